@@ -1,0 +1,3 @@
+from asr_audit.cli import main
+import sys
+sys.exit(main())

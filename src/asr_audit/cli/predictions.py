@@ -1,0 +1,89 @@
+"""Verbs over prediction files: ``refdis`` and ``coverage``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.table import Table
+
+from asr_audit.cli import app, console
+from asr_audit.errors import ConfigError
+
+
+def split_list(value: str | None, flag: str) -> list[str] | None:
+    """Comma-separated CLI list; empty items are an error."""
+    if value is None:
+        return None
+    items = [v.strip() for v in value.split(",")]
+    if not all(items):
+        raise ConfigError(f"{flag} {value!r} has an empty item; fix: e.g. {flag} a,b,c")
+    return items
+
+
+@app.command()
+def refdis(
+    preds: Path = typer.Option(..., "--preds", help="Folder (or file) of per-model prediction files."),
+    panel: str = typer.Option(None, "--panel", help="Comma-separated panel models (consensus miners)."),
+    corrected: Optional[Path] = typer.Option(None, "--corrected-refs",
+                                             help="Two-reference mode: file of corrected references (clip id + text) instead of a panel."),
+    preset: str = typer.Option("anchor", "--preset", help="anchor (public code defaults) | paper (0.75, interior edits)."),
+    majority: Optional[float] = typer.Option(None, "--majority", help="Panel supermajority share."),
+    include_middle: Optional[bool] = typer.Option(None, "--include-middle/--boundary-only", help="Keep interior deletion/substitution runs."),
+    min_run_len: Optional[int] = typer.Option(None, "--min-run-len"),
+    min_ref_match: Optional[float] = typer.Option(None, "--min-ref-match", help="Competence gate: share of reference tokens a model must reproduce."),
+    min_consensus_cer: Optional[float] = typer.Option(None, "--min-consensus-cer", help="Drop edits whose panel rendering is this close (CER) to the reference."),
+    min_panel: Optional[int] = typer.Option(None, "--min-panel"),
+    loo: bool = typer.Option(True, "--loo/--no-loo", help="Score panel members leave-one-out (the paper's rule)."),
+    models: Optional[str] = typer.Option(None, "--models", help="Models to score (default: every file)."),
+    normalizer: str = typer.Option("whisper", "--normalizer", help="whisper | oal | basic"),
+    language: str = typer.Option("en", "--language", help="Language of the corpus (non-English uses the basic normalizer unless set)."),
+    dataset: Optional[str] = typer.Option(None, "--dataset", help="Pick one dataset in a bucketed folder."),
+    seed: int = typer.Option(0, "--seed", help="Seed for the bootstrap intervals."),
+    resamples: int = typer.Option(1000, "--resamples", help="Bootstrap resamples."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the full result (edits, verdicts, params) as JSON."),
+    csv_out: Optional[Path] = typer.Option(None, "--csv", help="Write the per-model table as CSV."),
+) -> None:
+    """Mine reference errors with a consensus panel and score how often each model reproduces them."""
+    from asr_audit.corpus.predfiles import load_predictions, load_references
+    from asr_audit.probes.refdis import preset_params
+    from asr_audit.probes.refdis_run import run_refdis
+    from asr_audit.report.tables import refdis_csv, refdis_table, to_json, write_text
+
+    if panel is None and corrected is None:
+        raise ConfigError("refdis needs --panel a,b,c (consensus mode) or --corrected-refs FILE (two-reference mode)")
+    if resamples < 1:
+        raise ConfigError(f"--resamples {resamples} must be >= 1")
+    if language != "en" and normalizer in ("whisper", "oal"):
+        normalizer = "basic"
+    params = preset_params(preset, majority=majority, include_middle=include_middle, min_run_len=min_run_len,
+                           min_ref_match=min_ref_match, min_consensus_cer=min_consensus_cer,
+                           min_panel=min_panel, loo=loo)
+    pset = load_predictions(preds, dataset)
+    refs = load_references(corrected) if corrected is not None else None
+    result = run_refdis(pset, split_list(panel, "--panel") or [], params, normalizer,
+                        split_list(models, "--models"), refs, seed, resamples,
+                        text2num=language == "en")
+    console.print(refdis_table(result))
+    if json_out:
+        console.print(f"wrote {write_text(json_out, to_json(result.to_dict()))}")
+    if csv_out:
+        console.print(f"wrote {write_text(csv_out, refdis_csv(result))}")
+
+
+@app.command()
+def coverage(
+    preds: Path = typer.Option(..., "--preds", help="Folder (or file) of per-model prediction files."),
+    dataset: Optional[str] = typer.Option(None, "--dataset"),
+) -> None:
+    """Clips per model, missing and empty hypotheses; fails on reference conflicts."""
+    from asr_audit.corpus.predfiles import load_predictions
+
+    pset = load_predictions(preds, dataset)
+    t = Table(title=f"{pset.source}: {len(pset.references)} clips, {len(pset.models)} models", title_justify="left")
+    for c in ("model", "file", "rows", "hypotheses", "empty", "missing"):
+        t.add_column(c)
+    for c in pset.coverage():
+        t.add_row(c.model, c.path, str(c.n_rows), str(c.n_hyp), str(c.n_empty), str(c.n_missing))
+    console.print(t)

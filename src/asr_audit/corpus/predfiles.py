@@ -1,0 +1,401 @@
+"""Load per-model prediction files (JSONL/NDJSON, JSON list, CSV, Parquet) from a file or folder.
+
+Accepted column names (first present wins):
+
+* clip id: ``audio_filepath``, ``id``, ``key``, ``__key__``, ``utt_id``
+* reference: ``text``, ``reference``, ``ref``, ``ground_truth``, ``target``
+* hypothesis: ``pred_text``, ``prediction``, ``hypothesis``, ``hyp``, ``transcription``, ``pred``
+* optional: ``duration``, ``time``, ``language``, ``speaker``
+
+The model name comes from the file name: the Open ASR Leaderboard's
+``MODEL_<org-model>_DATASET_<dataset>_<split>.jsonl`` naming, its two bucket layouts
+(``<dir>/<model>/MODEL_...jsonl`` and ``<dir>/<dataset>/<model>.jsonl``) or plainly
+``<model>.jsonl``. A hypothesis that is present but empty (``""``) is kept distinct from a
+missing one (``null``, an absent field, or a clip absent from the file).
+
+Every malformed input raises :class:`~asr_audit.errors.InputFileError` naming file, line and fix.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from asr_audit.corpus.records import PredictionFile, PredictionRow
+from asr_audit.errors import InputFileError, require
+
+ID_COLUMNS = ("audio_filepath", "id", "key", "__key__", "utt_id")
+REF_COLUMNS = ("text", "reference", "ref", "ground_truth", "target")
+HYP_COLUMNS = ("pred_text", "prediction", "hypothesis", "hyp", "transcription", "pred")
+DATA_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".parquet")
+# files that may sit beside prediction files and are not data
+IGNORED_SUFFIXES = (".md", ".txt", ".rst", ".html", ".pdf", ".png", ".svg", ".log", ".yaml", ".yml", ".toml")
+IGNORED_STEMS = ("notice", "license", "licence", "readme", "changelog")
+
+_OAL_NAME = re.compile(r"^MODEL_(?P<model>.+?)_DATASET_(?P<dataset>.+)_(?P<split>[^_]+)$")
+
+
+@dataclass(frozen=True, slots=True)
+class FileName:
+    """What a prediction file's path says about its contents."""
+
+    model: str
+    dataset: str | None = None
+    split: str | None = None
+
+
+def parse_file_name(path: Path, root: Path | None = None) -> FileName:
+    """Model / dataset / split from a prediction file's path.
+
+    >>> parse_file_name(Path("MODEL_openai-whisper-tiny.en_DATASET_esb_voxpopuli_test.jsonl"))
+    FileName(model='openai-whisper-tiny.en', dataset='esb_voxpopuli', split='test')
+    >>> parse_file_name(Path("preds/voxpopuli/whisper-base.en.jsonl"), Path("preds"))
+    FileName(model='whisper-base.en', dataset='voxpopuli', split=None)
+    >>> parse_file_name(Path("whisper-tiny.en.jsonl"))
+    FileName(model='whisper-tiny.en', dataset=None, split=None)
+    """
+    stem = path.name
+    for suffix in DATA_SUFFIXES:
+        if stem.lower().endswith(suffix):
+            stem = stem[: -len(suffix)]
+            break
+    m = _OAL_NAME.match(stem)
+    if m:
+        return FileName(m["model"], m["dataset"], m["split"])
+    dataset = None
+    if root is not None and path.parent != root:
+        dataset = path.parent.name  # <dir>/<dataset>/<model>.jsonl
+    return FileName(stem, dataset, None)
+
+
+def _first(columns: Sequence[str], names: Sequence[str]) -> str | None:
+    present = set(columns)
+    return next((n for n in names if n in present), None)
+
+
+def _iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    with open(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputFileError(path, f"line is not valid UTF-8 (byte {exc.start})",
+                                     "re-encode the file as UTF-8", lineno) from None
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputFileError(path, f"bad JSON at column {exc.colno}: {exc.msg}",
+                                     "write one JSON object per line (JSONL)", lineno) from None
+            if not isinstance(obj, dict):
+                raise InputFileError(path, f"expected a JSON object, got {type(obj).__name__}",
+                                     "write one JSON object per line", lineno)
+            yield lineno, obj
+
+
+def _read_text(path: Path) -> str:
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputFileError(path, f"not valid UTF-8 (byte {exc.start})", "re-encode the file as UTF-8", line) from None
+
+
+def _iter_json_list(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    text = _read_text(path)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputFileError(path, f"bad JSON at column {exc.colno}: {exc.msg}",
+                             "write a JSON list of objects, or JSONL with one object per line", exc.lineno) from None
+    if isinstance(data, dict):  # {"rows": [...]} or column-oriented data are not guessed at
+        raise InputFileError(path, "top-level JSON value is an object, expected a list of row objects",
+                             "write a JSON list of objects, or JSONL with one object per line")
+    if not isinstance(data, list):
+        raise InputFileError(path, f"top-level JSON value is a {type(data).__name__}, expected a list",
+                             "write a JSON list of objects")
+    for i, obj in enumerate(data, start=1):
+        if not isinstance(obj, dict):
+            raise InputFileError(path, f"list item {i} is a {type(obj).__name__}, expected an object",
+                                 "make every list item a JSON object")
+        yield i, obj
+
+
+def _iter_csv(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    text = _read_text(path)
+    reader = csv.DictReader(text.splitlines(keepends=True))
+    try:
+        for row in reader:
+            if None in row:
+                raise InputFileError(path, "row has more fields than the header", "quote fields that contain commas",
+                                     reader.line_num)
+            yield reader.line_num, dict(row)
+    except csv.Error as exc:
+        raise InputFileError(path, f"bad CSV: {exc}", "write RFC 4180 CSV with a header row", reader.line_num) from None
+
+
+def _iter_parquet(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    pq = require("pyarrow.parquet", "parquet")
+    try:
+        table = pq.read_table(path)
+    except Exception as exc:  # pyarrow raises several types for corrupt files
+        raise InputFileError(path, f"unreadable Parquet ({type(exc).__name__}: {exc})",
+                             "rewrite the file with pyarrow or pandas.to_parquet") from None
+    for i, row in enumerate(table.to_pylist(), start=1):
+        yield i, row
+
+
+_READERS = {
+    ".jsonl": _iter_jsonl,
+    ".ndjson": _iter_jsonl,
+    ".json": _iter_json_list,
+    ".csv": _iter_csv,
+    ".parquet": _iter_parquet,
+}
+
+
+def _reader_for(path: Path):  # noqa: ANN202
+    suffix = path.suffix.lower()
+    if suffix == ".json":  # JSONL saved as .json is common: sniff the first non-space byte
+        with open(path, "rb") as fh:
+            head = fh.read(4096).lstrip()
+        if head[:1] == b"{":
+            return _iter_jsonl
+    if suffix not in _READERS:
+        raise InputFileError(path, f"unknown prediction-file extension {suffix or '(none)'!r}",
+                             f"use one of {', '.join(DATA_SUFFIXES)}")
+    return _READERS[suffix]
+
+
+def _optional_float(path: Path, line: int, name: str, value: Any) -> float | None:
+    if value is None or value == "":
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise InputFileError(path, f"field {name!r} is {value!r}, expected a number",
+                             f"write {name} as a number of seconds or leave it out", line) from None
+
+
+def _optional_str(value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    return str(value)
+
+
+def read_prediction_file(path: Path, name: FileName | None = None) -> PredictionFile:
+    """Read one prediction file into a :class:`PredictionFile`."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputFileError(path, "no such file", "check the path")
+    name = name or parse_file_name(path)
+    reader = _reader_for(path)
+    rows: dict[str, PredictionRow] = {}
+    cols: tuple[str | None, str | None, str | None] | None = None
+    for line, obj in reader(path):
+        if cols is None or any(c is not None and c not in obj for c in cols[:1]):
+            keys = list(obj)
+            cols = (_first(keys, ID_COLUMNS), _first(keys, REF_COLUMNS), _first(keys, HYP_COLUMNS))
+            for col, names, what in zip(cols, (ID_COLUMNS, REF_COLUMNS, HYP_COLUMNS), ("clip id", "reference", "hypothesis")):
+                if col is None:
+                    raise InputFileError(path, f"no {what} column (have: {', '.join(map(str, keys)) or 'none'})",
+                                         f"name the {what} column one of {', '.join(names)}", line)
+        id_col, ref_col, hyp_col = cols
+        clip_id = obj.get(id_col)
+        if clip_id is None or str(clip_id).strip() == "":
+            raise InputFileError(path, f"empty clip id in column {id_col!r}", "give every row a clip id", line)
+        clip_id = str(clip_id)
+        ref = obj.get(ref_col)
+        if ref is None:
+            raise InputFileError(path, f"reference column {ref_col!r} is missing or null",
+                                 "give every row its reference text (an empty string for an empty reference)", line)
+        if not isinstance(ref, str):
+            raise InputFileError(path, f"reference is a {type(ref).__name__}, expected a string",
+                                 "write the reference as a JSON string", line)
+        hyp = obj.get(hyp_col)
+        if hyp is not None and not isinstance(hyp, str):
+            raise InputFileError(path, f"hypothesis is a {type(hyp).__name__}, expected a string or null",
+                                 "write the hypothesis as a JSON string (null when the model gave none)", line)
+        if clip_id in rows:
+            raise InputFileError(path, f"duplicate clip id {clip_id!r} (first on line {rows[clip_id].line})",
+                                 "keep one row per clip in each prediction file", line)
+        rows[clip_id] = PredictionRow(
+            clip_id=clip_id,
+            reference=ref,
+            hypothesis=hyp,
+            duration=_optional_float(path, line, "duration", obj.get("duration")),
+            time=_optional_float(path, line, "time", obj.get("time")),
+            language=_optional_str(obj.get("language")),
+            speaker=_optional_str(obj.get("speaker")),
+            line=line,
+        )
+    if not rows:
+        raise InputFileError(path, "file has no rows", "write at least one prediction row, or remove the file")
+    return PredictionFile(model=name.model, path=path, dataset=name.dataset, split=name.split, rows=rows)
+
+
+def _is_ignored(path: Path) -> bool:
+    low = path.name.lower()
+    return (
+        low.startswith(".")
+        or path.suffix.lower() in IGNORED_SUFFIXES
+        or any(low.startswith(stem) for stem in IGNORED_STEMS)
+    )
+
+
+def discover_prediction_files(root: Path) -> list[tuple[Path, FileName]]:
+    """Prediction files under ``root`` (a file, or a folder searched two levels deep)."""
+    root = Path(root)
+    if root.is_file():
+        return [(root, parse_file_name(root))]
+    if not root.is_dir():
+        raise InputFileError(root, "no such file or directory", "pass a prediction file or a folder of them")
+    found: list[tuple[Path, FileName]] = []
+    candidates = sorted(p for p in root.iterdir()) + sorted(
+        p for d in sorted(root.iterdir()) if d.is_dir() and not d.name.startswith(".") for p in d.iterdir()
+    )
+    for p in candidates:
+        if not p.is_file() or _is_ignored(p):
+            continue
+        if p.suffix.lower() not in DATA_SUFFIXES:
+            raise InputFileError(p, f"unknown prediction-file extension {p.suffix or '(none)'!r}",
+                                 f"use one of {', '.join(DATA_SUFFIXES)} or move the file out of {root}")
+        found.append((p, parse_file_name(p, root)))
+    if not found:
+        raise InputFileError(root, "no prediction files found",
+                             f"put one file per model ({', '.join(DATA_SUFFIXES)}) in the folder")
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCoverage:
+    model: str
+    path: str
+    n_rows: int
+    n_hyp: int  # clips with a (possibly empty) hypothesis
+    n_empty: int  # hypotheses that are ""
+    n_missing: int  # clips of the set with no hypothesis (null, absent field, or absent row)
+
+
+@dataclass(frozen=True, slots=True)
+class PredictionSet:
+    """All models' predictions for one dataset, with one reference per clip."""
+
+    files: tuple[PredictionFile, ...]
+    references: Mapping[str, str]  # clip id -> raw reference, sorted by clip id
+    dataset: str | None = None
+    source: str = ""
+    _by_model: Mapping[str, PredictionFile] = field(default_factory=dict, repr=False)
+
+    @property
+    def models(self) -> list[str]:
+        return [f.model for f in self.files]
+
+    @property
+    def clip_ids(self) -> list[str]:
+        return list(self.references)
+
+    def file(self, model: str) -> PredictionFile:
+        try:
+            return self._by_model[model]
+        except KeyError:
+            from asr_audit.errors import ConfigError
+
+            raise ConfigError(f"model {model!r} has no prediction file in {self.source}; "
+                              f"available: {', '.join(self.models)}") from None
+
+    def hypothesis(self, model: str, clip_id: str) -> str | None:
+        row = self.file(model).rows.get(clip_id)
+        return None if row is None else row.hypothesis
+
+    def coverage(self) -> list[ModelCoverage]:
+        out = []
+        for f in self.files:
+            n_hyp = sum(1 for r in f.rows.values() if r.hypothesis is not None)
+            n_empty = sum(1 for r in f.rows.values() if r.hypothesis == "")
+            out.append(ModelCoverage(f.model, str(f.path), len(f.rows), n_hyp, n_empty, len(self.references) - n_hyp))
+        return out
+
+
+def load_predictions(path: str | Path, dataset: str | None = None) -> PredictionSet:
+    """Load every prediction file under ``path`` into one :class:`PredictionSet`.
+
+    When the folder holds several datasets (bucket layout), ``dataset`` picks one.
+    Two files for the same model, or two different references for the same clip id, are errors.
+    """
+    root = Path(path)
+    found = discover_prediction_files(root)
+    datasets = sorted({n.dataset for _, n in found if n.dataset is not None})
+    if dataset is not None:
+        found = [(p, n) for p, n in found if n.dataset == dataset]
+        if not found:
+            raise InputFileError(root, f"no prediction files for dataset {dataset!r} (have: {', '.join(datasets) or 'none'})",
+                                 "pass one of the datasets found, or leave --dataset out")
+    elif len(datasets) > 1:
+        raise InputFileError(root, f"holds predictions for several datasets ({', '.join(datasets)})",
+                             "choose one with --dataset")
+    files: list[PredictionFile] = []
+    by_model: dict[str, PredictionFile] = {}
+    references: dict[str, str] = {}
+    ref_origin: dict[str, tuple[Path, int]] = {}
+    for p, name in found:
+        pf = read_prediction_file(p, name)
+        if pf.model in by_model:
+            raise InputFileError(p, f"a second prediction file for model {pf.model!r} (first: {by_model[pf.model].path})",
+                                 "keep one file per model, or rename one of them")
+        by_model[pf.model] = pf
+        files.append(pf)
+        for cid, row in pf.rows.items():
+            ref = row.reference.strip()
+            if cid in references:
+                if references[cid] != ref:
+                    op, ol = ref_origin[cid]
+                    raise InputFileError(
+                        p, f"clip {cid!r} has reference {ref[:60]!r} here but {references[cid][:60]!r} in {op}:{ol}",
+                        "use the same reference text for a clip in every prediction file", row.line)
+            else:
+                references[cid] = ref
+                ref_origin[cid] = (p, row.line)
+    refs_sorted = {cid: references[cid] for cid in sorted(references)}
+    return PredictionSet(tuple(files), refs_sorted, dataset or (datasets[0] if datasets else None), str(root), by_model)
+
+
+def load_references(path: str | Path) -> dict[str, str]:
+    """Clip id -> reference text from one file (e.g. human-corrected references).
+
+    Accepts the same formats and column names as prediction files; a hypothesis column is not
+    needed. Duplicate ids are errors.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputFileError(path, "no such file", "pass a JSONL/JSON/CSV/Parquet file of clip ids and references")
+    out: dict[str, str] = {}
+    lines: dict[str, int] = {}
+    cols: tuple[str | None, str | None] | None = None
+    for line, obj in _reader_for(path)(path):
+        if cols is None:
+            keys = list(obj)
+            cols = (_first(keys, ID_COLUMNS), _first(keys, REF_COLUMNS))
+            for col, names, what in zip(cols, (ID_COLUMNS, REF_COLUMNS), ("clip id", "reference")):
+                if col is None:
+                    raise InputFileError(path, f"no {what} column (have: {', '.join(map(str, keys))})",
+                                         f"name the {what} column one of {', '.join(names)}", line)
+        cid, ref = obj.get(cols[0]), obj.get(cols[1])
+        if cid is None or not isinstance(ref, str):
+            raise InputFileError(path, "row lacks a clip id or a string reference",
+                                 "give every row a clip id and a reference string", line)
+        cid = str(cid)
+        if cid in out:
+            raise InputFileError(path, f"duplicate clip id {cid!r} (first on line {lines[cid]})",
+                                 "keep one row per clip", line)
+        out[cid], lines[cid] = ref.strip(), line
+    if not out:
+        raise InputFileError(path, "file has no rows", "write at least one reference row")
+    return out

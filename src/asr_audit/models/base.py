@@ -1,0 +1,256 @@
+"""The one small interface every ASR backend implements, and the backend registry.
+
+A backend declares its capabilities:
+
+* ``transcribe`` — greedy, deterministic transcription of a batch of 16 kHz mono waveforms;
+* ``score`` — teacher-forced per-token log-probabilities of a target text given the audio and a
+  text prefix (seq2seq and CTC models);
+* ``sites`` — white-box hook points (PyTorch models), used by ``asr_audit.mech``.
+
+Backends are created from *spec strings* (``hf:openai/whisper-tiny.en``, ``ct2:/path``,
+``sphinx:en-us``, ``openai:http://host:8000#model``, ``preds:file.jsonl``, bundled names such as
+``whisper-tiny.en``). A spec string plus the weights hash plus the decode options is the
+backend's :class:`BackendIdentity`, recorded with every output and used as the cache key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+import numpy as np
+
+from asr_audit.errors import BackendError, ConfigError
+
+SAMPLE_RATE = 16_000
+Seconds = float
+
+TRANSCRIBE = "transcribe"
+SCORE = "score"
+SITES = "sites"
+CAPABILITIES = (TRANSCRIBE, SCORE, SITES)
+
+
+@dataclass(frozen=True, slots=True)
+class DecodeOptions:
+    """Decoding options that change outputs (and therefore belong to the cache key).
+
+    Defaults follow the project convention: greedy, temperature 0, no timestamps, language
+    given, no prompt. ``device`` and ``batch_size`` do not change outputs and are not here.
+    """
+
+    language: str | None = "en"
+    task: str = "transcribe"  # "transcribe" | "translate"
+    beam_size: int = 1
+    max_new_tokens: int = 440
+    compute_type: str = "default"  # ct2 / torch dtype request: default | float32 | float16 | int8
+
+    def __post_init__(self) -> None:
+        if self.task not in ("transcribe", "translate"):
+            raise ConfigError(f"decode option task={self.task!r} is unknown; fix: use transcribe or translate")
+        if self.beam_size < 1:
+            raise ConfigError(f"decode option beam_size={self.beam_size} must be >= 1")
+        if self.max_new_tokens < 1:
+            raise ConfigError(f"decode option max_new_tokens={self.max_new_tokens} must be >= 1")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> DecodeOptions:
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(
+                f"unknown decode option(s) {', '.join(unknown)}; valid: {', '.join(sorted(known))}"
+            )
+        return cls(**data)
+
+
+@dataclass(frozen=True, slots=True)
+class BackendIdentity:
+    """What makes two transcriptions comparable: spec, weights hash, decode options."""
+
+    spec: str
+    weights_hash: str
+    options: DecodeOptions = field(default_factory=DecodeOptions)
+
+    @property
+    def key(self) -> str:
+        """A stable short hash used as the store key."""
+        payload = json.dumps(
+            {"spec": self.spec, "weights": self.weights_hash, "options": self.options.to_dict()},
+            sort_keys=True,
+        )
+        return hashlib.sha256(payload.encode()).hexdigest()[:24]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"spec": self.spec, "weights_hash": self.weights_hash, "options": self.options.to_dict(), "key": self.key}
+
+
+@dataclass(frozen=True, slots=True)
+class TokenScores:
+    """Teacher-forced scores of one target text: one entry per target token."""
+
+    tokens: tuple[str, ...]
+    logprobs: tuple[float, ...]
+
+    @property
+    def total(self) -> float:
+        return float(sum(self.logprobs))
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """A loaded ASR model. Implementations set the attributes and the methods they support."""
+
+    spec: str
+    capabilities: frozenset[str]
+    max_duration: Seconds | None  # longest clip the backend accepts, None = unlimited
+
+    def identity(self) -> BackendIdentity: ...
+
+    def transcribe(self, audios: Sequence[np.ndarray]) -> list[str]:
+        """Greedy transcription of 16 kHz mono float32 waveforms, one string per input."""
+        ...
+
+
+class ScoringBackend(Backend, Protocol):
+    def score(
+        self, audios: Sequence[np.ndarray], prefixes: Sequence[str], targets: Sequence[str]
+    ) -> list[TokenScores]:
+        """Teacher-forced log-probabilities of ``targets`` given audio and the text ``prefixes``."""
+        ...
+
+
+def require_capability(backend: Backend, capability: str) -> None:
+    """Raise a clear error when ``backend`` lacks ``capability``."""
+    if capability not in backend.capabilities:
+        have = ", ".join(sorted(backend.capabilities)) or "none"
+        raise BackendError(
+            f"backend {backend.spec!r} cannot {capability} (it supports: {have}); "
+            f"fix: choose a backend with the '{capability}' capability (see `asr-audit models`)"
+        )
+
+
+# --------------------------------------------------------------------------- registry
+
+BackendFactory = Callable[[str, DecodeOptions], Backend]
+
+
+@dataclass(frozen=True, slots=True)
+class BackendKind:
+    """A registered backend family: spec prefix (``hf``) or bundled name (``whisper-tiny.en``)."""
+
+    name: str
+    factory: BackendFactory
+    description: str
+    capabilities: frozenset[str]
+    bundled: bool = False
+    extra: str | None = None  # the pip extra that provides its dependencies
+
+
+_REGISTRY: dict[str, BackendKind] = {}
+_BUILTINS_LOADED: list[bool] = [False]
+
+
+def register_backend(
+    name: str,
+    *,
+    description: str,
+    capabilities: Sequence[str],
+    bundled: bool = False,
+    extra: str | None = None,
+) -> Callable[[BackendFactory], BackendFactory]:
+    """Decorator registering a factory ``(argument, options) -> Backend`` under ``name``.
+
+    For prefix kinds the argument is the text after ``name:``; for bundled names it is ``""``.
+    """
+
+    def deco(factory: BackendFactory) -> BackendFactory:
+        bad = set(capabilities) - set(CAPABILITIES)
+        if bad:
+            raise ValueError(f"unknown capabilities {sorted(bad)}")
+        _REGISTRY[name] = BackendKind(name, factory, description, frozenset(capabilities), bundled, extra)
+        return factory
+
+    return deco
+
+
+def _load_builtins() -> None:
+    if _BUILTINS_LOADED[0]:
+        return
+    _BUILTINS_LOADED[0] = True
+    import importlib
+
+    for module in BUILTIN_BACKEND_MODULES:
+        importlib.import_module(module)
+
+
+# Modules whose import registers backends (they must import heavy dependencies lazily).
+BUILTIN_BACKEND_MODULES: list[str] = []
+
+
+def available_backends() -> list[BackendKind]:
+    """Every registered backend kind, prefix kinds first, then bundled names."""
+    _load_builtins()
+    return sorted(_REGISTRY.values(), key=lambda k: (k.bundled, k.name))
+
+
+def parse_spec(spec: str) -> tuple[str, str]:
+    """Split a spec string into (kind, argument).
+
+    >>> parse_spec("hf:openai/whisper-tiny.en")
+    ('hf', 'openai/whisper-tiny.en')
+    >>> parse_spec("whisper-tiny.en")
+    ('whisper-tiny.en', '')
+    """
+    _load_builtins()
+    spec = spec.strip()
+    if spec in _REGISTRY and _REGISTRY[spec].bundled:
+        return spec, ""
+    kind, sep, arg = spec.partition(":")
+    if sep and kind in _REGISTRY and not _REGISTRY[kind].bundled:
+        if not arg:
+            raise ConfigError(f"model spec {spec!r} has nothing after '{kind}:'; fix: e.g. {kind}:<model id or path>")
+        return kind, arg
+    valid = ", ".join(k.name + ("" if k.bundled else ":<arg>") for k in available_backends())
+    raise ConfigError(f"model spec {spec!r} is not recognised; valid forms: {valid}")
+
+
+def load_backend(spec: str, options: DecodeOptions | None = None) -> Backend:
+    """Create the backend named by ``spec`` (see :func:`available_backends`)."""
+    kind, arg = parse_spec(spec)
+    return _REGISTRY[kind].factory(arg, options or DecodeOptions())
+
+
+class BaseBackend:
+    """Convenience base: subclasses set ``capabilities`` and implement ``transcribe``."""
+
+    capabilities: ClassVar[frozenset[str]] = frozenset({TRANSCRIBE})
+    max_duration: Seconds | None = None
+
+    def __init__(self, spec: str, options: DecodeOptions, weights_hash: str) -> None:
+        self.spec = spec
+        self.options = options
+        self._weights_hash = weights_hash
+
+    def identity(self) -> BackendIdentity:
+        return BackendIdentity(self.spec, self._weights_hash, self.options)
+
+    def transcribe(self, audios: Sequence[np.ndarray]) -> list[str]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+def hash_files(paths: Sequence[str], chunk: int = 1 << 20) -> str:
+    """sha256 over the contents of ``paths`` (sorted), used as a weights hash."""
+    h = hashlib.sha256()
+    for p in sorted(paths):
+        with open(p, "rb") as fh:
+            while block := fh.read(chunk):
+                h.update(block)
+    return h.hexdigest()[:16]

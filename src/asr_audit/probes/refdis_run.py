@@ -1,0 +1,195 @@
+"""Run the reference-disagreement probe over a prediction set: normalize, mine, score.
+
+This is the library entry point behind ``asr-audit refdis``: it turns raw prediction files
+into a :class:`RefdisResult` (edits, accept-ref per model with Wilson intervals, WER and WER
+inflation with bootstrap intervals), serializable to JSON with every parameter, the normalizer
+and the seed recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from asr_audit.corpus.predfiles import PredictionSet
+from asr_audit.errors import ConfigError
+from asr_audit.probes.inflation import Inflation, wer_inflation
+from asr_audit.probes.refdis import (
+    END, INSERTION, MIDDLE, REF, START, SUBSTITUTION, DELETION,
+    ClipInput, Edit, Mining, RefdisParams, mine, mine_two_references,
+)
+from asr_audit.stats.intervals import Rate, wilson
+from asr_audit.text.align import AlignmentCache, tokens
+
+KINDS = (DELETION, SUBSTITUTION, INSERTION)
+POSITIONS = (START, MIDDLE, END)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelScore:
+    """One model's accept-ref and WER figures."""
+
+    model: str
+    in_panel: bool
+    accept_ref: Rate
+    n_clips: int  # clips with at least one eligible edit
+    by_kind: Mapping[str, Rate]
+    by_position: Mapping[str, Rate]
+    inflation: Inflation
+
+    def to_dict(self) -> dict[str, object]:
+        r, inf = self.accept_ref, self.inflation
+        return {
+            "model": self.model, "in_panel": self.in_panel,
+            "accept_ref": r.rate, "n_ref": r.k, "n_eligible": r.n, "ci_low": r.low, "ci_high": r.high,
+            "n_clips": self.n_clips,
+            "by_kind": {k: v.to_dict() for k, v in self.by_kind.items()},
+            "by_position": {k: v.to_dict() for k, v in self.by_position.items()},
+            "wer": inf.wer, "wer_corrected": inf.wer_corrected, "wer_inflation": inf.inflation,
+            "wer_inflation_ci_low": inf.ci_low, "wer_inflation_ci_high": inf.ci_high,
+            "wer_n_clips": inf.n_clips, "wer_n_words": inf.n_words,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RefdisResult:
+    params: RefdisParams
+    normalizer: Mapping[str, object]
+    mode: str  # "panel" | "two-reference"
+    source: str
+    n_clips: int
+    panel: tuple[str, ...]
+    mining: Mining
+    scores: tuple[ModelScore, ...]
+    seed: int
+    n_resamples: int
+
+    @property
+    def edits(self) -> tuple[Edit, ...]:
+        return self.mining.edits
+
+    def score(self, model: str) -> ModelScore:
+        return next(s for s in self.scores if s.model == model)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "probe": "refdis",
+            "mode": self.mode,
+            "source": self.source,
+            "params": self.params.to_dict(),
+            "normalizer": dict(self.normalizer),
+            "seed": self.seed,
+            "bootstrap_resamples": self.n_resamples,
+            "n_clips": self.n_clips,
+            "panel": list(self.panel),
+            "n_edits": len(self.mining.edits),
+            "edits": [e.to_dict() for e in self.mining.edits],
+            "loo_edits": {m: [e.to_dict() for e in es] for m, es in self.mining.loo_edits.items()},
+            "models": [s.to_dict() for s in self.scores],
+        }
+
+
+def model_rng(seed: int, model: str) -> np.random.Generator:
+    """A generator for one model's resampling, independent of the order models are listed in."""
+    import hashlib
+
+    return np.random.default_rng([seed, int.from_bytes(hashlib.sha256(model.encode()).digest()[:4], "big")])
+
+
+def _rate(edits: Sequence[Edit], model: str) -> Rate:
+    judged = [e.verdicts.get(model) for e in edits]
+    n = sum(v is not None for v in judged)
+    return wilson(sum(v == REF for v in judged), n)
+
+
+def score_model(model: str, edits: Sequence[Edit], in_panel: bool, inflation: Inflation) -> ModelScore:
+    """accept-ref of ``model`` over the edits it is judged on, overall and by kind / position."""
+    eligible_clips = {e.clip_id for e in edits if e.verdicts.get(model) is not None}
+    return ModelScore(
+        model, in_panel, _rate(edits, model), len(eligible_clips),
+        {k: _rate([e for e in edits if e.kind == k], model) for k in KINDS},
+        {p: _rate([e for e in edits if e.position == p], model) for p in POSITIONS},
+        inflation,
+    )
+
+
+def prepare_clips(
+    preds: PredictionSet, models: Sequence[str], normalize, text2num: bool,  # noqa: ANN001
+    references: Mapping[str, str] | None = None,
+) -> list[ClipInput]:
+    """Normalize references and hypotheses once (cached per distinct string) into token tuples."""
+    from asr_audit.text.normalize import normalize_many
+
+    refs = references if references is not None else preds.references
+    raw: list[str] = list(refs.values())
+    hyp_rows = []
+    for m in models:
+        rows = preds.file(m).rows
+        hyp_rows.append([None if (r := rows.get(cid)) is None else r.hypothesis for cid in refs])
+    distinct = list(dict.fromkeys([*raw, *(h for col in hyp_rows for h in col if h is not None)]))
+    normed = dict(zip(distinct, normalize_many(normalize, distinct)))
+    if text2num:
+        from text_to_num import alpha2digit
+
+        normed = {k: alpha2digit(v, "en") if v else v for k, v in normed.items()}
+    tok = {k: tokens(v) for k, v in normed.items()}
+    clips = []
+    for ci, (cid, ref) in enumerate(refs.items()):
+        hyps = {m: (None if col[ci] is None else tok[col[ci]]) for m, col in zip(models, hyp_rows)}
+        clips.append(ClipInput(cid, tok[ref], hyps))
+    return clips
+
+
+def run_refdis(
+    preds: PredictionSet,
+    panel: Sequence[str],
+    params: RefdisParams,
+    normalizer: str = "whisper",
+    models: Sequence[str] | None = None,
+    corrected: Mapping[str, str] | None = None,
+    seed: int = 0,
+    n_resamples: int = 1000,
+    text2num: bool = True,
+    cache: AlignmentCache | None = None,
+) -> RefdisResult:
+    """Reference disagreement over ``preds`` with ``panel`` (or a corrected reference set)."""
+    from asr_audit.text.normalize import get_normalizer
+
+    norm = get_normalizer(normalizer)
+    models = list(models) if models is not None else preds.models
+    for m in [*panel, *models]:
+        preds.file(m)  # raises a ConfigError naming the available models
+    if len(set(panel)) != len(panel):
+        raise ConfigError(f"--panel names a model twice: {','.join(panel)}")
+    cache = cache or AlignmentCache()
+    if corrected is None:
+        if len(panel) < params.min_panel:
+            raise ConfigError(f"the panel has {len(panel)} member(s) but --min-panel is {params.min_panel}; "
+                              "fix: name more panel members or lower --min-panel")
+        everyone = list(dict.fromkeys([*models, *panel]))
+        clips = prepare_clips(preds, everyone, norm, text2num)
+        mining = mine(clips, panel, models, params, cache)
+        mode = "panel"
+    else:
+        shared = {cid: preds.references[cid] for cid in preds.references if cid in corrected}
+        if not shared:
+            raise ConfigError("no clip id of the corrected references matches the prediction files; "
+                              "fix: use the same clip ids in both")
+        clips = prepare_clips(preds, models, norm, text2num, shared)
+        fixed = prepare_clips(preds, [], norm, text2num, {c: corrected[c] for c in shared})
+        edits = []
+        for clip, fx in zip(clips, fixed):
+            edits.extend(mine_two_references(clip, fx.ref, models, params, cache))
+        mining = Mining(tuple(edits), {})
+        mode, panel = "two-reference", []
+    scores = []
+    for m in models:
+        edits_m = mining.scored_edits(m)
+        rng = model_rng(seed, m)
+        inf = wer_inflation(clips, m, edits_m, cache, rng, n_resamples)
+        scores.append(score_model(m, edits_m, m in panel, inf))
+    desc = {**norm.describe(), "text2num": text2num}
+    return RefdisResult(params, desc, mode, preds.source, len(clips), tuple(panel), mining,
+                        tuple(scores), seed, n_resamples)

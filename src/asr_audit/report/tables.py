@@ -1,0 +1,69 @@
+"""Terminal (rich), CSV and JSON renderings of probe results. Renderers return objects/strings."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+
+def fmt_rate(x: float) -> str:
+    return f"{x:.3f}"
+
+
+def fmt_ci(low: float, high: float, digits: int = 3) -> str:
+    return f"[{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def to_json(obj: Any) -> str:
+    """Deterministic JSON text (stable key order as built, fixed float repr, trailing newline)."""
+    return json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def write_text(path: str | Path, text: str) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def to_csv(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow(r)
+    return buf.getvalue()
+
+
+REFDIS_COLUMNS = ("model", "in_panel", "accept_ref", "ci_low", "ci_high", "n_ref", "n_eligible", "n_clips",
+                  "wer", "wer_corrected", "wer_inflation", "wer_inflation_ci_low", "wer_inflation_ci_high")
+
+
+def refdis_table(result: Any) -> Table:
+    """The ``asr-audit refdis`` table: one row per model."""
+    d = result.to_dict()
+    title = (f"reference disagreement — {d['n_clips']} clips, {d['n_edits']} edits "
+             f"({d['mode']}; preset {d['params']['preset']}, majority {d['params']['majority']}, "
+             f"{'leave-one-out' if d['params']['loo'] else 'no leave-one-out'}; normalizer {d['normalizer']['name']})")
+    t = Table(title=title, title_justify="left")
+    for col, just in (("model", "left"), ("accept-ref", "right"), ("95% CI", "right"), ("n_ref", "right"),
+                      ("n_eligible", "right"), ("WER", "right"), ("corrected WER", "right"),
+                      ("inflation (pts)", "right"), ("95% CI", "right")):
+        t.add_column(col, justify=just)  # type: ignore[arg-type]
+    for m in d["models"]:
+        name = m["model"] + (" (panel, LOO)" if m["in_panel"] and d["params"]["loo"] else
+                             " (panel)" if m["in_panel"] else "")
+        t.add_row(name, fmt_rate(m["accept_ref"]), fmt_ci(m["ci_low"], m["ci_high"]), str(m["n_ref"]),
+                  str(m["n_eligible"]), f"{100 * m['wer']:.2f}", f"{100 * m['wer_corrected']:.2f}",
+                  f"{m['wer_inflation']:+.2f}", fmt_ci(m["wer_inflation_ci_low"], m["wer_inflation_ci_high"], 2))
+    return t
+
+
+def refdis_csv(result: Any) -> str:
+    return to_csv(result.to_dict()["models"], REFDIS_COLUMNS)

@@ -1,0 +1,152 @@
+"""Word alignment of a (reference, hypothesis) token pair, computed once and reused.
+
+Two alignments, each matching a reference implementation exactly:
+
+* the *edit* alignment that decides which reference words a hypothesis missed and what it
+  inserted: the opcodes of ``difflib.SequenceMatcher(None, ref, hyp, autojunk=False)``, as the
+  paper's public code uses;
+* the *WER* counts (substitutions, insertions, deletions): Levenshtein counts identical to
+  ``kaldialign.edit_distance``, as the Open ASR Leaderboard uses.
+
+:class:`AlignmentCache` memoizes both by token tuples, so every probe shares one computation.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+Tokens = tuple[str, ...]
+Opcode = tuple[str, int, int, int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class EditCounts:
+    """Levenshtein counts of a hypothesis against a reference (kaldialign semantics)."""
+
+    sub: int
+    ins: int
+    dele: int
+    ref_len: int
+
+    @property
+    def errors(self) -> int:
+        return self.sub + self.ins + self.dele
+
+
+def wer_counts(ref: Sequence[str], hyp: Sequence[str]) -> EditCounts:
+    """Kaldi-compatible edit counts.
+
+    >>> wer_counts(("a", "b", "c"), ("a", "x", "c", "d"))
+    EditCounts(sub=1, ins=1, dele=0, ref_len=3)
+    """
+    import kaldialign
+
+    if not ref:
+        return EditCounts(0, len(hyp), 0, 0)
+    if not hyp:
+        return EditCounts(0, 0, len(ref), len(ref))
+    d = kaldialign.edit_distance(list(ref), list(hyp))
+    return EditCounts(int(d["sub"]), int(d["ins"]), int(d["del"]), len(ref))
+
+
+@dataclass(frozen=True, slots=True)
+class Alignment:
+    """The difflib alignment of one hypothesis against one reference, with derived views."""
+
+    ref: Tokens
+    hyp: Tokens
+    opcodes: tuple[Opcode, ...]
+    missed: frozenset[int]  # reference indices inside delete / replace opcodes
+    matched: int  # reference tokens inside equal blocks
+    insertions: Mapping[int, Tokens] = field(default_factory=dict)  # anchor i1 -> inserted tokens
+
+    def substitution_at(self, start: int, stop: int) -> str:
+        """Hypothesis tokens of every ``replace`` opcode whose reference range meets [start, stop)."""
+        parts = [" ".join(self.hyp[j1:j2]) for tag, i1, i2, j1, j2 in self.opcodes
+                 if tag == "replace" and i1 < stop and start < i2]
+        return " ".join(parts)
+
+    def missed_any(self, start: int, stop: int) -> bool:
+        """Whether any reference index in [start, stop) was missed."""
+        return any(i in self.missed for i in range(start, stop))
+
+    def hyp_span(self, start: int, stop: int) -> str:
+        """What the hypothesis says in place of reference [start, stop) (equal or replaced text)."""
+        parts = []
+        for tag, i1, i2, j1, j2 in self.opcodes:
+            if i1 < stop and start < i2:
+                if tag == "equal":
+                    parts.append(" ".join(self.hyp[j1 + max(start, i1) - i1: j1 + min(stop, i2) - i1]))
+                elif tag == "replace":
+                    parts.append(" ".join(self.hyp[j1:j2]))
+        return " ".join(p for p in parts if p)
+
+
+def align(ref: Sequence[str], hyp: Sequence[str]) -> Alignment:
+    """Align token sequences exactly as ``SequenceMatcher(None, ref, hyp, autojunk=False)``.
+
+    >>> a = align(("madam", "president", "we", "agree"), ("we", "agree"))
+    >>> sorted(a.missed), a.matched
+    ([0, 1], 2)
+    >>> align(("we", "agree"), ("thank", "you", "we", "agree")).insertions
+    {0: ('thank', 'you')}
+    """
+    ref_t, hyp_t = tuple(ref), tuple(hyp)
+    if ref_t == hyp_t:
+        ops: list[Opcode] = [("equal", 0, len(ref_t), 0, len(hyp_t))] if ref_t else []
+    else:
+        ops = [tuple(op) for op in difflib.SequenceMatcher(None, ref_t, hyp_t, autojunk=False).get_opcodes()]  # type: ignore[misc]
+    missed: set[int] = set()
+    matched = 0
+    insertions: dict[int, list[str]] = {}
+    for tag, i1, i2, j1, j2 in ops:
+        if tag == "equal":
+            matched += i2 - i1
+        elif tag in ("delete", "replace"):
+            missed.update(range(i1, i2))
+        elif tag == "insert":
+            insertions.setdefault(i1, []).extend(hyp_t[j1:j2])
+    return Alignment(ref_t, hyp_t, tuple(ops), frozenset(missed), matched,
+                     {k: tuple(v) for k, v in insertions.items()})
+
+
+class AlignmentCache:
+    """Memoized :func:`align` and :func:`wer_counts` keyed by token tuples."""
+
+    def __init__(self) -> None:
+        self._align: dict[tuple[Tokens, Tokens], Alignment] = {}
+        self._wer: dict[tuple[Tokens, Tokens], EditCounts] = {}
+
+    def align(self, ref: Tokens, hyp: Tokens) -> Alignment:
+        key = (ref, hyp)
+        hit = self._align.get(key)
+        if hit is None:
+            hit = self._align[key] = align(ref, hyp)
+        return hit
+
+    def wer(self, ref: Tokens, hyp: Tokens) -> EditCounts:
+        key = (ref, hyp)
+        hit = self._wer.get(key)
+        if hit is None:
+            hit = self._wer[key] = wer_counts(ref, hyp)
+        return hit
+
+    def __len__(self) -> int:
+        return len(self._align)
+
+
+def tokens(text: str) -> Tokens:
+    """Whitespace tokens of normalized text."""
+    return tuple(text.split())
+
+
+def corpus_wer(pairs: Iterable[tuple[Sequence[str], Sequence[str]]]) -> float:
+    """Corpus WER (total errors / total reference words) over (ref, hyp) token pairs."""
+    errors = words = 0
+    for ref, hyp in pairs:
+        c = wer_counts(ref, hyp)
+        errors += c.errors
+        words += c.ref_len
+    return errors / words if words else 0.0
