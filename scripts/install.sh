@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Install asr-audit with every extra and the offline pieces it uses (run as root on Debian).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if command -v apt-get >/dev/null 2>&1; then
+  export DEBIAN_FRONTEND=noninteractive
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  # real speech (LibriVox clips), TTS voices, sox, headless browser for the report test
+  $SUDO apt-get install -y -qq --no-install-recommends \
+    pocketsphinx-testdata flite espeak-ng festival sox libsndfile1 chromium >/dev/null
+fi
+python3 -m pip install -q --upgrade pip >/dev/null
+# the CPU build of PyTorch (a plain `torch` requirement would pull a multi-GB CUDA build)
+python3 -m pip install -q "torch==2.13.0" || python3 -m pip install -q torch --index-url https://download.pytorch.org/whl/cpu
+python3 -m pip install -q -e ".[all]"

@@ -1,0 +1,29 @@
+"""Shared fixtures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+VOXPOPULI = FIXTURES / "voxpopuli"
+VOX_PANEL = ["wav2vec2-base-960h", "whisper-tiny.en", "whisper-base.en", "whisper-small.en"]
+
+
+@pytest.fixture()
+def vox_dir() -> Path:
+    return VOXPOPULI
+
+
+@pytest.fixture()
+def run_cli(capsys):  # noqa: ANN001, ANN201
+    """Run the CLI in-process; returns (exit code, stdout, stderr)."""
+    from asr_audit.cli import main
+
+    def run(*args: str) -> tuple[int, str, str]:
+        code = main([str(a) for a in args])
+        out = capsys.readouterr()
+        return code, out.out, out.err
+
+    return run
