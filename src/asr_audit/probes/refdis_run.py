@@ -65,6 +65,7 @@ class RefdisResult:
     scores: tuple[ModelScore, ...]
     seed: int
     n_resamples: int
+    references: Mapping[str, str]  # normalized reference of every clip with an edit (for display)
 
     @property
     def edits(self) -> tuple[Edit, ...]:
@@ -88,6 +89,7 @@ class RefdisResult:
             "edits": [e.to_dict() for e in self.mining.edits],
             "loo_edits": {m: [e.to_dict() for e in es] for m, es in self.mining.loo_edits.items()},
             "models": [s.to_dict() for s in self.scores],
+            "references": dict(self.references),
         }
 
 
@@ -191,5 +193,7 @@ def run_refdis(
         inf = wer_inflation(clips, m, edits_m, cache, rng, n_resamples)
         scores.append(score_model(m, edits_m, m in panel, inf))
     desc = {**norm.describe(), "text2num": text2num}
+    with_edits = {e.clip_id for e in mining.edits} | {e.clip_id for es in mining.loo_edits.values() for e in es}
+    refs = {c.clip_id: " ".join(c.ref) for c in clips if c.clip_id in with_edits}
     return RefdisResult(params, desc, mode, preds.source, len(clips), tuple(panel), mining,
-                        tuple(scores), seed, n_resamples)
+                        tuple(scores), seed, n_resamples, refs)

@@ -48,7 +48,9 @@ def wilson(k: int, n: int, z: float = Z95) -> Rate:
     denom = 1 + z2 / n
     center = (p + z2 / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
-    return Rate(k, n, p, max(0.0, center - half), min(1.0, center + half))
+    low = 0.0 if k == 0 else max(0.0, center - half)  # exact bounds at the extremes (no 1e-18 residue)
+    high = 1.0 if k == n else min(1.0, center + half)
+    return Rate(k, n, p, low, high)
 
 
 @dataclass(frozen=True, slots=True)

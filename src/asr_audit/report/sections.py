@@ -1,0 +1,69 @@
+"""Built-in report sections, one renderer per probe (registered with :func:`register_section`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from asr_audit.report import plots
+from asr_audit.report.html import ReportContext, Section, register_section, slug
+from asr_audit.report.published import load_published
+from asr_audit.report.tables import REFDIS_COLUMNS, to_csv
+from asr_audit.report.verdict import model_verdict
+
+KINDS = ("deletion", "substitution", "insertion")
+POSITIONS = ("start", "middle", "end")
+
+
+def _edit_rows(r: Mapping[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    refs = r.get("references", {})
+    for e in r["edits"]:
+        toks = refs.get(e["clip_id"], "").split()
+        idx = e["ref_indices"]
+        if e["kind"] == "insertion":
+            at = idx[0]
+            before, span, after = " ".join(toks[:at]), f"[+ {e['alt_text']}]", " ".join(toks[at:])
+        else:
+            before, span, after = " ".join(toks[: idx[0]]), " ".join(e["ref_tokens"]), " ".join(toks[idx[-1] + 1:])
+        rows.append({**e, "before": before + (" " if before else ""), "span": span,
+                     "after": (" " if after else "") + after})
+    return rows
+
+
+@register_section("refdis")
+def refdis_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
+    r = entry["result"]
+    corpus = entry.get("corpus", "")
+    anchor = slug(f"refdis-{corpus}")
+    models = r["models"]
+    pub_name = entry.get("published", "vox_en_newwl4")
+    pub = load_published(pub_name)
+    scatter = plots.wer_vs_acceptref(
+        [{"name": m["model"], "wer": m["wer"], "rate": m["accept_ref"], "ci_low": m["ci_low"], "ci_high": m["ci_high"]}
+         for m in models],
+        [{"name": p.model, "rate": p.rate, "ci_low": p.ci_low, "ci_high": p.ci_high, "in_panel": p.in_panel}
+         for p in pub.models],
+        f"{pub.dataset} ({len(pub.models)} models, panel {', '.join(pub.panel)})",
+    )
+    figs = [
+        ctx.figure(f"{anchor}-wer-vs-acceptref.png", scatter,
+                   f"WER vs accept-ref on {corpus} (left) beside the paper's published models on {pub.dataset} (right, separate panel)"),
+        ctx.figure(f"{anchor}-inflation.png", plots.inflation(models, f"WER inflation on {corpus}"),
+                   "WER against consensus-corrected references minus WER, with clip-bootstrap 95% intervals"),
+    ]
+    html = ctx.render("refdis.html.j2", r=r, kinds=KINDS, positions=POSITIONS, edits=_edit_rows(r),
+                      model_names=[m["model"] for m in models], table_id=f"edits-{anchor}")
+    verdicts = tuple({"model": m["model"], "corpus": corpus, "text": model_verdict(m)} for m in models)
+    return Section(f"Reference disagreement — {corpus}", anchor, html, tuple(figs), verdicts,
+                   {f"{anchor}.csv": to_csv(models, REFDIS_COLUMNS)})
+
+
+@register_section("transcribe")
+def transcribe_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
+    r = entry["result"]
+    corpus = entry.get("corpus", "")
+    html = ctx.render("transcribe.html.j2", r=r)
+    cols = ("model", "n_clips", "n_failed", "wer", "rtfx", "audio_seconds")
+    return Section(f"Transcription — {corpus}", slug(f"transcribe-{corpus}"), html,
+                   tables={f"{slug('transcribe-' + corpus)}.csv": to_csv(r["models"], cols)})
