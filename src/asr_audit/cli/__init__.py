@@ -29,7 +29,10 @@ err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 400)
 # one module per verb group; importing it registers its commands on `app`
 VERB_MODULES = [
     "asr_audit.cli.predictions",
+    "asr_audit.cli.ortho",
     "asr_audit.cli.inference",
+    "asr_audit.cli.align",
+    "asr_audit.cli.run",
     "asr_audit.cli.demo",
 ]
 
@@ -41,6 +44,18 @@ def _register() -> None:
         except ModuleNotFoundError as exc:
             if exc.name != name:  # a real missing dependency inside the module
                 raise
+
+
+def split_list(value: str | None, flag: str) -> list[str] | None:
+    """A comma-separated CLI list (``None`` stays ``None``); empty items are an error."""
+    from asr_audit.errors import ConfigError
+
+    if value is None:
+        return None
+    items = [v.strip() for v in value.split(",")]
+    if not all(items):
+        raise ConfigError(f"{flag} {value!r} has an empty item; fix: e.g. {flag} a,b,c")
+    return items
 
 
 def fail(message: str) -> typer.Exit:

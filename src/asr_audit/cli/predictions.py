@@ -8,18 +8,8 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from asr_audit.cli import app, console
+from asr_audit.cli import app, console, split_list
 from asr_audit.errors import ConfigError
-
-
-def split_list(value: str | None, flag: str) -> list[str] | None:
-    """Comma-separated CLI list; empty items are an error."""
-    if value is None:
-        return None
-    items = [v.strip() for v in value.split(",")]
-    if not all(items):
-        raise ConfigError(f"{flag} {value!r} has an empty item; fix: e.g. {flag} a,b,c")
-    return items
 
 
 @app.command()

@@ -10,6 +10,7 @@ from asr_audit.report.html import ReportContext, Section, register_section, slug
 from asr_audit.report.published import load_published
 from asr_audit.report.tables import REFDIS_COLUMNS, to_csv
 from asr_audit.report.verdict import model_verdict
+from asr_audit.stats.intervals import wilson
 
 KINDS = ("deletion", "substitution", "insertion")
 POSITIONS = ("start", "middle", "end")
@@ -64,6 +65,43 @@ def transcribe_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
     r = entry["result"]
     corpus = entry.get("corpus", "")
     html = ctx.render("transcribe.html.j2", r=r)
-    cols = ("model", "n_clips", "n_failed", "wer", "rtfx", "audio_seconds")
+    cols = ("model", "n_clips", "n_failed", "wer")
     return Section(f"Transcription — {corpus}", slug(f"transcribe-{corpus}"), html,
                    tables={f"{slug('transcribe-' + corpus)}.csv": to_csv(r["models"], cols)})
+
+
+SWITCH_COLUMNS = ("model", "family", "group", "pooled", "switch", "ci_low", "ci_high", "limiting_arm",
+                  "n_items", "n_eligible", "n_neither", "n_missing", "reason")
+
+
+@register_section("switch_rate")
+def switch_rate_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
+    r = entry["result"]
+    corpus = entry.get("corpus", "")
+    anchor = slug(f"switch-{corpus}")
+    rows = [row for row in [*r["rows"], *r["pooled"]] if row["n_items"] > 0]
+    figs = []
+    arm_rows = []
+    for row in r["rows"]:
+        for arm in row["arms"]:
+            if row["n_items"] > 0 and arm["n"] > 0:
+                w = wilson(arm["k"], arm["n"])
+                arm_rows.append({"model": row["model"], "arm": f"{row['family']}: {arm['label']}",
+                                 "rate": w.rate, "ci_low": w.low, "ci_high": w.high})
+    if arm_rows:
+        figs.append(ctx.figure(
+            f"{anchor}-arms.png",
+            plots.rates_by_group(arm_rows, "arm", f"Spelling follows the reference — {corpus}",
+                                 "P(model writes arm | reference writes arm)", chance=0.5),
+            "Per arm: share of items where the model wrote the reference's spelling (Wilson 95%); "
+            "switch = the minimum over a family's arms, > 0.5 (dashed) only for a model that tracks the corpus convention"))
+    defined = [{"model": row["model"], "family": row["family"], "rate": row["switch"], "ci_low": row["ci_low"],
+                "ci_high": row["ci_high"]} for row in rows if row["switch"] is not None]
+    if defined:
+        figs.append(ctx.figure(f"{anchor}-switch.png",
+                               plots.rates_by_group(defined, "family", f"Switch rate — {corpus}", "switch rate", chance=0.5),
+                               "Switch rate per family with the 0.5 chance line"))
+    html = ctx.render("switch_rate.html.j2", r=r, rows=rows)
+    flat = [{**row, "pooled": row["pooled"]} for row in rows]
+    return Section(f"Orthographic switch rate — {corpus}", anchor, html, tuple(figs),
+                   tables={f"{anchor}.csv": to_csv(flat, SWITCH_COLUMNS)})

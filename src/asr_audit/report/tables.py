@@ -26,9 +26,16 @@ def to_json(obj: Any) -> str:
 
 
 def write_text(path: str | Path, text: str) -> Path:
+    """Write UTF-8 text with LF line ends; an unwritable path is a one-line error."""
+    from asr_audit.errors import InputFileError
+
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise InputFileError(path, f"cannot write ({exc.strerror or exc})", "choose a writable output path") from None
     return path
 
 

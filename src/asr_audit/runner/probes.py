@@ -1,0 +1,105 @@
+"""Probes the experiment runner can run, behind one small registry.
+
+Adding a probe to ``asr-audit run`` is one registration::
+
+    @register_probe("my_probe", params=("alpha", "beta"))
+    def my_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
+        ...  # return a JSON-able result; the report renders it (report.sections)
+
+Each probe receives a :class:`ProbeContext` per corpus: the corpus's prediction set (from the
+store's transcripts or from prediction files), the panel, the seed and the normalizer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from asr_audit.errors import ConfigError
+
+if TYPE_CHECKING:
+    from asr_audit.corpus.predfiles import PredictionSet
+    from asr_audit.runner.spec import ExperimentSpec
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeContext:
+    corpus: str
+    predictions: PredictionSet
+    panel: tuple[str, ...]
+    seed: int
+    normalizer: str
+
+
+ProbeFn = Callable[[ProbeContext, Mapping[str, Any]], dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeKind:
+    name: str
+    run: ProbeFn
+    params: tuple[str, ...]
+    description: str
+
+
+_PROBES: dict[str, ProbeKind] = {}
+
+
+def register_probe(name: str, params: Sequence[str], description: str = "") -> Callable[[ProbeFn], ProbeFn]:
+    def deco(fn: ProbeFn) -> ProbeFn:
+        _PROBES[name] = ProbeKind(name, fn, tuple(params), description or (fn.__doc__ or "").strip().split("\n")[0])
+        return fn
+
+    return deco
+
+
+def available_probes() -> list[str]:
+    return sorted(_PROBES)
+
+
+def get_probe(name: str) -> ProbeKind:
+    if name not in _PROBES:
+        raise ConfigError(f"unknown probe {name!r}; valid: {', '.join(available_probes())}")
+    return _PROBES[name]
+
+
+def validate_probe_params(spec: ExperimentSpec, name: str, params: Mapping[str, Any]) -> None:
+    """Unknown parameters are errors naming the spec file and field."""
+    kind = get_probe(name)
+    unknown = sorted(set(params) - set(kind.params))
+    if unknown:
+        raise ConfigError(f"{spec.path}: field 'probes.{name}.{unknown[0]}' is not a parameter of {name}; "
+                          f"fix: use {', '.join(kind.params) or 'no parameters'}")
+
+
+REFDIS_PARAMS = ("preset", "majority", "include_middle", "min_run_len", "min_ref_match", "min_consensus_cer",
+                 "min_panel", "loo", "resamples", "published")
+
+
+@register_probe("refdis", REFDIS_PARAMS, "reference disagreement with a consensus panel, and WER inflation")
+def refdis_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
+    from asr_audit.probes.refdis import preset_params
+    from asr_audit.probes.refdis_run import run_refdis
+
+    p = dict(params)
+    preset = p.pop("preset", "anchor")
+    resamples = int(p.pop("resamples", 1000))
+    p.pop("published", None)  # used by the report
+    try:
+        rp = preset_params(preset, **p)
+    except TypeError as exc:
+        raise ConfigError(f"probes.refdis: {exc}; fix: check the parameter types") from None
+    if len(ctx.panel) < rp.min_panel:
+        raise ConfigError(f"corpus {ctx.corpus!r}: the refdis panel has {len(ctx.panel)} model(s) "
+                          f"({', '.join(ctx.panel) or 'none'}) but min_panel is {rp.min_panel}; "
+                          "fix: list more [panel] models or set probes.refdis.min_panel lower")
+    return run_refdis(ctx.predictions, ctx.panel, rp, ctx.normalizer, seed=ctx.seed, n_resamples=resamples).to_dict()
+
+
+@register_probe("switch_rate", ("families", "min_per_arm"), "orthographic switch rate on convention families")
+def switch_rate_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
+    from asr_audit.probes.ortho import DEFAULT_MIN_PER_ARM, switch_rate
+
+    return switch_rate(ctx.predictions, params.get("families"),
+                       int(params.get("min_per_arm", DEFAULT_MIN_PER_ARM))).to_dict()

@@ -1,0 +1,264 @@
+"""Run an experiment spec: plan, transcribe through the store, probe, report.
+
+``run_experiment`` is what ``asr-audit run audit.toml`` calls:
+
+1. **plan** — every (model, clip) of every audio corpus (optionally one shard of them);
+2. **transcribe** — through the SQLite store, so cached results are never recomputed and a
+   killed run resumes where it stopped; per-clip failures are collected, not fatal;
+3. **probe** — every probe of the spec on every corpus (audio corpora via their transcripts,
+   prediction-file corpora directly);
+4. **report** — ``results.json``, CSV tables, plots and ``report.html`` in the output folder.
+
+Executors are an interface (:class:`Executor`): :class:`LocalExecutor` runs jobs in this process
+with one progress display; a distributed executor can take its place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from asr_audit.errors import AuditError, ConfigError
+from asr_audit.runner.spec import CorpusSpec, ExperimentSpec, ModelSpec
+
+
+@dataclass(frozen=True, slots=True)
+class Shard:
+    """Shard ``index`` of ``count`` (0-based): clips whose id hashes to ``index`` modulo ``count``."""
+
+    index: int
+    count: int
+
+    @classmethod
+    def parse(cls, text: str) -> Shard:
+        """``"i/n"`` with 0 <= i < n.
+
+        >>> Shard.parse("1/4")
+        Shard(index=1, count=4)
+        """
+        try:
+            i, n = (int(x) for x in text.split("/"))
+        except ValueError:
+            raise ConfigError(f"--shard {text!r} is not i/n; fix: e.g. --shard 0/4") from None
+        if n < 1 or not 0 <= i < n:
+            raise ConfigError(f"--shard {text!r} needs 0 <= i < n; fix: e.g. --shard 0/4 .. 3/4")
+        return cls(i, n)
+
+    def owns(self, clip_id: str) -> bool:
+        h = int.from_bytes(hashlib.sha256(clip_id.encode()).digest()[:8], "big")
+        return h % self.count == self.index
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """Transcribe one audio corpus with one model."""
+
+    model: ModelSpec
+    corpus: Any  # asr_audit.corpus.clips.Corpus
+
+
+@dataclass
+class JobResult:
+    model: str
+    corpus: str
+    outcome: Any  # TranscribeOutcome
+
+
+class Executor(Protocol):
+    def run(self, jobs: Sequence[Job], store: Any) -> list[JobResult]: ...
+
+
+@dataclass
+class LocalExecutor:
+    """Runs jobs one after another in this process, with a rich progress display."""
+
+    show_progress: bool = True
+    backends: dict[str, Any] = field(default_factory=dict)
+
+    def _backend(self, m: ModelSpec) -> Any:
+        from asr_audit.models.base import DecodeOptions, load_backend
+
+        if m.name not in self.backends:
+            self.backends[m.name] = load_backend(m.spec, DecodeOptions.from_dict(dict(m.options)))
+        return self.backends[m.name]
+
+    def run(self, jobs: Sequence[Job], store: Any) -> list[JobResult]:
+        from asr_audit.runner.progress import RunProgress
+        from asr_audit.runner.transcribe import transcribe_corpus
+
+        results = []
+        with RunProgress([(j.model.name, len(j.corpus)) for j in jobs], enabled=self.show_progress) as progress:
+            for j in jobs:
+                backend = self._backend(j.model)
+                outcome = transcribe_corpus(backend, j.corpus, store, batch_size=j.model.batch_size,
+                                            progress=progress.callback(j.model.name))
+                results.append(JobResult(j.model.name, j.corpus.name, outcome))
+        return results
+
+
+def _prediction_set(corpus: Any, results: Sequence[JobResult]) -> Any:
+    """An in-memory prediction set from one corpus's transcripts (failed clips = missing)."""
+    from asr_audit.corpus.predfiles import PredictionSet
+    from asr_audit.corpus.records import PredictionFile, PredictionRow
+
+    files = []
+    by_model = {}
+    for r in results:
+        rows = {rec.clip_id: PredictionRow(rec.clip_id, rec.reference.strip(), rec.hypothesis, rec.duration, rec.time)
+                for rec in r.outcome.records}
+        for c in corpus.clips:
+            rows.setdefault(c.id, PredictionRow(c.id, c.reference.strip(), None))
+        pf = PredictionFile(r.model, Path(f"store:{r.outcome.backend_key}"), corpus.name, corpus.split, rows)
+        files.append(pf)
+        by_model[r.model] = pf
+    refs = {c.id: c.reference.strip() for c in sorted(corpus.clips, key=lambda c: c.id)}
+    return PredictionSet(tuple(files), refs, corpus.name, corpus.source, by_model)
+
+
+def _versions() -> dict[str, str]:
+    from importlib import metadata
+
+    import asr_audit
+
+    out = {"asr-audit": asr_audit.__version__, "python": platform.python_version()}
+    for pkg in ("numpy", "whisper-normalizer", "kaldialign", "ctranslate2", "torch", "transformers", "pocketsphinx"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutcome:
+    results: dict[str, Any]
+    report: Path | None
+    n_computed: int
+    n_cached: int
+    sharded: bool
+
+
+def plan(spec: ExperimentSpec, shard: Shard | None = None) -> tuple[list[Job], dict[str, Any]]:
+    """The transcription jobs of ``spec`` and its audio corpora (limited and sharded)."""
+    from dataclasses import replace
+
+    from asr_audit.corpus.spec import load_corpus
+
+    corpora = {}
+    jobs = []
+    for c in spec.corpora:
+        if c.spec is None:
+            continue
+        corpus = replace(load_corpus(c.spec).limit(c.limit), name=c.name)
+        if shard is not None:
+            corpus = replace(corpus, clips=tuple(x for x in corpus.clips if shard.owns(x.id)))
+        corpora[c.name] = corpus
+        jobs.extend(Job(m, corpus) for m in spec.models)
+    return jobs, corpora
+
+
+def _panel_for(spec: ExperimentSpec, c: CorpusSpec, available: Sequence[str]) -> tuple[str, ...]:
+    panel = c.panel if c.panel is not None else spec.panel
+    missing = [p for p in panel if p not in available]
+    if missing:
+        raise ConfigError(f"{spec.path}: panel model {missing[0]!r} has no predictions for corpus {c.name!r}; "
+                          f"fix: use names from {', '.join(available)} (set corpus.panel for prediction-file corpora)")
+    return tuple(panel)
+
+
+def run_experiment(
+    spec: ExperimentSpec,
+    shard: Shard | None = None,
+    executor: Executor | None = None,
+    store_path: str | None = None,
+    log: Callable[[str], None] = print,
+) -> RunOutcome:
+    """Run ``spec`` end to end (see the module docstring)."""
+    from asr_audit.corpus.predfiles import load_predictions
+    from asr_audit.report.html import build_report
+    from asr_audit.runner.probes import ProbeContext, get_probe
+    from asr_audit.store.sqlite import open_store
+
+    executor = executor or LocalExecutor()
+    jobs, corpora = plan(spec, shard)
+    failures: list[dict[str, str]] = []
+    entries: list[dict[str, Any]] = []
+    corpora_meta: list[dict[str, Any]] = []
+    models_meta: dict[str, dict[str, Any]] = {}
+    n_computed = n_cached = 0
+    with open_store(store_path or spec.store) as store:
+        job_results = executor.run(jobs, store) if jobs else []
+    for r in job_results:
+        o = r.outcome
+        n_computed += o.n_computed
+        n_cached += o.n_cached
+        ident = store_identity = None
+        if hasattr(executor, "backends") and r.model in getattr(executor, "backends", {}):
+            store_identity = executor.backends[r.model].identity().to_dict()  # type: ignore[attr-defined]
+        ident = store_identity
+        m = next(x for x in spec.models if x.name == r.model)
+        models_meta[r.model] = {"name": r.model, "spec": m.spec, "options": dict(m.options), "identity": ident}
+        failures.extend({"model": r.model, "corpus": r.corpus, "clip_id": f.clip_id, "reason": f.reason}
+                        for f in o.failures)
+    if shard is not None:
+        log(f"shard {shard.index}/{shard.count}: {n_computed} transcriptions computed, {n_cached} cached; "
+            "merge the shard stores (asr-audit merge) and rerun without --shard for the report")
+        return RunOutcome({}, None, n_computed, n_cached, True)
+    from asr_audit.text.normalize import get_normalizer
+
+    timings: list[dict[str, Any]] = []  # run-dependent numbers go to run.json, not results.json
+    for c in spec.corpora:
+        if c.spec is not None:
+            corpus = corpora[c.name]
+            preds = _prediction_set(corpus, [r for r in job_results if r.corpus == c.name])
+            src = corpus.source
+            transcribe_rows = []
+            for r in job_results:
+                if r.corpus != c.name:
+                    continue
+                from asr_audit.runner.transcribe import corpus_wer
+
+                transcribe_rows.append({"model": r.model, "n_clips": len(r.outcome.records),
+                                        "n_failed": len(r.outcome.failures), "wer": corpus_wer(r.outcome.records)})
+                timings.append({"model": r.model, "corpus": c.name, "computed": r.outcome.n_computed,
+                                "cached": r.outcome.n_cached, "audio_seconds": r.outcome.audio_seconds,
+                                "compute_seconds": r.outcome.compute_seconds, "rtfx": r.outcome.rtfx})
+            entries.append({"probe": "transcribe", "corpus": c.name, "result": {"models": transcribe_rows}})
+        else:
+            preds = load_predictions(c.predictions, c.dataset)  # type: ignore[arg-type]
+            src = preds.source
+            for m in preds.models:
+                models_meta.setdefault(m, {"name": m, "spec": f"preds:{preds.file(m).path}", "identity": None})
+        corpora_meta.append({"name": c.name, "source": src, "n_clips": len(preds.references),
+                             "kind": "audio" if c.spec else "predictions"})
+        ctx = ProbeContext(c.name, preds, _panel_for(spec, c, preds.models) if preds.models else (), spec.seed,
+                           spec.normalizer)
+        for name, params in spec.probes.items():
+            try:
+                result = get_probe(name).run(ctx, params)
+            except AuditError as exc:
+                failures.append({"model": "*", "corpus": c.name, "clip_id": "*", "reason": f"probe {name}: {exc}"})
+                continue
+            entries.append({"probe": name, "corpus": c.name, "published": params.get("published", "vox_en_newwl4"),
+                            "result": result})
+    results = {
+        "title": spec.title,
+        "asr_audit_version": _versions()["asr-audit"],
+        "seed": spec.seed,
+        "normalizer": get_normalizer(spec.normalizer).describe(),
+        "spec": spec.to_dict(),
+        "versions": _versions(),
+        "models": [models_meta[k] for k in sorted(models_meta)],
+        "corpora": corpora_meta,
+        "failures": sorted(failures, key=lambda f: (f["corpus"], f["model"], f["clip_id"])),
+        "probes": entries,
+    }
+    report = build_report(results, spec.output)
+    from asr_audit.report.tables import to_json, write_text
+
+    write_text(Path(spec.output) / "run.json", to_json({"computed": n_computed, "cached": n_cached, "jobs": timings}))
+    return RunOutcome(results, report, n_computed, n_cached, False)

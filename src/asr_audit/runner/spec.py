@@ -1,0 +1,227 @@
+"""The experiment spec: one TOML file naming corpora, models, panel, probes, seed and outputs.
+
+Example (``asr-audit run audit.toml``)::
+
+    title = "Whisper tiny vs base on LibriVox"
+    seed = 0
+    output = "audit-out"
+    normalizer = "whisper"
+    store = "audit-store.sqlite"        # optional; default: the user cache store
+
+    [[corpus]]
+    name = "librivox"
+    spec = "data/librivox"              # manifest / LibriSpeech dir / Kaldi dir / hf-dataset:...
+    limit = 50                          # optional
+
+    [[corpus]]
+    name = "voxpopuli-examples"
+    predictions = "preds/voxpopuli"     # existing prediction files instead of audio
+
+    [[model]]
+    name = "tiny"
+    spec = "whisper-tiny.en"
+    options = { language = "en" }       # decode options (see DecodeOptions)
+
+    [panel]
+    models = ["tiny", "base", "sphinx"]
+
+    [probes.refdis]
+    preset = "paper"
+    min_panel = 2
+
+    [probes.switch_rate]
+
+Validation errors name the file and the field, and say what to write instead.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from asr_audit.errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusSpec:
+    name: str
+    spec: str | None = None  # audio corpus spec
+    predictions: str | None = None  # prediction-file folder
+    limit: int | None = None
+    dataset: str | None = None  # pick one dataset of a bucketed prediction folder
+    panel: tuple[str, ...] | None = None  # this corpus's panel (default: the spec's [panel])
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSpec:
+    name: str
+    spec: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+    batch_size: int = 8
+
+
+@dataclass(frozen=True, slots=True)
+class ExperimentSpec:
+    path: str
+    title: str
+    seed: int
+    output: str
+    normalizer: str
+    store: str | None
+    corpora: tuple[CorpusSpec, ...]
+    models: tuple[ModelSpec, ...]
+    panel: tuple[str, ...]
+    probes: Mapping[str, Mapping[str, Any]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "title": self.title, "seed": self.seed, "output": self.output, "normalizer": self.normalizer,
+            "store": self.store,
+            "corpora": [{k: getattr(c, k) for k in c.__dataclass_fields__} for c in self.corpora],
+            "models": [{"name": m.name, "spec": m.spec, "options": dict(m.options), "batch_size": m.batch_size}
+                       for m in self.models],
+            "panel": list(self.panel),
+            "probes": {k: dict(v) for k, v in self.probes.items()},
+        }
+
+
+class _Fields:
+    """Typed access to one TOML table, with errors naming the file and the dotted field."""
+
+    def __init__(self, path: str, where: str, table: Any) -> None:
+        self.path, self.where = path, where
+        if not isinstance(table, dict):
+            self.fail(where, f"must be a table, got {type(table).__name__}", "write it as a TOML table")
+        self.table: dict[str, Any] = table
+        self.used: set[str] = set()
+
+    def fail(self, name: str, problem: str, fix: str) -> None:
+        raise ConfigError(f"{self.path}: field '{name}' {problem}; fix: {fix}")
+
+    def get(self, key: str, typ: type | tuple[type, ...], default: Any = ..., fix: str = "") -> Any:
+        self.used.add(key)
+        name = f"{self.where}.{key}" if self.where else key
+        if key not in self.table:
+            if default is ...:
+                self.fail(name, "is missing", fix or f"add {key} = ...")
+            return default
+        value = self.table[key]
+        if isinstance(value, bool) and typ in (int, float):
+            self.fail(name, f"is {value!r}, expected a {typ.__name__}", fix or f"write {key} as a number")
+        if not isinstance(value, typ):
+            want = typ.__name__ if isinstance(typ, type) else " or ".join(t.__name__ for t in typ)
+            self.fail(name, f"is {value!r} ({type(value).__name__}), expected {want}", fix or f"write {key} as a {want}")
+        return value
+
+    def done(self, allowed_extra: tuple[str, ...] = ()) -> None:
+        unknown = sorted(set(self.table) - self.used - set(allowed_extra))
+        if unknown:
+            name = f"{self.where}.{unknown[0]}" if self.where else unknown[0]
+            self.fail(name, "is not a known field", f"remove it (known: {', '.join(sorted(self.used))})")
+
+
+def parse_spec(data: Mapping[str, Any], path: str = "<spec>") -> ExperimentSpec:
+    """Validate a parsed TOML document into an :class:`ExperimentSpec`."""
+    from asr_audit.runner.probes import available_probes
+
+    top = _Fields(path, "", dict(data))
+    title = top.get("title", str, "")
+    seed = top.get("seed", int, 0)
+    output = top.get("output", str, "asr-audit-out")
+    normalizer = top.get("normalizer", str, "whisper")
+    store = top.get("store", str, None)
+    corpora = []
+    raw_corpora = top.get("corpus", list, fix="add at least one [[corpus]] table with name and spec (or predictions)")
+    for i, raw in enumerate(raw_corpora):
+        f = _Fields(path, f"corpus[{i}]", raw)
+        c = CorpusSpec(f.get("name", str), f.get("spec", str, None), f.get("predictions", str, None),
+                       f.get("limit", int, None), f.get("dataset", str, None),
+                       tuple(f.get("panel", list)) if "panel" in f.table else None)
+        f.done()
+        if (c.spec is None) == (c.predictions is None):
+            f.fail(f"corpus[{i}]", "needs exactly one of 'spec' (audio) or 'predictions' (prediction files)",
+                   "set spec = \"<manifest or folder>\" or predictions = \"<folder>\"")
+        if c.limit is not None and c.limit < 1:
+            f.fail(f"corpus[{i}].limit", f"is {c.limit}", "use a positive number or remove it")
+        corpora.append(c)
+    if not corpora:
+        top.fail("corpus", "is empty", "add at least one [[corpus]] table")
+    names = [c.name for c in corpora]
+    if len(set(names)) != len(names):
+        top.fail("corpus", f"names repeat ({', '.join(names)})", "give every corpus its own name")
+    models = []
+    for i, raw in enumerate(top.get("model", list, [])):
+        f = _Fields(path, f"model[{i}]", raw)
+        m = ModelSpec(f.get("name", str), f.get("spec", str), dict(f.get("options", dict, {})),
+                      f.get("batch_size", int, 8))
+        f.done()
+        if m.batch_size < 1:
+            f.fail(f"model[{i}].batch_size", f"is {m.batch_size}", "use a positive number")
+        from asr_audit.models.base import DecodeOptions
+
+        try:
+            DecodeOptions.from_dict(dict(m.options))
+        except (ConfigError, TypeError) as exc:
+            f.fail(f"model[{i}].options", f"is invalid ({exc})", "use the DecodeOptions fields")
+        models.append(m)
+    mnames = [m.name for m in models]
+    if len(set(mnames)) != len(mnames):
+        top.fail("model", f"names repeat ({', '.join(mnames)})", "give every model its own name")
+    audio = [c.name for c in corpora if c.spec is not None]
+    if audio and not models:
+        top.fail("model", f"is empty but corpus {audio[0]!r} is audio", "add [[model]] tables (name, spec)")
+    panel_t = _Fields(path, "panel", top.get("panel", dict, {}))
+    panel = tuple(panel_t.get("models", list, []))
+    panel_t.done()
+    probes_t = _Fields(path, "probes", top.get("probes", dict, {"refdis": {}}))
+    probes: dict[str, dict[str, Any]] = {}
+    valid = available_probes()
+    for name, params in probes_t.table.items():
+        if name not in valid:
+            probes_t.fail(f"probes.{name}", "is not a known probe", f"use one of {', '.join(valid)}")
+        if not isinstance(params, dict):
+            probes_t.fail(f"probes.{name}", "must be a table", f"write [probes.{name}]")
+        probes[name] = dict(params)
+    top.done()
+    spec = ExperimentSpec(path, title, seed, output, normalizer, store, tuple(corpora), tuple(models), panel,
+                          probes)
+    from asr_audit.runner.probes import validate_probe_params
+
+    for name, params in probes.items():
+        validate_probe_params(spec, name, params)
+    return spec
+
+
+def load_spec(path: str | Path) -> ExperimentSpec:
+    """Read and validate a TOML experiment spec; relative paths resolve against its folder."""
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"{p}: no such spec file; fix: pass the path of a TOML experiment spec")
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{p}: not valid TOML ({exc}); fix: check the syntax at that line") from None
+    spec = parse_spec(data, str(p))
+    base = p.resolve().parent
+
+    def rel(x: str | None) -> str | None:
+        if x is None or x.startswith("hf-dataset:") or Path(x).is_absolute():
+            return x
+        return str(base / x)
+
+    from dataclasses import replace
+
+    return replace(
+        spec,
+        output=rel(spec.output) or spec.output,
+        store=rel(spec.store),
+        corpora=tuple(replace(c, spec=rel(c.spec), predictions=rel(c.predictions)) for c in spec.corpora),
+    )
