@@ -1,0 +1,81 @@
+"""Experiment spec validation: every bad field gives a one-line error naming file and field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from asr_audit.errors import ConfigError
+from asr_audit.runner.run import Shard
+from asr_audit.runner.spec import load_spec
+
+GOOD = """
+title = "t"
+seed = 3
+output = "out"
+[[corpus]]
+name = "vox"
+predictions = "preds"
+panel = ["a", "b", "c"]
+[[model]]
+name = "tiny"
+spec = "whisper-tiny.en"
+options = { language = "en" }
+[probes.refdis]
+preset = "paper"
+[probes.switch_rate]
+min_per_arm = 2
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "audit.toml"
+    p.write_text(text)
+    return p
+
+
+def test_good_spec_resolves_paths(tmp_path: Path) -> None:
+    s = load_spec(write(tmp_path, GOOD))
+    assert s.seed == 3 and s.output == str(tmp_path / "out")
+    assert s.corpora[0].predictions == str(tmp_path / "preds") and s.corpora[0].panel == ("a", "b", "c")
+    assert s.models[0].options == {"language": "en"}
+    assert s.probes == {"refdis": {"preset": "paper"}, "switch_rate": {"min_per_arm": 2}}
+    assert s.to_dict()["seed"] == 3
+
+
+@pytest.mark.parametrize(
+    ("change", "pattern"),
+    [
+        (("seed = 3", 'seed = "x"'), r"field 'seed' is 'x' \(str\), expected int"),
+        (('predictions = "preds"', 'predictions = "preds"\nspec = "a.jsonl"'), r"corpus\[0\]' needs exactly one of"),
+        (('name = "vox"', 'name = "vox"\ncolour = 1'), r"field 'corpus\[0\]\.colour' is not a known field"),
+        (('[probes.refdis]', '[probes.nope]'), r"field 'probes\.nope' is not a known probe; fix: use one of refdis"),
+        (('preset = "paper"', 'bogus = 1'), r"field 'probes\.refdis\.bogus' is not a parameter of refdis"),
+        (('options = { language = "en" }', 'options = { beam = 2 }'), r"field 'model\[0\]\.options' is invalid"),
+        (('spec = "whisper-tiny.en"', ''), r"field 'model\[0\]\.spec' is missing"),
+        (("title = \"t\"", "title = \"t\"\nextra = 1"), r"field 'extra' is not a known field"),
+    ],
+)
+def test_bad_fields(tmp_path: Path, change: tuple[str, str], pattern: str) -> None:
+    with pytest.raises(ConfigError, match=pattern) as info:
+        load_spec(write(tmp_path, GOOD.replace(*change)))
+    assert str(tmp_path / "audit.toml") in str(info.value) and "\n" not in str(info.value)
+
+
+def test_bad_toml_and_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_spec(write(tmp_path, "seed = = 1"))
+    with pytest.raises(ConfigError, match="no such spec file"):
+        load_spec(tmp_path / "nope.toml")
+
+
+def test_shards_partition_clips() -> None:
+    ids = [f"clip-{i}" for i in range(200)]
+    shards = [Shard.parse(f"{i}/3") for i in range(3)]
+    owners = [[s.owns(c) for s in shards] for c in ids]
+    assert all(sum(o) == 1 for o in owners)
+    assert all(20 < sum(o[i] for o in owners) for i in range(3))
+    for bad in ("3/3", "x", "1/0"):
+        with pytest.raises(ConfigError):
+            Shard.parse(bad)
