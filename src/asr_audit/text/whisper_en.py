@@ -1,0 +1,284 @@
+"""OpenAI Whisper's English text normalizer, same output as ``whisper-normalizer``, faster.
+
+The reference is :class:`whisper_normalizer.english.EnglishTextNormalizer` (a port of
+``openai/whisper``'s ``EnglishTextNormalizer``, including the en-GB -> en-US spelling map).
+:class:`WhisperNormalizer` runs the same twelve steps with the reference's own tables
+(replacer patterns, filler pattern, spelling map, number-normalizer vocabulary) and changes
+only *how* each step runs, never what it returns:
+
+* every regex is compiled once; the filler pattern and the ordered replacers run through
+  :class:`~asr_audit.text.replacers.ReplacerPlan`, which skips a ``re.sub`` only when its
+  pattern provably cannot match (its words are not word runs, its literal is absent);
+* symbol and diacritic removal is one ``str.translate`` over the NFKD string with a
+  per-character table filled lazily by calling the reference function on that character;
+* the number normalizer is skipped when it provably returns ``" ".join(s.split())``
+  (see :class:`FastNumberNormalizer`).
+
+At construction the fast path is checked against the reference on :data:`SELF_CHECK`
+sentences; if any differ (an unexpected ``whisper-normalizer`` version), the instance falls
+back to the reference and says so in :meth:`WhisperNormalizer.describe`.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from importlib import metadata
+from typing import Any
+
+from asr_audit.text.replacers import ReplacerPlan, word_alternatives, word_runs
+
+__all__ = [
+    "FastNumberNormalizer",
+    "SELF_CHECK",
+    "SymbolTable",
+    "WhisperNormalizer",
+    "package_version",
+]
+
+_DIGIT = re.compile(r"\d")
+_WS = re.compile(r"\s+")
+_NUMERIC = re.compile(r"^\d+(\.\d+)?$")
+
+# Sentences exercising every step; fast and reference outputs must agree on each at load time.
+SELF_CHECK: tuple[str, ...] = (
+    "Mr. Smith's colour was grey; he'd been there at 3:30 p.m. [noise] (aside)",
+    "I won't pay $20 million and a half, it's two hundred and five percent!",
+    "The first of July, one oh one, double seven, point five, twenty-one euros.",
+    "Ma'am, y'all gonna wanna see Dr Jones's £3.50 — naïve café, ŒUVRE ß.",
+    "minus and, point and, per cent, plus dollars, double a",
+    "triple oh, negative point, positive",
+    "five and a half, and a half of it, a half million",
+    "uh hmm um, We'll've they're you've I'm; St Paul's 1,000,000 1.5 $0.07 ¢5",
+    "  <tag> spaces\tand\nnewlines ... 10% 50 % 4th 1960s the 90s ",
+    "",
+)
+
+
+def package_version(dist: str) -> str:
+    """Installed version of a distribution, or ``"unknown"``.
+
+    >>> package_version("definitely-not-installed-xyz")
+    'unknown'
+    """
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+class SymbolTable(dict):  # type: ignore[type-arg]
+    """``str.translate`` table equal to ``remove_symbols_and_diacritics(c, keep)`` per character.
+
+    Valid only on NFKD-normalized text (each character of an NFKD string is its own NFKD
+    form, so the reference function applied to one character returns exactly what it
+    contributes inside the whole string).
+    """
+
+    def __init__(self, keep: str) -> None:
+        super().__init__()
+        from whisper_normalizer.basic import remove_symbols_and_diacritics
+
+        self._keep = keep
+        self._ref = remove_symbols_and_diacritics
+        for code in range(128):
+            self[code]  # noqa: B018 - fill the ASCII entries eagerly
+
+    def __missing__(self, code: int) -> str:
+        char = chr(code)
+        if unicodedata.normalize("NFKD", char) != char:  # never on NFKD input
+            raise ValueError(f"SymbolTable needs NFKD text; got U+{code:04X}")
+        out = self._ref(char, keep=self._keep)
+        self[code] = out
+        return out
+
+    def apply(self, text: str) -> str:
+        """NFKD-normalize ``text`` and remove symbols/diacritics (the reference step)."""
+        return unicodedata.normalize("NFKD", text).translate(self)
+
+
+class FastNumberNormalizer:
+    """Whisper's ``EnglishNumberNormalizer`` with a proven identity fast path.
+
+    The vocabulary comes from the wrapped normalizer's own tables. Words that start or
+    change a number (zeros, ones, tens, multipliers and their suffixed forms) are
+    *triggers*; the rest of its vocabulary (prefixers, suffixers, specials such as "and",
+    "point") are *context* words. Reading ``process_words``: without digits and triggers no
+    number value is ever started, so a context word is emitted unchanged unless the next
+    token is itself in the vocabulary ("minus and" -> "-and", "point and" -> "and"). The
+    pre-processing regexes need a digit or "and a half"; the post-processing ones need a
+    digit. Hence when a string has no digit (``\\d``), no "and a half", no trigger, and no
+    context word followed by a vocabulary word, the output is ``" ".join(s.split())``.
+    Anything else goes to the reference.
+    """
+
+    def __init__(self, reference: Any | None = None) -> None:
+        if reference is None:
+            from whisper_normalizer.english import EnglishNumberNormalizer
+
+            reference = EnglishNumberNormalizer()
+        ref = reference
+        self.reference = ref
+        self.triggers: frozenset[str] = frozenset().union(
+            ref.zeros, ref.ones, ref.ones_suffixed, ref.tens, ref.tens_suffixed,
+            ref.multipliers, ref.multipliers_suffixed,
+        )
+        self.context: frozenset[str] = frozenset().union(
+            ref.preceding_prefixers, ref.following_prefixers, ref.suffixers, ref.specials
+        )
+        self.words: frozenset[str] = frozenset(ref.words)
+        # The proof covers exactly these categories; a new one disables the fast path.
+        self.enabled = (self.triggers | self.context) == self.words
+        self.prefixes: frozenset[str] = frozenset(ref.prefixes)
+        self._half = re.compile(r"\band\s+a\s+half\b")
+
+    def identity_tokens(self, s: str) -> list[str] | None:
+        """``s.split()`` when the normalizer provably leaves those tokens unchanged, else None."""
+        if not self.enabled or _DIGIT.search(s) is not None:
+            return None
+        tokens = s.split()
+        if not self.triggers.isdisjoint(tokens):
+            return None
+        context, words = self.context, self.words
+        if not context.isdisjoint(tokens):
+            for current, nxt in zip(tokens, tokens[1:]):
+                if current in context and nxt in words:
+                    return None
+        if "half" in s and self._half.search(s) is not None:
+            return None
+        return tokens
+
+    def process_words(self, words: list[str]) -> list[str]:
+        """The reference ``process_words``, run only on the runs of words that need it.
+
+        A *breaker* token (not in the vocabulary, not numeric even without a currency or
+        sign prefix) takes the reference's "non-numeric word" branch: it flushes any
+        pending number, is emitted unchanged and resets the whole state; as the neighbour
+        of another token it fails every ``next``/``prev`` test. So the output is the
+        concatenation over breakers of the reference applied to the runs between them.
+        A run that is one context word is emitted unchanged (nothing follows it).
+        """
+        out: list[str] = []
+        run: list[str] = []
+        vocab, context, reference = self.words, self.context, self.reference
+        for token in words:
+            if token in vocab or (_DIGIT.search(token) is not None and self._numeric(token)):
+                run.append(token)
+                continue
+            if run:
+                out.extend(run if len(run) == 1 and run[0] in context else reference.process_words(run))
+                run = []
+            out.append(token)
+        if run:
+            out.extend(run if len(run) == 1 and run[0] in context else reference.process_words(run))
+        return [word for word in out if word is not None]
+
+    def _numeric(self, token: str) -> bool:
+        if _NUMERIC.match(token) is not None:
+            return True
+        return token[0] in self.prefixes and _NUMERIC.match(token[1:]) is not None
+
+    def __call__(self, s: str) -> str:
+        tokens = self.identity_tokens(s)
+        if tokens is not None:
+            return " ".join(tokens)
+        return self.normalize_slow(s)
+
+    def normalize_slow(self, s: str) -> str:
+        """The reference ``__call__`` with :meth:`process_words` swapped in."""
+        ref = self.reference
+        s = ref.preprocess(s)
+        s = " ".join(self.process_words(s.split()))
+        return ref.postprocess(s)
+
+
+class WhisperNormalizer:
+    """The ``whisper`` normalizer: Whisper's English normalizer, reference output, faster.
+
+    ``fast=False`` runs the reference itself (useful to check or time it).
+
+    >>> WhisperNormalizer()("Mr. Brown's colour, twenty-one")
+    'mister brown is color 21'
+    """
+
+    name = "whisper"
+
+    def __init__(self, fast: bool = True) -> None:
+        from whisper_normalizer.english import EnglishTextNormalizer
+
+        self.reference = EnglishTextNormalizer()
+        self.fast = fast
+        self.self_check_failures = 0
+        self.fallback_reason = ""
+        if not fast:
+            return
+        try:
+            self._build(self.reference)
+        except (AttributeError, TypeError, ValueError) as exc:  # an unexpected package layout
+            self.fast, self.fallback_reason = False, f"tables not found ({exc})"
+            return
+        self.self_check_failures = sum(
+            self._fast(s) != self.reference(s) for s in SELF_CHECK
+        )
+        if self.self_check_failures:
+            self.fast = False
+            self.fallback_reason = f"{self.self_check_failures} self-check mismatches"
+
+    def _build(self, ref: Any) -> None:
+        self._brackets = re.compile(r"[<\[][^>\]]*[>\]]")
+        self._parens = re.compile(r"\(([^)]+?)\)")
+        self._ignore = re.compile(ref.ignore_patterns)
+        self._ignore_words = word_alternatives(ref.ignore_patterns)
+        self._space_apostrophe = re.compile(r"\s+'")
+        self._replacers = ReplacerPlan(ref.replacers)
+        self._digit_comma = re.compile(r"(\d),(\d)")
+        self._period = re.compile(r"\.([^0-9]|$)")
+        self._symbols = SymbolTable(".%$¢€£")
+        self._numbers = FastNumberNormalizer(ref.standardize_numbers)
+        self._spelling: dict[str, str] = dict(ref.standardize_spellings.mapping)
+        self._prefix_symbol = re.compile(r"[.$¢€£]([^0-9])")
+        self._suffix_percent = re.compile(r"([^0-9])%")
+
+    def __call__(self, text: str) -> str:
+        return self._fast(text) if self.fast else self.reference(text)
+
+    def _fast(self, s: str) -> str:
+        s = s.lower()
+        if "<" in s or "[" in s:
+            s = self._brackets.sub("", s)
+        if "(" in s:
+            s = self._parens.sub("", s)
+        s0 = s
+        runs = word_runs(s)
+        if self._ignore_words is None or not self._ignore_words.isdisjoint(runs):
+            s = self._ignore.sub("", s)
+        if "'" in s:
+            s = self._space_apostrophe.sub("'", s)
+        s = self._replacers(s, runs, s0)
+        if "," in s:
+            s = self._digit_comma.sub(r"\1\2", s)
+        if "." in s:
+            s = self._period.sub(r" \1", s)
+        s = self._symbols.apply(s)
+        tokens = self._numbers.identity_tokens(s)
+        if tokens is None:
+            tokens = self._numbers.normalize_slow(s).split()
+        spelling = self._spelling
+        s = " ".join([spelling.get(word, word) for word in tokens])
+        if "." in s or "$" in s or "¢" in s or "€" in s or "£" in s:
+            s = self._prefix_symbol.sub(r" \1", s)
+        if "%" in s:
+            s = self._suffix_percent.sub(r"\1 ", s)
+        return _WS.sub(" ", s)
+
+    def describe(self) -> dict[str, str]:
+        """Name, implementation and package version, for recording in outputs."""
+        return {
+            "name": self.name,
+            "implementation": "whisper_normalizer.english.EnglishTextNormalizer"
+            + (" (asr_audit fast path, identical output)" if self.fast else " (reference)"),
+            "package": "whisper-normalizer",
+            "package_version": package_version("whisper-normalizer"),
+            "notes": "OpenAI Whisper EnglishTextNormalizer semantics incl. en-GB->en-US spelling map"
+            + (f"; fast path disabled: {self.fallback_reason}" if self.fallback_reason else ""),
+        }
