@@ -1,0 +1,138 @@
+"""Verbs that run models: ``transcribe`` and ``models``."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+
+from asr_audit.cli import app, console, err_console
+from asr_audit.errors import ConfigError
+
+# the module that shows an extra is installed
+EXTRA_MODULES = {
+    "audio": "soundfile", "sphinx": "pocketsphinx", "http": "httpx", "ct2": "ctranslate2", "torch": "torch",
+    "hf-datasets": "datasets", "parquet": "pyarrow", "bundled": "ctranslate2",
+}
+
+
+def _specs(value: str) -> list[str]:
+    items = [v.strip() for v in value.split(",")]
+    if not all(items):
+        raise ConfigError(f"--model {value!r} has an empty item; fix: e.g. --model sphinx:en-us,whisper-tiny.en")
+    if len(set(items)) != len(items):
+        raise ConfigError(f"--model {value!r} names a model twice; fix: list each model once")
+    return items
+
+
+class _RateColumn(ProgressColumn):
+    """clips/s and RTFx (audio seconds transcribed per compute second, this run)."""
+
+    def render(self, task: Task) -> Text:
+        rate = task.finished_speed or task.speed or (task.completed / task.elapsed if task.elapsed else None)
+        speed = f"{rate:.1f} clips/s" if rate else "- clips/s"
+        audio, compute = task.fields.get("audio", 0.0), task.fields.get("compute", 0.0)
+        rtfx = f"RTFx {audio / compute:.1f}" if compute > 0 else "RTFx -"
+        return Text(f"{speed}  {rtfx}", style="progress.data.speed")
+
+
+@app.command()
+def transcribe(
+    model: str = typer.Option(..., "--model", "-m", help="Model spec(s), comma-separated (see `asr-audit models`)."),
+    corpus: str = typer.Option(..., "--corpus", "-c",
+                               help="Manifest JSONL, LibriSpeech folder, Kaldi data dir, or hf-dataset:<id>/<config>/<split>."),
+    out: Path = typer.Option(..., "--out", "-o", help="Folder for the prediction files (one per model)."),
+    store: Optional[Path] = typer.Option(None, "--store", help="Result store (SQLite); default: user cache dir or $ASR_AUDIT_STORE."),
+    batch_size: int = typer.Option(8, "--batch-size", min=1, help="Clips per backend call and per store commit."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N clips of the corpus."),
+    language: str = typer.Option("en", "--language", help="Decode language given to the model ('none' to let it detect)."),
+    normalizer: str = typer.Option("whisper", "--normalizer", help="Text normalizer for the WER column: whisper | oal | basic."),
+    timings: bool = typer.Option(True, "--timings/--no-timings",
+                                 help="Write per-clip compute seconds ('time'); without it files are byte-reproducible."),
+) -> None:
+    """Transcribe a corpus with one or more models, through the cache, into leaderboard prediction files.
+
+    Writes MODEL_<model>_DATASET_<corpus>_<split>.jsonl per model into --out. Results already in
+    the store are reused, so an interrupted run resumes where it stopped. Clips with unusable
+    audio are skipped and listed with their reason at the end (the exit code stays 0).
+    """
+    from asr_audit.corpus.spec import load_corpus
+    from asr_audit.models.base import DecodeOptions, load_backend, parse_spec
+    from asr_audit.runner.transcribe import corpus_wer, transcribe_corpus
+    from asr_audit.store.export import prediction_file_name, write_predictions
+    from asr_audit.store.sqlite import open_store
+
+    from asr_audit.text.normalize import get_normalizer
+
+    get_normalizer(normalizer)  # fail on an unknown name before any work
+    specs = _specs(model)
+    for spec in specs:
+        parse_spec(spec)  # fail on a bad spec before any work
+    options = DecodeOptions(language=None if language.lower() == "none" else language)
+    corp = load_corpus(corpus).limit(limit)
+    st = open_store(store)
+    results = []
+    try:
+        run_id = st.start_run({"argv": sys.argv[1:], "models": specs, "corpus": corp.source, "n_clips": len(corp)})
+        for spec in specs:
+            backend = load_backend(spec, options)
+            columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), _RateColumn(),
+                       TimeElapsedColumn())
+            with Progress(*columns, console=err_console, transient=False) as bar:
+                task = bar.add_task(spec, total=len(corp), audio=0.0, compute=0.0)
+
+                def advance(n: int, audio: float, compute: float, _task=task, _bar=bar) -> None:  # noqa: ANN001
+                    fields = _bar.tasks[_task].fields
+                    _bar.update(_task, advance=n, audio=fields["audio"] + audio, compute=fields["compute"] + compute)
+
+                outcome = transcribe_corpus(backend, corp, st, batch_size=batch_size, progress=advance)
+            if callable(getattr(backend, "close", None)):
+                backend.close()
+            path = None
+            if outcome.records:
+                path = write_predictions(out / prediction_file_name(spec, corp.name, corp.split),
+                                         outcome.records, include_time=timings)
+            st.record_errors(run_id, outcome.backend_key, corp.source, [(f.clip_id, f.reason) for f in outcome.failures])
+            results.append((outcome, corpus_wer(outcome.records, normalizer), path))
+        st.finish_run(run_id, {"failed_clips": sum(len(o.failures) for o, _, _ in results)})
+    finally:
+        st.close()
+    _summary(results, len(corp))
+
+
+def _summary(results: list, n_clips: int) -> None:  # noqa: ANN001
+    table = Table(title=f"transcribed {n_clips} clip(s)")
+    for col in ("model", "ok", "cached", "computed", "failed", "WER", "RTFx", "file"):
+        table.add_column(col, justify="right" if col in ("ok", "cached", "computed", "failed", "WER", "RTFx") else "left")
+    for o, wer, path in results:
+        table.add_row(o.spec, str(len(o.records)), str(o.n_cached), str(o.n_computed), str(len(o.failures)),
+                      "-" if wer is None else f"{100 * wer:.2f}%", "-" if o.rtfx is None else f"{o.rtfx:.1f}",
+                      str(path) if path else "-")
+    console.print(table)
+    failures = [(o.spec, f) for o, _, _ in results for f in o.failures]
+    if failures:
+        err_console.print(f"[yellow]{len(failures)} clip(s) failed and were skipped:[/]", highlight=False)
+        for spec, f in failures:
+            err_console.print(f"  {spec}  {f.clip_id}: {f.reason}", highlight=False, soft_wrap=True)
+
+
+@app.command()
+def models() -> None:
+    """List the registered backends and bundled models, with their capabilities."""
+    from asr_audit.models.base import available_backends
+
+    table = Table(title="model backends")
+    for col in ("spec", "capabilities", "extra", "installed", "description"):
+        table.add_column(col)
+    for kind in available_backends():
+        form = kind.name if kind.bundled else f"{kind.name}:<arg>"
+        module = EXTRA_MODULES.get(kind.extra or "")
+        installed = "yes" if module is None or importlib.util.find_spec(module) is not None else "no"
+        table.add_row(form, ", ".join(sorted(kind.capabilities)), kind.extra or "-", installed, kind.description)
+    console.print(table)

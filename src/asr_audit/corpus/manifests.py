@@ -1,0 +1,133 @@
+"""Leaderboard-style JSONL manifests: one JSON object per line.
+
+Fields: ``audio_filepath`` (required; relative paths resolve against the manifest's folder),
+``text`` (required reference, may be empty), ``duration`` (seconds, optional), optional
+``speaker``, ``language`` and ``id``. The clip id is ``id`` when given, else ``audio_filepath``
+exactly as written — the value the leaderboard's prediction files carry in ``audio_filepath``.
+
+Malformed lines raise :class:`~asr_audit.errors.InputFileError` naming file, line and fix. A
+missing or unreadable audio file is *not* a manifest error: the clip fails when its audio is
+loaded, and the run reports it and goes on.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from asr_audit.corpus.clips import Clip, Corpus
+from asr_audit.errors import InputFileError
+
+MANIFEST_SUFFIXES = (".jsonl", ".json", ".ndjson")
+DEFAULT_SPLIT = "test"
+
+
+def corpus_token(text: str) -> str:
+    """A file-name-safe token for a corpus or model name (no ``/``, ``:`` or spaces).
+
+    >>> corpus_token("openslr/librispeech_asr clean")
+    'openslr-librispeech_asr-clean'
+    """
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "corpus"
+
+
+def _field_str(path: Path, line: int, obj: dict[str, Any], name: str) -> str | None:
+    value = obj.get(name)
+    if value is None:
+        return None
+    if isinstance(value, (dict, list)):
+        raise InputFileError(path, f"field {name!r} is a {type(value).__name__}, expected a string",
+                             f"write {name} as a JSON string", line)
+    return str(value)
+
+
+def parse_manifest_row(path: Path, line: int, obj: dict[str, Any], corpus: str) -> Clip:
+    """One manifest object as a :class:`Clip` (relative audio paths resolved against ``path``)."""
+    audio = obj.get("audio_filepath")
+    if not isinstance(audio, str) or not audio.strip():
+        raise InputFileError(path, "missing or empty 'audio_filepath'",
+                             "give every line an audio_filepath (absolute, or relative to the manifest)", line)
+    if "text" not in obj or obj["text"] is None:
+        raise InputFileError(path, "missing reference field 'text'",
+                             "give every line its reference transcript in 'text' (\"\" for none)", line)
+    text = obj["text"]
+    if not isinstance(text, str):
+        raise InputFileError(path, f"'text' is a {type(text).__name__}, expected a string",
+                             "write the reference as a JSON string", line)
+    duration = obj.get("duration")
+    if duration is not None:
+        if isinstance(duration, bool) or not isinstance(duration, (int, float)) or not duration >= 0:
+            raise InputFileError(path, f"'duration' is {duration!r}, expected a non-negative number of seconds",
+                                 "write duration in seconds, or leave it out to measure it", line)
+        duration = float(duration)
+    audio_path = Path(audio)
+    if not audio_path.is_absolute():
+        audio_path = path.parent / audio_path
+    clip_id = _field_str(path, line, obj, "id") or audio
+    return Clip(
+        id=clip_id,
+        reference=text,
+        audio_path=str(audio_path),
+        language=_field_str(path, line, obj, "language"),
+        speaker=_field_str(path, line, obj, "speaker"),
+        corpus=corpus,
+        duration=duration,
+    )
+
+
+def read_manifest(path: str | Path, name: str | None = None, split: str = DEFAULT_SPLIT) -> Corpus:
+    """Read a JSONL manifest into a :class:`Corpus` named after the file (or ``name``)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputFileError(path, "no such manifest file", "check the path")
+    name = corpus_token(name or path.stem)
+    clips: list[Clip] = []
+    seen: dict[str, int] = {}
+    with open(path, "rb") as fh:
+        for line, raw in enumerate(fh, start=1):
+            try:
+                text = raw.decode("utf-8-sig" if line == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputFileError(path, f"line is not valid UTF-8 (byte {exc.start})",
+                                     "re-encode the manifest as UTF-8", line) from None
+            if not text.strip():
+                continue
+            try:
+                obj = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise InputFileError(path, f"bad JSON at column {exc.colno}: {exc.msg}",
+                                     "write one JSON object per line (JSONL)", line) from None
+            if not isinstance(obj, dict):
+                raise InputFileError(path, f"expected a JSON object, got {type(obj).__name__}",
+                                     "write one JSON object per line", line)
+            clip = parse_manifest_row(path, line, obj, name)
+            if clip.id in seen:
+                raise InputFileError(path, f"duplicate clip id {clip.id!r} (first on line {seen[clip.id]})",
+                                     "keep one line per clip, or give each an distinct 'id'", line)
+            seen[clip.id] = line
+            clips.append(clip)
+    if not clips:
+        raise InputFileError(path, "manifest has no clips", "write one JSON object per clip")
+    return Corpus(name=name, split=split, source=str(path), clips=tuple(clips))
+
+
+def write_manifest(clips: Iterable[Clip], path: str | Path) -> Path:
+    """Write clips with file audio as a JSONL manifest (paths as stored in the clips)."""
+    path = Path(path)
+    with open(path, "w", encoding="utf-8") as fh:
+        for c in clips:
+            if c.audio_path is None:
+                raise ValueError(f"clip {c.id!r} has in-memory audio; save it to a file first")
+            row: dict[str, Any] = {"audio_filepath": c.audio_path, "text": c.reference}
+            if c.duration is not None:
+                row["duration"] = c.duration
+            if c.id != c.audio_path:
+                row["id"] = c.id
+            for key in ("speaker", "language"):
+                if getattr(c, key) is not None:
+                    row[key] = getattr(c, key)
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return path

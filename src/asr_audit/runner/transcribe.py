@@ -1,0 +1,244 @@
+"""Transcribe a corpus with one backend, through the store: each result is computed once.
+
+Per batch of clips:
+
+1. resolve each clip's audio hash — from the store's fingerprint index when the file is
+   unchanged (no decoding for cached clips), else by loading the audio (which also validates it);
+2. fetch cached transcripts for ``(backend identity key, audio hash)``;
+3. transcribe the missing ones (unique audio only) in one backend call; if that call fails, retry
+   clip by clip so one broken clip cannot sink its batch;
+4. commit the batch's new transcripts in one short transaction.
+
+A clip that cannot be used (missing/corrupt/empty/NaN audio, too long for the backend, a
+backend error on it) is recorded as a :class:`ClipFailure` and the run goes on. Killing the
+process loses at most the batch in flight; rerunning resumes from the store.
+
+Backends that answer by clip id (``preds:``, see :mod:`asr_audit.models.preds`) are looked up
+directly: no audio is loaded and nothing is stored.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from asr_audit.audio.io import ClipAudioError, LoadedAudio, check_duration, load_clip_audio
+from asr_audit.corpus.clips import Clip, Corpus
+from asr_audit.errors import AuditError, BackendError, ConfigError, MissingExtraError
+from asr_audit.models.base import TRANSCRIBE, Backend, require_capability
+from asr_audit.models.preds import is_lookup_backend
+from asr_audit.store.export import PredictionRecord
+from asr_audit.store.sqlite import Store
+
+Seconds = float
+# progress(n_clips, audio_seconds_computed, compute_seconds) after each batch
+ProgressFn = Callable[[int, Seconds, Seconds], None]
+
+
+@dataclass(frozen=True, slots=True)
+class ClipFailure:
+    """A clip that produced no transcript, and why."""
+
+    clip_id: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class TranscribeOutcome:
+    """One backend over one corpus."""
+
+    spec: str
+    backend_key: str
+    corpus: str
+    split: str
+    records: tuple[PredictionRecord, ...]
+    failures: tuple[ClipFailure, ...]
+    n_cached: int
+    n_computed: int
+    audio_seconds: Seconds  # audio transcribed in this run (cache misses)
+    compute_seconds: Seconds
+
+    @property
+    def rtfx(self) -> float | None:
+        """Audio seconds per compute second over what this run computed (None if nothing)."""
+        return self.audio_seconds / self.compute_seconds if self.compute_seconds > 0 else None
+
+
+def file_fingerprint(clip: Clip) -> str | None:
+    """A cheap identity of the clip's audio bytes (path + size + mtime), or None."""
+    if clip.audio_path is not None:
+        try:
+            st = os.stat(clip.audio_path)
+        except OSError:
+            return None
+        return f"file:{Path(clip.audio_path).resolve()}:{st.st_size}:{st.st_mtime_ns}"
+    return clip.source.fingerprint if clip.source is not None else None
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, ClipAudioError):
+        return exc.reason
+    text = " ".join(str(exc).split())
+    return text if isinstance(exc, AuditError) else f"{type(exc).__name__}: {text}"[:300]
+
+
+def _check_texts(backend: Backend, texts: object, n: int) -> list[str]:
+    if not isinstance(texts, list) or len(texts) != n or not all(isinstance(t, str) for t in texts):
+        raise BackendError(f"backend {backend.spec!r} returned {type(texts).__name__} for {n} clip(s), "
+                           "expected a list of strings of the same length")
+    return texts
+
+
+def _compute(backend: Backend, loaded: Sequence[LoadedAudio]) -> tuple[dict[str, tuple[str, Seconds]], dict[str, str]]:
+    """Transcribe unique audio; returns ({hash: (text, seconds)}, {hash: failure reason})."""
+    if not loaded:
+        return {}, {}
+    total = sum(a.duration for a in loaded) or 1.0
+    try:
+        t0 = time.perf_counter()
+        texts = _check_texts(backend, backend.transcribe([a.samples for a in loaded]), len(loaded))
+        elapsed = time.perf_counter() - t0
+        return {a.audio_hash: (t, elapsed * a.duration / total) for a, t in zip(loaded, texts)}, {}
+    except (MissingExtraError, ConfigError):
+        raise
+    except Exception:  # noqa: BLE001 - isolate the broken clip(s) below
+        pass
+    done: dict[str, tuple[str, Seconds]] = {}
+    failed: dict[str, str] = {}
+    for a in loaded:  # isolate the broken clip(s)
+        try:
+            t0 = time.perf_counter()
+            text = _check_texts(backend, backend.transcribe([a.samples]), 1)[0]
+            done[a.audio_hash] = (text, time.perf_counter() - t0)
+        except (MissingExtraError, ConfigError):
+            raise
+        except Exception as exc:
+            failed[a.audio_hash] = _reason(exc)
+    return done, failed
+
+
+@dataclass(frozen=True, slots=True)
+class _Resolved:
+    hashes: dict  # clip id -> (audio hash, duration)
+    cached: dict  # audio hash -> StoredResult
+    loaded: dict  # clip id -> LoadedAudio (clips that had to be decoded)
+    bad: dict  # clip id -> failure reason
+
+
+def _resolve(batch: Sequence[Clip], backend: Backend, key: str, store: Store) -> _Resolved:
+    """Audio hashes of a batch, decoding only clips not both indexed and cached."""
+    fps = {c.id: file_fingerprint(c) for c in batch}
+    index = store.lookup_audio([f for f in fps.values() if f])
+    hashes: dict[str, tuple[str, Seconds]] = {}
+    for c in batch:
+        entry = index.get(fps[c.id] or "")
+        if entry is not None:
+            hashes[c.id] = (entry.audio_hash, entry.duration)
+    cached = store.get_transcripts(key, [h for h, _ in hashes.values()])
+    loaded: dict[str, LoadedAudio] = {}
+    remember: list[tuple[str, str, float]] = []
+    bad: dict[str, str] = {}
+    for c in batch:
+        try:
+            if c.id in hashes and hashes[c.id][0] in cached:
+                check_duration(c, hashes[c.id][1], backend.max_duration)
+                continue
+            a = load_clip_audio(c, backend.max_duration)
+        except ClipAudioError as exc:
+            bad[c.id] = exc.reason
+            continue
+        loaded[c.id] = a
+        hashes[c.id] = (a.audio_hash, a.duration)
+        if fps[c.id]:
+            remember.append((fps[c.id], a.audio_hash, a.duration))
+    store.remember_audio(remember)
+    cached.update(store.get_transcripts(key, [a.audio_hash for a in loaded.values()]))
+    return _Resolved(hashes, cached, loaded, bad)
+
+
+def _lookup_run(backend: Backend, corpus: Corpus, batch_size: int, progress: ProgressFn | None) -> TranscribeOutcome:
+    records: list[PredictionRecord] = []
+    failures: list[ClipFailure] = []
+    clips = corpus.clips
+    for start in range(0, len(clips), batch_size):
+        batch = clips[start : start + batch_size]
+        for clip, text in zip(batch, backend.transcribe_ids([c.id for c in batch])):  # type: ignore[attr-defined]
+            if text is None:
+                failures.append(ClipFailure(clip.id, f"no prediction for this clip in {backend.spec}"))
+            else:
+                records.append(PredictionRecord(clip.id, clip.reference, text, clip.duration, None))
+        if progress:
+            progress(len(batch), 0.0, 0.0)
+    key = backend.identity().key
+    return TranscribeOutcome(backend.spec, key, corpus.name, corpus.split, tuple(records), tuple(failures),
+                             len(records), 0, 0.0, 0.0)
+
+
+def transcribe_corpus(
+    backend: Backend,
+    corpus: Corpus,
+    store: Store,
+    *,
+    batch_size: int = 8,
+    progress: ProgressFn | None = None,
+) -> TranscribeOutcome:
+    """Transcribe every clip of ``corpus`` with ``backend``, reusing and filling ``store``."""
+    if batch_size < 1:
+        raise ConfigError(f"--batch-size must be >= 1, got {batch_size}")
+    require_capability(backend, TRANSCRIBE)
+    if is_lookup_backend(backend):
+        return _lookup_run(backend, corpus, batch_size, progress)
+    identity = backend.identity()
+    key = identity.key
+    store.register_backend(identity)
+    records: list[PredictionRecord] = []
+    failures: list[ClipFailure] = []
+    n_cached = n_computed = 0
+    audio_s = compute_s = 0.0
+    clips = corpus.clips
+    for start in range(0, len(clips), batch_size):
+        batch = clips[start : start + batch_size]
+        res = _resolve(batch, backend, key, store)
+        hashes, cached, loaded, bad = res.hashes, res.cached, res.loaded, res.bad
+        unique = {a.audio_hash: a for a in loaded.values() if a.audio_hash not in cached}
+        done, failed = _compute(backend, list(unique.values()))
+        batch_audio = sum(unique[h].duration for h in done)
+        batch_compute = sum(sec for _, sec in done.values())
+        store.put_transcripts(key, [(h, text, sec) for h, (text, sec) in done.items()])
+        # another process may have stored these keys first: report what the store holds
+        stored = store.get_transcripts(key, list(done))
+        done = {h: (stored[h].value, stored[h].seconds) if h in stored else v for h, v in done.items()}
+        audio_s, compute_s = audio_s + batch_audio, compute_s + batch_compute
+        for c in batch:
+            if c.id in bad:
+                failures.append(ClipFailure(c.id, bad[c.id]))
+                continue
+            h, dur = hashes[c.id]
+            if h in failed:
+                failures.append(ClipFailure(c.id, failed[h]))
+                continue
+            if h in cached:
+                text, sec, n_cached = cached[h].value, cached[h].seconds, n_cached + 1
+            else:
+                (text, sec), n_computed = done[h], n_computed + 1
+            duration = c.duration if c.duration is not None else dur
+            records.append(PredictionRecord(c.id, c.reference, text, duration, sec))
+        if progress:
+            progress(len(batch), batch_audio, batch_compute)
+    return TranscribeOutcome(backend.spec, key, corpus.name, corpus.split, tuple(records), tuple(failures),
+                             n_cached, n_computed, audio_s, compute_s)
+
+
+def corpus_wer(records: Sequence[PredictionRecord], normalizer: str = "whisper") -> float | None:
+    """Corpus WER of the records' hypotheses after ``normalizer`` (None without reference words)."""
+    from asr_audit.text.align import corpus_wer as wer_of_pairs
+    from asr_audit.text.normalize import normalize_many
+
+    refs = [t.split() for t in normalize_many(normalizer, [r.reference for r in records])]
+    hyps = [t.split() for t in normalize_many(normalizer, [r.hypothesis for r in records])]
+    if not any(refs):
+        return None
+    return wer_of_pairs(zip(refs, hyps))

@@ -1,0 +1,83 @@
+"""Write prediction files in the Open ASR Leaderboard's JSONL format.
+
+One file per (model, corpus): ``MODEL_<model>_DATASET_<corpus>_<split>.jsonl`` where each part is
+made file-name safe (``/``, ``:``, ``#`` and spaces become ``-``; the split has no ``_``). Rows
+are ``{"audio_filepath", "duration", "time", "text", "pred_text"}``, sorted by clip id, written
+with fixed key order and float formatting, so the same results give the same bytes. ``time``
+(per-clip compute seconds) is the one field that differs between two computations of the same
+results; ``include_time=False`` leaves it out for byte-for-byte comparisons.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+Seconds = float
+
+
+@dataclass(frozen=True, slots=True)
+class PredictionRecord:
+    """One row of a prediction file."""
+
+    clip_id: str
+    reference: str
+    hypothesis: str
+    duration: Seconds | None
+    time: Seconds | None = None
+
+
+def name_token(text: str) -> str:
+    """A file-name-safe token.
+
+    >>> name_token("openai:http://127.0.0.1:8000#whisper-1")
+    'openai-http-127.0.0.1-8000-whisper-1'
+    """
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "x"
+
+
+def prediction_file_name(model_spec: str, corpus: str, split: str) -> str:
+    """The leaderboard file name for one model on one corpus split.
+
+    >>> prediction_file_name("sphinx:en-us", "test-clean", "test")
+    'MODEL_sphinx-en-us_DATASET_test-clean_test.jsonl'
+    """
+    return f"MODEL_{name_token(model_spec)}_DATASET_{name_token(corpus)}_{name_token(split).replace('_', '-')}.jsonl"
+
+
+def _num(x: float) -> float:
+    return round(float(x), 6)
+
+
+def render_predictions(records: Iterable[PredictionRecord], include_time: bool = True) -> str:
+    """The JSONL text for ``records`` (sorted by clip id; deterministic)."""
+    lines = []
+    for r in sorted(records, key=lambda r: r.clip_id):
+        row: dict[str, object] = {"audio_filepath": r.clip_id, "duration": None if r.duration is None else _num(r.duration)}
+        if include_time:
+            row["time"] = None if r.time is None else _num(r.time)
+        row["text"] = r.reference
+        row["pred_text"] = r.hypothesis
+        lines.append(json.dumps(row, ensure_ascii=False))
+    return "".join(line + "\n" for line in lines)
+
+
+def write_predictions(path: str | Path, records: Iterable[PredictionRecord], include_time: bool = True) -> Path:
+    """Atomically write a prediction file (a reader never sees a half-written one)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = render_predictions(records, include_time)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path

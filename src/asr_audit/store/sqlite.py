@@ -1,0 +1,258 @@
+"""The persistent result store: one SQLite file in WAL mode.
+
+Every result is keyed by ``(backend identity key, audio content hash, kind, item)``:
+
+* ``kind`` says what it is — ``transcript``, ``score``, ``timings`` ... — and ``item`` tells
+  apart several results of one kind on the same audio (the hash of a scored target text, say;
+  ``""`` for transcripts);
+* the value is JSON text, with the compute time in seconds beside it.
+
+Writes are short ``BEGIN IMMEDIATE`` transactions of ``INSERT OR IGNORE``: a result is written
+once and never changed, so two processes racing on one key both succeed and one row remains, and
+a process killed with SIGKILL loses at most the transaction it had not committed (SQLite's
+journal rolls it back). A busy timeout makes concurrent writers wait instead of failing.
+
+Besides results the store keeps the identity of each backend, a fingerprint index (file path +
+size + mtime -> audio hash) that lets cached clips skip decoding, run metadata and per-clip errors.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from asr_audit.errors import AuditError, InputFileError
+
+SCHEMA_VERSION = "1"
+TRANSCRIPT = "transcript"
+STORE_ENV = "ASR_AUDIT_STORE"
+_CHUNK = 400  # stay below SQLite's host-parameter limit
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS backends (
+    key TEXT PRIMARY KEY, spec TEXT NOT NULL, identity TEXT NOT NULL, created REAL NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS results (
+    backend TEXT NOT NULL, audio TEXT NOT NULL, kind TEXT NOT NULL, item TEXT NOT NULL,
+    value TEXT NOT NULL, seconds REAL, created REAL NOT NULL,
+    PRIMARY KEY (backend, audio, kind, item)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS audio_files (
+    fingerprint TEXT PRIMARY KEY, audio TEXT NOT NULL, duration REAL NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY, started REAL NOT NULL, finished REAL, meta TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS errors (
+    run_id TEXT NOT NULL, backend TEXT NOT NULL, corpus TEXT NOT NULL, clip_id TEXT NOT NULL,
+    reason TEXT NOT NULL, PRIMARY KEY (run_id, backend, corpus, clip_id)
+) WITHOUT ROWID;
+"""
+
+
+def default_store_path() -> Path:
+    """``$ASR_AUDIT_STORE``, else ``store.sqlite3`` in the user cache dir (platformdirs)."""
+    env = os.environ.get(STORE_ENV)
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("asr-audit")) / "store.sqlite3"
+
+
+@dataclass(frozen=True, slots=True)
+class StoredResult:
+    """One cached result: the decoded JSON value and the seconds it took to compute."""
+
+    value: Any
+    seconds: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class AudioIndexEntry:
+    audio_hash: str
+    duration: float
+
+
+def _chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
+    for i in range(0, len(items), _CHUNK):
+        yield items[i : i + _CHUNK]
+
+
+class Store:
+    """A handle on one store file; use as a context manager or call :meth:`close`."""
+
+    def __init__(self, path: str | Path, busy_timeout_s: float = 60.0) -> None:
+        self.path = Path(path).expanduser()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(str(self.path), timeout=busy_timeout_s, isolation_level=None)
+            self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+            mode = self._db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            self._db.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: durable across process kills
+        except sqlite3.DatabaseError as exc:
+            raise InputFileError(self.path, f"not a usable SQLite store ({exc})",
+                                 "pass another --store path, or delete the file to start a new store") from None
+        if mode.lower() != "wal":
+            raise InputFileError(self.path, f"could not switch the store to WAL mode (got {mode})",
+                                 "put the store on a local file system")
+        self._init_schema()
+
+    def _init_schema(self) -> None:
+        try:
+            with self._write() as db:
+                for stmt in filter(str.strip, _SCHEMA.split(";")):
+                    db.execute(stmt)
+                row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+                if row is None:
+                    db.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+                elif row[0] != SCHEMA_VERSION:
+                    raise InputFileError(self.path, f"store schema version {row[0]} is not {SCHEMA_VERSION}",
+                                         "use a new --store path for this version of asr-audit")
+        except sqlite3.DatabaseError as exc:
+            raise InputFileError(self.path, f"not a usable SQLite store ({exc})",
+                                 "pass another --store path, or delete the file to start a new store") from None
+
+    # ------------------------------------------------------------------ plumbing
+    class _Tx:
+        def __init__(self, db: sqlite3.Connection) -> None:
+            self.db = db
+
+        def __enter__(self) -> sqlite3.Connection:
+            self.db.execute("BEGIN IMMEDIATE")
+            return self.db
+
+        def __exit__(self, exc_type, exc, tb) -> None:  # noqa: ANN001
+            self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+
+    def _write(self) -> Store._Tx:
+        return Store._Tx(self._db)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ backends
+    def register_backend(self, identity: Any) -> None:
+        """Record a :class:`~asr_audit.models.base.BackendIdentity` (spec, weights, options)."""
+        data = identity.to_dict()
+        with self._write() as db:
+            db.execute("INSERT OR IGNORE INTO backends VALUES (?, ?, ?, ?)",
+                       (data["key"], data["spec"], json.dumps(data, sort_keys=True), time.time()))
+
+    def backend_identity(self, key: str) -> dict[str, Any] | None:
+        row = self._db.execute("SELECT identity FROM backends WHERE key = ?", (key,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    # ------------------------------------------------------------------ results
+    def get(self, kind: str, backend_key: str, audio_hashes: Sequence[str], item: str = "") -> dict[str, StoredResult]:
+        """Cached results of ``kind``/``item`` for the given audio hashes (missing ones absent)."""
+        out: dict[str, StoredResult] = {}
+        unique = sorted(set(audio_hashes))
+        for chunk in _chunks(unique):
+            marks = ",".join("?" * len(chunk))
+            rows = self._db.execute(
+                f"SELECT audio, value, seconds FROM results WHERE backend = ? AND kind = ? AND item = ? "
+                f"AND audio IN ({marks})", (backend_key, kind, item, *chunk))
+            for audio, value, seconds in rows:
+                out[audio] = StoredResult(json.loads(value), seconds)
+        return out
+
+    def put(self, kind: str, backend_key: str, rows: Iterable[tuple[str, Any, float | None]], item: str = "") -> int:
+        """Insert ``(audio_hash, value, seconds)`` rows in one transaction; returns rows added.
+
+        Existing keys are left as they are (results are immutable), so a concurrent or repeated
+        write of the same key is harmless.
+        """
+        now = time.time()
+        data = [(backend_key, a, kind, item, json.dumps(v, ensure_ascii=False), s, now) for a, v, s in rows]
+        if not data:
+            return 0
+        with self._write() as db:
+            before = db.total_changes
+            db.executemany("INSERT OR IGNORE INTO results VALUES (?, ?, ?, ?, ?, ?, ?)", data)
+            return db.total_changes - before
+
+    def get_transcripts(self, backend_key: str, audio_hashes: Sequence[str]) -> dict[str, StoredResult]:
+        return self.get(TRANSCRIPT, backend_key, audio_hashes)
+
+    def put_transcripts(self, backend_key: str, rows: Iterable[tuple[str, str, float | None]]) -> int:
+        return self.put(TRANSCRIPT, backend_key, rows)
+
+    def count(self, kind: str | None = None, backend_key: str | None = None) -> int:
+        sql, args = "SELECT COUNT(*) FROM results WHERE 1 = 1", []
+        if kind is not None:
+            sql, args = sql + " AND kind = ?", [*args, kind]
+        if backend_key is not None:
+            sql, args = sql + " AND backend = ?", [*args, backend_key]
+        return int(self._db.execute(sql, args).fetchone()[0])
+
+    # ------------------------------------------------------------------ audio fingerprint index
+    def lookup_audio(self, fingerprints: Sequence[str]) -> dict[str, AudioIndexEntry]:
+        out: dict[str, AudioIndexEntry] = {}
+        for chunk in _chunks(sorted(set(fingerprints))):
+            marks = ",".join("?" * len(chunk))
+            for fp, audio, dur in self._db.execute(
+                    f"SELECT fingerprint, audio, duration FROM audio_files WHERE fingerprint IN ({marks})", chunk):
+                out[fp] = AudioIndexEntry(audio, dur)
+        return out
+
+    def remember_audio(self, rows: Iterable[tuple[str, str, float]]) -> None:
+        """Record ``(fingerprint, audio_hash, duration)`` rows (last write wins)."""
+        data = list(rows)
+        if data:
+            with self._write() as db:
+                db.executemany("INSERT OR REPLACE INTO audio_files VALUES (?, ?, ?)", data)
+
+    # ------------------------------------------------------------------ runs and errors
+    def start_run(self, meta: dict[str, Any]) -> str:
+        run_id = time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
+        with self._write() as db:
+            db.execute("INSERT INTO runs VALUES (?, ?, NULL, ?)", (run_id, time.time(), json.dumps(meta, sort_keys=True)))
+        return run_id
+
+    def finish_run(self, run_id: str, meta: dict[str, Any]) -> None:
+        with self._write() as db:
+            row = db.execute("SELECT meta FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            merged = {**(json.loads(row[0]) if row else {}), **meta}
+            db.execute("UPDATE runs SET finished = ?, meta = ? WHERE run_id = ?",
+                       (time.time(), json.dumps(merged, sort_keys=True), run_id))
+
+    def record_errors(self, run_id: str, backend_key: str, corpus: str, errors: Iterable[tuple[str, str]]) -> None:
+        data = [(run_id, backend_key, corpus, cid, reason) for cid, reason in errors]
+        if data:
+            with self._write() as db:
+                db.executemany("INSERT OR REPLACE INTO errors VALUES (?, ?, ?, ?, ?)", data)
+
+    def run_errors(self, run_id: str) -> list[tuple[str, str, str, str]]:
+        return [tuple(r) for r in self._db.execute(
+            "SELECT backend, corpus, clip_id, reason FROM errors WHERE run_id = ? ORDER BY backend, corpus, clip_id",
+            (run_id,))]
+
+    def runs(self) -> list[dict[str, Any]]:
+        return [{"run_id": r, "started": s, "finished": f, **json.loads(m)} for r, s, f, m in
+                self._db.execute("SELECT run_id, started, finished, meta FROM runs ORDER BY started, run_id")]
+
+    def integrity_ok(self) -> bool:
+        return self._db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def open_store(path: str | Path | None = None) -> Store:
+    """Open (creating if needed) the store at ``path`` or :func:`default_store_path`."""
+    try:
+        return Store(path if path is not None else default_store_path())
+    except OSError as exc:
+        raise AuditError(f"cannot open the store at {path}: {exc}; fix: pass a writable --store path") from None

@@ -1,0 +1,55 @@
+"""sphinx:en-us on the LibriVox fixture clips."""
+
+from __future__ import annotations
+
+import pytest
+from audio_fixtures import LIBRIVOX, librivox_refs
+
+from asr_audit.audio.io import load_audio
+from asr_audit.corpus.clips import Clip
+from asr_audit.errors import ConfigError
+from asr_audit.models.base import DecodeOptions, available_backends, load_backend
+
+pytest.importorskip("pocketsphinx")
+
+
+@pytest.fixture(scope="module")
+def sphinx():  # noqa: ANN201
+    return load_backend("sphinx:en-us")
+
+
+def _audio(name: str):  # noqa: ANN202
+    return load_audio(Clip(id=name, reference="", audio_path=str(LIBRIVOX / f"{name}.flac")))
+
+
+def test_registered_with_capabilities() -> None:
+    kinds = {k.name: k for k in available_backends()}
+    assert kinds["sphinx"].capabilities == frozenset({"transcribe"}) and kinds["sphinx"].extra == "sphinx"
+
+
+def test_transcribes_and_is_order_independent(sphinx) -> None:  # noqa: ANN001
+    import kaldialign
+
+    names = ["0880", "0930"]
+    forward = sphinx.transcribe([_audio(n) for n in names])
+    backward = sphinx.transcribe([_audio(n) for n in reversed(names)])[::-1]
+    assert forward == backward
+    refs = librivox_refs()
+    for name, hyp in zip(names, forward):
+        ref = refs[name].lower().split()
+        assert kaldialign.edit_distance(ref, hyp.split())["total"] / len(ref) < 0.6, hyp
+    assert "might even have been made" in forward[1]
+
+
+def test_identity_is_stable_and_has_weights_hash(sphinx) -> None:  # noqa: ANN001
+    ident = sphinx.identity()
+    assert ident.spec == "sphinx:en-us" and len(ident.weights_hash) == 16
+    assert load_backend("sphinx:en-us").identity().key == ident.key
+    assert sphinx.max_duration == 30.0
+
+
+def test_rejects_unknown_model_and_language() -> None:
+    with pytest.raises(ConfigError, match="valid: en-us"):
+        load_backend("sphinx:fr-fr")
+    with pytest.raises(ConfigError, match="English only"):
+        load_backend("sphinx:en-us", DecodeOptions(language="de"))
