@@ -1,42 +1,102 @@
-"""``asr-audit demo``: a complete audit on data shipped with the package, no network needed."""
+"""``asr-audit demo``: a complete audit on data shipped with the package, no network needed.
+
+The demo is an ordinary experiment spec (see :func:`demo_spec`) run by the ordinary runner:
+
+* the bundled offline models (Whisper tiny.en and base through CTranslate2, PocketSphinx) on
+  the bundled real LibriVox clips;
+* a small generated parliament-style benchmark with planted reference errors, rendered with
+  offline TTS voices, when the calibration generator and a voice are available;
+* the paper's VoxPopuli example predictions (five models, 150 clips).
+
+It writes ``report.html`` (and results.json, tables, plots) and prints where it is.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from asr_audit.cli import app, console
 
+DEMO_MODELS = (("whisper-tiny.en", "whisper-tiny.en"), ("whisper-base", "whisper-base"), ("sphinx", "sphinx:en-us"))
+
+
+def demo_spec(out: Path, audio: bool = True, calib_dir: Path | None = None, seed: int = 0) -> dict[str, Any]:
+    """The demo's experiment spec as a TOML-shaped dict."""
+    from asr_audit.data import LIBRIVOX_MANIFEST, VOXPOPULI_EXAMPLES, VOXPOPULI_PANEL
+
+    corpora: list[dict[str, Any]] = []
+    if audio:
+        corpora.append({"name": "librivox", "spec": str(LIBRIVOX_MANIFEST),
+                        "probes": {"refdis": {"min_panel": 2}}})
+        if calib_dir is not None:
+            corpora.append({"name": "generated-parliament", "spec": str(calib_dir / "test.jsonl"),
+                            "probes": {"refdis": {"min_panel": 2}}})
+    corpora.append({"name": "voxpopuli-examples", "predictions": str(VOXPOPULI_EXAMPLES),
+                    "panel": list(VOXPOPULI_PANEL)})
+    return {
+        "title": "asr-audit demo",
+        "seed": seed,
+        "output": str(out),
+        "store": str(out / "store.sqlite"),
+        "normalizer": "whisper",
+        "corpus": corpora,
+        "model": [{"name": n, "spec": s} for n, s in DEMO_MODELS] if audio else [],
+        "panel": {"models": [n for n, _ in DEMO_MODELS] if audio else []},
+        "probes": {"refdis": {"preset": "paper"}, "switch_rate": {"min_per_arm": 3}},
+    }
+
+
+def _calibration_set(out: Path, seed: int) -> Path | None:
+    """Build (or reuse) the small generated benchmark; None when its pieces are unavailable."""
+    try:
+        from asr_audit.calib.generate import build_demo_benchmark  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    try:
+        return build_demo_benchmark(out / "generated-benchmark", seed=seed)
+    except Exception as exc:  # noqa: BLE001 - a missing TTS engine must not sink the demo
+        console.print(f"[yellow]skipping the generated benchmark:[/] {exc}")
+        return None
+
 
 @app.command()
 def demo(
-    out: Path = typer.Option(Path("asr-audit-demo"), "--out", help="Output folder for JSON/CSV results."),
+    out: Path = typer.Option(Path("asr-audit-demo"), "--out", help="Output folder for the report and results."),
     seed: int = typer.Option(0, "--seed"),
+    no_audio: bool = typer.Option(False, "--no-audio", help="Only the prediction-file probes (no model inference)."),
+    no_progress: bool = typer.Option(False, "--no-progress"),
 ) -> None:
-    """Run the prediction-file probes on the paper's VoxPopuli example predictions (5 models, 150 clips)."""
-    from asr_audit.corpus.predfiles import load_predictions
-    from asr_audit.data import VOXPOPULI_EXAMPLES, VOXPOPULI_PANEL
-    from asr_audit.probes.refdis import preset_params
-    from asr_audit.probes.refdis_run import run_refdis
-    from asr_audit.report.tables import refdis_csv, refdis_table, to_json, write_text
+    """Run a complete audit on bundled data and models and write the HTML report."""
+    from asr_audit.runner.run import LocalExecutor, run_experiment
+    from asr_audit.runner.spec import parse_spec
 
-    preds = load_predictions(VOXPOPULI_EXAMPLES)
-    console.rule("asr-audit demo: VoxPopuli example predictions (Hume AI release, Apache-2.0; CC0 transcripts)")
-    console.print(f"{len(preds.references)} clips x {len(preds.models)} models; panel: {', '.join(VOXPOPULI_PANEL)}")
-    for name, params in (
-        ("anchor-no-loo", preset_params("anchor", loo=False)),
-        ("anchor", preset_params("anchor")),
-        ("paper", preset_params("paper")),
-    ):
-        result = run_refdis(preds, VOXPOPULI_PANEL, params, seed=seed)
-        console.print(refdis_table(result))
-        write_text(out / f"refdis-{name}.json", to_json(result.to_dict()))
-        write_text(out / f"refdis-{name}.csv", refdis_csv(result))
-    try:
-        from asr_audit.cli.ortho import render_switch_rate  # registered when the ortho probe is installed
-    except ImportError:
-        render_switch_rate = None
-    if render_switch_rate is not None:
-        render_switch_rate(preds, out, seed)
-    console.print(f"[bold]results written to[/] {out.resolve()}")
+    out = out.resolve()
+    calib = None if no_audio else _calibration_set(out, seed)
+    spec = parse_spec(demo_spec(out, audio=not no_audio, calib_dir=calib, seed=seed), "<demo spec>")
+    console.rule("asr-audit demo")
+    console.print("corpora: " + ", ".join(c.name for c in spec.corpora)
+                  + (("; models: " + ", ".join(m.spec for m in spec.models)) if spec.models else ""))
+    outcome = run_experiment(spec, executor=LocalExecutor(not no_progress), log=console.print)
+    results = outcome.results
+    from asr_audit.report.tables import refdis_table
+
+    for entry in results["probes"]:
+        if entry["probe"] == "refdis":
+            console.print(f"[bold]{entry['corpus']}[/]")
+            console.print(refdis_table(_Shim(entry["result"])))
+    console.print(f"{outcome.n_computed} transcriptions computed, {outcome.n_cached} from the store; "
+                  f"{len(results['failures'])} failure(s)")
+    console.print(f"[bold green]report:[/] {outcome.report}")
+
+
+class _Shim:
+    """Adapts a refdis result dict to the table renderer (which reads ``to_dict()``)."""
+
+    def __init__(self, d: dict[str, Any]) -> None:
+        self._d = d
+
+    def to_dict(self) -> dict[str, Any]:
+        return self._d

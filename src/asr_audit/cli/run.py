@@ -33,3 +33,15 @@ def run(
         console.print(f"{outcome.n_computed} transcriptions computed, {outcome.n_cached} from the store; "
                       f"{len(outcome.results['failures'])} failure(s)")
         console.print(f"[bold]report:[/] {outcome.report.resolve()}")
+
+
+@app.command()
+def merge(
+    into: Path = typer.Option(..., "--into", help="Target store (created if absent)."),
+    sources: list[Path] = typer.Argument(..., help="Shard stores to merge into the target."),
+) -> None:
+    """Join shard stores (from `asr-audit run --shard i/n`) into one store."""
+    from asr_audit.store.merge import merge_stores
+
+    for r in merge_stores(into, sources):
+        console.print(f"{r.source}: added " + ", ".join(f"{n} {t}" for t, n in r.added.items()))

@@ -237,7 +237,8 @@ def run_experiment(
                              "kind": "audio" if c.spec else "predictions"})
         ctx = ProbeContext(c.name, preds, _panel_for(spec, c, preds.models) if preds.models else (), spec.seed,
                            spec.normalizer)
-        for name, params in spec.probes.items():
+        for name, base_params in spec.probes.items():
+            params = {**base_params, **c.probes.get(name, {})}
             try:
                 result = get_probe(name).run(ctx, params)
             except AuditError as exc:

@@ -58,6 +58,7 @@ class CorpusSpec:
     limit: int | None = None
     dataset: str | None = None  # pick one dataset of a bucketed prediction folder
     panel: tuple[str, ...] | None = None  # this corpus's panel (default: the spec's [panel])
+    probes: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # per-corpus parameter overrides
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +86,8 @@ class ExperimentSpec:
         return {
             "title": self.title, "seed": self.seed, "output": self.output, "normalizer": self.normalizer,
             "store": self.store,
-            "corpora": [{k: getattr(c, k) for k in c.__dataclass_fields__} for c in self.corpora],
+            "corpora": [{k: (dict(v) if isinstance(v, Mapping) else list(v) if isinstance(v, tuple) else v)
+                         for k in c.__dataclass_fields__ for v in [getattr(c, k)]} for c in self.corpora],
             "models": [{"name": m.name, "spec": m.spec, "options": dict(m.options), "batch_size": m.batch_size}
                        for m in self.models],
             "panel": list(self.panel),
@@ -144,7 +146,8 @@ def parse_spec(data: Mapping[str, Any], path: str = "<spec>") -> ExperimentSpec:
         f = _Fields(path, f"corpus[{i}]", raw)
         c = CorpusSpec(f.get("name", str), f.get("spec", str, None), f.get("predictions", str, None),
                        f.get("limit", int, None), f.get("dataset", str, None),
-                       tuple(f.get("panel", list)) if "panel" in f.table else None)
+                       tuple(f.get("panel", list)) if "panel" in f.table else None,
+                       {k: dict(v) for k, v in f.get("probes", dict, {}).items()})
         f.done()
         if (c.spec is None) == (c.predictions is None):
             f.fail(f"corpus[{i}]", "needs exactly one of 'spec' (audio) or 'predictions' (prediction files)",
@@ -197,6 +200,14 @@ def parse_spec(data: Mapping[str, Any], path: str = "<spec>") -> ExperimentSpec:
 
     for name, params in probes.items():
         validate_probe_params(spec, name, params)
+    for i, c in enumerate(corpora):
+        for name, params in c.probes.items():
+            if name not in probes:
+                top.fail(f"corpus[{i}].probes.{name}", "overrides a probe the spec does not run",
+                         f"add [probes.{name}] or remove the override")
+            if not isinstance(params, dict):
+                top.fail(f"corpus[{i}].probes.{name}", "must be a table", "write it as a TOML table")
+            validate_probe_params(spec, name, params)
     return spec
 
 
