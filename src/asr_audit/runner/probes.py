@@ -25,11 +25,23 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class ProbeContext:
+    """What a probe gets for one corpus.
+
+    Prediction-file probes read ``predictions``. Audio probes also get the corpus's clips
+    (``clips``: an ``asr_audit.corpus.clips.Corpus``, ``None`` for prediction-file corpora), the
+    loaded backends by model name (``backends``, loaded lazily by ``backend(name)``), and the
+    store, so every derived transcription is cached like the plain ones.
+    """
+
     corpus: str
     predictions: PredictionSet
     panel: tuple[str, ...]
     seed: int
     normalizer: str
+    clips: Any = None
+    backend: Callable[[str], Any] | None = None
+    models: tuple[str, ...] = ()
+    store: Any = None
 
 
 ProbeFn = Callable[[ProbeContext, Mapping[str, Any]], dict[str, Any]]
@@ -44,6 +56,18 @@ class ProbeKind:
 
 
 _PROBES: dict[str, ProbeKind] = {}
+# modules whose import registers more probes (audio probes, battery, ...)
+PROBE_MODULES: list[str] = []
+_LOADED: list[bool] = [False]
+
+
+def _load_modules() -> None:
+    if not _LOADED[0]:
+        _LOADED[0] = True
+        import importlib
+
+        for name in PROBE_MODULES:
+            importlib.import_module(name)
 
 
 def register_probe(name: str, params: Sequence[str], description: str = "") -> Callable[[ProbeFn], ProbeFn]:
@@ -55,10 +79,12 @@ def register_probe(name: str, params: Sequence[str], description: str = "") -> C
 
 
 def available_probes() -> list[str]:
+    _load_modules()
     return sorted(_PROBES)
 
 
 def get_probe(name: str) -> ProbeKind:
+    _load_modules()
     if name not in _PROBES:
         raise ConfigError(f"unknown probe {name!r}; valid: {', '.join(available_probes())}")
     return _PROBES[name]

@@ -78,6 +78,7 @@ class LocalExecutor:
 
     show_progress: bool = True
     backends: dict[str, Any] = field(default_factory=dict)
+    models: dict[str, ModelSpec] = field(default_factory=dict)
 
     def _backend(self, m: ModelSpec) -> Any:
         from asr_audit.models.base import DecodeOptions, load_backend
@@ -85,6 +86,13 @@ class LocalExecutor:
         if m.name not in self.backends:
             self.backends[m.name] = load_backend(m.spec, DecodeOptions.from_dict(dict(m.options)))
         return self.backends[m.name]
+
+    def backend_by_name(self, name: str) -> Any:
+        """The loaded backend of the spec's model ``name`` (loaded on first use)."""
+        m = self.models.get(name)
+        if m is None:
+            raise ConfigError(f"no model named {name!r} in the spec; available: {', '.join(self.models)}")
+        return self._backend(m)
 
     def run(self, jobs: Sequence[Job], store: Any) -> list[JobResult]:
         from asr_audit.runner.progress import RunProgress
@@ -178,20 +186,30 @@ def run_experiment(
     log: Callable[[str], None] = print,
 ) -> RunOutcome:
     """Run ``spec`` end to end (see the module docstring)."""
+    from asr_audit.store.sqlite import open_store
+
+    store_handle = open_store(store_path or spec.store)
+    try:
+        return _run(spec, shard, executor or LocalExecutor(), store_handle, log)
+    finally:
+        store_handle.close()
+
+
+def _run(spec: ExperimentSpec, shard: Shard | None, executor: Executor, store_handle: Any,
+         log: Callable[[str], None]) -> RunOutcome:
     from asr_audit.corpus.predfiles import load_predictions
     from asr_audit.report.html import build_report
     from asr_audit.runner.probes import ProbeContext, get_probe
-    from asr_audit.store.sqlite import open_store
 
-    executor = executor or LocalExecutor()
+    if isinstance(executor, LocalExecutor):
+        executor.models.update({m.name: m for m in spec.models})
     jobs, corpora = plan(spec, shard)
     failures: list[dict[str, str]] = []
     entries: list[dict[str, Any]] = []
     corpora_meta: list[dict[str, Any]] = []
     models_meta: dict[str, dict[str, Any]] = {}
     n_computed = n_cached = 0
-    with open_store(store_path or spec.store) as store:
-        job_results = executor.run(jobs, store) if jobs else []
+    job_results = executor.run(jobs, store_handle) if jobs else []
     for r in job_results:
         o = r.outcome
         n_computed += o.n_computed
@@ -236,7 +254,10 @@ def run_experiment(
         corpora_meta.append({"name": c.name, "source": src, "n_clips": len(preds.references),
                              "kind": "audio" if c.spec else "predictions"})
         ctx = ProbeContext(c.name, preds, _panel_for(spec, c, preds.models) if preds.models else (), spec.seed,
-                           spec.normalizer)
+                           spec.normalizer, clips=corpora.get(c.name),
+                           backend=getattr(executor, "backend_by_name", None),
+                           models=tuple(m.name for m in spec.models) if c.spec is not None else (),
+                           store=store_handle)
         for name, base_params in spec.probes.items():
             params = {**base_params, **c.probes.get(name, {})}
             try:
