@@ -13,9 +13,13 @@ import numpy as np
 LIBRIVOX = Path(__file__).parent / "fixtures" / "librivox"
 
 
+# the three shortest of the five shipped clips keep these tests fast
+SUBSET = ("0880", "0890", "0930")
+
+
 def librivox_refs() -> dict[str, str]:
     lines = (LIBRIVOX / "transcription.txt").read_text().splitlines()
-    return dict(line.split(" ", 1) for line in lines if line.strip())
+    return {k: v for k, v in (line.split(" ", 1) for line in lines if line.strip()) if k in SUBSET}
 
 
 def build_librispeech(root: Path, speaker: str = "19", chapter: str = "198") -> Path:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from asr_audit.corpus.clips import Clip, Corpus
+from asr_audit.corpus.jsonl import iter_jsonl
 from asr_audit.errors import InputFileError
 
 MANIFEST_SUFFIXES = (".jsonl", ".json", ".ndjson")
@@ -86,29 +87,13 @@ def read_manifest(path: str | Path, name: str | None = None, split: str = DEFAUL
     name = corpus_token(name or path.stem)
     clips: list[Clip] = []
     seen: dict[str, int] = {}
-    with open(path, "rb") as fh:
-        for line, raw in enumerate(fh, start=1):
-            try:
-                text = raw.decode("utf-8-sig" if line == 1 else "utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputFileError(path, f"line is not valid UTF-8 (byte {exc.start})",
-                                     "re-encode the manifest as UTF-8", line) from None
-            if not text.strip():
-                continue
-            try:
-                obj = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise InputFileError(path, f"bad JSON at column {exc.colno}: {exc.msg}",
-                                     "write one JSON object per line (JSONL)", line) from None
-            if not isinstance(obj, dict):
-                raise InputFileError(path, f"expected a JSON object, got {type(obj).__name__}",
-                                     "write one JSON object per line", line)
-            clip = parse_manifest_row(path, line, obj, name)
-            if clip.id in seen:
-                raise InputFileError(path, f"duplicate clip id {clip.id!r} (first on line {seen[clip.id]})",
-                                     "keep one line per clip, or give each an distinct 'id'", line)
-            seen[clip.id] = line
-            clips.append(clip)
+    for line, obj in iter_jsonl(path, "manifest"):
+        clip = parse_manifest_row(path, line, obj, name)
+        if clip.id in seen:
+            raise InputFileError(path, f"duplicate clip id {clip.id!r} (first on line {seen[clip.id]})",
+                                 "keep one line per clip, or give each a distinct 'id'", line)
+        seen[clip.id] = line
+        clips.append(clip)
     if not clips:
         raise InputFileError(path, "manifest has no clips", "write one JSON object per clip")
     return Corpus(name=name, split=split, source=str(path), clips=tuple(clips))

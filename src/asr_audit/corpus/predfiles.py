@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from asr_audit.corpus.jsonl import iter_jsonl
 from asr_audit.corpus.records import PredictionFile, PredictionRow
 from asr_audit.errors import InputFileError, require
 
@@ -79,24 +80,7 @@ def _first(columns: Sequence[str], names: Sequence[str]) -> str | None:
 
 
 def _iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    with open(path, "rb") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputFileError(path, f"line is not valid UTF-8 (byte {exc.start})",
-                                     "re-encode the file as UTF-8", lineno) from None
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputFileError(path, f"bad JSON at column {exc.colno}: {exc.msg}",
-                                     "write one JSON object per line (JSONL)", lineno) from None
-            if not isinstance(obj, dict):
-                raise InputFileError(path, f"expected a JSON object, got {type(obj).__name__}",
-                                     "write one JSON object per line", lineno)
-            yield lineno, obj
+    return iter_jsonl(path, "prediction file")
 
 
 def _read_text(path: Path) -> str:

@@ -192,7 +192,14 @@ def _load_builtins() -> None:
 
 
 # Modules whose import registers backends (they must import heavy dependencies lazily).
-BUILTIN_BACKEND_MODULES: list[str] = []
+BUILTIN_BACKEND_MODULES: list[str] = [
+    "asr_audit.models.sphinx",
+    "asr_audit.models.openai_http",
+    "asr_audit.models.preds",
+    "asr_audit.models.ct2",
+    "asr_audit.models.hf",
+    "asr_audit.models.hf_ctc",
+]
 
 
 def available_backends() -> list[BackendKind]:

@@ -1,0 +1,142 @@
+"""``ct2:<dir>`` — CTranslate2 Whisper (faster-whisper) model directories, and the bundled
+``whisper-tiny.en`` / ``whisper-base`` served through CTranslate2 (the default engine).
+
+Features are computed in numpy (:mod:`asr_audit.models.whisper_features`) with the settings
+of the directory's ``preprocessor_config.json`` when present (else 80 or 128 mel bins read from
+the weights), so this backend needs ``ctranslate2`` and ``tokenizers`` but not torch. Decoding
+is ``Whisper.generate`` with beam size from the decode options (1 = greedy), the prompt
+``<|startoftranscript|>`` [+ language + task for multilingual models] + ``<|notimestamps|>``,
+the model's ``suppress_ids`` and blank suppression at the first step, and
+at most ``min(max_new_tokens, 224)`` new tokens (224 = half the decoder's 448 positions, the
+cap OpenAI's decoder and CTranslate2 both apply).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from asr_audit.errors import BackendError, ConfigError, InputFileError, require
+from asr_audit.models.base import TRANSCRIBE, BaseBackend, DecodeOptions, register_backend
+from asr_audit.models.bundled import BUNDLED_MODELS, bundled_model_dir
+from asr_audit.models.cache import weights_hash
+from asr_audit.models.whisper_common import WHISPER_MAX_NEW_TOKENS, WHISPER_MAX_SECONDS, batches, check_audios, prompt_ids, resolve_device
+from asr_audit.models.whisper_features import MelSettings, batch_log_mel
+
+_COMPUTE_TYPES = {"default": "default", "float32": "float32", "float16": "float16", "int8": "int8"}
+
+
+def ct2_weight_files(model_dir: Path) -> list[Path]:
+    """The files whose bytes define a CTranslate2 Whisper model's outputs."""
+    names = ("model.bin", "config.json", "tokenizer.json", "preprocessor_config.json")
+    return [model_dir / n for n in names if (model_dir / n).is_file()]
+
+
+def mel_settings_for(model_dir: Path) -> MelSettings:
+    """Mel settings of a CTranslate2 Whisper directory."""
+    from asr_audit.models.whisper_convert import read_ct2_index
+
+    n_mels = read_ct2_index(model_dir / "model.bin").shape("encoder/conv1/weight")[1]
+    pre = model_dir / "preprocessor_config.json"
+    return MelSettings.from_preprocessor_config(pre, n_mels) if pre.is_file() else MelSettings(n_mels=n_mels)
+
+
+class CT2WhisperBackend(BaseBackend):
+    """Greedy Whisper transcription with CTranslate2."""
+
+    capabilities = frozenset({TRANSCRIBE})
+    max_duration = WHISPER_MAX_SECONDS
+
+    def __init__(
+        self,
+        model_dir: str | Path,
+        spec: str,
+        options: DecodeOptions,
+        *,
+        device: str | None = None,
+        batch_size: int = 8,
+        cpu_threads: int = 0,
+    ) -> None:
+        ctranslate2 = require("ctranslate2", "ct2")
+        tokenizers = require("tokenizers", "ct2")
+        model_dir = Path(model_dir).expanduser()
+        for needed in ("model.bin", "tokenizer.json"):
+            if not (model_dir / needed).is_file():
+                raise InputFileError(
+                    model_dir, f"is not a CTranslate2 Whisper directory (no {needed})", "point ct2: at a faster-whisper model directory"
+                )
+        if options.compute_type not in _COMPUTE_TYPES:
+            raise ConfigError(f"compute_type {options.compute_type!r} is unknown; valid: {', '.join(_COMPUTE_TYPES)}")
+        super().__init__(spec, options, weights_hash(ct2_weight_files(model_dir)))
+        self.model_dir = model_dir
+        self.batch_size = batch_size
+        self.device = resolve_device(device, lambda: ctranslate2.get_cuda_device_count() > 0)
+        kind, _, index = self.device.partition(":")
+        try:
+            self._model = ctranslate2.models.Whisper(
+                str(model_dir),
+                device=kind,
+                device_index=int(index or 0),
+                compute_type=_COMPUTE_TYPES[options.compute_type],
+                intra_threads=cpu_threads or (os.cpu_count() or 1),
+            )
+        except (RuntimeError, ValueError) as exc:
+            raise BackendError(f"{spec}: CTranslate2 cannot load {model_dir} ({exc}); fix: check the model directory") from exc
+        self._tokenizer = tokenizers.Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        self.mel = mel_settings_for(model_dir)
+        if self.mel.n_mels != self._model.n_mels:
+            raise InputFileError(model_dir / "preprocessor_config.json", f"says {self.mel.n_mels} mel bins, the model wants {self._model.n_mels}", "fix feature_size")
+        self.multilingual = bool(self._model.is_multilingual)
+        self.prompt = prompt_ids(spec, self._tokenizer.token_to_id, self.multilingual, options)
+        # CTranslate2's Whisper.generate emits at most max_length // 2 tokens whatever the prompt
+        # length (as OpenAI's sample_len = n_text_ctx // 2); ask for exactly max_new_tokens.
+        self.max_new_tokens = min(options.max_new_tokens, WHISPER_MAX_NEW_TOKENS)
+        self.max_length = 2 * self.max_new_tokens
+
+    def transcribe(self, audios: Sequence[np.ndarray]) -> list[str]:
+        ctranslate2 = require("ctranslate2", "ct2")
+        clips = check_audios(self.spec, audios, self.max_duration)
+        texts: list[str] = []
+        for rows in batches(len(clips), self.batch_size):
+            features = ctranslate2.StorageView.from_array(np.ascontiguousarray(batch_log_mel([clips[i] for i in rows], self.mel)))
+            results = self._model.generate(
+                features,
+                [self.prompt] * len(rows),
+                beam_size=self.options.beam_size,
+                max_length=self.max_length,
+                suppress_blank=True,
+                suppress_tokens=[-1],
+            )
+            texts += [self._tokenizer.decode(r.sequences_ids[0], skip_special_tokens=True).strip() for r in results]
+        return texts
+
+
+@register_backend(
+    "ct2",
+    description="CTranslate2 Whisper / faster-whisper model directory (ct2:<dir>)",
+    capabilities=[TRANSCRIBE],
+    extra="ct2",
+)
+def _ct2_factory(arg: str, options: DecodeOptions) -> CT2WhisperBackend:
+    return CT2WhisperBackend(arg, f"ct2:{arg}", options)
+
+
+def _register_bundled(name: str) -> None:
+    model = BUNDLED_MODELS[name]
+
+    @register_backend(
+        name,
+        description=f"{model.description}, bundled offline ({model.install_hint}), served by CTranslate2",
+        capabilities=[TRANSCRIBE],
+        bundled=True,
+        extra="ct2",
+    )
+    def factory(arg: str, options: DecodeOptions) -> CT2WhisperBackend:
+        return CT2WhisperBackend(bundled_model_dir(name), name, options)
+
+
+for _name in BUNDLED_MODELS:
+    _register_bundled(_name)

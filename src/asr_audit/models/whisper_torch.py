@@ -1,0 +1,214 @@
+"""PyTorch Whisper (``transformers.WhisperForConditionalGeneration``): greedy transcription,
+teacher-forced scoring and named hook sites.
+
+Decoding mirrors the CTranslate2 backend exactly so the two engines agree token for token:
+prompt ``<|startoftranscript|>`` [+ ``<|lang|>`` + ``<|task|>``] + ``<|notimestamps|>``,
+argmax at every step, the generation config's ``suppress_tokens`` always masked,
+``begin_suppress_tokens`` masked at the first step, stop at ``<|endoftext|>`` or after
+``min(max_new_tokens, 224)`` new tokens (the cap CTranslate2 and OpenAI's decoder apply).
+
+**Scoring** (:meth:`TorchWhisperBackend.score`) returns, for every token of the target text,
+``log p(token | audio, prompt, prefix tokens, earlier target tokens)`` under one teacher-forced
+forward pass: the raw log-softmax over the whole vocabulary (no suppression), no end-of-text
+token. Tokenization boundary: prefix and target are tokenized separately, each stripped and
+given one leading space (Whisper writes every word, the first included, with its leading
+space: `` And Mr. John``), so the target's first token starts a new word after the prefix.
+An empty target gives empty scores.
+
+**Hook sites** (:meth:`TorchWhisperBackend.sites`, :func:`whisper_site_modules`) name the
+module whose forward output is the activation; when a module returns a tuple the activation is
+its first element::
+
+    encoder.layers.{L}.self_attn   encoder.layers.{L}.mlp   encoder.layers.{L}.out   encoder.out
+    decoder.embed_tokens           decoder.layers.{L}.self_attn   decoder.layers.{L}.cross_attn
+    decoder.layers.{L}.mlp         decoder.layers.{L}.out   decoder.out
+
+(``out`` is the residual stream after layer ``L``; ``mlp`` is the output of ``fc2``;
+``encoder.out`` / ``decoder.out`` follow the final layer norm.)
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from asr_audit.errors import BackendError, ConfigError, require
+from asr_audit.models.base import SCORE, SITES, TRANSCRIBE, BaseBackend, DecodeOptions, TokenScores
+from asr_audit.models.whisper_common import WHISPER_MAX_NEW_TOKENS, WHISPER_MAX_SECONDS, batches, check_audios, prompt_ids, resolve_device
+
+_DTYPES = {"default": "float32", "float32": "float32", "float16": "float16"}
+
+
+def dtype_kwarg(dtype: Any) -> dict[str, Any]:
+    """``from_pretrained``'s dtype keyword: ``dtype`` since transformers 5, ``torch_dtype`` before."""
+    transformers = require("transformers", "torch")
+    major = int(transformers.__version__.split(".")[0])
+    return {"dtype": dtype} if major >= 5 else {"torch_dtype": dtype}
+
+
+def whisper_site_modules(model: Any) -> dict[str, Any]:
+    """Hook-site name -> ``torch.nn.Module`` for a ``WhisperForConditionalGeneration``, in forward order."""
+    enc, dec = model.model.encoder, model.model.decoder
+    sites: dict[str, Any] = {}
+    for i, layer in enumerate(enc.layers):
+        sites[f"encoder.layers.{i}.self_attn"] = layer.self_attn
+        sites[f"encoder.layers.{i}.mlp"] = layer.fc2
+        sites[f"encoder.layers.{i}.out"] = layer
+    sites["encoder.out"] = enc.layer_norm
+    sites["decoder.embed_tokens"] = dec.embed_tokens
+    for i, layer in enumerate(dec.layers):
+        sites[f"decoder.layers.{i}.self_attn"] = layer.self_attn
+        sites[f"decoder.layers.{i}.cross_attn"] = layer.encoder_attn
+        sites[f"decoder.layers.{i}.mlp"] = layer.fc2
+        sites[f"decoder.layers.{i}.out"] = layer
+    sites["decoder.out"] = dec.layer_norm
+    return sites
+
+
+class TorchWhisperBackend(BaseBackend):
+    """A Hugging Face Whisper model directory run with PyTorch (transcribe, score, sites)."""
+
+    capabilities = frozenset({TRANSCRIBE, SCORE, SITES})
+    max_duration = WHISPER_MAX_SECONDS
+
+    def __init__(
+        self,
+        model_dir: str | Path,
+        spec: str,
+        options: DecodeOptions,
+        weights_hash: str,
+        *,
+        device: str | None = None,
+        batch_size: int = 8,
+    ) -> None:
+        torch = require("torch", "torch")
+        transformers = require("transformers", "torch")
+        if options.beam_size != 1:
+            raise ConfigError(f"{spec}: PyTorch Whisper backends decode greedily; fix: beam_size=1, or use the ct2 backend for beams")
+        if options.compute_type not in _DTYPES:
+            raise ConfigError(f"{spec}: compute_type {options.compute_type!r} is not supported here; valid: {', '.join(_DTYPES)}")
+        super().__init__(spec, options, weights_hash)
+        self.model_dir = Path(model_dir)
+        self.batch_size = batch_size
+        self.device = resolve_device(device, torch.cuda.is_available)
+        dtype = getattr(torch, _DTYPES[options.compute_type])
+        try:
+            model = transformers.WhisperForConditionalGeneration.from_pretrained(str(model_dir), **dtype_kwarg(dtype))
+            self.processor = transformers.WhisperProcessor.from_pretrained(str(model_dir))
+        except (OSError, ValueError) as exc:
+            raise BackendError(f"{spec}: cannot load a Whisper model from {model_dir} ({exc}); fix: check the model directory") from exc
+        self.torch_model = model.to(self.device).eval()
+        self.tokenizer = self.processor.tokenizer
+        self.feature_extractor = self.processor.feature_extractor
+        gen = model.generation_config
+        cfg = model.config
+        self.suppress = list(getattr(gen, "suppress_tokens", None) or cfg.suppress_tokens or [])
+        self.begin_suppress = list(getattr(gen, "begin_suppress_tokens", None) or cfg.begin_suppress_tokens or [])
+        self.eot = int(gen.eos_token_id if isinstance(gen.eos_token_id, int) else cfg.eos_token_id)
+        self.max_positions = int(cfg.max_target_positions)
+        self.multilingual = cfg.vocab_size >= 51865
+        self.prompt = prompt_ids(spec, self._token_id, self.multilingual, options)
+        self._sites = whisper_site_modules(self.torch_model)
+        params = inspect.signature(self.torch_model.forward).parameters
+        self._cache_kw = "cache" if "cache" in params else "past_key_values"  # transformers >= 5 renamed it
+
+    # ------------------------------------------------------------------ helpers
+    def _token_id(self, token: str) -> int | None:
+        tid = self.tokenizer.convert_tokens_to_ids(token)
+        return None if tid is None or tid == self.tokenizer.unk_token_id and token != self.tokenizer.unk_token else int(tid)
+
+    def _encode_text(self, text: str) -> list[int]:
+        text = text.strip()
+        return list(self.tokenizer.encode(" " + text, add_special_tokens=False)) if text else []
+
+    def _encoder_states(self, clips: list[np.ndarray]) -> Any:
+        torch = require("torch", "torch")
+        feats = self.feature_extractor(clips, sampling_rate=self.feature_extractor.sampling_rate, return_tensors="np").input_features
+        x = torch.from_numpy(np.ascontiguousarray(feats)).to(self.device, dtype=self.torch_model.dtype)
+        return self.torch_model.model.encoder(x).last_hidden_state
+
+    def sites(self) -> list[str]:
+        """Every hook-site name of this model, in forward order (see the module docstring)."""
+        return list(self._sites)
+
+    def site_module(self, name: str) -> Any:
+        """The ``torch.nn.Module`` whose output is site ``name``."""
+        if name not in self._sites:
+            raise ConfigError(f"{self.spec} has no hook site {name!r}; valid e.g.: {', '.join(self.sites()[:4])}, ...")
+        return self._sites[name]
+
+    # ------------------------------------------------------------------ capabilities
+    def transcribe(self, audios: Sequence[np.ndarray]) -> list[str]:
+        clips = check_audios(self.spec, audios, self.max_duration)
+        out: list[str] = []
+        for rows in batches(len(clips), self.batch_size):
+            out += self._greedy([clips[i] for i in rows])
+        return out
+
+    def _greedy(self, clips: list[np.ndarray]) -> list[str]:
+        torch = require("torch", "torch")
+        from transformers.modeling_outputs import BaseModelOutput
+
+        n_new = min(self.options.max_new_tokens, WHISPER_MAX_NEW_TOKENS, self.max_positions - len(self.prompt))
+        with torch.inference_mode():
+            enc = BaseModelOutput(last_hidden_state=self._encoder_states(clips))
+            n = len(clips)
+            cur = torch.tensor([self.prompt] * n, device=self.device)
+            done = torch.zeros(n, dtype=torch.bool, device=self.device)
+            generated: list[Any] = []
+            past = None
+            suppress = torch.tensor(self.suppress, dtype=torch.long, device=self.device)
+            begin = torch.tensor(self.begin_suppress, dtype=torch.long, device=self.device)
+            for step in range(n_new):
+                res = self.torch_model(encoder_outputs=enc, decoder_input_ids=cur, use_cache=True, **{self._cache_kw: past})
+                logits = res.logits[:, -1, :].float()
+                logits[:, suppress] = -np.inf
+                if step == 0:
+                    logits[:, begin] = -np.inf
+                nxt = torch.where(done, torch.full_like(done, self.eot, dtype=torch.long), logits.argmax(-1))
+                done |= nxt == self.eot
+                generated.append(nxt)
+                if bool(done.all()):
+                    break
+                past, cur = getattr(res, self._cache_kw), nxt[:, None]
+        rows = torch.stack(generated, 1).tolist() if generated else [[] for _ in clips]
+        return [self.tokenizer.decode(r[: self._stop(r)], skip_special_tokens=True).strip() for r in rows]
+
+    def _stop(self, row: list[int]) -> int:
+        return row.index(self.eot) if self.eot in row else len(row)
+
+    def score(self, audios: Sequence[np.ndarray], prefixes: Sequence[str], targets: Sequence[str]) -> list[TokenScores]:
+        """Teacher-forced per-token log-probs of each target (see the module docstring)."""
+        torch = require("torch", "torch")
+        if not len(audios) == len(prefixes) == len(targets):
+            raise ConfigError(f"{self.spec}: score needs equal numbers of audios, prefixes and targets")
+        clips = check_audios(self.spec, audios, self.max_duration)
+        results: list[TokenScores] = []
+        for rows in batches(len(clips), self.batch_size):
+            seqs, spans = [], []
+            for i in rows:
+                head = self.prompt + self._encode_text(prefixes[i])
+                tail = self._encode_text(targets[i])
+                if len(head) + len(tail) > self.max_positions:
+                    raise BackendError(f"{self.spec}: input {i}: prefix + target exceed {self.max_positions} tokens; fix: shorten them")
+                seqs.append(head + tail)
+                spans.append((len(head), tail))
+            width = max(len(s) for s in seqs)
+            ids = torch.tensor([s + [self.eot] * (width - len(s)) for s in seqs], device=self.device)
+            with torch.inference_mode():
+                enc = self._encoder_states([clips[i] for i in rows])
+                logits = self.torch_model(encoder_outputs=(enc,), decoder_input_ids=ids).logits.float()
+                logp = torch.log_softmax(logits, dim=-1)
+            for b, (start, tail) in enumerate(spans):
+                if not tail:
+                    results.append(TokenScores((), ()))
+                    continue
+                pos = torch.arange(start - 1, start - 1 + len(tail), device=self.device)
+                lp = logp[b, pos, torch.tensor(tail, device=self.device)].tolist()
+                toks = tuple(self.tokenizer.decode([t]) for t in tail)
+                results.append(TokenScores(toks, tuple(float(x) for x in lp)))
+        return results
