@@ -58,14 +58,13 @@ def split_list(value: str | None, flag: str) -> list[str] | None:
     return items
 
 
-def fail(message: str) -> typer.Exit:
-    """Print a one-line error and return the Exit to raise (exit code 2)."""
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
-    return typer.Exit(code=2)
-
-
 def main(argv: list[str] | None = None) -> int:
     """Console-script entry point."""
+    import os
+
+    # library chatter (weight-loading bars, generation warnings) would drown the tables
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
     _register()
     try:
         app(args=argv, standalone_mode=False)

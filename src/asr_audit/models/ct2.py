@@ -75,12 +75,15 @@ class CT2WhisperBackend(BaseBackend):
         self.batch_size = batch_size
         self.device = resolve_device(device, lambda: ctranslate2.get_cuda_device_count() > 0)
         kind, _, index = self.device.partition(":")
+        compute_type = _COMPUTE_TYPES[options.compute_type]
+        if compute_type == "default" and kind == "cpu":
+            compute_type = "float32"  # what CTranslate2 falls back to on CPU for float16 weights, without its warning
         try:
             self._model = ctranslate2.models.Whisper(
                 str(model_dir),
                 device=kind,
                 device_index=int(index or 0),
-                compute_type=_COMPUTE_TYPES[options.compute_type],
+                compute_type=compute_type,
                 intra_threads=cpu_threads or (os.cpu_count() or 1),
             )
         except (RuntimeError, ValueError) as exc:
