@@ -196,14 +196,18 @@ def mine_clip(
     if len(present) < params.min_panel:
         return []
     min_matched = int(params.min_ref_match * n)
-    aligns: dict[str, Alignment] = {}
-    for m in dict.fromkeys([*present, *models]):
-        hyp = clip.hyps.get(m)
-        if hyp is not None:
-            a = cache.align(ref, hyp)
-            if a.matched >= min_matched:
-                aligns[m] = a
-    members = [m for m in present if m in aligns]
+    aligns: dict[str, Alignment | None] = {}  # model -> its alignment if eligible, else None
+
+    def eligible(m: str) -> Alignment | None:
+        # Aligned on first use: most clips yield no edit, and then only the panel is needed.
+        if m not in aligns:
+            hyp = clip.hyps.get(m)
+            a = None if hyp is None else cache.align(ref, hyp)
+            aligns[m] = a if a is not None and a.matched >= min_matched else None
+        return aligns[m]
+
+    panel_aligns = {m: a for m in present if (a := eligible(m)) is not None}
+    members = list(panel_aligns)
     if len(members) < params.min_panel:
         return []
     n_panel = len(members)
@@ -214,7 +218,7 @@ def mine_clip(
         verdicts: dict[str, Verdict] = {}
         renders: dict[str, str] = {}
         for m in models:
-            a = aligns.get(m)
+            a = eligible(m)
             if a is None:
                 verdicts[m] = None
             else:
@@ -224,14 +228,14 @@ def mine_clip(
     edits: list[Edit] = []
     votes = [0] * n
     for m in members:
-        for i in aligns[m].missed:
+        for i in panel_aligns[m].missed:
             votes[i] += 1
     for start, stop in _runs(votes, threshold, params.min_run_len):
         if not params.include_middle and start != 0 and stop - 1 != n - 1:
             continue
         text = " ".join(ref[start:stop])
-        agreeing = [m for m in members if aligns[m].missed_any(start, stop)]
-        alts = [aligns[m].substitution_at(start, stop) for m in agreeing]
+        agreeing = [m for m in members if panel_aligns[m].missed_any(start, stop)]
+        alts = [panel_aligns[m].substitution_at(start, stop) for m in agreeing]
         cers = sorted(char_error(text, alt) for alt in alts)
         median = cers[len(cers) // 2] if cers else 1.0
         if median < params.min_consensus_cer:
@@ -246,7 +250,7 @@ def mine_clip(
             verdicts, renders))
     for anchor in (0, n):
         at_start = anchor == 0
-        lists = [aligns[m].insertions.get(anchor, ()) for m in members]
+        lists = [panel_aligns[m].insertions.get(anchor, ()) for m in members]
         chunk = _insertion_chunk(lists, at_start, threshold)
         if len(chunk) < params.min_run_len:
             continue
@@ -324,7 +328,7 @@ def mine(
     cache: AlignmentCache | None = None,
 ) -> Mining:
     """Mine every clip with the full panel and, with ``params.loo``, with each panel-minus-one."""
-    cache = cache or AlignmentCache()
+    cache = AlignmentCache() if cache is None else cache  # an empty cache is falsy (__len__)
     panel = list(panel)
     models = list(models)
     loo = params.loo and len(panel) > 1

@@ -117,6 +117,39 @@ def score_model(model: str, edits: Sequence[Edit], in_panel: bool, inflation: In
     )
 
 
+class Text2Num:
+    """A normalizer followed by ``text_to_num.alpha2digit`` (spelled numbers as digits).
+
+    One object, so that :func:`~asr_audit.text.normalize.normalize_many` caches the composed
+    result and a warm run does neither step again.
+    """
+
+    def __init__(self, base) -> None:  # noqa: ANN001
+        from text_to_num import alpha2digit
+
+        self.base = base
+        self.name = f"{base.name}+text2num"
+        self._alpha2digit = alpha2digit
+
+    def __call__(self, text: str) -> str:
+        out = self.base(text)
+        return self._alpha2digit(out, "en") if out else out
+
+    def describe(self) -> dict[str, object]:
+        return {**self.base.describe(), "text2num": True}
+
+
+_TEXT2NUM: dict[int, Text2Num] = {}
+
+
+def with_text2num(normalize):  # noqa: ANN001, ANN201
+    """The shared :class:`Text2Num` over ``normalize`` (one per normalizer, so its cache is reused)."""
+    composed = _TEXT2NUM.get(id(normalize))
+    if composed is None or composed.base is not normalize:
+        composed = _TEXT2NUM[id(normalize)] = Text2Num(normalize)
+    return composed
+
+
 def prepare_clips(
     preds: PredictionSet, models: Sequence[str], normalize, text2num: bool,  # noqa: ANN001
     references: Mapping[str, str] | None = None,
@@ -131,11 +164,7 @@ def prepare_clips(
         rows = preds.file(m).rows
         hyp_rows.append([None if (r := rows.get(cid)) is None else r.hypothesis for cid in refs])
     distinct = list(dict.fromkeys([*raw, *(h for col in hyp_rows for h in col if h is not None)]))
-    normed = dict(zip(distinct, normalize_many(normalize, distinct)))
-    if text2num:
-        from text_to_num import alpha2digit
-
-        normed = {k: alpha2digit(v, "en") if v else v for k, v in normed.items()}
+    normed = dict(zip(distinct, normalize_many(with_text2num(normalize) if text2num else normalize, distinct)))
     tok = {k: tokens(v) for k, v in normed.items()}
     clips = []
     for ci, (cid, ref) in enumerate(refs.items()):
@@ -165,7 +194,7 @@ def run_refdis(
         preds.file(m)  # raises a ConfigError naming the available models
     if len(set(panel)) != len(panel):
         raise ConfigError(f"--panel names a model twice: {','.join(panel)}")
-    cache = cache or AlignmentCache()
+    cache = AlignmentCache() if cache is None else cache  # an empty cache is falsy (__len__)
     if corrected is None:
         if len(panel) < params.min_panel:
             raise ConfigError(f"the panel has {len(panel)} member(s) but --min-panel is {params.min_panel}; "
