@@ -33,6 +33,7 @@ VERB_MODULES = [
     "asr_audit.cli.inference",
     "asr_audit.cli.align",
     "asr_audit.cli.run",
+    "asr_audit.cli.calib",
     "asr_audit.cli.demo",
 ]
 

@@ -32,8 +32,10 @@ def demo_spec(out: Path, audio: bool = True, calib_dir: Path | None = None, seed
         corpora.append({"name": "librivox", "spec": str(LIBRIVOX_MANIFEST),
                         "probes": {"refdis": {"min_panel": 2}}})
         if calib_dir is not None:
-            corpora.append({"name": "generated-parliament", "spec": str(calib_dir / "test.jsonl"),
-                            "probes": {"refdis": {"min_panel": 2}}})
+            corpora.append({"name": "generated-parliament", "spec": str(calib_dir / "calib-train.jsonl"),
+                            "probes": {"refdis": {"min_panel": 2},
+                                       "miner_calibration": {"truth": str(calib_dir), "split": "train",
+                                                             "min_panel": 2}}})
     corpora.append({"name": "voxpopuli-examples", "predictions": str(VOXPOPULI_EXAMPLES),
                     "panel": list(VOXPOPULI_PANEL)})
     return {
@@ -45,21 +47,35 @@ def demo_spec(out: Path, audio: bool = True, calib_dir: Path | None = None, seed
         "corpus": corpora,
         "model": [{"name": n, "spec": s} for n, s in DEMO_MODELS] if audio else [],
         "panel": {"models": [n for n, _ in DEMO_MODELS] if audio else []},
-        "probes": {"refdis": {"preset": "paper"}, "switch_rate": {"min_per_arm": 3}},
+        "probes": {"refdis": {"preset": "paper"}, "switch_rate": {"min_per_arm": 3},
+                   "miner_calibration": {"preset": "paper"}},
     }
 
 
+DEMO_CALIB_SENTENCES = 20
+DEMO_CALIB_VOICES = ("slt", "rms")
+
+
 def _calibration_set(out: Path, seed: int) -> Path | None:
-    """Build (or reuse) the small generated benchmark; None when its pieces are unavailable."""
+    """Build the small generated benchmark (20 sentences x 2 flite voices; deterministic for the seed).
+
+    ``None`` (and a note) when no TTS voice is installed: the rest of the demo still runs.
+    """
+    from asr_audit.calib.build import build_calibration
+    from asr_audit.calib.generate import CalibConfig
+    from asr_audit.errors import AuditError
+
+    target = out / "generated-benchmark"
     try:
-        from asr_audit.calib.generate import build_demo_benchmark  # type: ignore[import-not-found]
-    except ImportError:
-        return None
-    try:
-        return build_demo_benchmark(out / "generated-benchmark", seed=seed)
-    except Exception as exc:  # noqa: BLE001 - a missing TTS engine must not sink the demo
+        result = build_calibration(target, CalibConfig(n_sentences=DEMO_CALIB_SENTENCES), DEMO_CALIB_VOICES, seed)
+    except AuditError as exc:
         console.print(f"[yellow]skipping the generated benchmark:[/] {exc}")
         return None
+    if result.n_clips == 0:
+        console.print("[yellow]skipping the generated benchmark:[/] no voice could synthesize "
+                      f"({'; '.join(r for _, r in result.failures[:1])})")
+        return None
+    return target
 
 
 @app.command()

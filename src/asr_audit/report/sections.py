@@ -105,3 +105,24 @@ def switch_rate_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section
     flat = [{**row, "pooled": row["pooled"]} for row in rows]
     return Section(f"Orthographic switch rate — {corpus}", anchor, html, tuple(figs),
                    tables={f"{anchor}.csv": to_csv(flat, SWITCH_COLUMNS)})
+
+
+@register_section("miner_calibration")
+def miner_calibration_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
+    r = entry["result"]
+    corpus = entry.get("corpus", "")
+    anchor = slug(f"calibration-{corpus}")
+    rows = [{"model": "miner recall", "group": k, "rate": v["rate"], "ci_low": v["ci_low"], "ci_high": v["ci_high"]}
+            for k, v in r["recall_by_kind"].items() if v["n"] > 0]
+    rows += [{"model": "miner recall", "group": f"at {k}", "rate": v["rate"], "ci_low": v["ci_low"],
+              "ci_high": v["ci_high"]} for k, v in r["recall_by_position"].items() if v["n"] > 0]
+    p = r["precision"]
+    rows.append({"model": "miner precision", "group": "all edits", "rate": p["rate"], "ci_low": p["ci_low"],
+                 "ci_high": p["ci_high"]})
+    figs = (ctx.figure(f"{anchor}.png", plots.rates_by_group(rows, "group", f"Reference-error miner vs planted truth — {corpus}",
+                                                              "share (Wilson 95%)"),
+                       "Recall of planted reference errors by kind and position, and precision of the mined edits"),)
+    html = ctx.render("miner_calibration.html.j2", r=r)
+    table = [{"measure": name, **r[name]} for name in ("precision", "recall", "recall_boundary", "conventions_mined")]
+    return Section(f"Miner calibration (planted ground truth) — {corpus}", anchor, html, figs,
+                   tables={f"{anchor}.csv": to_csv(table, ("measure", "k", "n", "rate", "ci_low", "ci_high"))})

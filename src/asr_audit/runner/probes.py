@@ -57,7 +57,7 @@ class ProbeKind:
 
 _PROBES: dict[str, ProbeKind] = {}
 # modules whose import registers more probes (audio probes, battery, ...)
-PROBE_MODULES: list[str] = []
+PROBE_MODULES: list[str] = ["asr_audit.runner.probes_calib"]
 _LOADED: list[bool] = [False]
 
 
@@ -103,24 +103,29 @@ REFDIS_PARAMS = ("preset", "majority", "include_middle", "min_run_len", "min_ref
                  "min_panel", "loo", "resamples", "published")
 
 
-@register_probe("refdis", REFDIS_PARAMS, "reference disagreement with a consensus panel, and WER inflation")
-def refdis_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
+def run_refdis_from_params(ctx: ProbeContext, params: Mapping[str, Any], probe: str = "refdis") -> Any:
+    """``run_refdis`` on the context with the refdis parameters found in ``params``."""
     from asr_audit.probes.refdis import preset_params
     from asr_audit.probes.refdis_run import run_refdis
 
-    p = dict(params)
+    p = {k: v for k, v in params.items() if k in REFDIS_PARAMS}
     preset = p.pop("preset", "anchor")
     resamples = int(p.pop("resamples", 1000))
     p.pop("published", None)  # used by the report
     try:
         rp = preset_params(preset, **p)
     except TypeError as exc:
-        raise ConfigError(f"probes.refdis: {exc}; fix: check the parameter types") from None
+        raise ConfigError(f"probes.{probe}: {exc}; fix: check the parameter types") from None
     if len(ctx.panel) < rp.min_panel:
-        raise ConfigError(f"corpus {ctx.corpus!r}: the refdis panel has {len(ctx.panel)} model(s) "
+        raise ConfigError(f"corpus {ctx.corpus!r}: the panel has {len(ctx.panel)} model(s) "
                           f"({', '.join(ctx.panel) or 'none'}) but min_panel is {rp.min_panel}; "
-                          "fix: list more [panel] models or set probes.refdis.min_panel lower")
-    return run_refdis(ctx.predictions, ctx.panel, rp, ctx.normalizer, seed=ctx.seed, n_resamples=resamples).to_dict()
+                          f"fix: list more [panel] models or set probes.{probe}.min_panel lower")
+    return run_refdis(ctx.predictions, ctx.panel, rp, ctx.normalizer, seed=ctx.seed, n_resamples=resamples)
+
+
+@register_probe("refdis", REFDIS_PARAMS, "reference disagreement with a consensus panel, and WER inflation")
+def refdis_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
+    return run_refdis_from_params(ctx, params).to_dict()
 
 
 @register_probe("switch_rate", ("families", "min_per_arm"), "orthographic switch rate on convention families")

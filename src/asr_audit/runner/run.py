@@ -265,6 +265,8 @@ def _run(spec: ExperimentSpec, shard: Shard | None, executor: Executor, store_ha
             except AuditError as exc:
                 failures.append({"model": "*", "corpus": c.name, "clip_id": "*", "reason": f"probe {name}: {exc}"})
                 continue
+            if result is None:  # the probe does not apply to this corpus
+                continue
             entries.append({"probe": name, "corpus": c.name, "published": params.get("published", "vox_en_newwl4"),
                             "result": result})
     results = {

@@ -1,0 +1,195 @@
+"""Score the consensus miner against planted ground truth: precision and recall.
+
+Matching rule (one edit may match several items; an item is recalled when any edit matches it),
+always within one clip:
+
+* a **deletion or substitution** edit (a run of reference token indices) matches an item with a
+  non-empty reference span (a spurious insertion, a substitution, a convention) when the run and
+  the span overlap;
+* an **insertion** edit (anchor 0 or n) matches an **omitted** item with the same anchor when the
+  panel's chunk shares at least one normalized token with the omitted words;
+* a **substitution** edit matches an omitted item when its run starts or ends at the omission's
+  anchor and its alternative text shares a token with the omitted words (the aligner may fold an
+  omission and a neighbouring word into one replacement).
+
+An edit is a true positive when it matches a planted *error*; otherwise it is a false positive,
+labelled ``convention`` when it overlaps a record convention (which normalization or the
+artefact filter should have removed) and ``unexplained`` when it overlaps nothing planted (the
+panel's own recognition errors, or TTS mispronunciations). Precision = true-positive edits / all
+edits; recall = recalled errors / planted errors; both with Wilson 95% intervals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from asr_audit.calib.generate import CONVENTION, ERROR_KINDS, POSITIONS, START, END
+from asr_audit.calib.truth import Truth, TruthItem
+from asr_audit.errors import InputFileError
+from asr_audit.probes.refdis import DELETION, INSERTION, SUBSTITUTION, Edit
+from asr_audit.stats.intervals import Rate, wilson
+
+EDIT_KINDS = (DELETION, SUBSTITUTION, INSERTION)
+TRUE_POSITIVE, ON_CONVENTION, UNEXPLAINED = "error", "convention", "unexplained"
+
+
+def _shares_token(edit: Edit, item: TruthItem) -> bool:
+    return bool(set(edit.alt_text.split()) & set(item.spoken_norm))
+
+
+def edit_matches(edit: Edit, item: TruthItem) -> bool:
+    """Whether ``edit`` (already known to be on ``item``'s clip) recovers ``item``; see the module doc."""
+    if edit.kind == INSERTION:
+        return item.is_omission and edit.ref_indices[0] == item.ref_start and _shares_token(edit, item)
+    start, stop = edit.ref_indices[0], edit.ref_indices[-1] + 1
+    if not item.is_omission:
+        return start < item.ref_stop and item.ref_start < stop
+    return edit.kind == SUBSTITUTION and item.ref_start in (start, stop) and _shares_token(edit, item)
+
+
+@dataclass(frozen=True, slots=True)
+class EditOutcome:
+    """One mined edit and what it matched."""
+
+    clip_id: str
+    kind: str
+    position: str
+    ref_indices: tuple[int, ...]
+    ref_text: str
+    alt_text: str
+    label: str  # error | convention | unexplained
+    matched: tuple[int, ...]  # item numbers within the clip
+
+    def to_dict(self) -> dict[str, object]:
+        return {"clip_id": self.clip_id, "kind": self.kind, "position": self.position,
+                "ref_indices": list(self.ref_indices), "ref_text": self.ref_text, "alt_text": self.alt_text,
+                "label": self.label, "matched_items": list(self.matched)}
+
+
+@dataclass(frozen=True, slots=True)
+class CalibScore:
+    """The miner's precision and recall on one calibration set, for one panel and preset."""
+
+    panel: tuple[str, ...]
+    preset: str | None
+    params: Mapping[str, object]
+    n_clips: int
+    n_edits: int
+    precision: Rate
+    recall: Rate
+    recall_boundary: Rate  # errors at the start or end of the normalized reference
+    recall_by_kind: Mapping[str, Rate]
+    recall_by_position: Mapping[str, Rate]
+    recall_by_kind_position: Mapping[str, Mapping[str, Rate]]
+    precision_by_kind: Mapping[str, Rate]  # by the miner's edit kind
+    precision_by_position: Mapping[str, Rate]
+    conventions_mined: Rate  # convention items hit by a false-positive edit / all conventions
+    n_false_on_conventions: int
+    n_false_unexplained: int
+    outcomes: tuple[EditOutcome, ...]
+    missed: tuple[TruthItem, ...]
+
+    def to_dict(self) -> dict[str, object]:
+        def rates(m: Mapping[str, Rate]) -> dict[str, object]:
+            return {k: v.to_dict() for k, v in m.items()}
+
+        return {
+            "probe": "calib-score", "panel": list(self.panel), "preset": self.preset, "params": dict(self.params),
+            "n_clips": self.n_clips, "n_edits": self.n_edits,
+            "precision": self.precision.to_dict(), "recall": self.recall.to_dict(),
+            "recall_boundary": self.recall_boundary.to_dict(),
+            "recall_by_kind": rates(self.recall_by_kind), "recall_by_position": rates(self.recall_by_position),
+            "recall_by_kind_position": {k: rates(v) for k, v in self.recall_by_kind_position.items()},
+            "precision_by_kind": rates(self.precision_by_kind),
+            "precision_by_position": rates(self.precision_by_position),
+            "conventions_mined": self.conventions_mined.to_dict(),
+            "false_positives": {"on_convention": self.n_false_on_conventions,
+                                "unexplained": self.n_false_unexplained},
+            "edits": [o.to_dict() for o in self.outcomes],
+            "missed": [t.to_dict() for t in self.missed],
+        }
+
+
+def _recall(items: Sequence[TruthItem], hit: set[tuple[str, int]]) -> Rate:
+    return wilson(sum((t.clip_id, t.item) in hit for t in items), len(items))
+
+
+def _precision(outcomes: Sequence[EditOutcome]) -> Rate:
+    return wilson(sum(o.label == TRUE_POSITIVE for o in outcomes), len(outcomes))
+
+
+def score_edits(truth: Truth, edits: Iterable[Edit], panel: Sequence[str] = (), preset: str | None = None,
+                params: Mapping[str, object] | None = None) -> CalibScore:
+    """Match ``edits`` to ``truth`` (restrict ``truth`` to the mined clips first) and score them."""
+    by_clip: dict[str, list[TruthItem]] = {}
+    for t in truth.items:
+        by_clip.setdefault(t.clip_id, []).append(t)
+    outcomes: list[EditOutcome] = []
+    hit: set[tuple[str, int]] = set()
+    conv_hit: set[tuple[str, int]] = set()
+    for e in edits:
+        cid = truth.resolve(e.clip_id)
+        if cid is None:
+            raise InputFileError(truth.source or "calibration set", f"mined clip {e.clip_id!r} is not in the set",
+                                 "score prediction files made from this calibration set's manifests")
+        items = by_clip.get(cid, [])
+        matched = [t for t in items if edit_matches(e, t)]
+        errors = [t for t in matched if t.is_error]
+        label = TRUE_POSITIVE if errors else ON_CONVENTION if matched else UNEXPLAINED
+        hit.update((cid, t.item) for t in errors)
+        if label == ON_CONVENTION:
+            conv_hit.update((cid, t.item) for t in matched)
+        outcomes.append(EditOutcome(cid, e.kind, e.position, tuple(e.ref_indices), " ".join(e.ref_tokens),
+                                    e.alt_text, label, tuple(t.item for t in (errors or matched))))
+    errors = truth.errors()
+    conventions = truth.conventions()
+    return CalibScore(
+        panel=tuple(panel), preset=preset, params=dict(params or {}), n_clips=len(truth.clips),
+        n_edits=len(outcomes), precision=_precision(outcomes), recall=_recall(errors, hit),
+        recall_boundary=_recall([t for t in errors if t.position in (START, END)], hit),
+        recall_by_kind={k: _recall([t for t in errors if t.kind == k], hit) for k in ERROR_KINDS},
+        recall_by_position={p: _recall([t for t in errors if t.position == p], hit) for p in POSITIONS},
+        recall_by_kind_position={k: {p: _recall([t for t in errors if t.kind == k and t.position == p], hit)
+                                     for p in POSITIONS} for k in ERROR_KINDS},
+        precision_by_kind={k: _precision([o for o in outcomes if o.kind == k]) for k in EDIT_KINDS},
+        precision_by_position={p: _precision([o for o in outcomes if o.position == p]) for p in POSITIONS},
+        conventions_mined=_recall(conventions, conv_hit),
+        n_false_on_conventions=sum(o.label == ON_CONVENTION for o in outcomes),
+        n_false_unexplained=sum(o.label == UNEXPLAINED for o in outcomes),
+        outcomes=tuple(outcomes),
+        missed=tuple(t for t in errors if (t.clip_id, t.item) not in hit),
+    )
+
+
+def score_miner(truth: Truth, refdis_result, clip_ids: Iterable[str] | None = None) -> CalibScore:  # noqa: ANN001
+    """Precision and recall of a :class:`~asr_audit.probes.refdis_run.RefdisResult`'s full-panel edits.
+
+    ``clip_ids`` (prediction keys: clip ids or audio paths) restricts the truth to the clips the
+    miner saw; by default every clip of ``truth`` counts, so planted errors on clips without
+    predictions count as missed.
+    """
+    if clip_ids is not None:
+        resolved = [c for k in clip_ids if (c := truth.resolve(k)) is not None]
+        truth = truth.restrict(resolved)
+    params = refdis_result.params
+    return score_edits(truth, refdis_result.edits, refdis_result.panel, params.preset, params.to_dict())
+
+
+def check_references(truth: Truth, references: Mapping[str, str]) -> list[str]:
+    """Prediction keys whose reference text differs from the calibration manifest's (the truth's token
+    indices only hold for the manifest's references), and raises on keys not in the set."""
+    bad = []
+    for key, ref in references.items():
+        cid = truth.resolve(key)
+        if cid is None:
+            raise InputFileError(truth.source or "calibration set", f"prediction clip {key!r} is not in the set",
+                                 "score prediction files made from this calibration set's manifests "
+                                 "(or pass the right --split)")
+        if ref.strip() != truth.clips[cid].reference.strip():
+            bad.append(key)
+    return bad
+
+
+__all__ = ["CONVENTION", "CalibScore", "EditOutcome", "check_references", "edit_matches", "score_edits",
+           "score_miner"]

@@ -1,0 +1,134 @@
+"""``asr-audit calib build|score``: a TTS benchmark with planted reference errors, and the
+consensus miner's precision and recall on it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.table import Table
+
+from asr_audit.cli import app, console, split_list
+from asr_audit.errors import ConfigError
+
+calib_app = typer.Typer(help="Calibration benchmark with planted ground truth: build it, score the miner on it.",
+                        no_args_is_help=True)
+app.add_typer(calib_app, name="calib")
+
+
+def parse_weights(value: str | None, flag: str) -> tuple[tuple[str, float], ...] | None:
+    """``a,b`` or ``a=2,b=1`` as (name, weight) pairs; a bare name weighs 1.
+
+    >>> parse_weights("start=0.5,end", "--positions")
+    (('start', 0.5), ('end', 1.0))
+    """
+    items = split_list(value, flag)
+    if items is None:
+        return None
+    out = []
+    for item in items:
+        name, _, weight = item.partition("=")
+        try:
+            out.append((name.strip(), float(weight) if weight else 1.0))
+        except ValueError:
+            raise ConfigError(f"{flag}: weight {weight!r} of {name!r} is not a number; fix: e.g. {flag} a=2,b=1") from None
+    return tuple(out)
+
+
+@calib_app.command("build")
+def build(
+    out: Path = typer.Option(..., "--out", "-o", help="Folder to write the set into."),
+    n_sentences: int = typer.Option(200, "--n-sentences", help="Distinct sentences (each rendered by every voice)."),
+    voices: str = typer.Option("slt,rms,awb,kal", "--voices", help="TTS voices (short flite names or any registered voice)."),
+    seed: int = typer.Option(0, "--seed", help="Seed: the same seed gives byte-identical manifests and truth."),
+    error_rate: float = typer.Option(0.4, "--error-rate", help="Share of sentences with planted reference errors."),
+    word_error_rate: float = typer.Option(0.03, "--word-error-rate", help="Target share of reference words in error."),
+    kinds: Optional[str] = typer.Option(None, "--kinds",
+                                        help="Error kinds and weights, e.g. spurious_insertion_in_reference=2,substitution"),
+    positions: Optional[str] = typer.Option(None, "--positions", help="Position weights, e.g. start=0.4,middle=0.2,end=0.4"),
+    test_fraction: float = typer.Option(0.2, "--test-fraction", help="Share held out as the test split."),
+    split_by: str = typer.Option("sentence", "--split-by", help="sentence | template (hold out whole templates)."),
+    convention_rate: float = typer.Option(1.0, "--convention-rate", help="Share of convention sites the record rewrites."),
+) -> None:
+    """Generate sentences, plant labelled reference errors, synthesize every voice, write manifests + truth."""
+    from rich.progress import Progress
+
+    from asr_audit.calib.build import build_calibration
+    from asr_audit.calib.generate import CalibConfig
+
+    extra = {k: v for k, v in (("kinds", parse_weights(kinds, "--kinds")),
+                               ("positions", parse_weights(positions, "--positions"))) if v is not None}
+    config = CalibConfig(n_sentences=n_sentences, error_rate=error_rate, word_error_rate=word_error_rate,
+                         test_fraction=test_fraction, split_by=split_by, convention_rate=convention_rate, **extra)
+    names = split_list(voices, "--voices") or []
+    with Progress(console=console, transient=True) as bar:
+        task = bar.add_task("synthesizing", total=None)
+        result = build_calibration(out, config, names, seed,
+                                   progress=lambda done, total: bar.update(task, completed=done, total=total))
+    r = result.rates
+    console.print(f"wrote {result.n_clips} clips ({result.n_sentences} sentences x {len(names)} voices) to {out}")
+    console.print(f"planted errors on {r['sentences_with_error']}/{r['sentences']} sentences "
+                  f"({r['error_rate']:.1%}), {r['error_words']}/{r['reference_words']} reference words "
+                  f"({r['word_error_rate']:.2%}); items by kind: {r['items_by_kind']}")
+    for clip_id, reason in result.failures:
+        console.print(f"[yellow]skipped[/] {clip_id}: {reason}", highlight=False)
+
+
+def _rate(r) -> str:  # noqa: ANN001
+    return f"{r.rate:.3f} [{r.low:.3f}, {r.high:.3f}] ({r.k}/{r.n})" if r.n else "n/a (0)"
+
+
+def score_table(score) -> Table:  # noqa: ANN001
+    t = Table(title=f"consensus miner vs planted truth: panel {','.join(score.panel)}, preset {score.preset}, "
+                    f"{score.n_clips} clips, {score.n_edits} edits", title_justify="left")
+    t.add_column("measure")
+    t.add_column("rate [95% Wilson] (k/n)")
+    t.add_row("precision", _rate(score.precision))
+    t.add_row("recall", _rate(score.recall))
+    t.add_row("recall, boundary errors", _rate(score.recall_boundary))
+    for k, r in score.recall_by_kind.items():
+        t.add_row(f"recall, {k}", _rate(r))
+    for p, r in score.recall_by_position.items():
+        t.add_row(f"recall, {p}", _rate(r))
+    for k, r in score.precision_by_kind.items():
+        t.add_row(f"precision, {k} edits", _rate(r))
+    for p, r in score.precision_by_position.items():
+        t.add_row(f"precision, {p} edits", _rate(r))
+    t.add_row("conventions mined (should be 0)", _rate(score.conventions_mined))
+    t.add_row("false positives", f"{score.n_false_on_conventions} on conventions, "
+                                 f"{score.n_false_unexplained} unexplained")
+    return t
+
+
+@calib_app.command("score")
+def score(
+    corpus: Path = typer.Option(..., "--corpus", help="Folder written by `asr-audit calib build`."),
+    preds: Path = typer.Option(..., "--preds", help="Prediction files for the set's clips (one per model)."),
+    panel: str = typer.Option(..., "--panel", help="Comma-separated panel models (consensus miners)."),
+    preset: str = typer.Option("anchor", "--preset", help="anchor (boundary edits, 0.8) | paper (0.75, interior edits)."),
+    dataset: Optional[str] = typer.Option(None, "--dataset", help="Pick one dataset in a folder holding several (e.g. calib-test)."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the full score (every edit and missed error) as JSON."),
+) -> None:
+    """Mine the calibration set's predictions with the panel; report the miner's precision and recall."""
+    from asr_audit.calib.score import check_references, score_miner
+    from asr_audit.calib.truth import load_truth
+    from asr_audit.corpus.predfiles import load_predictions
+    from asr_audit.probes.refdis import preset_params
+    from asr_audit.probes.refdis_run import run_refdis
+    from asr_audit.report.tables import to_json, write_text
+
+    truth = load_truth(corpus)
+    pset = load_predictions(preds, dataset)
+    bad = check_references(truth, pset.references)
+    if bad:
+        raise ConfigError(f"{len(bad)} clip(s) of {preds} carry another reference than the calibration manifest "
+                          f"(first: {bad[0]!r}); fix: transcribe the manifest itself (asr-audit transcribe -c "
+                          f"{corpus}/calib-test.jsonl)")
+    names = split_list(panel, "--panel") or []
+    params = preset_params(preset, loo=False)
+    result = run_refdis(pset, names, params, "whisper", models=names, n_resamples=1)
+    calib = score_miner(truth, result, clip_ids=pset.clip_ids)
+    console.print(score_table(calib))
+    if json_out:
+        console.print(f"wrote {write_text(json_out, to_json(calib.to_dict()))}")

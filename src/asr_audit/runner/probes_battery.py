@@ -1,0 +1,75 @@
+"""Runner registration of the trigger battery (``battery``) and the courtesy case study (``courtesy``).
+
+In an experiment spec::
+
+    [probes.battery]
+    measure = "refdis"                      # refdis | courtesy | ortho
+    conditions = ["noise:10db", "reverb:0.6", "truncate:1w0.25s", "donor:conv8s", "donor:bench8s", "voice:flite-slt"]
+    donor_conv = ["talk.wav"]               # optional conversational donor recordings
+    spoken = "spoken.jsonl"                 # optional {"id": ..., "spoken": ...} lines: what the audio says
+
+    [probes.courtesy]                       # the same battery with measure = "courtesy" and the case study
+    conditions = ["truncate:1w0.25s", "donor:conv8s"]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from asr_audit.errors import ConfigError
+from asr_audit.runner.probes import ProbeContext, register_probe
+
+BATTERY_PARAMS = ("measure", "conditions", "donor_conv", "spoken", "models", "resamples", "preset", "min_ref_match",
+                  "families", "study")
+
+
+def load_spoken(path: str) -> dict[str, str]:
+    """``{"id": ..., "spoken": ...}`` JSONL lines (``audio_filepath`` may stand in for ``id``)."""
+    from asr_audit.corpus.jsonl import iter_jsonl
+    from asr_audit.errors import InputFileError
+
+    out = {}
+    from pathlib import Path
+
+    for line, obj in iter_jsonl(Path(path), "spoken-text file"):
+        cid = obj.get("id") or obj.get("audio_filepath")
+        text = obj.get("spoken")
+        if not isinstance(cid, str) or not isinstance(text, str):
+            raise InputFileError(path, "a line lacks a string 'id' and 'spoken'", 'write {"id": ..., "spoken": ...}', line)
+        out[cid] = text
+    return out
+
+
+def _run(ctx: ProbeContext, params: Mapping[str, Any], measure: str) -> dict[str, Any]:
+    from asr_audit.audio.assets import AudioAsset
+    from asr_audit.probes.battery import run_battery
+
+    if ctx.clips is None or ctx.backend is None:
+        raise ConfigError(f"corpus {ctx.corpus!r}: the battery needs audio (a corpus spec), not prediction files")
+    p = dict(params)
+    conditions = p.pop("conditions", None)
+    if not conditions:
+        raise ConfigError(f"probes.{measure if measure == 'courtesy' else 'battery'}.conditions is missing; "
+                          "fix: e.g. conditions = [\"noise:10db\", \"donor:conv8s\"]")
+    models = p.pop("models", None) or list(ctx.models)
+    backends = {m: ctx.backend(m) for m in models}
+    spoken = load_spoken(p.pop("spoken")) if p.get("spoken") else {}
+    donors = [AudioAsset.from_file(f) for f in p.pop("donor_conv", None) or []]
+    res = run_battery(ctx.clips, backends, measure, conditions, ctx.store, seed=ctx.seed, spoken=spoken,
+                      conv_donors=donors, normalizer=ctx.normalizer, n_resamples=int(p.pop("resamples", 1000)),
+                      params={k: v for k, v in p.items() if k in ("preset", "min_ref_match", "families")},
+                      study=bool(p.get("study", True)))
+    return res.to_dict()
+
+
+@register_probe("battery", BATTERY_PARAMS, "trigger battery: accept-ref under audio conditions, paired differences, DiD")
+def battery_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
+    measure = params.get("measure", "refdis")
+    return _run(ctx, {k: v for k, v in params.items() if k != "measure"}, measure)
+
+
+@register_probe("courtesy", tuple(p for p in BATTERY_PARAMS if p != "measure"),
+                "opening-courtesy case study: presence under full / truncated / attn-isolated / translate")
+def courtesy_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
+    return _run(ctx, params, "courtesy")
