@@ -34,6 +34,7 @@ VERB_MODULES = [
     "asr_audit.cli.align",
     "asr_audit.cli.run",
     "asr_audit.cli.calib",
+    "asr_audit.cli.audio_probes",
     "asr_audit.cli.demo",
 ]
 

@@ -125,11 +125,41 @@ class TorchWhisperBackend(BaseBackend):
         text = text.strip()
         return list(self.tokenizer.encode(" " + text, add_special_tokens=False)) if text else []
 
+    ENCODER_MEMO_SIZE = 32  # encoder states kept by audio content (a silent waveform is encoded once per length)
+
+    def _encoder_hooked(self) -> bool:
+        """Whether any hook sits on the encoder (then its outputs must not be served from the memo)."""
+        return any(m._forward_hooks or m._forward_pre_hooks for m in self.torch_model.model.encoder.modules())
+
     def _encoder_states(self, clips: list[np.ndarray]) -> Any:
+        """Encoder outputs for ``clips``; unhooked encodings are memoized by audio content."""
+        import hashlib
+
         torch = require("torch", "torch")
-        feats = self.feature_extractor(clips, sampling_rate=self.feature_extractor.sampling_rate, return_tensors="np").input_features
-        x = torch.from_numpy(np.ascontiguousarray(feats)).to(self.device, dtype=self.torch_model.dtype)
-        return self.torch_model.model.encoder(x).last_hidden_state
+        memo: dict[str, Any] = self.__dict__.setdefault("_enc_memo", {})
+        use_memo = not self._encoder_hooked()
+        keys = [hashlib.sha1(np.ascontiguousarray(c, dtype=np.float32).tobytes()).hexdigest() for c in clips]
+        todo = [i for i, k in enumerate(keys) if not (use_memo and k in memo)]
+        fresh: dict[int, Any] = {}
+        if todo:
+            feats = self.feature_extractor([clips[i] for i in todo], sampling_rate=self.feature_extractor.sampling_rate,
+                                           return_tensors="np").input_features
+            x = torch.from_numpy(np.ascontiguousarray(feats)).to(self.device, dtype=self.torch_model.dtype)
+            states = self.torch_model.model.encoder(x).last_hidden_state
+            if len(todo) == len(clips):
+                out = states
+            for j, i in enumerate(todo):
+                fresh[i] = states[j]
+        if todo and len(todo) == len(clips):
+            result = out
+        else:
+            result = torch.stack([fresh[i] if i in fresh else memo[keys[i]] for i in range(len(clips))])
+        if use_memo and not torch.is_grad_enabled():
+            for i, state in fresh.items():
+                memo[keys[i]] = state.detach()
+                while len(memo) > self.ENCODER_MEMO_SIZE:
+                    memo.pop(next(iter(memo)))
+        return result
 
     def sites(self) -> list[str]:
         """Every hook-site name of this model, in forward order (see the module docstring)."""

@@ -6,7 +6,8 @@ model is judged on (its scoring panel's edits, whatever the model's verdict): a 
 replaced by the panel's rendering, an omitted opener or closer is added. ``wer_inflation =
 wer_corrected - wer`` in percentage points: positive when the reference's errors flatter the
 model's benchmark WER (it reproduces them), negative for a model that transcribes the audio.
-The interval is a clip-level bootstrap (seeded).
+The interval is a clip-level bootstrap (seeded) whose resamples are drawn once per run and
+shared by every model (common random numbers): see :func:`wer_inflations`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from asr_audit.probes.refdis import INSERTION, ClipInput, Edit
-from asr_audit.stats.intervals import bootstrap_ratio_difference
+from asr_audit.stats.intervals import bootstrap_ratio_differences
 from asr_audit.text.align import AlignmentCache, Tokens
 
 
@@ -75,6 +76,82 @@ class Inflation:
     ci_high: float
 
 
+def inflation_columns(
+    clips: Sequence[ClipInput], model: str, edits: Sequence[Edit], cache: AlignmentCache,
+    corrected: dict[tuple[str, tuple[int, ...]], Tokens] | None = None,
+) -> tuple[np.ndarray, int]:
+    """``model``'s per-clip ``[errors, words, errors_corrected, words_corrected]``, one row per clip.
+
+    Rows follow ``clips``; a clip where ``model`` has no hypothesis, or whose reference is empty,
+    is a row of zeros. Also returns the number of clips with a hypothesis and a reference.
+    ``corrected`` memoizes corrected references by (clip, edit objects) across models that are
+    judged on the same edits (pass one dict to every call while the edits are alive).
+    """
+    corrected = {} if corrected is None else corrected
+    by_clip: dict[str, list[Edit]] = defaultdict(list)
+    for e in edits:
+        by_clip[e.clip_id].append(e)
+    out = np.zeros((len(clips), 4), dtype=np.float64)
+    rows: list[tuple[int, int, int, int, int]] = []
+    errors = cache.errors
+    for i, clip in enumerate(clips):
+        ref = clip.ref
+        hyp = clip.hyps.get(model)
+        if hyp is None or not ref:
+            continue
+        err = errors(ref, hyp)
+        own = by_clip.get(clip.clip_id)
+        if own is None:  # no edit to apply: the corrected reference is the reference
+            rows.append((i, err, len(ref), err, len(ref)))
+        else:
+            key = (clip.clip_id, tuple(map(id, own)))
+            fixed = corrected.get(key)
+            if fixed is None:
+                fixed = corrected[key] = cache.intern(apply_edits(ref, own))
+            rows.append((i, err, len(ref), errors(fixed, hyp), len(fixed)))
+    if rows:
+        data = np.array(rows, dtype=np.int64)
+        out[data[:, 0]] = data[:, 1:]
+    return out, len(rows)
+
+
+def wer_inflations(
+    clips: Sequence[ClipInput],
+    edits_by_model: Mapping[str, Sequence[Edit]],
+    cache: AlignmentCache,
+    rng: np.random.Generator,
+    n_resamples: int = 1000,
+) -> dict[str, Inflation]:
+    """WER against given and corrected references for every model, on common bootstrap resamples.
+
+    The clusters are the clips with a non-empty reference. Resample counts (clips drawn with
+    replacement) are drawn once from ``rng`` and applied to every model's columns (one matrix
+    product); a clip where a model has no hypothesis contributes zeros to that model's sums.
+    A model's interval therefore depends on ``rng``'s seed, the clips and its own data only:
+    not on which other models are scored, nor on their order.
+    """
+    rows = [c for c in clips if c.ref]
+    models = list(edits_by_model)
+    cols, counted = [], []
+    corrected: dict[tuple[str, tuple[int, ...]], Tokens] = {}
+    for m in models:
+        col, n = inflation_columns(rows, m, edits_by_model[m], cache, corrected)
+        cols.append(col)
+        counted.append(n)
+    stacked = np.stack(cols, axis=2) if cols else np.zeros((len(rows), 4, 0))  # (clips, 4, models)
+    err, words, err_c, words_c = (stacked[:, j, :] for j in range(4))
+    intervals = bootstrap_ratio_differences(err_c, words_c, err, words, rng, n_resamples)
+    out: dict[str, Inflation] = {}
+    for j, m in enumerate(models):
+        if counted[j] == 0:
+            out[m] = Inflation(m, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0)
+            continue
+        e, w, ec, wc = (int(x[:, j].sum()) for x in (err, words, err_c, words_c))
+        est, low, high = intervals[j]
+        out[m] = Inflation(m, counted[j], w, e / max(w, 1), ec / max(wc, 1), 100 * est, 100 * low, 100 * high)
+    return out
+
+
 def wer_inflation(
     clips: Sequence[ClipInput],
     model: str,
@@ -83,26 +160,8 @@ def wer_inflation(
     rng: np.random.Generator,
     n_resamples: int = 1000,
 ) -> Inflation:
-    """WER against given and corrected references on the clips where ``model`` has output."""
-    by_clip: Mapping[str, list[Edit]] = defaultdict(list)
-    for e in edits:
-        by_clip[e.clip_id].append(e)
-    err, words, err_c, words_c = [], [], [], []
-    for clip in clips:
-        hyp = clip.hyps.get(model)
-        if hyp is None or not clip.ref:
-            continue
-        c = cache.wer(clip.ref, hyp)
-        err.append(c.errors)
-        words.append(c.ref_len)
-        fixed = apply_edits(clip.ref, by_clip.get(clip.clip_id, ())) if clip.clip_id in by_clip else clip.ref
-        cc = cache.wer(fixed, hyp)
-        err_c.append(cc.errors)
-        words_c.append(cc.ref_len)
-    if not err:
-        return Inflation(model, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0)
-    est, low, high = bootstrap_ratio_difference(
-        np.array(err_c), np.array(words_c), np.array(err), np.array(words), rng, n_resamples)
-    w = sum(err) / max(sum(words), 1)
-    wc = sum(err_c) / max(sum(words_c), 1)
-    return Inflation(model, len(err), sum(words), w, wc, 100 * est, 100 * low, 100 * high)
+    """WER against given and corrected references on the clips where ``model`` has output.
+
+    The one-model case of :func:`wer_inflations` (the same resamples for the same ``rng``).
+    """
+    return wer_inflations(clips, {model: edits}, cache, rng, n_resamples)[model]

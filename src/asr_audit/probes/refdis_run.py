@@ -15,7 +15,7 @@ import numpy as np
 
 from asr_audit.corpus.predfiles import PredictionSet
 from asr_audit.errors import ConfigError
-from asr_audit.probes.inflation import Inflation, wer_inflation
+from asr_audit.probes.inflation import Inflation, wer_inflations
 from asr_audit.probes.refdis import (
     END, INSERTION, MIDDLE, REF, START, SUBSTITUTION, DELETION,
     ClipInput, Edit, Mining, RefdisParams, mine, mine_two_references,
@@ -94,7 +94,11 @@ class RefdisResult:
 
 
 def model_rng(seed: int, model: str) -> np.random.Generator:
-    """A generator for one model's resampling, independent of the order models are listed in."""
+    """A generator for one model's resampling, independent of the order models are listed in.
+
+    (Used by other probes; ``run_refdis`` draws one stream for all models, see
+    :func:`~asr_audit.probes.inflation.wer_inflations`.)
+    """
     import hashlib
 
     return np.random.default_rng([seed, int.from_bytes(hashlib.sha256(model.encode()).digest()[:4], "big")])
@@ -152,24 +156,30 @@ def with_text2num(normalize):  # noqa: ANN001, ANN201
 
 def prepare_clips(
     preds: PredictionSet, models: Sequence[str], normalize, text2num: bool,  # noqa: ANN001
-    references: Mapping[str, str] | None = None,
+    references: Mapping[str, str] | None = None, cache: AlignmentCache | None = None,
 ) -> list[ClipInput]:
-    """Normalize references and hypotheses once (cached per distinct string) into token tuples."""
+    """Normalize references and hypotheses once (cached per distinct string) into token tuples.
+
+    With ``cache``, token tuples come from :meth:`AlignmentCache.tokens`, so a run that reuses
+    the cache gets the very tuples its alignments are keyed by.
+    """
     from asr_audit.text.normalize import normalize_many
 
     refs = references if references is not None else preds.references
     raw: list[str] = list(refs.values())
     hyp_rows = []
     for m in models:
-        rows = preds.file(m).rows
-        hyp_rows.append([None if (r := rows.get(cid)) is None else r.hypothesis for cid in refs])
+        get = preds.file(m).rows.get
+        hyp_rows.append([None if (r := get(cid)) is None else r.hypothesis for cid in refs])
     distinct = list(dict.fromkeys([*raw, *(h for col in hyp_rows for h in col if h is not None)]))
-    normed = dict(zip(distinct, normalize_many(with_text2num(normalize) if text2num else normalize, distinct)))
-    tok = {k: tokens(v) for k, v in normed.items()}
+    normed = normalize_many(with_text2num(normalize) if text2num else normalize, distinct)
+    to_tokens = tokens if cache is None else cache.tokens
+    tok = {k: to_tokens(v) for k, v in zip(distinct, normed)}
+    tok_get = tok.get
+    columns = [[tok_get(h) for h in col] for col in hyp_rows]  # None stays None
     clips = []
     for ci, (cid, ref) in enumerate(refs.items()):
-        hyps = {m: (None if col[ci] is None else tok[col[ci]]) for m, col in zip(models, hyp_rows)}
-        clips.append(ClipInput(cid, tok[ref], hyps))
+        clips.append(ClipInput(cid, tok[ref], {m: col[ci] for m, col in zip(models, columns)}))
     return clips
 
 
@@ -200,7 +210,7 @@ def run_refdis(
             raise ConfigError(f"the panel has {len(panel)} member(s) but --min-panel is {params.min_panel}; "
                               "fix: name more panel members or lower --min-panel")
         everyone = list(dict.fromkeys([*models, *panel]))
-        clips = prepare_clips(preds, everyone, norm, text2num)
+        clips = prepare_clips(preds, everyone, norm, text2num, cache=cache)
         mining = mine(clips, panel, models, params, cache)
         mode = "panel"
     else:
@@ -208,19 +218,17 @@ def run_refdis(
         if not shared:
             raise ConfigError("no clip id of the corrected references matches the prediction files; "
                               "fix: use the same clip ids in both")
-        clips = prepare_clips(preds, models, norm, text2num, shared)
-        fixed = prepare_clips(preds, [], norm, text2num, {c: corrected[c] for c in shared})
+        clips = prepare_clips(preds, models, norm, text2num, shared, cache)
+        fixed = prepare_clips(preds, [], norm, text2num, {c: corrected[c] for c in shared}, cache)
         edits = []
         for clip, fx in zip(clips, fixed):
             edits.extend(mine_two_references(clip, fx.ref, models, params, cache))
         mining = Mining(tuple(edits), {})
         mode, panel = "two-reference", []
-    scores = []
-    for m in models:
-        edits_m = mining.scored_edits(m)
-        rng = model_rng(seed, m)
-        inf = wer_inflation(clips, m, edits_m, cache, rng, n_resamples)
-        scores.append(score_model(m, edits_m, m in panel, inf))
+    scored = {m: mining.scored_edits(m) for m in models}
+    # one stream for the run: every model's interval uses the same resamples of the clips
+    inflations = wer_inflations(clips, scored, cache, np.random.default_rng(seed), n_resamples)
+    scores = [score_model(m, scored[m], m in panel, inflations[m]) for m in models]
     desc = {**norm.describe(), "text2num": text2num}
     with_edits = {e.clip_id for e in mining.edits} | {e.clip_id for es in mining.loo_edits.values() for e in es}
     refs = {c.clip_id: " ".join(c.ref) for c in clips if c.clip_id in with_edits}

@@ -57,7 +57,7 @@ class ProbeKind:
 
 _PROBES: dict[str, ProbeKind] = {}
 # modules whose import registers more probes (audio probes, battery, ...)
-PROBE_MODULES: list[str] = ["asr_audit.runner.probes_calib"]
+PROBE_MODULES: list[str] = ["asr_audit.runner.probes_calib", "asr_audit.runner.probes_audio"]
 _LOADED: list[bool] = [False]
 
 

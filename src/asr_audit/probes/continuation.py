@@ -1,0 +1,233 @@
+"""Forced continuation (EOS-ban): does a model write words it never heard?
+
+Each clip is cut before a hidden tail of its last ``hide_words`` reference words: the cut lies
+halfway between the end of the last kept word and the start of the first hidden one (forced
+alignment), so the kept words are intact and the hidden ones absent. The truncated audio is
+decoded greedily; at the step where the model first wants to end (end-of-text is its argmax)
+the *plain* transcript is complete, and from there end-of-text is banned for ``extra_tokens``
+more steps (the runner-up token is taken), after which decoding runs until end-of-text or
+``2 * extra_tokens`` tokens after the plain transcript. Everything before the first end-of-text is identical to
+a plain greedy decode, so one pass yields both.
+
+*Hidden content words*: canonical tokens (:func:`asr_audit.text.numbers.canonical_tokens`) of
+the tail that are not function words and do not occur in the kept part. *Leak rate* = hidden
+content words present anywhere in the forced output / hidden content words, with a Wilson
+interval (over words; clips are reported too). An honest model fills the banned steps with
+filler, repeats or punctuation; a model that has memorized the reference continues it.
+
+Backends: PyTorch Whisper (``hf:``, ``*-pt``) through their ``torch_model``; any backend with a
+``transcribe_forced(audios, extra_tokens) -> [(plain, forced)]`` method; others are refused.
+Forced outputs are cached in the store (kind ``forced``, item ``extra=<n>``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from asr_audit.errors import AuditError, BackendError, ConfigError
+from asr_audit.stats.intervals import wilson
+from asr_audit.text.numbers import canonical_tokens
+
+SAMPLE_RATE = 16_000
+FORCED_KIND = "forced"
+_FUNCTION = frozenset("""a an and are as at be been but by for from had has have he her his i in is it its me my
+no not of on or our she so that the their them they this to us was we were what which who will with you your""".split())
+
+
+def forced_decoder(backend: Any) -> Any:
+    """A callable ``(audios, extra_tokens) -> [(plain, forced)]`` for ``backend``, or :class:`BackendError`."""
+    if callable(getattr(backend, "transcribe_forced", None)):
+        return backend.transcribe_forced
+    needed = ("torch_model", "tokenizer", "feature_extractor", "prompt", "eot")
+    if all(hasattr(backend, a) for a in needed):
+        return lambda audios, extra: [_whisper_forced(backend, a, extra) for a in audios]
+    raise BackendError(f"backend {backend.spec!r} cannot decode with end-of-text banned (forced continuation "
+                       "needs a PyTorch Whisper backend: hf:<model>, whisper-tiny.en-pt, whisper-base-pt); "
+                       "fix: choose one of those")
+
+
+def _whisper_forced(backend: Any, audio: np.ndarray, extra: int) -> tuple[str, str]:
+    """Greedy decode of one clip; after the first end-of-text, ban it for ``extra`` steps."""
+    from asr_audit.errors import require
+    from asr_audit.models.whisper_common import WHISPER_MAX_NEW_TOKENS, check_audios
+
+    torch = require("torch", "torch")
+    clip = check_audios(backend.spec, [audio], getattr(backend, "max_duration", None))[0]
+    fe = backend.feature_extractor
+    feats = fe([clip], sampling_rate=fe.sampling_rate, return_tensors="np").input_features
+    model = backend.torch_model
+    device = next(model.parameters()).device
+    suppress = list(getattr(backend, "suppress", []) or [])
+    begin = list(getattr(backend, "begin_suppress", []) or [])
+    eot = int(backend.eot)
+    limit = min(WHISPER_MAX_NEW_TOKENS, int(getattr(backend, "max_positions", 448)) - len(backend.prompt) - 1)
+    import inspect
+
+    cache_kw = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+    out: list[int] = []
+    plain_len: int | None = None
+    with torch.inference_mode():
+        x = torch.from_numpy(np.ascontiguousarray(feats)).to(device, dtype=model.dtype)
+        enc = model.model.encoder(x).last_hidden_state
+        cur, past = torch.tensor([list(backend.prompt)], device=device), None
+        for step in range(limit):
+            res = model(encoder_outputs=(enc,), decoder_input_ids=cur, use_cache=True, **{cache_kw: past})
+            logits = res.logits[0, -1].float()
+            if suppress:
+                logits[suppress] = -np.inf
+            if step == 0 and begin:
+                logits[begin] = -np.inf
+            nxt = int(logits.argmax())
+            if nxt == eot and plain_len is None:
+                plain_len = len(out)
+            if plain_len is not None and len(out) < plain_len + extra:
+                logits[eot] = -np.inf
+                nxt = int(logits.argmax())
+            if nxt == eot or (plain_len is not None and len(out) >= plain_len + 2 * extra):
+                break
+            out.append(nxt)
+            past, cur = getattr(res, cache_kw), torch.tensor([[nxt]], device=device)
+    plain = out[: plain_len if plain_len is not None else len(out)]
+    dec = backend.tokenizer.decode
+    return dec(plain, skip_special_tokens=True).strip(), dec(out, skip_special_tokens=True).strip()
+
+
+@dataclass(frozen=True, slots=True)
+class ContinuationItem:
+    model: str
+    clip_id: str
+    cut_s: float
+    kept: str
+    hidden: str
+    hidden_words: tuple[str, ...]
+    leaked: tuple[str, ...]
+    plain: str | None
+    forced: str | None
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: (list(v) if isinstance(v, tuple) else v) for k in self.__dataclass_fields__
+                for v in [getattr(self, k)]}
+
+
+def hidden_content_words(kept: str, hidden: str) -> tuple[str, ...]:
+    """Canonical tail tokens that are content words and absent from the kept part.
+
+    >>> hidden_content_words("The bridge was finished in", "2011 after years of delay.")
+    ('2011', 'after', 'years', 'delay')
+    """
+    seen = set(canonical_tokens(kept))
+    out: list[str] = []
+    for t in canonical_tokens(hidden):
+        if t not in _FUNCTION and t not in seen and t not in out:
+            out.append(t)
+    return tuple(out)
+
+
+def leaked_words(hidden_words: Sequence[str], forced: str) -> tuple[str, ...]:
+    said = set(canonical_tokens(forced))
+    return tuple(w for w in hidden_words if w in said)
+
+
+@dataclass(frozen=True, slots=True)
+class ContinuationPlan:
+    clip_id: str
+    cut_s: float
+    kept: str
+    hidden: str
+    samples: np.ndarray
+
+
+def plan_cuts(corpus: Any, store: Any, hide_words: int = 3, *, aligner: Any = None
+              ) -> tuple[list[ContinuationPlan], list[tuple[str, str]]]:
+    """Aligned cut points and truncated audio for every clip with more than ``hide_words + 1`` words."""
+    from asr_audit.align import get_aligner
+    from asr_audit.align.run import align_corpus
+    from asr_audit.audio.io import load_clip_audio
+
+    if hide_words < 1:
+        raise ConfigError(f"--hide-words must be >= 1, got {hide_words}")
+    plans, failures = [], []
+    eligible = [c for c in corpus if len(c.reference.split()) > hide_words + 1]
+    by_id = {c.id: c for c in eligible}
+    for res in align_corpus(aligner or get_aligner("sphinx"), eligible, store):
+        if not res.ok:
+            failures.append((res.clip_id, f"alignment failed: {res.error}"))
+            continue
+        toks = by_id[res.clip_id].reference.split()
+        k = len(toks) - hide_words
+        cut = (res.words[k - 1].end + res.words[k].start) / 2
+        try:
+            x = load_clip_audio(by_id[res.clip_id]).samples
+        except AuditError as exc:
+            failures.append((res.clip_id, str(exc)))
+            continue
+        n = int(round(cut * SAMPLE_RATE))
+        if n <= 0 or n >= len(x):
+            failures.append((res.clip_id, f"cut at {cut:.3f} s leaves no audio on one side"))
+            continue
+        plans.append(ContinuationPlan(res.clip_id, cut, " ".join(toks[:k]), " ".join(toks[k:]), x[:n].copy()))
+    return plans, failures
+
+
+def forced_outputs(backend: Any, plans: Sequence[ContinuationPlan], store: Any, extra_tokens: int
+                   ) -> dict[str, tuple[str, str] | str]:
+    """``{clip id: (plain, forced)}`` or an error text, through the store."""
+    from asr_audit.audio.io import audio_hash
+
+    decode = forced_decoder(backend)
+    key, item = backend.identity().key, f"extra={extra_tokens}"
+    if store is not None:
+        store.register_backend(backend.identity())
+    hashes = {p.clip_id: audio_hash(p.samples) for p in plans}
+    cached = store.get(FORCED_KIND, key, list(hashes.values()), item=item) if store is not None else {}
+    out: dict[str, tuple[str, str] | str] = {}
+    for p in plans:
+        h = hashes[p.clip_id]
+        if h in cached:
+            out[p.clip_id] = tuple(cached[h].value)  # type: ignore[assignment]
+            continue
+        try:
+            got = decode([p.samples], extra_tokens)[0]
+        except AuditError as exc:
+            out[p.clip_id] = " ".join(str(exc).split())
+            continue
+        out[p.clip_id] = (str(got[0]), str(got[1]))
+        if store is not None:
+            store.put(FORCED_KIND, key, [(h, list(out[p.clip_id]), None)], item=item)
+    return out
+
+
+def run_continuation(backends: Sequence[Any], corpus: Any, store: Any, hide_words: int = 3, *,
+                     extra_tokens: int = 16, aligner: Any = None) -> dict[str, Any]:
+    """Leak rate of every backend (see the module docstring); the CLI's JSON."""
+    for b in backends:
+        forced_decoder(b)  # refuse unsupported backends before any work
+    plans, failures = plan_cuts(corpus, store, hide_words, aligner=aligner)
+    models, items = [], []
+    for b in backends:
+        got = forced_outputs(b, plans, store, extra_tokens)
+        mine = []
+        for p in plans:
+            words = hidden_content_words(p.kept, p.hidden)
+            res = got[p.clip_id]
+            if isinstance(res, str):
+                mine.append(ContinuationItem(b.spec, p.clip_id, p.cut_s, p.kept, p.hidden, words, (), None, None, res))
+            else:
+                mine.append(ContinuationItem(b.spec, p.clip_id, p.cut_s, p.kept, p.hidden, words,
+                                             leaked_words(words, res[1]), res[0], res[1]))
+        ok = [i for i in mine if i.error is None]
+        k, n = sum(len(i.leaked) for i in ok), sum(len(i.hidden_words) for i in ok)
+        rate = wilson(k, n)
+        models.append({"model": b.spec, "backend_key": b.identity().key, "leak_rate": rate.rate,
+                       "accept_ref": rate.rate, "k": k, "n": n, "ci_low": rate.low, "ci_high": rate.high,
+                       "n_clips": len(ok), "n_clips_leaking": sum(bool(i.leaked) for i in ok),
+                       "n_failed": len(mine) - len(ok)})
+        items += mine
+    return {"probe": "continue", "params": {"hide_words": hide_words, "extra_tokens": extra_tokens},
+            "models": models, "items": [i.to_dict() for i in items],
+            "failures": [{"clip_id": c, "reason": r} for c, r in failures]}

@@ -1,0 +1,236 @@
+"""Opening-courtesy case study: does the output keep a spoken "thank you (Mr President)" that the
+reference omits?
+
+A clip is **eligible** when its audio opens with a courtesy and its reference does not. What the
+audio says comes from the spoken text when known (a TTS corpus, ``spoken`` mapping) and otherwise
+from the models themselves: on the full clip, at least half of them start with a courtesy.
+
+**Presence** of the courtesy in a hypothesis: after normalization, the opener's first two words
+(``thank you``) start at the hypothesis's first or second word (one leading filler allowed). The trigger battery
+scores ``accept_ref = 1 - presence`` (following the reference means dropping the courtesy).
+
+Conditions of the case study (:func:`courtesy_study`):
+
+* ``full`` — the whole clip;
+* ``truncated`` — the audio cut to the opener +-1 aligned word +-0.25 s;
+* ``attn-isolated`` — white-box seq2seq backends only: the full clip is encoded, the decoder's
+  cross-attention sees only the opener's frames (:mod:`asr_audit.mech.isolate`);
+* ``translate`` — multilingual Whisper backends only: the same audio decoded with the translate
+  task (source language = the clip's language, ``en`` when unknown).
+
+>>> find_opener("thank you mister president we agree")
+('thank', 'you', 'mister', 'president')
+>>> courtesy_present(("thank", "you", "mister", "president"), "Thank you, Mr. President. We agree.")
+True
+>>> courtesy_present(("thank", "you"), "We agree, thank you.")
+False
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from asr_audit.errors import AuditError, ConfigError
+from asr_audit.stats.intervals import wilson
+
+# longest first: the longest matching phrase is the opener
+COURTESIES = (
+    "thank you very much mister president", "thank you very much madam president",
+    "thank you mister president", "thank you madam president", "thank you mr president", "thank you mrs president",
+    "thank you chair", "thank you commissioner", "thank you very much", "thank you",
+)
+STUDY_CONDITIONS = ("full", "truncated", "attn-isolated", "translate")
+
+
+def _norm_tokens(text: str, normalizer: str = "whisper") -> tuple[str, ...]:
+    from asr_audit.text.normalize import normalize_many
+
+    return tuple(normalize_many(normalizer, [text])[0].split())
+
+
+def find_opener(normalized: str | Sequence[str]) -> tuple[str, ...] | None:
+    """The longest courtesy phrase that starts ``normalized`` text (``mr`` and ``mister`` both match)."""
+    toks = tuple(normalized.split()) if isinstance(normalized, str) else tuple(normalized)
+    canon = tuple("mister" if t == "mr" else t for t in toks)
+    for phrase in COURTESIES:
+        p = tuple("mister" if t == "mr" else t for t in phrase.split())
+        if canon[: len(p)] == p:
+            return toks[: len(p)]
+    return None
+
+
+def courtesy_present(opener: Sequence[str], hypothesis: str | None, normalizer: str = "whisper") -> bool:
+    """The opener's first two words start at the hypothesis's first or second word."""
+    if not hypothesis:
+        return False
+    want = tuple(opener[:2])
+    head = _norm_tokens(hypothesis, normalizer)[: len(want) + 1]
+    return any(head[i: i + len(want)] == want for i in range(2))
+
+
+@dataclass(frozen=True, slots=True)
+class CourtesyClip:
+    """An eligible clip: its opener (normalized words) and how many raw spoken words it spans."""
+
+    clip_id: str
+    opener: tuple[str, ...]
+    n_raw_words: int
+    spoken: str
+
+
+def raw_word_count(spoken: str, n_norm: int, normalizer: str = "whisper") -> int:
+    """How many whitespace words of ``spoken`` make up its first ``n_norm`` normalized words."""
+    words = spoken.split()
+    for i in range(1, len(words) + 1):
+        if len(_norm_tokens(" ".join(words[:i]), normalizer)) >= n_norm:
+            return i
+    return len(words)
+
+
+def eligible_clips(clips: Sequence[Any], spoken: Mapping[str, str], full_hyps: Mapping[str, Mapping[str, str | None]],
+                   normalizer: str = "whisper") -> list[CourtesyClip]:
+    """Clips whose audio opens with a courtesy the reference omits (see the module docstring).
+
+    ``full_hyps`` is model -> clip id -> hypothesis on the full clip (used when no spoken text is known).
+    """
+    out = []
+    for clip in clips:
+        ref = _norm_tokens(clip.reference, normalizer)
+        if find_opener(ref) is not None:
+            continue
+        if clip.id in spoken:
+            opener = find_opener(_norm_tokens(spoken[clip.id], normalizer))
+            text = spoken[clip.id]
+        else:
+            found = [find_opener(_norm_tokens(h[clip.id], normalizer)) if h.get(clip.id) else None
+                     for h in full_hyps.values()]
+            hits = [f for f in found if f]
+            opener = max(set(hits), key=hits.count) if hits and 2 * len(hits) >= len(found) else None
+            text = " ".join(opener) + " " + clip.reference if opener else ""
+        if opener:
+            out.append(CourtesyClip(clip.id, tuple(opener), raw_word_count(text, len(opener), normalizer), text))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class StudyRow:
+    model: str
+    condition: str
+    k: int  # clips with the courtesy in the output
+    n: int
+    presence: float | None
+    ci_low: float | None
+    ci_high: float | None
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"model": self.model, "condition": self.condition, "k": self.k, "n": self.n, "presence": self.presence,
+                "ci_low": self.ci_low, "ci_high": self.ci_high, "reason": self.reason}
+
+
+def _row(model: str, condition: str, flags: Sequence[bool], reason: str | None = None) -> StudyRow:
+    if not flags:
+        return StudyRow(model, condition, 0, 0, None, None, None, reason or "no eligible clip")
+    w = wilson(sum(flags), len(flags))
+    return StudyRow(model, condition, w.k, w.n, w.rate, w.low, w.high, reason)
+
+
+def courtesy_study(
+    backends: Mapping[str, Any],
+    clips: Sequence[Any],
+    eligible: Sequence[CourtesyClip],
+    window: Callable[[Any, CourtesyClip], tuple[float, float]],
+    full: Mapping[str, Mapping[str, bool]],
+    truncated: Mapping[str, Mapping[str, bool]],
+    normalizer: str = "whisper",
+    log: Callable[[str], None] | None = None,
+) -> list[StudyRow]:
+    """Presence rates per model under full / truncated / attn-isolated / translate.
+
+    ``window(clip, item)`` gives the opener's ``(t0, t1)`` seconds in the clip audio (aligned);
+    ``full`` / ``truncated`` are model -> clip id -> courtesy present, from the battery's cached
+    transcription of the full and the truncated audio.
+    """
+    from asr_audit.audio.io import load_audio
+
+    by_id = {c.id: c for c in clips}
+    rows: list[StudyRow] = []
+    for name, backend in backends.items():
+        rows += [_row(name, cond, [flags[e.clip_id] for e in eligible if e.clip_id in flags])
+                 for cond, flags in (("full", full.get(name, {})), ("truncated", truncated.get(name, {})))]
+        if hasattr(backend, "site_module") and hasattr(backend, "sites"):
+            from asr_audit.mech.isolate import isolated_transcribe
+
+            flags = []
+            for e in eligible:
+                try:
+                    text = isolated_transcribe(backend, load_audio(by_id[e.clip_id]), window(by_id[e.clip_id], e))
+                except AuditError as exc:
+                    if log:
+                        log(f"{name} {e.clip_id}: attn-isolated skipped ({exc})")
+                    continue
+                flags.append(courtesy_present(e.opener, text, normalizer))
+            rows.append(_row(name, "attn-isolated", flags))
+        else:
+            rows.append(_row(name, "attn-isolated", [], "not a white-box seq2seq backend"))
+        rows.append(_translate_row(name, backend, eligible, by_id, normalizer))
+    return rows
+
+
+def _translate_row(name: str, backend: Any, eligible: Sequence[CourtesyClip], by_id: Mapping[str, Any],
+                   normalizer: str) -> StudyRow:
+    from dataclasses import replace
+
+    from asr_audit.audio.io import load_audio
+    from asr_audit.models.base import load_backend
+
+    opts = getattr(backend, "options", None)
+    if opts is None or not getattr(backend, "multilingual", _multilingual(backend)):
+        return _row(name, "translate", [], "English-only or not a Whisper backend (no translate task)")
+    flags = []
+    cache: dict[str, Any] = {}
+    for e in eligible:
+        clip = by_id[e.clip_id]
+        lang = clip.language or "en"
+        if lang not in cache:
+            try:
+                cache[lang] = load_backend(backend.spec, replace(opts, task="translate", language=lang))
+            except (ConfigError, AuditError) as exc:
+                return _row(name, "translate", [], f"translate unavailable: {exc}")
+        flags.append(courtesy_present(e.opener, cache[lang].transcribe([load_audio(clip)])[0], normalizer))
+    return _row(name, "translate", flags)
+
+
+def _multilingual(backend: Any) -> bool:
+    spec = str(getattr(backend, "spec", ""))
+    return spec.startswith("whisper") and ".en" not in spec
+
+
+DEMO_SENTENCES = (
+    "The committee approved the report on fisheries yesterday.",
+    "We must protect the rights of workers in every member state.",
+    "This proposal will reduce energy costs for small businesses.",
+    "The council has not answered our question about the budget.",
+    "Our farmers need clear rules and fair prices.",
+    "I support the amendment on water quality.",
+)
+
+
+def courtesy_clips(sentences: Sequence[str] = DEMO_SENTENCES, voice: str = "flite-kal16",
+                   opener: str = "Thank you, Mister President.", corpus: str = "courtesy") -> tuple[list[Any], dict[str, str]]:
+    """A TTS corpus with planted opening courtesies: the audio says ``opener + sentence``, the
+    reference is the sentence alone. Returns ``(clips, spoken)`` with in-memory audio."""
+    from asr_audit.audio.voices import synthesize
+    from asr_audit.corpus.clips import ArraySource, Clip
+
+    clips, spoken = [], {}
+    for i, sentence in enumerate(sentences):
+        cid = f"{corpus}_{i:03d}"
+        text = f"{opener} {sentence}"
+        samples, sr = synthesize(voice, text)
+        clips.append(Clip(cid, sentence, source=ArraySource(samples, sr, label=f"{voice}: {cid}"), corpus=corpus,
+                          speaker=voice, duration=samples.size / sr))
+        spoken[cid] = text
+    return clips, spoken

@@ -1,0 +1,46 @@
+"""The runner registrations and report sections of masked and lift."""
+
+from __future__ import annotations
+
+import pytest
+
+import asr_audit.report.sections_audio  # noqa: F401 - registers the sections (until report/sections.py imports it)
+import asr_audit.runner.probes_audio  # noqa: F401 - registers the probes (until listed in PROBE_MODULES)
+from asr_audit.errors import ConfigError
+from asr_audit.runner.probes import ProbeContext, get_probe
+
+
+def _ctx(corpus, store, backends):  # noqa: ANN001, ANN202
+    return ProbeContext("numbers", None, (), 0, "whisper", clips=corpus, backend=backends.__getitem__,
+                        models=tuple(backends), store=store)
+
+
+def test_masked_probe_and_report(number_corpus, store, copier, tmp_path) -> None:  # noqa: ANN001
+    from asr_audit.report.html import build_report
+    from asr_audit.report.tables import to_json
+
+    evil = type(copier)([(s, "<script>alert(1)</script> " + r) for s, r in copier.seen], spec="test-double:evil")
+    ctx = _ctx(number_corpus, store, {"copier": copier, "evil": evil})
+    result = get_probe("masked").run(ctx, {"kind": "number", "gate_max_wer": 0.5})
+    assert [m["model"] for m in result["models"]] == ["copier", "evil"]
+    assert result["models"][0]["accept_ref"] == 1.0 and result["models"][0]["n"] == 5
+    assert result["models"][1]["accept_ref"] == 1.0  # the normalizer drops the <tag>; the report must escape it
+    to_json(result)  # standard JSON (no NaN)
+    lift = get_probe("lift").run(ctx, {"spans": "full"})
+    assert lift["models"] == [] and {s["model"] for s in lift["skipped"]} == {"copier", "evil"}
+    html = build_report({"title": "t", "probes": [{"probe": "masked", "corpus": "numbers", "result": result},
+                                                  {"probe": "lift", "corpus": "numbers", "result": lift}]},
+                        tmp_path).read_text()
+    assert "Masked-number recovery" in html and "Audio lift" in html
+    assert "<script>alert(1)</script>" not in html and "&lt;script&gt;" in html
+    assert (tmp_path / "tables" / "masked-numbers.csv").read_text().startswith("model,accept_ref")
+
+
+def test_probe_parameters_are_checked(number_corpus, store, copier) -> None:  # noqa: ANN001
+    ctx = _ctx(number_corpus, store, {"copier": copier})
+    with pytest.raises(ConfigError, match="not models of this spec"):
+        get_probe("masked").run(ctx, {"models": ["nope"]})
+    with pytest.raises(ConfigError, match="valid: silence, noise, cut"):
+        get_probe("masked").run(ctx, {"method": "blur"})
+    with pytest.raises(ConfigError, match="has no audio"):
+        get_probe("masked").run(ProbeContext("p", None, (), 0, "whisper"), {})
