@@ -35,6 +35,7 @@ VERB_MODULES = [
     "asr_audit.cli.run",
     "asr_audit.cli.calib",
     "asr_audit.cli.audio_probes",
+    "asr_audit.cli.battery",
     "asr_audit.cli.demo",
 ]
 

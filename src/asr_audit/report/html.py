@@ -92,7 +92,7 @@ def _trusted(section: Section) -> Section:
 
 def build_report(results: Mapping[str, Any], out_dir: str | Path) -> Path:
     """Write the report files for ``results`` into ``out_dir``; returns the ``report.html`` path."""
-    from asr_audit.report import sections, sections_audio  # noqa: F401 - register the built-in sections
+    from asr_audit.report import sections, sections_audio, sections_battery  # noqa: F401 - register the sections
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -57,7 +57,8 @@ class ProbeKind:
 
 _PROBES: dict[str, ProbeKind] = {}
 # modules whose import registers more probes (audio probes, battery, ...)
-PROBE_MODULES: list[str] = ["asr_audit.runner.probes_calib", "asr_audit.runner.probes_audio"]
+PROBE_MODULES: list[str] = ["asr_audit.runner.probes_calib", "asr_audit.runner.probes_audio",
+                             "asr_audit.runner.probes_battery"]
 _LOADED: list[bool] = [False]
 
 
