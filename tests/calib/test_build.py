@@ -41,7 +41,7 @@ def test_same_seed_gives_identical_files_and_audio(tmp_path: Path) -> None:
     assert fa == fb
     assert {"calib-train.jsonl", "calib-test.jsonl", "truth.jsonl", "calib.json"} <= set(fa)
     assert sum(k.startswith("audio/") and k.endswith(".wav") for k in fa) == 6
-    c = build_calibration(tmp_path / "c", cfg, VOICES, seed=6)
+    build_calibration(tmp_path / "c", cfg, VOICES, seed=6)
     assert _files(tmp_path / "c")["truth.jsonl"] != fa["truth.jsonl"]
 
 

@@ -7,7 +7,6 @@ transcribes them with whisper-tiny.en, whisper-base and PocketSphinx through the
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 

@@ -20,7 +20,7 @@ def _files(folder: Path) -> dict[str, bytes]:
 def test_same_seed_gives_byte_identical_files(tmp_path: Path) -> None:
     a = make_prediction_set(60, rng=np.random.default_rng(7), folder=tmp_path / "a")
     b = make_prediction_set(60, rng=np.random.default_rng(7), folder=tmp_path / "b")
-    c = make_prediction_set(60, rng=np.random.default_rng(8), folder=tmp_path / "c")
+    make_prediction_set(60, rng=np.random.default_rng(8), folder=tmp_path / "c")
     assert _files(tmp_path / "a") == _files(tmp_path / "b")
     assert a.planted == b.planted and a.spoken == b.spoken
     assert _files(tmp_path / "a") != _files(tmp_path / "c")

@@ -173,19 +173,9 @@ class Truth:
 def _read_jsonl(path: Path) -> list[tuple[int, dict]]:
     if not path.is_file():
         raise InputFileError(path, "no such file", "pass the folder written by `asr-audit calib build`")
-    rows = []
-    for line, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise InputFileError(path, f"bad JSON at column {exc.colno}: {exc.msg}",
-                                 "rebuild the set with `asr-audit calib build`", line) from None
-        if not isinstance(obj, dict):
-            raise InputFileError(path, "expected a JSON object", "rebuild the set with `asr-audit calib build`", line)
-        rows.append((line, obj))
-    return rows
+    from asr_audit.corpus.jsonl import iter_jsonl
+
+    return list(iter_jsonl(path, "calibration file"))
 
 
 def load_truth(corpus_dir: str | Path, split: str | None = None) -> Truth:

@@ -34,7 +34,7 @@ from asr_audit.models.cache import weights_hash
 from asr_audit.models.ctc_scoring import ctc_log_likelihood, ctc_prefix_log_probs
 from asr_audit.models.hf import hf_weight_files, model_type, resolve_hf_dir
 from asr_audit.models.whisper_common import batches, check_audios, resolve_device
-from asr_audit.models.whisper_torch import dtype_kwarg
+from asr_audit.models.whisper_torch import dtype_kwarg, torch_setup
 
 
 def ctc_site_modules(model: Any) -> dict[str, Any]:
@@ -71,16 +71,10 @@ class HFCTCBackend(BaseBackend):
         device: str | None = None,
         batch_size: int = 8,
     ) -> None:
-        torch = require("torch", "torch")
-        transformers = require("transformers", "torch")
-        if options.beam_size != 1:
-            raise ConfigError(f"{spec}: CTC decoding here is greedy; fix: beam_size=1")
-        if options.compute_type not in ("default", "float32", "float16"):
-            raise ConfigError(f"{spec}: compute_type {options.compute_type!r} unsupported; valid: default, float32, float16")
+        torch, transformers, dtype = torch_setup(spec, options, "CTC decoding here is greedy; fix: beam_size=1")
         super().__init__(spec, options, weights_hash_)
         self.batch_size = batch_size
         self.device = resolve_device(device, torch.cuda.is_available)
-        dtype = torch.float16 if options.compute_type == "float16" else torch.float32
         try:
             model = transformers.AutoModelForCTC.from_pretrained(str(model_dir), **dtype_kwarg(dtype))
             self.processor = transformers.AutoProcessor.from_pretrained(str(model_dir))

@@ -43,6 +43,20 @@ from asr_audit.models.whisper_common import WHISPER_MAX_NEW_TOKENS, WHISPER_MAX_
 _DTYPES = {"default": "float32", "float32": "float32", "float16": "float16"}
 
 
+def torch_setup(spec: str, options: DecodeOptions, greedy_fix: str) -> tuple[Any, Any, Any]:
+    """Shared checks of the PyTorch backends: greedy decoding and a supported dtype.
+
+    Returns ``(torch, transformers, dtype)``.
+    """
+    torch = require("torch", "torch")
+    transformers = require("transformers", "torch")
+    if options.beam_size != 1:
+        raise ConfigError(f"{spec}: {greedy_fix}")
+    if options.compute_type not in _DTYPES:
+        raise ConfigError(f"{spec}: compute_type {options.compute_type!r} is not supported here; valid: {', '.join(_DTYPES)}")
+    return torch, transformers, getattr(torch, _DTYPES[options.compute_type])
+
+
 def dtype_kwarg(dtype: Any) -> dict[str, Any]:
     """``from_pretrained``'s dtype keyword: ``dtype`` since transformers 5, ``torch_dtype`` before."""
     transformers = require("transformers", "torch")
@@ -85,17 +99,12 @@ class TorchWhisperBackend(BaseBackend):
         device: str | None = None,
         batch_size: int = 8,
     ) -> None:
-        torch = require("torch", "torch")
-        transformers = require("transformers", "torch")
-        if options.beam_size != 1:
-            raise ConfigError(f"{spec}: PyTorch Whisper backends decode greedily; fix: beam_size=1, or use the ct2 backend for beams")
-        if options.compute_type not in _DTYPES:
-            raise ConfigError(f"{spec}: compute_type {options.compute_type!r} is not supported here; valid: {', '.join(_DTYPES)}")
+        torch, transformers, dtype = torch_setup(
+            spec, options, "PyTorch Whisper backends decode greedily; fix: beam_size=1, or use the ct2 backend for beams")
         super().__init__(spec, options, weights_hash)
         self.model_dir = Path(model_dir)
         self.batch_size = batch_size
         self.device = resolve_device(device, torch.cuda.is_available)
-        dtype = getattr(torch, _DTYPES[options.compute_type])
         try:
             model = transformers.WhisperForConditionalGeneration.from_pretrained(str(model_dir), **dtype_kwarg(dtype))
             self.processor = transformers.WhisperProcessor.from_pretrained(str(model_dir))

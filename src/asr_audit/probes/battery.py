@@ -39,7 +39,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import numpy as np
 
 from asr_audit.corpus.clips import Corpus
 from asr_audit.errors import ConfigError
