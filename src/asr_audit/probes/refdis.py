@@ -236,7 +236,7 @@ def mine_clip(
         text = " ".join(ref[start:stop])
         agreeing = [m for m in members if panel_aligns[m].missed_any(start, stop)]
         alts = [panel_aligns[m].substitution_at(start, stop) for m in agreeing]
-        cers = sorted(char_error(text, alt) for alt in alts)
+        cers = sorted(cache.memo(("cer", text, alt), lambda a=alt: char_error(text, a)) for alt in alts)
         median = cers[len(cers) // 2] if cers else 1.0
         if median < params.min_consensus_cer:
             continue

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from asr_audit.corpus.predfiles import PredictionSet
+from asr_audit.corpus.predfiles import PredictionSet, gc_paused
 from asr_audit.errors import ConfigError
 from asr_audit.probes.inflation import Inflation, wer_inflations
 from asr_audit.probes.refdis import (
@@ -156,7 +156,7 @@ def with_text2num(normalize):  # noqa: ANN001, ANN201
 
 def prepare_clips(
     preds: PredictionSet, models: Sequence[str], normalize, text2num: bool,  # noqa: ANN001
-    references: Mapping[str, str] | None = None, cache: AlignmentCache | None = None,
+    references: Mapping[str, str] | None = None, cache: AlignmentCache | None = None, workers: int = 1,
 ) -> list[ClipInput]:
     """Normalize references and hypotheses once (cached per distinct string) into token tuples.
 
@@ -172,7 +172,7 @@ def prepare_clips(
         get = preds.file(m).rows.get
         hyp_rows.append([None if (r := get(cid)) is None else r.hypothesis for cid in refs])
     distinct = list(dict.fromkeys([*raw, *(h for col in hyp_rows for h in col if h is not None)]))
-    normed = normalize_many(with_text2num(normalize) if text2num else normalize, distinct)
+    normed = normalize_many(with_text2num(normalize) if text2num else normalize, distinct, workers=workers)
     to_tokens = tokens if cache is None else cache.tokens
     tok = {k: to_tokens(v) for k, v in zip(distinct, normed)}
     tok_get = tok.get
@@ -194,8 +194,23 @@ def run_refdis(
     n_resamples: int = 1000,
     text2num: bool = True,
     cache: AlignmentCache | None = None,
+    normalize_workers: int = 1,
 ) -> RefdisResult:
-    """Reference disagreement over ``preds`` with ``panel`` (or a corrected reference set)."""
+    """Reference disagreement over ``preds`` with ``panel`` (or a corrected reference set).
+
+    ``normalize_workers > 1`` normalizes new strings in that many forked processes (see
+    :func:`~asr_audit.text.normalize.normalize_many`); the result is the same.
+    """
+    with gc_paused():  # millions of token tuples and alignments, no reference cycles
+        return _run_refdis(preds, panel, params, normalizer, models, corrected, seed, n_resamples,
+                           text2num, cache, normalize_workers)
+
+
+def _run_refdis(
+    preds: PredictionSet, panel: Sequence[str], params: RefdisParams, normalizer: str,
+    models: Sequence[str] | None, corrected: Mapping[str, str] | None, seed: int, n_resamples: int,
+    text2num: bool, cache: AlignmentCache | None, workers: int,
+) -> RefdisResult:
     from asr_audit.text.normalize import get_normalizer
 
     norm = get_normalizer(normalizer)
@@ -210,7 +225,7 @@ def run_refdis(
             raise ConfigError(f"the panel has {len(panel)} member(s) but --min-panel is {params.min_panel}; "
                               "fix: name more panel members or lower --min-panel")
         everyone = list(dict.fromkeys([*models, *panel]))
-        clips = prepare_clips(preds, everyone, norm, text2num, cache=cache)
+        clips = prepare_clips(preds, everyone, norm, text2num, cache=cache, workers=workers)
         mining = mine(clips, panel, models, params, cache)
         mode = "panel"
     else:
@@ -218,8 +233,8 @@ def run_refdis(
         if not shared:
             raise ConfigError("no clip id of the corrected references matches the prediction files; "
                               "fix: use the same clip ids in both")
-        clips = prepare_clips(preds, models, norm, text2num, shared, cache)
-        fixed = prepare_clips(preds, [], norm, text2num, {c: corrected[c] for c in shared}, cache)
+        clips = prepare_clips(preds, models, norm, text2num, shared, cache, workers)
+        fixed = prepare_clips(preds, [], norm, text2num, {c: corrected[c] for c in shared}, cache, workers)
         edits = []
         for clip, fx in zip(clips, fixed):
             edits.extend(mine_two_references(clip, fx.ref, models, params, cache))

@@ -6,7 +6,7 @@ No global random state: every resampling function takes a ``numpy.random.Generat
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -85,25 +85,91 @@ def bootstrap_ratio_difference(
     if any(len(a) != m for a in arrays):
         raise ValueError("all arrays must have one value per cluster")
 
-    def stat(sums: list[np.ndarray]) -> np.ndarray:
-        na, da, nb, db = sums
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(da > 0, na / np.maximum(da, 1e-300), 0.0) - np.where(db > 0, nb / np.maximum(db, 1e-300), 0.0)
-
-    est = float(stat([np.array([a.sum()]) for a in arrays])[0])
+    est = float(_ratio_difference(*(np.array([a.sum()]) for a in arrays))[0])
     if m == 0:
         return 0.0, 0.0, 0.0
-    draws: list[np.ndarray] = []
-    for start in range(0, n_resamples, chunk):
-        size = min(chunk, n_resamples - start)
-        idx = rng.integers(0, m, size=(size, m))
-        counts = np.zeros((size, m), dtype=np.float64)
-        rows = np.repeat(np.arange(size), m)
-        np.add.at(counts, (rows, idx.ravel()), 1.0)
-        draws.append(stat([counts @ a for a in arrays]))
+    draws = [_ratio_difference(*(counts @ a for a in arrays)) for counts in resample_counts(rng, m, n_resamples, chunk)]
     values = np.concatenate(draws)
     alpha = (1 - level) / 2
     return est, float(np.quantile(values, alpha)), float(np.quantile(values, 1 - alpha))
+
+
+def resample_counts(
+    rng: np.random.Generator, m: int, n_resamples: int, chunk: int = 64,
+) -> Iterator[np.ndarray]:
+    """How often each of ``m`` clusters is drawn in each resample, ``chunk`` resamples at a time.
+
+    Yields float64 arrays of shape ``(size, m)`` (rows sum to ``m``), ``n_resamples`` rows in
+    all. Resample ``r`` draws ``rng.integers(0, m, size=m)``; the stream is the same whatever
+    ``chunk`` is, and the same in 32 and 64 bits (numpy draws ranges below 2**32 as 32-bit
+    Lemire samples either way), so ``chunk`` only bounds memory and the draws match those of
+    ``rng.integers(0, m, size=(n_resamples, m))``. Counting is one ``np.bincount`` over
+    ``idx + row * m``: the counts ``np.add.at`` gives, about 2x faster.
+
+    >>> rows = np.concatenate(list(resample_counts(np.random.default_rng(0), 5, 7, chunk=3)))
+    >>> rows.shape, sorted(set(rows.sum(axis=1).tolist()))
+    ((7, 5), [5.0])
+    """
+    if m <= 0 or n_resamples <= 0:
+        return
+    for start in range(0, n_resamples, chunk):
+        size = min(chunk, n_resamples - start)
+        dtype = np.int32 if size * m < 2**31 else np.int64
+        idx = rng.integers(0, m, size=(size, m), dtype=dtype)
+        idx += (np.arange(size, dtype=dtype) * m)[:, None]
+        yield np.bincount(idx.ravel(), minlength=size * m).reshape(size, m).astype(np.float64)
+
+
+def _ratio_difference(na: np.ndarray, da: np.ndarray, nb: np.ndarray, db: np.ndarray) -> np.ndarray:
+    """``na/da - nb/db`` elementwise, a ratio with a zero denominator counting as 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(da > 0, na / np.maximum(da, 1e-300), 0.0) - np.where(db > 0, nb / np.maximum(db, 1e-300), 0.0)
+
+
+def bootstrap_ratio_differences(
+    num_a: np.ndarray,
+    den_a: np.ndarray,
+    num_b: np.ndarray,
+    den_b: np.ndarray,
+    rng: np.random.Generator,
+    n_resamples: int = 1000,
+    level: float = 0.95,
+    max_cells: int = 5_000_000,
+) -> list[tuple[float, float, float]]:
+    """:func:`bootstrap_ratio_difference` for ``k`` statistics at once, on common resamples.
+
+    Each argument is an ``(m, k)`` array: one row per cluster, one column per statistic (say,
+    per model; a cluster where a statistic has no data holds zeros in all four arrays). The
+    resample counts are drawn once and applied to every column with one matrix product per
+    chunk, so all ``k`` intervals use the same resamples (common random numbers) and column
+    ``j``'s interval does not depend on the other columns, nor on their order. Returns one
+    ``(estimate, low, high)`` per column (percentile intervals). ``max_cells`` bounds the
+    counts held at once (resamples x clusters); it does not change the result.
+
+    >>> rng = np.random.default_rng(0)
+    >>> e = np.array([[1, 0], [2, 1], [0, 0], [3, 1]]); w = np.full((4, 2), 10)
+    >>> [round(x, 3) for x in bootstrap_ratio_differences(e, w, e * 0, w, rng, 200)[0]][:1]
+    [0.15]
+    """
+    cols = [np.asarray(x, dtype=np.float64) for x in (num_a, den_a, num_b, den_b)]
+    cols = [c.reshape(-1, 1) if c.ndim == 1 else c for c in cols]
+    m, k = cols[0].shape
+    if any(c.shape != (m, k) for c in cols):
+        raise ValueError("all arrays must have the same (clusters, statistics) shape")
+    sums = [c.sum(axis=0) for c in cols]
+    est = _ratio_difference(*sums)
+    if m == 0 or k == 0:
+        return [(0.0, 0.0, 0.0)] * k
+    stacked = np.concatenate(cols, axis=1)  # (m, 4k): one product per chunk for every column
+    chunk = max(1, min(n_resamples, max_cells // m))
+    draws = []
+    for counts in resample_counts(rng, m, n_resamples, chunk):
+        s = counts @ stacked
+        draws.append(_ratio_difference(s[:, :k], s[:, k:2 * k], s[:, 2 * k:3 * k], s[:, 3 * k:]))
+    values = np.concatenate(draws)
+    alpha = (1 - level) / 2
+    lows, highs = np.quantile(values, alpha, axis=0), np.quantile(values, 1 - alpha, axis=0)
+    return [(float(est[j]), float(lows[j]), float(highs[j])) for j in range(k)]
 
 
 def bootstrap_mean(
