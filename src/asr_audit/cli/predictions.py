@@ -32,6 +32,8 @@ def refdis(
     dataset: Optional[str] = typer.Option(None, "--dataset", help="Pick one dataset in a bucketed folder."),
     seed: int = typer.Option(0, "--seed", help="Seed for the bootstrap intervals."),
     resamples: int = typer.Option(1000, "--resamples", help="Bootstrap resamples."),
+    normalize_workers: int = typer.Option(1, "--normalize-workers",
+                                          help="Processes for normalizing large prediction sets (0 = one per core)."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the full result (edits, verdicts, params) as JSON."),
     csv_out: Optional[Path] = typer.Option(None, "--csv", help="Write the per-model table as CSV."),
 ) -> None:
@@ -45,6 +47,11 @@ def refdis(
         raise ConfigError("refdis needs --panel a,b,c (consensus mode) or --corrected-refs FILE (two-reference mode)")
     if resamples < 1:
         raise ConfigError(f"--resamples {resamples} must be >= 1")
+    if normalize_workers < 0:
+        raise ConfigError(f"--normalize-workers {normalize_workers} must be >= 0 (0 = one per core)")
+    import os
+
+    workers = normalize_workers or (os.cpu_count() or 1)
     if language != "en" and normalizer in ("whisper", "oal"):
         normalizer = "basic"
     params = preset_params(preset, majority=majority, include_middle=include_middle, min_run_len=min_run_len,
@@ -54,7 +61,7 @@ def refdis(
     refs = load_references(corrected) if corrected is not None else None
     result = run_refdis(pset, split_list(panel, "--panel") or [], params, normalizer,
                         split_list(models, "--models"), refs, seed, resamples,
-                        text2num=language == "en")
+                        text2num=language == "en", normalize_workers=workers)
     console.print(refdis_table(result))
     if json_out:
         console.print(f"wrote {write_text(json_out, to_json(result.to_dict()))}")
