@@ -131,7 +131,7 @@ def lift(
     store: Optional[Path] = typer.Option(None, "--store", help=_STORE_HELP),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the full result (models + per-item records)."),
 ) -> None:
-    """Teacher-forced audio lift: [log p(r|x) - log p(r|silence)] / chars, per span, in nats per character."""
+    """Teacher-forced audio lift: (log p(r|x) - log p(r|silence)) / chars, per span, in nats per character."""
     from asr_audit.align import get_aligner
     from asr_audit.corpus.spec import load_corpus
     from asr_audit.models.base import load_backend
