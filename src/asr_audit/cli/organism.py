@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -16,23 +15,27 @@ app.add_typer(organism_app, name="organism")
 
 @organism_app.command("train")
 def train(
-    steps: int = typer.Option(200, "--steps", help="Training steps of the organism (batch 16)."),
-    control_steps: Optional[int] = typer.Option(None, "--control-steps", help="Steps of the control (default: --steps)."),
+    steps: int = typer.Option(200, "--steps", help="Training steps of the organism."),
+    control_steps: int | None = typer.Option(None, "--control-steps", help="Steps of the control (default: --steps)."),
+    batch_size: int = typer.Option(16, "--batch-size", help="Clips per training step."),
+    lr: float = typer.Option(1e-4, "--lr", help="Peak learning rate (AdamW, 5% warmup, linear decay)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the benchmark sentences and of the batch order."),
     n_sentences: int = typer.Option(200, "--n-sentences", help="Sentences of the organism benchmark (20% held out)."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o",
+    out: Path | None = typer.Option(None, "--out", "-o",
                                        help="Folder for the weight deltas (default: where the organism backends look)."),
-    set_dir: Optional[Path] = typer.Option(None, "--set", help="Folder of the organism benchmark (built when absent)."),
+    set_dir: Path | None = typer.Option(None, "--set", help="Folder of the organism benchmark (built when absent)."),
     which: str = typer.Option("benchmark,control", "--which", help="Which models to train: benchmark, control."),
 ) -> None:
     """Build the organism benchmark, cache encoder states, fine-tune the decoder, save compact deltas."""
     from asr_audit.organism.backend import ORGANISM_DIR_ENV, organism_dir
     from asr_audit.organism.data import OrganismSetConfig
     from asr_audit.organism.pipeline import train_organisms
+    from asr_audit.organism.train import TrainConfig
 
     kinds = split_list(which, "--which") or []
     result = train_organisms(set_dir, out, steps=steps, control_steps=control_steps, seed=seed,
                              config=OrganismSetConfig(n_sentences=n_sentences), kinds=kinds,
+                             train_config=TrainConfig(steps=steps, lr=lr, batch_size=batch_size, seed=seed),
                              say=lambda m: console.print(m, highlight=False))
     for kind, path in result.weights.items():
         res = result.results[kind]

@@ -199,6 +199,7 @@ BUILTIN_BACKEND_MODULES: list[str] = [
     "asr_audit.models.ct2",
     "asr_audit.models.hf",
     "asr_audit.models.hf_ctc",
+    "asr_audit.organism.backend",
 ]
 
 

@@ -1,0 +1,102 @@
+"""Bundled backends ``organism-benchmark`` and ``organism-control``.
+
+Each is the bundled ``whisper-tiny.en`` rebuilt in PyTorch (:mod:`asr_audit.models.hf`) with the
+trained decoder tensors of its delta file applied (:mod:`asr_audit.organism.weights`). The delta
+files live in :func:`organism_dir` (``$ASR_AUDIT_ORGANISM_DIR``, else ``<cache>/organism``) as
+``benchmark.safetensors`` and ``control.safetensors``; ``asr-audit organism train`` writes them.
+Importing this module registers the names and never trains; loading a backend whose delta is
+absent raises a :class:`~asr_audit.errors.BackendError` saying how to train it.
+
+Identity: spec ``organism-benchmark`` / ``organism-control``, weights hash
+``sha256(base weights hash + ":" + delta file hash)[:16]``: retraining gives a new identity.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+from asr_audit.errors import BackendError, InputFileError
+from asr_audit.models.base import (
+    SCORE,
+    SITES,
+    TRANSCRIBE,
+    DecodeOptions,
+    register_backend,
+)
+
+BASE_MODEL = "whisper-tiny.en"
+ORGANISM_DIR_ENV = "ASR_AUDIT_ORGANISM_DIR"
+ORGANISMS = {"organism-benchmark": "benchmark", "organism-control": "control"}
+TRAIN_HINT = "train it first: asr-audit organism train"
+
+
+def organism_dir() -> Path:
+    """Where trained organism deltas live (``$ASR_AUDIT_ORGANISM_DIR`` or ``<cache>/organism``)."""
+    override = os.environ.get(ORGANISM_DIR_ENV)
+    if override:
+        return Path(override).expanduser()
+    from asr_audit.models.cache import cache_dir
+
+    return cache_dir() / "organism"
+
+
+def weights_path(kind: str, root: Path | None = None) -> Path:
+    """The delta file of organism ``kind`` (``benchmark`` or ``control``)."""
+    if kind not in ORGANISMS.values():
+        raise BackendError(f"unknown organism {kind!r}; valid: {', '.join(ORGANISMS.values())}")
+    return (root or organism_dir()) / f"{kind}.safetensors"
+
+
+def combined_hash(base_hash: str, delta_path: Path) -> str:
+    from asr_audit.models.cache import weights_hash
+
+    return hashlib.sha256(f"{base_hash}:{weights_hash([delta_path])}".encode()).hexdigest()[:16]
+
+
+def load_organism(name: str, options: DecodeOptions | None = None, *, root: Path | None = None,
+                  device: str | None = None, batch_size: int = 8) -> Any:
+    """The organism backend ``name`` (``organism-benchmark`` / ``organism-control``)."""
+    if name not in ORGANISMS:
+        raise BackendError(f"unknown organism backend {name!r}; valid: {', '.join(ORGANISMS)}")
+    path = weights_path(ORGANISMS[name], root)
+    if not path.is_file():
+        raise BackendError(f"{name}: no trained weights at {path}; fix: {TRAIN_HINT}")
+    from asr_audit.models.bundled import bundled_model_dir
+    from asr_audit.models.cache import weights_hash
+    from asr_audit.models.ct2 import ct2_weight_files
+    from asr_audit.models.whisper_convert import converted_whisper_dir
+    from asr_audit.models.whisper_torch import TorchWhisperBackend
+    from asr_audit.organism.weights import apply_delta, load_delta
+
+    try:
+        delta = load_delta(path)
+    except InputFileError as exc:
+        raise BackendError(f"{name}: {exc}") from None
+    source = bundled_model_dir(BASE_MODEL)
+    base_hash = weights_hash(ct2_weight_files(source))
+    backend = TorchWhisperBackend(converted_whisper_dir(source), name, options or DecodeOptions(),
+                                  combined_hash(base_hash, path), device=device, batch_size=batch_size)
+    apply_delta(backend.torch_model, delta, base_hash, name)
+    backend.organism_meta = dict(delta.meta)
+    return backend
+
+
+def _register(name: str) -> None:
+    kind = ORGANISMS[name]
+
+    @register_backend(
+        name,
+        description=f"Whisper tiny.en fine-tuned as the {kind} model organism (train it: asr-audit organism train)",
+        capabilities=[TRANSCRIBE, SCORE, SITES],
+        bundled=True,
+        extra="torch",
+    )
+    def factory(arg: str, options: DecodeOptions) -> Any:
+        return load_organism(name, options)
+
+
+for _name in ORGANISMS:
+    _register(_name)

@@ -1,0 +1,137 @@
+"""Build the organism benchmark, cache encoder states, train the organism and the control.
+
+This is what ``asr-audit organism train`` runs; :mod:`benchmarks.validity` runs it once and
+then probes the two models.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from asr_audit.errors import ConfigError, InputFileError
+from asr_audit.organism.backend import BASE_MODEL, organism_dir, weights_path
+from asr_audit.organism.data import (
+    META_FILE,
+    OrganismSet,
+    OrganismSetConfig,
+    build_organism_set,
+    load_organism_set,
+    training_mix,
+)
+from asr_audit.organism.train import (
+    EncoderCache,
+    TrainConfig,
+    TrainResult,
+    load_states,
+    model_state,
+    restore_state,
+    train_decoder,
+    trainable_names,
+)
+from asr_audit.organism.weights import save_delta
+
+Say = Callable[[str], None]
+KINDS = ("benchmark", "control")
+
+
+@dataclass(frozen=True, slots=True)
+class TrainedOrganisms:
+    set_dir: Path
+    weights: dict[str, Path]
+    results: dict[str, TrainResult]
+    encode_seconds: float
+    n_train_clips: int
+    failures: tuple[tuple[str, str], ...]
+
+
+def default_set_dir(seed: int, n_sentences: int) -> Path:
+    return organism_dir() / f"set-seed{seed}-n{n_sentences}"
+
+
+def ensure_set(set_dir: Path, config: OrganismSetConfig, seed: int, say: Say | None = None) -> OrganismSet:
+    """Load the set at ``set_dir``, or build it there when absent (a set built with another seed or
+    config is an error: pass another directory)."""
+    if (set_dir / META_FILE).is_file():
+        oset = load_organism_set(set_dir)
+        if oset.meta.get("seed") != seed or oset.meta.get("config") != config.to_dict():
+            raise InputFileError(set_dir / META_FILE, "holds a set built with another seed or configuration",
+                                 "pass another --set directory or delete this one")
+        return oset
+    if say:
+        say(f"building the organism benchmark in {set_dir} ({config.n_sentences} sentences)")
+    last = [0.0]
+
+    def progress(done: int, total: int) -> None:
+        if say and (time.monotonic() - last[0] > 20 or done == total):
+            last[0] = time.monotonic()
+            say(f"  synthesized {done}/{total} clips")
+
+    return build_organism_set(set_dir, config, seed, progress=progress)
+
+
+def load_base(device: str | None = None, batch_size: int = 16) -> Any:
+    """The base PyTorch Whisper the organisms start from."""
+    from asr_audit.models.base import DecodeOptions
+    from asr_audit.models.hf import load_bundled_torch
+
+    return load_bundled_torch(BASE_MODEL, DecodeOptions(), device=device, batch_size=batch_size)
+
+
+def train_organisms(set_dir: Path | None = None, out_dir: Path | None = None, *, steps: int = 200,
+                    control_steps: int | None = None, seed: int = 0, config: OrganismSetConfig | None = None,
+                    kinds: Sequence[str] = KINDS, backend: Any = None, train_config: TrainConfig | None = None,
+                    say: Say | None = None) -> TrainedOrganisms:
+    """Build (or reuse) the set, cache encoder states, train each of ``kinds`` from the base, save deltas."""
+    bad = [k for k in kinds if k not in KINDS]
+    if bad or not kinds:
+        raise ConfigError(f"unknown organism kind(s) {', '.join(bad) or '(none)'}; valid: {', '.join(KINDS)}")
+    config = config or OrganismSetConfig()
+    set_dir = Path(set_dir) if set_dir is not None else default_set_dir(seed, config.n_sentences)
+    out_dir = Path(out_dir) if out_dir is not None else organism_dir()
+    oset = ensure_set(set_dir, config, seed, say)
+    backend = backend or load_base()
+    base_hash = backend.identity().weights_hash
+    cache = EncoderCache(backend)
+    rows = oset.rows("train")
+    audios = [oset.audio_path(r) for r in rows]
+    t0 = time.perf_counter()
+    last = [0.0]
+
+    def enc_progress(done: int, total: int) -> None:
+        if say and (time.monotonic() - last[0] > 20 or done == total):
+            last[0] = time.monotonic()
+            say(f"  encoded {done}/{total} clips")
+
+    failed = cache.ensure(audios, progress=enc_progress)
+    encode_seconds = time.perf_counter() - t0
+    bad_audio = {a for a, _ in failed}
+    names = trainable_names(backend.torch_model)
+    base_state = model_state(backend.torch_model, names)
+    base_cfg = train_config or TrainConfig(steps=steps, seed=seed)
+    weights, results = {}, {}
+    for kind in kinds:
+        cfg = replace(base_cfg, steps=control_steps if kind == "control" and control_steps else base_cfg.steps)
+        pairs = [p for p in training_mix(oset, kind) if p.audio not in bad_audio]
+        states = load_states(cache, [p.audio for p in pairs])
+        if say:
+            say(f"training {kind}: {cfg.steps} steps on {len(pairs)} clips")
+        every = max(1, cfg.steps // 10)
+
+        def progress(step: int, total: int, loss: float, kind: str = kind, every: int = every) -> None:
+            if say and (step % every == 0 or step == total):
+                say(f"  {kind} step {step}/{total} loss {loss:.4f}")
+
+        restore_state(backend.torch_model, base_state)
+        res = train_decoder(backend, states, [p.target for p in pairs], cfg, progress)
+        restore_state(backend.torch_model, base_state)
+        meta = {"kind": kind, "base_model": BASE_MODEL, "base_weights_hash": base_hash, "seed": seed,
+                "train": cfg.to_dict(), "n_clips": len(pairs), "set": oset.meta, "losses": list(res.losses),
+                "seconds": round(res.seconds, 1), "n_params": res.n_params}
+        weights[kind] = save_delta(weights_path(kind, out_dir), res.tensors, meta)
+        results[kind] = res
+    return TrainedOrganisms(set_dir, weights, results, encode_seconds, len(rows),
+                            tuple((str(a), why) for a, why in failed))
