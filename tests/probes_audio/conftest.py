@@ -10,10 +10,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from audio_probe_paths import FIXTURES, MANIFEST  # noqa: E402,F401
 from probe_fakes import ReferenceCopier  # noqa: E402
-
-FIXTURES = Path(__file__).parent / "fixtures"
-MANIFEST = FIXTURES / "manifest.jsonl"
 
 
 @pytest.fixture(scope="session")

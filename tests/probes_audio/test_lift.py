@@ -89,7 +89,7 @@ def test_refdis_and_ortho_spans() -> None:
 def test_backends_without_score_are_refused(copier, two_clips, store, run_cli, store_path) -> None:  # noqa: ANN001
     with pytest.raises(BackendError, match="cannot score"):
         run_lift([copier], two_clips, store, "full")
-    from conftest import MANIFEST
+    from audio_probe_paths import MANIFEST
 
     code, _, err = run_cli("lift", "--model", "whisper-tiny.en", "--corpus", MANIFEST, "--spans", "full",
                            "--store", store_path)
@@ -97,7 +97,7 @@ def test_backends_without_score_are_refused(copier, two_clips, store, run_cli, s
 
 
 def test_lift_cli_json(run_cli, store_path, full_lift, tmp_path) -> None:  # noqa: ANN001
-    from conftest import MANIFEST
+    from audio_probe_paths import MANIFEST
 
     out = tmp_path / "lift.json"
     code, stdout, err = run_cli("lift", "--model", "whisper-tiny.en-pt", "--corpus", MANIFEST, "--spans", "full",

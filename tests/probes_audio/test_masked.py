@@ -94,7 +94,7 @@ def test_judging_rules() -> None:
 
 
 def test_masked_cli_json_and_recipes(run_cli, store_path, masked_run, tmp_path) -> None:  # noqa: ANN001
-    from conftest import MANIFEST
+    from audio_probe_paths import MANIFEST
 
     out, recipes = tmp_path / "masked.json", tmp_path / "recipes.jsonl"
     code, stdout, err = run_cli("masked", "--model", "whisper-tiny.en", "--corpus", MANIFEST, "--store", store_path,

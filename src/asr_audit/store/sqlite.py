@@ -82,6 +82,25 @@ class AudioIndexEntry:
     duration: float
 
 
+def _retry_locked(fn: Any, timeout_s: float) -> Any:
+    """Run ``fn``, retrying while another process holds the lock it needs.
+
+    Switching a new file to WAL needs an exclusive lock and SQLite answers ``database is locked``
+    at once instead of waiting on the busy timeout, so two processes opening a new store together
+    must retry here.
+    """
+    deadline = time.monotonic() + timeout_s
+    delay = 0.01
+    while True:
+        try:
+            return fn()
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.5)
+
+
 def _chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
     for i in range(0, len(items), _CHUNK):
         yield items[i : i + _CHUNK]
@@ -96,7 +115,7 @@ class Store:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(str(self.path), timeout=busy_timeout_s, isolation_level=None)
             self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
-            mode = self._db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            mode = _retry_locked(lambda: self._db.execute("PRAGMA journal_mode = WAL").fetchone()[0], busy_timeout_s)
             self._db.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: durable across process kills
         except sqlite3.DatabaseError as exc:
             raise InputFileError(self.path, f"not a usable SQLite store ({exc})",
@@ -108,18 +127,21 @@ class Store:
 
     def _init_schema(self) -> None:
         try:
-            with self._write() as db:
-                for stmt in filter(str.strip, _SCHEMA.split(";")):
-                    db.execute(stmt)
-                row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-                if row is None:
-                    db.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
-                elif row[0] != SCHEMA_VERSION:
-                    raise InputFileError(self.path, f"store schema version {row[0]} is not {SCHEMA_VERSION}",
-                                         "use a new --store path for this version of asr-audit")
+            _retry_locked(self._create_schema, 60.0)
         except sqlite3.DatabaseError as exc:
             raise InputFileError(self.path, f"not a usable SQLite store ({exc})",
                                  "pass another --store path, or delete the file to start a new store") from None
+
+    def _create_schema(self) -> None:
+        with self._write() as db:
+            for stmt in filter(str.strip, _SCHEMA.split(";")):
+                db.execute(stmt)
+            row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+            if row is None:
+                db.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+            elif row[0] != SCHEMA_VERSION:
+                raise InputFileError(self.path, f"store schema version {row[0]} is not {SCHEMA_VERSION}",
+                                     "use a new --store path for this version of asr-audit")
 
     # ------------------------------------------------------------------ plumbing
     class _Tx:
