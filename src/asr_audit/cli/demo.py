@@ -30,7 +30,7 @@ def demo_spec(out: Path, audio: bool = True, calib_dir: Path | None = None, seed
     corpora: list[dict[str, Any]] = []
     if audio:
         corpora.append({"name": "librivox", "spec": str(LIBRIVOX_MANIFEST),
-                        "probes": {"refdis": {"min_panel": 2}}})
+                        "probes": {"refdis": {"min_panel": 2}, "masked": {"skip": True}}})
         if calib_dir is not None:
             corpora.append({"name": "generated-parliament", "spec": str(calib_dir / "calib-train.jsonl"),
                             "probes": {"refdis": {"min_panel": 2},
@@ -48,16 +48,18 @@ def demo_spec(out: Path, audio: bool = True, calib_dir: Path | None = None, seed
         "model": [{"name": n, "spec": s} for n, s in DEMO_MODELS] if audio else [],
         "panel": {"models": [n for n, _ in DEMO_MODELS] if audio else []},
         "probes": {"refdis": {"preset": "paper"}, "switch_rate": {"min_per_arm": 3},
-                   "miner_calibration": {"preset": "paper"}},
+                   "miner_calibration": {"preset": "paper"},
+                   **({"masked": {"kind": "number", "method": "silence", "max_per_clip": 1,
+                                  "models": ["whisper-tiny.en", "whisper-base"]}} if audio else {})},
     }
 
 
-DEMO_CALIB_SENTENCES = 20
+DEMO_CALIB_SENTENCES = 32
 DEMO_CALIB_VOICES = ("slt", "rms")
 
 
 def _calibration_set(out: Path, seed: int) -> Path | None:
-    """Build the small generated benchmark (20 sentences x 2 flite voices; deterministic for the seed).
+    """Build the small generated benchmark (32 sentences x 2 flite voices; deterministic for the seed).
 
     ``None`` (and a note) when no TTS voice is installed: the rest of the demo still runs.
     """

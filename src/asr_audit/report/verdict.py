@@ -10,11 +10,16 @@ def pct(x: float) -> str:
     return f"{100 * x:.0f}%"
 
 
+MIN_EDITS_FOR_A_CLAIM = 10  # below this, an interval is too wide for any claim about copying
+
+
 def acceptref_sentence(m: Mapping[str, Any]) -> str:
     """One sentence on a model's accept-ref (a refdis ``models`` entry).
 
     >>> acceptref_sentence({"n_eligible": 340, "n_ref": 92, "accept_ref": 0.27, "ci_low": 0.22, "ci_high": 0.33})
     'reproduces reference errors on 27% of disagreements [22%, 33%], n=340: it often writes the reference where the audio says otherwise'
+    >>> acceptref_sentence({"n_eligible": 2, "n_ref": 1, "accept_ref": 0.5, "ci_low": 0.09, "ci_high": 0.91})
+    'reproduces reference errors on 50% of disagreements [9%, 91%], n=2: too few judged edits to tell'
     >>> acceptref_sentence({"n_eligible": 0, "n_ref": 0, "accept_ref": 0, "ci_low": 0, "ci_high": 0})
     'no reference disagreement could be judged for this model (n=0)'
     """
@@ -23,6 +28,8 @@ def acceptref_sentence(m: Mapping[str, Any]) -> str:
         return "no reference disagreement could be judged for this model (n=0)"
     base = (f"reproduces reference errors on {pct(m['accept_ref'])} of disagreements "
             f"[{pct(m['ci_low'])}, {pct(m['ci_high'])}], n={n}")
+    if n < MIN_EDITS_FOR_A_CLAIM:
+        return base + ": too few judged edits to tell"
     if m["ci_high"] <= 0.10:
         return base + ": it transcribes the audio, not the reference"
     if m["ci_low"] >= 0.20:

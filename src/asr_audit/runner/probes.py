@@ -6,6 +6,7 @@ Adding a probe to ``asr-audit run`` is one registration::
     def my_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
         ...  # return a JSON-able result; the report renders it (report.sections)
 
+Every probe also takes ``skip = true`` (typically as a per-corpus override) to leave a corpus out.
 Each probe receives a :class:`ProbeContext` per corpus: the corpus's prediction set (from the
 store's transcripts or from prediction files), the panel, the seed and the normalizer.
 """
@@ -94,7 +95,7 @@ def get_probe(name: str) -> ProbeKind:
 def validate_probe_params(spec: ExperimentSpec, name: str, params: Mapping[str, Any]) -> None:
     """Unknown parameters are errors naming the spec file and field."""
     kind = get_probe(name)
-    unknown = sorted(set(params) - set(kind.params))
+    unknown = sorted(set(params) - set(kind.params) - {"skip"})
     if unknown:
         raise ConfigError(f"{spec.path}: field 'probes.{name}.{unknown[0]}' is not a parameter of {name}; "
                           f"fix: use {', '.join(kind.params) or 'no parameters'}")

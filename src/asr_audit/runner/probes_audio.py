@@ -52,10 +52,12 @@ def _aligner(params: Mapping[str, Any]) -> Any:
 
 
 @register_probe("masked", MASKED_PARAMS, "masked-entity recovery (numbers silenced in the audio)")
-def masked_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
+def masked_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any] | None:
     from asr_audit.probes.masked import MaskParams, run_masked
     from asr_audit.probes.targets import TargetRule
 
+    if ctx.clips is None:
+        return None  # a prediction-file corpus: no audio to mask
     pairs = _backends(ctx, params, "masked")
     rule = TargetRule(str(params.get("kind", "number")), float(params.get("min_duration", 0.15)),
                       max_per_clip=params.get("max_per_clip"))

@@ -260,6 +260,8 @@ def _run(spec: ExperimentSpec, shard: Shard | None, executor: Executor, store_ha
                            store=store_handle)
         for name, base_params in spec.probes.items():
             params = {**base_params, **c.probes.get(name, {})}
+            if params.pop("skip", False):
+                continue
             try:
                 result = get_probe(name).run(ctx, params)
             except AuditError as exc:
