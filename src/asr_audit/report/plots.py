@@ -82,9 +82,12 @@ def rates_by_group(
     ylabel: str,
     chance: float | None = None,
     fmt: str = "png",
+    ylim: tuple[float, float] | None = (-0.02, 1.02),
+    zero_line: bool = False,
 ) -> bytes:
     """Grouped dot plot with 95% intervals: one series per model, x = ``group_key`` values
-    (conditions, families, ...). Rows: model, <group_key>, rate, ci_low, ci_high (rate may be None)."""
+    (conditions, families, ...). Rows: model, <group_key>, rate, ci_low, ci_high (rate may be None).
+    ``ylim=None`` scales to the data (for quantities that are not shares, such as lift)."""
     plt = _plt()
     groups = list(dict.fromkeys(r[group_key] for r in rows))
     models = list(dict.fromkeys(r["model"] for r in rows))
@@ -98,8 +101,11 @@ def rates_by_group(
         ax.errorbar(xs, [r["rate"] for _, r in pts], yerr=_err([r for _, r in pts]), fmt="o", capsize=3, label=m)
     if chance is not None:
         ax.axhline(chance, color="#888", linestyle="--", linewidth=1, label=f"chance {chance}")
+    if zero_line:
+        ax.axhline(0.0, color="#333", linewidth=0.8)
     ax.set_xticks(range(len(groups)), groups, rotation=20, ha="right")
-    ax.set_ylim(-0.02, 1.02)
+    if ylim is not None:
+        ax.set_ylim(*ylim)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))

@@ -91,5 +91,20 @@ def lift_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
     anchor = slug(f"lift-{corpus}")
     rows = lift_rows(r)
     html = ctx.env.from_string(_LIFT).render(spans=r.get("spans", ""), rows=rows, fmt=_fmt, skipped=r.get("skipped", []))
-    return Section(f"Audio lift ({r.get('spans', '')}) — {corpus}", anchor, html,
-                   tables={f"{anchor}.csv": to_csv(rows, LIFT_COLUMNS)})
+    figs = []
+    pts = [{"model": x["model"], "condition": x["condition"], "rate": x["lift"], "ci_low": x["ci_low"],
+            "ci_high": x["ci_high"]} for x in rows if x["lift"] is not None and x["ci_low"] is not None]
+    if pts:
+        figs.append(ctx.figure(f"{anchor}.png", plots.rates_by_group(
+            pts, "condition", f"Audio lift — {corpus}", "lift (nats per character)", ylim=None, zero_line=True),
+            "Mean teacher-forced lift per condition with sentence-clustered 95% intervals (> 0: the audio raised the span)"))
+    voices = [{"model": f"{v['model']} · {v['condition']}", "voice": v["voice"], "rate": v["mean"],
+               "ci_low": v["ci_low"], "ci_high": v["ci_high"]} for v in r.get("by_voice", []) if v["mean"] is not None]
+    if len({v["voice"] for v in voices}) > 1:
+        figs.append(ctx.figure(f"{anchor}-voices.png", plots.rates_by_group(
+            voices, "voice", f"Audio lift per voice — {corpus}", "lift (nats per character)", ylim=None, zero_line=True),
+            "Lift per voice condition (the clip's speaker / TTS voice), sentence-clustered 95% intervals"))
+    tables = {f"{anchor}.csv": to_csv(rows, LIFT_COLUMNS)}
+    if r.get("by_voice"):
+        tables[f"{anchor}-voices.csv"] = to_csv(r["by_voice"], ("model", "condition", "voice", "mean", "ci_low", "ci_high", "n"))
+    return Section(f"Audio lift ({r.get('spans', '')}) — {corpus}", anchor, html, tuple(figs), tables=tables)

@@ -72,6 +72,31 @@ def masked_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]
     return result
 
 
+def lift_by_voice(items: list[dict[str, Any]], clips: Any, seed: int, n_resamples: int) -> list[dict[str, Any]]:
+    """Mean lift per (model, condition, voice) — the clip's speaker — with sentence-clustered intervals.
+
+    On a corpus rendered in several voices (a calibration set, a battery's voice conditions) this
+    is the paper's "lift per voice" view: does the audio of one voice raise the reference's
+    rendering more than another's?
+    """
+    import numpy as np
+
+    from asr_audit.probes.lift import clustered_mean
+
+    speaker = {c.id: c.speaker or "unknown" for c in clips}
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for it in items:
+        if it.get("error") is None and it.get("lift") is not None:
+            key = (it["model"], it["condition"], speaker.get(it["clip_id"], "unknown"))
+            groups.setdefault(key, []).append(it)
+    rows = []
+    rng = np.random.default_rng(seed)
+    for (model, cond, voice), its in sorted(groups.items()):
+        est = clustered_mean([i["lift"] for i in its], [i["clip_id"] for i in its], rng, n_resamples)
+        rows.append({"model": model, "condition": cond, "voice": voice, **est.to_dict()})
+    return rows
+
+
 @register_probe("lift", LIFT_PARAMS, "teacher-forced audio lift (nats per character)")
 def lift_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
     from asr_audit.models.base import SCORE
@@ -93,6 +118,7 @@ def lift_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
     names = {b.spec: n for n, b in scoring}
     _relabel(result["models"], names)
     _relabel(result["items"], names)
+    result["by_voice"] = lift_by_voice(result["items"], ctx.clips, ctx.seed, int(params.get("resamples", 1000)))
     result["skipped"] = [{"model": n, "reason": "no score capability"} for n, b in pairs if SCORE not in b.capabilities]
     if not params.get("items", True):
         result["items"] = []
