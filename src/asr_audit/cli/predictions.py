@@ -32,8 +32,8 @@ def refdis(
     dataset: Optional[str] = typer.Option(None, "--dataset", help="Pick one dataset in a bucketed folder."),
     seed: int = typer.Option(0, "--seed", help="Seed for the bootstrap intervals."),
     resamples: int = typer.Option(1000, "--resamples", help="Bootstrap resamples."),
-    normalize_workers: int = typer.Option(1, "--normalize-workers",
-                                          help="Processes for normalizing large prediction sets (0 = one per core)."),
+    normalize_workers: int = typer.Option(0, "--normalize-workers",
+                                          help="Processes normalizing a large prediction set (>= 20k new strings); 0 = one per core, 1 = serial."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the full result (edits, verdicts, params) as JSON."),
     csv_out: Optional[Path] = typer.Option(None, "--csv", help="Write the per-model table as CSV."),
 ) -> None:
