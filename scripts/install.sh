@@ -10,7 +10,6 @@ if command -v apt-get >/dev/null 2>&1; then
   $SUDO apt-get install -y -qq --no-install-recommends \
     pocketsphinx-testdata flite espeak-ng festival festvox-us-slt-hts festvox-kallpc16k sox libsndfile1 chromium >/dev/null
 fi
-python3 -m pip install -q --upgrade pip >/dev/null
 # the CPU build of PyTorch (a plain `torch` requirement would pull a multi-GB CUDA build)
 python3 -m pip install -q "torch==2.13.0" || python3 -m pip install -q torch --index-url https://download.pytorch.org/whl/cpu
 python3 -m pip install -q -e ".[all]"
