@@ -7,7 +7,7 @@ if command -v apt-get >/dev/null 2>&1; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
   # real speech (LibriVox clips), TTS voices, sox, headless browser for the report test
-  $SUDO apt-get install -y -qq --no-install-recommends \
+  $SUDO apt-get install -y -qq \
     pocketsphinx-testdata flite espeak-ng festival festvox-us-slt-hts festvox-kallpc16k sox libsndfile1 chromium >/dev/null
 fi
 # the CPU build of PyTorch (a plain `torch` requirement would pull a multi-GB CUDA build)
