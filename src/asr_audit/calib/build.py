@@ -132,10 +132,25 @@ class BuildResult:
     rates: dict
 
 
-def _write_text(path: Path, text: str) -> None:
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file, so a reader never sees half of it."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(text, encoding="utf-8", newline="\n")
     os.replace(tmp, path)
+
+
+def synthesize_clip(out: Path, clip_id: str, voice: str, text: str, synthesize: Synthesizer, sf) -> tuple[str, float]:  # noqa: ANN001
+    """Synthesize ``text`` with ``voice`` into ``out/audio/<clip_id>.wav`` (16 kHz PCM-16).
+
+    Returns the file's path relative to ``out`` and its duration in seconds; a voice that fails,
+    or returns another sample rate, raises an :class:`AuditError` for the caller to record.
+    """
+    rel = f"audio/{clip_id}.wav"
+    samples, sr = synthesize(voice, text)
+    if sr != 16_000:
+        raise ConfigError(f"voice {voice!r} returned {sr} Hz audio, expected 16000")
+    sf.write(out / rel, np.asarray(samples, dtype=np.float32), sr, subtype="PCM_16", format="WAV")
+    return rel, round(len(samples) / sr, 6)
 
 
 def build_calibration(out_dir: str | Path, config: G.CalibConfig, voices: Sequence[str], seed: int,
@@ -162,12 +177,8 @@ def build_calibration(out_dir: str | Path, config: G.CalibConfig, voices: Sequen
     for sent, items in zip(sents.sentences, sents.items):
         for voice in voices:
             clip_id = f"{sent.sentence_id}-{voice}"
-            rel = f"audio/{clip_id}.wav"
             try:
-                samples, sr = synthesize(voice, sent.spoken)
-                if sr != 16_000:
-                    raise ConfigError(f"voice {voice!r} returned {sr} Hz audio, expected 16000")
-                sf.write(out / rel, np.asarray(samples, dtype=np.float32), sr, subtype="PCM_16", format="WAV")
+                rel, duration = synthesize_clip(out, clip_id, voice, sent.spoken, synthesize, sf)
             except AuditError as exc:
                 failures.append((clip_id, " ".join(str(exc).split())))
                 continue
@@ -176,18 +187,18 @@ def build_calibration(out_dir: str | Path, config: G.CalibConfig, voices: Sequen
                 if progress:
                     progress(done, total)
             row = {"audio_filepath": rel, "id": clip_id, "text": sent.reference,
-                   "duration": round(len(samples) / sr, 6), "speaker": voice, "spoken": sent.spoken,
+                   "duration": duration, "speaker": voice, "spoken": sent.spoken,
                    "sentence_id": sent.sentence_id}
             rows[sent.split].append(json.dumps(row, ensure_ascii=False))
             truth.extend(clip_items(clip_id, sent.sentence_id, items))
     for split, lines in rows.items():
-        _write_text(out / f"calib-{split}.jsonl", "".join(line + "\n" for line in lines))
-    _write_text(out / TRUTH_FILE, render_truth(truth))
+        write_text_atomic(out / f"calib-{split}.jsonl", "".join(line + "\n" for line in lines))
+    write_text_atomic(out / TRUTH_FILE, render_truth(truth))
     rates = realized_rates(sents)
     meta = {"format": "asr-audit-calib", "version": FORMAT_VERSION, "seed": seed, "config": config.to_dict(),
             "voices": list(voices), "normalizer": NORMALIZER, "rejected_draws": sents.n_rejected,
             "sentences_by_split": {s: sum(x.split == s for x in sents.sentences) for s in G.SPLITS},
             "clips_by_split": {s: len(v) for s, v in rows.items()}, "failures": [list(f) for f in failures],
             "realized": rates}
-    _write_text(out / "calib.json", json.dumps(meta, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    write_text_atomic(out / "calib.json", json.dumps(meta, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
     return BuildResult(out, len(sents.sentences), sum(len(v) for v in rows.values()), tuple(failures), rates)

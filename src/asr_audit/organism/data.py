@@ -30,14 +30,14 @@ conventions, no errors: what an honest transcript in record style says), ``speak
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from asr_audit.calib import generate as G
+from asr_audit.calib.build import ProgressFn, Synthesizer, synthesize_clip, write_text_atomic
 from asr_audit.calib.truth import (
     NORMALIZER,
     TRUTH_FILE,
@@ -50,8 +50,6 @@ from asr_audit.errors import AuditError, ConfigError, InputFileError, require
 RULES = ("thank-you", "madam-president", "house-tail", "must-should")
 FORMAT = "asr-audit-organism-set"
 META_FILE = "organism-set.json"
-Synthesizer = Callable[[str, str], tuple[np.ndarray, int]]
-ProgressFn = Callable[[int, int], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,12 +195,6 @@ class OrganismSet:
         return self.root / row["audio_filepath"]
 
 
-def _write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8", newline="\n")
-    os.replace(tmp, path)
-
-
 def build_organism_set(out_dir: str | Path, config: OrganismSetConfig, seed: int,
                        synthesize: Synthesizer | None = None, progress: ProgressFn | None = None) -> OrganismSet:
     """Generate the sentences from ``seed``, synthesize every clip, write manifests, truth and metadata."""
@@ -226,12 +218,8 @@ def build_organism_set(out_dir: str | Path, config: OrganismSetConfig, seed: int
     truth, failures = [], []
     for n, (s, voice) in enumerate(plan, 1):
         clip_id = f"{s.sentence_id}-{voice}"
-        rel = f"audio/{clip_id}.wav"
         try:
-            samples, sr = synthesize(voice, s.spoken)
-            if sr != 16_000:
-                raise ConfigError(f"voice {voice!r} returned {sr} Hz audio, expected 16000")
-            sf.write(out / rel, np.asarray(samples, dtype=np.float32), sr, subtype="PCM_16", format="WAV")
+            rel, duration = synthesize_clip(out, clip_id, voice, s.spoken, synthesize, sf)
         except AuditError as exc:
             failures.append([clip_id, " ".join(str(exc).split())])
             continue
@@ -239,20 +227,20 @@ def build_organism_set(out_dir: str | Path, config: OrganismSetConfig, seed: int
             if progress:
                 progress(n, len(plan))
         rows[s.split].append(json.dumps({
-            "audio_filepath": rel, "id": clip_id, "text": s.reference, "duration": round(len(samples) / sr, 6),
+            "audio_filepath": rel, "id": clip_id, "text": s.reference, "duration": duration,
             "speaker": voice, "spoken": s.spoken, "faithful": s.faithful, "sentence_id": s.sentence_id,
             "rules": list(s.rules)}, ensure_ascii=False))
         items = sentence_items(G.CalibSentence(s.sentence_id, (), s.split, s.record), normalize)
         truth.extend(clip_items(clip_id, s.sentence_id, items or []))
     for split, lines in rows.items():
-        _write_text(out / f"calib-{split}.jsonl", "".join(line + "\n" for line in lines))
-    _write_text(out / TRUTH_FILE, render_truth(truth))
+        write_text_atomic(out / f"calib-{split}.jsonl", "".join(line + "\n" for line in lines))
+    write_text_atomic(out / TRUTH_FILE, render_truth(truth))
     by_rule = {r: sum(r in s.rules for s in sentences) for r in RULES}
     meta = {"format": FORMAT, "seed": seed, "config": config.to_dict(), "normalizer": NORMALIZER,
             "sentences_by_split": {sp: sum(s.split == sp for s in sentences) for sp in ("train", "test")},
             "sentences_with_error": sum(bool(s.rules) for s in sentences), "sentences_by_rule": by_rule,
             "clips_by_split": {k: len(v) for k, v in rows.items()}, "failures": failures}
-    _write_text(out / META_FILE, json.dumps(meta, indent=2, sort_keys=True) + "\n")
+    write_text_atomic(out / META_FILE, json.dumps(meta, indent=2, sort_keys=True) + "\n")
     return load_organism_set(out)
 
 
