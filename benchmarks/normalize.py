@@ -11,24 +11,15 @@ reference appears 10 times.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 from asr_audit.text.normalize import clear_normalize_cache, get_normalizer, normalize_many
+from asr_audit.data import voxpopuli_texts
 from asr_audit.text.whisper_en import WhisperNormalizer, package_version
 
-FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "voxpopuli"
-
-
 def load_sentences() -> list[str]:
-    sentences: list[str] = []
-    for path in sorted(FIXTURES.glob("*.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            row = json.loads(line)
-            sentences += [row["text"], row["pred_text"]]
-    return sentences
+    return voxpopuli_texts()
 
 
 def per_sentence_us(

@@ -2,28 +2,17 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from asr_audit.data import VOXPOPULI_EXAMPLES, voxpopuli_texts
 from asr_audit.text.whisper_en import SELF_CHECK, FastNumberNormalizer, SymbolTable, WhisperNormalizer
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "voxpopuli"
 
 
-def _fixture_sentences() -> list[str]:
-    sentences: list[str] = []
-    for path in sorted(FIXTURES.glob("*.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            row = json.loads(line)
-            sentences += [row["text"], row["pred_text"]]
-    return sentences
-
-
-SENTENCES = _fixture_sentences()
+SENTENCES = voxpopuli_texts()
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +29,7 @@ def _outcome(fn, text: str) -> tuple[str, str]:
 
 def test_fixture_files_are_present_and_large() -> None:
     assert len(SENTENCES) == 1500
-    assert (FIXTURES / "NOTICE.md").is_file()
+    assert (VOXPOPULI_EXAMPLES / "NOTICE.md").is_file()
 
 
 def test_fast_path_is_active(whisper: WhisperNormalizer) -> None:
