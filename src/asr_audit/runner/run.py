@@ -214,10 +214,8 @@ def _run(spec: ExperimentSpec, shard: Shard | None, executor: Executor, store_ha
         o = r.outcome
         n_computed += o.n_computed
         n_cached += o.n_cached
-        ident = store_identity = None
-        if hasattr(executor, "backends") and r.model in getattr(executor, "backends", {}):
-            store_identity = executor.backends[r.model].identity().to_dict()  # type: ignore[attr-defined]
-        ident = store_identity
+        loaded = getattr(executor, "backends", {})  # an executor that keeps its backends can name their identity
+        ident = loaded[r.model].identity().to_dict() if r.model in loaded else None
         m = next(x for x in spec.models if x.name == r.model)
         models_meta[r.model] = {"name": r.model, "spec": m.spec, "options": dict(m.options), "identity": ident}
         failures.extend({"model": r.model, "corpus": r.corpus, "clip_id": f.clip_id, "reason": f.reason}
