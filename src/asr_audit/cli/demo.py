@@ -104,17 +104,8 @@ def demo(
     for entry in results["probes"]:
         if entry["probe"] == "refdis":
             console.print(f"[bold]{entry['corpus']}[/]")
-            console.print(refdis_table(_Shim(entry["result"])))
+            console.print(refdis_table(entry["result"]))
     console.print(f"{outcome.n_computed} transcriptions computed, {outcome.n_cached} from the store; "
                   f"{len(results['failures'])} failure(s)")
     console.print(f"[bold green]report:[/] {outcome.report}")
 
-
-class _Shim:
-    """Adapts a refdis result dict to the table renderer (which reads ``to_dict()``)."""
-
-    def __init__(self, d: dict[str, Any]) -> None:
-        self._d = d
-
-    def to_dict(self) -> dict[str, Any]:
-        return self._d

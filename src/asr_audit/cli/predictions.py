@@ -62,11 +62,12 @@ def refdis(
     result = run_refdis(pset, split_list(panel, "--panel") or [], params, normalizer,
                         split_list(models, "--models"), refs, seed, resamples,
                         text2num=language == "en", normalize_workers=workers)
-    console.print(refdis_table(result))
+    data = result.to_dict()
+    console.print(refdis_table(data))
     if json_out:
-        console.print(f"wrote {write_text(json_out, to_json(result.to_dict()))}")
+        console.print(f"wrote {write_text(json_out, to_json(data))}")
     if csv_out:
-        console.print(f"wrote {write_text(csv_out, refdis_csv(result))}")
+        console.print(f"wrote {write_text(csv_out, refdis_csv(data))}")
 
 
 @app.command()

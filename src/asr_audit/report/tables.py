@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,9 +52,8 @@ REFDIS_COLUMNS = ("model", "in_panel", "accept_ref", "ci_low", "ci_high", "n_ref
                   "wer", "wer_corrected", "wer_inflation", "wer_inflation_ci_low", "wer_inflation_ci_high")
 
 
-def refdis_table(result: Any) -> Table:
-    """The ``asr-audit refdis`` table: one row per model."""
-    d = result.to_dict()
+def refdis_table(d: Mapping[str, Any]) -> Table:
+    """The ``asr-audit refdis`` table from a refdis result's ``to_dict()``: one row per model."""
     title = (f"reference disagreement — {d['n_clips']} clips, {d['n_edits']} edits "
              f"({d['mode']}; preset {d['params']['preset']}, majority {d['params']['majority']}, "
              f"{'leave-one-out' if d['params']['loo'] else 'no leave-one-out'}; normalizer {d['normalizer']['name']})")
@@ -72,5 +71,6 @@ def refdis_table(result: Any) -> Table:
     return t
 
 
-def refdis_csv(result: Any) -> str:
-    return to_csv(result.to_dict()["models"], REFDIS_COLUMNS)
+def refdis_csv(d: Mapping[str, Any]) -> str:
+    """The per-model CSV from a refdis result's ``to_dict()``."""
+    return to_csv(d["models"], REFDIS_COLUMNS)
