@@ -8,6 +8,7 @@ from typing import Any
 from asr_audit.report import plots
 from asr_audit.report.html import ReportContext, Section, register_section, slug
 from asr_audit.report.published import load_published
+from asr_audit.report.switch_rate import switch_rate_csv
 from asr_audit.report.tables import REFDIS_COLUMNS, to_csv
 from asr_audit.report.verdict import model_verdict
 from asr_audit.stats.intervals import wilson
@@ -70,10 +71,6 @@ def transcribe_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
                    tables={f"{slug('transcribe-' + corpus)}.csv": to_csv(r["models"], cols)})
 
 
-SWITCH_COLUMNS = ("model", "family", "group", "pooled", "switch", "ci_low", "ci_high", "limiting_arm",
-                  "n_items", "n_eligible", "n_neither", "n_missing", "reason")
-
-
 @register_section("switch_rate")
 def switch_rate_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
     r = entry["result"]
@@ -102,9 +99,8 @@ def switch_rate_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section
                                plots.rates_by_group(defined, "family", f"Switch rate — {corpus}", "switch rate", chance=0.5),
                                "Switch rate per family with the 0.5 chance line"))
     html = ctx.render("switch_rate.html.j2", r=r, rows=rows)
-    flat = [{**row, "pooled": row["pooled"]} for row in rows]
     return Section(f"Orthographic switch rate — {corpus}", anchor, html, tuple(figs),
-                   tables={f"{anchor}.csv": to_csv(flat, SWITCH_COLUMNS)})
+                   tables={f"{anchor}.csv": switch_rate_csv(r)})
 
 
 @register_section("miner_calibration")

@@ -11,18 +11,17 @@ from typing import Any
 
 from rich.table import Table
 
+from asr_audit.report.format import csv_cell, fmt_ci, fmt_num, fmt_rate, json_safe
 
-def fmt_rate(x: float) -> str:
-    return f"{x:.3f}"
-
-
-def fmt_ci(low: float, high: float, digits: int = 3) -> str:
-    return f"[{low:.{digits}f}, {high:.{digits}f}]"
+__all__ = ["REFDIS_COLUMNS", "fmt_ci", "fmt_rate", "refdis_csv", "refdis_table", "to_csv", "to_json", "write_text"]
 
 
 def to_json(obj: Any) -> str:
-    """Deterministic JSON text (stable key order as built, fixed float repr, trailing newline)."""
-    return json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    """Deterministic JSON text (stable key order as built, fixed float repr, trailing newline).
+
+    Undefined values (NaN, inf) are written as null (:func:`~asr_audit.report.format.json_safe`).
+    """
+    return json.dumps(json_safe(obj), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def write_text(path: str | Path, text: str) -> Path:
@@ -39,12 +38,13 @@ def write_text(path: str | Path, text: str) -> Path:
     return path
 
 
-def to_csv(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
+def to_csv(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
+    """CSV text with a header of ``columns`` (extra keys ignored); undefined values as empty cells."""
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n")
     w.writeheader()
     for r in rows:
-        w.writerow(r)
+        w.writerow({k: csv_cell(v) for k, v in r.items()})
     return buf.getvalue()
 
 
@@ -66,8 +66,8 @@ def refdis_table(d: Mapping[str, Any]) -> Table:
         name = m["model"] + (" (panel, LOO)" if m["in_panel"] and d["params"]["loo"] else
                              " (panel)" if m["in_panel"] else "")
         t.add_row(name, fmt_rate(m["accept_ref"]), fmt_ci(m["ci_low"], m["ci_high"]), str(m["n_ref"]),
-                  str(m["n_eligible"]), f"{100 * m['wer']:.2f}", f"{100 * m['wer_corrected']:.2f}",
-                  f"{m['wer_inflation']:+.2f}", fmt_ci(m["wer_inflation_ci_low"], m["wer_inflation_ci_high"], 2))
+                  str(m["n_eligible"]), fmt_num(m["wer"], 2, scale=100), fmt_num(m["wer_corrected"], 2, scale=100),
+                  fmt_num(m["wer_inflation"], 2, signed=True), fmt_ci(m["wer_inflation_ci_low"], m["wer_inflation_ci_high"], 2))
     return t
 
 
