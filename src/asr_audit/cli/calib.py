@@ -76,7 +76,9 @@ def build(
 
 
 def _rate(r) -> str:  # noqa: ANN001
-    return f"{r.rate:.3f} [{r.low:.3f}, {r.high:.3f}] ({r.k}/{r.n})" if r.n else "n/a (0)"
+    from asr_audit.report.format import fmt_ci, fmt_num
+
+    return f"{fmt_num(r.rate)} {fmt_ci(r.low, r.high)} ({r.k}/{r.n})" if r.n else f"{fmt_num(None)} (0/0)"
 
 
 def score_table(score) -> Table:  # noqa: ANN001

@@ -51,6 +51,10 @@ def fmt_ci(low: Any, high: Any, digits: int = 3, *, signed: bool = False, sep: s
     return f"[{body}]" if brackets else body
 
 
+TEMPLATE_HELPERS = {"fmt": fmt_num, "fmt_ci": fmt_ci}
+"""Passed to every section template (``ctx.render(..., **TEMPLATE_HELPERS)``): ``fmt(x, digits)``, ``fmt_ci(lo, hi)``."""
+
+
 def json_safe(data: Any) -> Any:
     """``data`` with every non-finite float replaced by ``None`` (JSON null); containers copied."""
     if isinstance(data, dict):
