@@ -12,15 +12,12 @@ from typing import Any
 
 from asr_audit.report import plots
 from asr_audit.report.html import ReportContext, Section, register_section, slug
+from asr_audit.report.format import TEMPLATE_HELPERS
 from asr_audit.report.tables import to_csv
 
 MASKED_COLUMNS = ("model", "accept_ref", "ci_low", "ci_high", "k", "n", "n_items", "n_gated_out", "n_failed")
 LIFT_COLUMNS = ("model", "condition", "lift", "ci_low", "ci_high", "compare", "n")
 MAX_ROWS = 200
-
-def _fmt(x: Any) -> str:
-    return "—" if x is None else f"{x:.3f}"
-
 
 @register_section("masked")
 def masked_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
@@ -39,7 +36,7 @@ def masked_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
     items = r.get("items", [])
     html = ctx.render(
         "masked.html.j2", kind=p.get("kind", "number"), method=p.get("method", "silence"), pad=p.get("pad", 0), gate=p.get("gate_max_wer", ""),
-        models=models, items=items[:MAX_ROWS], truncated=len(items) > MAX_ROWS)
+        models=models, items=items[:MAX_ROWS], truncated=len(items) > MAX_ROWS, **TEMPLATE_HELPERS)
     return Section(f"Masked-{p.get('kind', 'number')} recovery — {corpus}", anchor, html, tuple(figs),
                    tables={f"{anchor}.csv": to_csv(models, MASKED_COLUMNS)})
 
@@ -63,7 +60,7 @@ def lift_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
     corpus = entry.get("corpus", "")
     anchor = slug(f"lift-{corpus}")
     rows = lift_rows(r)
-    html = ctx.render("lift.html.j2", spans=r.get("spans", ""), rows=rows, fmt=_fmt, skipped=r.get("skipped", []))
+    html = ctx.render("lift.html.j2", spans=r.get("spans", ""), rows=rows, skipped=r.get("skipped", []), **TEMPLATE_HELPERS)
     figs = []
     pts = [{"model": x["model"], "condition": x["condition"], "rate": x["lift"], "ci_low": x["ci_low"],
             "ci_high": x["ci_high"]} for x in rows if x["lift"] is not None and x["ci_low"] is not None]

@@ -11,19 +11,12 @@ from typing import Any
 
 from asr_audit.report import plots
 from asr_audit.report.html import ReportContext, Section, register_section, slug
+from asr_audit.report.format import TEMPLATE_HELPERS
 from asr_audit.report.tables import to_csv
 
 CELL_COLUMNS = ("model", "condition", "accept_ref", "k", "n", "ci_low", "ci_high", "n_failed")
 DIFF_COLUMNS = ("model", "condition", "baseline", "estimate", "ci_low", "ci_high", "n_items", "n_clusters")
 DID_COLUMNS = ("model", "voice", "estimate", "ci_low", "ci_high", "n_items", "n_clusters")
-
-def _fmt(x: float | None) -> str:
-    return "-" if x is None else f"{x:.2f}"
-
-
-def _sfmt(x: float | None) -> str:
-    return "-" if x is None else f"{x:+.2f}"
-
 
 @register_section("battery")
 @register_section("courtesy")
@@ -41,7 +34,7 @@ def battery_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
                                plots.rates_by_group(rows, "condition", f"Trigger battery — {r['measure']} on {corpus}",
                                                     "accept-ref"),
                                "Accept-ref per model under each audio condition (Wilson 95%)"))
-    html = ctx.render("battery.html.j2", r=r, corpus=corpus or r["corpus"], cells=cells, diffs=diffs, fmt=_fmt, sfmt=_sfmt)
+    html = ctx.render("battery.html.j2", r=r, corpus=corpus or r["corpus"], cells=cells, diffs=diffs, **TEMPLATE_HELPERS)
     tables = {f"{anchor}-cells.csv": to_csv(r["cells"], CELL_COLUMNS),
               f"{anchor}-differences.csv": to_csv(r["differences"], DIFF_COLUMNS)}
     if r["did"]:
