@@ -11,9 +11,10 @@ from typing import Any
 
 from rich.table import Table
 
-from asr_audit.report.format import csv_cell, fmt_ci, fmt_num, fmt_rate, json_safe
+from asr_audit.report.format import UNDEFINED, csv_cell, fmt_ci, fmt_num, fmt_rate, json_safe
 
-__all__ = ["REFDIS_COLUMNS", "fmt_ci", "fmt_rate", "refdis_csv", "refdis_table", "to_csv", "to_json", "write_text"]
+__all__ = ["REFDIS_COLUMNS", "battery_table", "continuation_table", "fmt_ci", "fmt_rate", "lift_table", "masked_table",
+           "refdis_csv", "refdis_table", "study_table", "to_csv", "to_json", "transcribe_table", "write_text"]
 
 
 def to_json(obj: Any) -> str:
@@ -74,3 +75,90 @@ def refdis_table(d: Mapping[str, Any]) -> Table:
 def refdis_csv(d: Mapping[str, Any]) -> str:
     """The per-model CSV from a refdis result's ``to_dict()``."""
     return to_csv(d["models"], REFDIS_COLUMNS)
+
+
+def _table(title: str, columns: Sequence[str], left: Sequence[str]) -> Table:
+    t = Table(title=title)
+    for col in columns:
+        t.add_column(col, justify="left" if col in left else "right")
+    return t
+
+
+def masked_table(d: Mapping[str, Any], corpus: str) -> Table:
+    """The ``asr-audit masked`` table from a masked result's ``to_dict()``: one row per model."""
+    p = d["params"]
+    t = _table(f"masked-{p['kind']} recovery ({p['method']}) on {corpus}: {d['n_recipes']} item(s)",
+               ("model", "accept-ref", "95% CI", "k/n", "gated out", "failed"), ("model",))
+    for m in d["models"]:
+        t.add_row(m["model"], fmt_rate(m["accept_ref"]), fmt_ci(m["ci_low"], m["ci_high"], sep="-", brackets=False),
+                  f"{m['k']}/{m['n']}", str(m["n_gated_out"]), str(m["n_failed"]))
+    return t
+
+
+def lift_table(d: Mapping[str, Any], corpus: str, spans: str) -> Table:
+    """The ``asr-audit lift`` table: one row per (model, condition) and per paired difference."""
+    t = _table(f"audio lift ({spans} spans) on {corpus}, nats/char",
+               ("model", "condition", "lift", "95% CI", "compare r-a", "n", "passes/item", "items/s"),
+               ("model", "condition"))
+    for m in d["models"]:
+        for cond, c in m["conditions"].items():
+            t.add_row(m["model"], cond, fmt_num(c["lift"]["mean"]),
+                      fmt_ci(c["lift"]["ci_low"], c["lift"]["ci_high"], sep="-", brackets=False),
+                      fmt_num(c["compare"]["mean"]), str(c["lift"]["n"]), fmt_num(m["passes_per_item"], 2),
+                      fmt_num(m["items_per_s"], 2))
+        for pair, est in m["paired"].items():
+            t.add_row(m["model"], f"paired {pair}", fmt_num(est["mean"]),
+                      fmt_ci(est["ci_low"], est["ci_high"], sep="-", brackets=False), fmt_num(None), str(est["n"]), "", "")
+    return t
+
+
+def continuation_table(d: Mapping[str, Any], corpus: str) -> Table:
+    """The ``asr-audit continue`` table: one row per model."""
+    t = _table(f"forced continuation on {corpus}: last {d['params']['hide_words']} word(s) hidden",
+               ("model", "leak rate", "95% CI", "k/n words", "clips leaking", "failed"), ("model",))
+    for m in d["models"]:
+        t.add_row(m["model"], fmt_rate(m["leak_rate"]), fmt_ci(m["ci_low"], m["ci_high"], sep="-", brackets=False),
+                  f"{m['k']}/{m['n']}", f"{m['n_clips_leaking']}/{m['n_clips']}", str(m["n_failed"]))
+    return t
+
+
+def battery_table(d: Mapping[str, Any]) -> Table:
+    """The ``asr-audit battery`` table: one row per condition, one column per model (accept-ref [95% CI], n)."""
+    t = Table(title=f"trigger battery — {d['measure']} on {d['corpus']} (accept-ref, Wilson 95%)")
+    t.add_column("condition")
+    for m in d["models"]:
+        t.add_column(m, justify="right")
+    diffs = {(x["model"], x["condition"]): x for x in d["differences"]}
+    for cond in d["conditions"]:
+        row = [cond]
+        for m in d["models"]:
+            c = next(x for x in d["cells"] if x["model"] == m and x["condition"] == cond)
+            diff = diffs.get((m, cond))
+            delta = f" Δ{fmt_num(diff['estimate'], 2, signed=True)}" if diff and diff["n_items"] else ""
+            row.append(f"{fmt_num(c['accept_ref'], 2)} {fmt_ci(c['ci_low'], c['ci_high'], 2)} n={c['n']}{delta}")
+        t.add_row(*row)
+    return t
+
+
+def study_table(d: Mapping[str, Any]) -> Table:
+    """The courtesy study table of ``asr-audit battery --probe courtesy``."""
+    t = Table(title="opening courtesy: presence in the output (Wilson 95%)")
+    for col in ("model", "condition", "presence", "95% CI", "k/n", "note"):
+        t.add_column(col)
+    for r in d["study"]:
+        t.add_row(r["model"], r["condition"], fmt_num(r["presence"], 2), fmt_ci(r["ci_low"], r["ci_high"], 2),
+                  f"{r['k']}/{r['n']}", r["reason"] or "")
+    return t
+
+
+TRANSCRIBE_SUMMARY_COLUMNS = ("model", "ok", "cached", "computed", "failed", "WER", "RTFx", "file")
+
+
+def transcribe_table(rows: Sequence[Mapping[str, Any]], n_clips: int) -> Table:
+    """The ``asr-audit transcribe`` summary; rows: model, ok, cached, computed, failed, wer, rtfx, file."""
+    t = _table(f"transcribed {n_clips} clip(s)", TRANSCRIBE_SUMMARY_COLUMNS, ("model", "file"))
+    for r in rows:
+        t.add_row(r["model"], str(r["ok"]), str(r["cached"]), str(r["computed"]), str(r["failed"]),
+                  fmt_num(r["wer"], 2, scale=100, suffix="%"), fmt_num(r["rtfx"], 1),
+                  str(r["file"]) if r["file"] else UNDEFINED)
+    return t
