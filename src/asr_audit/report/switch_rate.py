@@ -56,7 +56,7 @@ def switch_rate_table(d: Mapping[str, Any], show_empty: bool = False) -> Table:
         name = (lambda c: c["role"]) if r["pooled"] else (lambda c: c["label"])
         if r["switch"] is None:
             short = ", ".join(f"{name(c)} n={c['n']}" for c in r["arms"] if c["n"] < min_per_arm)
-            sw, vs = "n/a", f"undefined ({short})"
+            sw, vs = UNDEFINED, f"undefined ({short})"
         else:
             vs = "above" if r["ci_low"] > chance else "below" if r["ci_high"] < chance else "overlaps"
             sw = fmt_num(r["switch"])
@@ -90,5 +90,5 @@ def switch_rate_json(d: Mapping[str, Any]) -> str:
     return to_json(d)
 
 
-__all__ = ["SWITCH_COLUMNS", "UNDEFINED", "all_rows", "empty_families", "switch_rate_csv", "switch_rate_json",
+__all__ = ["SWITCH_COLUMNS", "all_rows", "empty_families", "switch_rate_csv", "switch_rate_json",
            "switch_rate_rows", "switch_rate_table"]
