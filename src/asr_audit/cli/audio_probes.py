@@ -15,6 +15,7 @@ from asr_audit.cli.common import STORE_HELP as _STORE_HELP
 from asr_audit.cli.common import load_backends, load_clips, model_specs, print_failures, store_session, write_json
 from asr_audit.errors import ConfigError, InputFileError
 
+
 @app.command()
 def masked(
     model: str = typer.Option(..., "--model", "-m", help="Model spec(s), comma-separated."),
