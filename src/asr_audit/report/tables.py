@@ -7,14 +7,18 @@ import io
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
 from asr_audit.report.format import UNDEFINED, csv_cell, fmt_ci, fmt_num, fmt_rate, json_safe
 
-__all__ = ["REFDIS_COLUMNS", "battery_table", "continuation_table", "fmt_ci", "fmt_rate", "lift_table", "masked_table",
-           "refdis_csv", "refdis_table", "study_table", "to_csv", "to_json", "transcribe_table", "write_text"]
+if TYPE_CHECKING:
+    from asr_audit.corpus.predfiles import ModelCoverage
+
+__all__ = ["REFDIS_COLUMNS", "battery_table", "calib_score_table", "continuation_table", "coverage_table", "fmt_ci",
+           "fmt_rate", "lift_table", "masked_table", "refdis_csv", "refdis_table", "study_table", "to_csv", "to_json",
+           "transcribe_table", "write_text"]
 
 
 def to_json(obj: Any) -> str:
@@ -161,4 +165,40 @@ def transcribe_table(rows: Sequence[Mapping[str, Any]], n_clips: int) -> Table:
         t.add_row(r["model"], str(r["ok"]), str(r["cached"]), str(r["computed"]), str(r["failed"]),
                   fmt_num(r["wer"], 2, scale=100, suffix="%"), fmt_num(r["rtfx"], 1),
                   str(r["file"]) if r["file"] else UNDEFINED)
+    return t
+
+
+def coverage_table(source: str, n_clips: int, n_models: int, coverage: Sequence[ModelCoverage]) -> Table:
+    """The ``asr-audit coverage`` table: rows, hypotheses, empty and missing per prediction file."""
+    t = Table(title=f"{source}: {n_clips} clips, {n_models} models", title_justify="left")
+    for c in ("model", "file", "rows", "hypotheses", "empty", "missing"):
+        t.add_column(c)
+    for c in coverage:
+        t.add_row(c.model, c.path, str(c.n_rows), str(c.n_hyp), str(c.n_empty), str(c.n_missing))
+    return t
+
+
+def _rate_cell(x: Mapping[str, Any]) -> str:
+    """``rate [low, high] (k/n)`` of a rate dictionary, or ``— (0/0)``."""
+    if not x["n"]:
+        return f"{UNDEFINED} (0/0)"
+    return f"{fmt_rate(x['rate'])} {fmt_ci(x['ci_low'], x['ci_high'])} ({x['k']}/{x['n']})"
+
+
+def calib_score_table(d: Mapping[str, Any]) -> Table:
+    """The ``asr-audit calib score`` table from a calibration score's ``to_dict()``."""
+    t = Table(title=f"consensus miner vs planted truth: panel {','.join(d['panel'])}, preset {d['preset']}, "
+                    f"{d['n_clips']} clips, {d['n_edits']} edits", title_justify="left")
+    t.add_column("measure")
+    t.add_column("rate [95% Wilson] (k/n)")
+    t.add_row("precision", _rate_cell(d["precision"]))
+    t.add_row("recall", _rate_cell(d["recall"]))
+    t.add_row("recall, boundary errors", _rate_cell(d["recall_boundary"]))
+    for group, label in (("recall_by_kind", "recall, {}"), ("recall_by_position", "recall, {}"),
+                         ("precision_by_kind", "precision, {} edits"), ("precision_by_position", "precision, {} edits")):
+        for key, x in d[group].items():
+            t.add_row(label.format(key), _rate_cell(x))
+    t.add_row("conventions mined (should be 0)", _rate_cell(d["conventions_mined"]))
+    fp = d["false_positives"]
+    t.add_row("false positives", f"{fp['on_convention']} on conventions, {fp['unexplained']} unexplained")
     return t
