@@ -79,16 +79,16 @@ def test_bad_model_and_min_per_arm_exit_2(run_cli, vox_dir: Path) -> None:  # no
 def test_table_marks_above_and_below_chance(tmp_path: Path) -> None:
     from rich.console import Console
 
-    from asr_audit.cli.ortho import switch_rate_table
     from asr_audit.corpus.predfiles import load_predictions
     from asr_audit.probes.ortho import switch_rate
+    from asr_audit.report.switch_rate import switch_rate_table
 
     refs = {f"c{i:02d}": f"Thank you, {'Mister' if i % 2 else 'Mr'} President, item {i}." for i in range(12)}
     for name, hyp in (("copy", lambda t: t), ("habit", lambda t: t.replace("Mister", "Mr"))):
         lines = [json.dumps({"id": c, "text": t, "pred_text": hyp(t)}) for c, t in refs.items()]
         (tmp_path / f"{name}.jsonl").write_text("\n".join(lines) + "\n")
     console = Console(record=True, width=200)
-    console.print(switch_rate_table(switch_rate(load_predictions(tmp_path), ["honorific"])))
+    console.print(switch_rate_table(switch_rate(load_predictions(tmp_path), ["honorific"]).to_dict()))
     text = console.export_text()
     copy_line = next(ln for ln in text.splitlines() if "copy" in ln and " mr " in ln)
     habit_line = next(ln for ln in text.splitlines() if "habit" in ln and " mr " in ln)

@@ -4,25 +4,26 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Optional
 
 import typer
 
 from asr_audit.cli import app, err_console
+from asr_audit.cli.common import CORPUS_HELP, STORE_HELP, load_clips, store_session
 
 
 @app.command()
 def align(
-    corpus: str = typer.Option(..., "--corpus", "-c",
-                               help="Manifest JSONL, LibriSpeech folder, Kaldi data dir, or hf-dataset:<id>/<config>/<split>."),
+    corpus: str = typer.Option(..., "--corpus", "-c", help=CORPUS_HELP),
     aligner: str = typer.Option("sphinx", "--aligner", "-a", help="sphinx (default, offline) or whisper."),
     model: Optional[str] = typer.Option(None, "--model", "-m",
                                         help="Aligner model: en-us for sphinx; a PyTorch Whisper spec for whisper "
                                              "(default whisper-tiny.en-pt)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="JSONL file for the timings (default: stdout)."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N clips of the corpus."),
-    store: Optional[Path] = typer.Option(None, "--store", help="Result store (SQLite); default: user cache dir or $ASR_AUDIT_STORE."),
+    store: Optional[Path] = typer.Option(None, "--store", help=STORE_HELP),
     cache: bool = typer.Option(True, "--cache/--no-cache", help="Read and write timings in the result store."),
 ) -> None:
     """Word timings for every clip's reference transcript, one JSON object per clip.
@@ -33,32 +34,28 @@ def align(
     """
     from asr_audit.align import get_aligner
     from asr_audit.align.run import align_corpus
-    from asr_audit.corpus.spec import load_corpus
-    from asr_audit.store.sqlite import open_store
 
-    corp = load_corpus(corpus).limit(limit)
+    corp = load_clips(corpus, limit)
     engine = get_aligner(aligner, model)
-    st = open_store(store) if cache else None
-    if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-    sink = open(out, "w", encoding="utf-8") if out is not None else sys.stdout  # noqa: SIM115 - closed below
     n_ok = n_cached = 0
     failures: list[tuple[str, str]] = []
-    try:
-        for result in align_corpus(engine, corp, st):
-            sink.write(json.dumps(result.to_dict(), ensure_ascii=False) + "\n")
-            if result.ok:
-                n_ok += 1
-                n_cached += result.cached
-            else:
-                failures.append((result.clip_id, result.error or ""))
-    finally:
+    with store_session(store) if cache else nullcontext() as st:
         if out is not None:
-            sink.close()
-        else:
-            sink.flush()
-        if st is not None:
-            st.close()
+            out.parent.mkdir(parents=True, exist_ok=True)
+        sink = open(out, "w", encoding="utf-8") if out is not None else sys.stdout  # noqa: SIM115 - closed below
+        try:
+            for result in align_corpus(engine, corp, st):
+                sink.write(json.dumps(result.to_dict(), ensure_ascii=False) + "\n")
+                if result.ok:
+                    n_ok += 1
+                    n_cached += result.cached
+                else:
+                    failures.append((result.clip_id, result.error or ""))
+        finally:
+            if out is not None:
+                sink.close()
+            else:
+                sink.flush()
     where = f" -> {out}" if out is not None else ""
     err_console.print(f"aligned {n_ok}/{len(corp)} clip(s) with {engine.identity().spec} "
                       f"({n_cached} from the store){where}", highlight=False)

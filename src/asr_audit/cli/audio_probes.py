@@ -4,59 +4,16 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any, Optional
 
 import typer
-from rich.table import Table
 
 from asr_audit.cli import app, console, err_console
+from asr_audit.cli.common import CORPUS_HELP as _CORPUS_HELP
+from asr_audit.cli.common import STORE_HELP as _STORE_HELP
+from asr_audit.cli.common import load_backends, load_clips, model_specs, print_failures, store_session, write_json
 from asr_audit.errors import ConfigError, InputFileError
-
-_CORPUS_HELP = "Manifest JSONL, LibriSpeech folder, Kaldi data dir, or hf-dataset:<id>/<config>/<split>."
-_STORE_HELP = "Result store (SQLite); default: user cache dir or $ASR_AUDIT_STORE."
-
-
-def _specs(value: str) -> list[str]:
-    from asr_audit.models.base import parse_spec
-
-    items = [v.strip() for v in value.split(",")]
-    if not all(items) or len(set(items)) != len(items):
-        raise ConfigError(f"--model {value!r} has an empty or repeated item; fix: e.g. --model whisper-tiny.en,whisper-base")
-    for spec in items:
-        parse_spec(spec)  # fail on a bad spec before any work
-    return items
-
-
-def _write_json(path: Path | None, data: dict[str, Any]) -> None:
-    if path is None:
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n", encoding="utf-8")
-    err_console.print(f"wrote {path}", highlight=False)
-
-
-def _finite(data: Any) -> Any:
-    """NaN / inf become None so the JSON stays standard."""
-    if isinstance(data, dict):
-        return {k: _finite(v) for k, v in data.items()}
-    if isinstance(data, list):
-        return [_finite(v) for v in data]
-    if isinstance(data, float) and not math.isfinite(data):
-        return None
-    return data
-
-
-def _fmt(x: Any, digits: int = 3) -> str:
-    return "-" if x is None else f"{x:.{digits}f}"
-
-
-def _print_failures(failures: list[dict[str, str]]) -> None:
-    if failures:
-        err_console.print(f"[yellow]{len(failures)} clip(s) gave no items:[/]", highlight=False)
-        for f in failures:
-            err_console.print(f"  {f['clip_id']}: {f['reason']}", highlight=False, soft_wrap=True)
 
 
 @app.command()
@@ -82,39 +39,27 @@ def masked(
     right without the mask), with a Wilson 95% interval.
     """
     from asr_audit.align import get_aligner
-    from asr_audit.corpus.spec import load_corpus
-    from asr_audit.models.base import load_backend
     from asr_audit.probes.masked import MaskParams, read_recipes, run_masked, write_recipes
     from asr_audit.probes.targets import TargetRule
-    from asr_audit.store.sqlite import open_store
+    from asr_audit.report.tables import masked_table
 
     if recipes_in is not None and recipes_out is not None:
         raise ConfigError("--recipes-in and --recipes-out exclude each other; fix: pass one of them")
     params = MaskParams(TargetRule(kind, min_duration), method, pad, gate_max_wer, seed)
-    specs = _specs(model)
+    specs = model_specs(model)
     recipes = read_recipes(recipes_in) if recipes_in is not None else None
-    corp = load_corpus(corpus).limit(limit)
+    corp = load_clips(corpus, limit)
     engine = None if recipes is not None else get_aligner(aligner)
-    st = open_store(store)
-    try:
-        backends = [load_backend(s) for s in specs]
-        result = run_masked(backends, corp, st, params, aligner=engine, recipes=recipes,
+    with store_session(store) as st:
+        result = run_masked(load_backends(specs), corp, st, params, aligner=engine, recipes=recipes,
                             progress=lambda msg: err_console.print(msg, highlight=False))
-    finally:
-        st.close()
     if recipes_out is not None:
         write_recipes(recipes_out, result.recipes)
         err_console.print(f"wrote {len(result.recipes)} recipe(s) to {recipes_out}", highlight=False)
     data = {**result.to_dict(), "corpus": corp.source}
-    table = Table(title=f"masked-{kind} recovery ({method}) on {corp.name}: {len(result.recipes)} item(s)")
-    for col in ("model", "accept-ref", "95% CI", "k/n", "gated out", "failed"):
-        table.add_column(col, justify="left" if col == "model" else "right")
-    for m in result.models:
-        table.add_row(m.model, _fmt(m.accept_ref), f"{_fmt(m.ci_low)}-{_fmt(m.ci_high)}", f"{m.k}/{m.n}",
-                      str(m.n_gated_out), str(m.n_failed))
-    console.print(table)
-    _print_failures(data["failures"])
-    _write_json(json_out, _finite(data))
+    console.print(masked_table(data, corp.name))
+    print_failures(data["failures"])
+    write_json(json_out, data)
 
 
 @app.command()
@@ -133,13 +78,11 @@ def lift(
 ) -> None:
     """Teacher-forced audio lift: (log p(r|x) - log p(r|silence)) / chars, per span, in nats per character."""
     from asr_audit.align import get_aligner
-    from asr_audit.corpus.spec import load_corpus
-    from asr_audit.models.base import load_backend
     from asr_audit.probes.lift import run_lift
     from asr_audit.probes.masked import MaskParams, read_recipes
-    from asr_audit.store.sqlite import open_store
+    from asr_audit.report.tables import lift_table
 
-    specs = _specs(model)
+    specs = model_specs(model)
     options: dict[str, Any] = {}
     if spans == "refdis":
         if refdis is None:
@@ -152,27 +95,13 @@ def lift(
         options["mask_params"] = MaskParams(method=method, seed=seed)
         options["recipes"] = read_recipes(recipes_in) if recipes_in is not None else None
         options["aligner"] = None if recipes_in is not None else get_aligner(aligner)
-    corp = load_corpus(corpus).limit(limit)
-    st = open_store(store)
-    try:
-        result = run_lift([load_backend(s) for s in specs], corp, st, spans, seed=seed, **options)
-    finally:
-        st.close()
+    corp = load_clips(corpus, limit)
+    with store_session(store) as st:
+        result = run_lift(load_backends(specs), corp, st, spans, seed=seed, **options)
     data = {**result.to_dict(), "corpus": corp.source}
-    table = Table(title=f"audio lift ({spans} spans) on {corp.name}, nats/char")
-    for col in ("model", "condition", "lift", "95% CI", "compare r-a", "n", "passes/item", "items/s"):
-        table.add_column(col, justify="left" if col in ("model", "condition") else "right")
-    for m in result.models:
-        for cond, c in m["conditions"].items():
-            table.add_row(m["model"], cond, _fmt(c["lift"]["mean"]), f"{_fmt(c['lift']['ci_low'])}-{_fmt(c['lift']['ci_high'])}",
-                          _fmt(c["compare"]["mean"]), str(c["lift"]["n"]), _fmt(m["passes_per_item"], 2),
-                          _fmt(m["items_per_s"], 2))
-        for pair, est in m["paired"].items():
-            table.add_row(m["model"], f"paired {pair}", _fmt(est["mean"]), f"{_fmt(est['ci_low'])}-{_fmt(est['ci_high'])}",
-                          "-", str(est["n"]), "", "")
-    console.print(table)
-    _print_failures(data["failures"])
-    _write_json(json_out, _finite(data))
+    console.print(lift_table(data, corp.name, spans))
+    print_failures(data["failures"])
+    write_json(json_out, data)
 
 
 @app.command("continue")
@@ -188,26 +117,15 @@ def continue_(
 ) -> None:
     """Forced continuation: cut each clip before its last words, ban end-of-text, count hidden words that leak."""
     from asr_audit.align import get_aligner
-    from asr_audit.corpus.spec import load_corpus
-    from asr_audit.models.base import load_backend
     from asr_audit.probes.continuation import run_continuation
-    from asr_audit.store.sqlite import open_store
+    from asr_audit.report.tables import continuation_table
 
-    specs = _specs(model)
-    corp = load_corpus(corpus).limit(limit)
-    st = open_store(store)
-    try:
-        data = run_continuation([load_backend(s) for s in specs], corp, st, hide_words, extra_tokens=extra_tokens,
+    specs = model_specs(model)
+    corp = load_clips(corpus, limit)
+    with store_session(store) as st:
+        data = run_continuation(load_backends(specs), corp, st, hide_words, extra_tokens=extra_tokens,
                                 aligner=get_aligner(aligner))
-    finally:
-        st.close()
     data["corpus"] = corp.source
-    table = Table(title=f"forced continuation on {corp.name}: last {hide_words} word(s) hidden")
-    for col in ("model", "leak rate", "95% CI", "k/n words", "clips leaking", "failed"):
-        table.add_column(col, justify="left" if col == "model" else "right")
-    for m in data["models"]:
-        table.add_row(m["model"], _fmt(m["leak_rate"]), f"{_fmt(m['ci_low'])}-{_fmt(m['ci_high'])}", f"{m['k']}/{m['n']}",
-                      f"{m['n_clips_leaking']}/{m['n_clips']}", str(m["n_failed"]))
-    console.print(table)
-    _print_failures(data["failures"])
-    _write_json(json_out, _finite(data))
+    console.print(continuation_table(data, corp.name))
+    print_failures(data["failures"])
+    write_json(json_out, data)

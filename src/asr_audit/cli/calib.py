@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.table import Table
 
 from asr_audit.cli import app, console, split_list
 from asr_audit.errors import ConfigError
@@ -75,32 +74,6 @@ def build(
         console.print(f"[yellow]skipped[/] {clip_id}: {reason}", highlight=False)
 
 
-def _rate(r) -> str:  # noqa: ANN001
-    return f"{r.rate:.3f} [{r.low:.3f}, {r.high:.3f}] ({r.k}/{r.n})" if r.n else "n/a (0)"
-
-
-def score_table(score) -> Table:  # noqa: ANN001
-    t = Table(title=f"consensus miner vs planted truth: panel {','.join(score.panel)}, preset {score.preset}, "
-                    f"{score.n_clips} clips, {score.n_edits} edits", title_justify="left")
-    t.add_column("measure")
-    t.add_column("rate [95% Wilson] (k/n)")
-    t.add_row("precision", _rate(score.precision))
-    t.add_row("recall", _rate(score.recall))
-    t.add_row("recall, boundary errors", _rate(score.recall_boundary))
-    for k, r in score.recall_by_kind.items():
-        t.add_row(f"recall, {k}", _rate(r))
-    for p, r in score.recall_by_position.items():
-        t.add_row(f"recall, {p}", _rate(r))
-    for k, r in score.precision_by_kind.items():
-        t.add_row(f"precision, {k} edits", _rate(r))
-    for p, r in score.precision_by_position.items():
-        t.add_row(f"precision, {p} edits", _rate(r))
-    t.add_row("conventions mined (should be 0)", _rate(score.conventions_mined))
-    t.add_row("false positives", f"{score.n_false_on_conventions} on conventions, "
-                                 f"{score.n_false_unexplained} unexplained")
-    return t
-
-
 @calib_app.command("score")
 def score(
     corpus: Path = typer.Option(..., "--corpus", help="Folder written by `asr-audit calib build`."),
@@ -116,7 +89,7 @@ def score(
     from asr_audit.corpus.predfiles import load_predictions
     from asr_audit.probes.refdis import preset_params
     from asr_audit.probes.refdis_run import run_refdis
-    from asr_audit.report.tables import to_json, write_text
+    from asr_audit.report.tables import calib_score_table, to_json, write_text
 
     truth = load_truth(corpus)
     pset = load_predictions(preds, dataset)
@@ -129,6 +102,7 @@ def score(
     params = preset_params(preset, loo=False)
     result = run_refdis(pset, names, params, "whisper", models=names, n_resamples=1)
     calib = score_miner(truth, result, clip_ids=pset.clip_ids)
-    console.print(score_table(calib))
+    data = calib.to_dict()
+    console.print(calib_score_table(data))
     if json_out:
-        console.print(f"wrote {write_text(json_out, to_json(calib.to_dict()))}")
+        console.print(f"wrote {write_text(json_out, to_json(data))}")

@@ -13,22 +13,13 @@ from rich.table import Table
 from rich.text import Text
 
 from asr_audit.cli import app, console, err_console
-from asr_audit.errors import ConfigError
+from asr_audit.cli.common import CORPUS_HELP, STORE_HELP, load_clips, model_specs, store_session
 
 # the module that shows an extra is installed
 EXTRA_MODULES = {
     "audio": "soundfile", "sphinx": "pocketsphinx", "http": "httpx", "ct2": "ctranslate2", "torch": "torch",
     "hf-datasets": "datasets", "parquet": "pyarrow", "bundled": "ctranslate2",
 }
-
-
-def _specs(value: str) -> list[str]:
-    items = [v.strip() for v in value.split(",")]
-    if not all(items):
-        raise ConfigError(f"--model {value!r} has an empty item; fix: e.g. --model sphinx:en-us,whisper-tiny.en")
-    if len(set(items)) != len(items):
-        raise ConfigError(f"--model {value!r} names a model twice; fix: list each model once")
-    return items
 
 
 class _RateColumn(ProgressColumn):
@@ -45,10 +36,9 @@ class _RateColumn(ProgressColumn):
 @app.command()
 def transcribe(
     model: str = typer.Option(..., "--model", "-m", help="Model spec(s), comma-separated (see `asr-audit models`)."),
-    corpus: str = typer.Option(..., "--corpus", "-c",
-                               help="Manifest JSONL, LibriSpeech folder, Kaldi data dir, or hf-dataset:<id>/<config>/<split>."),
+    corpus: str = typer.Option(..., "--corpus", "-c", help=CORPUS_HELP),
     out: Path = typer.Option(..., "--out", "-o", help="Folder for the prediction files (one per model)."),
-    store: Optional[Path] = typer.Option(None, "--store", help="Result store (SQLite); default: user cache dir or $ASR_AUDIT_STORE."),
+    store: Optional[Path] = typer.Option(None, "--store", help=STORE_HELP),
     batch_size: int = typer.Option(8, "--batch-size", min=1, help="Clips per backend call and per store commit."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N clips of the corpus."),
     language: str = typer.Option("en", "--language", help="Decode language given to the model ('none' to let it detect)."),
@@ -62,23 +52,17 @@ def transcribe(
     the store are reused, so an interrupted run resumes where it stopped. Clips with unusable
     audio are skipped and listed with their reason at the end (the exit code stays 0).
     """
-    from asr_audit.corpus.spec import load_corpus
-    from asr_audit.models.base import DecodeOptions, load_backend, parse_spec
+    from asr_audit.models.base import DecodeOptions, load_backend
     from asr_audit.runner.transcribe import corpus_wer, transcribe_corpus
     from asr_audit.store.export import prediction_file_name, write_predictions
-    from asr_audit.store.sqlite import open_store
-
     from asr_audit.text.normalize import get_normalizer
 
     get_normalizer(normalizer)  # fail on an unknown name before any work
-    specs = _specs(model)
-    for spec in specs:
-        parse_spec(spec)  # fail on a bad spec before any work
+    specs = model_specs(model)  # fails on a bad spec before any work
     options = DecodeOptions(language=None if language.lower() == "none" else language)
-    corp = load_corpus(corpus).limit(limit)
-    st = open_store(store)
+    corp = load_clips(corpus, limit)
     results = []
-    try:
+    with store_session(store) as st:
         run_id = st.start_run({"argv": sys.argv[1:], "models": specs, "corpus": corp.source, "n_clips": len(corp)})
         for spec in specs:
             backend = load_backend(spec, options)
@@ -101,20 +85,15 @@ def transcribe(
             st.record_errors(run_id, outcome.backend_key, corp.source, [(f.clip_id, f.reason) for f in outcome.failures])
             results.append((outcome, corpus_wer(outcome.records, normalizer), path))
         st.finish_run(run_id, {"failed_clips": sum(len(o.failures) for o, _, _ in results)})
-    finally:
-        st.close()
     _summary(results, len(corp))
 
 
 def _summary(results: list, n_clips: int) -> None:  # noqa: ANN001
-    table = Table(title=f"transcribed {n_clips} clip(s)")
-    for col in ("model", "ok", "cached", "computed", "failed", "WER", "RTFx", "file"):
-        table.add_column(col, justify="right" if col in ("ok", "cached", "computed", "failed", "WER", "RTFx") else "left")
-    for o, wer, path in results:
-        table.add_row(o.spec, str(len(o.records)), str(o.n_cached), str(o.n_computed), str(len(o.failures)),
-                      "-" if wer is None else f"{100 * wer:.2f}%", "-" if o.rtfx is None else f"{o.rtfx:.1f}",
-                      str(path) if path else "-")
-    console.print(table)
+    from asr_audit.report.tables import transcribe_table
+
+    rows = [{"model": o.spec, "ok": len(o.records), "cached": o.n_cached, "computed": o.n_computed,
+             "failed": len(o.failures), "wer": wer, "rtfx": o.rtfx, "file": path} for o, wer, path in results]
+    console.print(transcribe_table(rows, n_clips))
     failures = [(o.spec, f) for o, _, _ in results for f in o.failures]
     if failures:
         err_console.print(f"[yellow]{len(failures)} clip(s) failed and were skipped:[/]", highlight=False)

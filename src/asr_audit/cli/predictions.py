@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.table import Table
 
 from asr_audit.cli import app, console, split_list
 from asr_audit.errors import ConfigError
@@ -77,11 +76,7 @@ def coverage(
 ) -> None:
     """Clips per model, missing and empty hypotheses; fails on reference conflicts."""
     from asr_audit.corpus.predfiles import load_predictions
+    from asr_audit.report.tables import coverage_table
 
     pset = load_predictions(preds, dataset)
-    t = Table(title=f"{pset.source}: {len(pset.references)} clips, {len(pset.models)} models", title_justify="left")
-    for c in ("model", "file", "rows", "hypotheses", "empty", "missing"):
-        t.add_column(c)
-    for c in pset.coverage():
-        t.add_row(c.model, c.path, str(c.n_rows), str(c.n_hyp), str(c.n_empty), str(c.n_missing))
-    console.print(t)
+    console.print(coverage_table(pset.source, len(pset.references), len(pset.models), pset.coverage()))

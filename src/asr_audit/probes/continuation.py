@@ -222,9 +222,9 @@ def run_continuation(backends: Sequence[Any], corpus: Any, store: Any, hide_word
                                              leaked_words(words, res[1]), res[0], res[1]))
         ok = [i for i in mine if i.error is None]
         k, n = sum(len(i.leaked) for i in ok), sum(len(i.hidden_words) for i in ok)
-        rate = wilson(k, n)
-        models.append({"model": b.spec, "backend_key": b.identity().key, "leak_rate": rate.rate,
-                       "accept_ref": rate.rate, "k": k, "n": n, "ci_low": rate.low, "ci_high": rate.high,
+        leak, low, high = wilson(k, n).estimate()  # None when no hidden word was scored (n = 0)
+        models.append({"model": b.spec, "backend_key": b.identity().key, "leak_rate": leak,
+                       "accept_ref": leak, "k": k, "n": n, "ci_low": low, "ci_high": high,
                        "n_clips": len(ok), "n_clips_leaking": sum(bool(i.leaked) for i in ok),
                        "n_failed": len(mine) - len(ok)})
         items += mine

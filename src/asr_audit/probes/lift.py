@@ -404,6 +404,6 @@ def run_lift(backends: Sequence[Any], corpus: Any, store: Any, kind: str = "mask
         models.append({"model": b.spec, "backend_key": scorer.key, "lift_mean": lift.get("mean"),
                        "ci_low": lift.get("ci_low"), "ci_high": lift.get("ci_high"), "n": lift.get("n", 0),
                        **summary, "forward_passes": scorer.passes, "cached_scores": scorer.cached,
-                       "passes_per_item": scorer.passes / len(spans) if spans else 0.0,
+                       "passes_per_item": scorer.passes / len(spans) if spans else None,
                        "items_per_s": len(spans) / wall if wall > 0 else None})
     return LiftResult(kind, tuple(models), tuple(records), tuple(failures), seed)

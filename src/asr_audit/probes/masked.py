@@ -229,9 +229,9 @@ class ModelRecovery:
     backend_key: str
     k: int
     n: int
-    accept_ref: float
-    ci_low: float
-    ci_high: float
+    accept_ref: float | None  # None when no item is eligible (n = 0)
+    ci_low: float | None
+    ci_high: float | None
     n_items: int
     n_gated_out: int
     n_failed: int
@@ -259,7 +259,7 @@ def summarize(model: str, backend_key: str, items: Sequence[MaskedItem]) -> Mode
     k = sum(i.recovered for i in eligible)
     rate = wilson(k, len(eligible))
     failed = sum(i.reason.startswith("failed") for i in items)
-    return ModelRecovery(model, backend_key, k, len(eligible), rate.rate, rate.low, rate.high, len(items),
+    return ModelRecovery(model, backend_key, k, len(eligible), *rate.estimate(), len(items),
                          len(items) - len(eligible) - failed, failed)
 
 

@@ -41,9 +41,10 @@ class ModelScore:
 
     def to_dict(self) -> dict[str, object]:
         r, inf = self.accept_ref, self.inflation
+        rate, low, high = r.estimate()  # None when no edit was judged (n = 0)
         return {
             "model": self.model, "in_panel": self.in_panel,
-            "accept_ref": r.rate, "n_ref": r.k, "n_eligible": r.n, "ci_low": r.low, "ci_high": r.high,
+            "accept_ref": rate, "n_ref": r.k, "n_eligible": r.n, "ci_low": low, "ci_high": high,
             "n_clips": self.n_clips,
             "by_kind": {k: v.to_dict() for k, v in self.by_kind.items()},
             "by_position": {k: v.to_dict() for k, v in self.by_position.items()},

@@ -6,8 +6,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from asr_audit.report import plots
+from asr_audit.report.format import TEMPLATE_HELPERS
 from asr_audit.report.html import ReportContext, Section, register_section, slug
 from asr_audit.report.published import load_published
+from asr_audit.report.switch_rate import switch_rate_csv
 from asr_audit.report.tables import REFDIS_COLUMNS, to_csv
 from asr_audit.report.verdict import model_verdict
 from asr_audit.stats.intervals import wilson
@@ -42,7 +44,7 @@ def refdis_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
     pub = load_published(pub_name)
     scatter = plots.wer_vs_acceptref(
         [{"name": m["model"], "wer": m["wer"], "rate": m["accept_ref"], "ci_low": m["ci_low"], "ci_high": m["ci_high"]}
-         for m in models],
+         for m in models if m["accept_ref"] is not None],
         [{"name": p.model, "rate": p.rate, "ci_low": p.ci_low, "ci_high": p.ci_high, "in_panel": p.in_panel}
          for p in pub.models],
         f"{pub.dataset} ({len(pub.models)} models, panel {', '.join(pub.panel)})",
@@ -54,7 +56,7 @@ def refdis_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
                    "WER against consensus-corrected references minus WER, with clip-bootstrap 95% intervals"),
     ]
     html = ctx.render("refdis.html.j2", r=r, kinds=KINDS, positions=POSITIONS, edits=_edit_rows(r),
-                      model_names=[m["model"] for m in models], table_id=f"edits-{anchor}")
+                      model_names=[m["model"] for m in models], table_id=f"edits-{anchor}", **TEMPLATE_HELPERS)
     verdicts = tuple({"model": m["model"], "corpus": corpus, "text": model_verdict(m)} for m in models)
     return Section(f"Reference disagreement — {corpus}", anchor, html, tuple(figs), verdicts,
                    {f"{anchor}.csv": to_csv(models, REFDIS_COLUMNS)})
@@ -64,14 +66,10 @@ def refdis_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
 def transcribe_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
     r = entry["result"]
     corpus = entry.get("corpus", "")
-    html = ctx.render("transcribe.html.j2", r=r)
+    html = ctx.render("transcribe.html.j2", r=r, **TEMPLATE_HELPERS)
     cols = ("model", "n_clips", "n_failed", "wer")
     return Section(f"Transcription — {corpus}", slug(f"transcribe-{corpus}"), html,
                    tables={f"{slug('transcribe-' + corpus)}.csv": to_csv(r["models"], cols)})
-
-
-SWITCH_COLUMNS = ("model", "family", "group", "pooled", "switch", "ci_low", "ci_high", "limiting_arm",
-                  "n_items", "n_eligible", "n_neither", "n_missing", "reason")
 
 
 @register_section("switch_rate")
@@ -101,10 +99,9 @@ def switch_rate_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section
         figs.append(ctx.figure(f"{anchor}-switch.png",
                                plots.rates_by_group(defined, "family", f"Switch rate — {corpus}", "switch rate", chance=0.5),
                                "Switch rate per family with the 0.5 chance line"))
-    html = ctx.render("switch_rate.html.j2", r=r, rows=rows)
-    flat = [{**row, "pooled": row["pooled"]} for row in rows]
+    html = ctx.render("switch_rate.html.j2", r=r, rows=rows, **TEMPLATE_HELPERS)
     return Section(f"Orthographic switch rate — {corpus}", anchor, html, tuple(figs),
-                   tables={f"{anchor}.csv": to_csv(flat, SWITCH_COLUMNS)})
+                   tables={f"{anchor}.csv": switch_rate_csv(r)})
 
 
 @register_section("miner_calibration")
@@ -122,7 +119,7 @@ def miner_calibration_section(ctx: ReportContext, entry: Mapping[str, Any]) -> S
     figs = (ctx.figure(f"{anchor}.png", plots.rates_by_group(rows, "group", f"Reference-error miner vs planted truth — {corpus}",
                                                               "share (Wilson 95%)"),
                        "Recall of planted reference errors by kind and position, and precision of the mined edits"),)
-    html = ctx.render("miner_calibration.html.j2", r=r)
+    html = ctx.render("miner_calibration.html.j2", r=r, **TEMPLATE_HELPERS)
     table = [{"measure": name, **r[name]} for name in ("precision", "recall", "recall_boundary", "conventions_mined")]
     return Section(f"Miner calibration (planted ground truth) — {corpus}", anchor, html, figs,
                    tables={f"{anchor}.csv": to_csv(table, ("measure", "k", "n", "rate", "ci_low", "ci_high"))})

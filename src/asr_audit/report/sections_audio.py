@@ -1,7 +1,8 @@
 """Report sections of the audio probes ``masked`` and ``lift`` (registered with :func:`register_section`).
 
-Templates are inline strings rendered by the report's autoescaping jinja2 environment, so
-transcripts and model names are escaped like everywhere else in the report.
+Templates ``templates/masked.html.j2`` and ``templates/lift.html.j2`` are rendered by the report's
+autoescaping jinja2 environment, so transcripts and model names are escaped like everywhere else
+in the report.
 """
 
 from __future__ import annotations
@@ -10,44 +11,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from asr_audit.report import plots
+from asr_audit.report.format import TEMPLATE_HELPERS
 from asr_audit.report.html import ReportContext, Section, register_section, slug
 from asr_audit.report.tables import to_csv
 
 MASKED_COLUMNS = ("model", "accept_ref", "ci_low", "ci_high", "k", "n", "n_items", "n_gated_out", "n_failed")
 LIFT_COLUMNS = ("model", "condition", "lift", "ci_low", "ci_high", "compare", "n")
 MAX_ROWS = 200
-
-_MASKED = """<p>Each item hides one {{ kind }} of the reference by <b>{{ method }}</b> over its aligned span
-(padded {{ pad }} s, never into the neighbouring words). An item is eligible when the model gets the target
-right on the unmasked clip with clip WER &le; {{ gate }}; accept-ref = eligible items whose masked transcript
-still contains the target, with a Wilson 95% interval. A faithful transcriber scores near 0.</p>
-<table><thead><tr><th>model</th><th>accept-ref</th><th>95% CI</th><th>k / n</th><th>gated out</th><th>failed</th></tr></thead>
-<tbody>{% for m in models %}<tr><td>{{ m.model }}</td><td class="num">{{ "%.3f"|format(m.accept_ref) }}</td>
-<td class="num">[{{ "%.3f"|format(m.ci_low) }}, {{ "%.3f"|format(m.ci_high) }}]</td><td class="num">{{ m.k }} / {{ m.n }}</td>
-<td class="num">{{ m.n_gated_out }}</td><td class="num">{{ m.n_failed }}</td></tr>{% endfor %}</tbody></table>
-{% if items %}<details><summary>{{ items|length }} item(s){% if truncated %} (first {{ items|length }}){% endif %}</summary>
-<table><thead><tr><th>model</th><th>clip</th><th>hidden</th><th>unmasked</th><th>masked</th><th>verdict</th></tr></thead>
-<tbody>{% for i in items %}<tr><td>{{ i.model }}</td><td>{{ i.clip_id }}</td><td>{{ i.hidden_ref }}</td>
-<td>{{ i.unmasked_hyp or "" }}</td><td>{{ i.masked_hyp or "" }}</td>
-<td>{% if i.recovered %}recovered{% elif i.eligible %}not recovered{% else %}{{ i.reason }}{% endif %}</td></tr>{% endfor %}
-</tbody></table></details>{% endif %}
-"""
-
-_LIFT = """<p>Audio lift &lambda;(r) = [log p(r | x) &minus; log p(r | silence)] / |r|<sub>chars</sub> in nats per character,
-teacher-forced after the preceding reference text ({{ spans }} spans). &lambda; &gt; 0: the audio, not the language
-prior, raised the reference's rendering. <i>compare</i> = per-character log-likelihood of the reference's rendering
-minus the alternative's (&gt; 0 favours the reference). Intervals: sentence-clustered bootstrap 95%.</p>
-<table><thead><tr><th>model</th><th>condition</th><th>lift</th><th>95% CI</th><th>compare</th><th>n</th></tr></thead>
-<tbody>{% for r in rows %}<tr><td>{{ r.model }}</td><td>{{ r.condition }}</td><td class="num">{{ fmt(r.lift) }}</td>
-<td class="num">[{{ fmt(r.ci_low) }}, {{ fmt(r.ci_high) }}]</td><td class="num">{{ fmt(r.compare) }}</td>
-<td class="num">{{ r.n }}</td></tr>{% endfor %}</tbody></table>
-{% if skipped %}<p>Skipped (no teacher-forced readout): {% for s in skipped %}{{ s.model }}{% if not loop.last %}, {% endif %}{% endfor %}.</p>{% endif %}
-"""
-
-
-def _fmt(x: Any) -> str:
-    return "—" if x is None else f"{x:.3f}"
-
 
 @register_section("masked")
 def masked_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
@@ -64,9 +34,9 @@ def masked_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
             rows, "condition", f"Masked-{p.get('kind', 'number')} recovery — {corpus}", "accept-ref (recovered / eligible)"),
             "Share of eligible masked items whose transcript still contains the hidden target (Wilson 95%)"))
     items = r.get("items", [])
-    html = ctx.env.from_string(_MASKED).render(
-        kind=p.get("kind", "number"), method=p.get("method", "silence"), pad=p.get("pad", 0), gate=p.get("gate_max_wer", ""),
-        models=models, items=items[:MAX_ROWS], truncated=len(items) > MAX_ROWS)
+    html = ctx.render(
+        "masked.html.j2", kind=p.get("kind", "number"), method=p.get("method", "silence"), pad=p.get("pad", 0), gate=p.get("gate_max_wer", ""),
+        models=models, items=items[:MAX_ROWS], truncated=len(items) > MAX_ROWS, **TEMPLATE_HELPERS)
     return Section(f"Masked-{p.get('kind', 'number')} recovery — {corpus}", anchor, html, tuple(figs),
                    tables={f"{anchor}.csv": to_csv(models, MASKED_COLUMNS)})
 
@@ -90,7 +60,7 @@ def lift_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
     corpus = entry.get("corpus", "")
     anchor = slug(f"lift-{corpus}")
     rows = lift_rows(r)
-    html = ctx.env.from_string(_LIFT).render(spans=r.get("spans", ""), rows=rows, fmt=_fmt, skipped=r.get("skipped", []))
+    html = ctx.render("lift.html.j2", spans=r.get("spans", ""), rows=rows, skipped=r.get("skipped", []), **TEMPLATE_HELPERS)
     figs = []
     pts = [{"model": x["model"], "condition": x["condition"], "rate": x["lift"], "ci_low": x["ci_low"],
             "ci_high": x["ci_high"]} for x in rows if x["lift"] is not None and x["ci_low"] is not None]

@@ -7,22 +7,26 @@ import io
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
+from asr_audit.report.format import UNDEFINED, csv_cell, fmt_ci, fmt_num, fmt_rate, json_safe
 
-def fmt_rate(x: float) -> str:
-    return f"{x:.3f}"
+if TYPE_CHECKING:
+    from asr_audit.corpus.predfiles import ModelCoverage
 
-
-def fmt_ci(low: float, high: float, digits: int = 3) -> str:
-    return f"[{low:.{digits}f}, {high:.{digits}f}]"
+__all__ = ["REFDIS_COLUMNS", "battery_table", "calib_score_table", "continuation_table", "coverage_table", "fmt_ci",
+           "fmt_rate", "lift_table", "masked_table", "refdis_csv", "refdis_table", "study_table", "to_csv", "to_json",
+           "transcribe_table", "write_text"]
 
 
 def to_json(obj: Any) -> str:
-    """Deterministic JSON text (stable key order as built, fixed float repr, trailing newline)."""
-    return json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    """Deterministic JSON text (stable key order as built, fixed float repr, trailing newline).
+
+    Undefined values (NaN, inf) are written as null (:func:`~asr_audit.report.format.json_safe`).
+    """
+    return json.dumps(json_safe(obj), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def write_text(path: str | Path, text: str) -> Path:
@@ -39,12 +43,13 @@ def write_text(path: str | Path, text: str) -> Path:
     return path
 
 
-def to_csv(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
+def to_csv(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
+    """CSV text with a header of ``columns`` (extra keys ignored); undefined values as empty cells."""
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n")
     w.writeheader()
     for r in rows:
-        w.writerow(r)
+        w.writerow({k: csv_cell(v) for k, v in r.items()})
     return buf.getvalue()
 
 
@@ -66,11 +71,134 @@ def refdis_table(d: Mapping[str, Any]) -> Table:
         name = m["model"] + (" (panel, LOO)" if m["in_panel"] and d["params"]["loo"] else
                              " (panel)" if m["in_panel"] else "")
         t.add_row(name, fmt_rate(m["accept_ref"]), fmt_ci(m["ci_low"], m["ci_high"]), str(m["n_ref"]),
-                  str(m["n_eligible"]), f"{100 * m['wer']:.2f}", f"{100 * m['wer_corrected']:.2f}",
-                  f"{m['wer_inflation']:+.2f}", fmt_ci(m["wer_inflation_ci_low"], m["wer_inflation_ci_high"], 2))
+                  str(m["n_eligible"]), fmt_num(m["wer"], 2, scale=100), fmt_num(m["wer_corrected"], 2, scale=100),
+                  fmt_num(m["wer_inflation"], 2, signed=True), fmt_ci(m["wer_inflation_ci_low"], m["wer_inflation_ci_high"], 2))
     return t
 
 
 def refdis_csv(d: Mapping[str, Any]) -> str:
     """The per-model CSV from a refdis result's ``to_dict()``."""
     return to_csv(d["models"], REFDIS_COLUMNS)
+
+
+def _table(title: str, columns: Sequence[str], left: Sequence[str]) -> Table:
+    t = Table(title=title)
+    for col in columns:
+        t.add_column(col, justify="left" if col in left else "right")
+    return t
+
+
+def masked_table(d: Mapping[str, Any], corpus: str) -> Table:
+    """The ``asr-audit masked`` table from a masked result's ``to_dict()``: one row per model."""
+    p = d["params"]
+    t = _table(f"masked-{p['kind']} recovery ({p['method']}) on {corpus}: {d['n_recipes']} item(s)",
+               ("model", "accept-ref", "95% CI", "k/n", "gated out", "failed"), ("model",))
+    for m in d["models"]:
+        t.add_row(m["model"], fmt_rate(m["accept_ref"]), fmt_ci(m["ci_low"], m["ci_high"], sep="-", brackets=False),
+                  f"{m['k']}/{m['n']}", str(m["n_gated_out"]), str(m["n_failed"]))
+    return t
+
+
+def lift_table(d: Mapping[str, Any], corpus: str, spans: str) -> Table:
+    """The ``asr-audit lift`` table: one row per (model, condition) and per paired difference."""
+    t = _table(f"audio lift ({spans} spans) on {corpus}, nats/char",
+               ("model", "condition", "lift", "95% CI", "compare r-a", "n", "passes/item", "items/s"),
+               ("model", "condition"))
+    for m in d["models"]:
+        for cond, c in m["conditions"].items():
+            t.add_row(m["model"], cond, fmt_num(c["lift"]["mean"]),
+                      fmt_ci(c["lift"]["ci_low"], c["lift"]["ci_high"], sep="-", brackets=False),
+                      fmt_num(c["compare"]["mean"]), str(c["lift"]["n"]), fmt_num(m["passes_per_item"], 2),
+                      fmt_num(m["items_per_s"], 2))
+        for pair, est in m["paired"].items():
+            t.add_row(m["model"], f"paired {pair}", fmt_num(est["mean"]),
+                      fmt_ci(est["ci_low"], est["ci_high"], sep="-", brackets=False), fmt_num(None), str(est["n"]), "", "")
+    return t
+
+
+def continuation_table(d: Mapping[str, Any], corpus: str) -> Table:
+    """The ``asr-audit continue`` table: one row per model."""
+    t = _table(f"forced continuation on {corpus}: last {d['params']['hide_words']} word(s) hidden",
+               ("model", "leak rate", "95% CI", "k/n words", "clips leaking", "failed"), ("model",))
+    for m in d["models"]:
+        t.add_row(m["model"], fmt_rate(m["leak_rate"]), fmt_ci(m["ci_low"], m["ci_high"], sep="-", brackets=False),
+                  f"{m['k']}/{m['n']}", f"{m['n_clips_leaking']}/{m['n_clips']}", str(m["n_failed"]))
+    return t
+
+
+def battery_table(d: Mapping[str, Any]) -> Table:
+    """The ``asr-audit battery`` table: one row per condition, one column per model (accept-ref [95% CI], n)."""
+    t = Table(title=f"trigger battery — {d['measure']} on {d['corpus']} (accept-ref, Wilson 95%)")
+    t.add_column("condition")
+    for m in d["models"]:
+        t.add_column(m, justify="right")
+    diffs = {(x["model"], x["condition"]): x for x in d["differences"]}
+    for cond in d["conditions"]:
+        row = [cond]
+        for m in d["models"]:
+            c = next(x for x in d["cells"] if x["model"] == m and x["condition"] == cond)
+            diff = diffs.get((m, cond))
+            delta = f" Δ{fmt_num(diff['estimate'], 2, signed=True)}" if diff and diff["n_items"] else ""
+            row.append(f"{fmt_num(c['accept_ref'], 2)} {fmt_ci(c['ci_low'], c['ci_high'], 2)} n={c['n']}{delta}")
+        t.add_row(*row)
+    return t
+
+
+def study_table(d: Mapping[str, Any]) -> Table:
+    """The courtesy study table of ``asr-audit battery --probe courtesy``."""
+    t = Table(title="opening courtesy: presence in the output (Wilson 95%)")
+    for col in ("model", "condition", "presence", "95% CI", "k/n", "note"):
+        t.add_column(col)
+    for r in d["study"]:
+        t.add_row(r["model"], r["condition"], fmt_num(r["presence"], 2), fmt_ci(r["ci_low"], r["ci_high"], 2),
+                  f"{r['k']}/{r['n']}", r["reason"] or "")
+    return t
+
+
+TRANSCRIBE_SUMMARY_COLUMNS = ("model", "ok", "cached", "computed", "failed", "WER", "RTFx", "file")
+
+
+def transcribe_table(rows: Sequence[Mapping[str, Any]], n_clips: int) -> Table:
+    """The ``asr-audit transcribe`` summary; rows: model, ok, cached, computed, failed, wer, rtfx, file."""
+    t = _table(f"transcribed {n_clips} clip(s)", TRANSCRIBE_SUMMARY_COLUMNS, ("model", "file"))
+    for r in rows:
+        t.add_row(r["model"], str(r["ok"]), str(r["cached"]), str(r["computed"]), str(r["failed"]),
+                  fmt_num(r["wer"], 2, scale=100, suffix="%"), fmt_num(r["rtfx"], 1),
+                  str(r["file"]) if r["file"] else UNDEFINED)
+    return t
+
+
+def coverage_table(source: str, n_clips: int, n_models: int, coverage: Sequence[ModelCoverage]) -> Table:
+    """The ``asr-audit coverage`` table: rows, hypotheses, empty and missing per prediction file."""
+    t = Table(title=f"{source}: {n_clips} clips, {n_models} models", title_justify="left")
+    for c in ("model", "file", "rows", "hypotheses", "empty", "missing"):
+        t.add_column(c)
+    for c in coverage:
+        t.add_row(c.model, c.path, str(c.n_rows), str(c.n_hyp), str(c.n_empty), str(c.n_missing))
+    return t
+
+
+def _rate_cell(x: Mapping[str, Any]) -> str:
+    """``rate [low, high] (k/n)`` of a rate dictionary, or ``— (0/0)``."""
+    if not x["n"]:
+        return f"{UNDEFINED} (0/0)"
+    return f"{fmt_rate(x['rate'])} {fmt_ci(x['ci_low'], x['ci_high'])} ({x['k']}/{x['n']})"
+
+
+def calib_score_table(d: Mapping[str, Any]) -> Table:
+    """The ``asr-audit calib score`` table from a calibration score's ``to_dict()``."""
+    t = Table(title=f"consensus miner vs planted truth: panel {','.join(d['panel'])}, preset {d['preset']}, "
+                    f"{d['n_clips']} clips, {d['n_edits']} edits", title_justify="left")
+    t.add_column("measure")
+    t.add_column("rate [95% Wilson] (k/n)")
+    t.add_row("precision", _rate_cell(d["precision"]))
+    t.add_row("recall", _rate_cell(d["recall"]))
+    t.add_row("recall, boundary errors", _rate_cell(d["recall_boundary"]))
+    for group, label in (("recall_by_kind", "recall, {}"), ("recall_by_position", "recall, {}"),
+                         ("precision_by_kind", "precision, {} edits"), ("precision_by_position", "precision, {} edits")):
+        for key, x in d[group].items():
+            t.add_row(label.format(key), _rate_cell(x))
+    t.add_row("conventions mined (should be 0)", _rate_cell(d["conventions_mined"]))
+    fp = d["false_positives"]
+    t.add_row("false positives", f"{fp['on_convention']} on conventions, {fp['unexplained']} unexplained")
+    return t

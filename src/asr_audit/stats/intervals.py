@@ -24,8 +24,24 @@ class Rate:
     low: float
     high: float
 
-    def to_dict(self) -> dict[str, float | int]:
-        return {"k": self.k, "n": self.n, "rate": self.rate, "ci_low": self.low, "ci_high": self.high}
+    @property
+    def defined(self) -> bool:
+        """A rate over no trials is undefined (not 0): ``n > 0``."""
+        return self.n > 0
+
+    def estimate(self) -> tuple[float | None, float | None, float | None]:
+        """``(rate, low, high)``, each ``None`` when ``n = 0`` (written as null, shown as "—").
+
+        >>> wilson(0, 0).estimate()
+        (None, None, None)
+        >>> wilson(2, 2).estimate()
+        (1.0, 0.34237195288961925, 1.0)
+        """
+        return (self.rate, self.low, self.high) if self.n else (None, None, None)
+
+    def to_dict(self) -> dict[str, float | int | None]:
+        rate, low, high = self.estimate()
+        return {"k": self.k, "n": self.n, "rate": rate, "ci_low": low, "ci_high": high}
 
 
 def wilson(k: int, n: int, z: float = Z95) -> Rate:

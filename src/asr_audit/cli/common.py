@@ -1,0 +1,83 @@
+"""The skeleton the corpus verbs share (``transcribe``, ``align``, ``masked``, ``lift``, ``continue``,
+``battery``): parse model specs, load the corpus, open the store, load backends, write JSON.
+
+Each helper is one step a verb used to spell out itself; the verbs stay thin: parse flags, call
+these and one library function, print a table from :mod:`asr_audit.report.tables`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+
+from asr_audit.cli import err_console
+from asr_audit.errors import ConfigError
+
+if TYPE_CHECKING:
+    from asr_audit.corpus.clips import Corpus
+    from asr_audit.models.base import Backend, DecodeOptions
+    from asr_audit.store.sqlite import Store
+
+CORPUS_HELP = "Manifest JSONL, LibriSpeech folder, Kaldi data dir, or hf-dataset:<id>/<config>/<split>."
+STORE_HELP = "Result store (SQLite); default: user cache dir or $ASR_AUDIT_STORE."
+
+
+def model_specs(value: str, flag: str = "--model") -> list[str]:
+    """The comma-separated model specs of ``--model``, each parsed once so a typo fails before any work."""
+    from asr_audit.models.base import parse_spec
+
+    items = [v.strip() for v in value.split(",")]
+    if not all(items):
+        raise ConfigError(f"{flag} {value!r} has an empty item; fix: e.g. {flag} sphinx:en-us,whisper-tiny.en")
+    if len(set(items)) != len(items):
+        raise ConfigError(f"{flag} {value!r} names a model twice; fix: list each model once")
+    for spec in items:
+        parse_spec(spec)
+    return items
+
+
+def load_clips(corpus: str, limit: int | None = None) -> Corpus:
+    """The corpus named by ``--corpus``, cut to its first ``--limit`` clips."""
+    from asr_audit.corpus.spec import load_corpus
+
+    return load_corpus(corpus).limit(limit)
+
+
+@contextmanager
+def store_session(path: str | Path | None) -> Iterator[Store]:
+    """The result store at ``--store`` (default location when ``None``), closed on exit."""
+    from asr_audit.store.sqlite import open_store
+
+    store = open_store(path)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def load_backends(specs: Sequence[str], options: DecodeOptions | None = None) -> list[Backend]:
+    """One loaded backend per spec, in order."""
+    from asr_audit.models.base import load_backend
+
+    return [load_backend(s, options) for s in specs]
+
+
+def write_json(path: Path | None, data: Any, out: Console = err_console) -> None:
+    """Write ``data`` as the project's JSON (undefined values as null) to ``path`` and say so on ``out``."""
+    if path is None:
+        return
+    from asr_audit.report.tables import to_json, write_text
+
+    out.print(f"wrote {write_text(path, to_json(data))}", highlight=False)
+
+
+def print_failures(failures: Sequence[dict[str, str]], what: str = "clip(s) gave no items") -> None:
+    """List the clips a verb skipped, with their reasons, on stderr."""
+    if failures:
+        err_console.print(f"[yellow]{len(failures)} {what}:[/]", highlight=False)
+        for f in failures:
+            err_console.print(f"  {f['clip_id']}: {f['reason']}", highlight=False, soft_wrap=True)
