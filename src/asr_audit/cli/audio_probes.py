@@ -84,17 +84,19 @@ def masked(
     from asr_audit.align import get_aligner
     from asr_audit.corpus.spec import load_corpus
     from asr_audit.models.base import load_backend
-    from asr_audit.probes.masked import MaskParams, read_recipes, run_masked, write_recipes
-    from asr_audit.probes.targets import TargetRule
+    from asr_audit.options import Surface
+    from asr_audit.probes.masked import MaskedOptions, read_recipes, run_masked, write_recipes
     from asr_audit.store.sqlite import open_store
 
     if recipes_in is not None and recipes_out is not None:
         raise ConfigError("--recipes-in and --recipes-out exclude each other; fix: pass one of them")
-    params = MaskParams(TargetRule(kind, min_duration), method, pad, gate_max_wer, seed)
+    options = MaskedOptions.from_mapping({"kind": kind, "method": method, "pad": pad, "gate_max_wer": gate_max_wer,
+                                          "min_duration": min_duration, "aligner": aligner}, Surface.cli())
+    params = options.mask_params(seed)
     specs = _specs(model)
     recipes = read_recipes(recipes_in) if recipes_in is not None else None
     corp = load_corpus(corpus).limit(limit)
-    engine = None if recipes is not None else get_aligner(aligner)
+    engine = None if recipes is not None else get_aligner(options.aligner)
     st = open_store(store)
     try:
         backends = [load_backend(s) for s in specs]
@@ -135,10 +137,12 @@ def lift(
     from asr_audit.align import get_aligner
     from asr_audit.corpus.spec import load_corpus
     from asr_audit.models.base import load_backend
-    from asr_audit.probes.lift import run_lift
-    from asr_audit.probes.masked import MaskParams, read_recipes
+    from asr_audit.options import Surface
+    from asr_audit.probes.lift import LiftOptions, run_lift
+    from asr_audit.probes.masked import read_recipes
     from asr_audit.store.sqlite import open_store
 
+    lift_options = LiftOptions.from_mapping({"spans": spans, "method": method, "aligner": aligner}, Surface.cli())
     specs = _specs(model)
     options: dict[str, Any] = {}
     if spans == "refdis":
@@ -149,13 +153,14 @@ def lift(
         except (OSError, ValueError) as exc:
             raise InputFileError(refdis, f"cannot read refdis JSON ({exc})", "pass the file `asr-audit refdis --json` wrote") from None
     if spans == "masked":
-        options["mask_params"] = MaskParams(method=method, seed=seed)
+        options["mask_params"] = lift_options.mask_params(seed)
         options["recipes"] = read_recipes(recipes_in) if recipes_in is not None else None
-        options["aligner"] = None if recipes_in is not None else get_aligner(aligner)
+        options["aligner"] = None if recipes_in is not None else get_aligner(lift_options.aligner)
     corp = load_corpus(corpus).limit(limit)
     st = open_store(store)
     try:
-        result = run_lift([load_backend(s) for s in specs], corp, st, spans, seed=seed, **options)
+        result = run_lift([load_backend(s) for s in specs], corp, st, lift_options.spans, seed=seed,
+                          n_resamples=lift_options.resamples, **options)
     finally:
         st.close()
     data = {**result.to_dict(), "corpus": corp.source}
@@ -190,15 +195,18 @@ def continue_(
     from asr_audit.align import get_aligner
     from asr_audit.corpus.spec import load_corpus
     from asr_audit.models.base import load_backend
-    from asr_audit.probes.continuation import run_continuation
+    from asr_audit.options import Surface
+    from asr_audit.probes.continuation import ContinuationOptions, run_continuation
     from asr_audit.store.sqlite import open_store
 
+    options = ContinuationOptions.from_mapping(
+        {"hide_words": hide_words, "extra_tokens": extra_tokens, "aligner": aligner}, Surface.cli())
     specs = _specs(model)
     corp = load_corpus(corpus).limit(limit)
     st = open_store(store)
     try:
-        data = run_continuation([load_backend(s) for s in specs], corp, st, hide_words, extra_tokens=extra_tokens,
-                                aligner=get_aligner(aligner))
+        data = run_continuation([load_backend(s) for s in specs], corp, st, options.hide_words,
+                                extra_tokens=options.extra_tokens, aligner=get_aligner(options.aligner))
     finally:
         st.close()
     data["corpus"] = corp.source

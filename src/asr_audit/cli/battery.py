@@ -10,7 +10,6 @@ import typer
 from rich.table import Table
 
 from asr_audit.cli import app, console, split_list
-from asr_audit.errors import ConfigError
 
 
 def _fmt(x: float | None) -> str:
@@ -66,18 +65,21 @@ def battery_cmd(
     from asr_audit.audio.assets import AudioAsset
     from asr_audit.corpus.spec import load_corpus
     from asr_audit.models.base import load_backend
-    from asr_audit.probes.battery import PROBES, run_battery
+    from asr_audit.options import Surface
+    from asr_audit.probes.battery import BatteryOptions, run_battery
     from asr_audit.probes.conditions import parse_conditions
     from asr_audit.report.tables import write_text
     from asr_audit.runner.probes_battery import load_spoken
     from asr_audit.store.sqlite import open_store
 
-    if probe not in PROBES:
-        raise ConfigError(f"--probe {probe!r} is unknown; valid: {', '.join(PROBES)}")
-    conds = parse_conditions(split_list(conditions, "--conditions") or [])
+    options = BatteryOptions.from_mapping(
+        {"measure": probe, "conditions": split_list(conditions, "--conditions") or [],
+         "donor_conv": split_list(donor_conv, "--donor-conv"), "spoken": None if spoken is None else str(spoken),
+         "resamples": resamples}, Surface.cli(measure="--probe"))
+    conds = parse_conditions(list(options.conditions))
     specs = split_list(model, "--model") or []
-    donors = [AudioAsset.from_file(p) for p in split_list(donor_conv, "--donor-conv") or []]
-    spoken_map = load_spoken(str(spoken)) if spoken else {}
+    donors = [AudioAsset.from_file(p) for p in options.donor_conv]
+    spoken_map = load_spoken(options.spoken) if options.spoken else {}
     clips = load_corpus(corpus).limit(limit)
     backends = {s: load_backend(s) for s in specs}
     handle = open_store(str(store) if store else None)
@@ -92,8 +94,9 @@ def battery_cmd(
                 done.append(name)
                 bar.update(task, description=f"condition {name}")
 
-            res = run_battery(clips, backends, probe, [c.name for c in conds], handle, seed=seed, spoken=spoken_map,
-                              conv_donors=donors, n_resamples=resamples, progress=step)
+            res = run_battery(clips, backends, options.measure, [c.name for c in conds], handle, seed=seed,
+                              spoken=spoken_map, conv_donors=donors, n_resamples=options.resamples,
+                              mining=options.mining, families=options.families, progress=step)
             bar.advance(task)
     finally:
         handle.close()

@@ -255,7 +255,7 @@ def _run(spec: ExperimentSpec, shard: Shard | None, executor: Executor, store_ha
                            spec.normalizer, clips=corpora.get(c.name),
                            backend=getattr(executor, "backend_by_name", None),
                            models=tuple(m.name for m in spec.models) if c.spec is not None else (),
-                           store=store_handle)
+                           store=store_handle, spec_path=spec.path)
         for name, base_params in spec.probes.items():
             params = {**base_params, **c.probes.get(name, {})}
             if params.pop("skip", False):

@@ -196,7 +196,8 @@ def parse_spec(data: Mapping[str, Any], path: str = "<spec>") -> ExperimentSpec:
     top.done()
     spec = ExperimentSpec(path, title, seed, output, normalizer, store, tuple(corpora), tuple(models), panel,
                           probes)
-    from asr_audit.runner.probes import validate_probe_params
+    from asr_audit.options import Surface
+    from asr_audit.runner.probes import validate_probe_options, validate_probe_params
 
     for name, params in probes.items():
         validate_probe_params(spec, name, params)
@@ -208,6 +209,12 @@ def parse_spec(data: Mapping[str, Any], path: str = "<spec>") -> ExperimentSpec:
             if not isinstance(params, dict):
                 top.fail(f"corpus[{i}].probes.{name}", "must be a table", "write it as a TOML table")
             validate_probe_params(spec, name, params)
+    # every corpus's values (the probe's table with the corpus's overrides) build the probe's options
+    for i, c in enumerate(corpora):
+        for name, params in probes.items():
+            override = c.probes.get(name, {})
+            surface = Surface.toml(path, f"probes.{name}", {k: f"corpus[{i}].probes.{name}" for k in override})
+            validate_probe_options(name, {**params, **override}, surface)
     return spec
 
 
