@@ -75,7 +75,8 @@ def test_an_audio_probe_on_prediction_files_names_the_corpus_table() -> None:
     from asr_audit.runner.probes import ProbeContext, get_probe
 
     with pytest.raises(ConfigError, match=r"a \[\[corpus\]\] entry with spec") as info:
-        get_probe("lift").run(ProbeContext("preds", None, (), 0, "whisper"), {})  # type: ignore[arg-type]
+        get_probe("lift").run(ProbeContext(corpus="preds", predictions=None, panel=(), seed=0,  # type: ignore[arg-type]
+                                           normalizer="whisper"), {})
     assert "[[corpora]]" not in str(info.value)
 
 

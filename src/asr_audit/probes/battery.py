@@ -90,7 +90,7 @@ class Unit:
     span: tuple[int, int] | None = None  # raw spoken-word indices kept by a truncation
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Cell:
     model: str
     condition: str
@@ -106,7 +106,7 @@ class Cell:
                 "n": self.n, "ci_low": self.ci_low, "ci_high": self.ci_high, "n_failed": self.n_failed}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class BatteryResult:
     probe: str
     corpus: str
@@ -382,15 +382,16 @@ def run_battery(
             vals = list(items[cond.name].get(name, {}).values())
             w = wilson(sum(vals), len(vals))
             n_fail = sum(1 for x in failures if x["model"] == name and x["condition"] == cond.name)
-            cells.append(Cell(name, cond.name, w.k, w.n, w.rate if w.n else None, w.low if w.n else None,
-                              w.high if w.n else None, n_fail))
+            cells.append(Cell(model=name, condition=cond.name, k=w.k, n=w.n, accept_ref=w.rate if w.n else None,
+                              ci_low=w.low if w.n else None, ci_high=w.high if w.n else None, n_failed=n_fail))
     diffs = _differences(conds, list(backends), items, clusters, seed, n_resamples)
     dids = _dids(conds, list(backends), items, clusters, seed, n_resamples)
     rows: tuple[dict[str, Any], ...] = ()
     if probe == "courtesy" and study:
         rows = _study(backends, corpus, judge, ctx, items, store, hyps0, conds, normalize)
-    return BatteryResult(probe, corpus.name, tuple(c.name for c in conds), tuple(backends), tuple(cells),
-                         tuple(diffs), tuple(dids), seed, n_items, tuple(failures), rows, (), items)
+    return BatteryResult(probe=probe, corpus=corpus.name, conditions=tuple(c.name for c in conds),
+                         models=tuple(backends), cells=tuple(cells), differences=tuple(diffs), did=tuple(dids),
+                         seed=seed, n_items=n_items, failures=tuple(failures), study=rows, notes=(), items=items)
 
 
 def _run_condition(cond: Condition, corpus: Corpus, backends: Mapping[str, Any], judge: _Judge, ctx: ConditionContext,

@@ -49,7 +49,7 @@ Seconds = float
 METHODS = ("silence", "noise", "cut")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class MaskParams:
     """How targets are chosen, masked and judged."""
 
@@ -426,8 +426,8 @@ class MaskedOptions:
 
     def mask_params(self, seed: int) -> MaskParams:
         """The masking parameters, with ``seed`` for the noise fill."""
-        rule = TargetRule(self.kind, self.min_duration, max_per_clip=self.max_per_clip)
-        return MaskParams(rule, self.method, self.pad, self.gate_max_wer, seed)
+        rule = TargetRule(kind=self.kind, min_duration=self.min_duration, max_per_clip=self.max_per_clip)
+        return MaskParams(rule=rule, method=self.method, pad=self.pad, gate_max_wer=self.gate_max_wer, seed=seed)
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any], surface: Surface) -> MaskedOptions:

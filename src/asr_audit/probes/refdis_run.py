@@ -56,12 +56,12 @@ def run_refdis(
         if len(set(panel)) != len(panel):
             raise ConfigError(f"--panel names a model twice: {','.join(panel)}")
         cache = AlignmentCache() if cache is None else cache  # an empty cache is falsy (__len__)
-        prepare = _Inputs(normalize=norm, text2num=text2num, cache=cache, workers=normalize_workers)
+        inputs = _Inputs(normalize=norm, text2num=text2num, cache=cache, workers=normalize_workers)
         if corrected is None:
-            clips, mining = _mine_panel(preds, panel, models, params, prepare)
+            clips, mining = _mine_panel(preds, panel, models, params, inputs)
             mode = "panel"
         else:
-            clips, mining = _mine_corrected(preds, corrected, models, params, prepare)
+            clips, mining = _mine_corrected(preds, corrected, models, params, inputs)
             mode, panel = "two-reference", []
         scored = {m: mining.scored_edits(m) for m in models}
         # one stream for the run: every model's interval uses the same resamples of the clips

@@ -52,7 +52,7 @@ _SENTENCE_END = (".", "!", "?", "…")
 _EDGE = "\"'“”‘’()[]{}<>.,;:!?…—–*_~`|\\"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TargetRule:
     """Which candidate spans qualify (see the module docstring)."""
 

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from asr_audit.runner.spec import ExperimentSpec
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ProbeContext:
     """What a probe gets for one corpus.
 
