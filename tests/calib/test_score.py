@@ -105,7 +105,9 @@ def _item(kind: str, start: int, stop: int, spoken: tuple[str, ...] = (), n: int
 
 
 def _edit(kind: str, idx: tuple[int, ...], alt: str = "") -> Edit:
-    return Edit("c", kind, "start", ("w",) * (0 if kind == INSERTION else len(idx)), idx, alt, 3, 3, None, (), {}, {})
+    return Edit(clip_id="c", kind=kind, position="start", ref_tokens=("w",) * (0 if kind == INSERTION else len(idx)),
+                ref_indices=idx, alt_text=alt, n_panel_agree=3, n_panel=3, consensus_cer=None, miners=(),
+                verdicts={}, renderings={})
 
 
 @pytest.mark.parametrize(("edit", "item", "expected"), [

@@ -101,7 +101,7 @@ def test_two_reference_mode(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
         (["--panel", "a,,b"], "empty item"),
         (["--panel", "whisper-tiny.en,nope,whisper-base.en"], "model 'nope' has no prediction file"),
         (["--panel", "whisper-tiny.en,whisper-base.en"], "panel has 2 member"),
-        (["--panel", ",".join(VOX_PANEL), "--preset", "bogus"], "unknown preset 'bogus'"),
+        (["--panel", ",".join(VOX_PANEL), "--preset", "bogus"], "--preset 'bogus' is unknown (valid: anchor, paper)"),
         (["--panel", ",".join(VOX_PANEL), "--majority", "1.5"], "--majority 1.5"),
         (["--panel", ",".join(VOX_PANEL), "--normalizer", "bogus"], "bogus"),
         ([], "needs --panel"),

@@ -11,7 +11,7 @@ from asr_audit.runner.probes import ProbeContext, get_probe
 
 
 def _ctx(corpus, store, backends):  # noqa: ANN001, ANN202
-    return ProbeContext("numbers", None, (), 0, "whisper", clips=corpus, backend=backends.__getitem__,
+    return ProbeContext(corpus="numbers", predictions=None, panel=(), seed=0, normalizer="whisper", clips=corpus, backend=backends.__getitem__,
                         models=tuple(backends), store=store)
 
 
@@ -43,4 +43,5 @@ def test_probe_parameters_are_checked(number_corpus, store, copier) -> None:  # 
     with pytest.raises(ConfigError, match="valid: silence, noise, cut"):
         get_probe("masked").run(ctx, {"method": "blur"})
     # a prediction-file corpus has no audio: masking does not apply there (the runner skips it)
-    assert get_probe("masked").run(ProbeContext("p", None, (), 0, "whisper"), {}) is None
+    assert get_probe("masked").run(ProbeContext(corpus="p", predictions=None, panel=(), seed=0, normalizer="whisper"),
+                                   {}) is None

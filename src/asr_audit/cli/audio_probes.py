@@ -39,17 +39,19 @@ def masked(
     right without the mask), with a Wilson 95% interval.
     """
     from asr_audit.align import get_aligner
-    from asr_audit.probes.masked import MaskParams, read_recipes, run_masked, write_recipes
-    from asr_audit.probes.targets import TargetRule
+    from asr_audit.options import Surface
+    from asr_audit.probes.masked import MaskedOptions, read_recipes, run_masked, write_recipes
     from asr_audit.report.tables import masked_table
 
     if recipes_in is not None and recipes_out is not None:
         raise ConfigError("--recipes-in and --recipes-out exclude each other; fix: pass one of them")
-    params = MaskParams(TargetRule(kind, min_duration), method, pad, gate_max_wer, seed)
+    options = MaskedOptions.from_mapping({"kind": kind, "method": method, "pad": pad, "gate_max_wer": gate_max_wer,
+                                          "min_duration": min_duration, "aligner": aligner}, Surface.cli())
+    params = options.mask_params(seed)
     specs = model_specs(model)
     recipes = read_recipes(recipes_in) if recipes_in is not None else None
     corp = load_clips(corpus, limit)
-    engine = None if recipes is not None else get_aligner(aligner)
+    engine = None if recipes is not None else get_aligner(options.aligner)
     with store_session(store) as st:
         result = run_masked(load_backends(specs), corp, st, params, aligner=engine, recipes=recipes,
                             progress=lambda msg: err_console.print(msg, highlight=False))
@@ -78,10 +80,12 @@ def lift(
 ) -> None:
     """Teacher-forced audio lift: (log p(r|x) - log p(r|silence)) / chars, per span, in nats per character."""
     from asr_audit.align import get_aligner
-    from asr_audit.probes.lift import run_lift
-    from asr_audit.probes.masked import MaskParams, read_recipes
+    from asr_audit.options import Surface
+    from asr_audit.probes.lift import LiftOptions, run_lift
+    from asr_audit.probes.masked import read_recipes
     from asr_audit.report.tables import lift_table
 
+    lift_options = LiftOptions.from_mapping({"spans": spans, "method": method, "aligner": aligner}, Surface.cli())
     specs = model_specs(model)
     options: dict[str, Any] = {}
     if spans == "refdis":
@@ -92,12 +96,13 @@ def lift(
         except (OSError, ValueError) as exc:
             raise InputFileError(refdis, f"cannot read refdis JSON ({exc})", "pass the file `asr-audit refdis --json` wrote") from None
     if spans == "masked":
-        options["mask_params"] = MaskParams(method=method, seed=seed)
+        options["mask_params"] = lift_options.mask_params(seed)
         options["recipes"] = read_recipes(recipes_in) if recipes_in is not None else None
-        options["aligner"] = None if recipes_in is not None else get_aligner(aligner)
+        options["aligner"] = None if recipes_in is not None else get_aligner(lift_options.aligner)
     corp = load_clips(corpus, limit)
     with store_session(store) as st:
-        result = run_lift(load_backends(specs), corp, st, spans, seed=seed, **options)
+        result = run_lift(load_backends(specs), corp, st, lift_options.spans, seed=seed,
+                          n_resamples=lift_options.resamples, **options)
     data = {**result.to_dict(), "corpus": corp.source}
     console.print(lift_table(data, corp.name, spans))
     print_failures(data["failures"])
@@ -117,14 +122,17 @@ def continue_(
 ) -> None:
     """Forced continuation: cut each clip before its last words, ban end-of-text, count hidden words that leak."""
     from asr_audit.align import get_aligner
-    from asr_audit.probes.continuation import run_continuation
+    from asr_audit.options import Surface
+    from asr_audit.probes.continuation import ContinuationOptions, run_continuation
     from asr_audit.report.tables import continuation_table
 
+    options = ContinuationOptions.from_mapping(
+        {"hide_words": hide_words, "extra_tokens": extra_tokens, "aligner": aligner}, Surface.cli())
     specs = model_specs(model)
     corp = load_clips(corpus, limit)
     with store_session(store) as st:
-        data = run_continuation(load_backends(specs), corp, st, hide_words, extra_tokens=extra_tokens,
-                                aligner=get_aligner(aligner))
+        data = run_continuation(load_backends(specs), corp, st, options.hide_words,
+                                extra_tokens=options.extra_tokens, aligner=get_aligner(options.aligner))
     data["corpus"] = corp.source
     console.print(continuation_table(data, corp.name))
     print_failures(data["failures"])

@@ -9,7 +9,6 @@ import typer
 
 from asr_audit.cli import app, console, split_list
 from asr_audit.cli.common import STORE_HELP, load_backends, load_clips, model_specs, store_session, write_json
-from asr_audit.errors import ConfigError
 
 
 @app.command("battery")
@@ -31,17 +30,20 @@ def battery_cmd(
     from rich.progress import Progress
 
     from asr_audit.audio.assets import AudioAsset
-    from asr_audit.probes.battery import PROBES, run_battery
+    from asr_audit.options import Surface
+    from asr_audit.probes.battery import BatteryOptions, run_battery
     from asr_audit.probes.conditions import parse_conditions
     from asr_audit.report.tables import battery_table, study_table
     from asr_audit.runner.probes_battery import load_spoken
 
-    if probe not in PROBES:
-        raise ConfigError(f"--probe {probe!r} is unknown; valid: {', '.join(PROBES)}")
-    conds = parse_conditions(split_list(conditions, "--conditions") or [])
+    options = BatteryOptions.from_mapping(
+        {"measure": probe, "conditions": split_list(conditions, "--conditions") or [],
+         "donor_conv": split_list(donor_conv, "--donor-conv"), "spoken": None if spoken is None else str(spoken),
+         "resamples": resamples}, Surface.cli(measure="--probe"))
+    conds = parse_conditions(list(options.conditions))
     specs = model_specs(model)
-    donors = [AudioAsset.from_file(p) for p in split_list(donor_conv, "--donor-conv") or []]
-    spoken_map = load_spoken(str(spoken)) if spoken else {}
+    donors = [AudioAsset.from_file(p) for p in options.donor_conv]
+    spoken_map = load_spoken(options.spoken) if options.spoken else {}
     clips = load_clips(corpus, limit)
     backends = dict(zip(specs, load_backends(specs)))
     with store_session(store) as handle, Progress(console=console, transient=True) as bar:
@@ -54,8 +56,9 @@ def battery_cmd(
             done.append(name)
             bar.update(task, description=f"condition {name}")
 
-        res = run_battery(clips, backends, probe, [c.name for c in conds], handle, seed=seed, spoken=spoken_map,
-                          conv_donors=donors, n_resamples=resamples, progress=step)
+        res = run_battery(clips, backends, options.measure, [c.name for c in conds], handle, seed=seed,
+                          spoken=spoken_map, conv_donors=donors, n_resamples=options.resamples,
+                          mining=options.mining, families=options.families, progress=step)
         bar.advance(task)
     out = res.to_dict()
     console.print(battery_table(out))

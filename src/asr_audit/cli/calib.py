@@ -87,7 +87,8 @@ def score(
     from asr_audit.calib.score import check_references, score_miner
     from asr_audit.calib.truth import load_truth
     from asr_audit.corpus.predfiles import load_predictions
-    from asr_audit.probes.refdis import preset_params
+    from asr_audit.options import Surface
+    from asr_audit.probes.refdis_options import RefdisOptions
     from asr_audit.probes.refdis_run import run_refdis
     from asr_audit.report.tables import calib_score_table, to_json, write_text
 
@@ -99,8 +100,8 @@ def score(
                           f"(first: {bad[0]!r}); fix: transcribe the manifest itself (asr-audit transcribe -c "
                           f"{corpus}/calib-test.jsonl)")
     names = split_list(panel, "--panel") or []
-    params = preset_params(preset, loo=False)
-    result = run_refdis(pset, names, params, "whisper", models=names, n_resamples=1)
+    options = RefdisOptions.from_mapping({"preset": preset, "loo": False}, Surface.cli())
+    result = run_refdis(pset, names, options.mining, normalizer="whisper", models=names, n_resamples=1)
     calib = score_miner(truth, result, clip_ids=pset.clip_ids)
     data = calib.to_dict()
     console.print(calib_score_table(data))

@@ -12,7 +12,6 @@ from typing import Optional
 import typer
 
 from asr_audit.cli import app, console, split_list
-from asr_audit.errors import ConfigError
 from asr_audit.probes.ortho import DEFAULT_MIN_PER_ARM
 from asr_audit.report.switch_rate import switch_rate_csv, switch_rate_json, switch_rate_table
 from asr_audit.report.tables import write_text
@@ -33,15 +32,14 @@ def switch_rate_cmd(
 ) -> None:
     """Orthographic switch rate: does a model write the reference's spelling of a sound-alike (Mr / Mister)?"""
     from asr_audit.corpus.predfiles import load_predictions
-    from asr_audit.probes.conventions import resolve_families
-    from asr_audit.probes.ortho import switch_rate
+    from asr_audit.options import Surface
+    from asr_audit.probes.ortho import SwitchRateOptions, switch_rate
 
-    fam_names = split_list(families, "--families")
-    resolve_families(fam_names)  # fail on a bad family name before reading any file
-    if min_per_arm < 1:
-        raise ConfigError(f"--min-per-arm {min_per_arm} must be >= 1")
+    # fails on a bad family name or --min-per-arm before reading any file
+    options = SwitchRateOptions.from_mapping(
+        {"families": split_list(families, "--families"), "min_per_arm": min_per_arm}, Surface.cli())
     pset = load_predictions(preds, dataset)
-    result = switch_rate(pset, fam_names, min_per_arm, split_list(models, "--models"))
+    result = switch_rate(pset, options.families, options.min_per_arm, split_list(models, "--models"))
     data = result.to_dict()
     console.print(switch_rate_table(data, show_empty))
     if json_out:

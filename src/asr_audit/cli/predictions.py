@@ -38,14 +38,17 @@ def refdis(
 ) -> None:
     """Mine reference errors with a consensus panel and score how often each model reproduces them."""
     from asr_audit.corpus.predfiles import load_predictions, load_references
-    from asr_audit.probes.refdis import preset_params
+    from asr_audit.options import Surface
+    from asr_audit.probes.refdis_options import RefdisOptions
     from asr_audit.probes.refdis_run import run_refdis
     from asr_audit.report.tables import refdis_csv, refdis_table, to_json, write_text
 
     if panel is None and corrected is None:
         raise ConfigError("refdis needs --panel a,b,c (consensus mode) or --corrected-refs FILE (two-reference mode)")
-    if resamples < 1:
-        raise ConfigError(f"--resamples {resamples} must be >= 1")
+    options = RefdisOptions.from_mapping(
+        {"preset": preset, "majority": majority, "include_middle": include_middle, "min_run_len": min_run_len,
+         "min_ref_match": min_ref_match, "min_consensus_cer": min_consensus_cer, "min_panel": min_panel, "loo": loo,
+         "resamples": resamples}, Surface.cli())
     if normalize_workers < 0:
         raise ConfigError(f"--normalize-workers {normalize_workers} must be >= 0 (0 = one per core)")
     import os
@@ -53,14 +56,11 @@ def refdis(
     workers = normalize_workers or (os.cpu_count() or 1)
     if language != "en" and normalizer in ("whisper", "oal"):
         normalizer = "basic"
-    params = preset_params(preset, majority=majority, include_middle=include_middle, min_run_len=min_run_len,
-                           min_ref_match=min_ref_match, min_consensus_cer=min_consensus_cer,
-                           min_panel=min_panel, loo=loo)
     pset = load_predictions(preds, dataset)
     refs = load_references(corrected) if corrected is not None else None
-    result = run_refdis(pset, split_list(panel, "--panel") or [], params, normalizer,
-                        split_list(models, "--models"), refs, seed, resamples,
-                        text2num=language == "en", normalize_workers=workers)
+    result = run_refdis(pset, split_list(panel, "--panel") or [], options.mining, normalizer=normalizer,
+                        models=split_list(models, "--models"), corrected=refs, seed=seed,
+                        n_resamples=options.resamples, text2num=language == "en", normalize_workers=workers)
     data = result.to_dict()
     console.print(refdis_table(data))
     if json_out:

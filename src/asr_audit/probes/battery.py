@@ -42,7 +42,9 @@ from typing import Any
 
 from asr_audit.corpus.clips import Corpus
 from asr_audit.errors import ConfigError
+from asr_audit.options import OptionError, Reader, Surface, build, check
 from asr_audit.probes.conditions import Condition, ConditionContext, Realized, parse_conditions, realize
+from asr_audit.probes.refdis import PRESETS, RefdisParams, preset_params
 from asr_audit.stats.did import difference_in_differences, paired_difference
 from asr_audit.stats.intervals import wilson
 from asr_audit.text.align import opcodes
@@ -88,7 +90,7 @@ class Unit:
     span: tuple[int, int] | None = None  # raw spoken-word indices kept by a truncation
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Cell:
     model: str
     condition: str
@@ -104,7 +106,7 @@ class Cell:
                 "n": self.n, "ci_low": self.ci_low, "ci_high": self.ci_high, "n_failed": self.n_failed}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class BatteryResult:
     probe: str
     corpus: str
@@ -241,8 +243,8 @@ class CourtesyJudge(_Judge):
 class OrthoJudge(_Judge):
     name = "ortho"
 
-    def __init__(self, clips: Sequence[Any], params: Mapping[str, Any]) -> None:
-        self.clips, self.params = clips, params
+    def __init__(self, clips: Sequence[Any], families: Sequence[str] | None) -> None:
+        self.clips, self.families = clips, families
         self.refs = {c.id: c.reference.strip() for c in clips}
 
     def judge_all(self, raw_hyps: Mapping[str, str | None], model: str) -> dict[str, int]:
@@ -255,7 +257,7 @@ class OrthoJudge(_Judge):
         rows = {cid: PredictionRow(cid, ref, raw_hyps.get(cid)) for cid, ref in self.refs.items()}
         pf = PredictionFile(model, Path("battery"), "battery", "test", rows)
         pset = PredictionSet((pf,), self.refs, "battery", "battery", {model: pf})
-        res = switch_rate(pset, self.params.get("families"))
+        res = switch_rate(pset, self.families)
         return {f"{o.item.clip_id}#{o.item.family}#{o.item.start}": int(o.status == "same")
                 for o in res.outcomes if o.status in ("same", "other")}
 
@@ -273,7 +275,8 @@ def _transcribe(backend: Any, clips: Sequence[Any], store: Any, name: str) -> tu
 
 
 def _build_judge(probe: str, corpus: Corpus, ctx: ConditionContext, hyps0: Mapping[str, Mapping[str, str]],
-                 normalize: Callable[[str], Tokens], params: Mapping[str, Any], panel: Sequence[str]) -> _Judge:
+                 normalize: Callable[[str], Tokens], mining: RefdisParams, families: Sequence[str] | None,
+                 panel: Sequence[str]) -> _Judge:
     clips = corpus.clips
     if probe == "courtesy":
         from asr_audit.probes.courtesy import eligible_clips
@@ -282,12 +285,9 @@ def _build_judge(probe: str, corpus: Corpus, ctx: ConditionContext, hyps0: Mappi
         ctx.spoken = {**ctx.spoken, **{e.clip_id: e.spoken for e in eligible}}
         return CourtesyJudge(eligible)
     if probe == "ortho":
-        return OrthoJudge(clips, params)
+        return OrthoJudge(clips, families)
     if probe == "refdis":
-        from asr_audit.probes.refdis import preset_params
-
-        rp = preset_params(params.get("preset", "anchor"), **{k: v for k, v in params.items()
-                                                              if k in ("min_ref_match", "majority", "min_run_len")})
+        rp = mining
         refs = {c.id: normalize(c.reference) for c in clips}
         corrected = {cid: normalize(ctx.spoken[cid]) for cid in refs if cid in ctx.spoken}
         missing = [c for c in clips if c.id not in corrected]
@@ -329,13 +329,20 @@ def run_battery(
     conv_donors: Sequence[Any] = (),
     normalizer: str = "whisper",
     panel: Sequence[str] | None = None,
-    params: Mapping[str, Any] | None = None,
+    mining: RefdisParams | None = None,
+    families: Sequence[str] | None = None,
+    gate_max_wer: float = 0.3,
     n_resamples: int = 1000,
     timings: Callable[[Any, str], Sequence[tuple[str, float, float]]] | None = None,
     progress: Callable[[str], None] | None = None,
     study: bool = True,
 ) -> BatteryResult:
-    """Run ``probe`` over ``corpus`` under every condition for every backend (name -> backend)."""
+    """Run ``probe`` over ``corpus`` under every condition for every backend (name -> backend).
+
+    ``mining`` configures the ``refdis`` measure (default: the anchor preset), ``families`` the
+    ``ortho`` measure (default: all), ``gate_max_wer`` the ``masked`` measure; see
+    :class:`BatteryOptions` for the options record the CLI and the runner build them from.
+    """
     from asr_audit.probes.refdis_run import with_text2num
     from asr_audit.text.normalize import get_normalizer, normalize_many
 
@@ -349,15 +356,14 @@ def run_battery(
     def normalize(text: str) -> Tokens:
         return tuple(normalize_many(norm, [text])[0].split())
 
-    params = dict(params or {})
     ctx = ConditionContext(corpus.clips, seed, dict(spoken or {}), tuple(conv_donors), timings)
     failures: list[dict[str, str]] = []
     hyps0: dict[str, dict[str, str]] = {}
     for name, b in backends.items():
         hyps0[name], f = _transcribe(b, corpus.clips, store, name)
         failures += [{**x, "condition": "original"} for x in f]
-    judge = None if probe == "masked" else _build_judge(probe, corpus, ctx, hyps0, normalize, params,
-                                                        list(panel or backends))
+    judge = None if probe == "masked" else _build_judge(probe, corpus, ctx, hyps0, normalize,
+                                                        mining or RefdisParams(), families, list(panel or backends))
     items: dict[str, dict[str, dict[str, int]]] = {}
     n_items: dict[str, int] = {}
     clusters = {c.id: " ".join(normalize(c.reference)) for c in corpus.clips}
@@ -365,7 +371,7 @@ def run_battery(
         if progress:
             progress(cond.name)
         if judge is None:
-            items[cond.name], f = _masked_condition(cond, corpus, backends, ctx, store, params)
+            items[cond.name], f = _masked_condition(cond, corpus, backends, ctx, store, gate_max_wer)
         else:
             items[cond.name], f = _run_condition(cond, corpus, backends, judge, ctx, store, normalize, hyps0)
         failures += f
@@ -376,15 +382,16 @@ def run_battery(
             vals = list(items[cond.name].get(name, {}).values())
             w = wilson(sum(vals), len(vals))
             n_fail = sum(1 for x in failures if x["model"] == name and x["condition"] == cond.name)
-            cells.append(Cell(name, cond.name, w.k, w.n, w.rate if w.n else None, w.low if w.n else None,
-                              w.high if w.n else None, n_fail))
+            cells.append(Cell(model=name, condition=cond.name, k=w.k, n=w.n, accept_ref=w.rate if w.n else None,
+                              ci_low=w.low if w.n else None, ci_high=w.high if w.n else None, n_failed=n_fail))
     diffs = _differences(conds, list(backends), items, clusters, seed, n_resamples)
     dids = _dids(conds, list(backends), items, clusters, seed, n_resamples)
     rows: tuple[dict[str, Any], ...] = ()
     if probe == "courtesy" and study:
         rows = _study(backends, corpus, judge, ctx, items, store, hyps0, conds, normalize)
-    return BatteryResult(probe, corpus.name, tuple(c.name for c in conds), tuple(backends), tuple(cells),
-                         tuple(diffs), tuple(dids), seed, n_items, tuple(failures), rows, (), items)
+    return BatteryResult(probe=probe, corpus=corpus.name, conditions=tuple(c.name for c in conds),
+                         models=tuple(backends), cells=tuple(cells), differences=tuple(diffs), did=tuple(dids),
+                         seed=seed, n_items=n_items, failures=tuple(failures), study=rows, notes=(), items=items)
 
 
 def _run_condition(cond: Condition, corpus: Corpus, backends: Mapping[str, Any], judge: _Judge, ctx: ConditionContext,
@@ -436,7 +443,7 @@ def _run_condition(cond: Condition, corpus: Corpus, backends: Mapping[str, Any],
 
 
 def _masked_condition(cond: Condition, corpus: Corpus, backends: Mapping[str, Any], ctx: ConditionContext,
-                      store: Any, params: Mapping[str, Any]) -> tuple[dict[str, dict[str, int]], list[dict[str, str]]]:
+                      store: Any, gate_max_wer: float) -> tuple[dict[str, dict[str, int]], list[dict[str, str]]]:
     """Masked-entity recovery (:func:`asr_audit.probes.masked.run_masked`) on the clips under ``cond``.
 
     The condition is applied first (clip ids kept), then the probe aligns, masks and scores as usual;
@@ -454,8 +461,7 @@ def _masked_condition(cond: Condition, corpus: Corpus, backends: Mapping[str, An
             clips.append(replace(realize(cond, clip, ctx).clip, id=clip.id))
         except AuditError as exc:
             failures += [{"model": m, "clip_id": clip.id, "condition": cond.name, "reason": str(exc)} for m in backends]
-    mp = MaskParams(seed=ctx.seed) if "gate_max_wer" not in params else MaskParams(seed=ctx.seed,
-                                                                                  gate_max_wer=float(params["gate_max_wer"]))
+    mp = MaskParams(seed=ctx.seed, gate_max_wer=gate_max_wer)
     res = run_masked(list(backends.values()), replace(corpus, clips=tuple(clips)), store, mp)
     name_of = {b.spec: n for n, b in backends.items()}
     where = {r.item_id: f"{r.clip_id}#{r.start}-{r.end}" for r in res.recipes}  # stable across conditions
@@ -535,3 +541,61 @@ def _study(backends: Mapping[str, Any], corpus: Corpus, judge: _Judge, ctx: Cond
     rows = courtesy_study(backends, corpus.clips, list(judge.by_id.values()), window,
                           presence(items["original"]), presence(t_items))
     return tuple(r.to_dict() for r in rows)
+
+
+BATTERY_FIELDS = ("measure", "conditions", "donor_conv", "spoken", "models", "resamples", "preset", "min_ref_match",
+                  "families", "study")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BatteryOptions:
+    """The battery's options, from ``asr-audit battery`` flags or ``[probes.battery]`` /
+    ``[probes.courtesy]`` (the courtesy measure with its case study).
+
+    ``mining`` (built from ``preset`` and ``min_ref_match``) configures the refdis measure,
+    ``families`` the ortho measure; ``models`` is read by the runner only (the CLI's ``--model``
+    names its models).
+    """
+
+    measure: str = "refdis"
+    conditions: tuple[str, ...]
+    donor_conv: tuple[str, ...] = ()
+    spoken: str | None = None
+    models: tuple[str, ...] | None = None
+    resamples: int = 1000
+    study: bool = True
+    mining: RefdisParams = field(default_factory=RefdisParams)
+    families: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        check(self.measure in PROBES, "measure", self.measure, f"is unknown (valid: {', '.join(PROBES)})",
+              f"use one of {', '.join(PROBES)}")
+        check(bool(self.conditions), "conditions", self.conditions, "names no condition",
+              'name at least one, e.g. ["noise:10db", "donor:conv8s"]')
+        try:
+            parse_conditions(list(self.conditions))
+        except OptionError:
+            raise
+        except ConfigError as exc:
+            raise OptionError("conditions", self.conditions, f"does not parse ({exc})",
+                              "write each condition in the grammar above") from None
+        check(self.resamples >= 1, "resamples", self.resamples, "must be >= 1", "use 1 or more bootstrap resamples")
+        if self.families is not None:
+            from asr_audit.probes.ortho import SwitchRateOptions
+
+            SwitchRateOptions(families=self.families)  # checks the family names
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any], surface: Surface, measure: str | None = None) -> BatteryOptions:
+        """Options from flag or spec values (``None`` = not given); ``measure`` fixes the measure
+        (``[probes.courtesy]``), which the values may then not name."""
+        known = BATTERY_FIELDS if measure is None else tuple(f for f in BATTERY_FIELDS if f != "measure")
+        r = Reader(values, surface, known, "battery" if measure is None else measure)
+        mining = build(preset_params, surface, preset=r.choice("preset", tuple(PRESETS), "anchor"),
+                       min_ref_match=r.number("min_ref_match", None))
+        if not r.has("conditions"):
+            raise surface.missing("conditions", 'e.g. conditions = ["noise:10db", "donor:conv8s"]')
+        return build(cls, surface, measure=measure or r.text("measure", "refdis"),
+                     conditions=r.names("conditions", ()), donor_conv=r.names("donor_conv", ()),
+                     spoken=r.text("spoken", None), models=r.names("models", None), resamples=r.integer("resamples", 1000),
+                     study=r.flag("study", True), mining=mining, families=r.names("families", None))

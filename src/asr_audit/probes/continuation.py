@@ -22,13 +22,14 @@ Forced outputs are cached in the store (kind ``forced``, item ``extra=<n>``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from asr_audit.errors import AuditError, BackendError, ConfigError
+from asr_audit.options import Reader, Surface, build, check
 from asr_audit.stats.intervals import wilson
 from asr_audit.text.numbers import canonical_tokens
 
@@ -231,3 +232,27 @@ def run_continuation(backends: Sequence[Any], corpus: Any, store: Any, hide_word
     return {"probe": "continue", "params": {"hide_words": hide_words, "extra_tokens": extra_tokens},
             "models": models, "items": [i.to_dict() for i in items],
             "failures": [{"clip_id": c, "reason": r} for c, r in failures]}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ContinuationOptions:
+    """The forced-continuation probe's options (``asr-audit continue`` flags)."""
+
+    hide_words: int = 3
+    extra_tokens: int = 16
+    aligner: str = "sphinx"
+
+    def __post_init__(self) -> None:
+        from asr_audit.align import available_aligners
+
+        check(self.hide_words >= 1, "hide_words", self.hide_words, "must be >= 1", "hide 1 or more words")
+        check(self.extra_tokens >= 1, "extra_tokens", self.extra_tokens, "must be >= 1", "use 1 or more steps")
+        check(self.aligner.strip().lower() in available_aligners(), "aligner", self.aligner,
+              f"is unknown (valid: {', '.join(available_aligners())})", f"use one of {', '.join(available_aligners())}")
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any], surface: Surface) -> ContinuationOptions:
+        """Options from flag or spec values (``None`` = not given)."""
+        r = Reader(values, surface, ("hide_words", "extra_tokens", "aligner"), "continue")
+        return build(cls, surface, hide_words=r.integer("hide_words", 3), extra_tokens=r.integer("extra_tokens", 16),
+                     aligner=r.text("aligner", "sphinx"))

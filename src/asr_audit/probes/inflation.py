@@ -27,8 +27,11 @@ def apply_edits(ref: Tokens, edits: Sequence[Edit]) -> Tokens:
     """The reference with ``edits`` (all of one clip) applied.
 
     >>> from asr_audit.probes.refdis import Edit
-    >>> e1 = Edit("c", "deletion", "start", ("madam", "president"), (0, 1), "", 4, 4, 1.0, (), {}, {})
-    >>> e2 = Edit("c", "insertion", "end", (), (4,), "thank you", 4, 4, None, (), {}, {})
+    >>> common = {"clip_id": "c", "n_panel_agree": 4, "n_panel": 4, "miners": (), "verdicts": {}, "renderings": {}}
+    >>> e1 = Edit(kind="deletion", position="start", ref_tokens=("madam", "president"), ref_indices=(0, 1),
+    ...           alt_text="", consensus_cer=1.0, **common)
+    >>> e2 = Edit(kind="insertion", position="end", ref_tokens=(), ref_indices=(4,), alt_text="thank you",
+    ...           consensus_cer=None, **common)
     >>> apply_edits(("madam", "president", "we", "agree"), [e1, e2])
     ('we', 'agree', 'thank', 'you')
     """

@@ -47,6 +47,7 @@ import numpy as np
 from asr_audit.audio.io import audio_hash
 from asr_audit.errors import AuditError, ConfigError, MissingExtraError
 from asr_audit.models.base import SCORE, TokenScores, require_capability
+from asr_audit.options import Reader, Surface, build, check
 from asr_audit.stats.intervals import bootstrap_mean
 
 SPAN_KINDS = ("masked", "refdis", "ortho", "full")
@@ -407,3 +408,46 @@ def run_lift(backends: Sequence[Any], corpus: Any, store: Any, kind: str = "mask
                        "passes_per_item": scorer.passes / len(spans) if spans else None,
                        "items_per_s": len(spans) / wall if wall > 0 else None})
     return LiftResult(kind, tuple(models), tuple(records), tuple(failures), seed)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LiftOptions:
+    """The lift probe's options, from ``asr-audit lift`` flags or ``[probes.lift]``.
+
+    ``method`` and ``aligner`` apply to ``spans = "masked"``; ``models`` and ``items`` are read by
+    the runner only.
+    """
+
+    spans: str = "masked"
+    method: str = "silence"
+    aligner: str = "sphinx"
+    resamples: int = 1000
+    models: tuple[str, ...] | None = None
+    items: bool = True
+
+    def __post_init__(self) -> None:
+        from asr_audit.align import available_aligners
+
+        check(self.spans in SPAN_KINDS, "spans", self.spans, f"is unknown (valid: {', '.join(SPAN_KINDS)})",
+              f"use one of {', '.join(SPAN_KINDS)}")
+        self.mask_params(0)  # MaskParams checks the method
+        check(self.aligner.strip().lower() in available_aligners(), "aligner", self.aligner,
+              f"is unknown (valid: {', '.join(available_aligners())})", f"use one of {', '.join(available_aligners())}")
+        check(self.resamples >= 1, "resamples", self.resamples, "must be >= 1", "use 1 or more bootstrap resamples")
+
+    def mask_params(self, seed: int) -> Any:
+        """The masking parameters of ``spans = "masked"``, with ``seed`` for the noise fill."""
+        from asr_audit.probes.masked import MaskParams
+
+        return MaskParams(method=self.method, seed=seed)
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any], surface: Surface) -> LiftOptions:
+        """Options from flag or spec values (``None`` = not given)."""
+        r = Reader(values, surface, LIFT_FIELDS, "lift")
+        return build(cls, surface, spans=r.text("spans", "masked"), method=r.text("method", "silence"),
+                     aligner=r.text("aligner", "sphinx"), resamples=r.integer("resamples", 1000),
+                     models=r.names("models", None), items=r.flag("items", True))
+
+
+LIFT_FIELDS = ("spans", "method", "aligner", "models", "resamples", "items")

@@ -38,6 +38,7 @@ from asr_audit.audio.spans import Mask
 from asr_audit.audio.transforms import Chain, Provenance, clip_seed, derive
 from asr_audit.corpus.clips import ArraySource, Clip, Corpus
 from asr_audit.errors import AuditError, ConfigError, InputFileError
+from asr_audit.options import Reader, Surface, build, check
 from asr_audit.probes.targets import Rejection, Target, TargetRule, select_targets
 from asr_audit.stats.intervals import wilson
 from asr_audit.text.align import align, wer_counts
@@ -48,7 +49,7 @@ Seconds = float
 METHODS = ("silence", "noise", "cut")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class MaskParams:
     """How targets are chosen, masked and judged."""
 
@@ -59,12 +60,10 @@ class MaskParams:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        if self.method not in METHODS:
-            raise ConfigError(f"unknown mask method {self.method!r}; valid: {', '.join(METHODS)}")
-        if not self.pad >= 0:
-            raise ConfigError(f"pad must be >= 0 seconds, got {self.pad!r}")
-        if not 0 <= self.gate_max_wer:
-            raise ConfigError(f"gate_max_wer must be >= 0, got {self.gate_max_wer!r}")
+        check(self.method in METHODS, "method", self.method, f"is unknown (valid: {', '.join(METHODS)})",
+              f"use one of {', '.join(METHODS)}")
+        check(self.pad >= 0, "pad", self.pad, "must be >= 0 seconds", "use 0 or more")
+        check(0 <= self.gate_max_wer, "gate_max_wer", self.gate_max_wer, "must be >= 0", "e.g. 0.3")
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.rule.to_dict(), "method": self.method, "pad": self.pad, "gate_max_wer": self.gate_max_wer,
@@ -398,3 +397,46 @@ def run_masked(backends: Sequence[Any], corpus: Corpus, store: Any, params: Mask
         items += mine
         models.append(summarize(backend.spec, backend.identity().key, mine))
     return MaskedResult(params, tuple(models), tuple(items), plan.recipes, plan.rejections, plan.failures)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MaskedOptions:
+    """The masked probe's options, from ``asr-audit masked`` flags or ``[probes.masked]``.
+
+    ``models`` (a subset of the spec's models) and ``items`` (keep per-item records) are read by
+    the runner only; the CLI names its models with ``--model``.
+    """
+
+    kind: str = "number"
+    method: str = "silence"
+    pad: Seconds = 0.05
+    gate_max_wer: float = 0.3
+    min_duration: Seconds = 0.15
+    max_per_clip: int | None = None
+    aligner: str = "sphinx"
+    models: tuple[str, ...] | None = None
+    items: bool = True
+
+    def __post_init__(self) -> None:
+        from asr_audit.align import available_aligners
+
+        self.mask_params(0)  # TargetRule and MaskParams check their fields
+        check(self.aligner.strip().lower() in available_aligners(), "aligner", self.aligner,
+              f"is unknown (valid: {', '.join(available_aligners())})", f"use one of {', '.join(available_aligners())}")
+
+    def mask_params(self, seed: int) -> MaskParams:
+        """The masking parameters, with ``seed`` for the noise fill."""
+        rule = TargetRule(kind=self.kind, min_duration=self.min_duration, max_per_clip=self.max_per_clip)
+        return MaskParams(rule=rule, method=self.method, pad=self.pad, gate_max_wer=self.gate_max_wer, seed=seed)
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any], surface: Surface) -> MaskedOptions:
+        """Options from flag or spec values (``None`` = not given)."""
+        r = Reader(values, surface, MASKED_FIELDS, "masked")
+        return build(cls, surface, kind=r.text("kind", "number"), method=r.text("method", "silence"),
+                     pad=r.number("pad", 0.05), gate_max_wer=r.number("gate_max_wer", 0.3),
+                     min_duration=r.number("min_duration", 0.15), max_per_clip=r.integer("max_per_clip", None),
+                     aligner=r.text("aligner", "sphinx"), models=r.names("models", None), items=r.flag("items", True))
+
+
+MASKED_FIELDS = ("kind", "method", "pad", "gate_max_wer", "min_duration", "max_per_clip", "aligner", "models", "items")

@@ -32,10 +32,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from asr_audit.corpus.predfiles import PredictionSet
 from asr_audit.errors import ConfigError
-from asr_audit.probes.conventions import ROLE_MEANING, ROLES, Family, resolve_families
+from asr_audit.options import Reader, Surface, build, check
+from asr_audit.probes.conventions import (
+    ROLE_MEANING, ROLES, Family, available_families, available_groups, resolve_families,
+)
 from asr_audit.stats.intervals import wilson
 
 CHANCE = 0.5
@@ -418,3 +422,28 @@ def switch_rate(
             pooled.append(_score(model, group, group, True, labels, sel, min_per_arm))
     return OrthoResult(fams, tuple(chosen), min_per_arm, tuple(rows), tuple(pooled), tuple(outcomes),
                        len(pred_set.references), ref_counts, pred_set.source, pred_set.dataset)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SwitchRateOptions:
+    """The switch-rate probe's options, from ``asr-audit switch-rate`` flags or ``[probes.switch_rate]``."""
+
+    families: tuple[str, ...] | None = None  # families and/or groups; None: all
+    min_per_arm: int = DEFAULT_MIN_PER_ARM
+
+    def __post_init__(self) -> None:
+        check(self.min_per_arm >= 1, "min_per_arm", self.min_per_arm, "must be >= 1",
+              "use 1 or more eligible items per arm")
+        known = {*available_families(), *available_groups()}
+        bad = [n for n in self.families or () if n.strip().lower() not in known]
+        check(not bad, "families", self.families, f"names an unknown convention family {bad[0]!r}" if bad else "",
+              f"use the families {', '.join(available_families())} or groups {', '.join(available_groups())}")
+        check(self.families is None or bool(self.families), "families", self.families, "selects no family",
+              "name at least one family or group, or leave it out for all")
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any], surface: Surface) -> SwitchRateOptions:
+        """Options from flag or spec values (``None`` = not given)."""
+        r = Reader(values, surface, ("families", "min_per_arm"), "switch_rate")
+        return build(cls, surface, families=r.names("families", None),
+                     min_per_arm=r.integer("min_per_arm", DEFAULT_MIN_PER_ARM))

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from asr_audit.errors import ConfigError
+from asr_audit.options import check
 from asr_audit.text.align import Alignment, AlignmentCache, Tokens
 
 REF = "ref"
@@ -25,9 +25,13 @@ DELETION, SUBSTITUTION, INSERTION = "deletion", "substitution", "insertion"
 START, MIDDLE, END = "start", "middle", "end"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RefdisParams:
-    """Mining parameters. ``anchor`` reproduces the public code; ``paper`` the paper's setting."""
+    """Mining parameters. ``anchor`` reproduces the public code; ``paper`` the paper's setting.
+
+    ``__post_init__`` is their one validator; it names a bad field by its CLI flag, and
+    :meth:`asr_audit.probes.refdis_options.RefdisOptions.from_mapping` re-words it for a spec.
+    """
 
     majority: float = 0.8
     min_run_len: int = 1
@@ -39,16 +43,14 @@ class RefdisParams:
     preset: str | None = "anchor"
 
     def __post_init__(self) -> None:
-        if not 0 < self.majority <= 1:
-            raise ConfigError(f"--majority {self.majority} must be in (0, 1]")
-        if self.min_run_len < 1:
-            raise ConfigError(f"--min-run-len {self.min_run_len} must be >= 1")
-        if not 0 <= self.min_ref_match <= 1:
-            raise ConfigError(f"--min-ref-match {self.min_ref_match} must be in [0, 1]")
-        if not 0 <= self.min_consensus_cer <= 1:
-            raise ConfigError(f"--min-consensus-cer {self.min_consensus_cer} must be in [0, 1]")
-        if self.min_panel < 1:
-            raise ConfigError(f"--min-panel {self.min_panel} must be >= 1")
+        check(0 < self.majority <= 1, "majority", self.majority, "must be in (0, 1]", "e.g. 0.8 (anchor) or 0.75 (paper)")
+        check(self.min_run_len >= 1, "min_run_len", self.min_run_len, "must be >= 1", "use 1 or more")
+        check(0 <= self.min_ref_match <= 1, "min_ref_match", self.min_ref_match, "must be in [0, 1]", "e.g. 0.5")
+        check(0 <= self.min_consensus_cer <= 1, "min_consensus_cer", self.min_consensus_cer, "must be in [0, 1]",
+              "e.g. 0.3")
+        check(self.min_panel >= 1, "min_panel", self.min_panel, "must be >= 1", "use 1 or more")
+        check(self.preset is None or self.preset in PRESETS, "preset", self.preset,
+              f"is unknown (valid: {', '.join(PRESETS)})", f"use one of {', '.join(PRESETS)}")
 
     def to_dict(self) -> dict[str, object]:
         return {f: getattr(self, f) for f in self.__dataclass_fields__}
@@ -62,13 +64,13 @@ PRESETS: dict[str, dict[str, object]] = {
 
 def preset_params(preset: str = "anchor", **overrides: object) -> RefdisParams:
     """Parameters of a named preset, with explicit overrides (``None`` values are ignored)."""
-    if preset not in PRESETS:
-        raise ConfigError(f"unknown preset {preset!r}; valid: {', '.join(PRESETS)}")
+    check(preset in PRESETS, "preset", preset, f"is unknown (valid: {', '.join(PRESETS)})",
+          f"use one of {', '.join(PRESETS)}")
     values = {**PRESETS[preset], **{k: v for k, v in overrides.items() if v is not None}}
     return RefdisParams(preset=preset, **values)  # type: ignore[arg-type]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Edit:
     """One mined reference error and every model's verdict on it."""
 
@@ -245,9 +247,10 @@ def mine_clip(
             lambda a, s=start, e=stop: (CONSENSUS if a.missed_any(s, e) else REF, a.hyp_span(s, e)))
         position = START if start == 0 else END if stop - 1 == n - 1 else MIDDLE
         edits.append(Edit(
-            clip.clip_id, SUBSTITUTION if alt_text else DELETION, position, ref[start:stop],
-            tuple(range(start, stop)), alt_text, votes[start], n_panel, round(median, 3), miners,
-            verdicts, renders))
+            clip_id=clip.clip_id, kind=SUBSTITUTION if alt_text else DELETION, position=position,
+            ref_tokens=ref[start:stop], ref_indices=tuple(range(start, stop)), alt_text=alt_text,
+            n_panel_agree=votes[start], n_panel=n_panel, consensus_cer=round(median, 3), miners=miners,
+            verdicts=verdicts, renderings=renders))
     for anchor in (0, n):
         at_start = anchor == 0
         lists = [panel_aligns[m].insertions.get(anchor, ()) for m in members]
@@ -262,8 +265,9 @@ def mine_clip(
                 CONSENSUS if _emits(a.insertions.get(anc, ()), ch, st) else REF,
                 " ".join(a.insertions.get(anc, ()))))
         edits.append(Edit(
-            clip.clip_id, INSERTION, START if at_start else END, (), (anchor,), " ".join(chunk),
-            n_agree, n_panel, None, miners, verdicts, renders))
+            clip_id=clip.clip_id, kind=INSERTION, position=START if at_start else END, ref_tokens=(),
+            ref_indices=(anchor,), alt_text=" ".join(chunk), n_panel_agree=n_agree, n_panel=n_panel,
+            consensus_cer=None, miners=miners, verdicts=verdicts, renderings=renders))
     return edits
 
 
@@ -301,8 +305,10 @@ def mine_two_references(clip: ClipInput, corrected: Tokens, models: Sequence[str
                 verdicts[m], renders[m] = judge(aligns[m])
             else:
                 verdicts[m] = None
-        edits.append(Edit(clip.clip_id, kind, position, ref_tokens, idx, alt, 0, 0, None,
-                          ("corrected-reference",), verdicts, renders, tuple(models)))
+        edits.append(Edit(clip_id=clip.clip_id, kind=kind, position=position, ref_tokens=ref_tokens,
+                          ref_indices=idx, alt_text=alt, n_panel_agree=0, n_panel=0, consensus_cer=None,
+                          miners=("corrected-reference",), verdicts=verdicts, renderings=renders,
+                          scored=tuple(models)))
     return edits
 
 

@@ -1,97 +1,120 @@
 """Run the reference-disagreement probe over a prediction set: normalize, mine, score.
 
 This is the library entry point behind ``asr-audit refdis``: it turns raw prediction files
-into a :class:`RefdisResult` (edits, accept-ref per model with Wilson intervals, WER and WER
-inflation with bootstrap intervals), serializable to JSON with every parameter, the normalizer
-and the seed recorded.
+into a :class:`~asr_audit.probes.refdis_result.RefdisResult` (edits, accept-ref per model with
+Wilson intervals, WER and WER inflation with bootstrap intervals), serializable to JSON with
+every parameter, the normalizer and the seed recorded. The steps live in their own modules:
+inputs (:mod:`~asr_audit.probes.refdis_inputs`), mining (:mod:`~asr_audit.probes.refdis`),
+scoring (:mod:`~asr_audit.probes.refdis_score`), WER inflation
+(:mod:`~asr_audit.probes.inflation`) and the result record (:mod:`~asr_audit.probes.refdis_result`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from asr_audit.corpus.predfiles import PredictionSet, gc_paused
 from asr_audit.errors import ConfigError
-from asr_audit.probes.inflation import Inflation, wer_inflations
-from asr_audit.probes.refdis import (
-    END, INSERTION, MIDDLE, REF, START, SUBSTITUTION, DELETION,
-    ClipInput, Edit, Mining, RefdisParams, mine, mine_two_references,
-)
-from asr_audit.stats.intervals import Rate, wilson
-from asr_audit.text.align import AlignmentCache, tokens
-
-KINDS = (DELETION, SUBSTITUTION, INSERTION)
-POSITIONS = (START, MIDDLE, END)
+from asr_audit.probes.inflation import wer_inflations
+from asr_audit.probes.refdis import ClipInput, Mining, RefdisParams, mine, mine_two_references
+from asr_audit.probes.refdis_inputs import prepare_clips
+from asr_audit.probes.refdis_result import RefdisResult
+from asr_audit.probes.refdis_score import score_model
+from asr_audit.text.align import AlignmentCache
 
 
-@dataclass(frozen=True, slots=True)
-class ModelScore:
-    """One model's accept-ref and WER figures."""
+def run_refdis(
+    preds: PredictionSet,
+    panel: Sequence[str],
+    params: RefdisParams,
+    *,
+    normalizer: str = "whisper",
+    models: Sequence[str] | None = None,
+    corrected: Mapping[str, str] | None = None,
+    seed: int = 0,
+    n_resamples: int = 1000,
+    text2num: bool = True,
+    cache: AlignmentCache | None = None,
+    normalize_workers: int = 1,
+) -> RefdisResult:
+    """Reference disagreement over ``preds`` with ``panel`` (or a corrected reference set).
 
-    model: str
-    in_panel: bool
-    accept_ref: Rate
-    n_clips: int  # clips with at least one eligible edit
-    by_kind: Mapping[str, Rate]
-    by_position: Mapping[str, Rate]
-    inflation: Inflation
+    ``normalize_workers > 1`` normalizes new strings in that many forked processes (see
+    :func:`~asr_audit.text.normalize.normalize_many`); the result is the same.
+    """
+    from asr_audit.text.normalize import get_normalizer
 
-    def to_dict(self) -> dict[str, object]:
-        r, inf = self.accept_ref, self.inflation
-        rate, low, high = r.estimate()  # None when no edit was judged (n = 0)
-        return {
-            "model": self.model, "in_panel": self.in_panel,
-            "accept_ref": rate, "n_ref": r.k, "n_eligible": r.n, "ci_low": low, "ci_high": high,
-            "n_clips": self.n_clips,
-            "by_kind": {k: v.to_dict() for k, v in self.by_kind.items()},
-            "by_position": {k: v.to_dict() for k, v in self.by_position.items()},
-            "wer": inf.wer, "wer_corrected": inf.wer_corrected, "wer_inflation": inf.inflation,
-            "wer_inflation_ci_low": inf.ci_low, "wer_inflation_ci_high": inf.ci_high,
-            "wer_n_clips": inf.n_clips, "wer_n_words": inf.n_words,
-        }
+    with gc_paused():  # millions of token tuples and alignments, no reference cycles
+        norm = get_normalizer(normalizer)
+        models = list(models) if models is not None else preds.models
+        for m in [*panel, *models]:
+            preds.file(m)  # raises a ConfigError naming the available models
+        if len(set(panel)) != len(panel):
+            raise ConfigError(f"--panel names a model twice: {','.join(panel)}")
+        cache = AlignmentCache() if cache is None else cache  # an empty cache is falsy (__len__)
+        inputs = _Inputs(normalize=norm, text2num=text2num, cache=cache, workers=normalize_workers)
+        if corrected is None:
+            clips, mining = _mine_panel(preds, panel, models, params, inputs)
+            mode = "panel"
+        else:
+            clips, mining = _mine_corrected(preds, corrected, models, params, inputs)
+            mode, panel = "two-reference", []
+        scored = {m: mining.scored_edits(m) for m in models}
+        # one stream for the run: every model's interval uses the same resamples of the clips
+        inflations = wer_inflations(clips, scored, cache, np.random.default_rng(seed), n_resamples)
+        scores = [score_model(m, scored[m], in_panel=m in panel, inflation=inflations[m]) for m in models]
+        with_edits = ({e.clip_id for e in mining.edits}
+                      | {e.clip_id for es in mining.loo_edits.values() for e in es})
+        return RefdisResult(
+            params=params, normalizer={**norm.describe(), "text2num": text2num}, mode=mode, source=preds.source,
+            n_clips=len(clips), panel=tuple(panel), mining=mining, scores=tuple(scores), seed=seed,
+            n_resamples=n_resamples,
+            references={c.clip_id: " ".join(c.ref) for c in clips if c.clip_id in with_edits})
 
 
-@dataclass(frozen=True, slots=True)
-class RefdisResult:
-    params: RefdisParams
-    normalizer: Mapping[str, object]
-    mode: str  # "panel" | "two-reference"
-    source: str
-    n_clips: int
-    panel: tuple[str, ...]
-    mining: Mining
-    scores: tuple[ModelScore, ...]
-    seed: int
-    n_resamples: int
-    references: Mapping[str, str]  # normalized reference of every clip with an edit (for display)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Inputs:
+    """How a run turns prediction rows into mining inputs (one normalizer, one cache)."""
 
-    @property
-    def edits(self) -> tuple[Edit, ...]:
-        return self.mining.edits
+    normalize: Any
+    text2num: bool
+    cache: AlignmentCache
+    workers: int
 
-    def score(self, model: str) -> ModelScore:
-        return next(s for s in self.scores if s.model == model)
+    def clips(self, preds: PredictionSet, models: Sequence[str],
+              references: Mapping[str, str] | None = None) -> list[ClipInput]:
+        return prepare_clips(preds, models, self.normalize, self.text2num, references=references,
+                             cache=self.cache, workers=self.workers)
 
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "probe": "refdis",
-            "mode": self.mode,
-            "source": self.source,
-            "params": self.params.to_dict(),
-            "normalizer": dict(self.normalizer),
-            "seed": self.seed,
-            "bootstrap_resamples": self.n_resamples,
-            "n_clips": self.n_clips,
-            "panel": list(self.panel),
-            "n_edits": len(self.mining.edits),
-            "edits": [e.to_dict() for e in self.mining.edits],
-            "loo_edits": {m: [e.to_dict() for e in es] for m, es in self.mining.loo_edits.items()},
-            "models": [s.to_dict() for s in self.scores],
-            "references": dict(self.references),
-        }
+
+def _mine_panel(preds: PredictionSet, panel: Sequence[str], models: Sequence[str], params: RefdisParams,
+                inputs: _Inputs) -> tuple[list[ClipInput], Mining]:
+    """Consensus mode: the panel's supermajority mines the edits, every model is judged on them."""
+    if len(panel) < params.min_panel:
+        raise ConfigError(f"the panel has {len(panel)} member(s) but --min-panel is {params.min_panel}; "
+                          "fix: name more panel members or lower --min-panel")
+    everyone = list(dict.fromkeys([*models, *panel]))
+    clips = inputs.clips(preds, everyone)
+    return clips, mine(clips, panel, models, params, inputs.cache)
+
+
+def _mine_corrected(preds: PredictionSet, corrected: Mapping[str, str], models: Sequence[str],
+                    params: RefdisParams, inputs: _Inputs) -> tuple[list[ClipInput], Mining]:
+    """Two-reference mode: the edits are the diff of each reference and its corrected version."""
+    shared = {cid: preds.references[cid] for cid in preds.references if cid in corrected}
+    if not shared:
+        raise ConfigError("no clip id of the corrected references matches the prediction files; "
+                          "fix: use the same clip ids in both")
+    clips = inputs.clips(preds, models, shared)
+    fixed = inputs.clips(preds, [], {c: corrected[c] for c in shared})
+    edits = []
+    for clip, fx in zip(clips, fixed):
+        edits.extend(mine_two_references(clip, fx.ref, models, params, inputs.cache))
+    return clips, Mining(tuple(edits), {})
 
 
 def model_rng(seed: int, model: str) -> np.random.Generator:
@@ -103,23 +126,6 @@ def model_rng(seed: int, model: str) -> np.random.Generator:
     import hashlib
 
     return np.random.default_rng([seed, int.from_bytes(hashlib.sha256(model.encode()).digest()[:4], "big")])
-
-
-def _rate(edits: Sequence[Edit], model: str) -> Rate:
-    judged = [e.verdicts.get(model) for e in edits]
-    n = sum(v is not None for v in judged)
-    return wilson(sum(v == REF for v in judged), n)
-
-
-def score_model(model: str, edits: Sequence[Edit], in_panel: bool, inflation: Inflation) -> ModelScore:
-    """accept-ref of ``model`` over the edits it is judged on, overall and by kind / position."""
-    eligible_clips = {e.clip_id for e in edits if e.verdicts.get(model) is not None}
-    return ModelScore(
-        model, in_panel, _rate(edits, model), len(eligible_clips),
-        {k: _rate([e for e in edits if e.kind == k], model) for k in KINDS},
-        {p: _rate([e for e in edits if e.position == p], model) for p in POSITIONS},
-        inflation,
-    )
 
 
 class Text2Num:
@@ -153,100 +159,3 @@ def with_text2num(normalize):  # noqa: ANN001, ANN201
     if composed is None or composed.base is not normalize:
         composed = _TEXT2NUM[id(normalize)] = Text2Num(normalize)
     return composed
-
-
-def prepare_clips(
-    preds: PredictionSet, models: Sequence[str], normalize, text2num: bool,  # noqa: ANN001
-    references: Mapping[str, str] | None = None, cache: AlignmentCache | None = None, workers: int = 1,
-) -> list[ClipInput]:
-    """Normalize references and hypotheses once (cached per distinct string) into token tuples.
-
-    With ``cache``, token tuples come from :meth:`AlignmentCache.tokens`, so a run that reuses
-    the cache gets the very tuples its alignments are keyed by.
-    """
-    from asr_audit.text.normalize import normalize_many
-
-    refs = references if references is not None else preds.references
-    raw: list[str] = list(refs.values())
-    hyp_rows = []
-    for m in models:
-        get = preds.file(m).rows.get
-        hyp_rows.append([None if (r := get(cid)) is None else r.hypothesis for cid in refs])
-    distinct = list(dict.fromkeys([*raw, *(h for col in hyp_rows for h in col if h is not None)]))
-    normed = normalize_many(with_text2num(normalize) if text2num else normalize, distinct, workers=workers)
-    to_tokens = tokens if cache is None else cache.tokens
-    tok = {k: to_tokens(v) for k, v in zip(distinct, normed)}
-    tok_get = tok.get
-    columns = [[tok_get(h) for h in col] for col in hyp_rows]  # None stays None
-    clips = []
-    for ci, (cid, ref) in enumerate(refs.items()):
-        clips.append(ClipInput(cid, tok[ref], {m: col[ci] for m, col in zip(models, columns)}))
-    return clips
-
-
-def run_refdis(
-    preds: PredictionSet,
-    panel: Sequence[str],
-    params: RefdisParams,
-    normalizer: str = "whisper",
-    models: Sequence[str] | None = None,
-    corrected: Mapping[str, str] | None = None,
-    seed: int = 0,
-    n_resamples: int = 1000,
-    text2num: bool = True,
-    cache: AlignmentCache | None = None,
-    normalize_workers: int = 1,
-) -> RefdisResult:
-    """Reference disagreement over ``preds`` with ``panel`` (or a corrected reference set).
-
-    ``normalize_workers > 1`` normalizes new strings in that many forked processes (see
-    :func:`~asr_audit.text.normalize.normalize_many`); the result is the same.
-    """
-    with gc_paused():  # millions of token tuples and alignments, no reference cycles
-        return _run_refdis(preds, panel, params, normalizer, models, corrected, seed, n_resamples,
-                           text2num, cache, normalize_workers)
-
-
-def _run_refdis(
-    preds: PredictionSet, panel: Sequence[str], params: RefdisParams, normalizer: str,
-    models: Sequence[str] | None, corrected: Mapping[str, str] | None, seed: int, n_resamples: int,
-    text2num: bool, cache: AlignmentCache | None, workers: int,
-) -> RefdisResult:
-    from asr_audit.text.normalize import get_normalizer
-
-    norm = get_normalizer(normalizer)
-    models = list(models) if models is not None else preds.models
-    for m in [*panel, *models]:
-        preds.file(m)  # raises a ConfigError naming the available models
-    if len(set(panel)) != len(panel):
-        raise ConfigError(f"--panel names a model twice: {','.join(panel)}")
-    cache = AlignmentCache() if cache is None else cache  # an empty cache is falsy (__len__)
-    if corrected is None:
-        if len(panel) < params.min_panel:
-            raise ConfigError(f"the panel has {len(panel)} member(s) but --min-panel is {params.min_panel}; "
-                              "fix: name more panel members or lower --min-panel")
-        everyone = list(dict.fromkeys([*models, *panel]))
-        clips = prepare_clips(preds, everyone, norm, text2num, cache=cache, workers=workers)
-        mining = mine(clips, panel, models, params, cache)
-        mode = "panel"
-    else:
-        shared = {cid: preds.references[cid] for cid in preds.references if cid in corrected}
-        if not shared:
-            raise ConfigError("no clip id of the corrected references matches the prediction files; "
-                              "fix: use the same clip ids in both")
-        clips = prepare_clips(preds, models, norm, text2num, shared, cache, workers)
-        fixed = prepare_clips(preds, [], norm, text2num, {c: corrected[c] for c in shared}, cache, workers)
-        edits = []
-        for clip, fx in zip(clips, fixed):
-            edits.extend(mine_two_references(clip, fx.ref, models, params, cache))
-        mining = Mining(tuple(edits), {})
-        mode, panel = "two-reference", []
-    scored = {m: mining.scored_edits(m) for m in models}
-    # one stream for the run: every model's interval uses the same resamples of the clips
-    inflations = wer_inflations(clips, scored, cache, np.random.default_rng(seed), n_resamples)
-    scores = [score_model(m, scored[m], m in panel, inflations[m]) for m in models]
-    desc = {**norm.describe(), "text2num": text2num}
-    with_edits = {e.clip_id for e in mining.edits} | {e.clip_id for es in mining.loo_edits.values() for e in es}
-    refs = {c.clip_id: " ".join(c.ref) for c in clips if c.clip_id in with_edits}
-    return RefdisResult(params, desc, mode, preds.source, len(clips), tuple(panel), mining,
-                        tuple(scores), seed, n_resamples, refs)

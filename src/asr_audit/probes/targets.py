@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from asr_audit.errors import ConfigError
+from asr_audit.options import check
 from asr_audit.text.numbers import CARDINAL_WORDS, JOINERS, UNIT_WORDS, is_number_token, is_number_word
 
 Seconds = float
@@ -51,7 +52,7 @@ _SENTENCE_END = (".", "!", "?", "…")
 _EDGE = "\"'“”‘’()[]{}<>.,;:!?…—–*_~`|\\"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TargetRule:
     """Which candidate spans qualify (see the module docstring)."""
 
@@ -61,14 +62,13 @@ class TargetRule:
     max_per_clip: int | None = None
 
     def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ConfigError(f"unknown target kind {self.kind!r}; valid: {', '.join(KINDS)}")
-        if not self.min_duration >= 0:
-            raise ConfigError(f"min_duration must be >= 0 seconds, got {self.min_duration!r}")
-        if not (isinstance(self.context_words, int) and self.context_words >= 0):
-            raise ConfigError(f"context_words must be an integer >= 0, got {self.context_words!r}")
-        if self.max_per_clip is not None and self.max_per_clip < 1:
-            raise ConfigError(f"max_per_clip must be >= 1 (or None for all), got {self.max_per_clip!r}")
+        check(self.kind in KINDS, "kind", self.kind, f"is unknown (valid: {', '.join(KINDS)})",
+              f"use one of {', '.join(KINDS)}")
+        check(self.min_duration >= 0, "min_duration", self.min_duration, "must be >= 0 seconds", "use 0 or more")
+        check(isinstance(self.context_words, int) and self.context_words >= 0, "context_words", self.context_words,
+              "must be an integer >= 0", "use 0 or more")
+        check(self.max_per_clip is None or self.max_per_clip >= 1, "max_per_clip", self.max_per_clip,
+              "must be >= 1", "use 1 or more, or leave it out for every target")
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "min_duration": self.min_duration, "context_words": self.context_words,

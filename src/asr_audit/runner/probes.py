@@ -2,9 +2,13 @@
 
 Adding a probe to ``asr-audit run`` is one registration::
 
-    @register_probe("my_probe", params=("alpha", "beta"))
+    @register_probe("my_probe", params=("alpha", "beta"), options=MyOptions.from_mapping)
     def my_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
+        options = MyOptions.from_mapping(params, ctx.surface("my_probe"))
         ...  # return a JSON-able result; the report renders it (report.sections)
+
+``options`` (the probe's options record's ``from_mapping``, see :mod:`asr_audit.options`) lets
+the spec check every corpus's values when it is loaded, naming the TOML field of a bad one.
 
 Every probe also takes ``skip = true`` (typically as a per-corpus override) to leave a corpus out.
 Each probe receives a :class:`ProbeContext` per corpus: the corpus's prediction set (from the
@@ -18,13 +22,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from asr_audit.errors import ConfigError
+from asr_audit.options import Surface
 
 if TYPE_CHECKING:
     from asr_audit.corpus.predfiles import PredictionSet
     from asr_audit.runner.spec import ExperimentSpec
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ProbeContext:
     """What a probe gets for one corpus.
 
@@ -43,9 +48,15 @@ class ProbeContext:
     backend: Callable[[str], Any] | None = None
     models: tuple[str, ...] = ()
     store: Any = None
+    spec_path: str = "<spec>"
+
+    def surface(self, probe: str) -> Surface:
+        """How to name ``probe``'s fields in errors: the spec's ``[probes.<probe>]`` table."""
+        return Surface.toml(self.spec_path, f"probes.{probe}")
 
 
 ProbeFn = Callable[[ProbeContext, Mapping[str, Any]], dict[str, Any]]
+OptionsFn = Callable[[Mapping[str, Any], Surface], Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +65,7 @@ class ProbeKind:
     run: ProbeFn
     params: tuple[str, ...]
     description: str
+    options: OptionsFn | None = None  # builds (and so checks) the probe's options record
 
 
 _PROBES: dict[str, ProbeKind] = {}
@@ -72,9 +84,11 @@ def _load_modules() -> None:
             importlib.import_module(name)
 
 
-def register_probe(name: str, params: Sequence[str], description: str = "") -> Callable[[ProbeFn], ProbeFn]:
+def register_probe(name: str, params: Sequence[str], description: str = "",
+                   options: OptionsFn | None = None) -> Callable[[ProbeFn], ProbeFn]:
     def deco(fn: ProbeFn) -> ProbeFn:
-        _PROBES[name] = ProbeKind(name, fn, tuple(params), description or (fn.__doc__ or "").strip().split("\n")[0])
+        _PROBES[name] = ProbeKind(name, fn, tuple(params), description or (fn.__doc__ or "").strip().split("\n")[0],
+                                  options)
         return fn
 
     return deco
@@ -101,38 +115,53 @@ def validate_probe_params(spec: ExperimentSpec, name: str, params: Mapping[str, 
                           f"fix: use {', '.join(kind.params) or 'no parameters'}")
 
 
+def validate_probe_options(name: str, params: Mapping[str, Any], surface: Surface) -> None:
+    """Build ``name``'s options record from ``params`` (one corpus's values), so a bad value fails
+    when the spec is loaded, named as the TOML field it came from."""
+    kind = get_probe(name)
+    if kind.options is not None:
+        kind.options({k: v for k, v in params.items() if k != "skip"}, surface)
+
+
+def _refdis_options(values: Mapping[str, Any], surface: Surface) -> Any:
+    from asr_audit.probes.refdis_options import RefdisOptions
+
+    return RefdisOptions.from_mapping(values, surface)
+
+
+def _switch_rate_options(values: Mapping[str, Any], surface: Surface) -> Any:
+    from asr_audit.probes.ortho import SwitchRateOptions
+
+    return SwitchRateOptions.from_mapping(values, surface)
+
+
 REFDIS_PARAMS = ("preset", "majority", "include_middle", "min_run_len", "min_ref_match", "min_consensus_cer",
                  "min_panel", "loo", "resamples", "published")
 
 
-def run_refdis_from_params(ctx: ProbeContext, params: Mapping[str, Any], probe: str = "refdis") -> Any:
-    """``run_refdis`` on the context with the refdis parameters found in ``params``."""
-    from asr_audit.probes.refdis import preset_params
+def run_refdis_with(ctx: ProbeContext, options: Any, surface: Surface) -> Any:
+    """``run_refdis`` on the context with a :class:`~asr_audit.probes.refdis_options.RefdisOptions`."""
     from asr_audit.probes.refdis_run import run_refdis
 
-    p = {k: v for k, v in params.items() if k in REFDIS_PARAMS}
-    preset = p.pop("preset", "anchor")
-    resamples = int(p.pop("resamples", 1000))
-    p.pop("published", None)  # used by the report
-    try:
-        rp = preset_params(preset, **p)
-    except TypeError as exc:
-        raise ConfigError(f"probes.{probe}: {exc}; fix: check the parameter types") from None
-    if len(ctx.panel) < rp.min_panel:
+    if len(ctx.panel) < options.mining.min_panel:
         raise ConfigError(f"corpus {ctx.corpus!r}: the panel has {len(ctx.panel)} model(s) "
-                          f"({', '.join(ctx.panel) or 'none'}) but min_panel is {rp.min_panel}; "
-                          f"fix: list more [panel] models or set probes.{probe}.min_panel lower")
-    return run_refdis(ctx.predictions, ctx.panel, rp, ctx.normalizer, seed=ctx.seed, n_resamples=resamples)
+                          f"({', '.join(ctx.panel) or 'none'}) but min_panel is {options.mining.min_panel}; "
+                          f"fix: list more [panel] models or set {surface.name('min_panel')} lower")
+    return run_refdis(ctx.predictions, ctx.panel, options.mining, normalizer=ctx.normalizer, seed=ctx.seed,
+                      n_resamples=options.resamples)
 
 
-@register_probe("refdis", REFDIS_PARAMS, "reference disagreement with a consensus panel, and WER inflation")
+@register_probe("refdis", REFDIS_PARAMS, "reference disagreement with a consensus panel, and WER inflation",
+                options=_refdis_options)
 def refdis_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
-    return run_refdis_from_params(ctx, params).to_dict()
+    surface = ctx.surface("refdis")
+    return run_refdis_with(ctx, _refdis_options(params, surface), surface).to_dict()
 
 
-@register_probe("switch_rate", ("families", "min_per_arm"), "orthographic switch rate on convention families")
+@register_probe("switch_rate", ("families", "min_per_arm"), "orthographic switch rate on convention families",
+                options=_switch_rate_options)
 def switch_rate_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
-    from asr_audit.probes.ortho import DEFAULT_MIN_PER_ARM, switch_rate
+    from asr_audit.probes.ortho import switch_rate
 
-    return switch_rate(ctx.predictions, params.get("families"),
-                       int(params.get("min_per_arm", DEFAULT_MIN_PER_ARM))).to_dict()
+    options = _switch_rate_options(params, ctx.surface("switch_rate"))
+    return switch_rate(ctx.predictions, options.families, options.min_per_arm).to_dict()

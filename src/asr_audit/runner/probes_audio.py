@@ -21,17 +21,20 @@ from collections.abc import Mapping
 from typing import Any
 
 from asr_audit.errors import ConfigError
+from asr_audit.options import Surface
+from asr_audit.probes.lift import LIFT_FIELDS, LiftOptions
+from asr_audit.probes.masked import MASKED_FIELDS, MaskedOptions
 from asr_audit.runner.probes import ProbeContext, register_probe
 
-MASKED_PARAMS = ("kind", "method", "pad", "gate_max_wer", "min_duration", "max_per_clip", "aligner", "models", "items")
-LIFT_PARAMS = ("spans", "method", "aligner", "models", "resamples", "items")
+MASKED_PARAMS = MASKED_FIELDS
+LIFT_PARAMS = LIFT_FIELDS
 
 
-def _backends(ctx: ProbeContext, params: Mapping[str, Any], probe: str) -> list[tuple[str, Any]]:
+def _backends(ctx: ProbeContext, models: tuple[str, ...] | None, probe: str) -> list[tuple[str, Any]]:
     if ctx.clips is None or ctx.backend is None:
         raise ConfigError(f"corpus {ctx.corpus!r} has no audio; fix: run probes.{probe} on an audio corpus "
-                          "(a [[corpora]] entry with spec = ...)")
-    names = list(params.get("models") or ctx.models)
+                          "(a [[corpus]] entry with spec = ...)")
+    names = list(models or ctx.models)
     unknown = sorted(set(names) - set(ctx.models))
     if unknown:
         raise ConfigError(f"probes.{probe}.models names {', '.join(unknown)}, not models of this spec; "
@@ -45,29 +48,39 @@ def _relabel(rows: list[dict[str, Any]], names: Mapping[str, str]) -> None:
             row["model"] = names[row["model"]]
 
 
-def _aligner(params: Mapping[str, Any]) -> Any:
+def _aligner(name: str) -> Any:
     from asr_audit.align import get_aligner
 
-    return get_aligner(str(params.get("aligner", "sphinx")))
+    return get_aligner(name)
 
 
-@register_probe("masked", MASKED_PARAMS, "masked-entity recovery (numbers silenced in the audio)")
+def _masked_options(values: Mapping[str, Any], surface: Surface) -> MaskedOptions:
+    return MaskedOptions.from_mapping(values, surface)
+
+
+def _lift_options(values: Mapping[str, Any], surface: Surface) -> LiftOptions:
+    options = LiftOptions.from_mapping(values, surface)
+    if options.spans == "refdis":
+        raise surface.error("spans", "refdis", "needs a refdis result file, which a spec cannot name",
+                            "use `asr-audit lift --spans refdis --refdis PATH`, or spans = masked | ortho | full")
+    return options
+
+
+@register_probe("masked", MASKED_PARAMS, "masked-entity recovery (numbers silenced in the audio)",
+                options=_masked_options)
 def masked_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any] | None:
-    from asr_audit.probes.masked import MaskParams, run_masked
-    from asr_audit.probes.targets import TargetRule
+    from asr_audit.probes.masked import run_masked
 
     if ctx.clips is None:
         return None  # a prediction-file corpus: no audio to mask
-    pairs = _backends(ctx, params, "masked")
-    rule = TargetRule(str(params.get("kind", "number")), float(params.get("min_duration", 0.15)),
-                      max_per_clip=params.get("max_per_clip"))
-    mp = MaskParams(rule, str(params.get("method", "silence")), float(params.get("pad", 0.05)),
-                    float(params.get("gate_max_wer", 0.3)), ctx.seed)
-    result = run_masked([b for _, b in pairs], ctx.clips, ctx.store, mp, aligner=_aligner(params)).to_dict()
+    options = _masked_options(params, ctx.surface("masked"))
+    pairs = _backends(ctx, options.models, "masked")
+    result = run_masked([b for _, b in pairs], ctx.clips, ctx.store, options.mask_params(ctx.seed),
+                        aligner=_aligner(options.aligner)).to_dict()
     names = {b.spec: n for n, b in pairs}
     _relabel(result["models"], names)
     _relabel(result["items"], names)
-    if not params.get("items", True):
+    if not options.items:
         result["items"] = []
     return result
 
@@ -97,29 +110,24 @@ def lift_by_voice(items: list[dict[str, Any]], clips: Any, seed: int, n_resample
     return rows
 
 
-@register_probe("lift", LIFT_PARAMS, "teacher-forced audio lift (nats per character)")
+@register_probe("lift", LIFT_PARAMS, "teacher-forced audio lift (nats per character)", options=_lift_options)
 def lift_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
     from asr_audit.models.base import SCORE
     from asr_audit.probes.lift import run_lift
-    from asr_audit.probes.masked import MaskParams
 
-    spans = str(params.get("spans", "masked"))
-    if spans == "refdis":
-        raise ConfigError("probes.lift.spans = 'refdis' needs a refdis result file; fix: use "
-                          "`asr-audit lift --spans refdis --refdis PATH`, or spans = masked | ortho | full")
-    pairs = _backends(ctx, params, "lift")
+    options = _lift_options(params, ctx.surface("lift"))
+    pairs = _backends(ctx, options.models, "lift")
     scoring = [(n, b) for n, b in pairs if SCORE in b.capabilities]
-    options: dict[str, Any] = {}
-    if spans == "masked":
-        options = {"mask_params": MaskParams(method=str(params.get("method", "silence")), seed=ctx.seed),
-                   "aligner": _aligner(params)}
-    result = run_lift([b for _, b in scoring], ctx.clips, ctx.store, spans, seed=ctx.seed,
-                      n_resamples=int(params.get("resamples", 1000)), **options).to_dict()
+    span_options: dict[str, Any] = {}
+    if options.spans == "masked":
+        span_options = {"mask_params": options.mask_params(ctx.seed), "aligner": _aligner(options.aligner)}
+    result = run_lift([b for _, b in scoring], ctx.clips, ctx.store, options.spans, seed=ctx.seed,
+                      n_resamples=options.resamples, **span_options).to_dict()
     names = {b.spec: n for n, b in scoring}
     _relabel(result["models"], names)
     _relabel(result["items"], names)
-    result["by_voice"] = lift_by_voice(result["items"], ctx.clips, ctx.seed, int(params.get("resamples", 1000)))
+    result["by_voice"] = lift_by_voice(result["items"], ctx.clips, ctx.seed, options.resamples)
     result["skipped"] = [{"model": n, "reason": "no score capability"} for n, b in pairs if SCORE not in b.capabilities]
-    if not params.get("items", True):
+    if not options.items:
         result["items"] = []
     return result

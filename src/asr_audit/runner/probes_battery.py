@@ -18,10 +18,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from asr_audit.errors import ConfigError
+from asr_audit.options import Surface
 from asr_audit.runner.probes import ProbeContext, register_probe
 
 BATTERY_PARAMS = ("measure", "conditions", "donor_conv", "spoken", "models", "resamples", "preset", "min_ref_match",
-                  "families", "study")
+                  "families", "study")  # = asr_audit.probes.battery.BATTERY_FIELDS (that module imports numpy)
 
 
 def load_spoken(path: str) -> dict[str, str]:
@@ -41,35 +42,41 @@ def load_spoken(path: str) -> dict[str, str]:
     return out
 
 
-def _run(ctx: ProbeContext, params: Mapping[str, Any], measure: str) -> dict[str, Any]:
+def _battery_options(values: Mapping[str, Any], surface: Surface) -> Any:
+    from asr_audit.probes.battery import BatteryOptions
+
+    return BatteryOptions.from_mapping(values, surface)
+
+
+def _courtesy_options(values: Mapping[str, Any], surface: Surface) -> Any:
+    from asr_audit.probes.battery import BatteryOptions
+
+    return BatteryOptions.from_mapping(values, surface, measure="courtesy")
+
+
+def _run(ctx: ProbeContext, options: Any) -> dict[str, Any]:
     from asr_audit.audio.assets import AudioAsset
     from asr_audit.probes.battery import run_battery
 
     if ctx.clips is None or ctx.backend is None:
         raise ConfigError(f"corpus {ctx.corpus!r}: the battery needs audio (a corpus spec), not prediction files")
-    p = dict(params)
-    conditions = p.pop("conditions", None)
-    if not conditions:
-        raise ConfigError(f"probes.{measure if measure == 'courtesy' else 'battery'}.conditions is missing; "
-                          "fix: e.g. conditions = [\"noise:10db\", \"donor:conv8s\"]")
-    models = p.pop("models", None) or list(ctx.models)
-    backends = {m: ctx.backend(m) for m in models}
-    spoken = load_spoken(p.pop("spoken")) if p.get("spoken") else {}
-    donors = [AudioAsset.from_file(f) for f in p.pop("donor_conv", None) or []]
-    res = run_battery(ctx.clips, backends, measure, conditions, ctx.store, seed=ctx.seed, spoken=spoken,
-                      conv_donors=donors, normalizer=ctx.normalizer, n_resamples=int(p.pop("resamples", 1000)),
-                      params={k: v for k, v in p.items() if k in ("preset", "min_ref_match", "families")},
-                      study=bool(p.get("study", True)))
+    backends = {m: ctx.backend(m) for m in options.models or ctx.models}
+    spoken = load_spoken(options.spoken) if options.spoken else {}
+    donors = [AudioAsset.from_file(f) for f in options.donor_conv]
+    res = run_battery(ctx.clips, backends, options.measure, list(options.conditions), ctx.store, seed=ctx.seed,
+                      spoken=spoken, conv_donors=donors, normalizer=ctx.normalizer, n_resamples=options.resamples,
+                      mining=options.mining, families=options.families, study=options.study)
     return res.to_dict()
 
 
-@register_probe("battery", BATTERY_PARAMS, "trigger battery: accept-ref under audio conditions, paired differences, DiD")
+@register_probe("battery", BATTERY_PARAMS, "trigger battery: accept-ref under audio conditions, paired differences, DiD",
+                options=_battery_options)
 def battery_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
-    measure = params.get("measure", "refdis")
-    return _run(ctx, {k: v for k, v in params.items() if k != "measure"}, measure)
+    return _run(ctx, _battery_options(params, ctx.surface("battery")))
 
 
 @register_probe("courtesy", tuple(p for p in BATTERY_PARAMS if p != "measure"),
-                "opening-courtesy case study: presence under full / truncated / attn-isolated / translate")
+                "opening-courtesy case study: presence under full / truncated / attn-isolated / translate",
+                options=_courtesy_options)
 def courtesy_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
-    return _run(ctx, params, "courtesy")
+    return _run(ctx, _courtesy_options(params, ctx.surface("courtesy")))

@@ -3,20 +3,43 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from asr_audit.runner.probes import REFDIS_PARAMS, ProbeContext, register_probe, run_refdis_from_params
+from asr_audit.options import Reader, Surface
+from asr_audit.probes.refdis_options import RefdisOptions
+from asr_audit.runner.probes import REFDIS_PARAMS, ProbeContext, register_probe, run_refdis_with
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MinerCalibrationOptions:
+    """``[probes.miner_calibration]``: the calibration folder (``truth``), its split, and the refdis
+    options the miner runs with (200 bootstrap resamples unless ``resamples`` is set)."""
+
+    truth: str | None = None
+    split: str | None = None
+    refdis: RefdisOptions
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any], surface: Surface) -> MinerCalibrationOptions:
+        r = Reader(values, surface, ("truth", "split", *REFDIS_PARAMS), "miner_calibration")
+        refdis = RefdisOptions.from_mapping({"resamples": 200, **values}, surface, "miner_calibration",
+                                            extra=("truth", "split"))
+        return cls(truth=r.text("truth", None), split=r.text("split", None), refdis=refdis)
 
 
 @register_probe("miner_calibration", ("truth", "split", *REFDIS_PARAMS),
-                "precision and recall of the reference-error miner against planted ground truth")
+                "precision and recall of the reference-error miner against planted ground truth",
+                options=MinerCalibrationOptions.from_mapping)
 def miner_calibration_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any] | None:
     """Runs only on corpora that name a calibration folder (``truth = "<calib build dir>"``)."""
-    if "truth" not in params:
+    surface = ctx.surface("miner_calibration")
+    options = MinerCalibrationOptions.from_mapping(params, surface)
+    if options.truth is None:
         return None
     from asr_audit.calib.score import score_miner
     from asr_audit.calib.truth import load_truth
 
-    truth = load_truth(params["truth"], params.get("split"))
-    result = run_refdis_from_params(ctx, {"resamples": 200, **params}, "miner_calibration")
+    truth = load_truth(options.truth, options.split)
+    result = run_refdis_with(ctx, options.refdis, surface)
     return score_miner(truth, result, clip_ids=ctx.predictions.clip_ids).to_dict()

@@ -251,11 +251,12 @@ def _run(spec: ExperimentSpec, shard: Shard | None, executor: Executor, store_ha
                 models_meta.setdefault(m, {"name": m, "spec": f"preds:{preds.file(m).path}", "identity": None})
         corpora_meta.append({"name": c.name, "source": src, "n_clips": len(preds.references),
                              "kind": "audio" if c.spec else "predictions"})
-        ctx = ProbeContext(c.name, preds, _panel_for(spec, c, preds.models) if preds.models else (), spec.seed,
-                           spec.normalizer, clips=corpora.get(c.name),
+        ctx = ProbeContext(corpus=c.name, predictions=preds,
+                           panel=_panel_for(spec, c, preds.models) if preds.models else (), seed=spec.seed,
+                           normalizer=spec.normalizer, clips=corpora.get(c.name),
                            backend=getattr(executor, "backend_by_name", None),
                            models=tuple(m.name for m in spec.models) if c.spec is not None else (),
-                           store=store_handle)
+                           store=store_handle, spec_path=spec.path)
         for name, base_params in spec.probes.items():
             params = {**base_params, **c.probes.get(name, {})}
             if params.pop("skip", False):

@@ -50,7 +50,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CorpusSpec:
     name: str
     spec: str | None = None  # audio corpus spec
@@ -69,7 +69,7 @@ class ModelSpec:
     batch_size: int = 8
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ExperimentSpec:
     path: str
     title: str
@@ -144,10 +144,11 @@ def parse_spec(data: Mapping[str, Any], path: str = "<spec>") -> ExperimentSpec:
     raw_corpora = top.get("corpus", list, fix="add at least one [[corpus]] table with name and spec (or predictions)")
     for i, raw in enumerate(raw_corpora):
         f = _Fields(path, f"corpus[{i}]", raw)
-        c = CorpusSpec(f.get("name", str), f.get("spec", str, None), f.get("predictions", str, None),
-                       f.get("limit", int, None), f.get("dataset", str, None),
-                       tuple(f.get("panel", list)) if "panel" in f.table else None,
-                       {k: dict(v) for k, v in f.get("probes", dict, {}).items()})
+        c = CorpusSpec(name=f.get("name", str), spec=f.get("spec", str, None),
+                       predictions=f.get("predictions", str, None), limit=f.get("limit", int, None),
+                       dataset=f.get("dataset", str, None),
+                       panel=tuple(f.get("panel", list)) if "panel" in f.table else None,
+                       probes={k: dict(v) for k, v in f.get("probes", dict, {}).items()})
         f.done()
         if (c.spec is None) == (c.predictions is None):
             f.fail(f"corpus[{i}]", "needs exactly one of 'spec' (audio) or 'predictions' (prediction files)",
@@ -194,9 +195,10 @@ def parse_spec(data: Mapping[str, Any], path: str = "<spec>") -> ExperimentSpec:
             probes_t.fail(f"probes.{name}", "must be a table", f"write [probes.{name}]")
         probes[name] = dict(params)
     top.done()
-    spec = ExperimentSpec(path, title, seed, output, normalizer, store, tuple(corpora), tuple(models), panel,
-                          probes)
-    from asr_audit.runner.probes import validate_probe_params
+    spec = ExperimentSpec(path=path, title=title, seed=seed, output=output, normalizer=normalizer, store=store,
+                          corpora=tuple(corpora), models=tuple(models), panel=panel, probes=probes)
+    from asr_audit.options import Surface
+    from asr_audit.runner.probes import validate_probe_options, validate_probe_params
 
     for name, params in probes.items():
         validate_probe_params(spec, name, params)
@@ -208,6 +210,12 @@ def parse_spec(data: Mapping[str, Any], path: str = "<spec>") -> ExperimentSpec:
             if not isinstance(params, dict):
                 top.fail(f"corpus[{i}].probes.{name}", "must be a table", "write it as a TOML table")
             validate_probe_params(spec, name, params)
+    # every corpus's values (the probe's table with the corpus's overrides) build the probe's options
+    for i, c in enumerate(corpora):
+        for name, params in probes.items():
+            override = c.probes.get(name, {})
+            surface = Surface.toml(path, f"probes.{name}", {k: f"corpus[{i}].probes.{name}" for k in override})
+            validate_probe_options(name, {**params, **override}, surface)
     return spec
 
 

@@ -1,0 +1,180 @@
+"""Probe options: one frozen record per probe, built from CLI flags or a TOML table by the same code.
+
+A :class:`Surface` is where the user wrote a value and how to name it back to them:
+``Surface.cli()`` names a field by its flag (``--min-panel``), ``Surface.toml(path, "probes.refdis")``
+by the spec file, table and key (``audit.toml: [probes.refdis] min_panel``).
+
+Every options record has ``from_mapping(values, surface)``. It reads the values with a
+:class:`Reader` (type checks; ``None`` means "not given", so CLI flags left unset take the
+default), then constructs the record, whose ``__post_init__`` is the one function that checks
+the values. That function raises :class:`OptionError` naming the *field*; :func:`build`
+re-words it for the surface the user used. Constructed directly (library use), a record speaks
+the CLI's flags.
+
+>>> Surface.cli().name("min_panel")
+'--min-panel'
+>>> Surface.toml("audit.toml", "probes.refdis").name("min_panel")
+'[probes.refdis] min_panel'
+>>> str(Surface.toml("audit.toml", "probes.refdis").error("majority", 2.0, "must be in (0, 1]", "use 0.8"))
+'audit.toml: [probes.refdis] majority = 2.0 must be in (0, 1]; fix: use 0.8'
+>>> str(Surface.cli().error("majority", 2.0, "must be in (0, 1]", "use 0.8"))
+'--majority 2.0 must be in (0, 1]; fix: use 0.8'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from asr_audit.errors import ConfigError
+
+T = TypeVar("T")
+CLI, TOML = "cli", "toml"
+
+
+class OptionError(ConfigError):
+    """A bad option value. Carries the field, so a :class:`Surface` can name it as the user wrote it."""
+
+    def __init__(self, field: str, value: object, problem: str, fix: str, message: str | None = None) -> None:
+        self.field, self.value, self.problem, self.fix = field, value, problem, fix
+        super().__init__(message or f"{_flag(field)} {_cli_value(value)} {problem}; fix: {fix}")
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _cli_value(value: object) -> str:
+    """A value as it would be typed on the command line (a list comma-separated), quoted."""
+    if isinstance(value, (list, tuple)):
+        value = ",".join(str(v) for v in value)
+    return repr(value)
+
+
+def _toml_value(value: object) -> str:
+    """A value as it would be written in TOML (``true``, ``"text"``, ``[1, 2]``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return repr(value)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Surface:
+    """Where option values came from: CLI flags, or one TOML table of an experiment spec.
+
+    ``flags`` renames fields whose flag is not ``--field-name`` (CLI); ``tables`` names another
+    table for fields set there, e.g. a per-corpus override (TOML).
+    """
+
+    kind: str = CLI
+    path: str = ""
+    table: str = ""
+    flags: Mapping[str, str] = field(default_factory=dict)
+    tables: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def cli(cls, **flags: str) -> Surface:
+        """Command-line flags; ``flags`` maps a field to its flag where it is not ``--field-name``."""
+        return cls(kind=CLI, flags=flags)
+
+    @classmethod
+    def toml(cls, path: str, table: str, tables: Mapping[str, str] | None = None) -> Surface:
+        """The table ``table`` (dotted, e.g. ``probes.refdis``) of the spec file ``path``."""
+        return cls(kind=TOML, path=path, table=table, tables=dict(tables or {}))
+
+    def name(self, name: str) -> str:
+        """How the user wrote the field ``name`` on this surface."""
+        if self.kind == CLI:
+            return self.flags.get(name, _flag(name))
+        return f"[{self.tables.get(name, self.table)}] {name}"
+
+    def error(self, name: str, value: object, problem: str, fix: str) -> OptionError:
+        """A one-line error about ``name`` = ``value``, worded for this surface."""
+        if self.kind == CLI:
+            message = f"{self.name(name)} {_cli_value(value)} {problem}; fix: {fix}"
+        else:
+            message = f"{self.path or '<spec>'}: {self.name(name)} = {_toml_value(value)} {problem}; fix: {fix}"
+        return OptionError(name, value, problem, fix, message)
+
+    def missing(self, name: str, fix: str) -> OptionError:
+        """A one-line error: the required field ``name`` was not given."""
+        where = "" if self.kind == CLI else f"{self.path or '<spec>'}: "
+        return OptionError(name, None, "is missing", fix, f"{where}{self.name(name)} is missing; fix: {fix}")
+
+    def reword(self, exc: OptionError) -> OptionError:
+        return self.error(exc.field, exc.value, exc.problem, exc.fix)
+
+
+def build(cls: Callable[..., T], surface: Surface, **values: Any) -> T:
+    """``cls(**values)``, with a validation error re-worded for ``surface``."""
+    try:
+        return cls(**values)
+    except OptionError as exc:
+        raise surface.reword(exc) from None
+
+
+def check(ok: bool, name: str, value: object, problem: str, fix: str) -> None:
+    """Raise :class:`OptionError` for ``name`` unless ``ok`` (the validators' one idiom)."""
+    if not ok:
+        raise OptionError(name, value, problem, fix)
+
+
+class Reader:
+    """Typed reads of option values; ``None`` or a missing key gives the default.
+
+    Unknown names are an error listing the known ones (``probe`` names whose options they are).
+    """
+
+    def __init__(self, values: Mapping[str, Any], surface: Surface, known: Collection[str], probe: str) -> None:
+        self.values = {k: v for k, v in values.items() if v is not None}
+        self.surface = surface
+        unknown = sorted(set(self.values) - set(known))
+        if unknown:
+            raise surface.error(unknown[0], self.values[unknown[0]], f"is not an option of {probe}",
+                                f"use {', '.join(sorted(known)) or 'no options'}")
+
+    def has(self, key: str) -> bool:
+        return key in self.values
+
+    def _typed(self, key: str, default: Any, ok: Callable[[Any], bool], want: str) -> Any:
+        if key not in self.values:
+            return default
+        value = self.values[key]
+        if not ok(value):
+            raise self.surface.error(key, value, f"is a {type(value).__name__}, expected {want}",
+                                     f"write {key} as {want}")
+        return value
+
+    def number(self, key: str, default: Any) -> Any:
+        """A float (an int is accepted and converted)."""
+        v = self._typed(key, default, lambda x: isinstance(x, (int, float)) and not isinstance(x, bool), "a number")
+        return float(v) if isinstance(v, int) and key in self.values else v
+
+    def integer(self, key: str, default: Any) -> Any:
+        return self._typed(key, default, lambda x: isinstance(x, int) and not isinstance(x, bool), "an integer")
+
+    def flag(self, key: str, default: Any) -> Any:
+        return self._typed(key, default, lambda x: isinstance(x, bool), "true or false")
+
+    def text(self, key: str, default: Any) -> Any:
+        return self._typed(key, default, lambda x: isinstance(x, str), "a string")
+
+    def names(self, key: str, default: Any) -> Any:
+        """A list of strings, as a tuple (a comma-separated string is split)."""
+        if isinstance(self.values.get(key), str):
+            return tuple(v.strip() for v in self.values[key].split(","))
+        v = self._typed(key, default, lambda x: isinstance(x, (list, tuple)) and all(isinstance(i, str) for i in x),
+                        "a list of strings")
+        return tuple(v) if key in self.values else v
+
+    def choice(self, key: str, choices: Collection[str], default: Any) -> Any:
+        v = self.text(key, default)
+        if key in self.values and v not in choices:
+            raise self.surface.error(key, v, f"is unknown (valid: {', '.join(choices)})",
+                                     f"use one of {', '.join(choices)}")
+        return v

@@ -1,0 +1,131 @@
+"""Probe options in an experiment spec: checked when the spec loads, every bad value named as the
+TOML field it came from; and a spec and the CLI verb with the same values compute the same result."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from asr_audit.errors import ConfigError
+from asr_audit.runner.spec import load_spec
+
+BASE = """
+seed = 3
+output = "out"
+[[corpus]]
+name = "vox"
+predictions = "preds"
+panel = ["a", "b", "c"]
+{override}
+[[corpus]]
+name = "audio"
+spec = "clips.jsonl"
+[[model]]
+name = "tiny"
+spec = "whisper-tiny.en"
+{probes}
+"""
+
+
+def load(tmp_path: Path, probes: str, override: str = "") -> object:
+    p = tmp_path / "audit.toml"
+    p.write_text(BASE.format(probes=probes, override=override))
+    return load_spec(p)
+
+
+@pytest.mark.parametrize(
+    ("probes", "override", "expected"),
+    [
+        ("[probes.refdis]\nmajority = 2.0", "", r"\[probes\.refdis\] majority = 2\.0 must be in \(0, 1\]; fix: "),
+        ("[probes.refdis]\nmajority = \"high\"", "", r"\[probes\.refdis\] majority = \"high\" is a str, expected a number"),
+        ("[probes.refdis]\npreset = \"bogus\"", "", r"\[probes\.refdis\] preset = \"bogus\" is unknown \(valid: anchor, paper\)"),
+        ("[probes.refdis]\nresamples = 0", "", r"\[probes\.refdis\] resamples = 0 must be >= 1"),
+        ("[probes.refdis]", "[corpus.probes.refdis]\nmin_panel = 0",
+         r"\[corpus\[0\]\.probes\.refdis\] min_panel = 0 must be >= 1"),
+        ("[probes.switch_rate]\nfamilies = [\"bogus\"]", "",
+         r"\[probes\.switch_rate\] families = \[\"bogus\"\] names an unknown convention family 'bogus'"),
+        ("[probes.switch_rate]\nmin_per_arm = 0", "", r"\[probes\.switch_rate\] min_per_arm = 0 must be >= 1"),
+        ("[probes.masked]\nmethod = \"blur\"", "", r"\[probes\.masked\] method = \"blur\" is unknown \(valid: silence, noise, cut\)"),
+        ("[probes.lift]\nspans = \"refdis\"", "", r"\[probes\.lift\] spans = \"refdis\" needs a refdis result file"),
+        ("[probes.battery]\nmeasure = \"refdis\"", "", r"\[probes\.battery\] conditions is missing"),
+        ("[probes.courtesy]\nconditions = [\"noise:loud\"]", "",
+         r"\[probes\.courtesy\] conditions = \[\"noise:loud\"\] does not parse .*grammar:"),
+        ("[probes.miner_calibration]\ntruth = 3", "", r"\[probes\.miner_calibration\] truth = 3 is a int, expected a string"),
+    ],
+)
+def test_bad_probe_value_fails_at_load_naming_the_toml_field(tmp_path: Path, probes: str, override: str,
+                                                             expected: str) -> None:
+    with pytest.raises(ConfigError, match=expected) as info:
+        load(tmp_path, probes, override)
+    msg = str(info.value)
+    assert msg.startswith(f"{tmp_path / 'audit.toml'}: ") and "\n" not in msg
+    assert "--" not in msg.split("; fix:")[0]  # a spec user is never told a CLI flag
+
+
+def test_good_probe_values_load(tmp_path: Path) -> None:
+    spec = load(tmp_path, "[probes.refdis]\npreset = \"paper\"\nmin_panel = 2\n[probes.switch_rate]\nfamilies = [\"mr\"]\n"
+                          "[probes.masked]\npad = 0\n[probes.battery]\nconditions = [\"noise:10db\"]",
+                "[corpus.probes.refdis]\nskip = true")
+    assert set(spec.probes) == {"refdis", "switch_rate", "masked", "battery"}  # type: ignore[attr-defined]
+
+
+def test_an_audio_probe_on_prediction_files_names_the_corpus_table() -> None:
+    from asr_audit.runner.probes import ProbeContext, get_probe
+
+    with pytest.raises(ConfigError, match=r"a \[\[corpus\]\] entry with spec") as info:
+        get_probe("lift").run(ProbeContext(corpus="preds", predictions=None, panel=(), seed=0,  # type: ignore[arg-type]
+                                           normalizer="whisper"), {})
+    assert "[[corpora]]" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--resamples", "0"], "--resamples 0 must be >= 1; fix: "),
+        (["--min-panel", "0"], "--min-panel 0 must be >= 1; fix: "),
+        (["--min-consensus-cer", "2"], "--min-consensus-cer 2.0 must be in [0, 1]; fix: "),
+    ],
+)
+def test_bad_flag_names_the_flag(run_cli, vox_dir: Path, args: list[str], expected: str) -> None:  # noqa: ANN001
+    code, _, err = run_cli("refdis", "--preds", vox_dir, "--panel", "whisper-tiny.en,whisper-base.en,whisper-small.en",
+                           *args)
+    assert code == 2 and expected in err and "[probes" not in err and "Traceback" not in err
+
+
+def test_battery_probe_flag_is_named_as_typed(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+    code, _, err = run_cli("battery", "--model", "whisper-tiny.en", "--corpus", tmp_path / "x.jsonl",
+                           "--conditions", "noise:10db", "--probe", "vibes")
+    assert code == 2 and "--probe 'vibes' is unknown (valid: refdis, courtesy, ortho, masked)" in err
+
+
+def test_spec_and_cli_with_the_same_values_give_the_same_refdis(tmp_path: Path, run_cli, vox_dir: Path) -> None:  # noqa: ANN001
+    from asr_audit.runner.run import LocalExecutor, run_experiment
+
+    panel = ["whisper-tiny.en", "whisper-base.en", "whisper-small.en"]
+    spec_path = tmp_path / "audit.toml"
+    spec_path.write_text(f"""
+seed = 4
+output = "out"
+store = "store.sqlite"
+[[corpus]]
+name = "vox"
+predictions = "{vox_dir}"
+panel = {json.dumps(panel)}
+[probes.refdis]
+preset = "paper"
+min_panel = 2
+loo = false
+majority = 0.7
+resamples = 30
+""")
+    outcome = run_experiment(load_spec(spec_path), None, LocalExecutor(False))
+    from_spec = next(e["result"] for e in outcome.results["probes"] if e["probe"] == "refdis")
+    code, _, err = run_cli("refdis", "--preds", vox_dir, "--panel", ",".join(panel), "--preset", "paper",
+                           "--min-panel", "2", "--no-loo", "--majority", "0.7", "--resamples", "30", "--seed", "4",
+                           "--normalize-workers", "1", "--json", tmp_path / "cli.json")
+    assert code == 0, err
+    from_cli = json.loads((tmp_path / "cli.json").read_text())
+    assert from_cli["params"] == from_spec["params"]
+    assert from_cli == json.loads(json.dumps(from_spec))
