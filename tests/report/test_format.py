@@ -49,6 +49,6 @@ def test_refdis_model_with_no_judged_edit_has_no_accept_ref() -> None:
     from asr_audit.probes.refdis_run import score_model
 
     inf = Inflation("m", 1, 10, 0.1, 0.1, 0.0, 0.0, 0.0)
-    d = score_model("m", [], False, inf).to_dict()
+    d = score_model("m", [], in_panel=False, inflation=inf).to_dict()
     assert (d["n_eligible"], d["accept_ref"], d["ci_low"], d["ci_high"]) == (0, None, None, None)
     assert d["by_kind"]["deletion"]["rate"] is None
