@@ -66,14 +66,14 @@ def battery_cmd(
     from asr_audit.audio.assets import AudioAsset
     from asr_audit.corpus.spec import load_corpus
     from asr_audit.models.base import load_backend
-    from asr_audit.probes.battery import PROBES, run_battery
+    from asr_audit.probes.battery import MEASURES, run_battery
     from asr_audit.probes.conditions import parse_conditions
     from asr_audit.report.tables import write_text
     from asr_audit.runner.probes_battery import load_spoken
     from asr_audit.store.sqlite import open_store
 
-    if probe not in PROBES:
-        raise ConfigError(f"--probe {probe!r} is unknown; valid: {', '.join(PROBES)}")
+    if probe not in MEASURES:
+        raise ConfigError(f"--probe {probe!r} is unknown; valid: {', '.join(MEASURES.names())}")
     conds = parse_conditions(split_list(conditions, "--conditions") or [])
     specs = split_list(model, "--model") or []
     donors = [AudioAsset.from_file(p) for p in split_list(donor_conv, "--donor-conv") or []]

@@ -43,11 +43,11 @@ from typing import Any
 from asr_audit.corpus.clips import Corpus
 from asr_audit.errors import ConfigError
 from asr_audit.probes.conditions import Condition, ConditionContext, Realized, parse_conditions, realize
+from asr_audit.registry import Registry
 from asr_audit.stats.did import difference_in_differences, paired_difference
 from asr_audit.stats.intervals import wilson
 from asr_audit.text.align import opcodes
 
-PROBES = ("refdis", "courtesy", "ortho", "masked")
 Tokens = tuple[str, ...]
 
 
@@ -272,31 +272,39 @@ def _transcribe(backend: Any, clips: Sequence[Any], store: Any, name: str) -> tu
     return {r.clip_id: r.hypothesis for r in out.records}, fails
 
 
-def _build_judge(probe: str, corpus: Corpus, ctx: ConditionContext, hyps0: Mapping[str, Mapping[str, str]],
+JudgeBuilder = Callable[[Corpus, ConditionContext, Mapping[str, Mapping[str, str]], Callable[[str], Tokens],
+                         Mapping[str, Any], Sequence[str]], _Judge]
+
+
+def _courtesy_judge(corpus: Corpus, ctx: ConditionContext, hyps0: Mapping[str, Mapping[str, str]],
+                    normalize: Callable[[str], Tokens], params: Mapping[str, Any], panel: Sequence[str]) -> _Judge:
+    from asr_audit.probes.courtesy import eligible_clips
+
+    eligible = eligible_clips(corpus.clips, ctx.spoken, hyps0)
+    ctx.spoken = {**ctx.spoken, **{e.clip_id: e.spoken for e in eligible}}
+    return CourtesyJudge(eligible)
+
+
+def _ortho_judge(corpus: Corpus, ctx: ConditionContext, hyps0: Mapping[str, Mapping[str, str]],
                  normalize: Callable[[str], Tokens], params: Mapping[str, Any], panel: Sequence[str]) -> _Judge:
+    return OrthoJudge(corpus.clips, params)
+
+
+def _refdis_judge(corpus: Corpus, ctx: ConditionContext, hyps0: Mapping[str, Mapping[str, str]],
+                  normalize: Callable[[str], Tokens], params: Mapping[str, Any], panel: Sequence[str]) -> _Judge:
+    from asr_audit.probes.refdis import preset_params
+
     clips = corpus.clips
-    if probe == "courtesy":
-        from asr_audit.probes.courtesy import eligible_clips
-
-        eligible = eligible_clips(clips, ctx.spoken, hyps0)
-        ctx.spoken = {**ctx.spoken, **{e.clip_id: e.spoken for e in eligible}}
-        return CourtesyJudge(eligible)
-    if probe == "ortho":
-        return OrthoJudge(clips, params)
-    if probe == "refdis":
-        from asr_audit.probes.refdis import preset_params
-
-        rp = preset_params(params.get("preset", "anchor"), **{k: v for k, v in params.items()
-                                                              if k in ("min_ref_match", "majority", "min_run_len")})
-        refs = {c.id: normalize(c.reference) for c in clips}
-        corrected = {cid: normalize(ctx.spoken[cid]) for cid in refs if cid in ctx.spoken}
-        missing = [c for c in clips if c.id not in corrected]
-        if missing:
-            corrected.update(_consensus(missing, hyps0, panel, rp, normalize, refs))
-        spoken_raw = {cid: ctx.spoken.get(cid) or " ".join(corrected[cid]) for cid in refs}
-        ctx.spoken = {**ctx.spoken, **{cid: t for cid, t in spoken_raw.items() if cid not in ctx.spoken}}
-        return RefdisJudge(refs, corrected, spoken_raw, normalize, rp)
-    raise ConfigError(f"unknown battery probe {probe!r}; valid: {', '.join(PROBES)}")
+    rp = preset_params(params.get("preset", "anchor"), **{k: v for k, v in params.items()
+                                                          if k in ("min_ref_match", "majority", "min_run_len")})
+    refs = {c.id: normalize(c.reference) for c in clips}
+    corrected = {cid: normalize(ctx.spoken[cid]) for cid in refs if cid in ctx.spoken}
+    missing = [c for c in clips if c.id not in corrected]
+    if missing:
+        corrected.update(_consensus(missing, hyps0, panel, rp, normalize, refs))
+    spoken_raw = {cid: ctx.spoken.get(cid) or " ".join(corrected[cid]) for cid in refs}
+    ctx.spoken = {**ctx.spoken, **{cid: t for cid, t in spoken_raw.items() if cid not in ctx.spoken}}
+    return RefdisJudge(refs, corrected, spoken_raw, normalize, rp)
 
 
 def _consensus(clips: Sequence[Any], hyps0: Mapping[str, Mapping[str, str]], panel: Sequence[str], rp: Any,
@@ -339,12 +347,11 @@ def run_battery(
     from asr_audit.probes.refdis_run import with_text2num
     from asr_audit.text.normalize import get_normalizer, normalize_many
 
-    if probe not in PROBES:
-        raise ConfigError(f"unknown battery probe {probe!r}; valid: {', '.join(PROBES)}")
+    measure = MEASURES.get(probe)
     if not backends:
         raise ConfigError("the battery needs at least one model; fix: --model whisper-tiny.en,...")
     conds = parse_conditions(conditions)
-    norm = with_text2num(get_normalizer(normalizer)) if probe == "refdis" else get_normalizer(normalizer)
+    norm = with_text2num(get_normalizer(normalizer)) if measure.text2num else get_normalizer(normalizer)
 
     def normalize(text: str) -> Tokens:
         return tuple(normalize_many(norm, [text])[0].split())
@@ -356,16 +363,16 @@ def run_battery(
     for name, b in backends.items():
         hyps0[name], f = _transcribe(b, corpus.clips, store, name)
         failures += [{**x, "condition": "original"} for x in f]
-    judge = None if probe == "masked" else _build_judge(probe, corpus, ctx, hyps0, normalize, params,
-                                                        list(panel or backends))
+    judge = None if measure.judge is None else measure.judge(corpus, ctx, hyps0, normalize, params,
+                                                             list(panel or backends))
     items: dict[str, dict[str, dict[str, int]]] = {}
     n_items: dict[str, int] = {}
     clusters = {c.id: " ".join(normalize(c.reference)) for c in corpus.clips}
     for cond in conds:
         if progress:
             progress(cond.name)
-        if judge is None:
-            items[cond.name], f = _masked_condition(cond, corpus, backends, ctx, store, params)
+        if measure.condition is not None:
+            items[cond.name], f = measure.condition(cond, corpus, backends, ctx, store, params)
         else:
             items[cond.name], f = _run_condition(cond, corpus, backends, judge, ctx, store, normalize, hyps0)
         failures += f
@@ -381,8 +388,8 @@ def run_battery(
     diffs = _differences(conds, list(backends), items, clusters, seed, n_resamples)
     dids = _dids(conds, list(backends), items, clusters, seed, n_resamples)
     rows: tuple[dict[str, Any], ...] = ()
-    if probe == "courtesy" and study:
-        rows = _study(backends, corpus, judge, ctx, items, store, hyps0, conds, normalize)
+    if measure.study is not None and study:
+        rows = measure.study(backends, corpus, judge, ctx, items, store, hyps0, conds, normalize)
     return BatteryResult(probe, corpus.name, tuple(c.name for c in conds), tuple(backends), tuple(cells),
                          tuple(diffs), tuple(dids), seed, n_items, tuple(failures), rows, (), items)
 
@@ -535,3 +542,34 @@ def _study(backends: Mapping[str, Any], corpus: Corpus, judge: _Judge, ctx: Cond
     rows = courtesy_study(backends, corpus.clips, list(judge.by_id.values()), window,
                           presence(items["original"]), presence(t_items))
     return tuple(r.to_dict() for r in rows)
+
+
+# --- the measures -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Measure:
+    """A battery measure: what an item is and how a condition is scored.
+
+    ``judge`` builds the :class:`_Judge` that scores realized clips (from the corpus, the condition
+    context, the original-audio hypotheses, the normalizer, the parameters and the panel); a
+    measure with ``condition`` instead realizes and scores each condition itself (``masked``).
+    ``text2num`` normalizes spelled numbers to digits; ``study`` adds case-study rows.
+    """
+
+    name: str
+    judge: JudgeBuilder | None = None
+    condition: Callable[..., tuple[dict[str, dict[str, int]], list[dict[str, str]]]] | None = None
+    text2num: bool = False
+    study: Callable[..., tuple[dict[str, Any], ...]] | None = None
+
+    def __post_init__(self) -> None:
+        if (self.judge is None) == (self.condition is None):
+            raise ValueError(f"battery measure {self.name!r} needs exactly one of judge and condition")
+
+
+MEASURES: Registry[Measure] = Registry(
+    "battery measure", fix="use one of them (asr-audit battery --probe, or measure = ... in [probes.battery])")
+MEASURES.register("refdis", Measure("refdis", judge=_refdis_judge, text2num=True))
+MEASURES.register("courtesy", Measure("courtesy", judge=_courtesy_judge, study=_study))
+MEASURES.register("ortho", Measure("ortho", judge=_ortho_judge))
+MEASURES.register("masked", Measure("masked", condition=_masked_condition))
