@@ -23,6 +23,7 @@ def test_register_as_decorator_and_as_call_and_get() -> None:
     assert reg.get("a") is make_a and reg.get("b") == 2
     assert reg.names() == ["a", "b"]
     assert reg.items() == [("a", make_a), ("b", 2)]
+    assert list(reg) == ["a", "b"] and len(reg) == 2
     assert "a" in reg and "z" not in reg and ["unhashable"] not in reg
 
 

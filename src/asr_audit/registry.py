@@ -24,7 +24,8 @@ kinds and measures, TTS voices and aligners are each one :class:`Registry` of na
   re-imported) is a no-op.
 * :meth:`Registry.get` raises the registry's :class:`~asr_audit.errors.AuditError` subclass
   (``ConfigError`` by default) in one line that lists the valid names and the fix.
-* :meth:`Registry.names` is sorted; ``name in reg`` and :meth:`Registry.items` also load.
+* :meth:`Registry.names` is sorted (iterating a registry gives the same); ``name in reg``,
+  ``len(reg)`` and :meth:`Registry.items` also load.
 * **Lazy loading.** ``modules`` are imported, and ``entry_points`` are loaded, on the first
   ``get`` / ``names`` / ``in`` / ``items``, so that importing a registry never imports the
   (possibly heavy) modules that fill it; those modules import their own heavy dependencies lazily.
@@ -236,6 +237,14 @@ class Registry(Generic[T]):
         """``(name, entry)`` pairs sorted by name."""
         self.load()
         return sorted(self._entries.items(), key=lambda kv: kv[0])
+
+    def __iter__(self) -> Iterator[str]:
+        """The registered names, sorted (as :meth:`names`)."""
+        return iter(self.names())
+
+    def __len__(self) -> int:
+        self.load()
+        return len(self._entries)
 
     def __contains__(self, name: object) -> bool:
         self.load()

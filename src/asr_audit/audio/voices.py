@@ -76,23 +76,22 @@ class Voice:
         if not isinstance(self.name, str) or not _NAME.match(self.name):
             raise ConfigError(f"voice name {self.name!r} must be 1-64 lowercase letters, digits, '.', '_' or '-'")
         if self.engine not in ENGINES:
-            raise ConfigError(f"voice {self.name!r}: unknown engine {self.engine!r}; "
-                              f"available engines: {', '.join(sorted(ENGINES))}")
+            raise ConfigError(f"voice {self.name!r}: {ENGINES.unknown(self.engine)}")
         if self.condition not in CONDITIONS:
             raise ConfigError(f"voice {self.name!r}: unknown condition {self.condition!r}; "
                               f"valid: {', '.join(CONDITIONS)}")
         object.__setattr__(self, "options", dict(self.options))
-        problem = ENGINES[self.engine].check(self.options)
+        problem = ENGINES.get(self.engine).check(self.options)
         if problem:
             raise ConfigError(f"voice {self.name!r}: {problem}")
 
     @property
     def installed(self) -> bool:
-        return ENGINES[self.engine].installed(self.options)
+        return ENGINES.get(self.engine).installed(self.options)
 
     @property
     def install_hint(self) -> str:
-        return ENGINES[self.engine].install_hint
+        return ENGINES.get(self.engine).install_hint
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"engine": self.engine, **self.options, "condition": self.condition}
@@ -106,7 +105,7 @@ class Voice:
     def from_dict(cls, name: str, data: Mapping[str, Any]) -> Voice:
         """From a config table: ``engine``, ``condition``, ``speaker``, ``description`` + engine options."""
         if not isinstance(data, Mapping) or "engine" not in data:
-            raise ConfigError(f"voice {name!r} needs an 'engine' ({', '.join(sorted(ENGINES))})")
+            raise ConfigError(f"voice {name!r} needs an 'engine' ({', '.join(ENGINES.names())})")
         options = {k: v for k, v in data.items() if k not in _META_KEYS}
         speaker = data.get("speaker")
         return cls(str(name), str(data["engine"]), options, str(data.get("condition", "generic")),
@@ -213,7 +212,7 @@ def voice_listing() -> list[VoiceStatus]:
 
 def synthesis_key(voice: Voice, text: str) -> str:
     """Cache key: sha256 over the voice definition, the engine version and the exact text."""
-    version = ENGINES[voice.engine].version(voice.options)
+    version = ENGINES.get(voice.engine).version(voice.options)
     payload = json.dumps({"voice": voice.name, "def": voice.to_dict(), "engine_version": version, "text": text},
                          sort_keys=True, default=str)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
@@ -257,7 +256,7 @@ def synthesize(voice_name: str, text: str, cache: bool = True) -> tuple[np.ndarr
     voice = get_voice(voice_name)
     if not isinstance(text, str) or not text.strip():
         raise ConfigError(f"voice {voice_name!r}: text to synthesize is empty; fix: pass a sentence")
-    engine = ENGINES[voice.engine]
+    engine = ENGINES.get(voice.engine)
     if not engine.installed(voice.options):
         raise MissingEngineError(voice.name, voice.engine, engine.install_hint)
     path = _cache_path(synthesis_key(voice, text)) if cache else None
