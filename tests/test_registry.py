@@ -38,7 +38,8 @@ def test_unknown_name_is_one_line_with_the_valid_names_and_the_fix() -> None:
     with pytest.raises(ConfigError, match=r"unknown widget \['x'\]"):
         reg.get(["x"])  # type: ignore[arg-type]
     empty: Registry[int] = Registry("gadget", plural="gadgetry", error=BackendError)
-    with pytest.raises(BackendError, match="unknown gadget 'x'; available gadgetry: none; fix: use one of the available gadgetry"):
+    with pytest.raises(BackendError,
+                       match="unknown gadget 'x'; available gadgetry: none; fix: use one of the available gadgetry"):
         empty.get("x")
 
 

@@ -3,7 +3,7 @@
 Backends, runner probes, report sections, text normalizers, audio transforms, battery condition
 kinds and measures, TTS voices and aligners are each one :class:`Registry` of named entries::
 
-    >>> shapes = Registry[int]("shape", fix="pass one of the listed names")
+    >>> shapes = Registry[int]("shape", fix="pick one")
     >>> shapes.register("square", 4)
     4
     >>> @shapes.register("triangle")
@@ -16,7 +16,7 @@ kinds and measures, TTS voices and aligners are each one :class:`Registry` of na
     >>> shapes.get("circle")
     Traceback (most recent call last):
     ...
-    asr_audit.errors.ConfigError: unknown shape 'circle'; available shapes: square, triangle; fix: pass one of the listed names
+    asr_audit.errors.ConfigError: unknown shape 'circle'; available shapes: square, triangle; fix: pick one
 
 * :meth:`Registry.register` works as a decorator (``@reg.register("name")``) or as a direct call
   (``reg.register("name", entry)``). A second, different entry under a taken name is an error
