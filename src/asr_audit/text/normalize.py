@@ -77,8 +77,7 @@ def _basic() -> Normalizer:
     return BasicNormalizer()
 
 
-NORMALIZERS: Registry[Callable[[], Normalizer]] = Registry("normalizer", fix="use one of them or register yours "
-                                                           "with asr_audit.text.normalize.register_normalizer")
+NORMALIZERS: Registry[Callable[[], Normalizer]] = Registry("normalizer", fix="use one of them")
 NORMALIZERS.register("whisper", _whisper)
 NORMALIZERS.register("oal", _oal)
 NORMALIZERS.register("basic", _basic)
@@ -108,7 +107,7 @@ def get_normalizer(name: str = DEFAULT_NORMALIZER) -> Normalizer:
     >>> get_normalizer("nope")
     Traceback (most recent call last):
     ...
-    asr_audit.errors.ConfigError: unknown normalizer 'nope'; available normalizers: basic, oal, whisper; fix: use one of them or register yours with asr_audit.text.normalize.register_normalizer
+    asr_audit.errors.ConfigError: unknown normalizer 'nope'; available normalizers: basic, oal, whisper; fix: use one of them
     """
     instance = _INSTANCES.get(name)
     if instance is not None:
