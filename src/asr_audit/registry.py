@@ -1,7 +1,8 @@
 """One registry shape for every extension point: ``Registry[T]``.
 
 Backends, runner probes, report sections, text normalizers, audio transforms, battery condition
-kinds and measures, TTS voices and aligners are each one :class:`Registry` of named entries::
+kinds and measures, TTS voices and engines, and aligners are each one :class:`Registry` of named
+entries::
 
     >>> shapes = Registry[int]("shape", fix="pick one")
     >>> shapes.register("square", 4)
@@ -32,7 +33,7 @@ kinds and measures, TTS voices and aligners are each one :class:`Registry` of na
 
 **Plugins (entry points).** A registry that names an entry-point group (the backends use
 ``asr_audit.backends``) also loads, on first use, every entry point of that group: each names a
-module whose import registers its entries. A third-party package declares, in its
+module whose import registers its entries (of a ``module:attr`` value only the module is imported). A third-party package declares, in its
 ``pyproject.toml``::
 
     [project.entry-points."asr_audit.backends"]
