@@ -62,5 +62,5 @@ def test_cli_bad_aligner_is_one_line(manifest: Path, run_cli) -> None:  # noqa: 
     import asr_audit.cli.align  # noqa: F401
 
     code, _, err = run_cli("align", "--corpus", manifest, "--aligner", "mms", "--no-cache")
-    assert code == 2 and "aligner 'mms' is unknown; valid: sphinx, whisper" in err
+    assert code == 2 and "unknown aligner 'mms'; available aligners: sphinx, whisper" in err
     assert "Traceback" not in err

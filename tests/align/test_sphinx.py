@@ -83,7 +83,7 @@ def test_match_readings_picks_the_spoken_reading() -> None:
 
 def test_registry() -> None:
     assert get_aligner("sphinx").identity().name == "sphinx"
-    with pytest.raises(ConfigError, match="valid: sphinx, whisper"):
+    with pytest.raises(ConfigError, match="available aligners: sphinx, whisper"):
         get_aligner("mms")
     with pytest.raises(ConfigError, match="en-us"):
         get_aligner("sphinx", "fr-fr")

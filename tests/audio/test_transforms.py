@@ -58,7 +58,7 @@ def test_registry_lists_builtins_and_rejects_unknown_names():
 def test_user_transforms_register_with_the_decorator(sine, monkeypatch):
     from asr_audit.audio import transforms as module
 
-    monkeypatch.setattr(module, "_REGISTRY", dict(module._REGISTRY))  # forget the test class afterwards
+    monkeypatch.setattr(module.TRANSFORMS, "_entries", dict(module.TRANSFORMS._entries))  # forget the test class afterwards
 
     @register_transform
     @dataclasses.dataclass(frozen=True, slots=True)

@@ -34,8 +34,9 @@ SENTENCE = "The sitting resumed at ten past four."
 
 
 @pytest.fixture(autouse=True)
-def _restore_registry(monkeypatch):  # noqa: ANN001, ANN202
-    monkeypatch.setattr(voices_mod, "_VOICES", dict(voices_mod._VOICES))
+def _restore_registry():  # noqa: ANN202
+    with voices_mod.VOICES.temporary():
+        yield
 
 
 def _wav_bytes(seconds: float = 0.5, sr: int = 22050) -> bytes:
@@ -126,7 +127,7 @@ def test_voices_from_toml(tmp_path, fake_tts):
     assert get_voice("generic-server").options["params"] == {"speaker": "x"}
     assert register_voices(config) == ["fresh-01", "generic-server"]  # the same definitions again: fine
     config.write_text(config.read_text().replace("speaker = 'anna'", "speaker = 'bob'"))
-    with pytest.raises(ConfigError, match="already defined"):
+    with pytest.raises(ConfigError, match="already registered"):
         register_voices(config)
     assert register_voices(config, replace=True) == ["fresh-01", "generic-server"]
 

@@ -83,3 +83,35 @@ def test_original_part_rule() -> None:
                          "prepend") == ("thank", "you", "we", "agree")
     with pytest.raises(ConfigError):
         original_part((), (), (), "middle")
+
+
+def test_condition_kinds_are_one_registry_and_a_new_kind_plugs_in() -> None:
+    from asr_audit.audio.transforms import Gain
+    from asr_audit.probes.conditions import CONDITION_KINDS, Atom, ConditionKind
+
+    assert CONDITION_KINDS.names() == ["donor", "noise", "reverb", "truncate", "voice"]
+    clip = _clip("a", 1.0, "one two", 220)
+    with CONDITION_KINDS.temporary():
+        CONDITION_KINDS.register("gain", ConditionKind(
+            "gain", lambda text, rest: Atom("gain", (("db", float(rest)),), f"gain:{float(rest):g}"),
+            lambda atom, clip, base, ctx, span, name: Gain(atom.get("db"))))
+        cond = parse_condition("gain:-6+noise:10db")
+        assert cond.name == "gain:-6+noise:10db"
+        r = realize(cond, clip, ConditionContext([clip], seed=1))
+        assert r.clip.id.startswith("a__gain-neg6db__noise")
+    with pytest.raises(ConfigError, match="unknown condition kind 'gain'; grammar:"):
+        parse_condition("gain:-6")
+
+
+def test_battery_measures_are_one_registry() -> None:
+    from asr_audit.probes.battery import MEASURES, Measure, run_battery
+
+    assert MEASURES.names() == ["courtesy", "masked", "ortho", "refdis"]
+    assert MEASURES.get("refdis").text2num and not MEASURES.get("ortho").text2num
+    assert MEASURES.get("masked").judge is None and MEASURES.get("masked").condition is not None
+    assert MEASURES.get("courtesy").study is not None
+    with pytest.raises(ConfigError, match=r"unknown battery measure 'wer'; available battery measures: "
+                                          r"courtesy, masked, ortho, refdis; fix:"):
+        run_battery(None, {}, "wer", "noise:10db", None)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="exactly one of judge and condition"):
+        Measure("broken")

@@ -112,11 +112,35 @@ def test_score_is_a_chain_rule_over_prefix_probabilities(tiny_ctc, clips) -> Non
     assert all(lp <= 1e-12 for lp in whole.logprobs)
 
 
+def test_every_site_follows_the_mech_grammar(tiny_ctc, clips) -> None:  # noqa: ANN001
+    """``layer_sites`` parses every site name: a name outside the grammar made it fail on wav2vec2."""
+    from asr_audit.mech.sites import layer_sites, parse_site
+
+    sites = tiny_ctc.sites()
+    assert sites[0] == "encoder.in" and sites[-1] == "encoder.head"
+    assert [parse_site(s) for s in sites] == [
+        ("encoder", None, "in"),
+        ("encoder", 0, "self_attn"), ("encoder", 0, "mlp"), ("encoder", 0, "out"),
+        ("encoder", 1, "self_attn"), ("encoder", 1, "mlp"), ("encoder", 1, "out"),
+        ("encoder", None, "head"),
+    ]
+    assert layer_sites(tiny_ctc, "encoder", "out") == ["encoder.layers.0.out", "encoder.layers.1.out"]
+    assert layer_sites(tiny_ctc, "decoder", "cross_attn") == []
+    seen: list[tuple[int, ...]] = []
+    handle = tiny_ctc.site_module("encoder.head").register_forward_hook(
+        lambda mod, args, out: seen.append(tuple(out.shape)))
+    try:
+        tiny_ctc.transcribe([clips[0]])
+    finally:
+        handle.remove()
+    assert len(seen) == 1 and seen[0][-1] == len(VOCAB)  # the head emits one logit per vocabulary entry
+
+
 def test_sites_and_wrong_kind(tiny_ctc, tmp_path: Path) -> None:  # noqa: ANN001
     from asr_audit.errors import BackendError
     from asr_audit.models.base import load_backend
 
-    assert "encoder.layers.1.out" in tiny_ctc.sites() and tiny_ctc.sites()[-1] == "head"
+    assert "encoder.layers.1.out" in tiny_ctc.sites() and tiny_ctc.sites()[-1] == "encoder.head"
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "whisper"}))
     with pytest.raises(BackendError, match="use hf:"):
         load_backend(f"hf-ctc:{tmp_path}")

@@ -60,6 +60,10 @@ def test_sites_grammar_and_hooks_fire(tiny_pt, librivox) -> None:  # noqa: ANN00
     assert len(sites) == 3 * n_enc + 1 + 1 + 4 * n_dec + 1
     assert sites[:3] == ["encoder.layers.0.self_attn", "encoder.layers.0.mlp", "encoder.layers.0.out"]
     assert "decoder.layers.3.cross_attn" in sites and sites[-1] == "decoder.out"
+    from asr_audit.mech.sites import layer_sites, parse_site
+
+    assert all(parse_site(s) for s in sites)  # every name follows the mech grammar
+    assert layer_sites(tiny_pt, "decoder", "cross_attn") == [f"decoder.layers.{i}.cross_attn" for i in range(n_dec)]
     seen: list[tuple[int, ...]] = []
     handle = tiny_pt.site_module("decoder.layers.0.cross_attn").register_forward_hook(
         lambda mod, args, out: seen.append(tuple((out[0] if isinstance(out, tuple) else out).shape))

@@ -58,7 +58,7 @@ def test_register_custom_normalizer() -> None:
     finally:
         from asr_audit.text import normalize
 
-        normalize._FACTORIES.pop("upper-test")
+        normalize.NORMALIZERS.unregister("upper-test")
         normalize._INSTANCES.pop("upper-test", None)
     with pytest.raises(ConfigError, match="not valid"):
         register_normalizer("bad name!", Upper)

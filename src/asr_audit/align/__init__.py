@@ -24,10 +24,10 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from asr_audit.align.records import AlignerIdentity, AlignmentError, ClipAlignment, WordTiming
-from asr_audit.errors import ConfigError
+from asr_audit.registry import Registry
 
 __all__ = [
-    "Aligner", "AlignerIdentity", "AlignmentError", "ClipAlignment", "WordTiming", "available_aligners",
+    "ALIGNERS", "Aligner", "AlignerIdentity", "AlignmentError", "ClipAlignment", "WordTiming", "available_aligners",
     "get_aligner",
 ]
 
@@ -65,20 +65,20 @@ def _whisper(model: str) -> Aligner:
     return WhisperAligner.load(model)
 
 
-_ALIGNERS: dict[str, AlignerKind] = {
-    "sphinx": AlignerKind("sphinx", "PocketSphinx forced alignment (offline, CPU, en-us)", "en-us", _sphinx),
-    "whisper": AlignerKind("whisper", "Whisper cross-attention DTW (PyTorch Whisper model spec)",
-                           "whisper-tiny.en-pt", _whisper),
-}
+ALIGNERS: Registry[AlignerKind] = Registry("aligner", fix="use one of them (asr-audit align --aligner NAME)")
+ALIGNERS.register("sphinx", AlignerKind("sphinx", "PocketSphinx forced alignment (offline, CPU, en-us)", "en-us",
+                                        _sphinx))
+ALIGNERS.register("whisper", AlignerKind("whisper", "Whisper cross-attention DTW (PyTorch Whisper model spec)",
+                                         "whisper-tiny.en-pt", _whisper))
 
 
 def available_aligners() -> list[str]:
     """Names accepted by :func:`get_aligner`."""
-    return sorted(_ALIGNERS)
+    return ALIGNERS.names()
 
 
 def aligner_kinds() -> list[AlignerKind]:
-    return [_ALIGNERS[n] for n in available_aligners()]
+    return [kind for _, kind in ALIGNERS.items()]
 
 
 def get_aligner(name: str, model: str | None = None) -> Aligner:
@@ -87,7 +87,8 @@ def get_aligner(name: str, model: str | None = None) -> Aligner:
     ``model`` is ``en-us`` for ``sphinx``; a PyTorch Whisper model spec for ``whisper``
     (``whisper-tiny.en-pt``, ``whisper-base-pt``, ``hf:<dir>``).
     """
-    kind = _ALIGNERS.get(name.strip().lower())
-    if kind is None:
-        raise ConfigError(f"aligner {name!r} is unknown; valid: {', '.join(available_aligners())}")
+    key = name.strip().lower()
+    if key not in ALIGNERS:
+        raise ALIGNERS.unknown(name)
+    kind = ALIGNERS.get(key)
     return kind.factory(model or kind.default_model)

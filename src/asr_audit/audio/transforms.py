@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import importlib
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -32,15 +31,18 @@ from asr_audit.audio.dsp import TransformError, check_samples, db_to_amplitude, 
 from asr_audit.audio.io import audio_hash
 from asr_audit.corpus.clips import ArraySource, Clip
 from asr_audit.errors import ConfigError
+from asr_audit.registry import Registry
 
 Info = dict[str, Any]
 SampleRange = tuple[int, int]
 T = TypeVar("T", bound=type)
 
-_REGISTRY: dict[str, type[Transform]] = {}
+# modules whose import registers the transforms defined outside this module
 _BUILTIN_MODULES = ("asr_audit.audio.spans", "asr_audit.audio.noise", "asr_audit.audio.reverb")
+TRANSFORMS: Registry[type[Transform]] = Registry(
+    "transform", fix="use one of them or register yours with @register_transform", modules=_BUILTIN_MODULES)
 
-__all__ = ["Chain", "DerivedAudio", "Gain", "Normalize", "Provenance", "Transform", "TransformError",
+__all__ = ["TRANSFORMS", "Chain", "DerivedAudio", "Gain", "Normalize", "Provenance", "Transform", "TransformError",
            "available_transforms", "clip_seed", "derive", "derive_clip", "derived_id", "register_transform",
            "transform_from_dict"]
 
@@ -50,32 +52,17 @@ def register_transform(cls: T) -> T:
     name = getattr(cls, "name", None)
     if not isinstance(name, str) or not name:
         raise TypeError(f"{cls.__name__} needs a non-empty class variable 'name'")
-    if name in _REGISTRY and _REGISTRY[name].__qualname__ != cls.__qualname__:
-        raise ConfigError(f"transform name {name!r} is already registered by {_REGISTRY[name].__qualname__}; "
-                          "fix: choose another name")
-    _REGISTRY[name] = cls  # type: ignore[assignment]
-    return cls
-
-
-def _load_builtins() -> None:
-    for module in _BUILTIN_MODULES:
-        importlib.import_module(module)
+    return TRANSFORMS.register(name, cls)
 
 
 def available_transforms() -> list[str]:
     """Registered transform names, sorted."""
-    _load_builtins()
-    return sorted(_REGISTRY)
+    return TRANSFORMS.names()
 
 
 def transform_class(name: str) -> type[Transform]:
     """The transform class registered as ``name``, or :class:`ConfigError` listing the valid names."""
-    _load_builtins()
-    try:
-        return _REGISTRY[name]
-    except (KeyError, TypeError):
-        raise ConfigError(f"unknown transform {name!r}; available transforms: "
-                          f"{', '.join(sorted(_REGISTRY))}") from None
+    return TRANSFORMS.get(name)
 
 
 def _encode(value: Any) -> Any:

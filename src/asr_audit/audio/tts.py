@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from asr_audit.errors import AuditError, require
+from asr_audit.registry import Registry
 
 Options = Mapping[str, Any]
 FESTIVAL_VOICE_ROOTS = ("/usr/share/festival/voices", "/usr/local/share/festival/voices", "/usr/lib/festival/voices")
@@ -332,4 +333,6 @@ class Http(Engine):
         return read_wav_bytes(data, f"TTS server {options['url']}")
 
 
-ENGINES: dict[str, Engine] = {e.name: e for e in (Flite(), EspeakNg(), Festival(), Piper(), Command(), Http())}
+ENGINES: Registry[Engine] = Registry("engine", fix="set engine to one of them in the voice's table")
+for _engine in (Flite(), EspeakNg(), Festival(), Piper(), Command(), Http()):
+    ENGINES.register(_engine.name, _engine)

@@ -43,12 +43,13 @@ import numpy as np
 from asr_audit.audio.io import SAMPLE_RATE, to_mono_16k
 from asr_audit.audio.tts import ENGINES, SynthesisError
 from asr_audit.errors import AuditError, ConfigError
+from asr_audit.registry import Registry
 
 CONDITIONS = ("generic", "test-set-clone", "fresh-clone", "other")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 _META_KEYS = ("engine", "condition", "speaker", "description")
 
-__all__ = ["CONDITIONS", "MissingEngineError", "SynthesisError", "Voice", "VoiceStatus", "available_voices",
+__all__ = ["CONDITIONS", "VOICES", "MissingEngineError", "SynthesisError", "Voice", "VoiceStatus", "available_voices",
            "get_voice", "register_voice", "register_voices", "synthesis_key", "synthesize", "voice_listing"]
 
 
@@ -75,23 +76,22 @@ class Voice:
         if not isinstance(self.name, str) or not _NAME.match(self.name):
             raise ConfigError(f"voice name {self.name!r} must be 1-64 lowercase letters, digits, '.', '_' or '-'")
         if self.engine not in ENGINES:
-            raise ConfigError(f"voice {self.name!r}: unknown engine {self.engine!r}; "
-                              f"available engines: {', '.join(sorted(ENGINES))}")
+            raise ConfigError(f"voice {self.name!r}: {ENGINES.unknown(self.engine)}")
         if self.condition not in CONDITIONS:
             raise ConfigError(f"voice {self.name!r}: unknown condition {self.condition!r}; "
                               f"valid: {', '.join(CONDITIONS)}")
         object.__setattr__(self, "options", dict(self.options))
-        problem = ENGINES[self.engine].check(self.options)
+        problem = ENGINES.get(self.engine).check(self.options)
         if problem:
             raise ConfigError(f"voice {self.name!r}: {problem}")
 
     @property
     def installed(self) -> bool:
-        return ENGINES[self.engine].installed(self.options)
+        return ENGINES.get(self.engine).installed(self.options)
 
     @property
     def install_hint(self) -> str:
-        return ENGINES[self.engine].install_hint
+        return ENGINES.get(self.engine).install_hint
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"engine": self.engine, **self.options, "condition": self.condition}
@@ -105,7 +105,7 @@ class Voice:
     def from_dict(cls, name: str, data: Mapping[str, Any]) -> Voice:
         """From a config table: ``engine``, ``condition``, ``speaker``, ``description`` + engine options."""
         if not isinstance(data, Mapping) or "engine" not in data:
-            raise ConfigError(f"voice {name!r} needs an 'engine' ({', '.join(sorted(ENGINES))})")
+            raise ConfigError(f"voice {name!r} needs an 'engine' ({', '.join(ENGINES.names())})")
         options = {k: v for k, v in data.items() if k not in _META_KEYS}
         speaker = data.get("speaker")
         return cls(str(name), str(data["engine"]), options, str(data.get("condition", "generic")),
@@ -130,17 +130,24 @@ def _builtin() -> list[Voice]:
     return flite + espeak + festival + piper
 
 
-_VOICES: dict[str, Voice] = {v.name: v for v in _builtin()}
+def _voice_names() -> str:
+    """The unknown-voice error's listing: the installed voices, then all of them."""
+    return f"{', '.join(available_voices()) or 'none'} (all: {', '.join(VOICES.names())})"
+
+
+VOICES: Registry[Voice] = Registry(
+    "voice", listing=_voice_names,
+    fix="use an installed voice, install its engine (voice_listing() names the package) or register yours "
+        "with register_voices(<TOML file>)")
+for _voice in _builtin():
+    VOICES.register(_voice.name, _voice)
 
 
 def register_voice(voice: Voice, replace: bool = False) -> Voice:
     """Add ``voice`` to the registry (``replace=True`` to redefine an existing name)."""
     if not isinstance(voice, Voice):
         raise ConfigError(f"register_voice needs a Voice, got {type(voice).__name__}")
-    if voice.name in _VOICES and _VOICES[voice.name] != voice and not replace:
-        raise ConfigError(f"voice {voice.name!r} is already defined; fix: choose another name or pass replace=True")
-    _VOICES[voice.name] = voice
-    return voice
+    return VOICES.register(voice.name, voice, replace=replace)
 
 
 def register_voices(config: Mapping[str, Any] | str | os.PathLike[str], replace: bool = False) -> list[str]:
@@ -177,17 +184,12 @@ def register_voices(config: Mapping[str, Any] | str | os.PathLike[str], replace:
 
 def get_voice(name: str) -> Voice:
     """The registered voice ``name``, or :class:`ConfigError` listing all voices."""
-    try:
-        return _VOICES[name]
-    except (KeyError, TypeError):
-        raise ConfigError(f"unknown voice {name!r}; available voices: {', '.join(available_voices()) or 'none'} "
-                          f"(all: {', '.join(sorted(_VOICES))})") from None
+    return VOICES.get(name)
 
 
 def available_voices(condition: str | None = None) -> list[str]:
     """Names of voices whose engine is installed (optionally only one ``condition``), sorted."""
-    return sorted(v.name for v in _VOICES.values()
-                  if v.installed and (condition is None or v.condition == condition))
+    return [name for name, v in VOICES.items() if v.installed and (condition is None or v.condition == condition)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,12 +207,12 @@ class VoiceStatus:
 def voice_listing() -> list[VoiceStatus]:
     """Every registered voice, installed or not, with the hint to install its engine."""
     return [VoiceStatus(v.name, v.engine, v.condition, v.installed, v.install_hint, v.description)
-            for v in sorted(_VOICES.values(), key=lambda v: v.name)]
+            for _, v in VOICES.items()]
 
 
 def synthesis_key(voice: Voice, text: str) -> str:
     """Cache key: sha256 over the voice definition, the engine version and the exact text."""
-    version = ENGINES[voice.engine].version(voice.options)
+    version = ENGINES.get(voice.engine).version(voice.options)
     payload = json.dumps({"voice": voice.name, "def": voice.to_dict(), "engine_version": version, "text": text},
                          sort_keys=True, default=str)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
@@ -254,7 +256,7 @@ def synthesize(voice_name: str, text: str, cache: bool = True) -> tuple[np.ndarr
     voice = get_voice(voice_name)
     if not isinstance(text, str) or not text.strip():
         raise ConfigError(f"voice {voice_name!r}: text to synthesize is empty; fix: pass a sentence")
-    engine = ENGINES[voice.engine]
+    engine = ENGINES.get(voice.engine)
     if not engine.installed(voice.options):
         raise MissingEngineError(voice.name, voice.engine, engine.install_hint)
     path = _cache_path(synthesis_key(voice, text)) if cache else None

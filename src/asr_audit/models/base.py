@@ -25,6 +25,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 import numpy as np
 
 from asr_audit.errors import BackendError, ConfigError
+from asr_audit.registry import Registry
 
 SAMPLE_RATE = 16_000
 Seconds = float
@@ -154,8 +155,24 @@ class BackendKind:
     extra: str | None = None  # the pip extra that provides its dependencies
 
 
-_REGISTRY: dict[str, BackendKind] = {}
-_BUILTINS_LOADED: list[bool] = [False]
+BACKEND_ENTRY_POINTS = "asr_audit.backends"
+
+# Modules whose import registers backends (they must import heavy dependencies lazily). Backends
+# of higher layers (the model organisms) and of other packages are entry points of the group
+# BACKEND_ENTRY_POINTS, declared in their pyproject.toml (see asr_audit.registry).
+BUILTIN_BACKEND_MODULES: tuple[str, ...] = (
+    "asr_audit.models.sphinx",
+    "asr_audit.models.openai_http",
+    "asr_audit.models.preds",
+    "asr_audit.models.ct2",
+    "asr_audit.models.hf",
+    "asr_audit.models.hf_ctc",
+)
+
+BACKENDS: Registry[BackendKind] = Registry(
+    "backend kind", fix="see `asr-audit models`", modules=BUILTIN_BACKEND_MODULES,
+    entry_points=BACKEND_ENTRY_POINTS,
+)
 
 
 def register_backend(
@@ -169,44 +186,22 @@ def register_backend(
     """Decorator registering a factory ``(argument, options) -> Backend`` under ``name``.
 
     For prefix kinds the argument is the text after ``name:``; for bundled names it is ``""``.
+    A name already taken by another factory is a :class:`ConfigError`.
     """
 
     def deco(factory: BackendFactory) -> BackendFactory:
         bad = set(capabilities) - set(CAPABILITIES)
         if bad:
             raise ValueError(f"unknown capabilities {sorted(bad)}")
-        _REGISTRY[name] = BackendKind(name, factory, description, frozenset(capabilities), bundled, extra)
+        BACKENDS.register(name, BackendKind(name, factory, description, frozenset(capabilities), bundled, extra))
         return factory
 
     return deco
 
 
-def _load_builtins() -> None:
-    if _BUILTINS_LOADED[0]:
-        return
-    _BUILTINS_LOADED[0] = True
-    import importlib
-
-    for module in BUILTIN_BACKEND_MODULES:
-        importlib.import_module(module)
-
-
-# Modules whose import registers backends (they must import heavy dependencies lazily).
-BUILTIN_BACKEND_MODULES: list[str] = [
-    "asr_audit.models.sphinx",
-    "asr_audit.models.openai_http",
-    "asr_audit.models.preds",
-    "asr_audit.models.ct2",
-    "asr_audit.models.hf",
-    "asr_audit.models.hf_ctc",
-    "asr_audit.organism.backend",
-]
-
-
 def available_backends() -> list[BackendKind]:
     """Every registered backend kind, prefix kinds first, then bundled names."""
-    _load_builtins()
-    return sorted(_REGISTRY.values(), key=lambda k: (k.bundled, k.name))
+    return sorted((kind for _, kind in BACKENDS.items()), key=lambda k: (k.bundled, k.name))
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
@@ -217,12 +212,11 @@ def parse_spec(spec: str) -> tuple[str, str]:
     >>> parse_spec("whisper-tiny.en")
     ('whisper-tiny.en', '')
     """
-    _load_builtins()
     spec = spec.strip()
-    if spec in _REGISTRY and _REGISTRY[spec].bundled:
+    if spec in BACKENDS and BACKENDS.get(spec).bundled:
         return spec, ""
     kind, sep, arg = spec.partition(":")
-    if sep and kind in _REGISTRY and not _REGISTRY[kind].bundled:
+    if sep and kind in BACKENDS and not BACKENDS.get(kind).bundled:
         if not arg:
             raise ConfigError(f"model spec {spec!r} has nothing after '{kind}:'; fix: e.g. {kind}:<model id or path>")
         return kind, arg
@@ -233,7 +227,7 @@ def parse_spec(spec: str) -> tuple[str, str]:
 def load_backend(spec: str, options: DecodeOptions | None = None) -> Backend:
     """Create the backend named by ``spec`` (see :func:`available_backends`)."""
     kind, arg = parse_spec(spec)
-    return _REGISTRY[kind].factory(arg, options or DecodeOptions())
+    return BACKENDS.get(kind).factory(arg, options or DecodeOptions())
 
 
 class BaseBackend:

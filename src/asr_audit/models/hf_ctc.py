@@ -38,7 +38,11 @@ from asr_audit.models.whisper_torch import dtype_kwarg, torch_setup
 
 
 def ctc_site_modules(model: Any) -> dict[str, Any]:
-    """Hook-site name -> module for a transformer CTC model (``encoder.layers.{L}.out`` etc.)."""
+    """Hook-site name -> module for a transformer CTC model, in forward order.
+
+    Names follow :mod:`asr_audit.mech.sites`: ``encoder.in`` (feature projection),
+    ``encoder.layers.{L}.self_attn|mlp|out``, ``encoder.head`` (the CTC output projection).
+    """
     base = model.base_model
     layers = getattr(getattr(base, "encoder", None), "layers", None) or []
     sites: dict[str, Any] = {}
@@ -51,7 +55,7 @@ def ctc_site_modules(model: Any) -> dict[str, Any]:
             sites[f"encoder.layers.{i}.mlp"] = layer.feed_forward
         sites[f"encoder.layers.{i}.out"] = layer
     if hasattr(model, "lm_head"):
-        sites["head"] = model.lm_head
+        sites["encoder.head"] = model.lm_head
     return sites
 
 
@@ -89,7 +93,7 @@ class HFCTCBackend(BaseBackend):
         self._sites = ctc_site_modules(self.torch_model)
 
     def sites(self) -> list[str]:
-        """Hook-site names in forward order (``encoder.layers.{L}.self_attn|mlp|out``, ``head``)."""
+        """Hook-site names in forward order (``encoder.in``, ``encoder.layers.{L}.self_attn|mlp|out``, ``encoder.head``)."""
         return list(self._sites)
 
     def site_module(self, name: str) -> Any:

@@ -45,11 +45,11 @@ from asr_audit.errors import ConfigError
 from asr_audit.options import OptionError, Reader, Surface, build, check
 from asr_audit.probes.conditions import Condition, ConditionContext, Realized, parse_conditions, realize
 from asr_audit.probes.refdis import PRESETS, RefdisParams, preset_params
+from asr_audit.registry import Registry
 from asr_audit.stats.did import difference_in_differences, paired_difference
 from asr_audit.stats.intervals import wilson
 from asr_audit.text.align import opcodes
 
-PROBES = ("refdis", "courtesy", "ortho", "masked")
 Tokens = tuple[str, ...]
 
 
@@ -274,29 +274,46 @@ def _transcribe(backend: Any, clips: Sequence[Any], store: Any, name: str) -> tu
     return {r.clip_id: r.hypothesis for r in out.records}, fails
 
 
-def _build_judge(probe: str, corpus: Corpus, ctx: ConditionContext, hyps0: Mapping[str, Mapping[str, str]],
-                 normalize: Callable[[str], Tokens], mining: RefdisParams, families: Sequence[str] | None,
-                 panel: Sequence[str]) -> _Judge:
-    clips = corpus.clips
-    if probe == "courtesy":
-        from asr_audit.probes.courtesy import eligible_clips
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MeasureSettings:
+    """What a measure reads of the battery's options: ``mining`` (refdis), ``families`` (ortho),
+    ``gate_max_wer`` (masked)."""
 
-        eligible = eligible_clips(clips, ctx.spoken, hyps0)
-        ctx.spoken = {**ctx.spoken, **{e.clip_id: e.spoken for e in eligible}}
-        return CourtesyJudge(eligible)
-    if probe == "ortho":
-        return OrthoJudge(clips, families)
-    if probe == "refdis":
-        rp = mining
-        refs = {c.id: normalize(c.reference) for c in clips}
-        corrected = {cid: normalize(ctx.spoken[cid]) for cid in refs if cid in ctx.spoken}
-        missing = [c for c in clips if c.id not in corrected]
-        if missing:
-            corrected.update(_consensus(missing, hyps0, panel, rp, normalize, refs))
-        spoken_raw = {cid: ctx.spoken.get(cid) or " ".join(corrected[cid]) for cid in refs}
-        ctx.spoken = {**ctx.spoken, **{cid: t for cid, t in spoken_raw.items() if cid not in ctx.spoken}}
-        return RefdisJudge(refs, corrected, spoken_raw, normalize, rp)
-    raise ConfigError(f"unknown battery probe {probe!r}; valid: {', '.join(PROBES)}")
+    mining: RefdisParams
+    families: Sequence[str] | None
+    gate_max_wer: float
+
+
+JudgeBuilder = Callable[[Corpus, ConditionContext, Mapping[str, Mapping[str, str]], Callable[[str], Tokens],
+                         MeasureSettings, Sequence[str]], _Judge]
+
+
+def _courtesy_judge(corpus: Corpus, ctx: ConditionContext, hyps0: Mapping[str, Mapping[str, str]],
+                    normalize: Callable[[str], Tokens], settings: MeasureSettings, panel: Sequence[str]) -> _Judge:
+    from asr_audit.probes.courtesy import eligible_clips
+
+    eligible = eligible_clips(corpus.clips, ctx.spoken, hyps0)
+    ctx.spoken = {**ctx.spoken, **{e.clip_id: e.spoken for e in eligible}}
+    return CourtesyJudge(eligible)
+
+
+def _ortho_judge(corpus: Corpus, ctx: ConditionContext, hyps0: Mapping[str, Mapping[str, str]],
+                 normalize: Callable[[str], Tokens], settings: MeasureSettings, panel: Sequence[str]) -> _Judge:
+    return OrthoJudge(corpus.clips, settings.families)
+
+
+def _refdis_judge(corpus: Corpus, ctx: ConditionContext, hyps0: Mapping[str, Mapping[str, str]],
+                  normalize: Callable[[str], Tokens], settings: MeasureSettings, panel: Sequence[str]) -> _Judge:
+    clips = corpus.clips
+    rp = settings.mining
+    refs = {c.id: normalize(c.reference) for c in clips}
+    corrected = {cid: normalize(ctx.spoken[cid]) for cid in refs if cid in ctx.spoken}
+    missing = [c for c in clips if c.id not in corrected]
+    if missing:
+        corrected.update(_consensus(missing, hyps0, panel, rp, normalize, refs))
+    spoken_raw = {cid: ctx.spoken.get(cid) or " ".join(corrected[cid]) for cid in refs}
+    ctx.spoken = {**ctx.spoken, **{cid: t for cid, t in spoken_raw.items() if cid not in ctx.spoken}}
+    return RefdisJudge(refs, corrected, spoken_raw, normalize, rp)
 
 
 def _consensus(clips: Sequence[Any], hyps0: Mapping[str, Mapping[str, str]], panel: Sequence[str], rp: Any,
@@ -346,12 +363,11 @@ def run_battery(
     from asr_audit.probes.refdis_run import with_text2num
     from asr_audit.text.normalize import get_normalizer, normalize_many
 
-    if probe not in PROBES:
-        raise ConfigError(f"unknown battery probe {probe!r}; valid: {', '.join(PROBES)}")
+    measure = MEASURES.get(probe)
     if not backends:
         raise ConfigError("the battery needs at least one model; fix: --model whisper-tiny.en,...")
     conds = parse_conditions(conditions)
-    norm = with_text2num(get_normalizer(normalizer)) if probe == "refdis" else get_normalizer(normalizer)
+    norm = with_text2num(get_normalizer(normalizer)) if measure.text2num else get_normalizer(normalizer)
 
     def normalize(text: str) -> Tokens:
         return tuple(normalize_many(norm, [text])[0].split())
@@ -362,16 +378,17 @@ def run_battery(
     for name, b in backends.items():
         hyps0[name], f = _transcribe(b, corpus.clips, store, name)
         failures += [{**x, "condition": "original"} for x in f]
-    judge = None if probe == "masked" else _build_judge(probe, corpus, ctx, hyps0, normalize,
-                                                        mining or RefdisParams(), families, list(panel or backends))
+    settings = MeasureSettings(mining=mining or RefdisParams(), families=families, gate_max_wer=gate_max_wer)
+    judge = None if measure.judge is None else measure.judge(corpus, ctx, hyps0, normalize, settings,
+                                                             list(panel or backends))
     items: dict[str, dict[str, dict[str, int]]] = {}
     n_items: dict[str, int] = {}
     clusters = {c.id: " ".join(normalize(c.reference)) for c in corpus.clips}
     for cond in conds:
         if progress:
             progress(cond.name)
-        if judge is None:
-            items[cond.name], f = _masked_condition(cond, corpus, backends, ctx, store, gate_max_wer)
+        if measure.condition is not None:
+            items[cond.name], f = measure.condition(cond, corpus, backends, ctx, store, settings)
         else:
             items[cond.name], f = _run_condition(cond, corpus, backends, judge, ctx, store, normalize, hyps0)
         failures += f
@@ -387,8 +404,8 @@ def run_battery(
     diffs = _differences(conds, list(backends), items, clusters, seed, n_resamples)
     dids = _dids(conds, list(backends), items, clusters, seed, n_resamples)
     rows: tuple[dict[str, Any], ...] = ()
-    if probe == "courtesy" and study:
-        rows = _study(backends, corpus, judge, ctx, items, store, hyps0, conds, normalize)
+    if measure.study is not None and study:
+        rows = measure.study(backends, corpus, judge, ctx, items, store, hyps0, conds, normalize)
     return BatteryResult(probe=probe, corpus=corpus.name, conditions=tuple(c.name for c in conds),
                          models=tuple(backends), cells=tuple(cells), differences=tuple(diffs), did=tuple(dids),
                          seed=seed, n_items=n_items, failures=tuple(failures), study=rows, notes=(), items=items)
@@ -443,7 +460,7 @@ def _run_condition(cond: Condition, corpus: Corpus, backends: Mapping[str, Any],
 
 
 def _masked_condition(cond: Condition, corpus: Corpus, backends: Mapping[str, Any], ctx: ConditionContext,
-                      store: Any, gate_max_wer: float) -> tuple[dict[str, dict[str, int]], list[dict[str, str]]]:
+                      store: Any, settings: MeasureSettings) -> tuple[dict[str, dict[str, int]], list[dict[str, str]]]:
     """Masked-entity recovery (:func:`asr_audit.probes.masked.run_masked`) on the clips under ``cond``.
 
     The condition is applied first (clip ids kept), then the probe aligns, masks and scores as usual;
@@ -461,7 +478,7 @@ def _masked_condition(cond: Condition, corpus: Corpus, backends: Mapping[str, An
             clips.append(replace(realize(cond, clip, ctx).clip, id=clip.id))
         except AuditError as exc:
             failures += [{"model": m, "clip_id": clip.id, "condition": cond.name, "reason": str(exc)} for m in backends]
-    mp = MaskParams(seed=ctx.seed, gate_max_wer=gate_max_wer)
+    mp = MaskParams(seed=ctx.seed, gate_max_wer=settings.gate_max_wer)
     res = run_masked(list(backends.values()), replace(corpus, clips=tuple(clips)), store, mp)
     name_of = {b.spec: n for n, b in backends.items()}
     where = {r.item_id: f"{r.clip_id}#{r.start}-{r.end}" for r in res.recipes}  # stable across conditions
@@ -543,6 +560,37 @@ def _study(backends: Mapping[str, Any], corpus: Corpus, judge: _Judge, ctx: Cond
     return tuple(r.to_dict() for r in rows)
 
 
+# --- the measures -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Measure:
+    """A battery measure: what an item is and how a condition is scored.
+
+    ``judge`` builds the :class:`_Judge` that scores realized clips (from the corpus, the condition
+    context, the original-audio hypotheses, the normalizer, the parameters and the panel); a
+    measure with ``condition`` instead realizes and scores each condition itself (``masked``).
+    ``text2num`` normalizes spelled numbers to digits; ``study`` adds case-study rows.
+    """
+
+    name: str
+    judge: JudgeBuilder | None = None
+    condition: Callable[..., tuple[dict[str, dict[str, int]], list[dict[str, str]]]] | None = None
+    text2num: bool = False
+    study: Callable[..., tuple[dict[str, Any], ...]] | None = None
+
+    def __post_init__(self) -> None:
+        if (self.judge is None) == (self.condition is None):
+            raise ValueError(f"battery measure {self.name!r} needs exactly one of judge and condition")
+
+
+MEASURES: Registry[Measure] = Registry(
+    "battery measure", fix="use one of them (asr-audit battery --probe, or measure = ... in [probes.battery])")
+MEASURES.register("refdis", Measure("refdis", judge=_refdis_judge, text2num=True))
+MEASURES.register("courtesy", Measure("courtesy", judge=_courtesy_judge, study=_study))
+MEASURES.register("ortho", Measure("ortho", judge=_ortho_judge))
+MEASURES.register("masked", Measure("masked", condition=_masked_condition))
+
+
 BATTERY_FIELDS = ("measure", "conditions", "donor_conv", "spoken", "models", "resamples", "preset", "min_ref_match",
                   "families", "study")
 
@@ -568,8 +616,8 @@ class BatteryOptions:
     families: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
-        check(self.measure in PROBES, "measure", self.measure, f"is unknown (valid: {', '.join(PROBES)})",
-              f"use one of {', '.join(PROBES)}")
+        check(self.measure in MEASURES, "measure", self.measure, f"is unknown (valid: {', '.join(MEASURES.names())})",
+              f"use one of {', '.join(MEASURES.names())}")
         check(bool(self.conditions), "conditions", self.conditions, "names no condition",
               'name at least one, e.g. ["noise:10db", "donor:conv8s"]')
         try:

@@ -13,7 +13,8 @@ A condition is one or more *atoms* joined with ``+`` and applied left to right::
 
 ``voice:flite-kal+reverb:0.6`` re-voices then reverberates. A voice must come first; a truncation
 must come before a donor (it needs word timings of the unspliced audio). Noise and reverberation
-keep the length and the timing, so they may come anywhere.
+keep the length and the timing, so they may come anywhere. Each atom kind is one entry of
+:data:`CONDITION_KINDS` (its parser and the transform it adds).
 
 >>> parse_condition("voice:flite-kal+reverb:0.6").name
 'voice:flite-kal+reverb:0.6'
@@ -36,6 +37,7 @@ import numpy as np
 
 from asr_audit.corpus.clips import ArraySource, Clip
 from asr_audit.errors import ConfigError
+from asr_audit.registry import Registry
 
 ORIGINAL = "original"
 NOISE_KINDS = ("white", "pink", "babble")
@@ -114,49 +116,60 @@ def _fmt(x: float) -> str:
     return f"{x:g}"
 
 
+def _parse_noise(text: str, rest: str) -> Atom:
+    parts = rest.split(":")
+    kind = parts[0] if len(parts) == 2 else "white"
+    if len(parts) not in (1, 2) or kind not in NOISE_KINDS:
+        raise _bad(text, f"noise takes [<{'|'.join(NOISE_KINDS)}>:]<snr>db")
+    m = re.fullmatch(r"(-?[0-9.]+)\s*db", parts[-1])
+    if not m:
+        raise _bad(text, f"noise SNR {parts[-1]!r} must look like 10db")
+    snr = _number(text, m.group(1), "SNR")
+    canon = f"noise:{_fmt(snr)}db" if kind == "white" else f"noise:{kind}:{_fmt(snr)}db"
+    return Atom("noise", (("kind", kind), ("snr_db", snr)), canon)
+
+
+def _parse_reverb(text: str, rest: str) -> Atom:
+    m = re.fullmatch(r"([0-9.]+)s?", rest)
+    rt60 = _number(text, m.group(1), "RT60") if m else -1.0
+    if not 0 < rt60 <= 5:
+        raise _bad(text, "reverb takes an RT60 in (0, 5] seconds, e.g. reverb:0.6")
+    return Atom("reverb", (("rt60", rt60),), f"reverb:{_fmt(rt60)}")
+
+
+def _parse_truncate(text: str, rest: str) -> Atom:
+    m = re.fullmatch(r"([0-9]+)w([0-9.]+)s", rest)
+    if not m:
+        raise _bad(text, "truncate takes <k>w<pad>s, e.g. truncate:1w0.25s")
+    k, pad = int(m.group(1)), _number(text, m.group(2), "pad")
+    return Atom("truncate", (("k", k), ("pad", pad)), f"truncate:{k}w{_fmt(pad)}s")
+
+
+def _parse_donor(text: str, rest: str) -> Atom:
+    m = re.fullmatch(r"(conv|bench)([0-9.]+)s(:append|:prepend)?", rest)
+    if not m:
+        raise _bad(text, "donor takes <conv|bench><seconds>s[:prepend], e.g. donor:conv8s")
+    seconds = _number(text, m.group(2), "donor length")
+    if seconds <= 0:
+        raise _bad(text, "donor length must be > 0 s")
+    pos = (m.group(3) or ":append")[1:]
+    canon = f"donor:{m.group(1)}{_fmt(seconds)}s" + (":prepend" if pos == "prepend" else "")
+    return Atom("donor", (("position", pos), ("seconds", seconds), ("source", m.group(1))), canon)
+
+
+def _parse_voice(text: str, rest: str) -> Atom:
+    name = text.strip().partition(":")[2].strip()  # voice names keep their case
+    if not name:
+        raise _bad(text, "voice needs a name, e.g. voice:flite-slt (see asr_audit.audio.available_voices())")
+    return Atom("voice", (("voice", name),), f"voice:{name}")
+
+
 def parse_atom(text: str) -> Atom:
     """One atom (see the module docstring); anything else raises :class:`ConfigError` with the grammar."""
-    t = text.strip().lower()
-    head, _, rest = t.partition(":")
-    if head == "noise":
-        parts = rest.split(":")
-        kind = parts[0] if len(parts) == 2 else "white"
-        if len(parts) not in (1, 2) or kind not in NOISE_KINDS:
-            raise _bad(text, f"noise takes [<{'|'.join(NOISE_KINDS)}>:]<snr>db")
-        m = re.fullmatch(r"(-?[0-9.]+)\s*db", parts[-1])
-        if not m:
-            raise _bad(text, f"noise SNR {parts[-1]!r} must look like 10db")
-        snr = _number(text, m.group(1), "SNR")
-        canon = f"noise:{_fmt(snr)}db" if kind == "white" else f"noise:{kind}:{_fmt(snr)}db"
-        return Atom("noise", (("kind", kind), ("snr_db", snr)), canon)
-    if head == "reverb":
-        m = re.fullmatch(r"([0-9.]+)s?", rest)
-        rt60 = _number(text, m.group(1), "RT60") if m else -1.0
-        if not 0 < rt60 <= 5:
-            raise _bad(text, "reverb takes an RT60 in (0, 5] seconds, e.g. reverb:0.6")
-        return Atom("reverb", (("rt60", rt60),), f"reverb:{_fmt(rt60)}")
-    if head == "truncate":
-        m = re.fullmatch(r"([0-9]+)w([0-9.]+)s", rest)
-        if not m:
-            raise _bad(text, "truncate takes <k>w<pad>s, e.g. truncate:1w0.25s")
-        k, pad = int(m.group(1)), _number(text, m.group(2), "pad")
-        return Atom("truncate", (("k", k), ("pad", pad)), f"truncate:{k}w{_fmt(pad)}s")
-    if head == "donor":
-        m = re.fullmatch(r"(conv|bench)([0-9.]+)s(:append|:prepend)?", rest)
-        if not m:
-            raise _bad(text, "donor takes <conv|bench><seconds>s[:prepend], e.g. donor:conv8s")
-        seconds = _number(text, m.group(2), "donor length")
-        if seconds <= 0:
-            raise _bad(text, "donor length must be > 0 s")
-        pos = (m.group(3) or ":append")[1:]
-        canon = f"donor:{m.group(1)}{_fmt(seconds)}s" + (":prepend" if pos == "prepend" else "")
-        return Atom("donor", (("position", pos), ("seconds", seconds), ("source", m.group(1))), canon)
-    if head == "voice":
-        name = text.strip().partition(":")[2].strip()
-        if not name:
-            raise _bad(text, "voice needs a name, e.g. voice:flite-slt (see asr_audit.audio.available_voices())")
-        return Atom("voice", (("voice", name),), f"voice:{name}")
-    raise _bad(text, f"unknown condition kind {head!r}")
+    head, _, rest = text.strip().lower().partition(":")
+    if head not in CONDITION_KINDS:
+        raise _bad(text, f"unknown condition kind {head!r}")
+    return CONDITION_KINDS.get(head).parse(text, rest)
 
 
 def parse_condition(text: str) -> Condition:
@@ -296,9 +309,6 @@ def realize(condition: Condition, clip: Clip, ctx: ConditionContext,
             span: tuple[int, int] | None = None) -> Realized:
     """``clip`` under ``condition``. ``span`` (word indices into the spoken text) is what a truncation
     keeps; a condition with ``truncate`` and no span raises :class:`ConfigError`."""
-    from asr_audit.audio.noise import AddNoise
-    from asr_audit.audio.reverb import Reverb
-    from asr_audit.audio.spans import Splice, truncate_words
     from asr_audit.audio.transforms import clip_seed, derive_clip
 
     if condition.is_original:
@@ -308,25 +318,9 @@ def realize(condition: Condition, clip: Clip, ctx: ConditionContext,
         base = _voice_clip(clip, condition.voice, ctx.spoken_text(clip.id, clip.reference))
     steps = []
     for atom in condition.atoms:
-        if atom.kind == "noise":
-            kind = atom.get("kind")
-            steps.append(AddNoise(kind, atom.get("snr_db"), ctx.babble(clip) if kind == "babble" else ()))
-        elif atom.kind == "reverb":
-            steps.append(Reverb(rt60=atom.get("rt60")))
-        elif atom.kind == "truncate":
-            if span is None:
-                raise ConfigError(f"condition {condition.name!r}: truncation needs a span to keep; "
-                                  "fix: use it with a probe that names spans (refdis, courtesy)")
-            words = ctx.word_timings(base, ctx.spoken_text(clip.id, clip.reference))
-            steps.append(truncate_words(words, span[0], span[1], atom.get("k"), atom.get("pad"), base.duration))
-        elif atom.kind == "donor":
-            secs = atom.get("seconds")
-            if atom.get("source") == "bench":
-                asset = ctx.bench_donor(clip, secs)
-            else:
-                pool = ctx.conversational()
-                asset = pool[int(np.random.default_rng(clip_seed(ctx.seed, "conv\x1f" + clip.id)).integers(len(pool)))]
-            steps.append(Splice(asset, atom.get("position"), DONOR_GAP_S, secs))
+        build = CONDITION_KINDS.get(atom.kind).step
+        if build is not None:
+            steps.append(build(atom, clip, base, ctx, span, condition.name))
     if not steps:
         return Realized(base, condition.name, None, provenance={"voice": condition.voice})
     new, derived = derive_clip(base, steps, clip_seed(ctx.seed, base.id))
@@ -339,3 +333,67 @@ def realize(condition: Condition, clip: Clip, ctx: ConditionContext,
                                     duration=(d1 - d0) / derived.sr)
     return Realized(new, condition.name, tuple(rng) if rng else None, donor,
                     {"voice": condition.voice, **derived.provenance.to_dict()})
+
+
+# --- the atom kinds -------------------------------------------------------------------------------
+
+def _noise_step(atom: Atom, clip: Clip, base: Clip, ctx: ConditionContext, span: tuple[int, int] | None,
+                condition: str) -> Any:
+    from asr_audit.audio.noise import AddNoise
+
+    kind = atom.get("kind")
+    return AddNoise(kind, atom.get("snr_db"), ctx.babble(clip) if kind == "babble" else ())
+
+
+def _reverb_step(atom: Atom, clip: Clip, base: Clip, ctx: ConditionContext, span: tuple[int, int] | None,
+                 condition: str) -> Any:
+    from asr_audit.audio.reverb import Reverb
+
+    return Reverb(rt60=atom.get("rt60"))
+
+
+def _truncate_step(atom: Atom, clip: Clip, base: Clip, ctx: ConditionContext, span: tuple[int, int] | None,
+                   condition: str) -> Any:
+    from asr_audit.audio.spans import truncate_words
+
+    if span is None:
+        raise ConfigError(f"condition {condition!r}: truncation needs a span to keep; "
+                          "fix: use it with a probe that names spans (refdis, courtesy)")
+    words = ctx.word_timings(base, ctx.spoken_text(clip.id, clip.reference))
+    return truncate_words(words, span[0], span[1], atom.get("k"), atom.get("pad"), base.duration)
+
+
+def _donor_step(atom: Atom, clip: Clip, base: Clip, ctx: ConditionContext, span: tuple[int, int] | None,
+                condition: str) -> Any:
+    from asr_audit.audio.spans import Splice
+    from asr_audit.audio.transforms import clip_seed
+
+    secs = atom.get("seconds")
+    if atom.get("source") == "bench":
+        asset = ctx.bench_donor(clip, secs)
+    else:
+        pool = ctx.conversational()
+        asset = pool[int(np.random.default_rng(clip_seed(ctx.seed, "conv\x1f" + clip.id)).integers(len(pool)))]
+    return Splice(asset, atom.get("position"), DONOR_GAP_S, secs)
+
+
+StepBuilder = Callable[[Atom, Clip, Clip, ConditionContext, "tuple[int, int] | None", str], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ConditionKind:
+    """One atom kind of the grammar: ``parse(text as written, text after 'kind:') -> Atom`` and
+    ``step(atom, clip, base, ctx, span, condition name) -> Transform`` (``None``: the kind acts
+    before the transform chain, as ``voice`` re-synthesizes the clip)."""
+
+    name: str
+    parse: Callable[[str, str], Atom]
+    step: StepBuilder | None
+
+
+CONDITION_KINDS: Registry[ConditionKind] = Registry("condition kind", fix=f"grammar: {GRAMMAR}")
+CONDITION_KINDS.register("noise", ConditionKind("noise", _parse_noise, _noise_step))
+CONDITION_KINDS.register("reverb", ConditionKind("reverb", _parse_reverb, _reverb_step))
+CONDITION_KINDS.register("truncate", ConditionKind("truncate", _parse_truncate, _truncate_step))
+CONDITION_KINDS.register("donor", ConditionKind("donor", _parse_donor, _donor_step))
+CONDITION_KINDS.register("voice", ConditionKind("voice", _parse_voice, None))

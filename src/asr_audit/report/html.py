@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from asr_audit.errors import require
+from asr_audit.registry import Registry
 from asr_audit.report.tables import to_csv, to_json, write_text
 
 
@@ -59,17 +60,15 @@ class ReportContext:
 
 
 SectionRenderer = Callable[[ReportContext, Mapping[str, Any]], Section]
-_SECTIONS: dict[str, SectionRenderer] = {}
+# modules whose import registers the built-in sections
+SECTION_MODULES = ("asr_audit.report.sections", "asr_audit.report.sections_audio", "asr_audit.report.sections_battery")
+SECTIONS: Registry[SectionRenderer] = Registry(
+    "report section", fix="register one with asr_audit.report.html.register_section", modules=SECTION_MODULES)
 
 
 def register_section(probe: str) -> Callable[[SectionRenderer], SectionRenderer]:
     """Register the renderer for results of ``probe`` (one line per probe)."""
-
-    def deco(fn: SectionRenderer) -> SectionRenderer:
-        _SECTIONS[probe] = fn
-        return fn
-
-    return deco
+    return SECTIONS.register(probe)
 
 
 def slug(text: str) -> str:
@@ -92,14 +91,12 @@ def _trusted(section: Section) -> Section:
 
 def build_report(results: Mapping[str, Any], out_dir: str | Path) -> Path:
     """Write the report files for ``results`` into ``out_dir``; returns the ``report.html`` path."""
-    from asr_audit.report import sections, sections_audio, sections_battery  # noqa: F401 - register the sections
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     ctx = ReportContext(out, results)
     built: list[Section] = []
     for entry in results.get("probes", []):
-        renderer = _SECTIONS.get(entry["probe"], _generic_section)
+        renderer = SECTIONS.get(entry["probe"]) if entry["probe"] in SECTIONS else _generic_section
         built.append(renderer(ctx, entry))
     verdicts = [v for s in built for v in s.verdicts]
     for s in built:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from asr_audit.errors import ConfigError
 from asr_audit.options import Surface
+from asr_audit.registry import Registry
 
 if TYPE_CHECKING:
     from asr_audit.corpus.predfiles import PredictionSet
@@ -68,42 +69,32 @@ class ProbeKind:
     options: OptionsFn | None = None  # builds (and so checks) the probe's options record
 
 
-_PROBES: dict[str, ProbeKind] = {}
 # modules whose import registers more probes (audio probes, battery, ...)
-PROBE_MODULES: list[str] = ["asr_audit.runner.probes_calib", "asr_audit.runner.probes_audio",
-                             "asr_audit.runner.probes_battery"]
-_LOADED: list[bool] = [False]
-
-
-def _load_modules() -> None:
-    if not _LOADED[0]:
-        _LOADED[0] = True
-        import importlib
-
-        for name in PROBE_MODULES:
-            importlib.import_module(name)
+PROBE_MODULES: tuple[str, ...] = ("asr_audit.runner.probes_calib", "asr_audit.runner.probes_audio",
+                                  "asr_audit.runner.probes_battery")
+PROBES: Registry[ProbeKind] = Registry("probe", fix="name one of them in a [probes.<name>] table",
+                                       modules=PROBE_MODULES)
 
 
 def register_probe(name: str, params: Sequence[str], description: str = "",
                    options: OptionsFn | None = None) -> Callable[[ProbeFn], ProbeFn]:
+    """Decorator registering ``fn(ctx, params) -> dict`` as the probe ``name`` with its parameter names
+    (and ``options``, the builder of its options record)."""
+
     def deco(fn: ProbeFn) -> ProbeFn:
-        _PROBES[name] = ProbeKind(name, fn, tuple(params), description or (fn.__doc__ or "").strip().split("\n")[0],
-                                  options)
+        PROBES.register(name, ProbeKind(name, fn, tuple(params), description or (fn.__doc__ or "").strip().split("\n")[0],
+                                        options))
         return fn
 
     return deco
 
 
 def available_probes() -> list[str]:
-    _load_modules()
-    return sorted(_PROBES)
+    return PROBES.names()
 
 
 def get_probe(name: str) -> ProbeKind:
-    _load_modules()
-    if name not in _PROBES:
-        raise ConfigError(f"unknown probe {name!r}; valid: {', '.join(available_probes())}")
-    return _PROBES[name]
+    return PROBES.get(name)
 
 
 def validate_probe_params(spec: ExperimentSpec, name: str, params: Mapping[str, Any]) -> None:

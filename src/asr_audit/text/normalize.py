@@ -24,9 +24,11 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from asr_audit.errors import ConfigError
+from asr_audit.registry import Registry
 
 __all__ = [
     "DEFAULT_NORMALIZER",
+    "NORMALIZERS",
     "BasicNormalizer",
     "CacheStats",
     "Normalizer",
@@ -75,11 +77,10 @@ def _basic() -> Normalizer:
     return BasicNormalizer()
 
 
-_FACTORIES: dict[str, Callable[[], Normalizer]] = {
-    "whisper": _whisper,
-    "oal": _oal,
-    "basic": _basic,
-}
+NORMALIZERS: Registry[Callable[[], Normalizer]] = Registry("normalizer", fix="use one of them")
+NORMALIZERS.register("whisper", _whisper)
+NORMALIZERS.register("oal", _oal)
+NORMALIZERS.register("basic", _basic)
 _INSTANCES: dict[str, Normalizer] = {}
 
 
@@ -89,14 +90,14 @@ def available_normalizers() -> list[str]:
     >>> available_normalizers()
     ['basic', 'oal', 'whisper']
     """
-    return sorted(_FACTORIES)
+    return NORMALIZERS.names()
 
 
-def register_normalizer(name: str, factory: Callable[[], Normalizer]) -> None:
-    """Register a normalizer factory under ``name`` (replacing any previous one)."""
+def register_normalizer(name: str, factory: Callable[[], Normalizer], *, replace: bool = False) -> None:
+    """Register a normalizer factory under ``name`` (``replace=True`` to redefine a taken name)."""
     if not name or not name.replace("-", "").replace("_", "").isalnum():
         raise ConfigError(f"normalizer name {name!r} is not valid; fix: use letters, digits, '-' or '_'")
-    _FACTORIES[name] = factory
+    NORMALIZERS.register(name, factory, replace=replace)
     _INSTANCES.pop(name, None)
 
 
@@ -106,17 +107,12 @@ def get_normalizer(name: str = DEFAULT_NORMALIZER) -> Normalizer:
     >>> get_normalizer("nope")
     Traceback (most recent call last):
     ...
-    asr_audit.errors.ConfigError: unknown normalizer 'nope'; fix: use one of basic, oal, whisper
+    asr_audit.errors.ConfigError: unknown normalizer 'nope'; available normalizers: basic, oal, whisper; fix: use one of them
     """
     instance = _INSTANCES.get(name)
     if instance is not None:
         return instance
-    factory = _FACTORIES.get(name)
-    if factory is None:
-        raise ConfigError(
-            f"unknown normalizer {name!r}; fix: use one of {', '.join(available_normalizers())}"
-        )
-    instance = _INSTANCES[name] = factory()
+    instance = _INSTANCES[name] = NORMALIZERS.get(name)()
     return instance
 
 
