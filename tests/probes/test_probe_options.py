@@ -103,7 +103,7 @@ def test_bad_value_names_the_flag(probe: str, build: Build, values: dict[str, An
 
 
 def test_a_renamed_flag_is_named_as_typed() -> None:
-    with pytest.raises(ConfigError, match=r"^--probe 'vibes' is unknown \(valid: refdis, courtesy, ortho, masked\)"):
+    with pytest.raises(ConfigError, match=r"^--probe 'vibes' is unknown \(valid: courtesy, masked, ortho, refdis\)"):
         BatteryOptions.from_mapping({**COND, "measure": "vibes"}, Surface.cli(measure="--probe"))
 
 

@@ -97,7 +97,7 @@ def test_bad_flag_names_the_flag(run_cli, vox_dir: Path, args: list[str], expect
 def test_battery_probe_flag_is_named_as_typed(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
     code, _, err = run_cli("battery", "--model", "whisper-tiny.en", "--corpus", tmp_path / "x.jsonl",
                            "--conditions", "noise:10db", "--probe", "vibes")
-    assert code == 2 and "--probe 'vibes' is unknown (valid: refdis, courtesy, ortho, masked)" in err
+    assert code == 2 and "--probe 'vibes' is unknown (valid: courtesy, masked, ortho, refdis)" in err
 
 
 def test_spec_and_cli_with_the_same_values_give_the_same_refdis(tmp_path: Path, run_cli, vox_dir: Path) -> None:  # noqa: ANN001
