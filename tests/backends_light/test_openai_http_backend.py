@@ -19,8 +19,8 @@ from asr_audit.corpus.clips import ArraySource, Clip, Corpus
 from asr_audit.errors import BackendError, ConfigError
 from asr_audit.models.base import DecodeOptions, load_backend
 from asr_audit.models.openai_http import OpenAIHTTPBackend, parse_openai_spec
-from asr_audit.runner.transcribe import transcribe_corpus
 from asr_audit.store import Store
+from asr_audit.store.transcribe import transcribe_corpus
 
 pytest.importorskip("httpx")
 SECRET = "sk-test-DO-NOT-LEAK-1234567890"

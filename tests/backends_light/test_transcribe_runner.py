@@ -16,12 +16,12 @@ import numpy as np
 import pytest
 from audio_fixtures import BAD_MANIFEST_EXPECT, build_bad_manifest, build_gain_manifest, write_manifest_rows
 
-import asr_audit.runner.transcribe as runner
+import asr_audit.store.transcribe as runner
 from asr_audit.corpus.clips import ArraySource, Clip, Corpus
 from asr_audit.corpus.spec import load_corpus
 from asr_audit.models.base import BaseBackend, DecodeOptions, load_backend
-from asr_audit.runner.transcribe import corpus_wer, transcribe_corpus
 from asr_audit.store import PredictionRecord, Store, write_predictions
+from asr_audit.store.transcribe import corpus_wer, transcribe_corpus
 
 
 class Counting:

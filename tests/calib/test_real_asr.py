@@ -25,8 +25,8 @@ def transcribed(tmp_path_factory):  # noqa: ANN001, ANN201
     from asr_audit.corpus.manifests import read_manifest
     from asr_audit.errors import AuditError
     from asr_audit.models.base import load_backend
-    from asr_audit.runner.transcribe import transcribe_corpus
     from asr_audit.store import Store, write_predictions
+    from asr_audit.store.transcribe import transcribe_corpus
 
     if not {"flite-slt", "flite-rms"} <= set(available_voices()):
         pytest.skip("flite voices are not installed")

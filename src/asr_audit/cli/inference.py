@@ -64,7 +64,7 @@ def transcribe(
     """
     from asr_audit.corpus.spec import load_corpus
     from asr_audit.models.base import DecodeOptions, load_backend, parse_spec
-    from asr_audit.runner.transcribe import corpus_wer, transcribe_corpus
+    from asr_audit.store.transcribe import corpus_wer, transcribe_corpus
     from asr_audit.store.export import prediction_file_name, write_predictions
     from asr_audit.store.sqlite import open_store
 

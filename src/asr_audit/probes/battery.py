@@ -263,7 +263,7 @@ class OrthoJudge(_Judge):
 # --- the grid -------------------------------------------------------------------------------------
 
 def _transcribe(backend: Any, clips: Sequence[Any], store: Any, name: str) -> tuple[dict[str, str], list[dict[str, str]]]:
-    from asr_audit.runner.transcribe import transcribe_corpus
+    from asr_audit.store.transcribe import transcribe_corpus
 
     if not clips:
         return {}, []

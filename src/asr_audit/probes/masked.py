@@ -368,7 +368,7 @@ def masked_corpus(corpus: Corpus, plan: MaskPlan) -> Corpus:
 
 def transcripts(backend: Any, corpus: Corpus, store: Any, batch_size: int = 8) -> tuple[dict[str, str], dict[str, str]]:
     """``({clip id: hypothesis}, {clip id: failure reason})`` through the store."""
-    from asr_audit.runner.transcribe import transcribe_corpus
+    from asr_audit.store.transcribe import transcribe_corpus
 
     if not len(corpus):
         return {}, {}
