@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from asr_audit.align.verbalize import cardinal, ordinal, prepare_transcript, verbalize_number, year_readings
+from asr_audit.text.verbalize import cardinal, ordinal, prepare_transcript, verbalize_number, year_readings
 
 
 @pytest.mark.parametrize("n, words", [
