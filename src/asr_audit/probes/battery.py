@@ -336,8 +336,8 @@ def run_battery(
     study: bool = True,
 ) -> BatteryResult:
     """Run ``probe`` over ``corpus`` under every condition for every backend (name -> backend)."""
-    from asr_audit.probes.refdis_run import with_text2num
     from asr_audit.text.normalize import get_normalizer, normalize_many
+    from asr_audit.text.text2num import with_text2num
 
     if probe not in PROBES:
         raise ConfigError(f"unknown battery probe {probe!r}; valid: {', '.join(PROBES)}")
@@ -469,7 +469,7 @@ def _masked_condition(cond: Condition, corpus: Corpus, backends: Mapping[str, An
 
 def _differences(conds: Sequence[Condition], models: Sequence[str], items: Mapping[str, Any],
                  clusters: Mapping[str, str], seed: int, n_resamples: int) -> list[dict[str, Any]]:
-    from asr_audit.probes.refdis_run import model_rng
+    from asr_audit.stats.rng import model_rng
 
     out = []
     for cond in conds[1:]:
@@ -485,7 +485,7 @@ def _differences(conds: Sequence[Condition], models: Sequence[str], items: Mappi
 
 def _dids(conds: Sequence[Condition], models: Sequence[str], items: Mapping[str, Any], clusters: Mapping[str, str],
           seed: int, n_resamples: int) -> list[dict[str, Any]]:
-    from asr_audit.probes.refdis_run import model_rng
+    from asr_audit.stats.rng import model_rng
 
     names = {c.name for c in conds}
     out = []

@@ -22,6 +22,7 @@ from asr_audit.probes.refdis import (
 )
 from asr_audit.stats.intervals import Rate, wilson
 from asr_audit.text.align import AlignmentCache, tokens
+from asr_audit.text.text2num import with_text2num
 
 KINDS = (DELETION, SUBSTITUTION, INSERTION)
 POSITIONS = (START, MIDDLE, END)
@@ -93,17 +94,6 @@ class RefdisResult:
         }
 
 
-def model_rng(seed: int, model: str) -> np.random.Generator:
-    """A generator for one model's resampling, independent of the order models are listed in.
-
-    (Used by other probes; ``run_refdis`` draws one stream for all models, see
-    :func:`~asr_audit.probes.inflation.wer_inflations`.)
-    """
-    import hashlib
-
-    return np.random.default_rng([seed, int.from_bytes(hashlib.sha256(model.encode()).digest()[:4], "big")])
-
-
 def _rate(edits: Sequence[Edit], model: str) -> Rate:
     judged = [e.verdicts.get(model) for e in edits]
     n = sum(v is not None for v in judged)
@@ -119,39 +109,6 @@ def score_model(model: str, edits: Sequence[Edit], in_panel: bool, inflation: In
         {p: _rate([e for e in edits if e.position == p], model) for p in POSITIONS},
         inflation,
     )
-
-
-class Text2Num:
-    """A normalizer followed by ``text_to_num.alpha2digit`` (spelled numbers as digits).
-
-    One object, so that :func:`~asr_audit.text.normalize.normalize_many` caches the composed
-    result and a warm run does neither step again.
-    """
-
-    def __init__(self, base) -> None:  # noqa: ANN001
-        from text_to_num import alpha2digit
-
-        self.base = base
-        self.name = f"{base.name}+text2num"
-        self._alpha2digit = alpha2digit
-
-    def __call__(self, text: str) -> str:
-        out = self.base(text)
-        return self._alpha2digit(out, "en") if out else out
-
-    def describe(self) -> dict[str, object]:
-        return {**self.base.describe(), "text2num": True}
-
-
-_TEXT2NUM: dict[int, Text2Num] = {}
-
-
-def with_text2num(normalize):  # noqa: ANN001, ANN201
-    """The shared :class:`Text2Num` over ``normalize`` (one per normalizer, so its cache is reused)."""
-    composed = _TEXT2NUM.get(id(normalize))
-    if composed is None or composed.base is not normalize:
-        composed = _TEXT2NUM[id(normalize)] = Text2Num(normalize)
-    return composed
 
 
 def prepare_clips(
