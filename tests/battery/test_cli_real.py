@@ -55,7 +55,7 @@ def test_battery_cli_on_bundled_model(run_cli, tmp_path) -> None:  # noqa: ANN00
     assert all(c["n"] == 2 and c["accept_ref"] is not None for c in res["cells"])
     assert {r["condition"] for r in res["study"]} == {"full", "truncated", "attn-isolated", "translate"}
 
-    from asr_audit.report.html import ReportContext
+    from asr_audit.report.section import ReportContext
     from asr_audit.report.sections_battery import battery_section
 
     section = battery_section(ReportContext(tmp_path / "rep", {}), {"probe": "courtesy", "corpus": "tts", "result": res})

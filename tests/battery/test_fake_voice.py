@@ -118,7 +118,7 @@ def test_fake_voice_drops_under_other_voice_and_conversational_donor(setup, tmp_
     assert set(out) >= {"conditions", "models", "cells", "differences", "did"}
     assert all({"accept_ref", "n", "ci_low", "ci_high"} <= set(c) for c in out["cells"])
 
-    from asr_audit.report.html import ReportContext
+    from asr_audit.report.section import ReportContext
     from asr_audit.report.sections_battery import battery_section
 
     sec = battery_section(ReportContext(tmp_path / "rep", {}), {"probe": "battery", "corpus": "c<x>", "result": out})

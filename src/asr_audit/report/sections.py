@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from asr_audit.report import plots
-from asr_audit.report.html import ReportContext, Section, register_section, slug
 from asr_audit.report.published import load_published
+from asr_audit.report.section import ReportContext, Section, register_section, slug
 from asr_audit.report.tables import REFDIS_COLUMNS, to_csv
 from asr_audit.report.verdict import model_verdict
 from asr_audit.stats.intervals import wilson
