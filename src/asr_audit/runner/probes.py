@@ -21,7 +21,6 @@ from asr_audit.errors import ConfigError
 
 if TYPE_CHECKING:
     from asr_audit.corpus.predfiles import PredictionSet
-    from asr_audit.runner.spec import ExperimentSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,12 +91,12 @@ def get_probe(name: str) -> ProbeKind:
     return _PROBES[name]
 
 
-def validate_probe_params(spec: ExperimentSpec, name: str, params: Mapping[str, Any]) -> None:
-    """Unknown parameters are errors naming the spec file and field."""
+def validate_probe_params(spec_path: str, name: str, params: Mapping[str, Any]) -> None:
+    """Unknown parameters are errors naming the spec file (``spec_path``) and field."""
     kind = get_probe(name)
     unknown = sorted(set(params) - set(kind.params) - {"skip"})
     if unknown:
-        raise ConfigError(f"{spec.path}: field 'probes.{name}.{unknown[0]}' is not a parameter of {name}; "
+        raise ConfigError(f"{spec_path}: field 'probes.{name}.{unknown[0]}' is not a parameter of {name}; "
                           f"fix: use {', '.join(kind.params) or 'no parameters'}")
 
 
