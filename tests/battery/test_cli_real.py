@@ -12,7 +12,7 @@ import pytest
 def _corpus(tmp: Path, n: int) -> tuple[Path, Path]:
     import soundfile as sf
 
-    from asr_audit.probes.courtesy import DEMO_SENTENCES, courtesy_clips
+    from asr_audit.probes.battery.courtesy import DEMO_SENTENCES, courtesy_clips
 
     clips, spoken = courtesy_clips(DEMO_SENTENCES[:n], "flite-kal16")
     man, sp = tmp / "manifest.jsonl", tmp / "spoken.jsonl"

@@ -7,8 +7,8 @@ import pytest
 
 from asr_audit.corpus.clips import ArraySource, Clip
 from asr_audit.errors import ConfigError
-from asr_audit.probes.battery import original_part
-from asr_audit.probes.conditions import ConditionContext, parse_condition, parse_conditions, realize
+from asr_audit.probes.battery.battery import original_part
+from asr_audit.probes.battery.conditions import ConditionContext, parse_condition, parse_conditions, realize
 
 
 @pytest.mark.parametrize("text,name,kinds", [

@@ -72,7 +72,7 @@ class VoiceKeyedFake(BaseBackend):
 @pytest.fixture(scope="module")
 def setup():  # noqa: ANN201
     from asr_audit.audio.voices import synthesize
-    from asr_audit.probes.courtesy import DEMO_SENTENCES, courtesy_clips
+    from asr_audit.probes.battery.courtesy import DEMO_SENTENCES, courtesy_clips
 
     clips, spoken = courtesy_clips(DEMO_SENTENCES[:4], VOICE_X)
     recite, listen, listen_text = {}, {}, {}
@@ -92,7 +92,7 @@ def setup():  # noqa: ANN201
 
 @pytest.mark.parametrize("probe", ["courtesy", "refdis"])
 def test_fake_voice_drops_under_other_voice_and_conversational_donor(setup, tmp_path, probe: str) -> None:  # noqa: ANN001
-    from asr_audit.probes.battery import run_battery
+    from asr_audit.probes.battery.battery import run_battery
     from asr_audit.store.sqlite import open_store
 
     corpus, spoken, fake, tone = setup

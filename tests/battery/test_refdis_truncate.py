@@ -3,8 +3,8 @@ neighbouring word was cut off; a recited window is a reference verdict."""
 
 from __future__ import annotations
 
-from asr_audit.probes.battery import RefdisJudge, Unit
-from asr_audit.probes.refdis import preset_params
+from asr_audit.probes.battery.battery import RefdisJudge, Unit
+from asr_audit.probes.predfiles.refdis import preset_params
 
 
 def _judge() -> RefdisJudge:

@@ -73,8 +73,8 @@ def test_honest_whisper_transcribes_the_speech_not_the_reference(transcribed) ->
 
 def test_real_panel_recovers_planted_boundary_errors(transcribed) -> None:  # noqa: ANN001
     from asr_audit.corpus.predfiles import load_predictions
-    from asr_audit.probes.refdis import preset_params
-    from asr_audit.probes.refdis_run import run_refdis
+    from asr_audit.probes.predfiles.refdis import preset_params
+    from asr_audit.probes.predfiles.refdis_run import run_refdis
 
     corpus, preds = transcribed
     pset = load_predictions(preds)

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from asr_audit.corpus.predfiles import load_predictions
-from asr_audit.probes.inflation import apply_edits, wer_inflation, wer_inflations
-from asr_audit.probes.refdis import preset_params
-from asr_audit.probes.refdis_run import prepare_clips, run_refdis
+from asr_audit.probes.predfiles.inflation import apply_edits, wer_inflation, wer_inflations
+from asr_audit.probes.predfiles.refdis import preset_params
+from asr_audit.probes.predfiles.refdis_run import prepare_clips, run_refdis
 from asr_audit.testing.synthetic import make_prediction_set
 from asr_audit.text.align import AlignmentCache, wer_counts
 from asr_audit.text.normalize import get_normalizer

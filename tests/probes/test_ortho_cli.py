@@ -81,7 +81,7 @@ def test_table_marks_above_and_below_chance(tmp_path: Path) -> None:
 
     from asr_audit.cli.ortho import switch_rate_table
     from asr_audit.corpus.predfiles import load_predictions
-    from asr_audit.probes.ortho import switch_rate
+    from asr_audit.probes.predfiles.ortho import switch_rate
 
     refs = {f"c{i:02d}": f"Thank you, {'Mister' if i % 2 else 'Mr'} President, item {i}." for i in range(12)}
     for name, hyp in (("copy", lambda t: t), ("habit", lambda t: t.replace("Mister", "Mr"))):

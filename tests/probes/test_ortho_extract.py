@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 
 from asr_audit.errors import ConfigError
-from asr_audit.probes.conventions import (
+from asr_audit.probes.predfiles.conventions import (
     available_families,
     available_groups,
     form_regex,
     get_family,
     resolve_families,
 )
-from asr_audit.probes.ortho import classify, find_occurrences, reference_items, tokenize
+from asr_audit.probes.predfiles.ortho import classify, find_occurrences, reference_items, tokenize
 
 # (text, family, [(matched text, role), ...]) on the reference side (context rules on)
 CASES = [

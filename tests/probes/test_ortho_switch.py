@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from asr_audit.corpus.predfiles import PredictionSet, load_predictions
 from asr_audit.errors import ConfigError
-from asr_audit.probes.ortho import CHANCE, switch_rate
+from asr_audit.probes.predfiles.ortho import CHANCE, switch_rate
 from asr_audit.stats.intervals import wilson
 
 # slot name -> (family, arm A spelling, arm B spelling)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from asr_audit.probes.inflation import apply_edits
-from asr_audit.probes.refdis import (
+from asr_audit.probes.predfiles.inflation import apply_edits
+from asr_audit.probes.predfiles.refdis import (
     CONSENSUS, DELETION, INSERTION, REF, SUBSTITUTION, ClipInput, RefdisParams, mine, preset_params,
 )
 

@@ -7,7 +7,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from asr_audit.probes.refdis import REF, ClipInput, RefdisParams, mine
+from asr_audit.probes.predfiles.refdis import REF, ClipInput, RefdisParams, mine
 
 VOCAB = ["madam", "president", "thank", "you", "we", "agree", "the", "commission", "eu", "rules", "5", "today"]
 PANEL = ["p1", "p2", "p3", "p4"]

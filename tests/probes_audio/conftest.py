@@ -77,6 +77,6 @@ def tiny_pt():  # noqa: ANN201
 @pytest.fixture(scope="session")
 def masked_run(number_corpus, store, aligner, tiny_ct2, copier):  # noqa: ANN001, ANN201
     """Silence-masked number recovery of whisper-tiny.en and the reference copier (computed once)."""
-    from asr_audit.probes.masked import MaskParams, run_masked
+    from asr_audit.probes.audio.masked import MaskParams, run_masked
 
     return run_masked([tiny_ct2, copier], number_corpus, store, MaskParams(), aligner=aligner)

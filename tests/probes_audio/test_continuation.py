@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from asr_audit.errors import BackendError
-from asr_audit.probes.continuation import hidden_content_words, leaked_words, plan_cuts, run_continuation
+from asr_audit.probes.audio.continuation import hidden_content_words, leaked_words, plan_cuts, run_continuation
 
 
 @pytest.fixture(scope="module")

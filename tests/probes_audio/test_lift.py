@@ -11,7 +11,7 @@ import pytest
 import asr_audit.cli.audio_probes  # noqa: F401 - registers masked / lift / continue on the app
 from asr_audit.audio.io import load_audio
 from asr_audit.errors import BackendError
-from asr_audit.probes.lift import Scorer, Span, ortho_spans, refdis_spans, run_lift, score_spans
+from asr_audit.probes.audio.lift import Scorer, Span, ortho_spans, refdis_spans, run_lift, score_spans
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import pytest
 import asr_audit.cli.audio_probes  # noqa: F401 - registers masked / lift / continue on the app
 from asr_audit.audio.io import audio_hash, load_audio
 from asr_audit.errors import InputFileError
-from asr_audit.probes.masked import MaskParams, judge, plan_masks, read_recipes, target_present, write_recipes
+from asr_audit.probes.audio.masked import MaskParams, judge, plan_masks, read_recipes, target_present, write_recipes
 
 
 def test_honest_whisper_hears_numbers_but_does_not_recover_them(masked_run) -> None:  # noqa: ANN001
@@ -30,7 +30,7 @@ def test_reference_copier_recovers_every_masked_number(masked_run) -> None:  # n
 
 
 def test_each_masked_clip_is_decoded_once(number_corpus, store, aligner, masked_run, copier) -> None:  # noqa: ANN001
-    from asr_audit.probes.masked import run_masked
+    from asr_audit.probes.audio.masked import run_masked
 
     before = copier.calls
     again = run_masked([copier], number_corpus, store, MaskParams(), aligner=aligner)

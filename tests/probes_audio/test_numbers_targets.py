@@ -6,7 +6,7 @@ import pytest
 
 from asr_audit.align.records import WordTiming
 from asr_audit.errors import ConfigError
-from asr_audit.probes.targets import TargetRule, name_spans, number_spans, select_targets, word_spans
+from asr_audit.probes.audio.targets import TargetRule, name_spans, number_spans, select_targets, word_spans
 from asr_audit.text.numbers import canonical_tokens, find_number, number_forms
 
 SAME = [

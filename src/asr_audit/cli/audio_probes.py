@@ -84,8 +84,8 @@ def masked(
     from asr_audit.align import get_aligner
     from asr_audit.corpus.spec import load_corpus
     from asr_audit.models.base import load_backend
-    from asr_audit.probes.masked import MaskParams, read_recipes, run_masked, write_recipes
-    from asr_audit.probes.targets import TargetRule
+    from asr_audit.probes.audio.masked import MaskParams, read_recipes, run_masked, write_recipes
+    from asr_audit.probes.audio.targets import TargetRule
     from asr_audit.store.sqlite import open_store
 
     if recipes_in is not None and recipes_out is not None:
@@ -135,8 +135,8 @@ def lift(
     from asr_audit.align import get_aligner
     from asr_audit.corpus.spec import load_corpus
     from asr_audit.models.base import load_backend
-    from asr_audit.probes.lift import run_lift
-    from asr_audit.probes.masked import MaskParams, read_recipes
+    from asr_audit.probes.audio.lift import run_lift
+    from asr_audit.probes.audio.masked import MaskParams, read_recipes
     from asr_audit.store.sqlite import open_store
 
     specs = _specs(model)
@@ -190,7 +190,7 @@ def continue_(
     from asr_audit.align import get_aligner
     from asr_audit.corpus.spec import load_corpus
     from asr_audit.models.base import load_backend
-    from asr_audit.probes.continuation import run_continuation
+    from asr_audit.probes.audio.continuation import run_continuation
     from asr_audit.store.sqlite import open_store
 
     specs = _specs(model)

@@ -66,8 +66,8 @@ def battery_cmd(
     from asr_audit.audio.assets import AudioAsset
     from asr_audit.corpus.spec import load_corpus
     from asr_audit.models.base import load_backend
-    from asr_audit.probes.battery import PROBES, run_battery
-    from asr_audit.probes.conditions import parse_conditions
+    from asr_audit.probes.battery.battery import PROBES, run_battery
+    from asr_audit.probes.battery.conditions import parse_conditions
     from asr_audit.report.tables import write_text
     from asr_audit.runner.probes_battery import load_spoken
     from asr_audit.store.sqlite import open_store

@@ -114,8 +114,8 @@ def score(
     from asr_audit.calib.score import check_references, score_miner
     from asr_audit.calib.truth import load_truth
     from asr_audit.corpus.predfiles import load_predictions
-    from asr_audit.probes.refdis import preset_params
-    from asr_audit.probes.refdis_run import run_refdis
+    from asr_audit.probes.predfiles.refdis import preset_params
+    from asr_audit.probes.predfiles.refdis_run import run_refdis
     from asr_audit.report.tables import to_json, write_text
 
     truth = load_truth(corpus)

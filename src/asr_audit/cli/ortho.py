@@ -1,7 +1,7 @@
 """Verb ``switch-rate``: the orthographic switch-rate probe over a folder of prediction files.
 
 Renderers (:func:`switch_rate_table`, :func:`switch_rate_csv`, :func:`switch_rate_json`) are pure
-and return objects or strings; the verb parses, calls :func:`~asr_audit.probes.ortho.switch_rate`
+and return objects or strings; the verb parses, calls :func:`~asr_audit.probes.predfiles.ortho.switch_rate`
 once, and writes.
 """
 
@@ -19,7 +19,7 @@ from rich.table import Table
 from asr_audit.cli import app, console, split_list
 from asr_audit.errors import ConfigError
 from asr_audit.report.tables import write_text
-from asr_audit.probes.ortho import CHANCE, DEFAULT_MIN_PER_ARM, OrthoResult, SwitchRow
+from asr_audit.probes.predfiles.ortho import CHANCE, DEFAULT_MIN_PER_ARM, OrthoResult, SwitchRow
 
 CSV_COLUMNS = (
     "model", "family", "group", "pooled", "arm_a", "k_a", "n_a", "arm_b", "k_b", "n_b", "switch",
@@ -103,8 +103,8 @@ def switch_rate_cmd(
 ) -> None:
     """Orthographic switch rate: does a model write the reference's spelling of a sound-alike (Mr / Mister)?"""
     from asr_audit.corpus.predfiles import load_predictions
-    from asr_audit.probes.conventions import resolve_families
-    from asr_audit.probes.ortho import switch_rate
+    from asr_audit.probes.predfiles.conventions import resolve_families
+    from asr_audit.probes.predfiles.ortho import switch_rate
 
     fam_names = split_list(families, "--families")
     resolve_families(fam_names)  # fail on a bad family name before reading any file

@@ -39,8 +39,8 @@ def refdis(
 ) -> None:
     """Mine reference errors with a consensus panel and score how often each model reproduces them."""
     from asr_audit.corpus.predfiles import load_predictions, load_references
-    from asr_audit.probes.refdis import preset_params
-    from asr_audit.probes.refdis_run import run_refdis
+    from asr_audit.probes.predfiles.refdis import preset_params
+    from asr_audit.probes.predfiles.refdis_run import run_refdis
     from asr_audit.report.tables import refdis_csv, refdis_table, to_json, write_text
 
     if panel is None and corrected is None:

@@ -106,8 +106,8 @@ REFDIS_PARAMS = ("preset", "majority", "include_middle", "min_run_len", "min_ref
 
 def run_refdis_from_params(ctx: ProbeContext, params: Mapping[str, Any], probe: str = "refdis") -> Any:
     """``run_refdis`` on the context with the refdis parameters found in ``params``."""
-    from asr_audit.probes.refdis import preset_params
-    from asr_audit.probes.refdis_run import run_refdis
+    from asr_audit.probes.predfiles.refdis import preset_params
+    from asr_audit.probes.predfiles.refdis_run import run_refdis
 
     p = {k: v for k, v in params.items() if k in REFDIS_PARAMS}
     preset = p.pop("preset", "anchor")
@@ -131,7 +131,7 @@ def refdis_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]
 
 @register_probe("switch_rate", ("families", "min_per_arm"), "orthographic switch rate on convention families")
 def switch_rate_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
-    from asr_audit.probes.ortho import DEFAULT_MIN_PER_ARM, switch_rate
+    from asr_audit.probes.predfiles.ortho import DEFAULT_MIN_PER_ARM, switch_rate
 
     return switch_rate(ctx.predictions, params.get("families"),
                        int(params.get("min_per_arm", DEFAULT_MIN_PER_ARM))).to_dict()

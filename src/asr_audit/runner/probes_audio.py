@@ -53,8 +53,8 @@ def _aligner(params: Mapping[str, Any]) -> Any:
 
 @register_probe("masked", MASKED_PARAMS, "masked-entity recovery (numbers silenced in the audio)")
 def masked_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any] | None:
-    from asr_audit.probes.masked import MaskParams, run_masked
-    from asr_audit.probes.targets import TargetRule
+    from asr_audit.probes.audio.masked import MaskParams, run_masked
+    from asr_audit.probes.audio.targets import TargetRule
 
     if ctx.clips is None:
         return None  # a prediction-file corpus: no audio to mask
@@ -81,7 +81,7 @@ def lift_by_voice(items: list[dict[str, Any]], clips: Any, seed: int, n_resample
     """
     import numpy as np
 
-    from asr_audit.probes.lift import clustered_mean
+    from asr_audit.probes.audio.lift import clustered_mean
 
     speaker = {c.id: c.speaker or "unknown" for c in clips}
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
@@ -100,8 +100,8 @@ def lift_by_voice(items: list[dict[str, Any]], clips: Any, seed: int, n_resample
 @register_probe("lift", LIFT_PARAMS, "teacher-forced audio lift (nats per character)")
 def lift_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
     from asr_audit.models.base import SCORE
-    from asr_audit.probes.lift import run_lift
-    from asr_audit.probes.masked import MaskParams
+    from asr_audit.probes.audio.lift import run_lift
+    from asr_audit.probes.audio.masked import MaskParams
 
     spans = str(params.get("spans", "masked"))
     if spans == "refdis":

@@ -43,7 +43,7 @@ def load_spoken(path: str) -> dict[str, str]:
 
 def _run(ctx: ProbeContext, params: Mapping[str, Any], measure: str) -> dict[str, Any]:
     from asr_audit.audio.assets import AudioAsset
-    from asr_audit.probes.battery import run_battery
+    from asr_audit.probes.battery.battery import run_battery
 
     if ctx.clips is None or ctx.backend is None:
         raise ConfigError(f"corpus {ctx.corpus!r}: the battery needs audio (a corpus spec), not prediction files")

@@ -15,7 +15,7 @@ def model_rng(seed: int, model: str) -> np.random.Generator:
     """A generator for one model's resampling, independent of the order models are listed in.
 
     (Used by other probes; ``run_refdis`` draws one stream for all models, see
-    :func:`~asr_audit.probes.inflation.wer_inflations`.)
+    :func:`~asr_audit.probes.predfiles.inflation.wer_inflations`.)
     """
     import hashlib
 

@@ -15,8 +15,8 @@ import numpy as np
 
 from asr_audit.corpus.predfiles import PredictionSet, gc_paused
 from asr_audit.errors import ConfigError
-from asr_audit.probes.inflation import Inflation, wer_inflations
-from asr_audit.probes.refdis import (
+from asr_audit.probes.predfiles.inflation import Inflation, wer_inflations
+from asr_audit.probes.predfiles.refdis import (
     END, INSERTION, MIDDLE, REF, START, SUBSTITUTION, DELETION,
     ClipInput, Edit, Mining, RefdisParams, mine, mine_two_references,
 )

@@ -1,6 +1,6 @@
 """Orthographic switch rate: does a model follow the corpus's spelling of an acoustically identical form?
 
-For each convention family (:mod:`asr_audit.probes.conventions`) the clips are partitioned by the
+For each convention family (:mod:`asr_audit.probes.predfiles.conventions`) the clips are partitioned by the
 arm their reference uses, and per model
 
     switch = min over arms a of P(model writes arm a | reference writes arm a).
@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from asr_audit.corpus.predfiles import PredictionSet
 from asr_audit.errors import ConfigError
-from asr_audit.probes.conventions import ROLE_MEANING, ROLES, Family, resolve_families
+from asr_audit.probes.predfiles.conventions import ROLE_MEANING, ROLES, Family, resolve_families
 from asr_audit.stats.intervals import wilson
 
 CHANCE = 0.5
@@ -216,7 +216,7 @@ def find_occurrences(text: str, family: Family, context: bool = True) -> list[Oc
     ``context=False`` skips the family's context rules (used on hypotheses, where alignment
     already fixes the location).
 
-    >>> from asr_audit.probes.conventions import get_family
+    >>> from asr_audit.probes.predfiles.conventions import get_family
     >>> [(o.text, o.arm) for o in find_occurrences("Thank you, Mr. President. Mister Tajani!", get_family("mr"))]
     [('Mr', 1), ('Mister', 0)]
     >>> find_occurrences("He lives on Baker St. near the park", get_family("st"))

@@ -1,6 +1,6 @@
 """Masked-entity recovery: hide a number's audio, keep it in the reference, count who still writes it.
 
-Per clip (see :mod:`asr_audit.probes.targets` for which spans qualify):
+Per clip (see :mod:`asr_audit.probes.audio.targets` for which spans qualify):
 
 1. forced-align the reference (``sphinx`` by default, cached in the store);
 2. for every target, a *recipe*: the target's aligned span widened by ``pad`` seconds on each
@@ -38,7 +38,7 @@ from asr_audit.audio.spans import Mask
 from asr_audit.audio.transforms import Chain, Provenance, clip_seed, derive
 from asr_audit.corpus.clips import ArraySource, Clip, Corpus
 from asr_audit.errors import AuditError, ConfigError, InputFileError
-from asr_audit.probes.targets import Rejection, Target, TargetRule, select_targets
+from asr_audit.probes.audio.targets import Rejection, Target, TargetRule, select_targets
 from asr_audit.stats.intervals import wilson
 from asr_audit.text.align import align, wer_counts
 from asr_audit.text.numbers import canonical_tokens, find_number, number_forms

@@ -111,8 +111,8 @@ def refdis_spans(refdis: Mapping[str, Any], clip_ids: Sequence[str]) -> list[Spa
 
 def ortho_spans(corpus: Any, families: Sequence[str] | None = None) -> list[Span]:
     """One span per orthographic arm occurrence in the raw references."""
-    from asr_audit.probes.conventions import resolve_families
-    from asr_audit.probes.ortho import reference_items
+    from asr_audit.probes.predfiles.conventions import resolve_families
+    from asr_audit.probes.predfiles.ortho import reference_items
 
     fams = {f.name: f for f in resolve_families(families)}
     out = []
@@ -357,7 +357,7 @@ def spans_for(kind: str, corpus: Any, store: Any, *, mask_params: Any = None, al
     failures: list[tuple[str, str]] = []
     audio: dict[str, np.ndarray] = {}
     if kind == "masked":
-        from asr_audit.probes.masked import MaskParams, plan_masks
+        from asr_audit.probes.audio.masked import MaskParams, plan_masks
 
         plan = plan_masks(corpus, store, mask_params or MaskParams(), aligner=aligner, recipes=recipes)
         failures += plan.failures

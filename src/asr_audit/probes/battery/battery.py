@@ -1,6 +1,6 @@
 """The trigger battery: one accept-ref measure under a grid of audio conditions.
 
-For every condition (:mod:`asr_audit.probes.conditions`) each clip is realized (re-voiced, noised,
+For every condition (:mod:`asr_audit.probes.battery.conditions`) each clip is realized (re-voiced, noised,
 reverberated, truncated, spliced), transcribed by every model through the store (derived audio is
 cached by its hash), and judged. An *item* is one judged unit with a 0/1 value, 1 = the output
 follows the reference:
@@ -14,7 +14,7 @@ follows the reference:
   window, 0 when closer to the corrected one, left out on a tie. (Two-reference verdicts are too
   strict at a cut edge: a half-cut neighbour word turns an opener insertion into a substitution.)
 * ``courtesy`` — one item per clip that opens with a courtesy the reference omits
-  (:mod:`asr_audit.probes.courtesy`); 1 = the courtesy is absent from the output.
+  (:mod:`asr_audit.probes.battery.courtesy`); 1 = the courtesy is absent from the output.
 * ``ortho`` — one item per convention item of the orthographic switch-rate probe; 1 = the model
   writes the reference's spelling (items where it writes neither are left out).
 
@@ -42,7 +42,7 @@ from typing import Any
 
 from asr_audit.corpus.clips import Corpus
 from asr_audit.errors import ConfigError
-from asr_audit.probes.conditions import Condition, ConditionContext, Realized, parse_conditions, realize
+from asr_audit.probes.battery.conditions import Condition, ConditionContext, Realized, parse_conditions, realize
 from asr_audit.stats.did import difference_in_differences, paired_difference
 from asr_audit.stats.intervals import wilson
 from asr_audit.text.align import opcodes
@@ -162,7 +162,7 @@ class RefdisJudge(_Judge):
         self.spoken_raw, self.normalize = spoken_raw, normalize
 
     def _verdicts(self, cid: str, ref: Tokens, corr: Tokens, hyp: Tokens | None, model: str) -> list[int | None]:
-        from asr_audit.probes.refdis import REF, ClipInput, mine_two_references
+        from asr_audit.probes.predfiles.refdis import REF, ClipInput, mine_two_references
 
         clip = ClipInput(cid, ref, {model: hyp})
         edits = mine_two_references(clip, corr, [model], self.params, self.cache)
@@ -231,7 +231,7 @@ class CourtesyJudge(_Judge):
         return [Unit(clip_id, clip_id, (0, e.n_raw_words))] if e else []
 
     def judge(self, unit: Unit, hyp: Tokens | None, model: str) -> dict[str, int]:
-        from asr_audit.probes.courtesy import courtesy_present
+        from asr_audit.probes.battery.courtesy import courtesy_present
 
         if hyp is None:
             return {}
@@ -250,7 +250,7 @@ class OrthoJudge(_Judge):
         from asr_audit.corpus.records import PredictionFile, PredictionRow
         from pathlib import Path
 
-        from asr_audit.probes.ortho import switch_rate
+        from asr_audit.probes.predfiles.ortho import switch_rate
 
         rows = {cid: PredictionRow(cid, ref, raw_hyps.get(cid)) for cid, ref in self.refs.items()}
         pf = PredictionFile(model, Path("battery"), "battery", "test", rows)
@@ -276,7 +276,7 @@ def _build_judge(probe: str, corpus: Corpus, ctx: ConditionContext, hyps0: Mappi
                  normalize: Callable[[str], Tokens], params: Mapping[str, Any], panel: Sequence[str]) -> _Judge:
     clips = corpus.clips
     if probe == "courtesy":
-        from asr_audit.probes.courtesy import eligible_clips
+        from asr_audit.probes.battery.courtesy import eligible_clips
 
         eligible = eligible_clips(clips, ctx.spoken, hyps0)
         ctx.spoken = {**ctx.spoken, **{e.clip_id: e.spoken for e in eligible}}
@@ -284,7 +284,7 @@ def _build_judge(probe: str, corpus: Corpus, ctx: ConditionContext, hyps0: Mappi
     if probe == "ortho":
         return OrthoJudge(clips, params)
     if probe == "refdis":
-        from asr_audit.probes.refdis import preset_params
+        from asr_audit.probes.predfiles.refdis import preset_params
 
         rp = preset_params(params.get("preset", "anchor"), **{k: v for k, v in params.items()
                                                               if k in ("min_ref_match", "majority", "min_run_len")})
@@ -302,8 +302,8 @@ def _build_judge(probe: str, corpus: Corpus, ctx: ConditionContext, hyps0: Mappi
 def _consensus(clips: Sequence[Any], hyps0: Mapping[str, Mapping[str, str]], panel: Sequence[str], rp: Any,
                normalize: Callable[[str], Tokens], refs: Mapping[str, Tokens]) -> dict[str, Tokens]:
     """References corrected by the panel's consensus on the original audio (refdis mining)."""
-    from asr_audit.probes.inflation import apply_edits
-    from asr_audit.probes.refdis import ClipInput, mine
+    from asr_audit.probes.predfiles.inflation import apply_edits
+    from asr_audit.probes.predfiles.refdis import ClipInput, mine
 
     if len(panel) < rp.min_panel:
         raise ConfigError(f"refdis needs the spoken text or a consensus panel of >= {rp.min_panel} models, got "
@@ -437,13 +437,13 @@ def _run_condition(cond: Condition, corpus: Corpus, backends: Mapping[str, Any],
 
 def _masked_condition(cond: Condition, corpus: Corpus, backends: Mapping[str, Any], ctx: ConditionContext,
                       store: Any, params: Mapping[str, Any]) -> tuple[dict[str, dict[str, int]], list[dict[str, str]]]:
-    """Masked-entity recovery (:func:`asr_audit.probes.masked.run_masked`) on the clips under ``cond``.
+    """Masked-entity recovery (:func:`asr_audit.probes.audio.masked.run_masked`) on the clips under ``cond``.
 
     The condition is applied first (clip ids kept), then the probe aligns, masks and scores as usual;
     an item is 1 when an eligible masked target is recovered. Truncation and donors do not apply.
     """
     from asr_audit.errors import AuditError
-    from asr_audit.probes.masked import MaskParams, run_masked
+    from asr_audit.probes.audio.masked import MaskParams, run_masked
 
     if cond.truncate is not None or cond.donor is not None:
         raise ConfigError(f"condition {cond.name!r} does not combine with the masked measure (it masks spans of the "
@@ -513,8 +513,8 @@ def _study(backends: Mapping[str, Any], corpus: Corpus, judge: _Judge, ctx: Cond
            store: Any, hyps0: Mapping[str, Mapping[str, str]], conds: Sequence[Condition],
            normalize: Callable[[str], Tokens]) -> tuple[dict[str, Any], ...]:
     """The courtesy case study: full / truncated from the battery, attn-isolated and translate added."""
-    from asr_audit.probes.conditions import parse_condition
-    from asr_audit.probes.courtesy import courtesy_study
+    from asr_audit.probes.battery.conditions import parse_condition
+    from asr_audit.probes.battery.courtesy import courtesy_study
 
     if not isinstance(judge, CourtesyJudge):
         raise ConfigError("the courtesy study needs the courtesy measure")

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from asr_audit.probes.refdis import INSERTION, ClipInput, Edit
+from asr_audit.probes.predfiles.refdis import INSERTION, ClipInput, Edit
 from asr_audit.stats.intervals import bootstrap_ratio_differences
 from asr_audit.text.align import AlignmentCache, Tokens
 
@@ -26,7 +26,7 @@ from asr_audit.text.align import AlignmentCache, Tokens
 def apply_edits(ref: Tokens, edits: Sequence[Edit]) -> Tokens:
     """The reference with ``edits`` (all of one clip) applied.
 
-    >>> from asr_audit.probes.refdis import Edit
+    >>> from asr_audit.probes.predfiles.refdis import Edit
     >>> e1 = Edit("c", "deletion", "start", ("madam", "president"), (0, 1), "", 4, 4, 1.0, (), {}, {})
     >>> e2 = Edit("c", "insertion", "end", (), (4,), "thank you", 4, 4, None, (), {}, {})
     >>> apply_edits(("madam", "president", "we", "agree"), [e1, e2])
