@@ -1,6 +1,7 @@
-"""Test helpers shared by tests/corpus_audio, tests/store and tests/backends_light.
+"""Test helpers shared by tests/corpus, tests/audio, tests/store and tests/models (tests/conftest.py
+puts this folder on ``sys.path``, so they import as ``audio_fixtures``).
 
-The audio is three LibriVox clips shipped in src/asr_audit/data/librivox (linked as tests/corpus_audio/fixtures/librivox) (see its NOTICE.md).
+The audio is three LibriVox clips shipped in src/asr_audit/data/librivox (linked as tests/support/fixtures/librivox) (see its NOTICE.md).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-VOXPOPULI = Path(__file__).parents[1] / "fixtures" / "voxpopuli"
+VOXPOPULI = Path(__file__).parents[2] / "fixtures" / "voxpopuli"
 VOX_PANEL = ["wav2vec2-base-960h", "whisper-tiny.en", "whisper-base.en", "whisper-small.en"]
 
 
