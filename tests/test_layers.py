@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -49,10 +49,12 @@ class Edge:
 
 @dataclass(frozen=True, slots=True)
 class Layers:
-    """The documented order: ``base`` packages any module may import, then ``order`` left to right."""
+    """The documented order: ``base`` units any module may import, then ``order`` left to right;
+    ``sub`` orders the subpackages of a layer the same way (``probes: predfiles ─> audio ─> battery``)."""
 
     base: tuple[str, ...]
     order: tuple[str, ...]
+    sub: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def rank(self, unit: str) -> int:
         """-1 for a base unit, else the position in the order; KeyError for an unplaced one."""
@@ -66,15 +68,19 @@ def _raise_unplaced(unit: str) -> int:
 
 
 def parse_layers(text: str) -> Layers:
-    """The ``base:`` and ``layers:`` lines of the architecture document.
+    """The ``base:`` and ``layers:`` lines of the architecture document, and one line per ordered layer.
 
-    >>> parse_layers("base: errors · paths\\nlayers: corpus ─> text").order
-    ('corpus', 'text')
+    >>> ls = parse_layers("base: errors · paths\\nlayers: corpus ─> text\\ntext: a ─> b")
+    >>> ls.order, ls.sub
+    (('corpus', 'text'), {'text': ('a', 'b')})
     """
     base = re.search(r"^base:(.*)$", text, re.M)
     order = re.search(r"^layers:(.*)$", text, re.M)
     assert base and order, "docs/architecture.md lost its 'base:' / 'layers:' lines; fix: restore the picture"
-    return Layers(tuple(re.findall(r"[a-z_]+", base.group(1))), tuple(re.findall(r"[a-z_]+", order.group(1))))
+    words = re.compile(r"[a-z_]+")
+    sub = {m.group(1): tuple(words.findall(m.group(2)))
+           for m in re.finditer(r"^([a-z_]+):(.*─>.*)$", text, re.M) if m.group(1) != "layers"}
+    return Layers(tuple(words.findall(base.group(1))), tuple(words.findall(order.group(1))), sub)
 
 
 def module_files(src: Path, package: str = PACKAGE) -> dict[str, Path]:
@@ -127,10 +133,14 @@ def module_edges(name: str, path: Path, modules: Mapping[str, Path], package: st
                 yield Edge(name, resolved, getattr(node, "lineno", 0), eager)
 
 
-def unit_of(module: str) -> str:
-    """The layer unit of a module: its first component under the package (``a.text.x`` -> ``text``)."""
+def unit_of(module: str, depth: int = 1) -> str:
+    """The layer unit of a module: its component ``depth`` under the package (``a.text.x`` -> ``text``).
+
+    >>> unit_of("asr_audit.probes.audio.masked"), unit_of("asr_audit.probes.audio.masked", 2), unit_of("asr_audit")
+    ('probes', 'audio', '')
+    """
     parts = module.split(".")
-    return parts[1] if len(parts) > 1 else ""
+    return parts[depth] if len(parts) > depth else ""
 
 
 def all_edges(src: Path, package: str = PACKAGE) -> list[Edge]:
@@ -143,7 +153,13 @@ def violations(edges: Sequence[Edge], layers: Layers, allowed: frozenset[tuple[s
     bad = []
     for e in edges:
         src, dst = unit_of(e.source), unit_of(e.target)
-        if src == dst or (e.source, e.target) in allowed:
+        if (e.source, e.target) in allowed:
+            continue
+        if src == dst:
+            order = layers.sub.get(src)
+            s_sub, d_sub = unit_of(e.source, 2), unit_of(e.target, 2)
+            if order and s_sub != d_sub and s_sub and d_sub and order.index(d_sub) > order.index(s_sub):
+                bad.append(f"{e}: {src}/{s_sub} may not import {src}/{d_sub} (order: {' -> '.join(order)})")
             continue
         rs, rd = layers.rank(src), layers.rank(dst)
         if rd == -1 and rs != -1:
@@ -151,7 +167,7 @@ def violations(edges: Sequence[Edge], layers: Layers, allowed: frozenset[tuple[s
         if rs == -1 or rd > rs:
             where = "base unit" if rs == -1 else "layer"
             bad.append(f"{e}: {where} {src!r} may not import {dst!r}")
-    return bad
+    return list(dict.fromkeys(bad))  # ``from m import a, b`` is one import
 
 
 def cycles(edges: Sequence[Edge]) -> list[list[str]]:
@@ -208,17 +224,26 @@ def edges() -> list[Edge]:
 
 
 def test_every_unit_is_placed(layers: Layers) -> None:
-    units = {unit_of(m) for m in module_files(SRC)} - {""}
+    modules = module_files(SRC)
+    units = {unit_of(m) for m in modules} - {""}
     unplaced = sorted(u for u in units if u not in layers.base and u not in layers.order)
-    assert not unplaced, f"not placed in docs/architecture.md: {unplaced}; fix: add each to its 'layers:' or 'base:' line"
+    assert not unplaced, (f"not placed in docs/architecture.md: {unplaced}; "
+                          "fix: add each to its 'layers:' or 'base:' line")
     stale = sorted(u for u in (*layers.base, *layers.order) if u not in units)
     assert not stale, f"docs/architecture.md places units that do not exist: {stale}"
+    for unit, order in layers.sub.items():
+        subs = {unit_of(m, 2) for m in modules if unit_of(m) == unit and modules[m].name == "__init__.py"} - {""}
+        assert subs == set(order), (f"docs/architecture.md orders {unit}/ as {order} but its subpackages are "
+                                    f"{sorted(subs)}; fix: list every subpackage on the '{unit}:' line")
+        loose = sorted(m for m in modules if unit_of(m) == unit and unit_of(m, 2) and unit_of(m, 2) not in order)
+        assert not loose, f"modules of {unit}/ outside its ordered subpackages: {loose}; fix: move them into one"
 
 
 def test_imports_run_one_way(layers: Layers, edges: list[Edge]) -> None:
     bad = violations(edges, layers, ALLOWED)
-    assert not bad, (f"imports against the order in docs/architecture.md ({' -> '.join(layers.order)}; base: "
-                     f"{', '.join(layers.base)}); fix: move the helper to the layer where it belongs:\n" + "\n".join(bad))
+    assert not bad, (f"imports against the order in docs/architecture.md ({' -> '.join(layers.order)}; "
+                     f"base: {', '.join(layers.base)}); fix: move the helper to the layer where it belongs:\n"
+                     + "\n".join(bad))
 
 
 def test_no_import_cycles(edges: list[Edge]) -> None:
@@ -283,6 +308,15 @@ def test_a_function_level_cycle_is_reported(tmp_path: Path) -> None:
     _, cyc = _check(tmp_path, {"high/a.py": "from pkg.high.b import y\nx = 1\n",
                                "high/b.py": "def f():\n    from pkg.high.a import x\ny = 1\n"})
     assert cyc == [["pkg.high.a", "pkg.high.b"]]
+
+
+def test_a_sublayer_violation_is_reported(tmp_path: Path) -> None:
+    src = _write(tmp_path, {"__init__.py": "", "low/__init__.py": "", "low/a/__init__.py": "",
+                            "low/b/__init__.py": "", "low/a/x.py": "def f():\n    from pkg.low.b.y import z\n",
+                            "low/b/y.py": "from pkg.low.a.x import f\nz = 1\n"})
+    layers = Layers(base=(), order=("low",), sub={"low": ("a", "b")})
+    bad = violations(all_edges(src, "pkg"), layers)
+    assert len(bad) == 1 and "low/a may not import low/b" in bad[0]
 
 
 def test_an_unplaced_unit_is_an_error() -> None:
