@@ -80,8 +80,8 @@ def bench(corpus: Any, masked_models: list[str], lift_models: list[str], store_p
     from asr_audit.align import get_aligner
     from asr_audit.align.run import align_corpus
     from asr_audit.models.base import load_backend
-    from asr_audit.probes.lift import run_lift
-    from asr_audit.probes.masked import MaskParams, run_masked
+    from asr_audit.probes.audio.lift import run_lift
+    from asr_audit.probes.audio.masked import MaskParams, run_masked
     from asr_audit.store.sqlite import Store
 
     out: dict[str, Any] = {"n_clips": len(corpus), "masked": [], "lift": []}

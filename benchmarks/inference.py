@@ -63,9 +63,9 @@ def ours(model: str, manifest: Path, out: Path, store: Path, batch_size: int) ->
     """``asr-audit transcribe`` in-process; returns (texts by clip id, load seconds, transcribe seconds)."""
     from asr_audit.corpus.spec import load_corpus
     from asr_audit.models.base import load_backend
-    from asr_audit.runner.transcribe import transcribe_corpus
     from asr_audit.store.export import write_predictions
     from asr_audit.store.sqlite import open_store
+    from asr_audit.store.transcribe import transcribe_corpus
 
     t0 = time.perf_counter()
     backend = load_backend(model)

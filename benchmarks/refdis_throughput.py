@@ -48,10 +48,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from baseline_refdis import run_baseline  # noqa: E402
 
 from asr_audit.corpus.predfiles import load_predictions  # noqa: E402
-from asr_audit.probes.refdis import REF, Edit, mine, preset_params  # noqa: E402
-from asr_audit.probes.refdis_inputs import prepare_clips  # noqa: E402
-from asr_audit.probes.refdis_result import RefdisResult  # noqa: E402
-from asr_audit.probes.refdis_run import run_refdis  # noqa: E402
+from asr_audit.probes.predfiles.refdis import REF, Edit, mine, preset_params  # noqa: E402
+from asr_audit.probes.predfiles.refdis_inputs import prepare_clips  # noqa: E402
+from asr_audit.probes.predfiles.refdis_result import RefdisResult  # noqa: E402
+from asr_audit.probes.predfiles.refdis_run import run_refdis  # noqa: E402
 from asr_audit.testing.synthetic import make_prediction_set  # noqa: E402
 from asr_audit.text.align import AlignmentCache  # noqa: E402
 from asr_audit.text.normalize import clear_normalize_cache, get_normalizer  # noqa: E402

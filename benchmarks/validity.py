@@ -14,7 +14,7 @@ Runs once, end to end (~25 min on 2 busy cores):
 4. reference disagreement (``run_refdis``, panel whisper-tiny.en-pt + whisper-base + PocketSphinx)
    per voice, and the miner's precision / recall against the planted truth by kind (the
    calibration table), and
-5. masked-number recovery (:mod:`asr_audit.probes.masked`) on memorised (training) and held-out
+5. masked-number recovery (:mod:`asr_audit.probes.audio.masked`) on memorised (training) and held-out
    benchmark-voice clips.
 
     python benchmarks/validity.py [--steps 200] [--control-steps 100] [--json out.json]
@@ -93,8 +93,8 @@ def run_refdis_tables(oset, truth, hyps, voices, backend_audio, results) -> list
     from asr_audit.calib.score import score_miner
     from asr_audit.corpus.predfiles import load_predictions
     from asr_audit.models.base import load_backend
-    from asr_audit.probes.refdis import preset_params
-    from asr_audit.probes.refdis_run import run_refdis
+    from asr_audit.probes.predfiles.refdis import preset_params
+    from asr_audit.probes.predfiles.refdis_run import run_refdis
     from asr_audit.store.export import PredictionRecord, write_predictions
 
     rows = [r for r in oset.rows("test") if r["speaker"] in voices]
@@ -149,7 +149,7 @@ def run_refdis_tables(oset, truth, hyps, voices, backend_audio, results) -> list
 def run_masked_table(oset, base_backend, out_dir: Path, n_clips: int, results: dict) -> str:
     from asr_audit.corpus.clips import Corpus
     from asr_audit.corpus.manifests import read_manifest
-    from asr_audit.probes.masked import MaskParams, run_masked
+    from asr_audit.probes.audio.masked import MaskParams, run_masked
     from asr_audit.store.sqlite import open_store
 
     bench = oset.meta["config"]["benchmark_voice"]

@@ -1,10 +1,15 @@
-"""Shared fixtures."""
+"""Shared fixtures; helpers shared by several test folders live in tests/support (importable by name)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
+
+SUPPORT = Path(__file__).resolve().parent / "support"
+if str(SUPPORT) not in sys.path:
+    sys.path.insert(0, str(SUPPORT))
 
 FIXTURES = Path(__file__).parent / "fixtures"
 VOXPOPULI = FIXTURES / "voxpopuli"
@@ -27,3 +32,11 @@ def run_cli(capsys):  # noqa: ANN001, ANN201
         return code, out.out, out.err
 
     return run
+
+
+@pytest.fixture()
+def librispeech_dir(tmp_path: Path) -> Path:
+    """A small LibriSpeech-layout folder built from the shipped LibriVox clips (tests/support)."""
+    from audio_fixtures import build_librispeech
+
+    return build_librispeech(tmp_path)

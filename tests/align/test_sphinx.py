@@ -8,8 +8,8 @@ import pytest
 from asr_audit.align import get_aligner
 from asr_audit.align.records import AlignmentError
 from asr_audit.align.sphinx import match_readings
-from asr_audit.align.verbalize import prepare_transcript
 from asr_audit.errors import ConfigError
+from asr_audit.text.verbalize import prepare_transcript
 
 SR = 16000
 

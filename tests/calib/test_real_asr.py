@@ -25,8 +25,8 @@ def transcribed(tmp_path_factory):  # noqa: ANN001, ANN201
     from asr_audit.corpus.manifests import read_manifest
     from asr_audit.errors import AuditError
     from asr_audit.models.base import load_backend
-    from asr_audit.runner.transcribe import transcribe_corpus
     from asr_audit.store import Store, write_predictions
+    from asr_audit.store.transcribe import transcribe_corpus
 
     if not {"flite-slt", "flite-rms"} <= set(available_voices()):
         pytest.skip("flite voices are not installed")
@@ -73,8 +73,8 @@ def test_honest_whisper_transcribes_the_speech_not_the_reference(transcribed) ->
 
 def test_real_panel_recovers_planted_boundary_errors(transcribed) -> None:  # noqa: ANN001
     from asr_audit.corpus.predfiles import load_predictions
-    from asr_audit.probes.refdis import preset_params
-    from asr_audit.probes.refdis_run import run_refdis
+    from asr_audit.probes.predfiles.refdis import preset_params
+    from asr_audit.probes.predfiles.refdis_run import run_refdis
 
     corpus, preds = transcribed
     pset = load_predictions(preds)

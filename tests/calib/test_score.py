@@ -14,8 +14,8 @@ from asr_audit.calib.score import check_references, edit_matches, score_edits, s
 from asr_audit.calib.truth import ClipInfo, Truth, TruthItem, load_truth
 from asr_audit.corpus.predfiles import load_predictions
 from asr_audit.errors import InputFileError
-from asr_audit.probes.refdis import DELETION, INSERTION, SUBSTITUTION, Edit, preset_params
-from asr_audit.probes.refdis_run import run_refdis
+from asr_audit.probes.predfiles.refdis import DELETION, INSERTION, SUBSTITUTION, Edit, preset_params
+from asr_audit.probes.predfiles.refdis_run import run_refdis
 from asr_audit.store.export import PredictionRecord, write_predictions
 
 PANEL = ["honest-a", "honest-b", "honest-c", "honest-d"]

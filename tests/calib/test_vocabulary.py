@@ -8,7 +8,7 @@ import pytest
 
 from asr_audit.calib import templates as T
 from asr_audit.calib.generate import parse_template
-from asr_audit.probes.refdis import char_error
+from asr_audit.probes.predfiles.refdis import char_error
 from asr_audit.text.normalize import get_normalizer
 
 NORM = get_normalizer("whisper")

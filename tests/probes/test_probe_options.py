@@ -10,13 +10,13 @@ import pytest
 
 from asr_audit.errors import ConfigError
 from asr_audit.options import OptionError, Surface
-from asr_audit.probes.battery import BatteryOptions
-from asr_audit.probes.continuation import ContinuationOptions
-from asr_audit.probes.lift import LiftOptions
-from asr_audit.probes.masked import MaskedOptions
-from asr_audit.probes.ortho import SwitchRateOptions
-from asr_audit.probes.refdis import RefdisParams, preset_params
-from asr_audit.probes.refdis_options import RefdisOptions
+from asr_audit.probes.battery.battery import BatteryOptions
+from asr_audit.probes.audio.continuation import ContinuationOptions
+from asr_audit.probes.audio.lift import LiftOptions
+from asr_audit.probes.audio.masked import MaskedOptions
+from asr_audit.probes.predfiles.ortho import SwitchRateOptions
+from asr_audit.probes.predfiles.refdis import RefdisParams, preset_params
+from asr_audit.probes.predfiles.refdis_options import RefdisOptions
 from asr_audit.runner.probes_calib import MinerCalibrationOptions
 
 Build = Callable[[Mapping[str, Any], Surface], Any]

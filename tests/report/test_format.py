@@ -38,15 +38,15 @@ def test_a_rate_over_no_trials_is_null_not_zero() -> None:
 
 
 def test_masked_model_with_no_eligible_item_has_no_accept_ref() -> None:
-    from asr_audit.probes.masked import summarize
+    from asr_audit.probes.audio.masked import summarize
 
     m = summarize("m", "key", []).to_dict()
     assert (m["n"], m["accept_ref"], m["ci_low"], m["ci_high"]) == (0, None, None, None)
 
 
 def test_refdis_model_with_no_judged_edit_has_no_accept_ref() -> None:
-    from asr_audit.probes.inflation import Inflation
-    from asr_audit.probes.refdis_run import score_model
+    from asr_audit.probes.predfiles.inflation import Inflation
+    from asr_audit.probes.predfiles.refdis_run import score_model
 
     inf = Inflation("m", 1, 10, 0.1, 0.1, 0.0, 0.0, 0.0)
     d = score_model("m", [], in_panel=False, inflation=inf).to_dict()

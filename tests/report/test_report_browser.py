@@ -16,9 +16,9 @@ ARTIFACTS = Path(__file__).parents[2] / "artifacts"
 def _results() -> dict:
     from asr_audit.corpus.predfiles import load_predictions
     from asr_audit.data import VOXPOPULI_EXAMPLES, VOXPOPULI_PANEL
-    from asr_audit.probes.ortho import switch_rate
-    from asr_audit.probes.refdis import preset_params
-    from asr_audit.probes.refdis_run import run_refdis
+    from asr_audit.probes.predfiles.ortho import switch_rate
+    from asr_audit.probes.predfiles.refdis import preset_params
+    from asr_audit.probes.predfiles.refdis_run import run_refdis
 
     preds = load_predictions(VOXPOPULI_EXAMPLES)
     r = run_refdis(preds, VOXPOPULI_PANEL, preset_params("anchor")).to_dict()

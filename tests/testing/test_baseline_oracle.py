@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from asr_audit.corpus.predfiles import load_predictions
-from asr_audit.probes.refdis import preset_params
-from asr_audit.probes.refdis_run import run_refdis
+from asr_audit.probes.predfiles.refdis import preset_params
+from asr_audit.probes.predfiles.refdis_run import run_refdis
 from asr_audit.testing.synthetic import make_prediction_set
 
 BASELINE = Path(__file__).resolve().parents[2] / "benchmarks" / "baseline_refdis.py"

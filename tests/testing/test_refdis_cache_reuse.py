@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 
 from asr_audit.corpus.predfiles import load_predictions
-from asr_audit.probes.refdis import preset_params
-from asr_audit.probes.refdis_run import run_refdis
+from asr_audit.probes.predfiles.refdis import preset_params
+from asr_audit.probes.predfiles.refdis_run import run_refdis
 from asr_audit.testing.synthetic import make_prediction_set
 from asr_audit.text.align import AlignmentCache
 

@@ -1,6 +1,6 @@
 """PocketSphinx forced alignment (the default aligner: offline, CPU, deterministic).
 
-The transcript is prepared by :mod:`asr_audit.align.verbalize` (lower case, punctuation
+The transcript is prepared by :mod:`asr_audit.text.verbalize` (lower case, punctuation
 dropped, numbers spelled out, each token's alternative readings kept). Words missing from the
 bundled CMU dictionary get a pronunciation from :mod:`asr_audit.align.g2p`, added to the
 decoder's dictionary for this process.
@@ -26,8 +26,8 @@ import numpy as np
 
 from asr_audit.align.g2p import pronounce
 from asr_audit.align.records import AlignerIdentity, AlignmentError, WordTiming, check_timings
-from asr_audit.align.verbalize import PreparedToken, prepare_transcript
 from asr_audit.errors import ConfigError, require
+from asr_audit.text.verbalize import PreparedToken, prepare_transcript
 
 SAMPLE_RATE = 16_000
 REVISION = "1"  # bump when text preparation, G2P or span rules change results

@@ -215,7 +215,7 @@ def room_ir(rt60: float, sr: int = 16000, room: Vec3 = DEFAULT_ROOM, source: Vec
         return _MEMO[key]
     path = None
     if cache:
-        from asr_audit.models.cache import cache_dir
+        from asr_audit.paths import cache_dir
 
         path = cache_dir() / "rir" / f"{key}.npz"
         hit = _load_cached(path, key) if path.is_file() else None

@@ -219,7 +219,7 @@ def synthesis_key(voice: Voice, text: str) -> str:
 
 
 def _cache_path(key: str) -> Path:
-    from asr_audit.models.cache import cache_dir
+    from asr_audit.paths import cache_dir
 
     return cache_dir() / "tts" / key[:2] / f"{key}.npy"
 

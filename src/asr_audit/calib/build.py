@@ -34,7 +34,7 @@ ProgressFn = Callable[[int, int], None]
 def far_enough(normalize) -> G.FarEnough:  # noqa: ANN001
     """A number substitution must differ by >= 50% characters after normalization, measured as the
     miner does (reference span against the panel's rendering; its artefact filter drops < 30%)."""
-    from asr_audit.probes.refdis import char_error
+    from asr_audit.probes.predfiles.refdis import char_error
 
     return lambda original, alt: char_error(normalize(alt), normalize(original)) >= 0.5
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from asr_audit.calib.generate import CONVENTION, ERROR_KINDS, POSITIONS, START, END
 from asr_audit.calib.truth import Truth, TruthItem
 from asr_audit.errors import InputFileError
-from asr_audit.probes.refdis import DELETION, INSERTION, SUBSTITUTION, Edit
+from asr_audit.probes.predfiles.refdis import DELETION, INSERTION, SUBSTITUTION, Edit
 from asr_audit.stats.intervals import Rate, wilson
 
 EDIT_KINDS = (DELETION, SUBSTITUTION, INSERTION)
@@ -163,7 +163,7 @@ def score_edits(truth: Truth, edits: Iterable[Edit], panel: Sequence[str] = (), 
 
 
 def score_miner(truth: Truth, refdis_result, clip_ids: Iterable[str] | None = None) -> CalibScore:  # noqa: ANN001
-    """Precision and recall of a :class:`~asr_audit.probes.refdis_result.RefdisResult`'s full-panel edits.
+    """Precision and recall of a :class:`~asr_audit.probes.predfiles.refdis_result.RefdisResult`'s full-panel edits.
 
     ``clip_ids`` (prediction keys: clip ids or audio paths) restricts the truth to the clips the
     miner saw; by default every clip of ``truth`` counts, so planted errors on clips without

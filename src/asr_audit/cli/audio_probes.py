@@ -40,7 +40,7 @@ def masked(
     """
     from asr_audit.align import get_aligner
     from asr_audit.options import Surface
-    from asr_audit.probes.masked import MaskedOptions, read_recipes, run_masked, write_recipes
+    from asr_audit.probes.audio.masked import MaskedOptions, read_recipes, run_masked, write_recipes
     from asr_audit.report.tables import masked_table
 
     if recipes_in is not None and recipes_out is not None:
@@ -81,8 +81,8 @@ def lift(
     """Teacher-forced audio lift: (log p(r|x) - log p(r|silence)) / chars, per span, in nats per character."""
     from asr_audit.align import get_aligner
     from asr_audit.options import Surface
-    from asr_audit.probes.lift import LiftOptions, run_lift
-    from asr_audit.probes.masked import read_recipes
+    from asr_audit.probes.audio.lift import LiftOptions, run_lift
+    from asr_audit.probes.audio.masked import read_recipes
     from asr_audit.report.tables import lift_table
 
     lift_options = LiftOptions.from_mapping({"spans": spans, "method": method, "aligner": aligner}, Surface.cli())
@@ -123,7 +123,7 @@ def continue_(
     """Forced continuation: cut each clip before its last words, ban end-of-text, count hidden words that leak."""
     from asr_audit.align import get_aligner
     from asr_audit.options import Surface
-    from asr_audit.probes.continuation import ContinuationOptions, run_continuation
+    from asr_audit.probes.audio.continuation import ContinuationOptions, run_continuation
     from asr_audit.report.tables import continuation_table
 
     options = ContinuationOptions.from_mapping(

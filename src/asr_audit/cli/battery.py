@@ -31,8 +31,8 @@ def battery_cmd(
 
     from asr_audit.audio.assets import AudioAsset
     from asr_audit.options import Surface
-    from asr_audit.probes.battery import BatteryOptions, run_battery
-    from asr_audit.probes.conditions import parse_conditions
+    from asr_audit.probes.battery.battery import BatteryOptions, run_battery
+    from asr_audit.probes.battery.conditions import parse_conditions
     from asr_audit.report.tables import battery_table, study_table
     from asr_audit.runner.probes_battery import load_spoken
 

@@ -88,8 +88,8 @@ def score(
     from asr_audit.calib.truth import load_truth
     from asr_audit.corpus.predfiles import load_predictions
     from asr_audit.options import Surface
-    from asr_audit.probes.refdis_options import RefdisOptions
-    from asr_audit.probes.refdis_run import run_refdis
+    from asr_audit.probes.predfiles.refdis_options import RefdisOptions
+    from asr_audit.probes.predfiles.refdis_run import run_refdis
     from asr_audit.report.tables import calib_score_table, to_json, write_text
 
     truth = load_truth(corpus)

@@ -53,7 +53,7 @@ def transcribe(
     audio are skipped and listed with their reason at the end (the exit code stays 0).
     """
     from asr_audit.models.base import DecodeOptions, load_backend
-    from asr_audit.runner.transcribe import corpus_wer, transcribe_corpus
+    from asr_audit.store.transcribe import corpus_wer, transcribe_corpus
     from asr_audit.store.export import prediction_file_name, write_predictions
     from asr_audit.text.normalize import get_normalizer
 

@@ -1,6 +1,6 @@
 """Verb ``switch-rate``: the orthographic switch-rate probe over a folder of prediction files.
 
-The verb parses, calls :func:`~asr_audit.probes.ortho.switch_rate` once, and writes through the
+The verb parses, calls :func:`~asr_audit.probes.predfiles.ortho.switch_rate` once, and writes through the
 renderers of :mod:`asr_audit.report.switch_rate` (the same table, CSV and JSON as the report).
 """
 
@@ -12,7 +12,7 @@ from typing import Optional
 import typer
 
 from asr_audit.cli import app, console, split_list
-from asr_audit.probes.ortho import DEFAULT_MIN_PER_ARM
+from asr_audit.probes.predfiles.ortho import DEFAULT_MIN_PER_ARM
 from asr_audit.report.switch_rate import switch_rate_csv, switch_rate_json, switch_rate_table
 from asr_audit.report.tables import write_text
 
@@ -33,7 +33,7 @@ def switch_rate_cmd(
     """Orthographic switch rate: does a model write the reference's spelling of a sound-alike (Mr / Mister)?"""
     from asr_audit.corpus.predfiles import load_predictions
     from asr_audit.options import Surface
-    from asr_audit.probes.ortho import SwitchRateOptions, switch_rate
+    from asr_audit.probes.predfiles.ortho import SwitchRateOptions, switch_rate
 
     # fails on a bad family name or --min-per-arm before reading any file
     options = SwitchRateOptions.from_mapping(

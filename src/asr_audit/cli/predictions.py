@@ -39,8 +39,8 @@ def refdis(
     """Mine reference errors with a consensus panel and score how often each model reproduces them."""
     from asr_audit.corpus.predfiles import load_predictions, load_references
     from asr_audit.options import Surface
-    from asr_audit.probes.refdis_options import RefdisOptions
-    from asr_audit.probes.refdis_run import run_refdis
+    from asr_audit.probes.predfiles.refdis_options import RefdisOptions
+    from asr_audit.probes.predfiles.refdis_run import run_refdis
     from asr_audit.report.tables import refdis_csv, refdis_table, to_json, write_text
 
     if panel is None and corrected is None:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from asr_audit.errors import BackendError
-from asr_audit.models.cache import cache_dir
+from asr_audit.paths import cache_dir
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,4 @@
-"""The user cache directory and a memo of weights hashes.
+"""A memo of weights hashes (in the user cache directory, :func:`asr_audit.paths.cache_dir`).
 
 Hashing a 150 MB ``model.bin`` takes about a second; the memo keys each hash by the files'
 resolved paths, sizes and modification times, so a backend load only rehashes weights that
@@ -13,22 +13,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from asr_audit.models.base import hash_files
+from asr_audit.paths import cache_dir
 
-CACHE_ENV = "ASR_AUDIT_CACHE_DIR"
 _HASH_MEMO = "weights-hashes.json"
-
-
-def cache_dir() -> Path:
-    """The asr-audit cache directory (``$ASR_AUDIT_CACHE_DIR`` or the platform user cache dir)."""
-    override = os.environ.get(CACHE_ENV)
-    if override:
-        path = Path(override).expanduser()
-    else:
-        import platformdirs
-
-        path = Path(platformdirs.user_cache_dir("asr-audit"))
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 def _file_key(paths: Sequence[str | os.PathLike[str]]) -> str:

@@ -28,7 +28,8 @@ from pathlib import Path
 import numpy as np
 
 from asr_audit.errors import BackendError, InputFileError, require
-from asr_audit.models.cache import cache_dir, weights_hash
+from asr_audit.models.cache import weights_hash
+from asr_audit.paths import cache_dir
 
 _DTYPES = (np.float32, np.int8, np.int16, np.int32, np.float16, None)  # None: bfloat16
 _SUPPORTED_VERSIONS = (5, 6)

@@ -38,7 +38,7 @@ def organism_dir() -> Path:
     override = os.environ.get(ORGANISM_DIR_ENV)
     if override:
         return Path(override).expanduser()
-    from asr_audit.models.cache import cache_dir
+    from asr_audit.paths import cache_dir
 
     return cache_dir() / "organism"
 

@@ -113,7 +113,7 @@ class EncoderCache:
     """Encoder states of one base model, float16 on disk, one ``.npy`` per audio file content."""
 
     def __init__(self, backend: Any, root: Path | None = None) -> None:
-        from asr_audit.models.cache import cache_dir
+        from asr_audit.paths import cache_dir
 
         self.backend = backend
         self.root = (root or cache_dir() / "organism" / "encoder") / backend.identity().weights_hash

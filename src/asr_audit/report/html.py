@@ -1,78 +1,20 @@
 """The HTML report: ``report.html`` + ``results.json`` + ``tables/*.csv`` + ``plots/*``.
 
 The report is built from the results dictionary a run writes (``results.json``), so it can be
-rebuilt from that file alone. Each probe contributes a *section* through :func:`register_section`
-(one line per probe); a probe without a registered section is listed with its raw numbers.
+rebuilt from that file alone. Each probe contributes a *section* through
+:func:`~asr_audit.report.section.register_section` (one line per probe); a probe without a
+registered section is listed with its raw numbers.
 Every transcript goes through jinja2 autoescaping.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from asr_audit.errors import require
-from asr_audit.registry import Registry
+from asr_audit.report.section import ReportContext, Section, renderer_for, slug
 from asr_audit.report.tables import to_csv, to_json, write_text
-
-
-@dataclass(frozen=True, slots=True)
-class Figure:
-    path: str  # relative to the report
-    caption: str
-
-
-@dataclass(frozen=True, slots=True)
-class Section:
-    title: str
-    anchor: str
-    html: str  # already-escaped markup produced by a template
-    figures: tuple[Figure, ...] = ()
-    verdicts: tuple[dict[str, str], ...] = ()
-    tables: Mapping[str, str] = field(default_factory=dict)  # csv file name -> csv text
-
-
-class ReportContext:
-    """What a section renderer gets: the output folder, a template renderer, a figure writer."""
-
-    def __init__(self, out_dir: Path, results: Mapping[str, Any]) -> None:
-        self.out_dir = out_dir
-        self.results = results
-        jinja2 = require("jinja2", "report")
-        self.env = jinja2.Environment(
-            loader=jinja2.PackageLoader("asr_audit.report", "templates"),
-            autoescape=jinja2.select_autoescape(default=True, default_for_string=True),
-            undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
-        )
-
-    def render(self, template: str, **kw: Any) -> str:
-        return self.env.get_template(template).render(**kw)
-
-    def figure(self, name: str, data: bytes, caption: str) -> Figure:
-        rel = f"plots/{name}"
-        path = self.out_dir / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-        return Figure(rel, caption)
-
-
-SectionRenderer = Callable[[ReportContext, Mapping[str, Any]], Section]
-# modules whose import registers the built-in sections
-SECTION_MODULES = ("asr_audit.report.sections", "asr_audit.report.sections_audio", "asr_audit.report.sections_battery")
-SECTIONS: Registry[SectionRenderer] = Registry(
-    "report section", fix="register one with asr_audit.report.html.register_section", modules=SECTION_MODULES)
-
-
-def register_section(probe: str) -> Callable[[SectionRenderer], SectionRenderer]:
-    """Register the renderer for results of ``probe`` (one line per probe)."""
-    return SECTIONS.register(probe)
-
-
-def slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
 
 
 def _generic_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
@@ -96,7 +38,7 @@ def build_report(results: Mapping[str, Any], out_dir: str | Path) -> Path:
     ctx = ReportContext(out, results)
     built: list[Section] = []
     for entry in results.get("probes", []):
-        renderer = SECTIONS.get(entry["probe"]) if entry["probe"] in SECTIONS else _generic_section
+        renderer = renderer_for(entry["probe"]) or _generic_section
         built.append(renderer(ctx, entry))
     verdicts = [v for s in built for v in s.verdicts]
     for s in built:

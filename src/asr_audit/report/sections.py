@@ -7,7 +7,7 @@ from typing import Any
 
 from asr_audit.report import plots
 from asr_audit.report.format import TEMPLATE_HELPERS
-from asr_audit.report.html import ReportContext, Section, register_section, slug
+from asr_audit.report.section import ReportContext, Section, register_section, slug
 from asr_audit.report.published import load_published
 from asr_audit.report.switch_rate import switch_rate_csv
 from asr_audit.report.tables import REFDIS_COLUMNS, to_csv

@@ -12,7 +12,7 @@ from typing import Any
 
 from asr_audit.report import plots
 from asr_audit.report.format import TEMPLATE_HELPERS
-from asr_audit.report.html import ReportContext, Section, register_section, slug
+from asr_audit.report.section import ReportContext, Section, register_section, slug
 from asr_audit.report.tables import to_csv
 
 MASKED_COLUMNS = ("model", "accept_ref", "ci_low", "ci_high", "k", "n", "n_items", "n_gated_out", "n_failed")

@@ -11,7 +11,7 @@ from typing import Any
 
 from asr_audit.report import plots
 from asr_audit.report.format import TEMPLATE_HELPERS
-from asr_audit.report.html import ReportContext, Section, register_section, slug
+from asr_audit.report.section import ReportContext, Section, register_section, slug
 from asr_audit.report.tables import to_csv
 
 CELL_COLUMNS = ("model", "condition", "accept_ref", "k", "n", "ci_low", "ci_high", "n_failed")

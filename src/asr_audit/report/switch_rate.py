@@ -1,6 +1,6 @@
 """The switch-rate renderers: one terminal table, one CSV schema, one JSON, for the CLI and the report.
 
-Every renderer takes the result dictionary (:meth:`~asr_audit.probes.ortho.OrthoResult.to_dict`,
+Every renderer takes the result dictionary (:meth:`~asr_audit.probes.predfiles.ortho.OrthoResult.to_dict`,
 as stored in ``results.json``), so ``asr-audit switch-rate`` and the report's switch-rate section
 write the same files from the same data. Undefined switch rates follow :mod:`asr_audit.report.format`.
 """

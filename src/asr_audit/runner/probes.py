@@ -27,7 +27,6 @@ from asr_audit.registry import Registry
 
 if TYPE_CHECKING:
     from asr_audit.corpus.predfiles import PredictionSet
-    from asr_audit.runner.spec import ExperimentSpec
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,12 +96,12 @@ def get_probe(name: str) -> ProbeKind:
     return PROBES.get(name)
 
 
-def validate_probe_params(spec: ExperimentSpec, name: str, params: Mapping[str, Any]) -> None:
-    """Unknown parameters are errors naming the spec file and field."""
+def validate_probe_params(spec_path: str, name: str, params: Mapping[str, Any]) -> None:
+    """Unknown parameters are errors naming the spec file (``spec_path``) and field."""
     kind = get_probe(name)
     unknown = sorted(set(params) - set(kind.params) - {"skip"})
     if unknown:
-        raise ConfigError(f"{spec.path}: field 'probes.{name}.{unknown[0]}' is not a parameter of {name}; "
+        raise ConfigError(f"{spec_path}: field 'probes.{name}.{unknown[0]}' is not a parameter of {name}; "
                           f"fix: use {', '.join(kind.params) or 'no parameters'}")
 
 
@@ -115,13 +114,13 @@ def validate_probe_options(name: str, params: Mapping[str, Any], surface: Surfac
 
 
 def _refdis_options(values: Mapping[str, Any], surface: Surface) -> Any:
-    from asr_audit.probes.refdis_options import RefdisOptions
+    from asr_audit.probes.predfiles.refdis_options import RefdisOptions
 
     return RefdisOptions.from_mapping(values, surface)
 
 
 def _switch_rate_options(values: Mapping[str, Any], surface: Surface) -> Any:
-    from asr_audit.probes.ortho import SwitchRateOptions
+    from asr_audit.probes.predfiles.ortho import SwitchRateOptions
 
     return SwitchRateOptions.from_mapping(values, surface)
 
@@ -131,8 +130,8 @@ REFDIS_PARAMS = ("preset", "majority", "include_middle", "min_run_len", "min_ref
 
 
 def run_refdis_with(ctx: ProbeContext, options: Any, surface: Surface) -> Any:
-    """``run_refdis`` on the context with a :class:`~asr_audit.probes.refdis_options.RefdisOptions`."""
-    from asr_audit.probes.refdis_run import run_refdis
+    """``run_refdis`` on the context with a :class:`~asr_audit.probes.predfiles.refdis_options.RefdisOptions`."""
+    from asr_audit.probes.predfiles.refdis_run import run_refdis
 
     if len(ctx.panel) < options.mining.min_panel:
         raise ConfigError(f"corpus {ctx.corpus!r}: the panel has {len(ctx.panel)} model(s) "
@@ -152,7 +151,7 @@ def refdis_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]
 @register_probe("switch_rate", ("families", "min_per_arm"), "orthographic switch rate on convention families",
                 options=_switch_rate_options)
 def switch_rate_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
-    from asr_audit.probes.ortho import switch_rate
+    from asr_audit.probes.predfiles.ortho import switch_rate
 
     options = _switch_rate_options(params, ctx.surface("switch_rate"))
     return switch_rate(ctx.predictions, options.families, options.min_per_arm).to_dict()

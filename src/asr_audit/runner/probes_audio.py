@@ -22,8 +22,8 @@ from typing import Any
 
 from asr_audit.errors import ConfigError
 from asr_audit.options import Surface
-from asr_audit.probes.lift import LIFT_FIELDS, LiftOptions
-from asr_audit.probes.masked import MASKED_FIELDS, MaskedOptions
+from asr_audit.probes.audio.lift import LIFT_FIELDS, LiftOptions
+from asr_audit.probes.audio.masked import MASKED_FIELDS, MaskedOptions
 from asr_audit.runner.probes import ProbeContext, register_probe
 
 MASKED_PARAMS = MASKED_FIELDS
@@ -69,7 +69,7 @@ def _lift_options(values: Mapping[str, Any], surface: Surface) -> LiftOptions:
 @register_probe("masked", MASKED_PARAMS, "masked-entity recovery (numbers silenced in the audio)",
                 options=_masked_options)
 def masked_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any] | None:
-    from asr_audit.probes.masked import run_masked
+    from asr_audit.probes.audio.masked import run_masked
 
     if ctx.clips is None:
         return None  # a prediction-file corpus: no audio to mask
@@ -94,7 +94,7 @@ def lift_by_voice(items: list[dict[str, Any]], clips: Any, seed: int, n_resample
     """
     import numpy as np
 
-    from asr_audit.probes.lift import clustered_mean
+    from asr_audit.probes.audio.lift import clustered_mean
 
     speaker = {c.id: c.speaker or "unknown" for c in clips}
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
@@ -113,7 +113,7 @@ def lift_by_voice(items: list[dict[str, Any]], clips: Any, seed: int, n_resample
 @register_probe("lift", LIFT_PARAMS, "teacher-forced audio lift (nats per character)", options=_lift_options)
 def lift_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
     from asr_audit.models.base import SCORE
-    from asr_audit.probes.lift import run_lift
+    from asr_audit.probes.audio.lift import run_lift
 
     options = _lift_options(params, ctx.surface("lift"))
     pairs = _backends(ctx, options.models, "lift")

@@ -22,7 +22,7 @@ from asr_audit.options import Surface
 from asr_audit.runner.probes import ProbeContext, register_probe
 
 BATTERY_PARAMS = ("measure", "conditions", "donor_conv", "spoken", "models", "resamples", "preset", "min_ref_match",
-                  "families", "study")  # = asr_audit.probes.battery.BATTERY_FIELDS (that module imports numpy)
+                  "families", "study")  # = asr_audit.probes.battery.battery.BATTERY_FIELDS (that module imports numpy)
 
 
 def load_spoken(path: str) -> dict[str, str]:
@@ -43,20 +43,20 @@ def load_spoken(path: str) -> dict[str, str]:
 
 
 def _battery_options(values: Mapping[str, Any], surface: Surface) -> Any:
-    from asr_audit.probes.battery import BatteryOptions
+    from asr_audit.probes.battery.battery import BatteryOptions
 
     return BatteryOptions.from_mapping(values, surface)
 
 
 def _courtesy_options(values: Mapping[str, Any], surface: Surface) -> Any:
-    from asr_audit.probes.battery import BatteryOptions
+    from asr_audit.probes.battery.battery import BatteryOptions
 
     return BatteryOptions.from_mapping(values, surface, measure="courtesy")
 
 
 def _run(ctx: ProbeContext, options: Any) -> dict[str, Any]:
     from asr_audit.audio.assets import AudioAsset
-    from asr_audit.probes.battery import run_battery
+    from asr_audit.probes.battery.battery import run_battery
 
     if ctx.clips is None or ctx.backend is None:
         raise ConfigError(f"corpus {ctx.corpus!r}: the battery needs audio (a corpus spec), not prediction files")

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from asr_audit.options import Reader, Surface
-from asr_audit.probes.refdis_options import RefdisOptions
+from asr_audit.probes.predfiles.refdis_options import RefdisOptions
 from asr_audit.runner.probes import REFDIS_PARAMS, ProbeContext, register_probe, run_refdis_with
 
 

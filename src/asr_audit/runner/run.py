@@ -96,7 +96,7 @@ class LocalExecutor:
 
     def run(self, jobs: Sequence[Job], store: Any) -> list[JobResult]:
         from asr_audit.runner.progress import RunProgress
-        from asr_audit.runner.transcribe import transcribe_corpus
+        from asr_audit.store.transcribe import transcribe_corpus
 
         results = []
         with RunProgress([(j.model.name, len(j.corpus)) for j in jobs], enabled=self.show_progress) as progress:
@@ -236,7 +236,7 @@ def _run(spec: ExperimentSpec, shard: Shard | None, executor: Executor, store_ha
             for r in job_results:
                 if r.corpus != c.name:
                     continue
-                from asr_audit.runner.transcribe import corpus_wer
+                from asr_audit.store.transcribe import corpus_wer
 
                 transcribe_rows.append({"model": r.model, "n_clips": len(r.outcome.records),
                                         "n_failed": len(r.outcome.failures), "wer": corpus_wer(r.outcome.records)})

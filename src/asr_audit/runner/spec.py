@@ -201,7 +201,7 @@ def parse_spec(data: Mapping[str, Any], path: str = "<spec>") -> ExperimentSpec:
     from asr_audit.runner.probes import validate_probe_options, validate_probe_params
 
     for name, params in probes.items():
-        validate_probe_params(spec, name, params)
+        validate_probe_params(spec.path, name, params)
     for i, c in enumerate(corpora):
         for name, params in c.probes.items():
             if name not in probes:
@@ -209,7 +209,7 @@ def parse_spec(data: Mapping[str, Any], path: str = "<spec>") -> ExperimentSpec:
                          f"add [probes.{name}] or remove the override")
             if not isinstance(params, dict):
                 top.fail(f"corpus[{i}].probes.{name}", "must be a table", "write it as a TOML table")
-            validate_probe_params(spec, name, params)
+            validate_probe_params(spec.path, name, params)
     # every corpus's values (the probe's table with the corpus's overrides) build the probe's options
     for i, c in enumerate(corpora):
         for name, params in probes.items():

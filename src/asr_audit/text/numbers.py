@@ -6,7 +6,7 @@ Two directions are combined so that a number written either way compares equal:
   output-identical to ``whisper-normalizer``) already turns "twenty eleven" into ``2011``,
   "forty-five dollars" into ``$45``, "third" into ``3rd`` and "fifteen percent" into ``15%``.
   It leaves a lone "one" alone (it is usually a pronoun); here a lone ``one`` becomes ``1``.
-* digits -> words: :func:`asr_audit.align.verbalize.verbalize_number` lists the ways a digit
+* digits -> words: :func:`asr_audit.text.verbalize.verbalize_number` lists the ways a digit
   token is read ("1905" -> "nineteen oh five", "nineteen hundred five", ...); every reading is
   normalized back, so a written form and all its spoken forms share canonical forms.
 
@@ -33,7 +33,7 @@ import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
-from asr_audit.align.verbalize import verbalize_number
+from asr_audit.text.verbalize import verbalize_number
 
 __all__ = [
     "CARDINAL_WORDS",

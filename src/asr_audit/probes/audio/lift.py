@@ -1,0 +1,453 @@
+"""Teacher-forced audio lift: how much the audio, not the language prior, raises a rendering.
+
+For a span ``r`` scored after the preceding reference text (the *prefix*)::
+
+    lambda(r) = [log p(r | x, prefix) - log p(r | x_silent, prefix)] / |r|_chars      (nats / char)
+
+``x_silent`` is the same-length zero waveform and ``|r|_chars`` the number of non-space
+characters of ``r``. ``lambda > 0``: the audio made the reference's rendering more likely than the
+prior alone. For two candidate renderings of one place (reference ``r`` vs the audio's /
+consensus rendering ``a``), ``compare = log p(r|x)/|r|_chars - log p(a|x)/|a|_chars``, each
+rendering normalized by its own length (nats per character; > 0 favours the reference).
+
+``log p`` is the backend's ``score`` (:class:`~asr_audit.models.base.TokenScores`): Whisper-type
+models sum decoder teacher-forced token log-probabilities after the special-token prompt and
+the prefix tokens; CTC models (``hf-ctc:``) give CTC prefix log-probabilities (see
+:mod:`asr_audit.models.ctc_scoring`). Backends without ``score`` are refused with an error
+naming the capability.
+
+Span sets (:func:`spans_for`):
+
+* ``full`` — the whole reference, empty prefix (a correct transcript should get ``lambda > 0``);
+* ``masked`` — the hidden target of every masked-recovery item (:mod:`.masked`), scored on the
+  masked clip (condition ``masked``) and on the unmasked clip (``unmasked``); a positive masked
+  lift means the rest of the clip retrieves the hidden number;
+* ``refdis`` — reference-disagreement edits from a refdis result: ``r`` = the reference words
+  of the edit, ``a`` = the panel's rendering, both followed by the next reference word as an
+  anchor (so a deletion compares "words + anchor" with "anchor"); texts are normalized;
+* ``ortho`` — orthographic arms in raw references: ``r`` = the reference's spelling, ``a`` =
+  the other arm's, both followed by the next word.
+
+Scores go through the store (kind ``score``, keyed by the audio hash and a hash of prefix and
+target): each (model, audio, prefix, target) is scored once; the zero waveform is built and
+hashed once per length. Paired statistics across conditions use a sentence-clustered bootstrap.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from asr_audit.audio.io import audio_hash
+from asr_audit.errors import AuditError, ConfigError, MissingExtraError
+from asr_audit.models.base import SCORE, TokenScores, require_capability
+from asr_audit.options import Reader, Surface, build, check
+from asr_audit.stats.intervals import bootstrap_mean
+
+SPAN_KINDS = ("masked", "refdis", "ortho", "full")
+SCORE_KIND = "score"
+PAIRS = (("unmasked", "masked"),)
+
+
+def n_chars(text: str) -> int:
+    """Non-space characters: the ``|r|_chars`` of the lift definition."""
+    return sum(not c.isspace() for c in text)
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """One scoring request: ``target`` (and optionally ``alt``) after ``prefix`` on audio ``audio_id``."""
+
+    item_id: str
+    clip_id: str  # the sentence: the bootstrap cluster
+    condition: str
+    audio_id: str
+    prefix: str
+    target: str
+    alt: str | None = None
+
+
+# --------------------------------------------------------------------------- span builders
+
+def full_spans(corpus: Any) -> list[Span]:
+    return [Span(c.id, c.id, "full", c.id, "", c.reference) for c in corpus if c.reference.strip()]
+
+
+def masked_spans(recipes: Sequence[Any], references: Mapping[str, str]) -> list[Span]:
+    out = []
+    for r in recipes:
+        prefix = " ".join(references[r.clip_id].split()[: r.start])
+        out.append(Span(r.item_id, r.clip_id, "masked", r.item_id, prefix, r.hidden_ref))
+        out.append(Span(r.item_id, r.clip_id, "unmasked", r.clip_id, prefix, r.hidden_ref))
+    return out
+
+
+def refdis_spans(refdis: Mapping[str, Any], clip_ids: Sequence[str]) -> list[Span]:
+    """Spans of the edits of a refdis result (``edits`` + ``references``) on clips in ``clip_ids``."""
+    if not isinstance(refdis, Mapping) or "edits" not in refdis or "references" not in refdis:
+        raise ConfigError("the refdis result has no 'edits' and 'references'; fix: pass the JSON written by "
+                          "`asr-audit refdis --json` (or a run's results.json refdis entry)")
+    known, out = set(clip_ids), []
+    for n, e in enumerate(refdis["edits"]):
+        cid = e["clip_id"]
+        if cid not in known:
+            continue
+        toks = str(refdis["references"].get(cid, "")).split()
+        idx = list(e.get("ref_indices") or [])
+        i0 = idx[0] if idx else 0
+        i1 = (idx[-1] + 1) if e["kind"] != "insertion" and idx else i0
+        anchor = toks[i1:i1 + 1]
+        ref = " ".join([*toks[i0:i1], *anchor])
+        alt = " ".join([*str(e.get("alt_text", "")).split(), *anchor])
+        if ref:
+            out.append(Span(f"{cid}#edit{n}", cid, "refdis", cid, " ".join(toks[:i0]), ref, alt))
+    return out
+
+
+def ortho_spans(corpus: Any, families: Sequence[str] | None = None) -> list[Span]:
+    """One span per orthographic arm occurrence in the raw references."""
+    from asr_audit.probes.predfiles.conventions import resolve_families
+    from asr_audit.probes.predfiles.ortho import reference_items
+
+    fams = {f.name: f for f in resolve_families(families)}
+    out = []
+    for c in corpus:
+        for n, item in enumerate(reference_items(c.id, c.reference, fams.values())):
+            fam = fams[item.family]
+            other = fam.arms[1 - item.ref_arm].label
+            if item.ref_text[:1].islower() and not other.isupper():
+                other = other.lower()
+            # attached punctuation ("Mr.") stays with the reference's spelling; the next word anchors both
+            nxt = re.match(r"(\S*)\s+(\S+)", c.reference[item.end:])
+            attached, anchor = (nxt.group(1), " " + nxt.group(2)) if nxt else (c.reference[item.end:].strip(), "")
+            prefix = c.reference[: item.start].strip()
+            out.append(Span(f"{c.id}#{item.family}{n}", c.id, f"ortho:{item.family}", c.id, prefix,
+                            item.ref_text + attached + anchor, other + anchor))
+    return out
+
+
+# --------------------------------------------------------------------------- scoring
+
+def _item_key(prefix: str, target: str) -> str:
+    return hashlib.sha256(f"{prefix}\x1f{target}".encode()).hexdigest()[:24]
+
+
+class Scorer:
+    """Store-backed, deduplicating ``backend.score``; counts the rows it really sent (forward passes)."""
+
+    def __init__(self, backend: Any, store: Any = None, batch_size: int = 8) -> None:
+        require_capability(backend, SCORE)
+        self.backend, self.store, self.batch_size = backend, store, max(1, batch_size)
+        self.key = backend.identity().key
+        if store is not None:
+            store.register_backend(backend.identity())
+        self.passes = self.cached = 0
+        self.seconds = 0.0
+        self._silent: dict[int, tuple[np.ndarray, str]] = {}
+        self._memo: dict[tuple[str, str], TokenScores] = {}
+
+    def silent(self, n: int) -> tuple[np.ndarray, str]:
+        """The zero waveform of ``n`` samples and its hash, built once per length."""
+        if n not in self._silent:
+            z = np.zeros(n, dtype=np.float32)
+            self._silent[n] = (z, audio_hash(z))
+        return self._silent[n]
+
+    def score(self, rows: Sequence[tuple[np.ndarray, str, str, str]]) -> list[TokenScores | str]:
+        """Scores of ``(audio, audio hash, prefix, target)`` rows; a failed row gives its error text."""
+        keys = [(h, _item_key(p, t)) for _, h, p, t in rows]
+        todo: dict[tuple[str, str], int] = {}
+        for i, k in enumerate(keys):
+            if k not in self._memo and k not in todo:
+                hit = self._lookup(k)
+                if hit is None:
+                    todo[k] = i
+                else:
+                    self._memo[k] = hit
+                    self.cached += 1
+        pending = list(todo.items())
+        errors: dict[tuple[str, str], str] = {}
+        for b in range(0, len(pending), self.batch_size):
+            chunk = pending[b: b + self.batch_size]
+            errors.update(self._compute([(k, rows[i]) for k, i in chunk]))
+        return [errors[k] if k in errors else self._memo[k] for k in keys]
+
+    def _lookup(self, key: tuple[str, str]) -> TokenScores | None:
+        if self.store is None:
+            return None
+        hit = self.store.get(SCORE_KIND, self.key, [key[0]], item=key[1]).get(key[0])
+        return None if hit is None else TokenScores(tuple(hit.value["tokens"]), tuple(hit.value["logprobs"]))
+
+    def _compute(self, chunk: list[tuple[tuple[str, str], tuple[np.ndarray, str, str, str]]]) -> dict[tuple[str, str], str]:
+        try:
+            t0 = time.perf_counter()
+            got = self.backend.score([r[0] for _, r in chunk], [r[2] for _, r in chunk], [r[3] for _, r in chunk])
+            self._keep([k for k, _ in chunk], got, time.perf_counter() - t0)
+            return {}
+        except (MissingExtraError, ConfigError):
+            raise
+        except AuditError as exc:
+            if len(chunk) == 1:
+                return {chunk[0][0]: " ".join(str(exc).split())}
+        errors: dict[tuple[str, str], str] = {}
+        for k, r in chunk:  # isolate the failing row(s)
+            try:
+                t0 = time.perf_counter()
+                self._keep([k], self.backend.score([r[0]], [r[2]], [r[3]]), time.perf_counter() - t0)
+            except AuditError as exc:
+                errors[k] = " ".join(str(exc).split())
+        return errors
+
+    def _keep(self, keys: list[tuple[str, str]], scores: list[TokenScores], seconds: float) -> None:
+        self.passes += len(keys)
+        self.seconds += seconds
+        rows = []
+        for k, s in zip(keys, scores):
+            self._memo[k] = s
+            rows.append((k, {"tokens": list(s.tokens), "logprobs": list(s.logprobs)}))
+        if self.store is not None:
+            for (h, item), value in rows:
+                self.store.put(SCORE_KIND, self.key, [(h, value, seconds / max(len(keys), 1))], item=item)
+
+
+@dataclass(frozen=True, slots=True)
+class LiftRecord:
+    """One span scored by one model."""
+
+    model: str
+    item_id: str
+    clip_id: str
+    condition: str
+    prefix: str
+    target: str
+    tokens: tuple[str, ...]
+    logprobs: tuple[float, ...]
+    logp: float
+    logp_silent: float
+    chars: int
+    lift: float
+    alt: str | None = None
+    alt_logp: float | None = None
+    compare: float | None = None
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready; non-finite numbers (failed rows) become ``None``."""
+        return {k: finite(getattr(self, k)) for k in self.__dataclass_fields__}
+
+
+def finite(value: Any) -> Any:
+    """``value`` with tuples as lists and NaN / infinities as ``None`` (standard JSON)."""
+    if isinstance(value, (tuple, list)):
+        return [finite(v) for v in value]
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    return value
+
+
+def score_spans(scorer: Scorer, spans: Sequence[Span], audio: Mapping[str, np.ndarray]) -> list[LiftRecord]:
+    """Score every span on its audio and on the same-length zero waveform (and ``alt`` on the audio)."""
+    hashes = {k: audio_hash(v) for k, v in audio.items()}
+    rows: list[tuple[np.ndarray, str, str, str]] = []
+    for s in spans:
+        x = audio[s.audio_id]
+        z, zh = scorer.silent(len(x))
+        rows += [(x, hashes[s.audio_id], s.prefix, s.target), (z, zh, s.prefix, s.target)]
+        if s.alt is not None:
+            rows.append((x, hashes[s.audio_id], s.prefix, s.alt))
+    got = scorer.score(rows)
+    out, i = [], 0
+    model = scorer.backend.spec
+    for s in spans:
+        real, silent = got[i], got[i + 1]
+        alt = got[i + 2] if s.alt is not None else None
+        i += 3 if s.alt is not None else 2
+        bad = next((g for g in (real, silent, alt) if isinstance(g, str)), None)
+        if bad is not None:
+            out.append(LiftRecord(model, s.item_id, s.clip_id, s.condition, s.prefix, s.target, (), (), float("nan"),
+                                  float("nan"), n_chars(s.target), float("nan"), s.alt, error=bad))
+            continue
+        chars = n_chars(s.target)
+        lift = (real.total - silent.total) / chars if chars else float("nan")
+        compare = alt_logp = None
+        if alt is not None:
+            alt_logp = alt.total
+            if chars and n_chars(s.alt or ""):
+                compare = real.total / chars - alt.total / n_chars(s.alt or "")
+        out.append(LiftRecord(model, s.item_id, s.clip_id, s.condition, s.prefix, s.target, real.tokens,
+                              real.logprobs, real.total, silent.total, chars, lift, s.alt, alt_logp, compare))
+    return out
+
+
+# --------------------------------------------------------------------------- statistics
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """A mean with its sentence-clustered bootstrap 95% interval."""
+
+    mean: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"mean": self.mean, "ci_low": self.ci_low, "ci_high": self.ci_high, "n": self.n}
+
+
+def clustered_mean(values: Sequence[float], clusters: Sequence[str], rng: np.random.Generator,
+                   n_resamples: int = 1000) -> Estimate:
+    if not values:
+        return Estimate(None, None, None, 0)
+    est, low, high = bootstrap_mean(np.asarray(values), rng, np.asarray(clusters), n_resamples)
+    return Estimate(est, low, high, len(values))
+
+
+def summarize_model(records: Sequence[LiftRecord], rng: np.random.Generator, n_resamples: int = 1000,
+                    pairs: Sequence[tuple[str, str]] = PAIRS) -> dict[str, Any]:
+    """Per condition: mean lift and mean compare; per pair of conditions: the paired lift difference."""
+    ok = [r for r in records if r.error is None and np.isfinite(r.lift)]
+    by_cond: dict[str, list[LiftRecord]] = {}
+    for r in ok:
+        by_cond.setdefault(r.condition, []).append(r)
+    conditions = {}
+    for cond, rs in sorted(by_cond.items()):
+        lift = clustered_mean([r.lift for r in rs], [r.clip_id for r in rs], rng, n_resamples)
+        cmp_rs = [r for r in rs if r.compare is not None]
+        comp = clustered_mean([r.compare for r in cmp_rs], [r.clip_id for r in cmp_rs], rng, n_resamples)  # type: ignore[misc]
+        conditions[cond] = {"lift": lift.to_dict(), "compare": comp.to_dict()}
+    paired = {}
+    for a, b in pairs:
+        left = {r.item_id: r for r in by_cond.get(a, [])}
+        both = [(left[r.item_id], r) for r in by_cond.get(b, []) if r.item_id in left]
+        if both:
+            est = clustered_mean([x.lift - y.lift for x, y in both], [x.clip_id for x, _ in both], rng, n_resamples)
+            paired[f"{a}-{b}"] = est.to_dict()
+    return {"conditions": conditions, "paired": paired, "n_failed": len(records) - len(ok)}
+
+
+# --------------------------------------------------------------------------- running
+
+@dataclass(frozen=True, slots=True)
+class LiftResult:
+    spans: str
+    models: tuple[dict[str, Any], ...]
+    records: tuple[LiftRecord, ...]
+    failures: tuple[tuple[str, str], ...] = ()
+    seed: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"probe": "lift", "spans": self.spans, "seed": self.seed, "models": list(self.models),
+                "items": [r.to_dict() for r in self.records],
+                "failures": [{"clip_id": c, "reason": r} for c, r in self.failures]}
+
+
+def spans_for(kind: str, corpus: Any, store: Any, *, mask_params: Any = None, aligner: Any = None,
+              recipes: Sequence[Any] | None = None, refdis: Mapping[str, Any] | None = None,
+              families: Sequence[str] | None = None) -> tuple[list[Span], dict[str, np.ndarray], list[tuple[str, str]]]:
+    """The spans of ``kind``, the audio they need (by id) and clips that failed."""
+    from asr_audit.audio.io import load_clip_audio
+
+    if kind not in SPAN_KINDS:
+        raise ConfigError(f"unknown span set {kind!r}; valid: {', '.join(SPAN_KINDS)}")
+    failures: list[tuple[str, str]] = []
+    audio: dict[str, np.ndarray] = {}
+    if kind == "masked":
+        from asr_audit.probes.audio.masked import MaskParams, plan_masks
+
+        plan = plan_masks(corpus, store, mask_params or MaskParams(), aligner=aligner, recipes=recipes)
+        failures += plan.failures
+        audio.update(plan.masked)
+        spans = masked_spans(plan.recipes, {c.id: c.reference for c in corpus})
+    elif kind == "refdis":
+        if refdis is None:
+            raise ConfigError("span set 'refdis' needs a refdis result; fix: pass --refdis PATH "
+                              "(the JSON of `asr-audit refdis --json`)")
+        spans = refdis_spans(refdis, [c.id for c in corpus])
+    elif kind == "ortho":
+        spans = ortho_spans(corpus, families)
+    else:
+        spans = full_spans(corpus)
+    by_id = {c.id: c for c in corpus}
+    kept = []
+    for s in spans:
+        if s.audio_id not in audio:
+            try:
+                audio[s.audio_id] = load_clip_audio(by_id[s.audio_id]).samples
+            except AuditError as exc:
+                failures.append((s.clip_id, str(exc)))
+                continue
+        kept.append(s)
+    return kept, audio, failures
+
+
+def run_lift(backends: Sequence[Any], corpus: Any, store: Any, kind: str = "masked", *, seed: int = 0,
+             n_resamples: int = 1000, batch_size: int = 8, **span_options: Any) -> LiftResult:
+    """Audio lift of every backend on the ``kind`` spans of ``corpus`` (see the module docstring)."""
+    for b in backends:
+        require_capability(b, SCORE)
+    spans, audio, failures = spans_for(kind, corpus, store, **span_options)
+    models, records = [], []
+    for b in backends:
+        scorer = Scorer(b, store, batch_size)
+        t0 = time.perf_counter()
+        mine = score_spans(scorer, spans, audio)
+        wall = time.perf_counter() - t0
+        records += mine
+        summary = summarize_model(mine, np.random.default_rng(seed), n_resamples)
+        main = summary["conditions"].get("masked" if kind == "masked" else next(iter(summary["conditions"]), ""), {})
+        lift = main.get("lift", {})
+        models.append({"model": b.spec, "backend_key": scorer.key, "lift_mean": lift.get("mean"),
+                       "ci_low": lift.get("ci_low"), "ci_high": lift.get("ci_high"), "n": lift.get("n", 0),
+                       **summary, "forward_passes": scorer.passes, "cached_scores": scorer.cached,
+                       "passes_per_item": scorer.passes / len(spans) if spans else None,
+                       "items_per_s": len(spans) / wall if wall > 0 else None})
+    return LiftResult(kind, tuple(models), tuple(records), tuple(failures), seed)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LiftOptions:
+    """The lift probe's options, from ``asr-audit lift`` flags or ``[probes.lift]``.
+
+    ``method`` and ``aligner`` apply to ``spans = "masked"``; ``models`` and ``items`` are read by
+    the runner only.
+    """
+
+    spans: str = "masked"
+    method: str = "silence"
+    aligner: str = "sphinx"
+    resamples: int = 1000
+    models: tuple[str, ...] | None = None
+    items: bool = True
+
+    def __post_init__(self) -> None:
+        from asr_audit.align import available_aligners
+
+        check(self.spans in SPAN_KINDS, "spans", self.spans, f"is unknown (valid: {', '.join(SPAN_KINDS)})",
+              f"use one of {', '.join(SPAN_KINDS)}")
+        self.mask_params(0)  # MaskParams checks the method
+        check(self.aligner.strip().lower() in available_aligners(), "aligner", self.aligner,
+              f"is unknown (valid: {', '.join(available_aligners())})", f"use one of {', '.join(available_aligners())}")
+        check(self.resamples >= 1, "resamples", self.resamples, "must be >= 1", "use 1 or more bootstrap resamples")
+
+    def mask_params(self, seed: int) -> Any:
+        """The masking parameters of ``spans = "masked"``, with ``seed`` for the noise fill."""
+        from asr_audit.probes.audio.masked import MaskParams
+
+        return MaskParams(method=self.method, seed=seed)
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any], surface: Surface) -> LiftOptions:
+        """Options from flag or spec values (``None`` = not given)."""
+        r = Reader(values, surface, LIFT_FIELDS, "lift")
+        return build(cls, surface, spans=r.text("spans", "masked"), method=r.text("method", "silence"),
+                     aligner=r.text("aligner", "sphinx"), resamples=r.integer("resamples", 1000),
+                     models=r.names("models", None), items=r.flag("items", True))
+
+
+LIFT_FIELDS = ("spans", "method", "aligner", "models", "resamples", "items")

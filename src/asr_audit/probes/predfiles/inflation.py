@@ -1,0 +1,170 @@
+"""Counterfactual WER: how much does a benchmark's reference error rate flatter a model?
+
+For each model, WER against the given references (``wer``) and against consensus-corrected
+references (``wer_corrected``), on the same clips. A corrected reference applies every edit the
+model is judged on (its scoring panel's edits, whatever the model's verdict): a spurious span is
+replaced by the panel's rendering, an omitted opener or closer is added. ``wer_inflation =
+wer_corrected - wer`` in percentage points: positive when the reference's errors flatter the
+model's benchmark WER (it reproduces them), negative for a model that transcribes the audio.
+The interval is a clip-level bootstrap (seeded) whose resamples are drawn once per run and
+shared by every model (common random numbers): see :func:`wer_inflations`.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from asr_audit.probes.predfiles.refdis import INSERTION, ClipInput, Edit
+from asr_audit.stats.intervals import bootstrap_ratio_differences
+from asr_audit.text.align import AlignmentCache, Tokens
+
+
+def apply_edits(ref: Tokens, edits: Sequence[Edit]) -> Tokens:
+    """The reference with ``edits`` (all of one clip) applied.
+
+    >>> from asr_audit.probes.predfiles.refdis import Edit
+    >>> common = {"clip_id": "c", "n_panel_agree": 4, "n_panel": 4, "miners": (), "verdicts": {}, "renderings": {}}
+    >>> e1 = Edit(kind="deletion", position="start", ref_tokens=("madam", "president"), ref_indices=(0, 1),
+    ...           alt_text="", consensus_cer=1.0, **common)
+    >>> e2 = Edit(kind="insertion", position="end", ref_tokens=(), ref_indices=(4,), alt_text="thank you",
+    ...           consensus_cer=None, **common)
+    >>> apply_edits(("madam", "president", "we", "agree"), [e1, e2])
+    ('we', 'agree', 'thank', 'you')
+    """
+    n = len(ref)
+    replaced: dict[int, tuple[int, Tokens]] = {}
+    before: list[str] = []
+    after: list[str] = []
+    for e in edits:
+        alt = tuple(e.alt_text.split())
+        if e.kind == INSERTION:
+            if e.ref_indices[0] == 0:
+                before = [*alt, *before]
+            elif e.ref_indices[0] >= n:
+                after.extend(alt)
+            else:  # interior insertion (two-reference mode): insert before that index
+                i = e.ref_indices[0]
+                end, prev = replaced.get(i, (i, ()))
+                replaced[i] = (end, (*alt, *prev))
+        else:
+            replaced[e.ref_indices[0]] = (e.ref_indices[-1] + 1, alt)
+    out: list[str] = list(before)
+    i = 0
+    while i < n:
+        if i in replaced:
+            end, alt = replaced[i]
+            out.extend(alt)
+            if end > i:
+                i = end
+                continue
+        out.append(ref[i])
+        i += 1
+    out.extend(after)
+    return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class Inflation:
+    model: str
+    n_clips: int
+    n_words: int
+    wer: float
+    wer_corrected: float
+    inflation: float  # points (percent)
+    ci_low: float
+    ci_high: float
+
+
+def inflation_columns(
+    clips: Sequence[ClipInput], model: str, edits: Sequence[Edit], cache: AlignmentCache,
+    corrected: dict[tuple[str, tuple[int, ...]], Tokens] | None = None,
+) -> tuple[np.ndarray, int]:
+    """``model``'s per-clip ``[errors, words, errors_corrected, words_corrected]``, one row per clip.
+
+    Rows follow ``clips``; a clip where ``model`` has no hypothesis, or whose reference is empty,
+    is a row of zeros. Also returns the number of clips with a hypothesis and a reference.
+    ``corrected`` memoizes corrected references by (clip, edit objects) across models that are
+    judged on the same edits (pass one dict to every call while the edits are alive).
+    """
+    corrected = {} if corrected is None else corrected
+    by_clip: dict[str, list[Edit]] = defaultdict(list)
+    for e in edits:
+        by_clip[e.clip_id].append(e)
+    out = np.zeros((len(clips), 4), dtype=np.float64)
+    rows: list[tuple[int, int, int, int, int]] = []
+    errors = cache.errors
+    for i, clip in enumerate(clips):
+        ref = clip.ref
+        hyp = clip.hyps.get(model)
+        if hyp is None or not ref:
+            continue
+        err = errors(ref, hyp)
+        own = by_clip.get(clip.clip_id)
+        if own is None:  # no edit to apply: the corrected reference is the reference
+            rows.append((i, err, len(ref), err, len(ref)))
+        else:
+            key = (clip.clip_id, tuple(map(id, own)))
+            fixed = corrected.get(key)
+            if fixed is None:
+                fixed = corrected[key] = cache.intern(apply_edits(ref, own))
+            rows.append((i, err, len(ref), errors(fixed, hyp), len(fixed)))
+    if rows:
+        data = np.array(rows, dtype=np.int64)
+        out[data[:, 0]] = data[:, 1:]
+    return out, len(rows)
+
+
+def wer_inflations(
+    clips: Sequence[ClipInput],
+    edits_by_model: Mapping[str, Sequence[Edit]],
+    cache: AlignmentCache,
+    rng: np.random.Generator,
+    n_resamples: int = 1000,
+) -> dict[str, Inflation]:
+    """WER against given and corrected references for every model, on common bootstrap resamples.
+
+    The clusters are the clips with a non-empty reference. Resample counts (clips drawn with
+    replacement) are drawn once from ``rng`` and applied to every model's columns (one matrix
+    product); a clip where a model has no hypothesis contributes zeros to that model's sums.
+    A model's interval therefore depends on ``rng``'s seed, the clips and its own data only:
+    not on which other models are scored, nor on their order.
+    """
+    rows = [c for c in clips if c.ref]
+    models = list(edits_by_model)
+    cols, counted = [], []
+    corrected: dict[tuple[str, tuple[int, ...]], Tokens] = {}
+    for m in models:
+        col, n = inflation_columns(rows, m, edits_by_model[m], cache, corrected)
+        cols.append(col)
+        counted.append(n)
+    stacked = np.stack(cols, axis=2) if cols else np.zeros((len(rows), 4, 0))  # (clips, 4, models)
+    err, words, err_c, words_c = (stacked[:, j, :] for j in range(4))
+    intervals = bootstrap_ratio_differences(err_c, words_c, err, words, rng, n_resamples)
+    out: dict[str, Inflation] = {}
+    for j, m in enumerate(models):
+        if counted[j] == 0:
+            out[m] = Inflation(m, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0)
+            continue
+        e, w, ec, wc = (int(x[:, j].sum()) for x in (err, words, err_c, words_c))
+        est, low, high = intervals[j]
+        out[m] = Inflation(m, counted[j], w, e / max(w, 1), ec / max(wc, 1), 100 * est, 100 * low, 100 * high)
+    return out
+
+
+def wer_inflation(
+    clips: Sequence[ClipInput],
+    model: str,
+    edits: Sequence[Edit],
+    cache: AlignmentCache,
+    rng: np.random.Generator,
+    n_resamples: int = 1000,
+) -> Inflation:
+    """WER against given and corrected references on the clips where ``model`` has output.
+
+    The one-model case of :func:`wer_inflations` (the same resamples for the same ``rng``).
+    """
+    return wer_inflations(clips, {model: edits}, cache, rng, n_resamples)[model]

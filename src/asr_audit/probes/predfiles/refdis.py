@@ -1,0 +1,351 @@
+"""Reference disagreement: mine reference errors with a consensus panel and score each model.
+
+Semantics follow the paper's public scoring code edit for edit (see ``docs/refdis.md``);
+on top of it this module adds clip ids, substitution vs deletion, the panel's alternative text,
+leave-one-out scoring of panel members, a two-reference mode and a shared alignment cache.
+
+Everything here is pure: inputs are normalized token tuples, outputs are frozen records.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from asr_audit.options import check
+from asr_audit.text.align import Alignment, AlignmentCache, Tokens
+
+REF = "ref"
+CONSENSUS = "consensus"
+Verdict = str | None  # "ref" | "consensus" | None (ineligible)
+
+DELETION, SUBSTITUTION, INSERTION = "deletion", "substitution", "insertion"
+START, MIDDLE, END = "start", "middle", "end"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RefdisParams:
+    """Mining parameters. ``anchor`` reproduces the public code; ``paper`` the paper's setting.
+
+    ``__post_init__`` is their one validator; it names a bad field by its CLI flag, and
+    :meth:`asr_audit.probes.predfiles.refdis_options.RefdisOptions.from_mapping` re-words it for a spec.
+    """
+
+    majority: float = 0.8
+    min_run_len: int = 1
+    include_middle: bool = False
+    min_ref_match: float = 0.5
+    min_consensus_cer: float = 0.30
+    min_panel: int = 3
+    loo: bool = True
+    preset: str | None = "anchor"
+
+    def __post_init__(self) -> None:
+        check(0 < self.majority <= 1, "majority", self.majority, "must be in (0, 1]", "e.g. 0.8 (anchor) or 0.75 (paper)")
+        check(self.min_run_len >= 1, "min_run_len", self.min_run_len, "must be >= 1", "use 1 or more")
+        check(0 <= self.min_ref_match <= 1, "min_ref_match", self.min_ref_match, "must be in [0, 1]", "e.g. 0.5")
+        check(0 <= self.min_consensus_cer <= 1, "min_consensus_cer", self.min_consensus_cer, "must be in [0, 1]",
+              "e.g. 0.3")
+        check(self.min_panel >= 1, "min_panel", self.min_panel, "must be >= 1", "use 1 or more")
+        check(self.preset is None or self.preset in PRESETS, "preset", self.preset,
+              f"is unknown (valid: {', '.join(PRESETS)})", f"use one of {', '.join(PRESETS)}")
+
+    def to_dict(self) -> dict[str, object]:
+        return {f: getattr(self, f) for f in self.__dataclass_fields__}
+
+
+PRESETS: dict[str, dict[str, object]] = {
+    "anchor": {"majority": 0.8, "include_middle": False},
+    "paper": {"majority": 0.75, "include_middle": True},
+}
+
+
+def preset_params(preset: str = "anchor", **overrides: object) -> RefdisParams:
+    """Parameters of a named preset, with explicit overrides (``None`` values are ignored)."""
+    check(preset in PRESETS, "preset", preset, f"is unknown (valid: {', '.join(PRESETS)})",
+          f"use one of {', '.join(PRESETS)}")
+    values = {**PRESETS[preset], **{k: v for k, v in overrides.items() if v is not None}}
+    return RefdisParams(preset=preset, **values)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Edit:
+    """One mined reference error and every model's verdict on it."""
+
+    clip_id: str
+    kind: str  # deletion | substitution | insertion
+    position: str  # start | middle | end
+    ref_tokens: Tokens  # reference words the panel did not say (empty for insertions)
+    ref_indices: tuple[int, ...]  # the run's indices; for insertions, the anchor (0 or n)
+    alt_text: str  # the panel's rendering ("" for a pure deletion)
+    n_panel_agree: int
+    n_panel: int
+    consensus_cer: float | None  # median panel CER against the reference span (deletion runs)
+    miners: tuple[str, ...]  # the panel that mined it
+    verdicts: Mapping[str, Verdict]
+    renderings: Mapping[str, str]  # what each eligible model wrote at the span
+    scored: tuple[str, ...] = ()  # models whose accept-ref counts this edit
+
+    @property
+    def span_text(self) -> str:
+        return " ".join(self.ref_tokens) if self.ref_tokens else self.alt_text
+
+    @property
+    def legacy_kind(self) -> str:
+        """The public code's kind: ``delete`` (deletions and substitutions) or ``insert``."""
+        return "insert" if self.kind == INSERTION else "delete"
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "clip_id": self.clip_id, "kind": self.kind, "position": self.position,
+            "ref_tokens": list(self.ref_tokens), "ref_indices": list(self.ref_indices),
+            "alt_text": self.alt_text, "n_panel_agree": self.n_panel_agree, "n_panel": self.n_panel,
+            "consensus_cer": self.consensus_cer, "miners": list(self.miners), "scored": list(self.scored),
+            "verdicts": dict(self.verdicts), "renderings": dict(self.renderings),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ClipInput:
+    """One clip's normalized reference and hypotheses (``None`` = no hypothesis)."""
+
+    clip_id: str
+    ref: Tokens
+    hyps: Mapping[str, Tokens | None]
+
+
+def char_error(a: str, b: str) -> float:
+    """The public code's CER: ``1 - matched chars / len(a)`` on whitespace-free strings.
+
+    >>> char_error("e u", "eu")
+    0.0
+    >>> char_error("", "x"), char_error("ab", "")
+    (1.0, 1.0)
+    """
+    import difflib
+
+    a2, b2 = "".join(a.split()), "".join(b.split())
+    if not a2 and not b2:
+        return 0.0
+    if not a2:
+        return 1.0
+    sm = difflib.SequenceMatcher(None, a2, b2, autojunk=False)
+    return 1.0 - sum(blk.size for blk in sm.get_matching_blocks()) / len(a2)
+
+
+def _threshold(majority: float, n_panel: int) -> int:
+    return max(2, math.ceil(majority * n_panel - 1e-9))
+
+
+def _most_common_first_seen(items: Sequence[str]) -> tuple[str, int]:
+    counts = Counter(items)
+    best = max(counts.values())
+    for it in items:  # first seen among the most common
+        if counts[it] == best:
+            return it, best
+    raise AssertionError("unreachable")
+
+
+def _runs(votes: Sequence[int], threshold: int, min_len: int) -> list[tuple[int, int]]:
+    runs, start = [], None
+    for i, v in enumerate([*votes, 0]):
+        if v >= threshold and start is None:
+            start = i
+        elif v < threshold and start is not None:
+            if i - start >= min_len:
+                runs.append((start, i))
+            start = None
+    return runs
+
+
+def _emits(lst: Tokens, chunk: Tokens, at_start: bool) -> bool:
+    k = len(chunk)
+    if len(lst) < k:
+        return False
+    return (lst[len(lst) - k:] if at_start else lst[:k]) == chunk
+
+
+def _insertion_chunk(lists: Sequence[Tokens], at_start: bool, threshold: int) -> Tokens:
+    chunk: list[str] = []
+    k = 0
+    while True:
+        column = [lst[len(lst) - 1 - k] if at_start else lst[k] for lst in lists if len(lst) > k]
+        if not column:
+            break
+        token, count = _most_common_first_seen(column)
+        if count < threshold:
+            break
+        chunk.append(token)
+        k += 1
+    return tuple(reversed(chunk)) if at_start else tuple(chunk)
+
+
+def mine_clip(
+    clip: ClipInput,
+    panel: Sequence[str],
+    models: Sequence[str],
+    params: RefdisParams,
+    cache: AlignmentCache,
+) -> list[Edit]:
+    """Mine one clip's edits with ``panel`` and give every model in ``models`` a verdict."""
+    ref = clip.ref
+    n = len(ref)
+    if n == 0:
+        return []
+    present = [m for m in panel if clip.hyps.get(m) is not None]
+    if len(present) < params.min_panel:
+        return []
+    min_matched = int(params.min_ref_match * n)
+    aligns: dict[str, Alignment | None] = {}  # model -> its alignment if eligible, else None
+
+    def eligible(m: str) -> Alignment | None:
+        # Aligned on first use: most clips yield no edit, and then only the panel is needed.
+        if m not in aligns:
+            hyp = clip.hyps.get(m)
+            a = None if hyp is None else cache.align(ref, hyp)
+            aligns[m] = a if a is not None and a.matched >= min_matched else None
+        return aligns[m]
+
+    panel_aligns = {m: a for m in present if (a := eligible(m)) is not None}
+    members = list(panel_aligns)
+    if len(members) < params.min_panel:
+        return []
+    n_panel = len(members)
+    threshold = _threshold(params.majority, n_panel)
+    miners = tuple(members)
+
+    def verdicts_for(judge) -> tuple[dict[str, Verdict], dict[str, str]]:  # noqa: ANN001
+        verdicts: dict[str, Verdict] = {}
+        renders: dict[str, str] = {}
+        for m in models:
+            a = eligible(m)
+            if a is None:
+                verdicts[m] = None
+            else:
+                verdicts[m], renders[m] = judge(a)
+        return verdicts, renders
+
+    edits: list[Edit] = []
+    votes = [0] * n
+    for m in members:
+        for i in panel_aligns[m].missed:
+            votes[i] += 1
+    for start, stop in _runs(votes, threshold, params.min_run_len):
+        if not params.include_middle and start != 0 and stop - 1 != n - 1:
+            continue
+        text = " ".join(ref[start:stop])
+        agreeing = [m for m in members if panel_aligns[m].missed_any(start, stop)]
+        alts = [panel_aligns[m].substitution_at(start, stop) for m in agreeing]
+        cers = sorted(cache.memo(("cer", text, alt), lambda a=alt: char_error(text, a)) for alt in alts)
+        median = cers[len(cers) // 2] if cers else 1.0
+        if median < params.min_consensus_cer:
+            continue
+        alt_text, _ = _most_common_first_seen(alts) if alts else ("", 0)
+        verdicts, renders = verdicts_for(
+            lambda a, s=start, e=stop: (CONSENSUS if a.missed_any(s, e) else REF, a.hyp_span(s, e)))
+        position = START if start == 0 else END if stop - 1 == n - 1 else MIDDLE
+        edits.append(Edit(
+            clip_id=clip.clip_id, kind=SUBSTITUTION if alt_text else DELETION, position=position,
+            ref_tokens=ref[start:stop], ref_indices=tuple(range(start, stop)), alt_text=alt_text,
+            n_panel_agree=votes[start], n_panel=n_panel, consensus_cer=round(median, 3), miners=miners,
+            verdicts=verdicts, renderings=renders))
+    for anchor in (0, n):
+        at_start = anchor == 0
+        lists = [panel_aligns[m].insertions.get(anchor, ()) for m in members]
+        chunk = _insertion_chunk(lists, at_start, threshold)
+        if len(chunk) < params.min_run_len:
+            continue
+        n_agree = sum(_emits(lst, chunk, at_start) for lst in lists)
+        if n_agree < threshold:
+            continue
+        verdicts, renders = verdicts_for(
+            lambda a, anc=anchor, st=at_start, ch=chunk: (
+                CONSENSUS if _emits(a.insertions.get(anc, ()), ch, st) else REF,
+                " ".join(a.insertions.get(anc, ()))))
+        edits.append(Edit(
+            clip_id=clip.clip_id, kind=INSERTION, position=START if at_start else END, ref_tokens=(),
+            ref_indices=(anchor,), alt_text=" ".join(chunk), n_panel_agree=n_agree, n_panel=n_panel,
+            consensus_cer=None, miners=miners, verdicts=verdicts, renderings=renders))
+    return edits
+
+
+def mine_two_references(clip: ClipInput, corrected: Tokens, models: Sequence[str],
+                        params: RefdisParams, cache: AlignmentCache) -> list[Edit]:
+    """Edits from the diff of the given reference and a corrected one; every model is judged."""
+    ref, n = clip.ref, len(clip.ref)
+    if n == 0:
+        return []
+    min_matched = int(params.min_ref_match * n)
+    aligns = {m: a for m in models if (h := clip.hyps.get(m)) is not None
+              and (a := cache.align(ref, h)).matched >= min_matched}
+    edits = []
+    for tag, i1, i2, j1, j2 in cache.align(ref, corrected).opcodes:
+        if tag == "equal":
+            continue
+        alt = " ".join(corrected[j1:j2])
+        position = START if i1 == 0 else END if i2 >= n else MIDDLE
+        if tag == "insert":
+            chunk = corrected[j1:j2]
+            at_start = i1 == 0
+            judge = (lambda a, anc=i1, ch=chunk, st=at_start: (
+                CONSENSUS if (_emits(a.insertions.get(anc, ()), ch, st) if anc in (0, n)
+                              else ch == a.insertions.get(anc, ())[: len(ch)]) else REF,
+                " ".join(a.insertions.get(anc, ()))))
+            kind, ref_tokens, idx = INSERTION, (), (i1,)
+        else:
+            judge = lambda a, s=i1, e=i2: (CONSENSUS if a.missed_any(s, e) else REF, a.hyp_span(s, e))  # noqa: E731
+            kind = SUBSTITUTION if tag == "replace" else DELETION
+            ref_tokens, idx = ref[i1:i2], tuple(range(i1, i2))
+        verdicts: dict[str, Verdict] = {}
+        renders: dict[str, str] = {}
+        for m in models:
+            if m in aligns:
+                verdicts[m], renders[m] = judge(aligns[m])
+            else:
+                verdicts[m] = None
+        edits.append(Edit(clip_id=clip.clip_id, kind=kind, position=position, ref_tokens=ref_tokens,
+                          ref_indices=idx, alt_text=alt, n_panel_agree=0, n_panel=0, consensus_cer=None,
+                          miners=("corrected-reference",), verdicts=verdicts, renderings=renders,
+                          scored=tuple(models)))
+    return edits
+
+
+@dataclass(frozen=True, slots=True)
+class Mining:
+    """All edits of a run: the full panel's, and each held-out member's (leave-one-out)."""
+
+    edits: tuple[Edit, ...]
+    loo_edits: Mapping[str, tuple[Edit, ...]] = field(default_factory=dict)
+
+    def scored_edits(self, model: str) -> list[Edit]:
+        """The edits ``model`` is judged on."""
+        if model in self.loo_edits:
+            return list(self.loo_edits[model])
+        return [e for e in self.edits if model in e.scored]
+
+
+def mine(
+    clips: Sequence[ClipInput],
+    panel: Sequence[str],
+    models: Sequence[str],
+    params: RefdisParams,
+    cache: AlignmentCache | None = None,
+) -> Mining:
+    """Mine every clip with the full panel and, with ``params.loo``, with each panel-minus-one."""
+    cache = AlignmentCache() if cache is None else cache  # an empty cache is falsy (__len__)
+    panel = list(panel)
+    models = list(models)
+    loo = params.loo and len(panel) > 1
+    scored_full = tuple(m for m in models if not (loo and m in panel))
+    edits: list[Edit] = []
+    loo_edits: dict[str, list[Edit]] = {m: [] for m in panel if loo and m in models}
+    for clip in clips:
+        for e in mine_clip(clip, panel, models, params, cache):
+            edits.append(replace(e, scored=scored_full))
+        for held in loo_edits:
+            reduced = [p for p in panel if p != held]
+            for e in mine_clip(clip, reduced, [held], params, cache):
+                loo_edits[held].append(replace(e, scored=(held,)))
+    return Mining(tuple(edits), {m: tuple(v) for m, v in loo_edits.items()})

@@ -1,0 +1,49 @@
+"""The refdis probe's options: one record, built from ``asr-audit refdis`` flags or ``[probes.refdis]``.
+
+The same :meth:`RefdisOptions.from_mapping` reads both surfaces (see :mod:`asr_audit.options`),
+so a flag and a spec field with the same value give the same record, and a bad value is named
+as the user wrote it (``--min-panel`` or ``audit.toml: [probes.refdis] min_panel``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from asr_audit.options import Reader, Surface, build, check
+from asr_audit.probes.predfiles.refdis import PRESETS, RefdisParams, preset_params
+
+MINING_FIELDS = ("majority", "include_middle", "min_run_len", "min_ref_match", "min_consensus_cer", "min_panel",
+                 "loo")
+FIELDS = ("preset", *MINING_FIELDS, "resamples", "published")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RefdisOptions:
+    """What a refdis run is configured with: the mining parameters, the bootstrap size, the report's
+    published comparison set (``published``, read by the report only)."""
+
+    mining: RefdisParams = field(default_factory=RefdisParams)
+    resamples: int = 1000
+    published: str | None = None
+
+    def __post_init__(self) -> None:
+        check(self.resamples >= 1, "resamples", self.resamples, "must be >= 1", "use 1 or more bootstrap resamples")
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any], surface: Surface, probe: str = "refdis",
+                     extra: tuple[str, ...] = ()) -> RefdisOptions:
+        """Options from flag or spec values (``None`` = not given); ``extra`` names keys another
+        probe reads from the same table (ignored here)."""
+        r = Reader({k: v for k, v in values.items() if k not in extra}, surface, FIELDS, probe)
+        preset = r.choice("preset", tuple(PRESETS), "anchor")
+        overrides = {
+            "majority": r.number("majority", None), "include_middle": r.flag("include_middle", None),
+            "min_run_len": r.integer("min_run_len", None), "min_ref_match": r.number("min_ref_match", None),
+            "min_consensus_cer": r.number("min_consensus_cer", None), "min_panel": r.integer("min_panel", None),
+            "loo": r.flag("loo", None),
+        }
+        mining = build(preset_params, surface, preset=preset, **overrides)
+        return build(cls, surface, mining=mining, resamples=r.integer("resamples", 1000),
+                     published=r.text("published", None))

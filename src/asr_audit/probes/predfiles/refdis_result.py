@@ -1,0 +1,83 @@
+"""The refdis result records: one model's scores, and a run's result with its JSON form.
+
+:class:`RefdisResult` carries every parameter, the normalizer and the seed, so its
+:meth:`~RefdisResult.to_dict` (``asr-audit refdis --json``) is reproducible on its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from asr_audit.probes.predfiles.inflation import Inflation
+from asr_audit.probes.predfiles.refdis import Edit, Mining, RefdisParams
+from asr_audit.stats.intervals import Rate
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelScore:
+    """One model's accept-ref and WER figures."""
+
+    model: str
+    in_panel: bool
+    accept_ref: Rate
+    n_clips: int  # clips with at least one eligible edit
+    by_kind: Mapping[str, Rate]
+    by_position: Mapping[str, Rate]
+    inflation: Inflation
+
+    def to_dict(self) -> dict[str, object]:
+        r, inf = self.accept_ref, self.inflation
+        rate, low, high = r.estimate()  # None when no edit was judged (n = 0)
+        return {
+            "model": self.model, "in_panel": self.in_panel,
+            "accept_ref": rate, "n_ref": r.k, "n_eligible": r.n, "ci_low": low, "ci_high": high,
+            "n_clips": self.n_clips,
+            "by_kind": {k: v.to_dict() for k, v in self.by_kind.items()},
+            "by_position": {k: v.to_dict() for k, v in self.by_position.items()},
+            "wer": inf.wer, "wer_corrected": inf.wer_corrected, "wer_inflation": inf.inflation,
+            "wer_inflation_ci_low": inf.ci_low, "wer_inflation_ci_high": inf.ci_high,
+            "wer_n_clips": inf.n_clips, "wer_n_words": inf.n_words,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RefdisResult:
+    """Edits, per-model scores and everything needed to reproduce them."""
+
+    params: RefdisParams
+    normalizer: Mapping[str, object]
+    mode: str  # "panel" | "two-reference"
+    source: str
+    n_clips: int
+    panel: tuple[str, ...]
+    mining: Mining
+    scores: tuple[ModelScore, ...]
+    seed: int
+    n_resamples: int
+    references: Mapping[str, str]  # normalized reference of every clip with an edit (for display)
+
+    @property
+    def edits(self) -> tuple[Edit, ...]:
+        return self.mining.edits
+
+    def score(self, model: str) -> ModelScore:
+        return next(s for s in self.scores if s.model == model)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "probe": "refdis",
+            "mode": self.mode,
+            "source": self.source,
+            "params": self.params.to_dict(),
+            "normalizer": dict(self.normalizer),
+            "seed": self.seed,
+            "bootstrap_resamples": self.n_resamples,
+            "n_clips": self.n_clips,
+            "panel": list(self.panel),
+            "n_edits": len(self.mining.edits),
+            "edits": [e.to_dict() for e in self.mining.edits],
+            "loo_edits": {m: [e.to_dict() for e in es] for m, es in self.mining.loo_edits.items()},
+            "models": [s.to_dict() for s in self.scores],
+            "references": dict(self.references),
+        }

@@ -1,0 +1,117 @@
+"""Run the reference-disagreement probe over a prediction set: normalize, mine, score.
+
+This is the library entry point behind ``asr-audit refdis``: it turns raw prediction files
+into a :class:`~asr_audit.probes.predfiles.refdis_result.RefdisResult` (edits, accept-ref per model with
+Wilson intervals, WER and WER inflation with bootstrap intervals), serializable to JSON with
+every parameter, the normalizer and the seed recorded. The steps live in their own modules:
+inputs (:mod:`~asr_audit.probes.predfiles.refdis_inputs`), mining (:mod:`~asr_audit.probes.predfiles.refdis`),
+scoring (:mod:`~asr_audit.probes.predfiles.refdis_score`), WER inflation
+(:mod:`~asr_audit.probes.predfiles.inflation`) and the result record (:mod:`~asr_audit.probes.predfiles.refdis_result`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from asr_audit.corpus.predfiles import PredictionSet, gc_paused
+from asr_audit.errors import ConfigError
+from asr_audit.probes.predfiles.inflation import wer_inflations
+from asr_audit.probes.predfiles.refdis import ClipInput, Mining, RefdisParams, mine, mine_two_references
+from asr_audit.probes.predfiles.refdis_inputs import prepare_clips
+from asr_audit.probes.predfiles.refdis_result import RefdisResult
+from asr_audit.probes.predfiles.refdis_score import score_model
+from asr_audit.text.align import AlignmentCache
+
+
+def run_refdis(
+    preds: PredictionSet,
+    panel: Sequence[str],
+    params: RefdisParams,
+    *,
+    normalizer: str = "whisper",
+    models: Sequence[str] | None = None,
+    corrected: Mapping[str, str] | None = None,
+    seed: int = 0,
+    n_resamples: int = 1000,
+    text2num: bool = True,
+    cache: AlignmentCache | None = None,
+    normalize_workers: int = 1,
+) -> RefdisResult:
+    """Reference disagreement over ``preds`` with ``panel`` (or a corrected reference set).
+
+    ``normalize_workers > 1`` normalizes new strings in that many forked processes (see
+    :func:`~asr_audit.text.normalize.normalize_many`); the result is the same.
+    """
+    from asr_audit.text.normalize import get_normalizer
+
+    with gc_paused():  # millions of token tuples and alignments, no reference cycles
+        norm = get_normalizer(normalizer)
+        models = list(models) if models is not None else preds.models
+        for m in [*panel, *models]:
+            preds.file(m)  # raises a ConfigError naming the available models
+        if len(set(panel)) != len(panel):
+            raise ConfigError(f"--panel names a model twice: {','.join(panel)}")
+        cache = AlignmentCache() if cache is None else cache  # an empty cache is falsy (__len__)
+        inputs = _Inputs(normalize=norm, text2num=text2num, cache=cache, workers=normalize_workers)
+        if corrected is None:
+            clips, mining = _mine_panel(preds, panel, models, params, inputs)
+            mode = "panel"
+        else:
+            clips, mining = _mine_corrected(preds, corrected, models, params, inputs)
+            mode, panel = "two-reference", []
+        scored = {m: mining.scored_edits(m) for m in models}
+        # one stream for the run: every model's interval uses the same resamples of the clips
+        inflations = wer_inflations(clips, scored, cache, np.random.default_rng(seed), n_resamples)
+        scores = [score_model(m, scored[m], in_panel=m in panel, inflation=inflations[m]) for m in models]
+        with_edits = ({e.clip_id for e in mining.edits}
+                      | {e.clip_id for es in mining.loo_edits.values() for e in es})
+        return RefdisResult(
+            params=params, normalizer={**norm.describe(), "text2num": text2num}, mode=mode, source=preds.source,
+            n_clips=len(clips), panel=tuple(panel), mining=mining, scores=tuple(scores), seed=seed,
+            n_resamples=n_resamples,
+            references={c.clip_id: " ".join(c.ref) for c in clips if c.clip_id in with_edits})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Inputs:
+    """How a run turns prediction rows into mining inputs (one normalizer, one cache)."""
+
+    normalize: Any
+    text2num: bool
+    cache: AlignmentCache
+    workers: int
+
+    def clips(self, preds: PredictionSet, models: Sequence[str],
+              references: Mapping[str, str] | None = None) -> list[ClipInput]:
+        return prepare_clips(preds, models, self.normalize, self.text2num, references=references,
+                             cache=self.cache, workers=self.workers)
+
+
+def _mine_panel(preds: PredictionSet, panel: Sequence[str], models: Sequence[str], params: RefdisParams,
+                inputs: _Inputs) -> tuple[list[ClipInput], Mining]:
+    """Consensus mode: the panel's supermajority mines the edits, every model is judged on them."""
+    if len(panel) < params.min_panel:
+        raise ConfigError(f"the panel has {len(panel)} member(s) but --min-panel is {params.min_panel}; "
+                          "fix: name more panel members or lower --min-panel")
+    everyone = list(dict.fromkeys([*models, *panel]))
+    clips = inputs.clips(preds, everyone)
+    return clips, mine(clips, panel, models, params, inputs.cache)
+
+
+def _mine_corrected(preds: PredictionSet, corrected: Mapping[str, str], models: Sequence[str],
+                    params: RefdisParams, inputs: _Inputs) -> tuple[list[ClipInput], Mining]:
+    """Two-reference mode: the edits are the diff of each reference and its corrected version."""
+    shared = {cid: preds.references[cid] for cid in preds.references if cid in corrected}
+    if not shared:
+        raise ConfigError("no clip id of the corrected references matches the prediction files; "
+                          "fix: use the same clip ids in both")
+    clips = inputs.clips(preds, models, shared)
+    fixed = inputs.clips(preds, [], {c: corrected[c] for c in shared})
+    edits = []
+    for clip, fx in zip(clips, fixed):
+        edits.extend(mine_two_references(clip, fx.ref, models, params, inputs.cache))
+    return clips, Mining(tuple(edits), {})

@@ -1,0 +1,78 @@
+"""What a report section is, and the registry of section renderers (one per probe).
+
+:mod:`asr_audit.report.html` builds the report from the registered renderers; the section
+modules (``sections*.py``) register theirs with :func:`register_section`. Both import this
+module, never each other.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from asr_audit.errors import require
+from asr_audit.registry import Registry
+
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    path: str  # relative to the report
+    caption: str
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    title: str
+    anchor: str
+    html: str  # already-escaped markup produced by a template
+    figures: tuple[Figure, ...] = ()
+    verdicts: tuple[dict[str, str], ...] = ()
+    tables: Mapping[str, str] = field(default_factory=dict)  # csv file name -> csv text
+
+
+class ReportContext:
+    """What a section renderer gets: the output folder, a template renderer, a figure writer."""
+
+    def __init__(self, out_dir: Path, results: Mapping[str, Any]) -> None:
+        self.out_dir = out_dir
+        self.results = results
+        jinja2 = require("jinja2", "report")
+        self.env = jinja2.Environment(
+            loader=jinja2.PackageLoader("asr_audit.report", "templates"),
+            autoescape=jinja2.select_autoescape(default=True, default_for_string=True),
+            undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
+        )
+
+    def render(self, template: str, **kw: Any) -> str:
+        return self.env.get_template(template).render(**kw)
+
+    def figure(self, name: str, data: bytes, caption: str) -> Figure:
+        rel = f"plots/{name}"
+        path = self.out_dir / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        return Figure(rel, caption)
+
+
+SectionRenderer = Callable[[ReportContext, Mapping[str, Any]], Section]
+# modules whose import registers the built-in sections
+SECTION_MODULES = ("asr_audit.report.sections", "asr_audit.report.sections_audio", "asr_audit.report.sections_battery")
+SECTIONS: Registry[SectionRenderer] = Registry(
+    "report section", fix="register one with asr_audit.report.section.register_section", modules=SECTION_MODULES)
+
+
+def register_section(probe: str) -> Callable[[SectionRenderer], SectionRenderer]:
+    """Register the renderer for results of ``probe`` (one line per probe)."""
+    return SECTIONS.register(probe)
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
+
+
+def renderer_for(probe: str) -> SectionRenderer | None:
+    """The renderer registered for ``probe`` (``None``: the report lists its raw numbers)."""
+    return SECTIONS.get(probe) if probe in SECTIONS else None

@@ -1,0 +1,52 @@
+"""Forced continuation (EOS-ban): an honest Whisper does not write the hidden tail; a memorizer does."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from asr_audit.errors import BackendError
+from asr_audit.probes.audio.continuation import hidden_content_words, leaked_words, plan_cuts, run_continuation
+
+
+@pytest.fixture(scope="module")
+def two_clips(corpus):  # noqa: ANN001, ANN201
+    return dataclasses.replace(corpus, clips=tuple(c for c in corpus if c.id in ("slt-chair.flac", "slt-birds.flac")))
+
+
+def test_cut_lies_between_the_kept_and_the_hidden_words(two_clips, store, aligner) -> None:  # noqa: ANN001
+    from asr_audit.align.run import align_clip
+
+    plans, failures = plan_cuts(two_clips, store, 3, aligner=aligner)
+    assert not failures and len(plans) == 2
+    for p in plans:
+        clip = next(c for c in two_clips if c.id == p.clip_id)
+        words = align_clip(aligner, clip, store).words
+        k = len(words) - 3
+        assert words[k - 1].end <= p.cut_s <= words[k].start
+        assert len(p.samples) == round(p.cut_s * 16000)
+        assert p.hidden == " ".join(clip.reference.split()[k:])
+
+
+def test_honest_model_does_not_leak_but_the_memorizer_does(tiny_pt, copier, two_clips, store, aligner) -> None:  # noqa: ANN001
+    out = run_continuation([tiny_pt, copier], two_clips, store, 3, extra_tokens=8, aligner=aligner)
+    honest, fake = out["models"]
+    assert honest["n"] == fake["n"] == 5  # old, wooden, chair + lake, yesterday ("the" is a function word)
+    assert honest["k"] <= 1 and fake["leak_rate"] == 1.0 and fake["n_clips_leaking"] == 2
+    for item in out["items"]:
+        if item["model"] == tiny_pt.spec:
+            assert item["forced"].startswith(item["plain"].rstrip(".").strip())
+    plain = tiny_pt.transcribe([p.samples for p in plan_cuts(two_clips, store, 3, aligner=aligner)[0]])
+    assert sorted(i["plain"] for i in out["items"] if i["model"] == tiny_pt.spec) == sorted(plain)
+
+
+def test_hidden_words_and_leaks() -> None:
+    words = hidden_content_words("We counted 64 birds on the", "lake yesterday birds.")
+    assert words == ("lake", "yesterday")
+    assert leaked_words(words, "we counted 64 birds on the lake lake lake") == ("lake",)
+
+
+def test_backends_without_forced_decoding_are_refused(tiny_ct2, two_clips, store) -> None:  # noqa: ANN001
+    with pytest.raises(BackendError, match="cannot decode with end-of-text banned"):
+        run_continuation([tiny_ct2], two_clips, store)

@@ -1,0 +1,140 @@
+"""Teacher-forced audio lift on whisper-tiny.en rebuilt in PyTorch."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+import asr_audit.cli.audio_probes  # noqa: F401 - registers masked / lift / continue on the app
+from asr_audit.audio.io import load_audio
+from asr_audit.errors import BackendError
+from asr_audit.probes.audio.lift import Scorer, Span, ortho_spans, refdis_spans, run_lift, score_spans
+
+
+@pytest.fixture(scope="module")
+def two_clips(corpus):  # noqa: ANN001, ANN201
+    return dataclasses.replace(corpus, clips=tuple(c for c in corpus if c.id in ("slt-chair.flac", "librivox-0880.flac")))
+
+
+@pytest.fixture(scope="module")
+def full_lift(tiny_pt, two_clips, store):  # noqa: ANN001, ANN201
+    return run_lift([tiny_pt], two_clips, store, "full", n_resamples=200)
+
+
+def test_correct_transcript_gets_positive_lift_and_silence_is_the_prior(full_lift, tiny_pt, two_clips) -> None:  # noqa: ANN001
+    recs = full_lift.records
+    assert len(recs) == 2 and all(r.error is None for r in recs)
+    for r in recs:
+        assert r.lift > 0.3, r  # nats per character
+        assert r.logp > r.logp_silent
+        assert r.logprobs and sum(r.logprobs) == pytest.approx(r.logp, abs=1e-6)  # per-token sums = total
+        assert r.chars == sum(not c.isspace() for c in r.target)
+    # the silent condition is the model's prior: scoring the zero waveform directly gives logp_silent,
+    # and the lift of the zero waveform against itself is 0
+    clip = next(c for c in two_clips if c.id == recs[0].clip_id)
+    scorer = Scorer(tiny_pt)
+    zero = np.zeros(len(load_audio(clip)), dtype=np.float32)
+    silent = score_spans(scorer, [Span("z", clip.id, "silent", "z", "", clip.reference)], {"z": zero})[0]
+    assert silent.logp == pytest.approx(recs[0].logp_silent, abs=1e-4)
+    assert silent.lift == pytest.approx(0.0, abs=1e-6)
+    m = full_lift.models[0]
+    assert m["lift_mean"] > 0 and m["ci_low"] <= m["lift_mean"] <= m["ci_high"] and m["n"] == 2
+    assert m["forward_passes"] == 4 and m["passes_per_item"] == 2.0
+
+
+def test_token_scores_follow_the_chain_rule(tiny_pt, corpus) -> None:  # noqa: ANN001
+    clip = next(c for c in corpus if c.id == "slt-chair.flac")
+    x = load_audio(clip)
+    whole, head, tail = tiny_pt.score([x, x, x], ["She paid"] * 2 + ["She paid 45"], ["45 dollars", "45", "dollars"])
+    assert whole.total == pytest.approx(head.total + tail.total, abs=1e-3)
+    assert len(whole.tokens) == len(head.tokens) + len(tail.tokens)
+
+
+def test_scores_are_cached_in_the_store(tiny_pt, two_clips, store, full_lift) -> None:  # noqa: ANN001
+    again = run_lift([tiny_pt], two_clips, store, "full", n_resamples=200)
+    assert again.models[0]["forward_passes"] == 0 and again.models[0]["cached_scores"] == 4
+    assert [r.lift for r in again.records] == pytest.approx([r.lift for r in full_lift.records])
+
+
+@pytest.mark.slow
+def test_masked_number_lift_drops_when_the_number_is_silenced(tiny_pt, number_corpus, store, aligner) -> None:  # noqa: ANN001
+    three = dataclasses.replace(number_corpus, clips=number_corpus.clips[:3])
+    res = run_lift([tiny_pt], three, store, "masked", aligner=aligner, n_resamples=200)
+    m = res.models[0]
+    un, ma = m["conditions"]["unmasked"]["lift"], m["conditions"]["masked"]["lift"]
+    assert un["n"] == ma["n"] == 3
+    assert un["mean"] > 0.3 and ma["mean"] < un["mean"]
+    paired = m["paired"]["unmasked-masked"]
+    assert paired["mean"] > 0 and paired["ci_low"] > 0
+    assert m["passes_per_item"] == pytest.approx(1.5)  # masked + unmasked + one shared silent pass per item
+
+
+def test_refdis_and_ortho_spans() -> None:
+    refdis = {"references": {"c1": "madam president we agree on this"},
+              "edits": [{"clip_id": "c1", "kind": "deletion", "ref_indices": [0, 1], "alt_text": ""},
+                        {"clip_id": "c1", "kind": "substitution", "ref_indices": [4], "alt_text": "in"},
+                        {"clip_id": "other", "kind": "deletion", "ref_indices": [0], "alt_text": ""}]}
+    spans = refdis_spans(refdis, ["c1"])
+    assert [(s.prefix, s.target, s.alt) for s in spans] == [("", "madam president we", "we"),
+                                                            ("madam president we agree", "on this", "in this")]
+    clip = type("C", (), {"id": "c2", "reference": "I thank Mr. Smith and every one of you."})()
+    got = {(s.target, s.alt, s.prefix) for s in ortho_spans([clip])}
+    assert ("Mr. Smith", "Mister Smith", "I thank") in got
+    assert ("every one of", "everyone of", "I thank Mr. Smith and") in got
+
+
+def test_backends_without_score_are_refused(copier, two_clips, store, run_cli, store_path) -> None:  # noqa: ANN001
+    with pytest.raises(BackendError, match="cannot score"):
+        run_lift([copier], two_clips, store, "full")
+    from audio_probe_paths import MANIFEST
+
+    code, _, err = run_cli("lift", "--model", "whisper-tiny.en", "--corpus", MANIFEST, "--spans", "full",
+                           "--store", store_path)
+    assert code == 2 and "cannot score" in err and "Traceback" not in err
+
+
+def test_lift_cli_json(run_cli, store_path, full_lift, tmp_path) -> None:  # noqa: ANN001
+    from audio_probe_paths import MANIFEST
+
+    out = tmp_path / "lift.json"
+    code, stdout, err = run_cli("lift", "--model", "whisper-tiny.en-pt", "--corpus", MANIFEST, "--spans", "full",
+                                "--limit", "2", "--store", store_path, "--json", out)
+    assert code == 0, err
+    data = json.loads(out.read_text())
+    m = data["models"][0]
+    assert {"lift_mean", "n", "ci_low", "ci_high"} <= set(m) and m["n"] == 2 and m["lift_mean"] > 0
+    assert all(i["clip_id"] and i["lift"] > 0 for i in data["items"])
+
+
+class _PickyScorer:
+    """TEST DOUBLE: scores each character at -1 nat with audio, -2 without; refuses targets containing 'x'."""
+
+    spec = "test-double:picky"
+    capabilities = frozenset({"transcribe", "score"})
+    max_duration = None
+
+    def identity(self):  # noqa: ANN201
+        from asr_audit.models.base import BackendIdentity
+
+        return BackendIdentity(self.spec, "0")
+
+    def score(self, audios, prefixes, targets):  # noqa: ANN001, ANN201
+        from asr_audit.models.base import TokenScores
+
+        if any("x" in t for t in targets):
+            raise BackendError("target with x")
+        return [TokenScores(tuple(t), tuple(-1.0 if np.any(a) else -2.0 for _ in t)) for a, t in zip(audios, targets)]
+
+
+def test_one_failing_row_does_not_sink_the_batch() -> None:
+    audio = {"a": np.ones(1600, dtype=np.float32)}
+    spans = [Span("i1", "c", "full", "a", "", "abc"), Span("i2", "c", "full", "a", "", "xyz"),
+             Span("i3", "c", "full", "a", "", "de", alt="d")]
+    recs = score_spans(Scorer(_PickyScorer()), spans, audio)
+    assert [r.error is None for r in recs] == [True, False, True]
+    assert recs[0].lift == pytest.approx(1.0) and recs[0].logp == -3.0 and recs[0].logp_silent == -6.0
+    assert recs[2].compare == pytest.approx(0.0)  # both renderings at -1 nat per character
+    assert recs[1].to_dict()["lift"] is None  # NaN never reaches JSON

@@ -1,0 +1,113 @@
+"""Masked-number recovery on real clips: an honest Whisper vs a reference-copying test double."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import asr_audit.cli.audio_probes  # noqa: F401 - registers masked / lift / continue on the app
+from asr_audit.audio.io import audio_hash, load_audio
+from asr_audit.errors import InputFileError
+from asr_audit.probes.audio.masked import MaskParams, judge, plan_masks, read_recipes, target_present, write_recipes
+
+
+def test_honest_whisper_hears_numbers_but_does_not_recover_them(masked_run) -> None:  # noqa: ANN001
+    tiny = next(m for m in masked_run.models if m.model == "whisper-tiny.en")
+    assert tiny.n_items == 5  # one number per TTS clip
+    assert tiny.n >= 4, [i.to_dict() for i in masked_run.items if i.model == "whisper-tiny.en"]  # most unmasked right
+    assert tiny.k <= 1 and tiny.accept_ref <= 0.25
+    assert tiny.n + tiny.n_gated_out + tiny.n_failed == tiny.n_items
+    assert 0.0 <= tiny.ci_low <= tiny.accept_ref <= tiny.ci_high <= 1.0
+
+
+def test_reference_copier_recovers_every_masked_number(masked_run) -> None:  # noqa: ANN001
+    fake = next(m for m in masked_run.models if m.model.startswith("test-double"))
+    assert (fake.k, fake.n, fake.accept_ref) == (5, 5, 1.0)
+    items = [i for i in masked_run.items if i.model == fake.model]
+    assert all(i.masked_hyp and i.hidden_ref.split()[0] in i.masked_hyp for i in items)
+
+
+def test_each_masked_clip_is_decoded_once(number_corpus, store, aligner, masked_run, copier) -> None:  # noqa: ANN001
+    from asr_audit.probes.audio.masked import run_masked
+
+    before = copier.calls
+    again = run_masked([copier], number_corpus, store, MaskParams(), aligner=aligner)
+    assert copier.calls == before  # everything came from the store
+    assert again.models[0].k == 5
+
+
+def test_mask_span_is_zeroed_and_keeps_neighbouring_words(number_corpus, masked_run, store, aligner) -> None:  # noqa: ANN001
+    from asr_audit.align.run import align_clip
+
+    by_id = {c.id: c for c in number_corpus}
+    for r in masked_run.recipes:
+        x = load_audio(by_id[r.clip_id])
+        y = r.apply(x)
+        s0, s1 = r.provenance.measured[0]["span_samples"]
+        assert len(y) == len(x) and not y[s0:s1].any() and np.array_equal(y[:s0], x[:s0]) and np.array_equal(y[s1:], x[s1:])
+        words = align_clip(aligner, by_id[r.clip_id], store).words
+        assert r.t0 >= min(words[r.start - 1].end, words[r.start].start) - 1e-9
+        assert r.t1 <= max(words[r.end].start, words[r.end - 1].end) + 1e-9
+
+
+@pytest.mark.parametrize("method", ["silence", "noise", "cut"])
+def test_recipes_export_and_reapply_byte_for_byte(method, number_corpus, store, aligner, tmp_path) -> None:  # noqa: ANN001
+    plan = plan_masks(number_corpus, store, MaskParams(method=method, seed=3), aligner=aligner)
+    assert len(plan.recipes) == 5
+    path = write_recipes(tmp_path / "recipes.jsonl", plan.recipes)
+    back = read_recipes(path)
+    assert back == list(plan.recipes)
+    again = plan_masks(number_corpus, store, MaskParams(), recipes=back)
+    for r in back:
+        assert audio_hash(again.masked[r.item_id]) == audio_hash(plan.masked[r.item_id]) == r.provenance.output_hash
+    if method == "cut":
+        r = back[0]
+        assert len(plan.masked[r.item_id]) < len(load_audio(next(c for c in number_corpus if c.id == r.clip_id)))
+
+
+def test_recipes_refuse_other_audio_and_bad_files(masked_run, tmp_path) -> None:  # noqa: ANN001
+    r = masked_run.recipes[0]
+    with pytest.raises(Exception, match="differs from the recorded one"):
+        r.apply(np.zeros(16000, dtype=np.float32))
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(r.to_dict()) + "\n{not json\n")
+    with pytest.raises(InputFileError, match=r"bad\.jsonl:2: invalid JSON"):
+        read_recipes(bad)
+
+
+def test_judging_rules() -> None:
+    ref = "We paid 45 dollars for the chair"
+    assert target_present(ref, 2, 4, "we paid forty-five dollars for the chair")
+    assert not target_present(ref, 2, 4, "we paid for the chair 45")  # not at the aligned position
+    r = type("R", (), {"clip_id": "c", "item_id": "c__m", "hidden_ref": "45 dollars", "method": "silence",
+                       "t0": 1.0, "t1": 1.5, "start": 2, "end": 4})()
+    gated = judge("m", r, ref, "we paid 54 dollars for the chair", "we paid 45 dollars for the chair", 0.3)
+    assert (gated.eligible, gated.recovered, gated.reason) == (False, False, "target_missed")
+    noisy = judge("m", r, ref, "they played 45 dollars on a hair", "x", 0.3)
+    assert noisy.reason == "wer_above_gate"
+    ok = judge("m", r, ref, ref, "we paid $45 for the chair", 0.3)
+    assert (ok.eligible, ok.recovered) == (True, True)
+    failed = judge("m", r, ref, None, None, 0.3, "audio is empty")
+    assert failed.reason.startswith("failed")
+
+
+def test_masked_cli_json_and_recipes(run_cli, store_path, masked_run, tmp_path) -> None:  # noqa: ANN001
+    from audio_probe_paths import MANIFEST
+
+    out, recipes = tmp_path / "masked.json", tmp_path / "recipes.jsonl"
+    code, stdout, err = run_cli("masked", "--model", "whisper-tiny.en", "--corpus", MANIFEST, "--store", store_path,
+                                "--recipes-out", recipes, "--json", out)
+    assert code == 0, err
+    data = json.loads(out.read_text())
+    m = data["models"][0]
+    assert {"accept_ref", "n", "ci_low", "ci_high"} <= set(m) and m["n_items"] == 5
+    assert {i["clip_id"] for i in data["items"]} >= {"slt-bridge.flac", "slt-chair.flac"}
+    assert data["rejected_candidates"] == {}
+    code, _, err = run_cli("masked", "--model", "whisper-tiny.en", "--corpus", MANIFEST, "--store", store_path,
+                           "--recipes-in", recipes, "--json", tmp_path / "again.json")
+    assert code == 0, err
+    assert json.loads((tmp_path / "again.json").read_text())["models"] == data["models"]
+    code, _, err = run_cli("masked", "--model", "whisper-tiny.en", "--corpus", MANIFEST, "--method", "blur")
+    assert code == 2 and "valid: silence, noise, cut" in err and "Traceback" not in err
