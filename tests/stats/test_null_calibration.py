@@ -1,0 +1,136 @@
+"""A fast, seeded subset of the null-calibration benchmark (``benchmarks/null_calibration.py``).
+
+Each probe's null and planted worlds run on a few dozen datasets: the false-positive rate of
+every flag that is correct today must not be above its nominal level beyond Monte-Carlo error,
+and each planted effect must be caught at least sometimes. Known-broken flags are ``xfail``
+(strict), so the fix that repairs them turns the test red until the marker is removed.
+Full run and how to read it: ``docs/validity.md``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from asr_audit.errors import ConfigError
+from asr_audit.testing.null_worlds import Calibration, calibrate, format_table
+
+N = 60
+
+
+def _run(probe: str, n: int, seed: int, **options: object) -> dict[str, Calibration]:
+    """Rows by ``"flag: setting"``."""
+    rows = calibrate(probe, np.random.default_rng([seed, 11]), n, **options)
+    return {f"{r.flag}: {r.setting}": r for r in rows}
+
+
+@pytest.fixture(scope="module")
+def battery() -> dict[str, Calibration]:
+    return _run("battery", N, 0, grid=(0.3,))
+
+
+@pytest.fixture(scope="module")
+def courtesy() -> dict[str, Calibration]:
+    return _run("courtesy", 250, 0, grid=())
+
+
+@pytest.fixture(scope="module")
+def switch() -> dict[str, Calibration]:
+    return _run("switch", 20, 0, grid=(0.9,))
+
+
+def _calibrated(row: Calibration) -> None:
+    assert row.n_null > 0
+    assert row.status == "ok", f"{row.flag} ({row.setting}): FPR {row.fpr.rate:.3f} [{row.fpr.low:.3f}, " \
+                               f"{row.fpr.high:.3f}] above nominal {row.level}"
+
+
+def _has_power(row: Calibration) -> None:
+    assert row.power, f"{row.flag} ({row.setting}) has no planted world"
+    k, n = row.power[max(row.power)]
+    assert n > 0 and k > 0, f"{row.flag} ({row.setting}) never caught the largest planted effect"
+
+
+def test_battery_difference_and_did_are_calibrated(battery: dict[str, Calibration]) -> None:
+    for row in battery.values():
+        _calibrated(row)
+        _has_power(row)
+
+
+def test_masked_and_lift_are_calibrated() -> None:
+    for probe in ("masked", "lift"):
+        for row in _run(probe, 200, 0, grid=(0.3,)).values():
+            _calibrated(row)
+            _has_power(row)
+
+
+def test_courtesy_with_spoken_text_is_calibrated(courtesy: dict[str, Calibration]) -> None:
+    _calibrated(courtesy["courtesy.difference: eligibility from the spoken text"])
+    _has_power(_run("courtesy", 20, 1, grid=(0.5,))["courtesy.difference: eligibility from the spoken text"])
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="issue 11 defect 4: courtesy eligibility from the tested models' own "
+                                       "outputs selects clips where they kept the courtesy (FPR ~12% at 5%)")
+def test_courtesy_without_spoken_text_is_calibrated(courtesy: dict[str, Calibration]) -> None:
+    _calibrated(courtesy["courtesy.difference: eligibility from the models' outputs (no --spoken)"])
+
+
+def test_switch_rate_is_calibrated(switch: dict[str, Calibration]) -> None:
+    """A coin-flip writer and a model on the null's boundary (switch = 0.5) are not called trackers.
+
+    (Issue 11 defect 6 reports ~11% "above chance" at a true switch rate of 0.5 for the
+    minimum-arm interval; these null worlds measure it at or below 2.5%, see docs/validity.md.)
+    """
+    for row in switch.values():
+        _calibrated(row)
+        _has_power(row)
+
+
+@pytest.fixture(scope="module")
+def refdis() -> dict[str, Calibration]:
+    return _run("refdis", 6, 0, n_clips=200, copy_grid=(0.3, 0.9))
+
+
+def test_refdis_planted_copying_is_caught(refdis: dict[str, Calibration]) -> None:
+    tested = refdis["refdis.copies_reference: tested model (not in panel)"]
+    assert tested.power[0.3] == (6, 6)  # 30% copying on ~70 edits: caught every time
+    assert refdis["refdis.copies_reference: panel member, leave-one-out"].power[0.3][0] > 0
+    assert refdis["refdis.wer_inflated: tested model (not in panel)"].power[0.9][0] > 0  # copying 90% flatters WER
+
+
+def test_refdis_panel_members_and_wer_inflation_are_calibrated(refdis: dict[str, Calibration]) -> None:
+    for key in ("refdis.copies_reference: panel member, no leave-one-out",
+                "refdis.wer_inflated: tested model (not in panel)"):
+        _calibrated(refdis[key])
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="issue 11 defect 1: a word an honest model drops or misspells inside an "
+                                       "omitted opener counts as 'ref' (two-outcome verdicts)")
+def test_refdis_honest_tested_model_is_not_called_a_copier(refdis: dict[str, Calibration]) -> None:
+    _calibrated(refdis["refdis.copies_reference: tested model (not in panel)"])
+
+
+def test_a_broken_flag_is_reported_as_fail() -> None:
+    """The FAIL rule: a Wilson interval of the FPR wholly above the nominal level."""
+    bad = Calibration("x", "battery.difference", "s", 0.05, "", "", "", 200, 30, None)
+    ok = Calibration("x", "battery.difference", "s", 0.05, "", "", "", 200, 14, None)
+    assert (bad.status, ok.status) == ("FAIL", "ok")
+    table = format_table([bad, ok])
+    assert "0.150 [0.107, 0.206]" in table and "FAIL" in table
+
+
+def test_mde_is_the_smallest_effect_with_power_08() -> None:
+    c = Calibration("x", "battery.difference", "s", 0.05, "", "", "d", 10, 0, 0.2,
+                    {0.1: (5, 10), 0.2: (8, 10), 0.3: (10, 10)})
+    assert c.mde == 0.2 and c.to_dict()["power"] == 0.8
+
+
+def test_unknown_probe_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="unknown probe 'nope' for null calibration; valid: refdis"):
+        calibrate("nope", np.random.default_rng(0), 1)
+
+
+def test_same_seed_same_table() -> None:
+    a = format_table(calibrate("lift", np.random.default_rng(3), 5))
+    b = format_table(calibrate("lift", np.random.default_rng(3), 5))
+    assert a == b
