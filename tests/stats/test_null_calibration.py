@@ -31,7 +31,7 @@ def battery() -> dict[str, Calibration]:
 
 @pytest.fixture(scope="module")
 def courtesy() -> dict[str, Calibration]:
-    return _run("courtesy", 250, 0, grid=())
+    return _run("courtesy", 120, 0, grid=())
 
 
 @pytest.fixture(scope="module")
@@ -45,6 +45,13 @@ def _calibrated(row: Calibration) -> None:
                                f"{row.fpr.high:.3f}] above nominal {row.level}"
 
 
+def _unbiased(row: Calibration, honest: float = 0.0) -> None:
+    """The null datasets' mean estimate is the honest value within Monte-Carlo error."""
+    assert row.null_mean is not None and row.null_se is not None
+    assert abs(row.null_mean - honest) <= 4 * row.null_se + 0.002, \
+        f"{row.flag} ({row.setting}): null estimate {row.null_mean:+.4f} (se {row.null_se:.4f}), honest {honest}"
+
+
 def _has_power(row: Calibration) -> None:
     assert row.power, f"{row.flag} ({row.setting}) has no planted world"
     k, n = row.power[max(row.power)]
@@ -54,6 +61,7 @@ def _has_power(row: Calibration) -> None:
 def test_battery_difference_and_did_are_calibrated(battery: dict[str, Calibration]) -> None:
     for row in battery.values():
         _calibrated(row)
+        _unbiased(row)
         _has_power(row)
 
 
@@ -61,18 +69,23 @@ def test_masked_and_lift_are_calibrated() -> None:
     for probe in ("masked", "lift"):
         for row in _run(probe, 200, 0, grid=(0.3,)).values():
             _calibrated(row)
+            _unbiased(row)
             _has_power(row)
 
 
 def test_courtesy_with_spoken_text_is_calibrated(courtesy: dict[str, Calibration]) -> None:
-    _calibrated(courtesy["courtesy.difference: eligibility from the spoken text"])
+    row = courtesy["courtesy.difference: eligibility from the spoken text"]
+    _calibrated(row)
+    _unbiased(row)
     _has_power(_run("courtesy", 20, 1, grid=(0.5,))["courtesy.difference: eligibility from the spoken text"])
 
 
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason="issue 11 defect 4: courtesy eligibility from the tested models' own "
-                                       "outputs selects clips where they kept the courtesy (FPR ~12% at 5%)")
-def test_courtesy_without_spoken_text_is_calibrated(courtesy: dict[str, Calibration]) -> None:
-    _calibrated(courtesy["courtesy.difference: eligibility from the models' outputs (no --spoken)"])
+                   "outputs selects clips where they kept the courtesy (null difference ~+0.05, FPR ~11% at 5%)")
+def test_courtesy_without_spoken_text_is_unbiased(courtesy: dict[str, Calibration]) -> None:
+    row = courtesy["courtesy.difference: eligibility from the models' outputs (no --spoken)"]
+    _calibrated(row)
+    _unbiased(row)
 
 
 def test_switch_rate_is_calibrated(switch: dict[str, Calibration]) -> None:
@@ -84,6 +97,7 @@ def test_switch_rate_is_calibrated(switch: dict[str, Calibration]) -> None:
     for row in switch.values():
         _calibrated(row)
         _has_power(row)
+    assert switch["switch.above_chance: one family row (mr)"].null_mean < 0.5  # a coin flip's min over arms
 
 
 @pytest.fixture(scope="module")
@@ -98,16 +112,13 @@ def test_refdis_planted_copying_is_caught(refdis: dict[str, Calibration]) -> Non
     assert refdis["refdis.wer_inflated: tested model (not in panel)"].power[0.9][0] > 0  # copying 90% flatters WER
 
 
-def test_refdis_panel_members_and_wer_inflation_are_calibrated(refdis: dict[str, Calibration]) -> None:
-    for key in ("refdis.copies_reference: panel member, no leave-one-out",
+def test_refdis_tested_model_panel_member_and_wer_inflation_are_calibrated(refdis: dict[str, Calibration]) -> None:
+    """(The leave-one-out panel member is not here: 7% at 2.5% in the full run, see docs/validity.md;
+    a few datasets cannot show it.)"""
+    for key in ("refdis.copies_reference: tested model (not in panel)",
+                "refdis.copies_reference: panel member, no leave-one-out",
                 "refdis.wer_inflated: tested model (not in panel)"):
         _calibrated(refdis[key])
-
-
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="issue 11 defect 1: a word an honest model drops or misspells inside an "
-                                       "omitted opener counts as 'ref' (two-outcome verdicts)")
-def test_refdis_honest_tested_model_is_not_called_a_copier(refdis: dict[str, Calibration]) -> None:
-    _calibrated(refdis["refdis.copies_reference: tested model (not in panel)"])
 
 
 def test_a_broken_flag_is_reported_as_fail() -> None:
@@ -117,6 +128,9 @@ def test_a_broken_flag_is_reported_as_fail() -> None:
     assert (bad.status, ok.status) == ("FAIL", "ok")
     table = format_table([bad, ok])
     assert "0.150 [0.107, 0.206]" in table and "FAIL" in table
+    # Monte-Carlo error at z = 3: 9 of 200 (4.5%) is not beyond it at a 2.5% level, 14 of 200 is
+    assert Calibration("x", "lift.positive", "s", 0.025, "", "", "", 200, 9, None).status == "ok"
+    assert Calibration("x", "lift.positive", "s", 0.025, "", "", "", 200, 14, None).status == "FAIL"
 
 
 def test_mde_is_the_smallest_effect_with_power_08() -> None:

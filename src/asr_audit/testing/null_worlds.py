@@ -43,7 +43,19 @@ from asr_audit.stats.intervals import Rate, wilson
 
 PROBES = ("refdis", "battery", "courtesy", "switch", "masked", "lift")
 POWER_TARGET = 0.8
+# A flag FAILs when the Wilson lower bound of its false-positive rate at z = 3 (one-sided 0.13%)
+# exceeds its nominal level: with a dozen rows, a table of correctly calibrated flags then shows a
+# spurious FAIL about 2% of the time (at z = 1.96 it would be about 30%).
+FAIL_Z = 3.0
 N_RESAMPLES = 1000  # every probe's default bootstrap size
+
+# The number each flag's result entry carries (its point estimate), averaged over null datasets:
+# a null estimate away from its honest value shows a bias before it shows as false positives.
+STATISTIC = {
+    "refdis.copies_reference": "accept_ref", "refdis.wer_inflated": "wer_inflation",
+    "battery.difference": "estimate", "battery.did": "estimate", "courtesy.difference": "estimate",
+    "masked.difference": "estimate", "switch.above_chance": "switch", "lift.positive": "mean",
+}
 
 COPY_GRID = (0.1, 0.2, 0.3, 0.5, 0.7)
 REFDIS_PLANTED = 0.3
@@ -76,6 +88,8 @@ class Calibration:
     planted: float | None  # the reference planted effect (power reported at it)
     power: Mapping[float, tuple[int, int]] = field(default_factory=dict)  # effect -> (fired, datasets)
     seconds: float = 0.0
+    null_mean: float | None = None  # mean of the entry's estimate (:data:`STATISTIC`) over null datasets
+    null_se: float | None = None  # its Monte-Carlo standard error
 
     @property
     def fpr(self) -> Rate:
@@ -83,10 +97,13 @@ class Calibration:
 
     @property
     def status(self) -> str:
-        """``FAIL`` when the false-positive rate exceeds the nominal level beyond Monte-Carlo error."""
+        """``FAIL`` when the false-positive rate exceeds the nominal level beyond Monte-Carlo error.
+
+        Beyond Monte-Carlo error: the Wilson lower bound at ``z = FAIL_Z`` is above the level.
+        """
         if self.n_null == 0:
             return "n/a"
-        return "FAIL" if self.fpr.low > self.level else "ok"
+        return "FAIL" if wilson(self.k_null, self.n_null, z=FAIL_Z).low > self.level else "ok"
 
     def power_at(self, effect: float | None) -> Rate | None:
         if effect is None or effect not in self.power:
@@ -114,7 +131,8 @@ class Calibration:
             "power": None if at is None else at.rate,
             "power_ci_low": None if at is None else at.low, "power_ci_high": None if at is None else at.high,
             "power_grid": {str(e): {"k": k, "n": n, "power": k / n if n else None} for e, (k, n) in sorted(self.power.items())},
-            "mde": self.mde, "seconds": round(self.seconds, 2),
+            "mde": self.mde, "statistic": STATISTIC.get(self.flag), "null_mean": self.null_mean,
+            "null_se": self.null_se, "seconds": round(self.seconds, 2),
         }
 
 
@@ -122,16 +140,21 @@ class _Tally:
     """Counts flags over datasets for one (flag, setting); turned into a :class:`Calibration`."""
 
     def __init__(self, probe: str, flag: str, setting: str, null_world: str, planted_world: str,
-                 effect: str, planted: float | None) -> None:
+                 effect: str, planted: float | None, estimate: bool = True) -> None:
         self.flag: Flag = get_flag(flag)
+        self.estimate = estimate  # average the entry's estimate over null datasets
         self.probe, self.setting, self.null_world = probe, setting, null_world
         self.planted_world, self.effect, self.planted = planted_world, effect, planted
         self.k_null = self.n_null = 0
         self.power: dict[float, list[int]] = {}
+        self.estimates: list[float] = []
 
     def null(self, result: Mapping[str, object]) -> None:
         self.n_null += 1
         self.k_null += bool(self.flag(result))
+        value = result.get(STATISTIC.get(self.flag.name, "")) if self.estimate else None
+        if isinstance(value, (int, float)) and np.isfinite(value):
+            self.estimates.append(float(value))
 
     def planted_result(self, effect: float, result: Mapping[str, object]) -> None:
         kn = self.power.setdefault(float(effect), [0, 0])
@@ -141,7 +164,10 @@ class _Tally:
     def done(self, seconds: float) -> Calibration:
         return Calibration(self.probe, self.flag.name, self.setting, self.flag.level, self.null_world,
                            self.planted_world, self.effect, self.n_null, self.k_null, self.planted,
-                           {e: (k, n) for e, (k, n) in sorted(self.power.items())}, seconds)
+                           {e: (k, n) for e, (k, n) in sorted(self.power.items())}, seconds,
+                           float(np.mean(self.estimates)) if self.estimates else None,
+                           float(np.std(self.estimates, ddof=1) / np.sqrt(len(self.estimates)))
+                           if len(self.estimates) > 1 else None)
 
 
 Progress = Callable[[str], None] | None
@@ -236,7 +262,7 @@ def _propensities(rng: np.random.Generator, n: int, mean: float, concentration: 
 
 
 def _paired(rng: np.random.Generator, base: np.ndarray, treat: np.ndarray, item_sentence: np.ndarray,
-            labels: Sequence[str]) -> dict[str, object]:
+            labels: Sequence[str]) -> Mapping[str, object]:
     from asr_audit.stats.did import paired_difference
 
     clusters = [labels[j] for j in item_sentence]
@@ -283,7 +309,7 @@ def calibrate_battery(rng: np.random.Generator, n_datasets: int, *, sentences: t
 
 
 def _did(rng: np.random.Generator, a_control: np.ndarray, a_treated: np.ndarray, b_control: np.ndarray,
-         b_treated: np.ndarray, item_s: np.ndarray, labels: Sequence[str]) -> dict[str, object]:
+         b_treated: np.ndarray, item_s: np.ndarray, labels: Sequence[str]) -> Mapping[str, object]:
     """A DiD on one draw of 0/1 items with the given per-item probabilities (a = benchmark audio)."""
     from asr_audit.stats.did import difference_in_differences
 
@@ -314,7 +340,7 @@ def calibrate_masked(rng: np.random.Generator, n_datasets: int, *, sentences: tu
                    "gate 60-95% per condition, same recovery on both audios",
                    "the benchmark audio recovers delta more", "delta (recovery)", MASKED_PLANTED)
 
-    def one(r_base: np.ndarray, r_other: np.ndarray, item_s: np.ndarray, labels: Sequence[str], gate: float) -> dict[str, object]:
+    def one(r_base: np.ndarray, r_other: np.ndarray, item_s: np.ndarray, labels: Sequence[str], gate: float) -> Mapping[str, object]:
         n = len(item_s)
         both = (rng.random(n) < gate) & (rng.random(n) < gate)
         base, other = rng.random(n) < r_base, rng.random(n) < r_other
@@ -402,7 +428,8 @@ def calibrate_switch(rng: np.random.Generator, n_datasets: int, *, arm_a: tuple[
     row = _Tally("switch", "switch.above_chance", "one family row (mr)", null_world,
                  "the model writes the reference's arm with probability t", "tracking t", SWITCH_PLANTED)
     anyrow = _Tally("switch", "switch.above_chance", "any row of a model (3 families + pooled)", null_world,
-                    "the model writes the reference's arm with probability t", "tracking t", SWITCH_PLANTED)
+                    "the model writes the reference's arm with probability t", "tracking t", SWITCH_PLANTED,
+                    estimate=False)
     boundary = _Tally("switch", "switch.above_chance", "one family row (mr), boundary model",
                       "as above; the model writes the expanded arm for 50% of expanded references and the "
                       "abbreviated arm for every abbreviated one (true switch = 0.5)",
@@ -573,8 +600,8 @@ def calibrate(probe: str, rng: np.random.Generator, n_datasets: int, *, progress
 
 def format_table(rows: Sequence[Calibration]) -> str:
     """One Markdown table: flag, nominal level, FPR with its Wilson interval, power, MDE, status."""
-    header = ("probe", "flag", "setting", "nominal", "FPR [95% CI]", "null n", "planted", "power [95% CI]",
-              "MDE (power >= 0.8)", "status")
+    header = ("probe", "flag", "setting", "nominal", "FPR [95% CI]", "null n", "null estimate", "planted",
+              "power [95% CI]", "MDE (power >= 0.8)", "status")
     lines = []
     for c in rows:
         f = c.fpr
@@ -585,6 +612,8 @@ def format_table(rows: Sequence[Calibration]) -> str:
         lines.append((
             c.probe, c.flag, c.setting, f"{c.level:.3f}",
             f"{f.rate:.3f} [{f.low:.3f}, {f.high:.3f}]", str(c.n_null),
+            "-" if c.null_mean is None else f"{STATISTIC[c.flag]} {c.null_mean:+.3f}"
+            + ("" if c.null_se is None else f" ({c.null_se:.3f})"),
             "-" if c.planted is None else f"{c.effect} = {c.planted:g}",
             "-" if at is None else f"{at.rate:.2f} [{at.low:.2f}, {at.high:.2f}]",
             mde_text, c.status,
