@@ -11,6 +11,7 @@ script exits 1. Documented in ``docs/validity.md``.
     python benchmarks/null_calibration.py                       # 500 datasets per probe (~15 min, 2 cores)
     python benchmarks/null_calibration.py --n-datasets 60 --only switch
     python benchmarks/null_calibration.py --seed 1 --json null-calibration.json
+    python benchmarks/null_calibration.py --only refdis --refdis-errors 0.03,0.10   # noisier models
 """
 
 from __future__ import annotations
@@ -38,9 +39,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", choices=PROBES, action="append",
                     help="run only this probe (repeatable); default: all of " + ", ".join(PROBES))
     ap.add_argument("--json", type=Path, help="also write every row (with the power grid) as JSON here")
+    ap.add_argument("--refdis-errors", metavar="LO,HI", default=None,
+                    help="per-word drop and substitution rates of the refdis world's models (default 0.01,0.05)")
     args = ap.parse_args(argv)
     if args.n_datasets < 1:
         ap.error(f"--n-datasets {args.n_datasets} must be >= 1")
+    options: dict[str, dict[str, object]] = {}
+    if args.refdis_errors:
+        try:
+            lo, hi = (float(x) for x in args.refdis_errors.split(","))
+        except ValueError:
+            ap.error(f"--refdis-errors {args.refdis_errors!r} must be two rates LO,HI, e.g. 0.03,0.10")
+        if not 0 <= lo <= hi < 1:
+            ap.error(f"--refdis-errors {args.refdis_errors!r} needs 0 <= LO <= HI < 1")
+        options["refdis"] = {"error_range": (lo, hi)}
     probes = args.only or list(PROBES)
     rows = []
     t0 = time.perf_counter()
@@ -48,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         # one child generator per probe, so --only PROBE reproduces that probe's rows of a full run
         rng = np.random.default_rng([args.seed, PROBES.index(probe)])
         say(f"{probe}: {args.n_datasets} datasets")
-        rows += calibrate(probe, rng, args.n_datasets, progress=say)
+        rows += calibrate(probe, rng, args.n_datasets, progress=say, **options.get(probe, {}))
     wall = time.perf_counter() - t0
     print(f"null calibration: {args.n_datasets} datasets per probe, seed {args.seed}, "
           f"{wall:.0f} s ({platform.python_version()}, numpy {np.__version__})\n")
@@ -58,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
           + (": " + "; ".join(f"{r.flag} ({r.setting})" for r in failed) if failed else ""))
     if args.json:
         args.json.write_text(json.dumps({
-            "n_datasets": args.n_datasets, "seed": args.seed, "seconds": round(wall, 1), "probes": probes,
+            "n_datasets": args.n_datasets, "seed": args.seed, "options": options, "seconds": round(wall, 1), "probes": probes,
             "rows": [r.to_dict() for r in rows],
         }, indent=2) + "\n", encoding="utf-8")
     return 1 if failed else 0
