@@ -121,6 +121,16 @@ def test_refdis_tested_model_panel_member_and_wer_inflation_are_calibrated(refdi
         _calibrated(refdis[key])
 
 
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="issue 11 defect 1: a word an honest model drops or misspells inside an omitted opener "
+                          "or closer makes its verdict 'ref' (~20% of insertion edits; accept-ref ~4.5% overall)")
+def test_refdis_honest_models_accept_ref_is_near_zero(refdis: dict[str, Calibration]) -> None:
+    for key in ("refdis.copies_reference: tested model (not in panel)",
+                "refdis.copies_reference: panel member, leave-one-out"):
+        row = refdis[key]
+        assert row.null_mean is not None and row.null_mean <= 0.02, f"{key}: mean accept-ref {row.null_mean:.3f}"
+
+
 def test_a_broken_flag_is_reported_as_fail() -> None:
     """The FAIL rule: a Wilson interval of the FPR wholly above the nominal level."""
     bad = Calibration("x", "battery.difference", "s", 0.05, "", "", "", 200, 30, None)
