@@ -131,21 +131,26 @@ def test_refdis_honest_models_accept_ref_is_near_zero(refdis: dict[str, Calibrat
         assert row.null_mean is not None and row.null_mean <= 0.02, f"{key}: mean accept-ref {row.null_mean:.3f}"
 
 
+def _row(flag: str, level: float, n: int, k: int, planted: float | None = None,
+         power: dict[float, tuple[int, int]] | None = None) -> Calibration:
+    return Calibration(probe="x", flag=flag, setting="s", level=level, null_world="", planted_world="", effect="d",
+                       n_null=n, k_null=k, planted=planted, power=power or {})
+
+
 def test_a_broken_flag_is_reported_as_fail() -> None:
     """The FAIL rule: a Wilson interval of the FPR wholly above the nominal level."""
-    bad = Calibration("x", "battery.difference", "s", 0.05, "", "", "", 200, 30, None)
-    ok = Calibration("x", "battery.difference", "s", 0.05, "", "", "", 200, 14, None)
+    bad = _row("battery.difference", 0.05, 200, 30)
+    ok = _row("battery.difference", 0.05, 200, 14)
     assert (bad.status, ok.status) == ("FAIL", "ok")
     table = format_table([bad, ok])
     assert "0.150 [0.107, 0.206]" in table and "FAIL" in table
     # Monte-Carlo error at z = 3: 9 of 200 (4.5%) is not beyond it at a 2.5% level, 14 of 200 is
-    assert Calibration("x", "lift.positive", "s", 0.025, "", "", "", 200, 9, None).status == "ok"
-    assert Calibration("x", "lift.positive", "s", 0.025, "", "", "", 200, 14, None).status == "FAIL"
+    assert _row("lift.positive", 0.025, 200, 9).status == "ok"
+    assert _row("lift.positive", 0.025, 200, 14).status == "FAIL"
 
 
 def test_mde_is_the_smallest_effect_with_power_08() -> None:
-    c = Calibration("x", "battery.difference", "s", 0.05, "", "", "d", 10, 0, 0.2,
-                    {0.1: (5, 10), 0.2: (8, 10), 0.3: (10, 10)})
+    c = _row("battery.difference", 0.05, 10, 0, planted=0.2, power={0.1: (5, 10), 0.2: (8, 10), 0.3: (10, 10)})
     assert c.mde == 0.2 and c.to_dict()["power"] == 0.8
 
 

@@ -92,7 +92,7 @@ def lift_positive(estimate: Result) -> bool:
     return int(estimate.get("n", 0)) > 0 and estimate.get("ci_low") is not None and float(estimate["ci_low"]) > 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Flag:
     """One flag: the probe that raises it, its rule, its nominal level and what it reads."""
 
@@ -113,23 +113,27 @@ class Flag:
 
 
 FLAGS: dict[str, Flag] = {f.name: f for f in (
-    Flag("refdis.copies_reference", "refdis", copies_reference, 0.025, "one-sided",
-         "refdis models[] entry", "reproduces reference errors more than a faithful transcriber "
+    Flag(name="refdis.copies_reference", probe="refdis", rule=copies_reference, level=0.025, sided="one-sided",
+         reads="refdis models[] entry", claim="reproduces reference errors more than a faithful transcriber "
          "(Wilson lower bound >= 5%, n >= 10)"),
-    Flag("refdis.wer_inflated", "refdis", wer_inflated, 0.025, "one-sided",
-         "refdis models[] entry", "the reference errors flatter its benchmark WER (interval above 0)"),
-    Flag("battery.difference", "battery", difference_flagged, 0.05, "two-sided",
-         "battery differences[] entry", "the condition changes accept-ref (paired interval excludes 0)"),
-    Flag("battery.did", "battery", difference_flagged, 0.05, "two-sided",
-         "battery did[] entry", "the benchmark donor acts differently on benchmark audio (DiD interval excludes 0)"),
-    Flag("courtesy.difference", "courtesy", difference_flagged, 0.05, "two-sided",
-         "battery differences[] entry, courtesy measure", "the condition changes whether it drops a spoken courtesy"),
-    Flag("switch.above_chance", "switch-rate", switch_above_chance, 0.025, "one-sided",
-         "switch-rate rows[] / pooled[] entry", "tracks the corpus convention (switch above 0.5)"),
-    Flag("masked.difference", "masked", difference_flagged, 0.05, "two-sided",
-         "battery differences[] entry, masked measure", "recovers hidden numbers more on one audio than another"),
-    Flag("lift.positive", "lift", lift_positive, 0.025, "one-sided",
-         "lift conditions.masked.lift estimate", "the rest of the clip retrieves the hidden span (lift above 0)"),
+    Flag(name="refdis.wer_inflated", probe="refdis", rule=wer_inflated, level=0.025, sided="one-sided",
+         reads="refdis models[] entry", claim="the reference errors flatter its benchmark WER (interval above 0)"),
+    Flag(name="battery.difference", probe="battery", rule=difference_flagged, level=0.05, sided="two-sided",
+         reads="battery differences[] entry", claim="the condition changes accept-ref (paired interval excludes 0)"),
+    Flag(name="battery.did", probe="battery", rule=difference_flagged, level=0.05, sided="two-sided",
+         reads="battery did[] entry",
+         claim="the benchmark donor acts differently on benchmark audio (DiD interval excludes 0)"),
+    Flag(name="courtesy.difference", probe="courtesy", rule=difference_flagged, level=0.05, sided="two-sided",
+         reads="battery differences[] entry, courtesy measure",
+         claim="the condition changes whether it drops a spoken courtesy"),
+    Flag(name="switch.above_chance", probe="switch-rate", rule=switch_above_chance, level=0.025, sided="one-sided",
+         reads="switch-rate rows[] / pooled[] entry", claim="tracks the corpus convention (switch above 0.5)"),
+    Flag(name="masked.difference", probe="masked", rule=difference_flagged, level=0.05, sided="two-sided",
+         reads="battery differences[] entry, masked measure",
+         claim="recovers hidden numbers more on one audio than another"),
+    Flag(name="lift.positive", probe="lift", rule=lift_positive, level=0.025, sided="one-sided",
+         reads="lift conditions.masked.lift estimate",
+         claim="the rest of the clip retrieves the hidden span (lift above 0)"),
 )}
 
 

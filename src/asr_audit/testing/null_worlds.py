@@ -72,7 +72,7 @@ LIFT_GRID = (0.02, 0.05, 0.1, 0.2)
 LIFT_PLANTED = 0.1
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Calibration:
     """One flag in one setting: how often it fires on honest models, and on planted effects."""
 
@@ -162,12 +162,15 @@ class _Tally:
         kn[1] += 1
 
     def done(self, seconds: float) -> Calibration:
-        return Calibration(self.probe, self.flag.name, self.setting, self.flag.level, self.null_world,
-                           self.planted_world, self.effect, self.n_null, self.k_null, self.planted,
-                           {e: (k, n) for e, (k, n) in sorted(self.power.items())}, seconds,
-                           float(np.mean(self.estimates)) if self.estimates else None,
-                           float(np.std(self.estimates, ddof=1) / np.sqrt(len(self.estimates)))
-                           if len(self.estimates) > 1 else None)
+        return Calibration(
+            probe=self.probe, flag=self.flag.name, setting=self.setting, level=self.flag.level,
+            null_world=self.null_world, planted_world=self.planted_world, effect=self.effect,
+            n_null=self.n_null, k_null=self.k_null, planted=self.planted,
+            power={e: (k, n) for e, (k, n) in sorted(self.power.items())}, seconds=seconds,
+            null_mean=float(np.mean(self.estimates)) if self.estimates else None,
+            null_se=(float(np.std(self.estimates, ddof=1) / np.sqrt(len(self.estimates)))
+                     if len(self.estimates) > 1 else None),
+        )
 
 
 Progress = Callable[[str], None] | None
