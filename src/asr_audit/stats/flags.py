@@ -1,0 +1,150 @@
+"""Every flag the audit raises against a model, in one place, with its nominal level.
+
+A *flag* is the decision behind an accusation ("copies the reference", "the battery condition
+changes its behaviour", ...). Each is a small pure function of one probe result entry as the
+probe serializes it (the ``to_dict`` shapes: a refdis ``models`` entry, a battery
+``differences`` / ``did`` entry, a switch-rate row, a lift estimate), so the null-calibration
+benchmark (``benchmarks/null_calibration.py``) and the report judge a result by the same rule.
+
+The nominal level is the false-positive rate the rule claims at the boundary of its null
+hypothesis: a one-sided 95% interval bound is a 2.5% test, a two-sided "interval excludes 0"
+is a 5% test. The benchmark measures the real rate on simulated honest models
+(``docs/validity.md``).
+
+>>> copies_reference({"n_eligible": 120, "ci_low": 0.08, "ci_high": 0.2})
+True
+>>> copies_reference({"n_eligible": 8, "ci_low": 0.30})
+False
+>>> difference_flagged({"n_items": 40, "ci_low": -0.02, "ci_high": 0.10})
+False
+>>> get_flag("refdis.copies_reference").level
+0.025
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from asr_audit.errors import ConfigError
+
+# The refdis verdict rule of ``asr_audit.report.verdict`` (kept equal by a test).
+MIN_EDITS_FOR_A_CLAIM = 10
+COPYING_CI_LOW = 0.05
+FAITHFUL_CI_HIGH = 0.10
+SWITCH_CHANCE = 0.5
+
+Result = Mapping[str, Any]
+
+
+def copies_reference(model: Result) -> bool:
+    """refdis accept-ref: at least ``MIN_EDITS_FOR_A_CLAIM`` judged edits and a Wilson lower bound >= 5%.
+
+    ``model`` is a refdis ``models`` entry (``n_eligible``, ``ci_low``, ``ci_high``): the report's
+    "some reference copying, more than a faithful transcriber shows" and everything stronger
+    (an upper bound <= 10% reads "it transcribes the audio" first, as in the report).
+    """
+    if int(model["n_eligible"]) < MIN_EDITS_FOR_A_CLAIM:
+        return False
+    if "ci_high" in model and float(model["ci_high"]) <= FAITHFUL_CI_HIGH:
+        return False
+    return float(model["ci_low"]) >= COPYING_CI_LOW
+
+
+def wer_inflated(model: Result) -> bool:
+    """WER inflation: the bootstrap interval of ``wer_corrected - wer`` lies above 0.
+
+    ``model`` is a refdis ``models`` entry (``wer_inflation_ci_low``, ``wer_n_clips``).
+    """
+    return int(model.get("wer_n_clips", 1)) > 0 and float(model["wer_inflation_ci_low"]) > 0
+
+
+def difference_flagged(diff: Result) -> bool:
+    """A paired difference or difference-in-differences whose interval excludes 0 (either side).
+
+    ``diff`` is a battery ``differences`` / ``did`` entry (``n_items``, ``ci_low``, ``ci_high``);
+    an empty comparison (``n_items == 0``) is never a flag.
+    """
+    if int(diff.get("n_items", 0)) == 0:
+        return False
+    return float(diff["ci_low"]) > 0 or float(diff["ci_high"]) < 0
+
+
+def switch_above_chance(row: Result) -> bool:
+    """Switch rate: the probe's own "above chance" call on a switch-rate row.
+
+    Reads ``ci_above_chance`` when the row carries it (the probe decides how its interval is
+    built), else ``ci_low > 0.5``; an undefined switch (``switch is None``) is never a flag.
+    """
+    if row.get("switch") is None:
+        return False
+    if "ci_above_chance" in row and row["ci_above_chance"] is not None:
+        return bool(row["ci_above_chance"])
+    return float(row["ci_low"]) > SWITCH_CHANCE
+
+
+def lift_positive(estimate: Result) -> bool:
+    """Audio lift: the sentence-clustered interval of the mean lift lies above 0.
+
+    ``estimate`` is a lift summary estimate (``mean``, ``ci_low``, ``n``).
+    """
+    return int(estimate.get("n", 0)) > 0 and estimate.get("ci_low") is not None and float(estimate["ci_low"]) > 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Flag:
+    """One flag: the probe that raises it, its rule, its nominal level and what it reads."""
+
+    name: str
+    probe: str
+    rule: Callable[[Result], bool]
+    level: float
+    sided: str  # "one-sided" | "two-sided"
+    reads: str  # the result entry the rule is applied to
+    claim: str  # what the report says when it is raised
+
+    def __call__(self, result: Result) -> bool:
+        return self.rule(result)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"name": self.name, "probe": self.probe, "level": self.level, "sided": self.sided,
+                "reads": self.reads, "claim": self.claim}
+
+
+FLAGS: dict[str, Flag] = {f.name: f for f in (
+    Flag(name="refdis.copies_reference", probe="refdis", rule=copies_reference, level=0.025, sided="one-sided",
+         reads="refdis models[] entry", claim="reproduces reference errors more than a faithful transcriber "
+         "(Wilson lower bound >= 5%, n >= 10)"),
+    Flag(name="refdis.wer_inflated", probe="refdis", rule=wer_inflated, level=0.025, sided="one-sided",
+         reads="refdis models[] entry", claim="the reference errors flatter its benchmark WER (interval above 0)"),
+    Flag(name="battery.difference", probe="battery", rule=difference_flagged, level=0.05, sided="two-sided",
+         reads="battery differences[] entry", claim="the condition changes accept-ref (paired interval excludes 0)"),
+    Flag(name="battery.did", probe="battery", rule=difference_flagged, level=0.05, sided="two-sided",
+         reads="battery did[] entry",
+         claim="the benchmark donor acts differently on benchmark audio (DiD interval excludes 0)"),
+    Flag(name="courtesy.difference", probe="courtesy", rule=difference_flagged, level=0.05, sided="two-sided",
+         reads="battery differences[] entry, courtesy measure",
+         claim="the condition changes whether it drops a spoken courtesy"),
+    Flag(name="switch.above_chance", probe="switch-rate", rule=switch_above_chance, level=0.025, sided="one-sided",
+         reads="switch-rate rows[] / pooled[] entry", claim="tracks the corpus convention (switch above 0.5)"),
+    Flag(name="masked.difference", probe="masked", rule=difference_flagged, level=0.05, sided="two-sided",
+         reads="battery differences[] entry, masked measure",
+         claim="recovers hidden numbers more on one audio than another"),
+    Flag(name="lift.positive", probe="lift", rule=lift_positive, level=0.025, sided="one-sided",
+         reads="lift conditions.masked.lift estimate",
+         claim="the rest of the clip retrieves the hidden span (lift above 0)"),
+)}
+
+
+def available_flags() -> list[str]:
+    """Names of every flag, in registry order."""
+    return list(FLAGS)
+
+
+def get_flag(name: str) -> Flag:
+    """The flag called ``name``; an unknown name raises an error listing the valid ones."""
+    try:
+        return FLAGS[name]
+    except KeyError:
+        raise ConfigError(f"unknown flag {name!r}; valid: {', '.join(FLAGS)}") from None

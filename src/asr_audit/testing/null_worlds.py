@@ -1,0 +1,629 @@
+"""Null and planted worlds for every flag the audit raises: measured false-positive rate and power.
+
+A *null world* simulates honest models (realistic error rates, identical behaviour in every
+condition) and asks how often a flag of :mod:`asr_audit.stats.flags` is raised anyway; a
+*planted world* gives a model a known effect (reference copying at a known share, a condition
+that raises accept-ref by a known amount) and asks how often the flag catches it. Every check
+runs the probe's real code through its public functions:
+
+* ``refdis``: :func:`~asr_audit.testing.synthetic.make_prediction_set` writes a prediction set
+  (4 honest panel models, one honest tested model, copiers at a grid of copy shares), and
+  :func:`~asr_audit.probes.refdis_run.run_refdis` scores it in-process, with and without
+  leave-one-out; a second run puts a 30% copier in the panel (leave-one-out);
+* ``switch``: :func:`~asr_audit.probes.ortho.switch_rate` on an in-memory prediction set of
+  Mr / Mister, Dr / Doctor, St / Saint items (a coin-flip writer vs models that track the
+  reference's arm);
+* ``courtesy``: :func:`~asr_audit.probes.courtesy.eligible_clips` and
+  :func:`~asr_audit.probes.courtesy.courtesy_present` on text clips with spoken openers the
+  reference omits, eligibility from the spoken text and (today's fallback) from the models;
+* ``battery``, ``masked``: per-item 0/1 outcomes per sentence and condition, scored with
+  :func:`~asr_audit.stats.did.paired_difference` / :func:`~asr_audit.stats.did.difference_in_differences`
+  (the battery's statistics), masked items gated per condition as the masked measure does;
+* ``lift``: per-item lifts with sentence effects, summarized by
+  :func:`~asr_audit.probes.lift.summarize_model`.
+
+Everything is drawn from the ``numpy.random.Generator`` passed in. Results are
+:class:`Calibration` records: one flag in one setting, its false-positive rate with a Wilson
+interval, and its power over a grid of planted effects.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from asr_audit.errors import ConfigError
+from asr_audit.stats.flags import Flag, get_flag
+from asr_audit.stats.intervals import Rate, wilson
+
+PROBES = ("refdis", "battery", "courtesy", "switch", "masked", "lift")
+POWER_TARGET = 0.8
+# A flag FAILs when the Wilson lower bound of its false-positive rate at z = 3 (one-sided 0.13%)
+# exceeds its nominal level: with a dozen rows, a table of correctly calibrated flags then shows a
+# spurious FAIL about 2% of the time (at z = 1.96 it would be about 30%).
+FAIL_Z = 3.0
+N_RESAMPLES = 1000  # every probe's default bootstrap size
+
+# The number each flag's result entry carries (its point estimate), averaged over null datasets:
+# a null estimate away from its honest value shows a bias before it shows as false positives.
+STATISTIC = {
+    "refdis.copies_reference": "accept_ref", "refdis.wer_inflated": "wer_inflation",
+    "battery.difference": "estimate", "battery.did": "estimate", "courtesy.difference": "estimate",
+    "masked.difference": "estimate", "switch.above_chance": "switch", "lift.positive": "mean",
+}
+
+COPY_GRID = (0.1, 0.2, 0.3, 0.5, 0.7)
+REFDIS_PLANTED = 0.3
+HONEST_ERRORS = (0.01, 0.05)  # per-word drop and substitution rates of honest synthetic models
+DIFF_GRID = (0.05, 0.1, 0.15, 0.2, 0.3)
+BATTERY_PLANTED = 0.2
+TRACK_GRID = (0.6, 0.7, 0.8, 0.9)
+SWITCH_PLANTED = 0.8
+COURTESY_GRID = (0.1, 0.2, 0.3, 0.5)
+COURTESY_PLANTED = 0.3
+MASKED_GRID = (0.05, 0.1, 0.2, 0.3)
+MASKED_PLANTED = 0.2
+LIFT_GRID = (0.02, 0.05, 0.1, 0.2)
+LIFT_PLANTED = 0.1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Calibration:
+    """One flag in one setting: how often it fires on honest models, and on planted effects."""
+
+    probe: str
+    flag: str  # name in :data:`asr_audit.stats.flags.FLAGS`
+    setting: str  # which model / mode is judged
+    level: float  # the flag's nominal false-positive rate
+    null_world: str
+    planted_world: str
+    effect: str  # what the planted grid varies
+    n_null: int
+    k_null: int  # null datasets on which the flag fired
+    planted: float | None  # the reference planted effect (power reported at it)
+    power: Mapping[float, tuple[int, int]] = field(default_factory=dict)  # effect -> (fired, datasets)
+    seconds: float = 0.0
+    null_mean: float | None = None  # mean of the entry's estimate (:data:`STATISTIC`) over null datasets
+    null_se: float | None = None  # its Monte-Carlo standard error
+
+    @property
+    def fpr(self) -> Rate:
+        return wilson(self.k_null, self.n_null)
+
+    @property
+    def status(self) -> str:
+        """``FAIL`` when the false-positive rate exceeds the nominal level beyond Monte-Carlo error.
+
+        Beyond Monte-Carlo error: the Wilson lower bound at ``z = FAIL_Z`` is above the level.
+        """
+        if self.n_null == 0:
+            return "n/a"
+        return "FAIL" if wilson(self.k_null, self.n_null, z=FAIL_Z).low > self.level else "ok"
+
+    def power_at(self, effect: float | None) -> Rate | None:
+        if effect is None or effect not in self.power:
+            return None
+        k, n = self.power[effect]
+        return wilson(k, n)
+
+    @property
+    def mde(self) -> float | None:
+        """The smallest planted effect of the grid with power >= 0.8 (``None``: none reached it)."""
+        for eff in sorted(self.power):
+            k, n = self.power[eff]
+            if n and k / n >= POWER_TARGET:
+                return eff
+        return None
+
+    def to_dict(self) -> dict[str, object]:
+        fpr = self.fpr
+        at = self.power_at(self.planted)
+        return {
+            "probe": self.probe, "flag": self.flag, "setting": self.setting, "level": self.level,
+            "null_world": self.null_world, "planted_world": self.planted_world, "effect": self.effect,
+            "n_null": self.n_null, "k_null": self.k_null, "fpr": fpr.rate, "fpr_ci_low": fpr.low,
+            "fpr_ci_high": fpr.high, "status": self.status, "planted": self.planted,
+            "power": None if at is None else at.rate,
+            "power_ci_low": None if at is None else at.low, "power_ci_high": None if at is None else at.high,
+            "power_grid": {str(e): {"k": k, "n": n, "power": k / n if n else None} for e, (k, n) in sorted(self.power.items())},
+            "mde": self.mde, "statistic": STATISTIC.get(self.flag), "null_mean": self.null_mean,
+            "null_se": self.null_se, "seconds": round(self.seconds, 2),
+        }
+
+
+class _Tally:
+    """Counts flags over datasets for one (flag, setting); turned into a :class:`Calibration`."""
+
+    def __init__(self, probe: str, flag: str, setting: str, null_world: str, planted_world: str,
+                 effect: str, planted: float | None, estimate: bool = True) -> None:
+        self.flag: Flag = get_flag(flag)
+        self.estimate = estimate  # average the entry's estimate over null datasets
+        self.probe, self.setting, self.null_world = probe, setting, null_world
+        self.planted_world, self.effect, self.planted = planted_world, effect, planted
+        self.k_null = self.n_null = 0
+        self.power: dict[float, list[int]] = {}
+        self.estimates: list[float] = []
+
+    def null(self, result: Mapping[str, object]) -> None:
+        self.n_null += 1
+        self.k_null += bool(self.flag(result))
+        value = result.get(STATISTIC.get(self.flag.name, "")) if self.estimate else None
+        if isinstance(value, (int, float)) and np.isfinite(value):
+            self.estimates.append(float(value))
+
+    def planted_result(self, effect: float, result: Mapping[str, object]) -> None:
+        kn = self.power.setdefault(float(effect), [0, 0])
+        kn[0] += bool(self.flag(result))
+        kn[1] += 1
+
+    def done(self, seconds: float) -> Calibration:
+        return Calibration(
+            probe=self.probe, flag=self.flag.name, setting=self.setting, level=self.flag.level,
+            null_world=self.null_world, planted_world=self.planted_world, effect=self.effect,
+            n_null=self.n_null, k_null=self.k_null, planted=self.planted,
+            power={e: (k, n) for e, (k, n) in sorted(self.power.items())}, seconds=seconds,
+            null_mean=float(np.mean(self.estimates)) if self.estimates else None,
+            null_se=(float(np.std(self.estimates, ddof=1) / np.sqrt(len(self.estimates)))
+                     if len(self.estimates) > 1 else None),
+        )
+
+
+Progress = Callable[[str], None] | None
+
+
+def _seed(rng: np.random.Generator) -> int:
+    return int(rng.integers(2**31 - 1))
+
+
+# --------------------------------------------------------------------------- refdis
+
+def calibrate_refdis(rng: np.random.Generator, n_datasets: int, *, n_clips: int = 300,
+                     copy_grid: Sequence[float] = COPY_GRID, error_range: tuple[float, float] = HONEST_ERRORS,
+                     progress: Progress = None) -> list[Calibration]:
+    """accept-ref and WER-inflation flags on synthetic prediction sets (see the module docstring).
+
+    Per dataset: ``n_clips`` clips (about 0.35 judged edits per clip with the anchor preset),
+    4 honest panel models, 1 honest tested model and one copier per share of ``copy_grid``; every
+    model drops and substitutes words at its own rates drawn from ``error_range`` (each), about
+    2-10% WER. The copier planted in the panel (leave-one-out power) is measured on every other
+    dataset.
+    """
+    from asr_audit.corpus.predfiles import load_predictions
+    from asr_audit.probes.refdis import preset_params
+    from asr_audit.probes.refdis_run import run_refdis
+    from asr_audit.testing.synthetic import make_prediction_set
+    from asr_audit.text.align import AlignmentCache
+    from asr_audit.text.normalize import clear_normalize_cache
+
+    t0 = time.perf_counter()
+    grid = tuple(float(x) for x in copy_grid)
+    planted = REFDIS_PLANTED if REFDIS_PLANTED in grid else grid[len(grid) // 2]
+    shares = (0.0, *grid)
+    copiers = [f"copier-{k + 1:02d}" for k in range(len(shares))]
+    null_world = (f"{n_clips} clips, ~40% with a planted reference error; 4 honest panel models + an honest "
+                  f"tested model (word drop and substitution rates {error_range[0]:g}-{error_range[1]:g} each); "
+                  "anchor preset")
+    tested = _Tally("refdis", "refdis.copies_reference", "tested model (not in panel)", null_world,
+                    "a tested model copies the reference on a share of the planted errors", "copy share", planted)
+    inflated = _Tally("refdis", "refdis.wer_inflated", "tested model (not in panel)", null_world,
+                      "a tested model copies the reference on a share of the planted errors", "copy share", planted)
+    loo = _Tally("refdis", "refdis.copies_reference", "panel member, leave-one-out", null_world,
+                 "a panel member (1 of 4) copies the reference", "copy share", planted)
+    no_loo = _Tally("refdis", "refdis.copies_reference", "panel member, no leave-one-out", null_world,
+                    "not measured: without leave-one-out a member is judged on edits it mined", "copy share", None)
+    planted_member = copiers[shares.index(planted)]
+    for i in range(n_datasets):
+        with tempfile.TemporaryDirectory(prefix="asr-audit-null-") as folder:
+            s = make_prediction_set(n_clips, 4 + len(shares), rng=rng, folder=Path(folder), copy_shares=shares,
+                                    honest_error_range=error_range)
+            preds = load_predictions(folder)
+        panel = s.panel(4)
+        cache = AlignmentCache()
+        seed = _seed(rng)
+        with_loo = run_refdis(preds=preds, panel=panel, params=preset_params(preset="anchor", loo=True),
+                              seed=seed, cache=cache)
+        without = run_refdis(preds=preds, panel=panel, params=preset_params(preset="anchor", loo=False),
+                             seed=seed, cache=cache, models=[panel[0]])
+        by_model = {sc.model: sc.to_dict() for sc in with_loo.scores}
+        tested.null(by_model[copiers[0]])
+        inflated.null(by_model[copiers[0]])
+        for name, share in zip(copiers[1:], grid):
+            tested.planted_result(share, by_model[name])
+            inflated.planted_result(share, by_model[name])
+        loo.null(by_model[panel[0]])
+        no_loo.null(without.score(panel[0]).to_dict())
+        if i % 2 == 0:
+            mixed = run_refdis(preds=preds, panel=[*panel[:3], planted_member],
+                               params=preset_params(preset="anchor", loo=True), seed=seed, cache=cache,
+                               models=[planted_member])
+            loo.planted_result(planted, mixed.score(planted_member).to_dict())
+        clear_normalize_cache()
+        if progress and (i + 1) % 50 == 0:
+            progress(f"refdis {i + 1}/{n_datasets}")
+    secs = time.perf_counter() - t0
+    return [t.done(secs) for t in (tested, loo, no_loo, inflated)]
+
+
+# --------------------------------------------------------------------------- battery (stats level)
+
+def _sentences(rng: np.random.Generator, n_range: tuple[int, int], per: Sequence[float]) -> tuple[np.ndarray, list[str]]:
+    """Item -> sentence index for ``n`` sentences (``n`` uniform in ``n_range``), ``k`` items each
+    with probabilities ``per`` (for 1, 2, 3, ... items); plus the sentence labels (clusters)."""
+    n = int(rng.integers(n_range[0], n_range[1] + 1))
+    counts = rng.choice(np.arange(1, len(per) + 1), size=n, p=np.asarray(per) / np.sum(per))
+    return np.repeat(np.arange(n), counts), [f"s{j:03d}" for j in range(n)]
+
+
+def _propensities(rng: np.random.Generator, n: int, mean: float, concentration: float = 2.0) -> np.ndarray:
+    """Per-sentence probabilities of following the reference: Beta with the given mean."""
+    return rng.beta(mean * concentration, (1 - mean) * concentration, size=n)
+
+
+def _paired(rng: np.random.Generator, base: np.ndarray, treat: np.ndarray, item_sentence: np.ndarray,
+            labels: Sequence[str]) -> Mapping[str, object]:
+    from asr_audit.stats.did import paired_difference
+
+    clusters = [labels[j] for j in item_sentence]
+    return paired_difference(baseline=base.tolist(), treated=treat.tolist(), clusters=clusters,
+                             rng=rng, n_resamples=N_RESAMPLES).to_dict()
+
+
+def calibrate_battery(rng: np.random.Generator, n_datasets: int, *, sentences: tuple[int, int] = (30, 60),
+                      grid: Sequence[float] = DIFF_GRID, progress: Progress = None) -> list[Calibration]:
+    """Paired difference (original vs one condition) and DiD (donor x voice) of 0/1 refdis items.
+
+    A dataset: 30-60 sentences with 1-3 reference errors each (items); each sentence has its own
+    probability of following the reference (Beta, dataset mean 5-40%). Null: the same probability
+    in every condition (the DiD world also has a donor effect of -0.1..+0.15, equal on both
+    audios). Planted: the treated condition adds ``delta`` to every sentence's probability (capped
+    at 1); for the DiD, the benchmark donor's effect on the benchmark audio is ``delta`` larger.
+    """
+    t0 = time.perf_counter()
+    planted = BATTERY_PLANTED
+    grid = tuple(float(x) for x in grid)
+    null_world = (f"{sentences[0]}-{sentences[1]} sentences x 1-3 items, per-sentence accept-ref ~ Beta "
+                  "(mean 5-40%), identical in both conditions")
+    diff = _Tally("battery", "battery.difference", "original vs one condition", null_world,
+                  "the condition adds delta to every sentence's accept-ref", "delta (accept-ref)", planted)
+    did = _Tally("battery", "battery.did", "donor x voice (4 cells)", null_world + "; donor effect equal on both audios",
+                 "the benchmark donor adds delta more on the benchmark audio", "delta (accept-ref)", planted)
+    for i in range(n_datasets):
+        item_s, labels = _sentences(rng, sentences, (0.5, 0.3, 0.2))
+        mean = float(rng.uniform(0.05, 0.4))
+        p = _propensities(rng, len(labels), mean)[item_s]
+        n = len(item_s)
+        diff.null(_paired(rng, rng.random(n) < p, rng.random(n) < p, item_s, labels))
+        for d in grid:
+            diff.planted_result(d, _paired(rng, rng.random(n) < p, rng.random(n) < np.minimum(p + d, 1), item_s, labels))
+        e = float(rng.uniform(-0.1, 0.15))
+        pt = np.clip(p + e, 0, 1)
+        did.null(_did(rng, p, pt, p, pt, item_s, labels))
+        for d in grid:
+            did.planted_result(d, _did(rng, p, np.clip(pt + d, 0, 1), p, pt, item_s, labels))
+        if progress and (i + 1) % 100 == 0:
+            progress(f"battery {i + 1}/{n_datasets}")
+    secs = time.perf_counter() - t0
+    return [diff.done(secs), did.done(secs)]
+
+
+def _did(rng: np.random.Generator, a_control: np.ndarray, a_treated: np.ndarray, b_control: np.ndarray,
+         b_treated: np.ndarray, item_s: np.ndarray, labels: Sequence[str]) -> Mapping[str, object]:
+    """A DiD on one draw of 0/1 items with the given per-item probabilities (a = benchmark audio)."""
+    from asr_audit.stats.did import difference_in_differences
+
+    n = len(item_s)
+    clusters = [labels[j] for j in item_s]
+    draw = [(rng.random(n) < q).astype(float).tolist() for q in (a_treated, a_control, b_treated, b_control)]
+    return difference_in_differences(a_treated=draw[0], a_control=draw[1], a_clusters=clusters,
+                                     b_treated=draw[2], b_control=draw[3], b_clusters=clusters,
+                                     rng=rng, n_resamples=N_RESAMPLES).to_dict()
+
+
+# --------------------------------------------------------------------------- masked (stats level)
+
+def calibrate_masked(rng: np.random.Generator, n_datasets: int, *, sentences: tuple[int, int] = (30, 60),
+                     grid: Sequence[float] = MASKED_GRID, progress: Progress = None) -> list[Calibration]:
+    """Masked recovery compared between two audios of the same sentences (battery masked measure).
+
+    A dataset: 30-60 sentences with 1-2 masked numbers; per sentence a recovery probability (Beta,
+    dataset mean 5-30%); an item is eligible in a condition when the model transcribes it
+    unmasked (the intelligibility gate, 60-95% per dataset, drawn per condition), and the paired
+    difference uses items eligible in both. Null: the same recovery probability on both audios.
+    Planted: the benchmark audio (baseline) recovers ``delta`` more.
+    """
+    t0 = time.perf_counter()
+    grid = tuple(float(x) for x in grid)
+    tally = _Tally("masked", "masked.difference", "benchmark audio vs another voice",
+                   f"{sentences[0]}-{sentences[1]} sentences x 1-2 masked numbers, recovery ~ Beta (mean 5-30%), "
+                   "gate 60-95% per condition, same recovery on both audios",
+                   "the benchmark audio recovers delta more", "delta (recovery)", MASKED_PLANTED)
+
+    def one(r_base: np.ndarray, r_other: np.ndarray, item_s: np.ndarray, labels: Sequence[str], gate: float) -> Mapping[str, object]:
+        n = len(item_s)
+        both = (rng.random(n) < gate) & (rng.random(n) < gate)
+        base, other = rng.random(n) < r_base, rng.random(n) < r_other
+        return _paired(rng, base[both], other[both], item_s[both], labels)
+
+    for i in range(n_datasets):
+        item_s, labels = _sentences(rng, sentences, (0.7, 0.3))
+        r = _propensities(rng, len(labels), float(rng.uniform(0.05, 0.3)))[item_s]
+        gate = float(rng.uniform(0.6, 0.95))
+        tally.null(one(r, r, item_s, labels, gate))
+        for d in grid:
+            tally.planted_result(d, one(np.minimum(r + d, 1), r, item_s, labels, gate))
+        if progress and (i + 1) % 100 == 0:
+            progress(f"masked {i + 1}/{n_datasets}")
+    return [tally.done(time.perf_counter() - t0)]
+
+
+# --------------------------------------------------------------------------- lift (stats level)
+
+def calibrate_lift(rng: np.random.Generator, n_datasets: int, *, sentences: tuple[int, int] = (30, 60),
+                   grid: Sequence[float] = LIFT_GRID, progress: Progress = None) -> list[Calibration]:
+    """Mean masked lift (nats / char) with the probe's sentence-clustered interval.
+
+    A dataset: 30-60 sentences x 1-2 masked spans; lift = mu + sentence effect (normal, sd 0.1) +
+    item noise (0.2 x Student t with 4 df, heavy tails). Null: mu = 0 (the rest of the clip
+    carries no cue to the hidden span). Planted: mu = delta.
+    """
+    from asr_audit.probes.lift import LiftRecord, summarize_model
+
+    t0 = time.perf_counter()
+    grid = tuple(float(x) for x in grid)
+    tally = _Tally("lift", "lift.positive", "masked condition", f"{sentences[0]}-{sentences[1]} sentences x 1-2 "
+                   "spans, lift = 0 + sentence effect (sd 0.1) + 0.2 t(4) item noise",
+                   "mean lift = delta", "delta (nats/char)", LIFT_PLANTED)
+
+    def one(mu: float, item_s: np.ndarray, labels: Sequence[str], u: np.ndarray) -> Mapping[str, object]:
+        values = mu + u[item_s] + 0.2 * rng.standard_t(4, size=len(item_s))
+        records = [LiftRecord(model="sim", item_id=f"{labels[j]}#{k}", clip_id=labels[j], condition="masked",
+                              prefix="", target="45", tokens=(), logprobs=(), logp=float(v), logp_silent=0.0,
+                              chars=2, lift=float(v)) for k, (j, v) in enumerate(zip(item_s, values))]
+        summary = summarize_model(records, rng, n_resamples=N_RESAMPLES)
+        return summary["conditions"]["masked"]["lift"]
+
+    for i in range(n_datasets):
+        item_s, labels = _sentences(rng, sentences, (0.7, 0.3))
+        u = rng.normal(0, 0.1, size=len(labels))
+        tally.null(one(0.0, item_s, labels, u))
+        for d in grid:
+            tally.planted_result(d, one(d, item_s, labels, u))
+        if progress and (i + 1) % 100 == 0:
+            progress(f"lift {i + 1}/{n_datasets}")
+    return [tally.done(time.perf_counter() - t0)]
+
+
+# --------------------------------------------------------------------------- switch rate (real probe)
+
+SWITCH_FAMILIES = ("mr", "dr", "st")
+_SWITCH_ARMS = {"mr": ("Mister", "Mr"), "dr": ("Doctor", "Dr"), "st": ("Saint", "St")}
+_SWITCH_NAMES = ("Schulz", "Barroso", "Juncker", "Ashton", "Reding", "Buzek", "Martin", "Kelly")
+
+
+def calibrate_switch(rng: np.random.Generator, n_datasets: int, *, arm_a: tuple[int, int] = (8, 30),
+                     arm_b: tuple[int, int] = (20, 80), grid: Sequence[float] = TRACK_GRID,
+                     coin: float = 0.5, progress: Progress = None) -> list[Calibration]:
+    """Orthographic switch rate on Mr / Dr / St items with the probe's own "above chance" call.
+
+    A dataset: per family 8-30 reference items in the expanded arm (Mister) and 20-80 in the
+    abbreviated one (Mr), one clip each. Null: the model writes the expanded arm with
+    probability ``coin`` whatever the reference says (0.5: a coin flip, the worst case of the
+    null "does not track the convention"). Planted: it writes the reference's arm with
+    probability ``t`` (tracking). A second null model sits on the boundary of the null
+    hypothesis "switch <= 0.5": it writes Mister for half the Mister references and always
+    writes Mr for Mr references (true switch exactly 0.5, the limiting arm is the small one).
+    Settings: the coin flip's ``mr`` row, the boundary model's ``mr`` row, and the coin flip's
+    "any row" (3 families + the pooled honorific row: the rate at which a model is called a tracker).
+    """
+    from asr_audit.corpus.predfiles import PredictionSet
+    from asr_audit.corpus.records import PredictionFile, PredictionRow
+    from asr_audit.probes.ortho import switch_rate
+
+    t0 = time.perf_counter()
+    grid = tuple(float(x) for x in grid)
+    null_world = (f"per family {arm_a[0]}-{arm_a[1]} expanded + {arm_b[0]}-{arm_b[1]} abbreviated items; "
+                  f"the model writes the expanded arm with p={coin:g} whatever the reference says")
+    row = _Tally("switch", "switch.above_chance", "one family row (mr)", null_world,
+                 "the model writes the reference's arm with probability t", "tracking t", SWITCH_PLANTED)
+    anyrow = _Tally("switch", "switch.above_chance", "any row of a model (3 families + pooled)", null_world,
+                    "the model writes the reference's arm with probability t", "tracking t", SWITCH_PLANTED,
+                    estimate=False)
+    boundary = _Tally("switch", "switch.above_chance", "one family row (mr), boundary model",
+                      "as above; the model writes the expanded arm for 50% of expanded references and the "
+                      "abbreviated arm for every abbreviated one (true switch = 0.5)",
+                      "the model writes the reference's arm with probability t", "tracking t", SWITCH_PLANTED)
+    models = ["null", "boundary", *(f"track-{t:g}" for t in grid)]
+    for i in range(n_datasets):
+        refs: dict[str, str] = {}
+        hyps: dict[str, dict[str, str]] = {m: {} for m in models}
+        for fam in SWITCH_FAMILIES:
+            n_a, n_b = int(rng.integers(arm_a[0], arm_a[1] + 1)), int(rng.integers(arm_b[0], arm_b[1] + 1))
+            ref_arm = np.r_[np.zeros(n_a, dtype=int), np.ones(n_b, dtype=int)]
+            names = rng.integers(len(_SWITCH_NAMES), size=len(ref_arm))
+            u = rng.random((len(models), len(ref_arm)))
+            for j, (arm, name) in enumerate(zip(ref_arm, names)):
+                cid = f"{fam}-{j:03d}"
+                template = "We heard {} " + _SWITCH_NAMES[name] + " in the debate on {}."
+                refs[cid] = template.format(_SWITCH_ARMS[fam][arm], cid)
+                for k, m in enumerate(models):
+                    if k == 0:
+                        out = 0 if u[k, j] < coin else 1
+                    elif k == 1:
+                        out = 1 if arm == 1 or u[k, j] >= 0.5 else 0
+                    else:
+                        out = arm if u[k, j] < grid[k - 2] else 1 - arm
+                    hyps[m][cid] = template.format(_SWITCH_ARMS[fam][out], cid)
+        files = tuple(PredictionFile(m, Path("null-calibration"), "null", "test",
+                                     {cid: PredictionRow(cid, refs[cid], hyps[m][cid]) for cid in refs})
+                      for m in models)
+        pset = PredictionSet(files, dict(sorted(refs.items())), "null", "null-calibration", {f.model: f for f in files})
+        result = switch_rate(pred_set=pset, families=list(SWITCH_FAMILIES), models=models)
+        rows: dict[str, list[dict[str, object]]] = {m: [] for m in models}
+        for r in (*result.rows, *result.pooled):
+            rows[r.model].append(r.to_dict())
+        for k, m in enumerate(models):
+            mr = next(r for r in rows[m] if r["family"] == "mr")
+            worst = next((r for r in rows[m] if row.flag(r)), rows[m][0])
+            if k == 0:
+                row.null(mr)
+                anyrow.null(worst)
+            elif k == 1:
+                boundary.null(mr)
+            else:
+                row.planted_result(grid[k - 2], mr)
+                anyrow.planted_result(grid[k - 2], worst)
+                boundary.planted_result(grid[k - 2], mr)
+        if progress and (i + 1) % 100 == 0:
+            progress(f"switch {i + 1}/{n_datasets}")
+    secs = time.perf_counter() - t0
+    return [row.done(secs), boundary.done(secs), anyrow.done(secs)]
+
+
+# --------------------------------------------------------------------------- courtesy (real probe)
+
+@dataclass(frozen=True, slots=True)
+class _TextClip:
+    """The two fields of a clip that courtesy eligibility reads."""
+
+    id: str
+    reference: str
+
+
+_OPENERS = ("Thank you, Mister President.", "Thank you very much.", "Thank you, Madam President.",
+            "Thank you, Commissioner.")
+_SUBJECTS = ("The committee", "The Council", "My group", "The rapporteur", "This House", "The Commission")
+_VERBS = ("approved", "rejected", "debated", "amended", "welcomed")
+_TOPICS = ("the fisheries report", "the energy package", "the budget for next year", "the rules on water quality",
+           "the youth guarantee", "the transport directive", "the rights of workers", "the farm subsidies")
+_WHEN = ("yesterday", "last week", "this morning", "in March", "after a long debate")
+
+
+def _courtesy_corpus(rng: np.random.Generator, n_courtesy: int, n_plain: int) -> tuple[list[_TextClip], dict[str, str]]:
+    """Distinct sentences; the first ``n_courtesy`` clips' audio opens with a courtesy the reference omits."""
+    combos = rng.permutation(len(_SUBJECTS) * len(_VERBS) * len(_TOPICS) * len(_WHEN))[: n_courtesy + n_plain]
+    clips, spoken = [], {}
+    for k, c in enumerate(combos):
+        c = int(c)
+        s, c = divmod(c, len(_VERBS) * len(_TOPICS) * len(_WHEN))
+        v, c = divmod(c, len(_TOPICS) * len(_WHEN))
+        t, w = divmod(c, len(_WHEN))
+        sentence = f"{_SUBJECTS[s]} {_VERBS[v]} {_TOPICS[t]} {_WHEN[w]}."
+        cid = f"courtesy-{k:03d}"
+        clips.append(_TextClip(cid, sentence))
+        opener = _OPENERS[int(rng.integers(len(_OPENERS)))] if k < n_courtesy else ""
+        spoken[cid] = f"{opener} {sentence}".strip()
+    return clips, spoken
+
+
+def calibrate_courtesy(rng: np.random.Generator, n_datasets: int, *, courtesy_clips: tuple[int, int] = (30, 60),
+                       plain_clips: int = 30, grid: Sequence[float] = COURTESY_GRID,
+                       progress: Progress = None) -> list[Calibration]:
+    """Courtesy measure (1 = the spoken courtesy is absent), original vs one condition, paired.
+
+    A dataset: 30-60 clips whose audio opens with a courtesy the reference omits, 30 without.
+    Three honest models write the courtesy with their own probability (60-95%), the same in every
+    condition. Eligibility (the real :func:`~asr_audit.probes.courtesy.eligible_clips`) from the
+    spoken text, or, as today without ``--spoken``, from the three models' outputs on the
+    original audio. Planted: a model drops the courtesy ``delta`` more often on the original
+    audio (it follows the reference), judged on the same eligible clips.
+    """
+    from asr_audit.probes.courtesy import courtesy_present, eligible_clips
+    from asr_audit.stats.did import paired_difference
+
+    t0 = time.perf_counter()
+    grid = tuple(float(x) for x in grid)
+    null_world = (f"{courtesy_clips[0]}-{courtesy_clips[1]} clips opening with a courtesy the reference omits + "
+                  f"{plain_clips} without; 3 honest models keep it with p = 0.6-0.95, the same in both conditions")
+    tallies = {
+        mode: _Tally("courtesy", "courtesy.difference", f"eligibility from {label}", null_world,
+                     "the model drops the courtesy delta more often on the original audio", "delta (accept-ref)",
+                     COURTESY_PLANTED)
+        for mode, label in (("spoken", "the spoken text"), ("models", "the models' outputs (no --spoken)"))
+    }
+
+    def write(clips: Sequence[_TextClip], spoken: Mapping[str, str], keep: np.ndarray) -> dict[str, str]:
+        return {c.id: spoken[c.id] if k else c.reference for c, k in zip(clips, keep)}
+
+    def values(eligible: Sequence[object], hyps: Mapping[str, str]) -> list[int]:
+        return [int(not courtesy_present(e.opener, hyps[e.clip_id])) for e in eligible]  # type: ignore[attr-defined]
+
+    for i in range(n_datasets):
+        n_c = int(rng.integers(courtesy_clips[0], courtesy_clips[1] + 1))
+        clips, spoken = _courtesy_corpus(rng, n_c, plain_clips)
+        has = np.array([k < n_c for k in range(len(clips))])
+        q = rng.uniform(0.6, 0.95, size=3)
+        original = [write(clips, spoken, has & (rng.random(len(clips)) < qm)) for qm in q]
+        other = [write(clips, spoken, has & (rng.random(len(clips)) < qm)) for qm in q]
+        planted = {d: (write(clips, spoken, has & (rng.random(len(clips)) < max(q[0] - d, 0.0))),
+                       write(clips, spoken, has & (rng.random(len(clips)) < q[0]))) for d in grid}
+        for mode, tally in tallies.items():
+            known = spoken if mode == "spoken" else {}
+            full = {f"m{k}": h for k, h in enumerate(original)}
+            eligible = eligible_clips(clips, known, full)
+            clusters = [e.clip_id for e in eligible]
+            base, treat = values(eligible, original[0]), values(eligible, other[0])
+            tally.null(paired_difference(baseline=base, treated=treat, clusters=clusters, rng=rng,
+                                         n_resamples=N_RESAMPLES).to_dict())
+            for d, (orig_d, other_d) in planted.items():
+                tally.planted_result(d, paired_difference(
+                    baseline=values(eligible, orig_d), treated=values(eligible, other_d), clusters=clusters,
+                    rng=rng, n_resamples=N_RESAMPLES).to_dict())
+        if progress and (i + 1) % 100 == 0:
+            progress(f"courtesy {i + 1}/{n_datasets}")
+    secs = time.perf_counter() - t0
+    return [t.done(secs) for t in tallies.values()]
+
+
+# --------------------------------------------------------------------------- registry
+
+CALIBRATORS: dict[str, Callable[..., list[Calibration]]] = {
+    "refdis": calibrate_refdis,
+    "battery": calibrate_battery,
+    "courtesy": calibrate_courtesy,
+    "switch": calibrate_switch,
+    "masked": calibrate_masked,
+    "lift": calibrate_lift,
+}
+
+
+def calibrate(probe: str, rng: np.random.Generator, n_datasets: int, *, progress: Progress = None,
+              **options: object) -> list[Calibration]:
+    """Run the null and planted worlds of ``probe`` on ``n_datasets`` simulated datasets."""
+    if probe not in CALIBRATORS:
+        raise ConfigError(f"unknown probe {probe!r} for null calibration; valid: {', '.join(CALIBRATORS)}")
+    if n_datasets < 1:
+        raise ConfigError(f"--n-datasets {n_datasets} must be >= 1")
+    return CALIBRATORS[probe](rng, n_datasets, progress=progress, **options)
+
+
+def format_table(rows: Sequence[Calibration]) -> str:
+    """One Markdown table: flag, nominal level, FPR with its Wilson interval, power, MDE, status."""
+    header = ("probe", "flag", "setting", "nominal", "FPR [95% CI]", "null n", "null estimate", "planted",
+              "power [95% CI]", "MDE (power >= 0.8)", "status")
+    lines = []
+    for c in rows:
+        f = c.fpr
+        at = c.power_at(c.planted)
+        grid_max = max(c.power) if c.power else None
+        mde = c.mde
+        mde_text = ("-" if not c.power else f"{mde:g}" if mde is not None else f"> {grid_max:g}")
+        lines.append((
+            c.probe, c.flag, c.setting, f"{c.level:.3f}",
+            f"{f.rate:.3f} [{f.low:.3f}, {f.high:.3f}]", str(c.n_null),
+            "-" if c.null_mean is None else f"{STATISTIC[c.flag]} {c.null_mean:+.3f}"
+            + ("" if c.null_se is None else f" ({c.null_se:.3f})"),
+            "-" if c.planted is None else f"{c.effect} = {c.planted:g}",
+            "-" if at is None else f"{at.rate:.2f} [{at.low:.2f}, {at.high:.2f}]",
+            mde_text, c.status,
+        ))
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *lines)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(str(x).ljust(w) for x, w in zip(cells, widths)) + " |"
+
+    return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *(line(r) for r in lines)])

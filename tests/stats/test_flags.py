@@ -1,0 +1,70 @@
+"""The flag registry: each rule on its boundary cases, and the refdis rule equal to the report's."""
+
+from __future__ import annotations
+
+import pytest
+
+from asr_audit.errors import ConfigError
+from asr_audit.stats import flags
+from asr_audit.stats.flags import (
+    FLAGS,
+    available_flags,
+    copies_reference,
+    difference_flagged,
+    get_flag,
+    lift_positive,
+    switch_above_chance,
+    wer_inflated,
+)
+
+
+def test_copies_reference_matches_the_report_verdict() -> None:
+    """The flag fires exactly when the report's sentence claims copying (n >= 10, lower bound >= 5%)."""
+    from asr_audit.report import verdict
+
+    assert flags.MIN_EDITS_FOR_A_CLAIM == verdict.MIN_EDITS_FOR_A_CLAIM
+    for n, k in [(9, 9), (10, 3), (10, 4), (40, 6), (40, 7), (100, 9), (100, 10), (300, 30), (10000, 700)]:
+        from asr_audit.stats.intervals import wilson
+
+        w = wilson(k, n)
+        entry = {"n_eligible": n, "n_ref": k, "accept_ref": w.rate, "ci_low": w.low, "ci_high": w.high}
+        sentence = verdict.acceptref_sentence(entry)
+        claims = "reference copying" in sentence or "often writes the reference" in sentence
+        assert copies_reference(entry) == claims, (n, k, sentence)
+
+
+def test_wer_inflated_needs_the_interval_above_zero() -> None:
+    assert wer_inflated({"wer_inflation_ci_low": 0.1, "wer_n_clips": 20})
+    assert not wer_inflated({"wer_inflation_ci_low": 0.0, "wer_n_clips": 20})
+    assert not wer_inflated({"wer_inflation_ci_low": -1.0, "wer_n_clips": 20})
+    assert not wer_inflated({"wer_inflation_ci_low": 0.5, "wer_n_clips": 0})
+
+
+def test_difference_flagged_is_two_sided_and_ignores_empty_comparisons() -> None:
+    assert difference_flagged({"n_items": 30, "ci_low": 0.01, "ci_high": 0.2})
+    assert difference_flagged({"n_items": 30, "ci_low": -0.3, "ci_high": -0.01})
+    assert not difference_flagged({"n_items": 30, "ci_low": 0.0, "ci_high": 0.2})
+    assert not difference_flagged({"n_items": 0, "ci_low": 0.5, "ci_high": 0.6})
+
+
+def test_switch_above_chance_follows_the_probe_and_skips_undefined_rows() -> None:
+    assert switch_above_chance({"switch": 0.8, "ci_low": 0.6, "ci_above_chance": True})
+    assert not switch_above_chance({"switch": 0.8, "ci_low": 0.6, "ci_above_chance": False})
+    assert switch_above_chance({"switch": 0.8, "ci_low": 0.55})
+    assert not switch_above_chance({"switch": 0.6, "ci_low": 0.5})
+    assert not switch_above_chance({"switch": None, "ci_low": None, "ci_above_chance": None})
+
+
+def test_lift_positive() -> None:
+    assert lift_positive({"mean": 0.1, "ci_low": 0.02, "ci_high": 0.2, "n": 40})
+    assert not lift_positive({"mean": 0.1, "ci_low": -0.01, "ci_high": 0.2, "n": 40})
+    assert not lift_positive({"mean": None, "ci_low": None, "ci_high": None, "n": 0})
+
+
+def test_registry_levels_and_unknown_names() -> None:
+    assert available_flags() == list(FLAGS)
+    for f in FLAGS.values():
+        assert f.level == (0.05 if f.sided == "two-sided" else 0.025)
+        assert f.to_dict()["name"] == f.name
+    with pytest.raises(ConfigError, match="unknown flag 'nope'; valid: refdis.copies_reference"):
+        get_flag("nope")
