@@ -8,19 +8,19 @@ runs the probe's real code through its public functions:
 
 * ``refdis``: :func:`~asr_audit.testing.synthetic.make_prediction_set` writes a prediction set
   (4 honest panel models, one honest tested model, copiers at a grid of copy shares), and
-  :func:`~asr_audit.probes.refdis_run.run_refdis` scores it in-process, with and without
+  :func:`~asr_audit.probes.predfiles.refdis_run.run_refdis` scores it in-process, with and without
   leave-one-out; a second run puts a 30% copier in the panel (leave-one-out);
-* ``switch``: :func:`~asr_audit.probes.ortho.switch_rate` on an in-memory prediction set of
+* ``switch``: :func:`~asr_audit.probes.predfiles.ortho.switch_rate` on an in-memory prediction set of
   Mr / Mister, Dr / Doctor, St / Saint items (a coin-flip writer vs models that track the
   reference's arm);
-* ``courtesy``: :func:`~asr_audit.probes.courtesy.eligible_clips` and
-  :func:`~asr_audit.probes.courtesy.courtesy_present` on text clips with spoken openers the
+* ``courtesy``: :func:`~asr_audit.probes.battery.courtesy.eligible_clips` and
+  :func:`~asr_audit.probes.battery.courtesy.courtesy_present` on text clips with spoken openers the
   reference omits, eligibility from the spoken text and (today's fallback) from the models;
 * ``battery``, ``masked``: per-item 0/1 outcomes per sentence and condition, scored with
   :func:`~asr_audit.stats.did.paired_difference` / :func:`~asr_audit.stats.did.difference_in_differences`
   (the battery's statistics), masked items gated per condition as the masked measure does;
 * ``lift``: per-item lifts with sentence effects, summarized by
-  :func:`~asr_audit.probes.lift.summarize_model`.
+  :func:`~asr_audit.probes.audio.lift.summarize_model`.
 
 Everything is drawn from the ``numpy.random.Generator`` passed in. Results are
 :class:`Calibration` records: one flag in one setting, its false-positive rate with a Wilson
@@ -194,8 +194,8 @@ def calibrate_refdis(rng: np.random.Generator, n_datasets: int, *, n_clips: int 
     dataset.
     """
     from asr_audit.corpus.predfiles import load_predictions
-    from asr_audit.probes.refdis import preset_params
-    from asr_audit.probes.refdis_run import run_refdis
+    from asr_audit.probes.predfiles.refdis import preset_params
+    from asr_audit.probes.predfiles.refdis_run import run_refdis
     from asr_audit.testing.synthetic import make_prediction_set
     from asr_audit.text.align import AlignmentCache
     from asr_audit.text.normalize import clear_normalize_cache
@@ -371,7 +371,7 @@ def calibrate_lift(rng: np.random.Generator, n_datasets: int, *, sentences: tupl
     item noise (0.2 x Student t with 4 df, heavy tails). Null: mu = 0 (the rest of the clip
     carries no cue to the hidden span). Planted: mu = delta.
     """
-    from asr_audit.probes.lift import LiftRecord, summarize_model
+    from asr_audit.probes.audio.lift import LiftRecord, summarize_model
 
     t0 = time.perf_counter()
     grid = tuple(float(x) for x in grid)
@@ -422,7 +422,7 @@ def calibrate_switch(rng: np.random.Generator, n_datasets: int, *, arm_a: tuple[
     """
     from asr_audit.corpus.predfiles import PredictionSet
     from asr_audit.corpus.records import PredictionFile, PredictionRow
-    from asr_audit.probes.ortho import switch_rate
+    from asr_audit.probes.predfiles.ortho import switch_rate
 
     t0 = time.perf_counter()
     grid = tuple(float(x) for x in grid)
@@ -527,12 +527,12 @@ def calibrate_courtesy(rng: np.random.Generator, n_datasets: int, *, courtesy_cl
 
     A dataset: 30-60 clips whose audio opens with a courtesy the reference omits, 30 without.
     Three honest models write the courtesy with their own probability (60-95%), the same in every
-    condition. Eligibility (the real :func:`~asr_audit.probes.courtesy.eligible_clips`) from the
+    condition. Eligibility (the real :func:`~asr_audit.probes.battery.courtesy.eligible_clips`) from the
     spoken text, or, as today without ``--spoken``, from the three models' outputs on the
     original audio. Planted: a model drops the courtesy ``delta`` more often on the original
     audio (it follows the reference), judged on the same eligible clips.
     """
-    from asr_audit.probes.courtesy import courtesy_present, eligible_clips
+    from asr_audit.probes.battery.courtesy import courtesy_present, eligible_clips
     from asr_audit.stats.did import paired_difference
 
     t0 = time.perf_counter()
