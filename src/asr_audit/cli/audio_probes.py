@@ -10,6 +10,7 @@ from typing import Any, Optional
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from asr_audit.cli import app, console, err_console
 from asr_audit.errors import ConfigError, InputFileError
@@ -54,7 +55,7 @@ def _fmt(x: Any, digits: int = 3) -> str:
 
 def _print_failures(failures: list[dict[str, str]]) -> None:
     if failures:
-        err_console.print(f"[yellow]{len(failures)} clip(s) gave no items:[/]", highlight=False)
+        err_console.print(Text(f"{len(failures)} clip(s) gave no items:", "yellow"), highlight=False)
         for f in failures:
             err_console.print(f"  {f['clip_id']}: {f['reason']}", highlight=False, soft_wrap=True)
 

@@ -15,6 +15,7 @@ from typing import Optional
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from asr_audit.cli import app, console, split_list
 from asr_audit.errors import ConfigError
@@ -64,7 +65,7 @@ def switch_rate_table(result: OrthoResult, show_empty: bool = False) -> Table:
         else:
             sw, ci = _fmt(r.switch), f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]"
             vs = "above" if r.ci_low > CHANCE else "below" if r.ci_high < CHANCE else "overlaps"
-        family = f"[bold]{r.family} (pooled)[/]" if r.pooled else r.family
+        family = Text(f"{r.family} (pooled)", "bold") if r.pooled else r.family
         table.add_row(r.model, family, arm(a), arm(b), sw, ci, vs, str(r.n_neither), str(r.n_missing))
     return table
 
