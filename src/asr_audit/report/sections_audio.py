@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from asr_audit.report import plots
-from asr_audit.report.html import ReportContext, Section, register_section, slug
+from asr_audit.report.html import ReportContext, Section, register_section
 from asr_audit.report.tables import to_csv
 
 MASKED_COLUMNS = ("model", "accept_ref", "ci_low", "ci_high", "k", "n", "n_items", "n_gated_out", "n_failed")
@@ -53,7 +53,7 @@ def _fmt(x: Any) -> str:
 def masked_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
     r = entry["result"]
     corpus = entry.get("corpus", "")
-    anchor = slug(f"masked-{corpus}")
+    anchor = ctx.slug(f"masked-{corpus}")
     p = r.get("params", {})
     models = r["models"]
     figs = []
@@ -88,7 +88,7 @@ def lift_rows(result: Mapping[str, Any]) -> list[dict[str, Any]]:
 def lift_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
     r = entry["result"]
     corpus = entry.get("corpus", "")
-    anchor = slug(f"lift-{corpus}")
+    anchor = ctx.slug(f"lift-{corpus}")
     rows = lift_rows(r)
     html = ctx.env.from_string(_LIFT).render(spans=r.get("spans", ""), rows=rows, fmt=_fmt, skipped=r.get("skipped", []))
     figs = []
