@@ -71,16 +71,19 @@ def switch_rate_table(result: OrthoResult, show_empty: bool = False) -> Table:
 
 
 def switch_rate_csv(result: OrthoResult) -> str:
-    """CSV with one row per (model, family) and per (model, pooled group); floats at full precision."""
+    """CSV with one row per (model, family) and per (model, pooled group); floats at full precision;
+    text cells spreadsheet-safe (:func:`~asr_audit.report.csv_safe.safe_row`)."""
+    from asr_audit.report.csv_safe import safe_row
+
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(CSV_COLUMNS)
     for r in _all_rows(result):
         a, b = r.arms
-        w.writerow([r.model, r.family, r.group, int(r.pooled), a.label, a.k, a.n, b.label, b.k, b.n,
-                    "" if r.switch is None else repr(r.switch), "" if r.ci_low is None else repr(r.ci_low),
-                    "" if r.ci_high is None else repr(r.ci_high), r.limiting_arm or "", CHANCE,
-                    r.n_items, r.n_eligible, r.n_neither, r.n_missing, r.reason or ""])
+        w.writerow(safe_row([r.model, r.family, r.group, int(r.pooled), a.label, a.k, a.n, b.label, b.k, b.n,
+                             "" if r.switch is None else repr(r.switch), "" if r.ci_low is None else repr(r.ci_low),
+                             "" if r.ci_high is None else repr(r.ci_high), r.limiting_arm or "", CHANCE,
+                             r.n_items, r.n_eligible, r.n_neither, r.n_missing, r.reason or ""]))
     return buf.getvalue()
 
 

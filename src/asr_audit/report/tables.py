@@ -40,11 +40,15 @@ def write_text(path: str | Path, text: str) -> Path:
 
 
 def to_csv(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
+    """CSV text of ``rows`` (the given columns, in order); text cells are spreadsheet-safe
+    (:func:`~asr_audit.report.csv_safe.safe_cell`), numbers are written as they are."""
+    from asr_audit.report.csv_safe import safe_cell
+
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n")
     w.writeheader()
     for r in rows:
-        w.writerow(r)
+        w.writerow({k: safe_cell(v) for k, v in r.items()})
     return buf.getvalue()
 
 
