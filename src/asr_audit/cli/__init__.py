@@ -2,7 +2,8 @@
 
 Each verb lives in its own module under ``asr_audit.cli`` and registers itself on :data:`app`
 when imported; :data:`VERB_MODULES` lists them. Any :class:`~asr_audit.errors.AuditError`
-becomes one line on stderr and exit code 2 — never a traceback; a usage error (missing or
+becomes one line on stderr and exit code 2 — never a traceback — ending in a ``fix:`` (the
+verb's ``--help`` when the message names none); a usage error (missing or
 malformed option, unknown verb) prints the verb's usage and exits 2, whichever ``click`` (or
 ``typer``'s vendored copy of it) raised it; Ctrl-C exits 130.
 
@@ -102,6 +103,29 @@ def _usage_error(exc: BaseException) -> int:
     return EXIT_USAGE
 
 
+def _command_path(argv: list[str]) -> str:
+    """``asr-audit <verb> [<sub-verb>]`` named by ``argv`` (as far as it names registered verbs)."""
+    words = ["asr-audit"]
+    try:
+        command = typer.main.get_command(app)
+        for token in argv:
+            sub = getattr(command, "commands", {}).get(token)
+            if sub is None:
+                break
+            words.append(token)
+            command = sub
+    except Exception:  # noqa: BLE001 - only a hint; never mask the error being reported
+        pass
+    return " ".join(words)
+
+
+def _with_fix(message: str, argv: list[str]) -> str:
+    """``message``, with a pointer to the verb's help when it names no ``fix:`` of its own."""
+    if "fix:" in message:
+        return message
+    return f"{message.rstrip().rstrip('.;')}; fix: see `{_command_path(argv)} --help`"
+
+
 def _interrupted() -> int:
     err_console.print(Text(INTERRUPTED))
     return EXIT_INTERRUPTED
@@ -122,7 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         code = app(args=argv, prog_name="asr-audit", standalone_mode=False)
     except AuditError as exc:
-        err_console.print(Text.assemble(("error:", "bold red"), f" {exc}"), highlight=False, soft_wrap=True)
+        message = _with_fix(str(exc), list(sys.argv[1:] if argv is None else argv))
+        err_console.print(Text.assemble(("error:", "bold red"), f" {message}"), highlight=False, soft_wrap=True)
         return 2
     except KeyboardInterrupt:
         return _interrupted()
