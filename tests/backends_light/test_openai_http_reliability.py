@@ -44,7 +44,7 @@ class _Server:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:  # noqa: ANN002
+            def log_message(self, *args) -> None:
                 pass
 
             def _send(self, code: int, body: bytes, ctype: str, extra: dict[str, str] | None = None) -> None:
@@ -56,7 +56,7 @@ class _Server:
                 self.end_headers()
                 self.wfile.write(body)
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 n = _frames(body, self.headers["Content-Type"])
                 server.requests.append(n)
@@ -90,13 +90,13 @@ class _Server:
 
 
 @pytest.fixture()
-def server():  # noqa: ANN201
+def server():
     s = _Server()
     yield s
     s.close()
 
 
-def _backend(url: str, **kw) -> OpenAIHTTPBackend:  # noqa: ANN003
+def _backend(url: str, **kw) -> OpenAIHTTPBackend:
     base, model = parse_openai_spec(f"{url}#tiny-test")
     kw.setdefault("timeout_s", 5.0)
     return OpenAIHTTPBackend(base, model, DecodeOptions(), backoff_s=0.0, api_key=SECRET, **kw)
@@ -187,13 +187,13 @@ def test_bad_timeout_env_is_a_config_error(server: _Server, monkeypatch: pytest.
         _backend(server.url, timeout_s=None)
 
 
-def test_cli_transcribe_never_prints_or_stores_the_echoed_key(server: _Server, tmp_path: Path, run_cli,  # noqa: ANN001
+def test_cli_transcribe_never_prints_or_stores_the_echoed_key(server: _Server, tmp_path: Path, run_cli,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     from asr_audit.data import LIBRIVOX_MANIFEST
 
     monkeypatch.setenv("ASR_AUDIT_OPENAI_API_KEY", SECRET)
     server.fail = {n: "echo-html" for n in range(1, 16000 * 40)}  # every clip: an echoing proxy page
-    code, out, err = run_cli("transcribe", "--model", f"openai:{server.url}#tiny-test", "--corpus", LIBRIVOX_MANIFEST,
+    _code, out, err = run_cli("transcribe", "--model", f"openai:{server.url}#tiny-test", "--corpus", LIBRIVOX_MANIFEST,
                              "--out", tmp_path / "preds", "--store", tmp_path / "s.sqlite", "--limit", "2")
     assert "Traceback" not in err
     assert SECRET not in out + err and "non-JSON" in err

@@ -45,7 +45,7 @@ def _cells(path: Path) -> list[str]:
     return [cell for row in csv.reader(io.StringIO(path.read_text())) for cell in row]
 
 
-def test_refdis_and_switch_rate_csv_through_the_cli(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_refdis_and_switch_rate_csv_through_the_cli(tmp_path: Path, run_cli) -> None:
     folder = _evil_preds(tmp_path)
     panel = "=1+2@evil,whisper-base.en,whisper-small.en"
     code, _, err = run_cli("refdis", "--preds", folder, "--panel", panel, "--resamples", "20", "--csv", tmp_path / "r.csv")

@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from asr_audit.report import plots  # noqa: E402
+from asr_audit.report import plots
 
 NAMES = ["$x^2$", "a$b", "$\\frac{1}{0}$", "cost $5 and $", "\\bad{", "$_$"]
 

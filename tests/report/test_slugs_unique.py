@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("jinja2")
 
-from asr_audit.report.html import ReportContext, build_report, slug  # noqa: E402
+from asr_audit.report.html import ReportContext, build_report, slug
 
 CORPORA = ["a b", "a-b", "A_B", "日本語", "中文", "Ελληνικά", "café", "cafe"]
 

@@ -39,7 +39,7 @@ def _check_usage(code: int, err: str, needle: str) -> None:
 
 
 @pytest.mark.parametrize(("argv", "needle"), USAGE_CASES)
-def test_usage_error_in_process(run_cli, argv: list[str], needle: str) -> None:  # noqa: ANN001
+def test_usage_error_in_process(run_cli, argv: list[str], needle: str) -> None:
     code, _, err = run_cli(*argv)
     _check_usage(code, err, needle)
 
@@ -47,7 +47,7 @@ def test_usage_error_in_process(run_cli, argv: list[str], needle: str) -> None: 
 @pytest.mark.parametrize(("argv", "needle"), USAGE_CASES[:3])
 def test_usage_error_real_entry_point(argv: list[str], needle: str) -> None:
     proc = subprocess.run([sys.executable, "-m", "asr_audit", *argv], capture_output=True, text=True,
-                          env=_env(), timeout=120)
+                          env=_env(), timeout=120, check=False)
     _check_usage(proc.returncode, proc.stderr, needle)
 
 
@@ -63,19 +63,19 @@ def test_both_click_flavours_are_caught() -> None:
     assert isinstance(raised, usage)
 
 
-def test_no_arguments_prints_help_and_exits_2(run_cli) -> None:  # noqa: ANN001
+def test_no_arguments_prints_help_and_exits_2(run_cli) -> None:
     code, out, err = run_cli()
     assert code == 2 and "refdis" in out + err and "Traceback" not in out + err
 
 
-def test_help_exits_0(run_cli) -> None:  # noqa: ANN001
+def test_help_exits_0(run_cli) -> None:
     code, out, _ = run_cli("coverage", "--help")
     assert code == 0 and "--preds" in out
 
 
 def test_keyboard_interrupt_in_process_exits_130(run_cli, monkeypatch: pytest.MonkeyPatch,
-                                                   tmp_path: Path) -> None:  # noqa: ANN001
-    def boom(*_a, **_k):  # noqa: ANN002, ANN003, ANN202
+                                                   tmp_path: Path) -> None:
+    def boom(*_a, **_k):
         raise KeyboardInterrupt
 
     monkeypatch.setattr("asr_audit.corpus.predfiles.load_predictions", boom)
@@ -114,10 +114,10 @@ def test_sigint_exits_130_with_message() -> None:
     assert "interrupted; rerun" in err and "Traceback" not in err
 
 
-def test_verb_exit_code_is_propagated(run_cli, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+def test_verb_exit_code_is_propagated(run_cli, monkeypatch: pytest.MonkeyPatch) -> None:
     import typer
 
-    import asr_audit.cli as cli
+    from asr_audit import cli
 
     @cli.app.command("exit-three", hidden=True)
     def exit_three() -> None:

@@ -17,7 +17,7 @@ def _preds(folder: Path, names: list[str]) -> Path:
 
 
 @pytest.mark.parametrize("name", ["a[red]b", "m[bold]z", "[x]", "q[link=http:]"])
-def test_bracketed_model_names_print_literally(run_cli, tmp_path: Path, name: str) -> None:  # noqa: ANN001
+def test_bracketed_model_names_print_literally(run_cli, tmp_path: Path, name: str) -> None:
     folder = _preds(tmp_path / "p", [name, "plain"])
     code, out, err = run_cli("coverage", "--preds", folder)
     assert code == 0, err
@@ -25,7 +25,7 @@ def test_bracketed_model_names_print_literally(run_cli, tmp_path: Path, name: st
     assert name in out
 
 
-def test_double_brackets_in_an_error_print_literally(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_double_brackets_in_an_error_print_literally(run_cli, tmp_path: Path) -> None:
     spec = tmp_path / "audit.toml"
     spec.write_text('title = "t"\noutput = "out"\n')
     code, _, err = run_cli("run", spec)
@@ -33,7 +33,7 @@ def test_double_brackets_in_an_error_print_literally(run_cli, tmp_path: Path) ->
     assert "[[corpus]]" in err and "Traceback" not in err
 
 
-def test_markup_in_an_error_message_prints_literally(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_markup_in_an_error_message_prints_literally(run_cli, tmp_path: Path) -> None:
     missing = tmp_path / "gone[/x]"
     code, _, err = run_cli("coverage", "--preds", missing)
     assert code == 2 and "Traceback" not in err and "MarkupError" not in err

@@ -109,7 +109,7 @@ def test_full_disk_on_open_never_suggests_deleting(tmp_path: Path, monkeypatch: 
     path = _store(tmp_path / "s.sqlite")
     real = sqlite3.connect
 
-    def failing(database, *a, **k):  # noqa: ANN001, ANN002, ANN003, ANN202
+    def failing(database, *a, **k):
         if str(database) == str(path):
             raise sqlite3.OperationalError(message)
         return real(database, *a, **k)
@@ -120,10 +120,10 @@ def test_full_disk_on_open_never_suggests_deleting(tmp_path: Path, monkeypatch: 
     assert "delete" not in str(info.value)
 
 
-def test_disk_full_reaches_the_cli_as_one_line(tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+def test_disk_full_reaches_the_cli_as_one_line(tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch) -> None:
     import asr_audit.store.sqlite as sq
 
-    def full(*_a, **_k):  # noqa: ANN002, ANN003, ANN202
+    def full(*_a, **_k):
         raise StoreDiskFullError(tmp_path / "s.sqlite", "database or disk is full")
 
     monkeypatch.setattr(sq, "Store", full)
