@@ -143,10 +143,14 @@ def main(argv: list[str] | None = None) -> int:
     click_errors = _exception_types("ClickException")
     exits = (typer.Exit, *_exception_types("Exit"))
     aborts = (typer.Abort, *_exception_types("Abort"))
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args:  # bare `asr-audit`: the help, and exit 2 as click >= 8.2 does, on every click version
+        app(args=["--help"], prog_name="asr-audit", standalone_mode=False)
+        return EXIT_USAGE
     try:
-        code = app(args=argv, prog_name="asr-audit", standalone_mode=False)
+        code = app(args=args, prog_name="asr-audit", standalone_mode=False)
     except AuditError as exc:
-        message = _with_fix(str(exc), list(sys.argv[1:] if argv is None else argv))
+        message = _with_fix(str(exc), args)
         err_console.print(Text.assemble(("error:", "bold red"), f" {message}"), highlight=False, soft_wrap=True)
         return 2
     except KeyboardInterrupt:
