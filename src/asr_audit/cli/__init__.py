@@ -114,7 +114,7 @@ def _command_path(argv: list[str]) -> str:
                 break
             words.append(token)
             command = sub
-    except Exception:  # noqa: BLE001 - only a hint; never mask the error being reported
+    except Exception:  # noqa: BLE001, S110 - only a hint; never mask the error being reported
         pass
     return " ".join(words)
 

@@ -13,7 +13,6 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
 from urllib.parse import quote
 
 from asr_audit.errors import InputFileError
