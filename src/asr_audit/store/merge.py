@@ -16,7 +16,12 @@ from pathlib import Path
 from urllib.parse import quote
 
 from asr_audit.errors import InputFileError
-from asr_audit.store.sqlite import SCHEMA_VERSION, StoreDiskFullError, is_disk_full, open_store
+from asr_audit.store.sqlite import (
+    SCHEMA_VERSION,
+    StoreDiskFullError,
+    is_disk_full,
+    open_store,
+)
 
 TABLES = ("backends", "results", "audio_files", "runs", "errors")
 
