@@ -199,3 +199,24 @@ def test_cli_transcribe_never_prints_or_stores_the_echoed_key(server: _Server, t
     assert SECRET not in out + err and "non-JSON" in err
     raw = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
     assert SECRET.encode() not in raw
+
+
+def test_run_report_never_holds_the_echoed_key(server: _Server, tmp_path: Path, run_cli,  # noqa: ANN001
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """results.json, tables/failures.csv, report.html and the store of a `run` whose server echoes headers."""
+    pytest.importorskip("jinja2")
+    from asr_audit.data import LIBRIVOX_MANIFEST
+
+    monkeypatch.setenv("ASR_AUDIT_OPENAI_API_KEY", SECRET)
+    monkeypatch.setenv("ASR_AUDIT_OPENAI_TIMEOUT_S", "10")
+    server.fail = {n: "echo-html" for n in range(1, 16000 * 40)}
+    spec = tmp_path / "audit.toml"
+    spec.write_text(f'title = "echo"\noutput = "{tmp_path / "out"}"\nstore = "{tmp_path / "s.sqlite"}"\n'
+                    f'[[corpus]]\nname = "librivox"\nspec = "{LIBRIVOX_MANIFEST}"\nlimit = 2\n'
+                    f'[[model]]\nname = "echo"\nspec = "openai:{server.url}#tiny-test"\n')
+    _code, out, err = run_cli("run", spec, "--no-progress")
+    assert "Traceback" not in err and SECRET not in out + err
+    written = {p.relative_to(tmp_path).as_posix(): p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    assert {"out/results.json", "out/report.html", "out/tables/failures.csv"} <= set(written), sorted(written)
+    assert b"non-JSON" in written["out/tables/failures.csv"]
+    assert not [name for name, data in written.items() if SECRET.encode() in data or SECRET[3:].encode() in data]
