@@ -273,6 +273,9 @@ CASES: list[Case] = [
     Case("markup-in-path", lambda t: ["coverage", "--preds", str(t / "gone[/x]")], ERROR, "gone[/x]"),
     Case("markup-model-name-ok", pf({"a[red]b.jsonl": GOOD_ROWS, "[x]y.jsonl": GOOD_ROWS}), OK),
     Case("dollar-model-name-ok", pf({"$x$.jsonl": GOOD_ROWS, "=1+2.jsonl": GOOD_ROWS}), OK),
+    Case("markup-in-folder-path-ok", lambda t: ["coverage", "--preds", str(_markup_folder(t))], OK),
+    Case("markup-in-folder-path-refdis-ok", lambda t: ["refdis", "--preds", str(_markup_folder(t)), "--panel",
+                                                       "ma,mb,mc", "--resamples", "20"], OK),
 
     # --- more prediction-file shapes
     Case("preds-deeply-nested-json", pf({"m.jsonl": '{"id": "a", "reference": "a", "hypothesis": "a", "x": '
@@ -365,3 +368,11 @@ def _spec_with(tmp: Path, old: str, new: str) -> Path:
     assert old in text, old
     p.write_text(text.replace(old, new))
     return p
+
+
+def _markup_folder(tmp: Path) -> Path:
+    """A prediction folder whose path reads as rich markup: ``.../a[/x]b``."""
+    d = tmp / "a[" / "x]b"
+    for m in ("ma", "mb", "mc"):
+        jsonl(d / f"{m}.jsonl", rows())
+    return d
