@@ -137,6 +137,8 @@ def _iter_json_list(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     except json.JSONDecodeError as exc:
         raise InputFileError(path, f"bad JSON at column {exc.colno}: {exc.msg}",
                              "write a JSON list of objects, or JSONL with one object per line", exc.lineno) from None
+    except RecursionError:
+        raise InputFileError(path, "JSON nested too deeply to read", "write a flat JSON list of row objects") from None
     if isinstance(data, dict):  # {"rows": [...]} or column-oriented data are not guessed at
         raise InputFileError(path, "top-level JSON value is an object, expected a list of row objects",
                              "write a JSON list of objects, or JSONL with one object per line")
@@ -152,7 +154,7 @@ def _iter_json_list(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def _iter_csv(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     text = _read_text(path)
-    reader = csv.DictReader(text.splitlines(keepends=True))
+    reader = csv.DictReader(text.splitlines(keepends=True), strict=True)  # an unclosed quote is an error
     try:
         for row in reader:
             if None in row:
@@ -262,7 +264,24 @@ def read_prediction_file(path: Path, name: FileName | None = None) -> Prediction
         )
     if not rows:
         raise InputFileError(path, "file has no rows", "write at least one prediction row, or remove the file")
+    _check_no_surrogates(path, rows)
     return PredictionFile(model=name.model, path=path, dataset=name.dataset, split=name.split, rows=rows)
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _check_no_surrogates(path: Path, rows: Mapping[str, PredictionRow]) -> None:
+    """Refuse text holding a lone UTF-16 surrogate (only a ``\\udXXX`` JSON escape can put one there:
+    valid UTF-8 cannot); such text cannot be normalized, written or hashed. One byte scan per file."""
+    if path.suffix.lower() not in (".jsonl", ".ndjson", ".json") or not _SURROGATE_ESCAPE.search(path.read_bytes()):
+        return
+    for row in rows.values():
+        for what, text in (("clip id", row.clip_id), ("reference", row.reference), ("hypothesis", row.hypothesis)):
+            if text is not None and any("\ud800" <= ch <= "\udfff" for ch in text):
+                raise InputFileError(path, f"{what} holds a lone surrogate escape (\\ud800-\\udfff), which is not text",
+                                     "write the text as valid Unicode (a surrogate pair or the character itself)",
+                                     row.line)
 
 
 def _is_ignored(path: Path) -> bool:
