@@ -292,10 +292,8 @@ CASES: list[Case] = [
     Case("preds-nemo-style-ok", pf({"m.jsonl": '{"audio_filepath": "a.wav", "text": "a b", "pred_text": "a b"}\n'}), OK),
     Case("preds-id-with-path-traversal-ok", pf({"m.jsonl": '{"id": "../../etc/passwd", "reference": "a", '
                                                 '"hypothesis": "a"}\n'}), OK),
-    Case("preds-dangling-symlink", lambda t: ["coverage", "--preds", str(_symlinked(t))], ERROR, "gone.jsonl",
-         xfail="issue 12 defect 8: a dangling symlink is skipped silently"),
-    Case("preds-directory-named-jsonl", lambda t: ["coverage", "--preds", str(_dir_named(t))], ERROR, "sub.jsonl",
-         xfail="issue 12 defect 8: a directory named like a prediction file is skipped silently"),
+    Case("preds-dangling-symlink", lambda t: ["coverage", "--preds", str(_symlinked(t))], ERROR, "gone.jsonl"),
+    Case("preds-directory-named-jsonl", lambda t: ["coverage", "--preds", str(_dir_named(t))], ERROR, "sub.jsonl"),
     Case("preds-dataset-on-flat-folder", lambda t: ["coverage", "--preds", str(good_folder(t)), "--dataset", "vox"],
          ERROR, "vox"),
 
