@@ -45,6 +45,19 @@ class BackendError(AuditError):
     """A model backend could not be loaded or failed on an input."""
 
 
+class PartialBatchError(BackendError):
+    """Some clips of a batch failed, the others were transcribed (and, for a paid API, billed).
+
+    ``texts[i]`` is clip *i*'s transcript, or ``None`` when it failed with ``reasons[i]``. The
+    runner keeps the transcripts and records the failures instead of re-sending the batch.
+    """
+
+    def __init__(self, texts: list[str | None], reasons: list[str | None]) -> None:
+        failed = [r for r in reasons if r]
+        super().__init__(f"{len(failed)} of {len(texts)} clip(s) failed: {failed[0] if failed else '?'}")
+        self.texts, self.reasons = list(texts), list(reasons)
+
+
 def require(module: str, extra: str):  # noqa: ANN201 - returns a module
     """Import an optional dependency lazily, or raise :class:`MissingExtraError`.
 

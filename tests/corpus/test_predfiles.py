@@ -130,6 +130,75 @@ def test_directory_errors(tmp_path: Path) -> None:
         load_predictions(tmp_path / "nope")
 
 
+def _two_models(folder: Path) -> Path:
+    write_jsonl(folder / "m1.jsonl", ROWS)
+    write_jsonl(folder / "m2.jsonl", ROWS)
+    return folder
+
+
+def test_dangling_symlink_is_named_not_skipped(tmp_path: Path) -> None:
+    folder = _two_models(tmp_path / "p")
+    (folder / "m3.jsonl").symlink_to(tmp_path / "gone.jsonl")
+    with pytest.raises(InputFileError, match=r"m3\.jsonl: broken symbolic link \(to .*gone\.jsonl\).*fix:"):
+        load_predictions(folder)
+    (folder / "m3.jsonl").unlink()
+    (folder / "m3.jsonl").symlink_to(folder / "m1.jsonl")  # a working link is a prediction file
+    assert load_predictions(folder).models == ["m1", "m2", "m3"]
+
+
+def test_dangling_symlink_in_a_bucket_is_named(tmp_path: Path) -> None:
+    write_jsonl(tmp_path / "a" / "org-m1" / "MODEL_org-m1_DATASET_vox_test.jsonl", ROWS)
+    (tmp_path / "a" / "org-m2").mkdir()
+    (tmp_path / "a" / "org-m2" / "MODEL_org-m2_DATASET_vox_test.jsonl").symlink_to(tmp_path / "gone")
+    with pytest.raises(InputFileError, match=r"MODEL_org-m2_DATASET_vox_test\.jsonl: broken symbolic link"):
+        load_predictions(tmp_path / "a")
+
+
+def test_ignored_names_stay_ignored_even_when_dangling(tmp_path: Path) -> None:
+    folder = _two_models(tmp_path / "p")
+    (folder / "README.md").symlink_to(tmp_path / "gone.md")
+    (folder / ".hidden.jsonl").symlink_to(tmp_path / "gone.jsonl")
+    assert load_predictions(folder).models == ["m1", "m2"]
+
+
+def test_directory_named_like_a_prediction_file_is_named(tmp_path: Path) -> None:
+    folder = _two_models(tmp_path / "p")
+    (folder / "m3.jsonl").mkdir()
+    with pytest.raises(InputFileError, match=r"m3\.jsonl: a directory named like a prediction file.*fix: rename"):
+        load_predictions(folder)
+
+
+def test_fifo_is_named_without_being_opened(tmp_path: Path) -> None:
+    import os
+    import threading
+
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs on this platform")
+    folder = _two_models(tmp_path / "p")
+    fifo = folder / "m3.jsonl"
+    os.mkfifo(fifo)
+    outcome: list[BaseException | None] = []
+
+    def load() -> None:
+        try:
+            load_predictions(folder)
+            outcome.append(None)
+        except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+            outcome.append(exc)
+
+    worker = threading.Thread(target=load, daemon=True)
+    worker.start()
+    worker.join(10)
+    if worker.is_alive():  # it opened the FIFO and blocks: release it, then fail
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        worker.join(10)
+        pytest.fail("loading a prediction folder opened a FIFO and blocked")
+    assert isinstance(outcome[0], InputFileError)
+    assert "m3.jsonl: not a regular file (a FIFO)" in str(outcome[0]) and "fix:" in str(outcome[0])
+    with pytest.raises(InputFileError, match="not a regular file or folder"):
+        load_predictions(fifo)
+
+
 def test_reference_conflict_names_both_files(tmp_path: Path) -> None:
     write_jsonl(tmp_path / "m1.jsonl", ROWS)
     write_jsonl(tmp_path / "m2.jsonl", [{**ROWS[0], "text": "Hello, there!"}])

@@ -2,7 +2,13 @@
 
 Each verb lives in its own module under ``asr_audit.cli`` and registers itself on :data:`app`
 when imported; :data:`VERB_MODULES` lists them. Any :class:`~asr_audit.errors.AuditError`
-becomes one line on stderr and exit code 2 — never a traceback.
+becomes one line on stderr and exit code 2 — never a traceback — ending in a ``fix:`` (the
+verb's ``--help`` when the message names none); a usage error (missing or
+malformed option, unknown verb) prints the verb's usage and exits 2, whichever ``click`` (or
+``typer``'s vendored copy of it) raised it; Ctrl-C exits 130.
+
+Both consoles print with rich markup *off*: clip ids, model and file names are data, and a
+``[red]`` or ``[/x]`` inside them must print as text. Styled messages pass ``rich.text.Text``.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ import sys
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from asr_audit.errors import AuditError
 
@@ -23,8 +30,10 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 # tables are wide: when output is piped (CI logs, files), do not squeeze them into 80 columns
-console = Console(width=None if sys.stdout.isatty() else 200)
-err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 400)
+console = Console(width=None if sys.stdout.isatty() else 200, markup=False)
+err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 400, markup=False)
+INTERRUPTED = "interrupted; rerun the same command to resume"
+EXIT_USAGE, EXIT_INTERRUPTED = 2, 130
 
 # one module per verb group; importing it registers its commands on `app`
 VERB_MODULES = [
@@ -62,38 +71,107 @@ def split_list(value: str | None, flag: str) -> list[str] | None:
     return items
 
 
+def _exception_types(name: str) -> tuple[type[BaseException], ...]:
+    """``name`` (e.g. ``"UsageError"``) from every click flavour importable here.
+
+    typer < 0.25 raises ``click``'s exceptions; later typers raise their vendored
+    ``typer._click`` copies, which do not subclass click's. Both are matched.
+    """
+    found: list[type[BaseException]] = []
+    for module in ("click.exceptions", "typer._click.exceptions"):
+        try:
+            cls = getattr(importlib.import_module(module), name, None)
+        except ImportError:
+            continue
+        if isinstance(cls, type) and cls not in found:
+            found.append(cls)
+    return tuple(found)
+
+
+def _usage_error(exc: BaseException) -> int:
+    """Print a click/typer usage error as the verb's usage line plus one ``error:`` line; 2."""
+    ctx = getattr(exc, "ctx", None)
+    if type(exc).__name__ == "NoArgsIsHelpError" and ctx is not None:  # bare `asr-audit` / group
+        err_console.print(Text(ctx.get_help()), soft_wrap=True)
+        return EXIT_USAGE
+    message = (exc.format_message() if hasattr(exc, "format_message") else str(exc)).strip().rstrip(".")
+    command = getattr(ctx, "command_path", None) or "asr-audit"
+    if ctx is not None:
+        err_console.print(Text(ctx.get_usage()), soft_wrap=True)
+    err_console.print(Text.assemble(("error:", "bold red"), f" {command}: {message}; fix: see `{command} --help`"),
+                      highlight=False, soft_wrap=True)
+    return EXIT_USAGE
+
+
+def _command_path(argv: list[str]) -> str:
+    """``asr-audit <verb> [<sub-verb>]`` named by ``argv`` (as far as it names registered verbs)."""
+    words = ["asr-audit"]
+    try:
+        command = typer.main.get_command(app)
+        for token in argv:
+            sub = getattr(command, "commands", {}).get(token)
+            if sub is None:
+                break
+            words.append(token)
+            command = sub
+    except Exception:  # noqa: BLE001, S110 - only a hint; never mask the error being reported
+        pass
+    return " ".join(words)
+
+
+def _with_fix(message: str, argv: list[str]) -> str:
+    """``message``, with a pointer to the verb's help when it names no ``fix:`` of its own."""
+    if "fix:" in message:
+        return message
+    return f"{message.rstrip().rstrip('.;')}; fix: see `{_command_path(argv)} --help`"
+
+
+def _interrupted() -> int:
+    err_console.print(Text(INTERRUPTED))
+    return EXIT_INTERRUPTED
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Console-script entry point."""
+    """Console-script entry point: the exit code (0 ok, 2 error or usage error, 130 interrupted)."""
     import os
 
     # library chatter (weight-loading bars, generation warnings) would drown the tables
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
     _register()
+    usage_errors = _exception_types("UsageError")
+    click_errors = _exception_types("ClickException")
+    exits = (typer.Exit, *_exception_types("Exit"))
+    aborts = (typer.Abort, *_exception_types("Abort"))
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args:  # bare `asr-audit`: the help, and exit 2 as click >= 8.2 does, on every click version
+        app(args=["--help"], prog_name="asr-audit", standalone_mode=False)
+        return EXIT_USAGE
     try:
-        app(args=argv, standalone_mode=False)
+        code = app(args=args, prog_name="asr-audit", standalone_mode=False)
     except AuditError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        message = _with_fix(str(exc), args)
+        err_console.print(Text.assemble(("error:", "bold red"), f" {message}"), highlight=False, soft_wrap=True)
         return 2
-    except typer.Exit as exc:
-        return int(exc.exit_code or 0)
-    except typer.Abort:
-        err_console.print("aborted")
-        return 130
     except KeyboardInterrupt:
-        err_console.print("interrupted; rerun the same command to resume")
-        return 130
-    except Exception as exc:  # click usage errors
-        import click
-
-        if isinstance(exc, click.exceptions.UsageError):
-            exc.show()
-            return 2
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            return exc.exit_code
-        raise
-    return 0
+        return _interrupted()
+    except exits as exc:  # raised outside typer's own handling (it returns their code otherwise)
+        code = getattr(exc, "exit_code", 0)
+    except aborts as exc:  # click-based typers turn Ctrl-C (and EOF at a prompt) into Abort
+        if isinstance(exc.__context__ or exc.__cause__, KeyboardInterrupt):
+            return _interrupted()
+        err_console.print(Text("aborted"))
+        return EXIT_INTERRUPTED
+    except usage_errors as exc:
+        return _usage_error(exc)
+    except click_errors as exc:
+        exc.show()  # type: ignore[attr-defined]
+        return int(getattr(exc, "exit_code", 1) or 1)
+    # non-standalone typer returns a verb's `raise typer.Exit(n)` as n, and Ctrl-C as 130
+    code = code if isinstance(code, int) and not isinstance(code, bool) else 0
+    if code == EXIT_INTERRUPTED:
+        return _interrupted()
+    return code
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from rich.text import Text
 
 from asr_audit.cli import app, err_console
 from asr_audit.cli.common import CORPUS_HELP, STORE_HELP, load_clips, store_session
@@ -60,6 +61,6 @@ def align(
     err_console.print(f"aligned {n_ok}/{len(corp)} clip(s) with {engine.identity().spec} "
                       f"({n_cached} from the store){where}", highlight=False)
     if failures:
-        err_console.print(f"[yellow]{len(failures)} clip(s) could not be aligned:[/]", highlight=False)
+        err_console.print(Text(f"{len(failures)} clip(s) could not be aligned:", "yellow"), highlight=False)
         for clip_id, reason in failures:
             err_console.print(f"  {clip_id}: {reason}", highlight=False, soft_wrap=True)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from rich.text import Text
 
 from asr_audit.cli import app, console, split_list
 from asr_audit.errors import ConfigError
@@ -71,7 +72,7 @@ def build(
                   f"({r['error_rate']:.1%}), {r['error_words']}/{r['reference_words']} reference words "
                   f"({r['word_error_rate']:.2%}); items by kind: {r['items_by_kind']}")
     for clip_id, reason in result.failures:
-        console.print(f"[yellow]skipped[/] {clip_id}: {reason}", highlight=False)
+        console.print(Text.assemble(("skipped", "yellow"), f" {clip_id}: {reason}"), highlight=False)
 
 
 @calib_app.command("score")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.text import Text
 
 from asr_audit.cli import err_console
 from asr_audit.errors import ConfigError
@@ -78,6 +79,6 @@ def write_json(path: Path | None, data: Any, out: Console = err_console) -> None
 def print_failures(failures: Sequence[dict[str, str]], what: str = "clip(s) gave no items") -> None:
     """List the clips a verb skipped, with their reasons, on stderr."""
     if failures:
-        err_console.print(f"[yellow]{len(failures)} {what}:[/]", highlight=False)
+        err_console.print(Text(f"{len(failures)} {what}:", "yellow"), highlight=False)
         for f in failures:
             err_console.print(f"  {f['clip_id']}: {f['reason']}", highlight=False, soft_wrap=True)

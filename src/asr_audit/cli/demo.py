@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.text import Text
 
 from asr_audit.cli import app, console
 
@@ -71,11 +72,11 @@ def _calibration_set(out: Path, seed: int) -> Path | None:
     try:
         result = build_calibration(target, CalibConfig(n_sentences=DEMO_CALIB_SENTENCES), DEMO_CALIB_VOICES, seed)
     except AuditError as exc:
-        console.print(f"[yellow]skipping the generated benchmark:[/] {exc}")
+        console.print(Text.assemble(("skipping the generated benchmark:", "yellow"), f" {exc}"))
         return None
     if result.n_clips == 0:
-        console.print("[yellow]skipping the generated benchmark:[/] no voice could synthesize "
-                      f"({'; '.join(r for _, r in result.failures[:1])})")
+        console.print(Text.assemble(("skipping the generated benchmark:", "yellow"), " no voice could synthesize "
+                                    f"({'; '.join(r for _, r in result.failures[:1])})"))
         return None
     return target
 
@@ -103,9 +104,9 @@ def demo(
 
     for entry in results["probes"]:
         if entry["probe"] == "refdis":
-            console.print(f"[bold]{entry['corpus']}[/]")
+            console.print(Text(entry["corpus"], "bold"))
             console.print(refdis_table(entry["result"]))
     console.print(f"{outcome.n_computed} transcriptions computed, {outcome.n_cached} from the store; "
                   f"{len(results['failures'])} failure(s)")
-    console.print(f"[bold green]report:[/] {outcome.report}")
+    console.print(Text.assemble(("report:", "bold green"), f" {outcome.report}"))
 

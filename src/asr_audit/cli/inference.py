@@ -66,7 +66,7 @@ def transcribe(
         run_id = st.start_run({"argv": sys.argv[1:], "models": specs, "corpus": corp.source, "n_clips": len(corp)})
         for spec in specs:
             backend = load_backend(spec, options)
-            columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), _RateColumn(),
+            columns = (TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(), _RateColumn(),
                        TimeElapsedColumn())
             with Progress(*columns, console=err_console, transient=False) as bar:
                 task = bar.add_task(spec, total=len(corp), audio=0.0, compute=0.0)
@@ -96,7 +96,7 @@ def _summary(results: list, n_clips: int) -> None:  # noqa: ANN001
     console.print(transcribe_table(rows, n_clips))
     failures = [(o.spec, f) for o, _, _ in results for f in o.failures]
     if failures:
-        err_console.print(f"[yellow]{len(failures)} clip(s) failed and were skipped:[/]", highlight=False)
+        err_console.print(Text(f"{len(failures)} clip(s) failed and were skipped:", "yellow"), highlight=False)
         for spec, f in failures:
             err_console.print(f"  {spec}  {f.clip_id}: {f.reason}", highlight=False, soft_wrap=True)
 

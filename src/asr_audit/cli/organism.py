@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.text import Text
 
 from asr_audit.cli import app, console, split_list
 
@@ -42,7 +43,7 @@ def train(
         console.print(f"{kind}: {len(res.losses)} steps, loss {res.losses[0]:.3f} -> {res.losses[-1]:.3f}, "
                       f"{res.n_params / 1e6:.2f} M trained parameters, {res.seconds:.0f} s -> {path}", highlight=False)
     for audio, why in result.failures:
-        console.print(f"[yellow]skipped[/] {audio}: {why}", highlight=False)
+        console.print(Text.assemble(("skipped", "yellow"), f" {audio}: {why}"), highlight=False)
     if out is not None and Path(out).resolve() != organism_dir().resolve():
         console.print(f"note: the organism backends read {organism_dir()}; set {ORGANISM_DIR_ENV}={out} to use these",
                       highlight=False)

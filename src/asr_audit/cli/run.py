@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from rich.text import Text
 
 from asr_audit.cli import app, console
 
@@ -32,7 +33,7 @@ def run(
     if outcome.report is not None:
         console.print(f"{outcome.n_computed} transcriptions computed, {outcome.n_cached} from the store; "
                       f"{len(outcome.results['failures'])} failure(s)")
-        console.print(f"[bold]report:[/] {outcome.report.resolve()}")
+        console.print(Text.assemble(("report:", "bold"), f" {outcome.report.resolve()}"))
 
 
 @app.command()

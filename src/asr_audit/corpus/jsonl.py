@@ -26,6 +26,9 @@ def iter_jsonl(path: Path, what: str = "file") -> Iterator[tuple[int, dict[str, 
             except json.JSONDecodeError as exc:
                 raise InputFileError(path, f"bad JSON at column {exc.colno}: {exc.msg}",
                                      "write one JSON object per line (JSONL)", lineno) from None
+            except RecursionError:
+                raise InputFileError(path, "JSON nested too deeply to read",
+                                     "write one flat JSON object per line (JSONL)", lineno) from None
             if not isinstance(obj, dict):
                 raise InputFileError(path, f"expected a JSON object, got {type(obj).__name__}",
                                      "write one JSON object per line", lineno)

@@ -137,6 +137,8 @@ def _iter_json_list(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     except json.JSONDecodeError as exc:
         raise InputFileError(path, f"bad JSON at column {exc.colno}: {exc.msg}",
                              "write a JSON list of objects, or JSONL with one object per line", exc.lineno) from None
+    except RecursionError:
+        raise InputFileError(path, "JSON nested too deeply to read", "write a flat JSON list of row objects") from None
     if isinstance(data, dict):  # {"rows": [...]} or column-oriented data are not guessed at
         raise InputFileError(path, "top-level JSON value is an object, expected a list of row objects",
                              "write a JSON list of objects, or JSONL with one object per line")
@@ -152,7 +154,7 @@ def _iter_json_list(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def _iter_csv(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     text = _read_text(path)
-    reader = csv.DictReader(text.splitlines(keepends=True))
+    reader = csv.DictReader(text.splitlines(keepends=True), strict=True)  # an unclosed quote is an error
     try:
         for row in reader:
             if None in row:
@@ -262,7 +264,24 @@ def read_prediction_file(path: Path, name: FileName | None = None) -> Prediction
         )
     if not rows:
         raise InputFileError(path, "file has no rows", "write at least one prediction row, or remove the file")
+    _check_no_surrogates(path, rows)
     return PredictionFile(model=name.model, path=path, dataset=name.dataset, split=name.split, rows=rows)
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _check_no_surrogates(path: Path, rows: Mapping[str, PredictionRow]) -> None:
+    """Refuse text holding a lone UTF-16 surrogate (only a ``\\udXXX`` JSON escape can put one there:
+    valid UTF-8 cannot); such text cannot be normalized, written or hashed. One byte scan per file."""
+    if path.suffix.lower() not in (".jsonl", ".ndjson", ".json") or not _SURROGATE_ESCAPE.search(path.read_bytes()):
+        return
+    for row in rows.values():
+        for what, text in (("clip id", row.clip_id), ("reference", row.reference), ("hypothesis", row.hypothesis)):
+            if text is not None and any("\ud800" <= ch <= "\udfff" for ch in text):
+                raise InputFileError(path, f"{what} holds a lone surrogate escape (\\ud800-\\udfff), which is not text",
+                                     "write the text as valid Unicode (a surrogate pair or the character itself)",
+                                     row.line)
 
 
 def _is_ignored(path: Path) -> bool:
@@ -274,19 +293,51 @@ def _is_ignored(path: Path) -> bool:
     )
 
 
+def _check_not_a_file(path: Path, root: Path) -> None:
+    """Refuse an entry of a prediction folder that is not a regular file but would be read as one.
+
+    A dangling symbolic link, a FIFO, socket or device, and a directory named like a prediction
+    file (``x.jsonl/``) would otherwise vanish from the run without a word. Other directories are
+    the bucket layouts (searched one level deep). Nothing here opens ``path``: a FIFO never blocks.
+    """
+    import stat
+
+    try:
+        mode = path.lstat().st_mode
+    except OSError as exc:  # vanished between listing and checking
+        raise InputFileError(path, f"cannot read this entry of {root} ({exc.strerror or exc})",
+                             "remove it or pass a folder holding only prediction files") from None
+    if stat.S_ISLNK(mode) and not path.exists():
+        raise InputFileError(path, f"broken symbolic link (to {path.readlink()}) among the prediction files",
+                             f"point the link at an existing prediction file, or remove it from {root}")
+    if path.is_dir():
+        if path.suffix.lower() in DATA_SUFFIXES:
+            raise InputFileError(path, "a directory named like a prediction file",
+                                 f"rename it (a bucket folder has no {path.suffix} suffix) or move it out of {root}")
+        return
+    kind = ("a FIFO" if stat.S_ISFIFO(path.stat().st_mode) else "a socket" if stat.S_ISSOCK(path.stat().st_mode)
+            else "a device or other special file")
+    raise InputFileError(path, f"not a regular file ({kind}) among the prediction files",
+                         f"move it out of {root}; prediction files must be regular files (or links to them)")
+
+
 def discover_prediction_files(root: Path) -> list[tuple[Path, FileName]]:
     """Prediction files under ``root`` (a file, or a folder searched two levels deep)."""
     root = Path(root)
     if root.is_file():
         return [(root, parse_file_name(root))]
     if not root.is_dir():
-        raise InputFileError(root, "no such file or directory", "pass a prediction file or a folder of them")
+        what = "not a regular file or folder" if root.exists() else "no such file or directory"
+        raise InputFileError(root, what, "pass a prediction file or a folder of them")
     found: list[tuple[Path, FileName]] = []
     candidates = sorted(p for p in root.iterdir()) + sorted(
         p for d in sorted(root.iterdir()) if d.is_dir() and not d.name.startswith(".") for p in d.iterdir()
     )
     for p in candidates:
-        if not p.is_file() or _is_ignored(p):
+        if _is_ignored(p):
+            continue
+        if not p.is_file():
+            _check_not_a_file(p, root)
             continue
         if p.suffix.lower() not in DATA_SUFFIXES:
             raise InputFileError(p, f"unknown prediction-file extension {p.suffix or '(none)'!r}",

@@ -2,12 +2,20 @@
 
 Each clip is uploaded as a 16 kHz 16-bit mono WAV (multipart form: ``file``, ``model``,
 ``temperature=0``, ``response_format=json`` and ``language`` when set) with httpx. Connection
-errors, timeouts, HTTP 429 and 5xx are retried with exponential backoff (honouring
-``Retry-After``); other HTTP errors fail the clip at once.
+errors, timeouts, HTTP 408, 429 and 5xx are retried with exponential backoff (honouring
+``Retry-After``), at most ``max_retries`` times per clip; any other 4xx fails the clip at once,
+and a redirect is reported as one (its target named) rather than followed. When some clips of
+a batch fail, the others' transcripts are kept (:class:`~asr_audit.errors.PartialBatchError`):
+a successful clip is never sent — or billed — twice.
+
+The per-request timeout is ``$ASR_AUDIT_OPENAI_TIMEOUT_S`` seconds (default 120); it does not
+change outputs, so it is not part of the identity.
 
 The API key comes from ``$ASR_AUDIT_OPENAI_API_KEY``, else ``$OPENAI_API_KEY`` (none: no
 ``Authorization`` header, as local servers need). It is sent only in that header: it is never
-part of the spec, the identity or the store, and never appears in a message or log. URLs with
+part of the spec, the identity or the store, and never appears in a message or log: every quote of
+a server's words passes through :func:`asr_audit.redact.redact` (the key, ``Authorization``
+headers and ``sk-...``-like tokens masked), since a proxy may echo the request headers back. URLs with
 embedded credentials are refused for the same reason.
 
 A remote model's weights cannot be hashed; the identity records ``remote`` instead, so results
@@ -25,11 +33,14 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from asr_audit.errors import BackendError, ConfigError, require
+from asr_audit.errors import BackendError, ConfigError, PartialBatchError, require
 from asr_audit.models.base import TRANSCRIBE, BaseBackend, DecodeOptions, register_backend
+from asr_audit.redact import quote_server
 
 KEY_ENV_VARS = ("ASR_AUDIT_OPENAI_API_KEY", "OPENAI_API_KEY")
-RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+TIMEOUT_ENV_VAR = "ASR_AUDIT_OPENAI_TIMEOUT_S"
+DEFAULT_TIMEOUT_S = 120.0
+RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})  # any other 4xx will not change on a resend
 REMOTE_WEIGHTS = "remote"
 
 
@@ -71,6 +82,21 @@ def api_key_from_env() -> str | None:
     return next((os.environ[v] for v in KEY_ENV_VARS if os.environ.get(v)), None)
 
 
+def timeout_from_env() -> float:
+    """``$ASR_AUDIT_OPENAI_TIMEOUT_S`` as seconds (> 0), else :data:`DEFAULT_TIMEOUT_S`."""
+    raw = os.environ.get(TIMEOUT_ENV_VAR, "").strip()
+    if not raw:
+        return DEFAULT_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise ConfigError(f"${TIMEOUT_ENV_VAR}={raw!r} is not a positive number of seconds; "
+                          f"fix: e.g. export {TIMEOUT_ENV_VAR}=300, or unset it for {DEFAULT_TIMEOUT_S:g} s")
+    return value
+
+
 class OpenAIHTTPBackend(BaseBackend):
     """Transcription through an OpenAI-compatible HTTP server, one request per clip."""
 
@@ -84,7 +110,7 @@ class OpenAIHTTPBackend(BaseBackend):
         options: DecodeOptions,
         *,
         api_key: str | None = None,
-        timeout_s: float = 120.0,
+        timeout_s: float | None = None,
         max_retries: int = 4,
         backoff_s: float = 0.5,
         max_backoff_s: float = 30.0,
@@ -96,7 +122,10 @@ class OpenAIHTTPBackend(BaseBackend):
         path = "translations" if options.task == "translate" else "transcriptions"
         self.endpoint = f"{base_url}/audio/{path}" if base_url.endswith("/v1") else f"{base_url}/v1/audio/{path}"
         self._api_key = api_key if api_key is not None else api_key_from_env()
-        self.timeout_s, self.max_retries = timeout_s, max_retries
+        self.timeout_s = timeout_from_env() if timeout_s is None else float(timeout_s)
+        if not self.timeout_s > 0:
+            raise ConfigError(f"openai backend timeout_s={timeout_s!r} must be > 0; fix: e.g. 120")
+        self.max_retries = max_retries
         self.backoff_s, self.max_backoff_s = backoff_s, max_backoff_s
         self._client = None
 
@@ -121,14 +150,19 @@ class OpenAIHTTPBackend(BaseBackend):
                 pass
         time.sleep(min(delay, self.max_backoff_s))
 
+    def _quote(self, text: str, limit: int = 160) -> str:
+        return quote_server(text, limit, secrets=[self._api_key])
+
     def _one(self, audio: np.ndarray) -> str:
+        """One clip's transcript: at most ``max_retries + 1`` requests, retrying only transient failures."""
         httpx = require("httpx", "http")
         data = {"model": self.model, "temperature": "0", "response_format": "json"}
         if self.options.language:
             data["language"] = self.options.language
         files = {"file": ("audio.wav", wav_bytes(audio), "audio/wav")}
         problem = "no attempt made"
-        for attempt in range(self.max_retries + 1):
+        attempts = self.max_retries + 1
+        for attempt in range(attempts):
             try:
                 resp = self._http().post(self.endpoint, data=data, files=files, headers=self._headers())
             except httpx.TransportError as exc:
@@ -141,14 +175,16 @@ class OpenAIHTTPBackend(BaseBackend):
                 if attempt < self.max_retries:
                     self._wait(attempt, resp.headers.get("retry-after"))
                 continue
+            if 300 <= resp.status_code < 400:
+                target = self._quote(resp.headers.get("location", "no Location header"), 200)
+                raise BackendError(f"{self.spec}: HTTP {resp.status_code} redirect from {self.endpoint} to {target}; "
+                                   "fix: put the final URL (scheme, host and path) in the spec")
             if resp.status_code >= 400:
-                detail = " ".join(resp.text.split())[:160]
-                if self._api_key:
-                    detail = detail.replace(self._api_key, "***")
-                raise BackendError(f"{self.spec}: HTTP {resp.status_code} from {self.endpoint} ({detail}); "
+                raise BackendError(f"{self.spec}: HTTP {resp.status_code} from {self.endpoint} "
+                                   f"({self._quote(resp.text)}); "
                                    "fix: check the model name, the API key variable and the server log")
             return self._parse(resp)
-        raise BackendError(f"{self.spec}: {problem} after {self.max_retries + 1} attempts; "
+        raise BackendError(f"{self.spec}: {problem} after {attempts} attempts; "
                            "fix: check that the server is up and reachable, then rerun to resume")
 
     def _parse(self, resp) -> str:  # noqa: ANN001
@@ -157,7 +193,7 @@ class OpenAIHTTPBackend(BaseBackend):
         try:
             body = resp.json()
         except ValueError:
-            raise BackendError(f"{self.spec}: the server answered non-JSON ({resp.text[:80]!r}); "
+            raise BackendError(f"{self.spec}: the server answered non-JSON ({self._quote(resp.text, 80)!r}); "
                                "fix: point the spec at an OpenAI-compatible /v1/audio/transcriptions server") from None
         if not isinstance(body, dict) or not isinstance(body.get("text"), str):
             raise BackendError(f"{self.spec}: the server's JSON has no 'text' string; "
@@ -165,7 +201,19 @@ class OpenAIHTTPBackend(BaseBackend):
         return body["text"].strip()
 
     def transcribe(self, audios: Sequence[np.ndarray]) -> list[str]:
-        return [self._one(a) for a in audios]
+        """One request chain per clip; a failed clip raises :class:`PartialBatchError` with the others' texts."""
+        texts: list[str | None] = []
+        reasons: list[str | None] = []
+        for audio in audios:
+            try:
+                texts.append(self._one(audio))
+                reasons.append(None)
+            except BackendError as exc:
+                texts.append(None)
+                reasons.append(str(exc))
+        if any(reasons):
+            raise PartialBatchError(texts, reasons)
+        return [t for t in texts if t is not None]
 
     def close(self) -> None:
         if self._client is not None:

@@ -5,6 +5,10 @@ rebuilt from that file alone. Each probe contributes a *section* through
 :func:`~asr_audit.report.section.register_section` (one line per probe); a probe without a
 registered section is listed with its raw numbers.
 Every transcript goes through jinja2 autoescaping.
+
+Anchors, table and plot file names come from :meth:`~asr_audit.report.section.ReportContext.slug`, unique per report:
+names that slug alike (corpora ``"a b"`` and ``"a-b"``, or two non-ASCII names) get a stable
+suffix from a hash of the full name instead of overwriting each other's files.
 """
 
 from __future__ import annotations
@@ -13,13 +17,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from asr_audit.report.section import ReportContext, Section, renderer_for, slug
+from asr_audit.report.section import ReportContext, Section, renderer_for
 from asr_audit.report.tables import to_csv, to_json, write_text
 
 
 def _generic_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
     html = ctx.render("generic.html.j2", body=to_json(entry.get("result", {})))
-    return Section(f"{entry['probe']} — {entry.get('corpus', '')}", slug(f"{entry['probe']}-{entry.get('corpus', '')}"), html)
+    return Section(f"{entry['probe']} — {entry.get('corpus', '')}", ctx.slug(f"{entry['probe']}-{entry.get('corpus', '')}"), html)
 
 
 def _trusted(section: Section) -> Section:

@@ -2,6 +2,10 @@
 
 Rendering is deterministic: the Agg backend, fixed sizes and fonts, no timestamps in metadata,
 a fixed SVG hash salt — the same inputs give the same bytes.
+
+Every label is data (model, corpus, condition names) and is drawn as plain text: mathtext is
+off (``text.parse_math``), so ``$x$`` in a name prints as typed instead of crashing the report
+or rendering as math.
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ def _plt():  # noqa: ANN202
     mpl = require("matplotlib", "report")
     mpl.use("Agg", force=True)
     mpl.rcParams.update({"svg.hashsalt": "asr-audit", "font.size": 9, "figure.dpi": 100,
-                         "axes.spines.top": False, "axes.spines.right": False})
+                         "axes.spines.top": False, "axes.spines.right": False,
+                         "text.parse_math": False})  # labels are data: `$...$` in a name is text
     import matplotlib.pyplot as plt
 
     return plt

@@ -7,7 +7,7 @@ from typing import Any
 
 from asr_audit.report import plots
 from asr_audit.report.format import TEMPLATE_HELPERS
-from asr_audit.report.section import ReportContext, Section, register_section, slug
+from asr_audit.report.section import ReportContext, Section, register_section
 from asr_audit.report.published import load_published
 from asr_audit.report.switch_rate import switch_rate_csv
 from asr_audit.report.tables import REFDIS_COLUMNS, to_csv
@@ -38,7 +38,7 @@ def _edit_rows(r: Mapping[str, Any]) -> list[dict[str, Any]]:
 def refdis_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
     r = entry["result"]
     corpus = entry.get("corpus", "")
-    anchor = slug(f"refdis-{corpus}")
+    anchor = ctx.slug(f"refdis-{corpus}")
     models = r["models"]
     pub_name = entry.get("published", "vox_en_newwl4")
     pub = load_published(pub_name)
@@ -68,15 +68,15 @@ def transcribe_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
     corpus = entry.get("corpus", "")
     html = ctx.render("transcribe.html.j2", r=r, **TEMPLATE_HELPERS)
     cols = ("model", "n_clips", "n_failed", "wer")
-    return Section(f"Transcription — {corpus}", slug(f"transcribe-{corpus}"), html,
-                   tables={f"{slug('transcribe-' + corpus)}.csv": to_csv(r["models"], cols)})
+    return Section(f"Transcription — {corpus}", ctx.slug(f"transcribe-{corpus}"), html,
+                   tables={f"{ctx.slug('transcribe-' + corpus)}.csv": to_csv(r["models"], cols)})
 
 
 @register_section("switch_rate")
 def switch_rate_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
     r = entry["result"]
     corpus = entry.get("corpus", "")
-    anchor = slug(f"switch-{corpus}")
+    anchor = ctx.slug(f"switch-{corpus}")
     rows = [row for row in [*r["rows"], *r["pooled"]] if row["n_items"] > 0]
     figs = []
     arm_rows = []
@@ -108,7 +108,7 @@ def switch_rate_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section
 def miner_calibration_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
     r = entry["result"]
     corpus = entry.get("corpus", "")
-    anchor = slug(f"calibration-{corpus}")
+    anchor = ctx.slug(f"calibration-{corpus}")
     rows = [{"model": "miner recall", "group": k, "rate": v["rate"], "ci_low": v["ci_low"], "ci_high": v["ci_high"]}
             for k, v in r["recall_by_kind"].items() if v["n"] > 0]
     rows += [{"model": "miner recall", "group": f"at {k}", "rate": v["rate"], "ci_low": v["ci_low"],

@@ -12,7 +12,7 @@ from typing import Any
 
 from asr_audit.report import plots
 from asr_audit.report.format import TEMPLATE_HELPERS
-from asr_audit.report.section import ReportContext, Section, register_section, slug
+from asr_audit.report.section import ReportContext, Section, register_section
 from asr_audit.report.tables import to_csv
 
 MASKED_COLUMNS = ("model", "accept_ref", "ci_low", "ci_high", "k", "n", "n_items", "n_gated_out", "n_failed")
@@ -23,7 +23,7 @@ MAX_ROWS = 200
 def masked_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
     r = entry["result"]
     corpus = entry.get("corpus", "")
-    anchor = slug(f"masked-{corpus}")
+    anchor = ctx.slug(f"masked-{corpus}")
     p = r.get("params", {})
     models = r["models"]
     figs = []
@@ -58,7 +58,7 @@ def lift_rows(result: Mapping[str, Any]) -> list[dict[str, Any]]:
 def lift_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
     r = entry["result"]
     corpus = entry.get("corpus", "")
-    anchor = slug(f"lift-{corpus}")
+    anchor = ctx.slug(f"lift-{corpus}")
     rows = lift_rows(r)
     html = ctx.render("lift.html.j2", spans=r.get("spans", ""), rows=rows, skipped=r.get("skipped", []), **TEMPLATE_HELPERS)
     figs = []

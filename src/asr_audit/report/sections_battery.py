@@ -11,7 +11,7 @@ from typing import Any
 
 from asr_audit.report import plots
 from asr_audit.report.format import TEMPLATE_HELPERS
-from asr_audit.report.section import ReportContext, Section, register_section, slug
+from asr_audit.report.section import ReportContext, Section, register_section
 from asr_audit.report.tables import to_csv
 
 CELL_COLUMNS = ("model", "condition", "accept_ref", "k", "n", "ci_low", "ci_high", "n_failed")
@@ -23,7 +23,7 @@ DID_COLUMNS = ("model", "voice", "estimate", "ci_low", "ci_high", "n_items", "n_
 def battery_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
     r = entry["result"]
     corpus = entry.get("corpus", "")
-    anchor = slug(f"{entry['probe']}-{corpus}")
+    anchor = ctx.slug(f"{entry['probe']}-{corpus}")
     cells = {(c["model"], c["condition"]): c for c in r["cells"]}
     diffs = {(d["model"], d["condition"]): d for d in r["differences"]}
     rows = [{"model": c["model"], "condition": c["condition"], "rate": c["accept_ref"], "ci_low": c["ci_low"],

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rich.table import Table
+from rich.text import Text
 
 from asr_audit.report.format import UNDEFINED, fmt_ci, fmt_num
 from asr_audit.report.tables import to_csv, to_json
@@ -60,7 +61,7 @@ def switch_rate_table(d: Mapping[str, Any], show_empty: bool = False) -> Table:
         else:
             vs = "above" if r["ci_low"] > chance else "below" if r["ci_high"] < chance else "overlaps"
             sw = fmt_num(r["switch"])
-        family = f"[bold]{r['family']} (pooled)[/]" if r["pooled"] else r["family"]
+        family = Text(f"{r['family']} (pooled)", "bold") if r["pooled"] else r["family"]
         table.add_row(r["model"], family, f"{name(a)}: {a['k']}/{a['n']}", f"{name(b)}: {b['k']}/{b['n']}", sw,
                       fmt_ci(r["ci_low"], r["ci_high"]), vs, str(r["n_neither"]), str(r["n_missing"]))
     return table

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
+from asr_audit.report.csv_safe import safe_cell
 from asr_audit.report.format import UNDEFINED, csv_cell, fmt_ci, fmt_num, fmt_rate, json_safe
 
 if TYPE_CHECKING:
@@ -44,12 +45,13 @@ def write_text(path: str | Path, text: str) -> Path:
 
 
 def to_csv(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
-    """CSV text with a header of ``columns`` (extra keys ignored); undefined values as empty cells."""
+    """CSV text with a header of ``columns`` (extra keys ignored); undefined values as empty cells;
+    text cells are spreadsheet-safe (:func:`~asr_audit.report.csv_safe.safe_cell`), numbers are written as they are."""
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n")
     w.writeheader()
     for r in rows:
-        w.writerow({k: csv_cell(v) for k, v in r.items()})
+        w.writerow({k: safe_cell(csv_cell(v)) for k, v in r.items()})
     return buf.getvalue()
 
 

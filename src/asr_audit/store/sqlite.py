@@ -14,6 +14,10 @@ journal rolls it back). A busy timeout makes concurrent writers wait instead of 
 
 Besides results the store keeps the identity of each backend, a fingerprint index (file path +
 size + mtime -> audio hash) that lets cached clips skip decoding, run metadata and per-clip errors.
+
+A store is recognised by its ``meta`` table's ``schema`` row: an existing SQLite database without
+it is someone else's and is refused untouched (never switched to WAL or given tables). A full
+disk is reported as such (:class:`StoreDiskFullError`), with no advice to delete the store.
 """
 
 from __future__ import annotations
@@ -29,6 +33,59 @@ from pathlib import Path
 from typing import Any
 
 from asr_audit.errors import AuditError, InputFileError
+
+_FULL_MARKERS = ("database or disk is full", "disk i/o error", "no space left")
+
+
+class StoreDiskFullError(AuditError):
+    """The store could not be written: the disk (or its quota) is full, or the disk failed."""
+
+    def __init__(self, path: Path, detail: str) -> None:
+        super().__init__(f"{path}: disk full (or failing) while writing the store ({detail}); fix: free space on "
+                         "that disk (or pass a --store path on another disk) and rerun to resume — the store's "
+                         "committed results are intact, keep the file")
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` (an OSError or sqlite3 error) means the disk is full or failing."""
+    import errno
+
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EIO):
+        return True
+    return isinstance(exc, sqlite3.Error) and any(m in str(exc).lower() for m in _FULL_MARKERS)
+
+
+def _unusable(path: Path, exc: BaseException) -> AuditError:
+    """The one-line error for a store that failed to open: disk full, corrupt or foreign."""
+    if is_disk_full(exc):
+        return StoreDiskFullError(path, str(exc))
+    if "malformed" in str(exc).lower():
+        return InputFileError(path, f"the store is corrupt ({exc})",
+                              "move the file aside and rerun with a new --store path (results will be recomputed)")
+    return InputFileError(path, f"not a usable SQLite store ({exc})", "pass another --store path")
+
+
+def is_store_file(path: str | Path) -> bool | None:
+    """Read-only check of an existing file: ``True`` for an asr-audit store, ``False`` for any other
+    SQLite database with tables, ``None`` for an empty database (safe to make a store of).
+
+    Raises :class:`sqlite3.DatabaseError` for a file that is not SQLite at all.
+    """
+    from urllib.parse import quote
+
+    db = sqlite3.connect(f"file:{quote(str(Path(path).resolve()))}?mode=ro", uri=True, timeout=60.0)
+    try:
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not tables:
+            return None
+        if "meta" not in tables:
+            return False
+        columns = {r[1] for r in db.execute("PRAGMA table_info(meta)")}
+        if not {"key", "value"} <= columns:
+            return False
+        return db.execute("SELECT 1 FROM meta WHERE key = 'schema'").fetchone() is not None
+    finally:
+        db.close()
 
 SCHEMA_VERSION = "1"
 TRANSCRIPT = "transcript"
@@ -112,14 +169,17 @@ class Store:
     def __init__(self, path: str | Path, busy_timeout_s: float = 60.0) -> None:
         self.path = Path(path).expanduser()
         try:
+            if self.path.is_file() and self.path.stat().st_size > 0 and is_store_file(self.path) is False:
+                raise InputFileError(self.path, "is an SQLite database but not an asr-audit store (no 'meta' "
+                                     "schema row); it was left untouched",
+                                     "pass a --store path of an asr-audit store or of a new file")
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(str(self.path), timeout=busy_timeout_s, isolation_level=None)
             self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
             mode = _retry_locked(lambda: self._db.execute("PRAGMA journal_mode = WAL").fetchone()[0], busy_timeout_s)
             self._db.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: durable across process kills
         except sqlite3.DatabaseError as exc:
-            raise InputFileError(self.path, f"not a usable SQLite store ({exc})",
-                                 "pass another --store path, or delete the file to start a new store") from None
+            raise _unusable(self.path, exc) from None
         if mode.lower() != "wal":
             raise InputFileError(self.path, f"could not switch the store to WAL mode (got {mode})",
                                  "put the store on a local file system")
@@ -129,8 +189,7 @@ class Store:
         try:
             _retry_locked(self._create_schema, 60.0)
         except sqlite3.DatabaseError as exc:
-            raise InputFileError(self.path, f"not a usable SQLite store ({exc})",
-                                 "pass another --store path, or delete the file to start a new store") from None
+            raise _unusable(self.path, exc) from None
 
     def _create_schema(self) -> None:
         with self._write() as db:
@@ -145,18 +204,37 @@ class Store:
 
     # ------------------------------------------------------------------ plumbing
     class _Tx:
-        def __init__(self, db: sqlite3.Connection) -> None:
-            self.db = db
+        """One ``BEGIN IMMEDIATE`` transaction; a full disk becomes :class:`StoreDiskFullError`."""
+
+        def __init__(self, db: sqlite3.Connection, path: Path) -> None:
+            self.db, self.path = db, path
 
         def __enter__(self) -> sqlite3.Connection:
-            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                self.db.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                if is_disk_full(exc):
+                    raise StoreDiskFullError(self.path, str(exc)) from None
+                raise
             return self.db
 
         def __exit__(self, exc_type, exc, tb) -> None:  # noqa: ANN001
-            self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+            try:
+                if exc_type is None:
+                    self.db.execute("COMMIT")
+                elif self.db.in_transaction:  # SQLite may have rolled back already (SQLITE_FULL)
+                    self.db.execute("ROLLBACK")
+            except sqlite3.Error as end_exc:
+                if self.db.in_transaction:
+                    self.db.execute("ROLLBACK")
+                if is_disk_full(end_exc):
+                    raise StoreDiskFullError(self.path, str(end_exc)) from None
+                raise
+            if exc is not None and is_disk_full(exc):
+                raise StoreDiskFullError(self.path, str(exc)) from None
 
     def _write(self) -> Store._Tx:
-        return Store._Tx(self._db)
+        return Store._Tx(self._db, self.path)
 
     def close(self) -> None:
         self._db.close()
@@ -277,4 +355,6 @@ def open_store(path: str | Path | None = None) -> Store:
     try:
         return Store(path if path is not None else default_store_path())
     except OSError as exc:
+        if is_disk_full(exc):
+            raise StoreDiskFullError(Path(path or default_store_path()), str(exc)) from None
         raise AuditError(f"cannot open the store at {path}: {exc}; fix: pass a writable --store path") from None

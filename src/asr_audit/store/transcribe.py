@@ -6,7 +6,9 @@ Per batch of clips:
    unchanged (no decoding for cached clips), else by loading the audio (which also validates it);
 2. fetch cached transcripts for ``(backend identity key, audio hash)``;
 3. transcribe the missing ones (unique audio only) in one backend call; if that call fails, retry
-   clip by clip so one broken clip cannot sink its batch;
+   clip by clip so one broken clip cannot sink its batch — unless the backend isolated the
+   failures itself (:class:`~asr_audit.errors.PartialBatchError`, e.g. a paid HTTP API): then
+   its transcripts are kept and nothing is sent again;
 4. commit the batch's new transcripts in one short transaction.
 
 A clip that cannot be used (missing/corrupt/empty/NaN audio, too long for the backend, a
@@ -27,9 +29,10 @@ from pathlib import Path
 
 from asr_audit.audio.io import ClipAudioError, LoadedAudio, check_duration, load_clip_audio
 from asr_audit.corpus.clips import Clip, Corpus
-from asr_audit.errors import AuditError, BackendError, ConfigError, MissingExtraError
+from asr_audit.errors import AuditError, BackendError, ConfigError, MissingExtraError, PartialBatchError
 from asr_audit.models.base import TRANSCRIBE, Backend, require_capability
 from asr_audit.models.preds import is_lookup_backend
+from asr_audit.redact import redact
 from asr_audit.store.export import PredictionRecord
 from asr_audit.store.sqlite import Store
 
@@ -79,9 +82,10 @@ def file_fingerprint(clip: Clip) -> str | None:
 
 
 def _reason(exc: BaseException) -> str:
+    """A failure's one-line reason for the store, ``results.json`` and the report (secrets redacted)."""
     if isinstance(exc, ClipAudioError):
-        return exc.reason
-    text = " ".join(str(exc).split())
+        return redact(exc.reason)
+    text = redact(" ".join(str(exc).split()))
     return text if isinstance(exc, AuditError) else f"{type(exc).__name__}: {text}"[:300]
 
 
@@ -104,6 +108,14 @@ def _compute(backend: Backend, loaded: Sequence[LoadedAudio]) -> tuple[dict[str,
         return {a.audio_hash: (t, elapsed * a.duration / total) for a, t in zip(loaded, texts)}, {}
     except (MissingExtraError, ConfigError):
         raise
+    except PartialBatchError as exc:  # the backend isolated the failures itself: resend nothing
+        if len(exc.texts) == len(loaded):
+            elapsed = time.perf_counter() - t0
+            done = {a.audio_hash: (t, elapsed * a.duration / total)
+                    for a, t in zip(loaded, exc.texts) if t is not None}
+            failed = {a.audio_hash: redact(" ".join((r or "no transcript").split()))
+                      for a, t, r in zip(loaded, exc.texts, exc.reasons) if t is None}
+            return done, failed
     except Exception:  # noqa: BLE001 - isolate the broken clip(s) below
         pass
     done: dict[str, tuple[str, Seconds]] = {}
