@@ -49,8 +49,6 @@ def refdis(
         {"preset": preset, "majority": majority, "include_middle": include_middle, "min_run_len": min_run_len,
          "min_ref_match": min_ref_match, "min_consensus_cer": min_consensus_cer, "min_panel": min_panel, "loo": loo,
          "resamples": resamples}, Surface.cli())
-    if panel is not None and corrected is None:  # leave-one-out quorum, before reading any file
-        options.check_panel(len(split_list(panel, "--panel") or []), Surface.cli())
     if normalize_workers < 0:
         raise ConfigError(f"--normalize-workers {normalize_workers} must be >= 0 (0 = one per core)")
     import os
