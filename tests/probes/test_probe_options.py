@@ -33,6 +33,7 @@ RECORDS: list[tuple[str, Build, dict[str, Any]]] = [
      {"preset": "paper", "majority": 0.7, "include_middle": False, "min_run_len": 2, "min_ref_match": 0.4,
       "min_consensus_cer": 0.2, "min_panel": 2, "loo": False, "resamples": 50}),
     ("switch_rate", SwitchRateOptions.from_mapping, {"families": ["honorific", "mr"], "min_per_arm": 3}),
+    ("switch_rate", SwitchRateOptions.from_mapping, {"min_per_arm": 3, "denominator": "paper"}),
     ("masked", MaskedOptions.from_mapping,
      {"kind": "name", "method": "noise", "pad": 0.1, "gate_max_wer": 0.5, "min_duration": 0.2, "aligner": "whisper"}),
     ("lift", LiftOptions.from_mapping, {"spans": "full", "method": "cut", "aligner": "sphinx", "resamples": 10}),
@@ -56,6 +57,7 @@ BAD: list[tuple[str, Build, dict[str, Any], str, str]] = [
     ("switch_rate", SwitchRateOptions.from_mapping, {"min_per_arm": 0}, "min_per_arm", "0"),
     ("switch_rate", SwitchRateOptions.from_mapping, {"families": ["honorific", "bogus"]}, "families",
      '["honorific", "bogus"]'),
+    ("switch_rate", SwitchRateOptions.from_mapping, {"denominator": "all"}, "denominator", '"all"'),
     ("masked", MaskedOptions.from_mapping, {"method": "blur"}, "method", '"blur"'),
     ("masked", MaskedOptions.from_mapping, {"kind": "colour"}, "kind", '"colour"'),
     ("masked", MaskedOptions.from_mapping, {"pad": -1.0}, "pad", "-1.0"),
@@ -126,7 +128,7 @@ def test_unset_flags_take_the_defaults() -> None:
 
 def test_unknown_field_lists_the_known_ones() -> None:
     with pytest.raises(ConfigError, match=r"^a\.toml: \[probes\.switch_rate\] colour = 1 is not an option of "
-                                          r"switch_rate; fix: use families, min_per_arm$"):
+                                          r"switch_rate; fix: use denominator, families, min_per_arm$"):
         SwitchRateOptions.from_mapping({"colour": 1}, Surface.toml("a.toml", "probes.switch_rate"))
 
 

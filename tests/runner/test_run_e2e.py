@@ -22,6 +22,7 @@ name = "librivox"
 spec = "{librivox}"
 [corpus.probes.refdis]
 min_panel = 2
+loo = false  # a two-model panel cannot score its members leave-one-out
 [[corpus]]
 name = "vox"
 predictions = "{vox}"

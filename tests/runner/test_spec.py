@@ -17,7 +17,7 @@ output = "out"
 [[corpus]]
 name = "vox"
 predictions = "preds"
-panel = ["a", "b", "c"]
+panel = ["a", "b", "c", "d"]
 [[model]]
 name = "tiny"
 spec = "whisper-tiny.en"
@@ -38,7 +38,7 @@ def write(tmp_path: Path, text: str) -> Path:
 def test_good_spec_resolves_paths(tmp_path: Path) -> None:
     s = load_spec(write(tmp_path, GOOD))
     assert s.seed == 3 and s.output == str(tmp_path / "out")
-    assert s.corpora[0].predictions == str(tmp_path / "preds") and s.corpora[0].panel == ("a", "b", "c")
+    assert s.corpora[0].predictions == str(tmp_path / "preds") and s.corpora[0].panel == ("a", "b", "c", "d")
     assert s.models[0].options == {"language": "en"}
     assert s.probes == {"refdis": {"preset": "paper"}, "switch_rate": {"min_per_arm": 2}}
     assert s.to_dict()["seed"] == 3

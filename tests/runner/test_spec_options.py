@@ -129,3 +129,32 @@ resamples = 30
     from_cli = json.loads((tmp_path / "cli.json").read_text())
     assert from_cli["params"] == from_spec["params"]
     assert from_cli == json.loads(json.dumps(from_spec))
+
+
+def test_leave_one_out_quorum_is_refused_at_load_naming_the_toml_fields(tmp_path: Path) -> None:
+    """Issue 11, defect 3: a panel of 3 with min_panel 3 leaves 2 models to mine each member's
+    edits: refused when the spec loads (before any inference), in the spec's own words."""
+    with pytest.raises(ConfigError) as info:
+        load(tmp_path, "[probes.refdis]")
+    msg = str(info.value)
+    assert msg == (f"{tmp_path / 'audit.toml'}: corpus 'vox': leave-one-out ([probes.refdis] loo) mines each of the "
+                   "3 panel models' edits with the other 2, fewer than 3 ([probes.refdis] min_panel = 3, and 2 votes "
+                   "at least), so no panel model could be scored; fix: list at least 4 [panel] models or set "
+                   "[probes.refdis] loo = false")
+    with pytest.raises(ConfigError, match=r"\(\[corpus\[0\]\.probes\.refdis\] min_panel = 3, .*"
+                                          r"set \[probes\.refdis\] loo = false"):
+        load(tmp_path, "[probes.refdis]\nmin_panel = 2", "[corpus.probes.refdis]\nmin_panel = 3")
+    with pytest.raises(ConfigError, match=r"leave-one-out \(\[probes\.miner_calibration\] loo\)"):
+        load(tmp_path, "[probes.miner_calibration]\ntruth = \"calib\"")
+
+
+@pytest.mark.parametrize(("probes", "override"), [
+    ("[probes.refdis]\nloo = false", ""),  # no leave-one-out
+    ("[probes.refdis]\nmin_panel = 2", ""),  # 2 left to mine, 2 needed
+    ("[probes.refdis]", "[corpus.probes.refdis]\nskip = true"),  # the corpus does not run it
+    ("[probes.refdis]\nmin_panel = 4", ""),  # below min_panel: the run's own error names it
+    ("[probes.miner_calibration]", ""),  # no calibration folder: the probe does not run
+])
+def test_leave_one_out_quorum_passes_where_it_holds_or_does_not_apply(tmp_path: Path, probes: str,
+                                                                      override: str) -> None:
+    load(tmp_path, probes, override)

@@ -25,6 +25,10 @@ def switch_rate_cmd(
     min_per_arm: int = typer.Option(DEFAULT_MIN_PER_ARM, "--min-per-arm",
                                     help="Eligible items an arm needs for the switch rate to be defined."),
     models: Optional[str] = typer.Option(None, "--models", help="Models to score (default: every file)."),
+    denominator: str = typer.Option(
+        "eligible", "--denominator",
+        help="eligible: items where the model wrote either arm; paper: also those where it wrote neither "
+             "(the paper's code)."),
     dataset: Optional[str] = typer.Option(None, "--dataset", help="Pick one dataset in a bucketed folder."),
     show_empty: bool = typer.Option(False, "--show-empty", help="Also list families with no reference items."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the full result (params, rows, items) as JSON."),
@@ -35,11 +39,13 @@ def switch_rate_cmd(
     from asr_audit.options import Surface
     from asr_audit.probes.predfiles.ortho import SwitchRateOptions, switch_rate
 
-    # fails on a bad family name or --min-per-arm before reading any file
+    # fails on a bad family name, --min-per-arm or --denominator before reading any file
     options = SwitchRateOptions.from_mapping(
-        {"families": split_list(families, "--families"), "min_per_arm": min_per_arm}, Surface.cli())
+        {"families": split_list(families, "--families"), "min_per_arm": min_per_arm, "denominator": denominator},
+        Surface.cli())
     pset = load_predictions(preds, dataset)
-    result = switch_rate(pset, options.families, options.min_per_arm, split_list(models, "--models"))
+    result = switch_rate(pset, options.families, options.min_per_arm, split_list(models, "--models"),
+                         options.denominator)
     data = result.to_dict()
     console.print(switch_rate_table(data, show_empty))
     if json_out:

@@ -69,18 +69,27 @@ def refdis_table(d: Mapping[str, Any]) -> Table:
                       ("n_eligible", "right"), ("WER", "right"), ("corrected WER", "right"),
                       ("inflation (pts)", "right"), ("95% CI", "right")):
         t.add_column(col, justify=just)  # type: ignore[arg-type]
+    other = any("n_other" in m for m in d["models"])
+    if other:  # three-outcome verdicts: "other" = neither rendering, not eligible
+        t.add_column("n_other", justify="right")
     for m in d["models"]:
         name = m["model"] + (" (panel, LOO)" if m["in_panel"] and d["params"]["loo"] else
                              " (panel)" if m["in_panel"] else "")
+        if m["accept_ref"] is None:  # n = 0: "—", the reason in the caption
+            t.caption = ((t.caption + "\n") if t.caption else "") + f"— {m['model']}: {m.get('reason', 'n = 0')}"
         t.add_row(name, fmt_rate(m["accept_ref"]), fmt_ci(m["ci_low"], m["ci_high"]), str(m["n_ref"]),
                   str(m["n_eligible"]), fmt_num(m["wer"], 2, scale=100), fmt_num(m["wer_corrected"], 2, scale=100),
-                  fmt_num(m["wer_inflation"], 2, signed=True), fmt_ci(m["wer_inflation_ci_low"], m["wer_inflation_ci_high"], 2))
+                  fmt_num(m["wer_inflation"], 2, signed=True), fmt_ci(m["wer_inflation_ci_low"], m["wer_inflation_ci_high"], 2),
+                  *([str(m["n_other"])] if other else []))
     return t
 
 
 def refdis_csv(d: Mapping[str, Any]) -> str:
     """The per-model CSV from a refdis result's ``to_dict()``."""
-    return to_csv(d["models"], REFDIS_COLUMNS)
+    cols = REFDIS_COLUMNS
+    if any("n_other" in m for m in d["models"]):  # three-outcome verdicts: count "other" too
+        cols = (*cols[:7], "n_other", *cols[7:])
+    return to_csv(d["models"], cols)
 
 
 def _table(title: str, columns: Sequence[str], left: Sequence[str]) -> Table:

@@ -20,12 +20,13 @@ def acceptref_sentence(m: Mapping[str, Any]) -> str:
     'reproduces reference errors on 27% of disagreements [22%, 33%], n=340: it often writes the reference where the audio says otherwise'
     >>> acceptref_sentence({"n_eligible": 2, "n_ref": 1, "accept_ref": 0.5, "ci_low": 0.09, "ci_high": 0.91})
     'reproduces reference errors on 50% of disagreements [9%, 91%], n=2: too few judged edits to tell'
-    >>> acceptref_sentence({"n_eligible": 0, "n_ref": 0, "accept_ref": 0, "ci_low": 0, "ci_high": 0})
-    'no reference disagreement could be judged for this model (n=0)'
+    >>> acceptref_sentence({"n_eligible": 0, "n_ref": 0, "accept_ref": None, "ci_low": None, "ci_high": None,
+    ...                     "reason": "no edit was mined for it (leave-one-out panel)"})
+    'accept-ref undefined (—, n=0): no edit was mined for it (leave-one-out panel)'
     """
     n = int(m["n_eligible"])
     if n == 0:
-        return "no reference disagreement could be judged for this model (n=0)"
+        return f"accept-ref undefined (—, n=0): {m.get('reason') or 'no reference disagreement could be judged'}"
     base = (f"reproduces reference errors on {pct(m['accept_ref'])} of disagreements "
             f"[{pct(m['ci_low'])}, {pct(m['ci_high'])}], n={n}")
     if n < MIN_EDITS_FOR_A_CLAIM:
@@ -48,6 +49,8 @@ def inflation_sentence(m: Mapping[str, Any]) -> str:
     'WER would be 1.4 points higher [0.9, 1.9] against corrected references: the reference errors flatter its benchmark score'
     """
     x, lo, hi = m["wer_inflation"], m["wer_inflation_ci_low"], m["wer_inflation_ci_high"]
+    if m.get("wer") == m.get("wer_corrected") and lo == hi == 0:
+        return "WER inflation not measured (—): no edit corrected its references"
     if lo > 0:
         return (f"WER would be {x:.1f} points higher [{lo:.1f}, {hi:.1f}] against corrected references: "
                 "the reference errors flatter its benchmark score")

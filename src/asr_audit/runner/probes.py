@@ -105,12 +105,20 @@ def validate_probe_params(spec_path: str, name: str, params: Mapping[str, Any]) 
                           f"fix: use {', '.join(kind.params) or 'no parameters'}")
 
 
-def validate_probe_options(name: str, params: Mapping[str, Any], surface: Surface) -> None:
+def validate_probe_options(name: str, params: Mapping[str, Any], surface: Surface,
+                           panel: Sequence[str] | None = None, corpus: str | None = None) -> None:
     """Build ``name``'s options record from ``params`` (one corpus's values), so a bad value fails
-    when the spec is loaded, named as the TOML field it came from."""
+    when the spec is loaded, named as the TOML field it came from.
+
+    A record that depends on the panel has ``check_panel(n_panel, surface, corpus)``: it is
+    called with ``panel`` (the corpus's panel), unless the corpus skips the probe, so a panel too
+    small for the options (refdis's leave-one-out quorum) is refused before any inference."""
     kind = get_probe(name)
     if kind.options is not None:
-        kind.options({k: v for k, v in params.items() if k != "skip"}, surface)
+        options = kind.options({k: v for k, v in params.items() if k != "skip"}, surface)
+        check_panel = getattr(options, "check_panel", None)
+        if check_panel is not None and panel is not None and not params.get("skip"):
+            check_panel(len(panel), surface, corpus)
 
 
 def _refdis_options(values: Mapping[str, Any], surface: Surface) -> Any:
@@ -137,6 +145,7 @@ def run_refdis_with(ctx: ProbeContext, options: Any, surface: Surface) -> Any:
         raise ConfigError(f"corpus {ctx.corpus!r}: the panel has {len(ctx.panel)} model(s) "
                           f"({', '.join(ctx.panel) or 'none'}) but min_panel is {options.mining.min_panel}; "
                           f"fix: list more [panel] models or set {surface.name('min_panel')} lower")
+    options.check_panel(len(ctx.panel), surface, ctx.corpus)
     return run_refdis(ctx.predictions, ctx.panel, options.mining, normalizer=ctx.normalizer, seed=ctx.seed,
                       n_resamples=options.resamples)
 
@@ -148,10 +157,11 @@ def refdis_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]
     return run_refdis_with(ctx, _refdis_options(params, surface), surface).to_dict()
 
 
-@register_probe("switch_rate", ("families", "min_per_arm"), "orthographic switch rate on convention families",
+@register_probe("switch_rate", ("families", "min_per_arm", "denominator"), "orthographic switch rate on convention families",
                 options=_switch_rate_options)
 def switch_rate_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
     from asr_audit.probes.predfiles.ortho import switch_rate
 
     options = _switch_rate_options(params, ctx.surface("switch_rate"))
-    return switch_rate(ctx.predictions, options.families, options.min_per_arm).to_dict()
+    return switch_rate(ctx.predictions, options.families, options.min_per_arm,
+                       denominator=options.denominator).to_dict()

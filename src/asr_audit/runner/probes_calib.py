@@ -20,6 +20,11 @@ class MinerCalibrationOptions:
     split: str | None = None
     refdis: RefdisOptions
 
+    def check_panel(self, n_panel: int, surface: Surface, corpus: str | None = None) -> None:
+        """The refdis options' leave-one-out quorum check (only where a calibration folder is named)."""
+        if self.truth is not None:
+            self.refdis.check_panel(n_panel, surface, corpus)
+
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any], surface: Surface) -> MinerCalibrationOptions:
         r = Reader(values, surface, ("truth", "split", *REFDIS_PARAMS), "miner_calibration")

@@ -215,7 +215,8 @@ def parse_spec(data: Mapping[str, Any], path: str = "<spec>") -> ExperimentSpec:
         for name, params in probes.items():
             override = c.probes.get(name, {})
             surface = Surface.toml(path, f"probes.{name}", {k: f"corpus[{i}].probes.{name}" for k in override})
-            validate_probe_options(name, {**params, **override}, surface)
+            validate_probe_options(name, {**params, **override}, surface,
+                                   panel=c.panel if c.panel is not None else panel, corpus=c.name)
     return spec
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -67,6 +68,67 @@ def wilson(k: int, n: int, z: float = Z95) -> Rate:
     low = 0.0 if k == 0 else max(0.0, center - half)  # exact bounds at the extremes (no 1e-18 residue)
     high = 1.0 if k == n else min(1.0, center + half)
     return Rate(k, n, p, low, high)
+
+
+@lru_cache(maxsize=65536)
+def binom_tail_ge(k: int, n: int, p: float) -> float:
+    """``P(X >= k)`` for ``X ~ Binomial(n, p)``, summed exactly in log space.
+
+    >>> binom_tail_ge(5, 5, 0.5), binom_tail_ge(0, 7, 0.3)
+    (0.03125, 1.0)
+    """
+    if k <= 0:
+        return 1.0
+    if k > n:
+        return 0.0
+    if p <= 0.0:
+        return 0.0
+    if p >= 1.0:
+        return 1.0
+    lp, lq = math.log(p), math.log1p(-p)
+    terms = [math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * lp + (n - i) * lq
+             for i in range(k, n + 1)]
+    top = max(terms)
+    return min(1.0, math.exp(top) * math.fsum(math.exp(t - top) for t in terms))
+
+
+def _bisect(f: Callable[[float], bool]) -> float:
+    """The boundary in [0, 1] where the monotone predicate ``f`` turns from False to True."""
+    lo, hi = 0.0, 1.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if f(mid):
+            hi = mid
+        else:
+            lo = mid
+    return (lo + hi) / 2
+
+
+@lru_cache(maxsize=65536)  # pure; simulations ask for the same (k, n) again and again
+def clopper_pearson_lower(k: int, n: int, alpha: float) -> float:
+    """Exact one-sided ``1 - alpha`` lower confidence bound for a binomial rate: the ``p`` where
+    ``P(X >= k | p) = alpha`` (0 when ``k = 0``). ``bound > p0`` exactly when the one-sided
+    binomial test of ``rate <= p0`` rejects at ``alpha``.
+
+    >>> round(clopper_pearson_lower(5, 5, 0.025), 4)
+    0.4782
+    """
+    if k <= 0:
+        return 0.0
+    return _bisect(lambda p: binom_tail_ge(k, n, p) > alpha)
+
+
+@lru_cache(maxsize=65536)
+def clopper_pearson_upper(k: int, n: int, alpha: float) -> float:
+    """Exact one-sided ``1 - alpha`` upper confidence bound: the ``p`` where ``P(X <= k | p) =
+    alpha`` (1 when ``k = n``).
+
+    >>> round(clopper_pearson_upper(0, 5, 0.025), 4)
+    0.5218
+    """
+    if k >= n:
+        return 1.0
+    return _bisect(lambda p: 1.0 - binom_tail_ge(k + 1, n, p) < alpha)
 
 
 @dataclass(frozen=True, slots=True)

@@ -137,6 +137,39 @@ class Alignment:
                  if tag == "replace" and i1 < stop and start < i2]
         return " ".join(parts)
 
+    def replaced_range(self, start: int, stop: int) -> tuple[int, int, Tokens]:
+        """The reference range the hypothesis rewrites around [start, stop), and its words there.
+
+        :meth:`substitution_at` returns the text of every ``replace`` opcode meeting the span,
+        and such an opcode can reach past it (``and our firefighters`` -> ``fire fighters`` for
+        the span ``and our``): pasting that text over the span alone would keep
+        ``firefighters`` twice. This returns ``(lo, hi, words)``: ``lo``/``hi`` cover the span and
+        every ``replace`` opcode meeting it, ``words`` is what the hypothesis says for
+        ``ref[lo:hi]`` (a contiguous slice of it).
+
+        >>> a = align(("and", "our", "firefighters", "came"), ("fire", "fighters", "came"))
+        >>> a.replaced_range(0, 2)
+        (0, 3, ('fire', 'fighters'))
+        """
+        lo, hi = start, stop
+        for tag, i1, i2, _, _ in self.opcodes:
+            if tag == "replace" and i1 < stop and start < i2:
+                lo, hi = min(lo, i1), max(hi, i2)
+        parts: list[tuple[int, int]] = []  # hypothesis ranges of the opcodes inside [lo, hi)
+        for tag, i1, i2, j1, j2 in self.opcodes:
+            if tag == "equal":
+                a, b = max(lo, i1), min(hi, i2)
+                if a < b:
+                    parts.append((j1 + a - i1, j1 + b - i1))
+            elif tag == "insert":
+                if lo < i1 < hi:  # insertions at the range's edges belong to its neighbours
+                    parts.append((j1, j2))
+            elif lo <= i1 and i2 <= hi:
+                parts.append((j1, j2))
+        jlo = min((a for a, _ in parts), default=None)
+        jhi = max((b for _, b in parts), default=None)
+        return lo, hi, () if jlo is None else self.hyp[jlo:jhi]
+
     def missed_any(self, start: int, stop: int) -> bool:
         """Whether any reference index in [start, stop) was missed."""
         return any(i in self.missed for i in range(start, stop))

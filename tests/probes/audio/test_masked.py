@@ -50,6 +50,25 @@ def test_mask_span_is_zeroed_and_keeps_neighbouring_words(number_corpus, masked_
         words = align_clip(aligner, by_id[r.clip_id], store).words
         assert r.t0 >= min(words[r.start - 1].end, words[r.start].start) - 1e-9
         assert r.t1 <= max(words[r.end].start, words[r.end - 1].end) + 1e-9
+        # the mask covers the number itself: every aligned word of the hidden span is silenced
+        assert r.t0 <= words[r.start].start + 1e-9 and r.t1 >= words[r.end - 1].end - 1e-9
+        assert [w.word for w in words[r.start:r.end]] and r.hidden_ref.split()[0] in by_id[r.clip_id].reference
+        n0, n1 = round(words[r.start].start * 16000), round(words[r.end - 1].end * 16000)
+        assert s0 <= n0 and n1 <= s1 and not y[n0:n1].any()
+
+
+def test_recipe_silences_the_whole_target_with_its_pad() -> None:
+    """A recipe's span covers the target's aligned time, widened by the pad (not into the neighbours)."""
+    from asr_audit.probes.audio.masked import make_recipe
+    from asr_audit.probes.audio.targets import Target
+
+    x = np.ones(3 * 16000, dtype=np.float32)
+    t = Target("c", "number", 2, 4, "45 dollars", 1.0, 1.5, prev_end=0.98, next_start=1.6)
+    r, y = make_recipe("c", x, t, "silence", pad=0.05)
+    assert r.t0 <= 1.0 and r.t1 >= 1.5  # the number itself
+    assert r.t0 >= 0.98 - 1e-9 and r.t1 <= 1.6 + 1e-9  # not the neighbouring words
+    assert not y[16000:24000].any() and y[:int(0.97 * 16000)].all() and y[int(1.61 * 16000):].all()
+    assert r.t1 == pytest.approx(1.55)
 
 
 @pytest.mark.parametrize("method", ["silence", "noise", "cut"])

@@ -8,7 +8,7 @@ import pytest
 
 from asr_audit.corpus.predfiles import load_predictions
 from asr_audit.probes.predfiles.inflation import apply_edits, wer_inflation, wer_inflations
-from asr_audit.probes.predfiles.refdis import preset_params
+from asr_audit.probes.predfiles.refdis import ClipInput, Edit, mine_clip, preset_params
 from asr_audit.probes.predfiles.refdis_inputs import prepare_clips
 from asr_audit.probes.predfiles.refdis_run import run_refdis
 from asr_audit.testing.synthetic import make_prediction_set
@@ -21,6 +21,28 @@ def synth(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
     folder = tmp_path_factory.mktemp("synth")
     s = make_prediction_set(80, 6, rng=np.random.default_rng(11), folder=folder, missing_rate=0.05)
     return s, load_predictions(folder)
+
+
+def oracle_corrected(ref: tuple[str, ...], edits) -> tuple[str, ...]:  # noqa: ANN001
+    """An independent corrected reference, from the edits' JSON form: every correction is a piece
+    ``(position, rank, words)`` - an insertion before reference index ``position`` (rank 0), a
+    replacement of ``ref[start:stop]`` (rank 1) - and every reference word not replaced is a piece
+    of its own (rank 2); the pieces sorted by position and rank, concatenated."""
+    pieces: list[tuple[int, int, list[str]]] = []
+    covered: set[int] = set()
+    for e in edits:
+        d = e.to_dict()
+        if d["kind"] == "insertion":
+            pieces.append((d["ref_indices"][0], 0, d["alt_text"].split()))
+            continue
+        c = d.get("correction")
+        start, stop, words = ((c["start"], c["stop"], c["tokens"]) if c else
+                              (d["ref_indices"][0], d["ref_indices"][-1] + 1, d["alt_text"].split()))
+        assert not covered & set(range(start, stop)), "overlapping corrections"
+        covered |= set(range(start, stop))
+        pieces.append((start, 1, list(words)))
+    pieces += [(i, 2, [w]) for i, w in enumerate(ref) if i not in covered]
+    return tuple(w for _, _, words in sorted(pieces, key=lambda p: p[:2]) for w in words)
 
 
 def scores(result) -> dict[str, dict]:  # noqa: ANN001
@@ -56,7 +78,7 @@ def test_wer_figures_equal_kaldialign_counts(synth) -> None:  # noqa: ANN001
             hyp = c.hyps.get(m)
             if hyp is None or not c.ref:
                 continue
-            fixed = apply_edits(c.ref, [e for e in edits if e.clip_id == c.clip_id])
+            fixed = oracle_corrected(c.ref, [e for e in edits if e.clip_id == c.clip_id])
             a, b = wer_counts(c.ref, hyp), wer_counts(fixed, hyp)
             err, words, err_c, words_c, n = err + a.errors, words + a.ref_len, err_c + b.errors, words_c + b.ref_len, n + 1
         inf = score.inflation
@@ -68,14 +90,59 @@ def test_wer_figures_equal_kaldialign_counts(synth) -> None:  # noqa: ANN001
     assert copier.inflation > 0  # copying the reference's errors flatters its WER
 
 
-def test_one_model_call_is_the_many_call(synth) -> None:  # noqa: ANN001
-    s, preds = synth
-    clips = prepare_clips(preds, preds.models, get_normalizer("whisper"), True)
+def test_inflation_by_hand() -> None:
+    """Two clips whose WERs are counted by hand; the one-model call equals the many-model call."""
+    a = ClipInput("a", ("madam", "president", "we", "agree"), {"m": ("we", "agree"), "n": ("madam", "president", "we", "agree")})
+    b = ClipInput("b", ("it", "is", "late"), {"m": ("it", "is", "late"), "n": ("it", "was", "late")})
+    e = Edit(clip_id="a", kind="deletion", position="start", ref_tokens=("madam", "president"), ref_indices=(0, 1),
+             alt_text="", n_panel_agree=3, n_panel=3, consensus_cer=1.0, miners=(), verdicts={}, renderings={})
     cache = AlignmentCache()
-    many = wer_inflations(clips, {m: [] for m in preds.models}, cache, np.random.default_rng(1), 200)
-    one = wer_inflation(clips, preds.models[2], [], cache, np.random.default_rng(1), 200)
-    assert one == many[preds.models[2]]
-    assert one.inflation == 0.0 and one.ci_low == one.ci_high == 0.0  # no edits: nothing to correct
+    many = wer_inflations([a, b], {"m": [e], "n": [e]}, cache, np.random.default_rng(1), 200)
+    # m: 2 errors / 7 words against the references, 0 / 5 against the corrected ones
+    assert (many["m"].wer, many["m"].wer_corrected) == (pytest.approx(2 / 7), 0.0)
+    assert many["m"].inflation == pytest.approx(-100 * 2 / 7)
+    # n (reads "madam president"): 1 / 7, then 3 / 5 - the corrected reference no longer flatters it
+    assert (many["n"].wer, many["n"].wer_corrected) == (pytest.approx(1 / 7), pytest.approx(3 / 5))
+    assert many["n"].ci_low <= many["n"].inflation <= many["n"].ci_high
+    one = wer_inflation([a, b], "n", [e], AlignmentCache(), np.random.default_rng(1), 200)
+    assert one == many["n"]
+
+
+def test_corrections_do_not_duplicate_words() -> None:
+    """Issue 11, defect 7: a panel whose rendering replaces more reference words than the run
+    (``and our firefighters`` -> ``fire fighters``, run ``and our``) must not leave
+    ``firefighters`` behind (it gave "fire fighters firefighters")."""
+    ref = "and our firefighters from many countries"
+    hyps = {"p1": "fire fighters from many countries", "p2": "fire fighters from many countries",
+            "p3": "firefighters from many countries"}
+    clip = ClipInput("c", tuple(ref.split()), {m: tuple(h.split()) for m, h in hyps.items()})
+    edits = mine_clip(clip, ["p1", "p2", "p3"], ["p1"], preset_params("anchor", loo=False), AlignmentCache())
+    assert [(e.ref_tokens, e.alt_text) for e in edits] == [(("and", "our"), "fire fighters")]
+    expected = ("fire", "fighters", "from", "many", "countries")
+    assert oracle_corrected(clip.ref, edits) == expected
+    assert apply_edits(clip.ref, edits) == expected
+
+
+def test_voxpopuli_corrected_references_equal_the_oracle() -> None:
+    from pathlib import Path
+
+    vox = Path(__file__).parents[2] / "fixtures" / "voxpopuli"
+    preds = load_predictions(vox)
+    panel = ["wav2vec2-base-960h", "whisper-tiny.en", "whisper-base.en", "whisper-small.en"]
+    clips = {c.clip_id: c for c in prepare_clips(preds, preds.models, get_normalizer("whisper"), True)}
+    checked = 0
+    for preset, loo in (("anchor", False), ("anchor", True), ("paper", True)):
+        mining = run_refdis(preds, panel, preset_params(preset, loo=loo), n_resamples=10).mining
+        for edits in [list(mining.edits), *map(list, mining.loo_edits.values())]:
+            for cid in {e.clip_id for e in edits}:
+                own = [e for e in edits if e.clip_id == cid]
+                assert apply_edits(clips[cid].ref, own) == oracle_corrected(clips[cid].ref, own), cid
+                checked += 1
+    assert checked > 300
+    fire = "20180612-0900-PLENARY-14-en_20180612-16:59:33_6"
+    mining = run_refdis(preds, panel, preset_params("anchor", loo=False), n_resamples=10).mining
+    own = [e for e in mining.edits if e.clip_id == fire]
+    assert " ".join(apply_edits(clips[fire].ref, own)) == "fire fighters from many european countries to contain the emergency"
 
 
 def test_model_without_output(synth) -> None:  # noqa: ANN001

@@ -83,7 +83,7 @@ def test_table_marks_above_and_below_chance(tmp_path: Path) -> None:
     from asr_audit.probes.predfiles.ortho import switch_rate
     from asr_audit.report.switch_rate import switch_rate_table
 
-    refs = {f"c{i:02d}": f"Thank you, {'Mister' if i % 2 else 'Mr'} President, item {i}." for i in range(12)}
+    refs = {f"c{i:02d}": f"Thank you, {'Mister' if i % 2 else 'Mr'} President, item {i}." for i in range(16)}
     for name, hyp in (("copy", lambda t: t), ("habit", lambda t: t.replace("Mister", "Mr"))):
         lines = [json.dumps({"id": c, "text": t, "pred_text": hyp(t)}) for c, t in refs.items()]
         (tmp_path / f"{name}.jsonl").write_text("\n".join(lines) + "\n")
@@ -92,6 +92,6 @@ def test_table_marks_above_and_below_chance(tmp_path: Path) -> None:
     text = console.export_text()
     copy_line = next(ln for ln in text.splitlines() if "copy" in ln and " mr " in ln)
     habit_line = next(ln for ln in text.splitlines() if "habit" in ln and " mr " in ln)
-    assert "Mister: 6/6" in copy_line and "1.000" in copy_line and "above" in copy_line
-    assert "Mister: 0/6" in habit_line and "0.000" in habit_line and "below" in habit_line
+    assert "Mister: 8/8" in copy_line and "1.000" in copy_line and "above" in copy_line
+    assert "Mister: 0/8" in habit_line and "0.000" in habit_line and "below" in habit_line
     assert "No reference items: mrs, dr, st" in " ".join(text.split())

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from asr_audit.corpus.predfiles import PredictionSet, load_predictions
 from asr_audit.errors import ConfigError
 from asr_audit.probes.predfiles.ortho import CHANCE, switch_rate
-from asr_audit.stats.intervals import wilson
+from asr_audit.stats.intervals import clopper_pearson_lower
 
 # slot name -> (family, arm A spelling, arm B spelling)
 SLOTS = {"mr": ("mr", "Mister", "Mr"), "today": ("to_day", "to-day", "today"),
@@ -82,9 +82,12 @@ def test_copy_model_scores_one_wherever_defined(pset: PredictionSet) -> None:
     assert all(r.reason and "0 eligible items" in r.reason for r in rows if r.switch is None)
     mr = res.row("copy", "mr")
     assert [(a.label, a.k, a.n) for a in mr.arms] == [("Mister", 6, 6), ("Mr", 6, 6)]
-    w = wilson(6, 6)
-    assert (mr.ci_low, mr.ci_high) == (w.low, w.high)
-    assert mr.ci_low > CHANCE
+    # the interval of the minimum (issue 11, defect 6): the smaller exact one-sided 97.5% lower
+    # bound over arms, and the smaller exact upper bound at 0.025 / 2 arms (Bonferroni)
+    assert (mr.ci_low, mr.ci_high) == (clopper_pearson_lower(6, 6, 0.025), 1.0)
+    assert mr.ci_low == pytest.approx(0.025 ** (1 / 6))  # closed form of the exact bound at k = n
+    assert mr.ci_low > CHANCE and mr.to_dict()["ci_above_chance"] is True
+    assert mr.p_value == pytest.approx(0.5 ** 6)
 
 
 def test_case_does_not_matter(pset: PredictionSet) -> None:
@@ -94,7 +97,10 @@ def test_case_does_not_matter(pset: PredictionSet) -> None:
 
 
 @pytest.mark.parametrize("model", ["habit-a", "habit-b"])
-def test_fixed_habit_scores_zero(pset: PredictionSet, model: str) -> None:
+def test_fixed_habit_scores_zero(tmp_path: Path, model: str) -> None:
+    # 8 items per arm: with 6, the exact Bonferroni upper bound of the minimum (0.518) cannot be
+    # below chance; with 8 it is 1 - 0.0125 ** (1 / 8) = 0.42
+    pset = load_predictions(write_models(tmp_path, make_refs(8), {model: habit(model[-1].upper())}))
     res = switch_rate(pset)
     for fam in ("mr", "to_day", "any_one", "honorific", "spacing"):
         row = res.row(model, fam)

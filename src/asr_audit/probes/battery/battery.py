@@ -164,11 +164,11 @@ class RefdisJudge(_Judge):
         self.spoken_raw, self.normalize = spoken_raw, normalize
 
     def _verdicts(self, cid: str, ref: Tokens, corr: Tokens, hyp: Tokens | None, model: str) -> list[int | None]:
-        from asr_audit.probes.predfiles.refdis import REF, ClipInput, mine_two_references
+        from asr_audit.probes.predfiles.refdis import CONSENSUS, REF, ClipInput, mine_two_references
 
         clip = ClipInput(cid, ref, {model: hyp})
         edits = mine_two_references(clip, corr, [model], self.params, self.cache)
-        return [None if e.verdicts.get(model) is None else int(e.verdicts[model] == REF) for e in edits]
+        return [int(e.verdicts[model] == REF) if e.verdicts.get(model) in (REF, CONSENSUS) else None for e in edits]
 
     def units(self, clip_id: str) -> list[Unit]:
         return [Unit(clip_id, clip_id)] if self.ops[clip_id] else []

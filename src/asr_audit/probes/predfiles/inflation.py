@@ -40,18 +40,17 @@ def apply_edits(ref: Tokens, edits: Sequence[Edit]) -> Tokens:
     before: list[str] = []
     after: list[str] = []
     for e in edits:
-        alt = tuple(e.alt_text.split())
+        lo, hi, alt = e.fix
         if e.kind == INSERTION:
-            if e.ref_indices[0] == 0:
+            if lo == 0:
                 before = [*alt, *before]
-            elif e.ref_indices[0] >= n:
+            elif lo >= n:
                 after.extend(alt)
             else:  # interior insertion (two-reference mode): insert before that index
-                i = e.ref_indices[0]
-                end, prev = replaced.get(i, (i, ()))
-                replaced[i] = (end, (*alt, *prev))
-        else:
-            replaced[e.ref_indices[0]] = (e.ref_indices[-1] + 1, alt)
+                end, prev = replaced.get(lo, (lo, ()))
+                replaced[lo] = (end, (*alt, *prev))
+        else:  # the range the panel's rendering replaces (Edit.fix: wider than the run if need be)
+            replaced[lo] = (hi, alt)
     out: list[str] = list(before)
     i = 0
     while i < n:

@@ -23,8 +23,25 @@ Item rule (matching runs on raw text; normalization would erase the distinction)
    with no hypothesis (``missing``) are ineligible and are counted, not scored.
 
 An arm with fewer than ``min_per_arm`` eligible items leaves the switch undefined (``None``, with
-the reason). The Wilson 95% interval is that of the limiting arm (the argmin; ties go to the arm
-with fewer items, then to arm order). Items in one clip are treated as independent.
+the reason). The limiting arm is the argmin (ties go to the arm with fewer items, then to arm
+order). Items in one clip are treated as independent.
+
+**Denominator** (``denominator``): ``eligible`` (default) scores an arm's items where the model
+wrote one of the two arms (``neither`` left out, counted); ``paper`` is the paper's code, which
+counts ``neither`` items as not the reference's arm (k / (same + other + neither)), so its rates
+are lower or equal (issue 11 reports 0.80 vs 0.70 for one model). Clips with no hypothesis
+(``missing``) are left out under both.
+
+**Interval and "above chance"** (issue 11, defect 6): the switch is a minimum over arms, so the
+limiting arm's own interval is not an interval of the minimum (at a true rate of 0.5 on every arm
+it called the model "above chance" 11% of the time, not 2.5%). "Above chance" is an
+intersection-union test: the minimum exceeds 0.5 only if *every* arm's exact one-sided binomial
+test of ``rate <= 0.5`` rejects at ``ALPHA`` = 0.025 (an IUT keeps its level without correction;
+``p_value`` = the largest arm p-value). Equivalently ``ci_low`` = the smallest arm's exact
+(Clopper-Pearson) one-sided 97.5% lower bound, a valid lower bound for the minimum, and "above
+chance" is ``ci_low > 0.5``. ``ci_high`` = the smallest arm's Clopper-Pearson upper bound at
+0.025 / (number of arms) (Bonferroni), so [ci_low, ci_high] covers the minimum with probability
+>= 95%.
 """
 
 from __future__ import annotations
@@ -40,11 +57,13 @@ from asr_audit.options import Reader, Surface, build, check
 from asr_audit.probes.predfiles.conventions import (
     ROLE_MEANING, ROLES, Family, available_families, available_groups, resolve_families,
 )
-from asr_audit.stats.intervals import wilson
+from asr_audit.stats.intervals import binom_tail_ge, clopper_pearson_lower, clopper_pearson_upper
 
 CHANCE = 0.5
+ALPHA = 0.025  # one-sided level of "above chance" (the lower end of a two-sided 95% interval)
 DEFAULT_MIN_PER_ARM = 5
 STATUSES = ("same", "other", "neither", "missing")
+DENOMINATORS = ("eligible", "paper")
 
 _TOKEN = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)*|%")
 _NEXT_WORD = re.compile(r"\.?\s*([^\W\d_][\w'\u2019]*)")
@@ -139,13 +158,19 @@ class SwitchRow:
     n_neither: int
     n_missing: int
     reason: str | None
+    p_value: float | None = None  # intersection-union p-value of "switch > 0.5" (largest arm p-value)
+
+    @property
+    def above_chance(self) -> bool | None:
+        """Whether every arm's exact one-sided test of ``rate <= 0.5`` rejects at :data:`ALPHA`."""
+        return None if self.p_value is None else self.p_value <= ALPHA
 
     def to_dict(self) -> dict[str, object]:
         return {
             "model": self.model, "family": self.family, "group": self.group, "pooled": self.pooled,
             "arms": [{"label": a.label, "role": a.role, "k": a.k, "n": a.n, "rate": a.rate} for a in self.arms],
             "switch": self.switch, "ci_low": self.ci_low, "ci_high": self.ci_high,
-            "limiting_arm": self.limiting_arm, "ci_above_chance": None if self.switch is None else self.ci_low > CHANCE,
+            "limiting_arm": self.limiting_arm, "ci_above_chance": self.above_chance, "p_value": self.p_value,
             "n_items": self.n_items, "n_eligible": self.n_eligible, "n_neither": self.n_neither,
             "n_missing": self.n_missing, "reason": self.reason,
         }
@@ -166,6 +191,7 @@ class OrthoResult:
     source: str = ""
     dataset: str | None = None
     chance: float = CHANCE
+    denominator: str = "eligible"
 
     def row(self, model: str, family: str) -> SwitchRow:
         """The row for ``model`` on ``family`` (a family or pooled group name)."""
@@ -179,7 +205,11 @@ class OrthoResult:
         return {
             "probe": "switch-rate",
             "params": {"families": [f.name for f in self.families], "min_per_arm": self.min_per_arm,
-                       "models": list(self.models), "ci": "wilson 95% on the limiting arm"},
+                       "models": list(self.models), "denominator": self.denominator,
+                       "ci": "95% for the minimum over arms: smallest exact one-sided 97.5% lower bound; smallest "
+                             "exact upper bound at 0.025 / arms (Bonferroni)",
+                       "above_chance": f"every arm's exact one-sided binomial test of rate <= 0.5 rejects at {ALPHA} "
+                                       "(intersection-union test)"},
             "source": self.source, "dataset": self.dataset, "chance": self.chance,
             "n_clips": self.n_clips,
             "roles": dict(ROLE_MEANING),
@@ -324,8 +354,23 @@ def classify(items: Sequence[Item], family: Family, reference: str, ref_tokens: 
 
 # --- scoring --------------------------------------------------------------------------------
 
+def min_over_arms(arms: Sequence[tuple[int, int]]) -> tuple[float, float, float, float]:
+    """``(switch, ci_low, ci_high, p_value)`` for the minimum rate over arms of ``(k, n)`` counts
+    (every ``n > 0``): see the module docstring (intersection-union test, exact bounds).
+
+    >>> [round(x, 4) for x in min_over_arms([(20, 20), (19, 20)])]
+    [0.95, 0.7513, 0.9994, 0.0]
+    """
+    bonferroni = ALPHA / len(arms)
+    switch = min(k / n for k, n in arms)
+    low = min(clopper_pearson_lower(k, n, ALPHA) for k, n in arms)
+    high = min(clopper_pearson_upper(k, n, bonferroni) for k, n in arms)
+    p_value = max(binom_tail_ge(k, n, CHANCE) for k, n in arms)
+    return switch, low, high, p_value
+
+
 def _score(model: str, name: str, group: str, pooled: bool, labels: Sequence[tuple[str, str]],
-           outcomes: Sequence[tuple[int, ItemOutcome]], min_per_arm: int) -> SwitchRow:
+           outcomes: Sequence[tuple[int, ItemOutcome]], min_per_arm: int, denominator: str = "eligible") -> SwitchRow:
     """``outcomes``: (reference arm slot, outcome) pairs; ``labels``: (label, role) per slot."""
     ks = [0] * len(labels)
     ns = [0] * len(labels)
@@ -333,6 +378,8 @@ def _score(model: str, name: str, group: str, pooled: bool, labels: Sequence[tup
     for slot, o in outcomes:
         if o.status == "neither":
             n_neither += 1
+            if denominator == "paper":  # the paper's code: neither arm written = not the reference's
+                ns[slot] += 1
         elif o.status == "missing":
             n_missing += 1
         else:
@@ -340,16 +387,16 @@ def _score(model: str, name: str, group: str, pooled: bool, labels: Sequence[tup
             ks[slot] += o.status == "same"
     arms = tuple(ArmCount(lab, role, k, n) for (lab, role), k, n in zip(labels, ks, ns))
     short = [a for a in arms if a.n < min_per_arm]
-    switch = low = high = limiting = reason = None
+    switch = low = high = limiting = reason = p_value = None
     if short:
         reason = "; ".join(f"arm {a.label!r} has {a.n} eligible item{'s' if a.n != 1 else ''} "
                            f"(< min_per_arm {min_per_arm})" for a in short)
     else:
         lim = min(arms, key=lambda a: (a.k / a.n, a.n, arms.index(a)))
-        rate = wilson(lim.k, lim.n)
-        switch, low, high, limiting = rate.rate, rate.low, rate.high, lim.label
+        switch, low, high, p_value = min_over_arms([(a.k, a.n) for a in arms])
+        limiting = lim.label
     return SwitchRow(model, name, group, pooled, arms, switch, low, high, limiting, len(outcomes),
-                     sum(ns), n_neither, n_missing, reason)
+                     sum(ns), n_neither, n_missing, reason, p_value)
 
 
 def switch_rate(
@@ -357,8 +404,12 @@ def switch_rate(
     families: Sequence[str] | None = None,
     min_per_arm: int = DEFAULT_MIN_PER_ARM,
     models: Sequence[str] | None = None,
+    denominator: str = "eligible",
 ) -> OrthoResult:
     """Orthographic switch rate of every model on every selected family (see the module docstring).
+
+    ``denominator``: ``eligible`` (items where the model wrote either arm) or ``paper`` (also
+    the items where it wrote neither, as the paper's code counts).
 
     ``families`` names families and/or groups (``None``: all); ``models`` a subset of the
     prediction set's models (``None``: all). Output is sorted by model name and registry order, so
@@ -366,6 +417,8 @@ def switch_rate(
     """
     if isinstance(min_per_arm, bool) or not isinstance(min_per_arm, int) or min_per_arm < 1:
         raise ConfigError(f"min_per_arm {min_per_arm!r} must be an integer >= 1")
+    if denominator not in DENOMINATORS:
+        raise ConfigError(f"unknown switch-rate denominator {denominator!r}; valid: {', '.join(DENOMINATORS)}")
     fams = resolve_families(families)
     by_name = {f.name: f for f in fams}
     available = set(pred_set.models)
@@ -410,7 +463,8 @@ def switch_rate(
         mine = [o for o in outcomes if o.model == model]
         for f in fams:
             sel = [(o.item.ref_arm, o) for o in mine if o.item.family == f.name]
-            rows.append(_score(model, f.name, f.group, False, [(a.label, a.role) for a in f.arms], sel, min_per_arm))
+            rows.append(_score(model, f.name, f.group, False, [(a.label, a.role) for a in f.arms], sel, min_per_arm,
+                               denominator))
         for group, members in groups.items():
             if len(members) < 2:
                 continue
@@ -419,9 +473,10 @@ def switch_rate(
             sel = [(role_slot[by_name[o.item.family].arms[o.item.ref_arm].role], o)
                    for o in mine if o.item.family in names]
             labels = [(f"{r}: {ROLE_MEANING[r]}", r) for r in ROLES]
-            pooled.append(_score(model, group, group, True, labels, sel, min_per_arm))
+            pooled.append(_score(model, group, group, True, labels, sel, min_per_arm, denominator))
     return OrthoResult(fams, tuple(chosen), min_per_arm, tuple(rows), tuple(pooled), tuple(outcomes),
-                       len(pred_set.references), ref_counts, pred_set.source, pred_set.dataset)
+                       len(pred_set.references), ref_counts, pred_set.source, pred_set.dataset,
+                       denominator=denominator)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -430,8 +485,11 @@ class SwitchRateOptions:
 
     families: tuple[str, ...] | None = None  # families and/or groups; None: all
     min_per_arm: int = DEFAULT_MIN_PER_ARM
+    denominator: str = "eligible"  # see the module docstring: eligible (asr-audit) or paper (the paper's code)
 
     def __post_init__(self) -> None:
+        check(self.denominator in DENOMINATORS, "denominator", self.denominator,
+              f"is not one of {', '.join(DENOMINATORS)}", "use eligible (asr-audit) or paper (the paper's code)")
         check(self.min_per_arm >= 1, "min_per_arm", self.min_per_arm, "must be >= 1",
               "use 1 or more eligible items per arm")
         known = {*available_families(), *available_groups()}
@@ -444,6 +502,7 @@ class SwitchRateOptions:
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any], surface: Surface) -> SwitchRateOptions:
         """Options from flag or spec values (``None`` = not given)."""
-        r = Reader(values, surface, ("families", "min_per_arm"), "switch_rate")
+        r = Reader(values, surface, ("families", "min_per_arm", "denominator"), "switch_rate")
         return build(cls, surface, families=r.names("families", None),
-                     min_per_arm=r.integer("min_per_arm", DEFAULT_MIN_PER_ARM))
+                     min_per_arm=r.integer("min_per_arm", DEFAULT_MIN_PER_ARM),
+                     denominator=r.text("denominator", "eligible"))

@@ -19,7 +19,12 @@ from asr_audit.text.align import Alignment, AlignmentCache, Tokens
 
 REF = "ref"
 CONSENSUS = "consensus"
-Verdict = str | None  # "ref" | "consensus" | None (ineligible)
+OTHER = "other"
+Verdict = str | None  # "ref" | "consensus" | "other" | None (ineligible)
+
+#: A rendering is "close" when its character distance (:func:`char_distance`) to the model's
+#: output is at most this; see :func:`closeness_verdict`.
+MAX_RENDERING_DISTANCE = 0.5
 
 DELETION, SUBSTITUTION, INSERTION = "deletion", "substitution", "insertion"
 START, MIDDLE, END = "start", "middle", "end"
@@ -55,11 +60,28 @@ class RefdisParams:
     def to_dict(self) -> dict[str, object]:
         return {f: getattr(self, f) for f in self.__dataclass_fields__}
 
+    @property
+    def exact_verdicts(self) -> bool:
+        """Whether verdicts follow the public code's exact-token rule (``ref`` / ``consensus``
+        only): ``--preset anchor --no-loo``, which reproduces the public code. Every other mode
+        uses the three-outcome character-closeness rule of :func:`closeness_verdict`."""
+        return self.preset == "anchor" and not self.loo
+
 
 PRESETS: dict[str, dict[str, object]] = {
     "anchor": {"majority": 0.8, "include_middle": False},
     "paper": {"majority": 0.75, "include_middle": True},
 }
+
+
+def loo_quorum(params: RefdisParams) -> int:
+    """The fewest members a leave-one-out panel (the panel less one) needs to mine anything:
+    ``min_panel``, and at least 2 (an edit needs 2 agreeing votes).
+
+    >>> loo_quorum(RefdisParams(min_panel=2)), loo_quorum(RefdisParams(min_panel=1))
+    (2, 2)
+    """
+    return max(params.min_panel, 2)
 
 
 def preset_params(preset: str = "anchor", **overrides: object) -> RefdisParams:
@@ -87,6 +109,21 @@ class Edit:
     verdicts: Mapping[str, Verdict]
     renderings: Mapping[str, str]  # what each eligible model wrote at the span
     scored: tuple[str, ...] = ()  # models whose accept-ref counts this edit
+    # Where the panel's rendering covers more reference words than the run (its replace opcode
+    # reaches past the run): (start, stop, tokens) = the panel wrote ``tokens`` for ref[start:stop].
+    # ``None``: the rendering ``alt_text`` replaces exactly ``ref_indices``.
+    correction: tuple[int, int, Tokens] | None = None
+
+    @property
+    def fix(self) -> tuple[int, int, Tokens]:
+        """The correction this edit makes: reference ``[start, stop)`` becomes ``tokens``
+        (an insertion has ``start == stop`` = its anchor)."""
+        if self.correction is not None:
+            return self.correction
+        alt = tuple(self.alt_text.split())
+        if self.kind == INSERTION:
+            return self.ref_indices[0], self.ref_indices[0], alt
+        return self.ref_indices[0], self.ref_indices[-1] + 1, alt
 
     @property
     def span_text(self) -> str:
@@ -104,6 +141,8 @@ class Edit:
             "alt_text": self.alt_text, "n_panel_agree": self.n_panel_agree, "n_panel": self.n_panel,
             "consensus_cer": self.consensus_cer, "miners": list(self.miners), "scored": list(self.scored),
             "verdicts": dict(self.verdicts), "renderings": dict(self.renderings),
+            **({} if self.correction is None else {"correction": {
+                "start": self.correction[0], "stop": self.correction[1], "tokens": list(self.correction[2])}}),
         }
 
 
@@ -133,6 +172,80 @@ def char_error(a: str, b: str) -> float:
         return 1.0
     sm = difflib.SequenceMatcher(None, a2, b2, autojunk=False)
     return 1.0 - sum(blk.size for blk in sm.get_matching_blocks()) / len(a2)
+
+
+def char_distance(a: str, b: str) -> float:
+    """Normalized character edit distance: Levenshtein distance of ``a`` and ``b`` with all
+    whitespace removed, divided by the longer length (0 when both are empty).
+
+    >>> char_distance("wile", "well"), char_distance("fire fighters", "firefighters")
+    (0.5, 0.0)
+    >>> char_distance("", "just")
+    1.0
+    """
+    from rapidfuzz.distance import Levenshtein
+
+    a2, b2 = "".join(a.split()), "".join(b.split())
+    if not a2 and not b2:
+        return 0.0
+    return Levenshtein.distance(a2, b2) / max(len(a2), len(b2))
+
+
+def window_renderings(a: Alignment, start: int, stop: int, tokens: Tokens) -> tuple[str, str, str]:
+    """What the model, the reference and the correction each say around ``ref[start:stop]``.
+
+    The correction replaces ``ref[start:stop]`` by ``tokens`` (``start == stop`` inserts). The
+    window runs from just after the last reference word before ``start`` that the model
+    reproduced (an ``equal`` opcode) to just before the first one at or after ``stop``: so a
+    misspelled or misaligned rendering (``thank yu`` absorbed into a replacement of the first
+    reference word) is compared whole. Returns ``(model, reference, corrected)`` texts over it.
+
+    >>> from asr_audit.text.align import align
+    >>> a = align(("we", "agree"), ("wile", "we", "agree"))
+    >>> window_renderings(a, 0, 0, ("well",))
+    ('wile', '', 'well')
+    """
+    ref, hyp = a.ref, a.hyp
+    lo, jlo, hi, jhi = -1, -1, len(ref), len(hyp)
+    for tag, i1, i2, j1, j2 in a.opcodes:
+        if tag != "equal":
+            continue
+        if i1 < start:  # last reproduced reference word before the span
+            last = min(i2, start) - 1
+            lo, jlo = last, j1 + last - i1
+        if i2 > stop and hi == len(ref):  # first reproduced reference word at or after stop
+            first = max(i1, stop)
+            hi, jhi = first, j1 + first - i1
+    model = " ".join(hyp[jlo + 1: jhi])
+    reference = " ".join(ref[lo + 1: hi])
+    corrected = " ".join((*ref[lo + 1: start], *tokens, *ref[stop: hi]))
+    return model, reference, corrected
+
+
+def closeness_verdict(a: Alignment, start: int, stop: int, tokens: Tokens) -> str:
+    """The three-outcome verdict: does the model carry the reference's rendering or the correction's?
+
+    Over the window of :func:`window_renderings`, ``d_ref`` / ``d_cons`` = :func:`char_distance`
+    of the model's text to the reference's / the corrected text. ``consensus`` when
+    ``d_cons < d_ref`` and ``d_cons <= MAX_RENDERING_DISTANCE``; ``ref`` when ``d_ref < d_cons``
+    and ``d_ref <= MAX_RENDERING_DISTANCE``; otherwise ``other`` (a tie, or neither close: the
+    model wrote something else, so the edit says nothing about it and it is not eligible).
+
+    >>> from asr_audit.text.align import align
+    >>> closeness_verdict(align(("we", "agree"), ("wile", "we", "agree")), 0, 0, ("well",))
+    'consensus'
+    >>> closeness_verdict(align(("we", "agree"), ("we", "agree")), 0, 0, ("well",))
+    'ref'
+    >>> closeness_verdict(align(("we", "agree"), ("so", "we", "agree")), 0, 0, ("well",))
+    'other'
+    """
+    model, reference, corrected = window_renderings(a, start, stop, tokens)
+    d_ref, d_cons = char_distance(model, reference), char_distance(model, corrected)
+    if d_cons < d_ref and d_cons <= MAX_RENDERING_DISTANCE:
+        return CONSENSUS
+    if d_ref < d_cons and d_ref <= MAX_RENDERING_DISTANCE:
+        return REF
+    return OTHER
 
 
 def _threshold(majority: float, n_panel: int) -> int:
@@ -180,6 +293,13 @@ def _insertion_chunk(lists: Sequence[Tokens], at_start: bool, threshold: int) ->
         chunk.append(token)
         k += 1
     return tuple(reversed(chunk)) if at_start else tuple(chunk)
+
+
+def _fixed_tokens(ref: Tokens, start: int, stop: int, fix: tuple[int, int, Tokens]) -> Tokens:
+    """The corrected text of ``ref[min(start, fix[0]):max(stop, fix[1])]``, the window a
+    correction reaching past its run [start, stop) is judged on."""
+    lo, hi, tokens = fix
+    return (*ref[min(start, lo):lo], *tokens, *ref[hi:max(stop, hi)])
 
 
 def mine_clip(
@@ -243,14 +363,23 @@ def mine_clip(
         if median < params.min_consensus_cer:
             continue
         alt_text, _ = _most_common_first_seen(alts) if alts else ("", 0)
-        verdicts, renders = verdicts_for(
-            lambda a, s=start, e=stop: (CONSENSUS if a.missed_any(s, e) else REF, a.hyp_span(s, e)))
+        author = next((panel_aligns[m] for m, alt in zip(agreeing, alts) if alt == alt_text), None)
+        fix = (start, stop, tuple(alt_text.split()))
+        if author is not None and (wider := author.replaced_range(start, stop))[:2] != (start, stop):
+            fix = wider  # the rendering replaces more than the run: correct that whole range
+        if params.exact_verdicts:
+            judge = lambda a, s=start, e=stop: (CONSENSUS if a.missed_any(s, e) else REF, a.hyp_span(s, e))  # noqa: E731
+        else:
+            judge = lambda a, s=start, e=stop, f=fix: (  # noqa: E731
+                closeness_verdict(a, min(s, f[0]), max(e, f[1]), _fixed_tokens(a.ref, s, e, f)), a.hyp_span(s, e))
+        verdicts, renders = verdicts_for(judge)
         position = START if start == 0 else END if stop - 1 == n - 1 else MIDDLE
+        correction = None if fix == (start, stop, tuple(alt_text.split())) else fix
         edits.append(Edit(
             clip_id=clip.clip_id, kind=SUBSTITUTION if alt_text else DELETION, position=position,
             ref_tokens=ref[start:stop], ref_indices=tuple(range(start, stop)), alt_text=alt_text,
             n_panel_agree=votes[start], n_panel=n_panel, consensus_cer=round(median, 3), miners=miners,
-            verdicts=verdicts, renderings=renders))
+            verdicts=verdicts, renderings=renders, correction=correction))
     for anchor in (0, n):
         at_start = anchor == 0
         lists = [panel_aligns[m].insertions.get(anchor, ()) for m in members]
@@ -260,10 +389,13 @@ def mine_clip(
         n_agree = sum(_emits(lst, chunk, at_start) for lst in lists)
         if n_agree < threshold:
             continue
-        verdicts, renders = verdicts_for(
-            lambda a, anc=anchor, st=at_start, ch=chunk: (
-                CONSENSUS if _emits(a.insertions.get(anc, ()), ch, st) else REF,
-                " ".join(a.insertions.get(anc, ()))))
+        if params.exact_verdicts:
+            judge = lambda a, anc=anchor, st=at_start, ch=chunk: (  # noqa: E731
+                CONSENSUS if _emits(a.insertions.get(anc, ()), ch, st) else REF, " ".join(a.insertions.get(anc, ())))
+        else:
+            judge = lambda a, anc=anchor, ch=chunk: (  # noqa: E731
+                closeness_verdict(a, anc, anc, ch), " ".join(a.insertions.get(anc, ())))
+        verdicts, renders = verdicts_for(judge)
         edits.append(Edit(
             clip_id=clip.clip_id, kind=INSERTION, position=START if at_start else END, ref_tokens=(),
             ref_indices=(anchor,), alt_text=" ".join(chunk), n_panel_agree=n_agree, n_panel=n_panel,
@@ -289,13 +421,21 @@ def mine_two_references(clip: ClipInput, corrected: Tokens, models: Sequence[str
         if tag == "insert":
             chunk = corrected[j1:j2]
             at_start = i1 == 0
-            judge = (lambda a, anc=i1, ch=chunk, st=at_start: (
-                CONSENSUS if (_emits(a.insertions.get(anc, ()), ch, st) if anc in (0, n)
-                              else ch == a.insertions.get(anc, ())[: len(ch)]) else REF,
-                " ".join(a.insertions.get(anc, ()))))
+            if params.exact_verdicts:
+                judge = (lambda a, anc=i1, ch=chunk, st=at_start: (
+                    CONSENSUS if (_emits(a.insertions.get(anc, ()), ch, st) if anc in (0, n)
+                                  else ch == a.insertions.get(anc, ())[: len(ch)]) else REF,
+                    " ".join(a.insertions.get(anc, ()))))
+            else:
+                judge = lambda a, anc=i1, ch=chunk: (  # noqa: E731
+                    closeness_verdict(a, anc, anc, ch), " ".join(a.insertions.get(anc, ())))
             kind, ref_tokens, idx = INSERTION, (), (i1,)
         else:
-            judge = lambda a, s=i1, e=i2: (CONSENSUS if a.missed_any(s, e) else REF, a.hyp_span(s, e))  # noqa: E731
+            if params.exact_verdicts:
+                judge = lambda a, s=i1, e=i2: (CONSENSUS if a.missed_any(s, e) else REF, a.hyp_span(s, e))  # noqa: E731
+            else:
+                judge = lambda a, s=i1, e=i2, ch=corrected[j1:j2]: (  # noqa: E731
+                    closeness_verdict(a, s, e, ch), a.hyp_span(s, e))
             kind = SUBSTITUTION if tag == "replace" else DELETION
             ref_tokens, idx = ref[i1:i2], tuple(range(i1, i2))
         verdicts: dict[str, Verdict] = {}

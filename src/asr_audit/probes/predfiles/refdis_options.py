@@ -11,8 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from asr_audit.options import Reader, Surface, build, check
-from asr_audit.probes.predfiles.refdis import PRESETS, RefdisParams, preset_params
+from asr_audit.errors import ConfigError
+from asr_audit.options import CLI, Reader, Surface, build, check
+from asr_audit.probes.predfiles.refdis import PRESETS, RefdisParams, loo_quorum, preset_params
 
 MINING_FIELDS = ("majority", "include_middle", "min_run_len", "min_ref_match", "min_consensus_cer", "min_panel",
                  "loo")
@@ -30,6 +31,28 @@ class RefdisOptions:
 
     def __post_init__(self) -> None:
         check(self.resamples >= 1, "resamples", self.resamples, "must be >= 1", "use 1 or more bootstrap resamples")
+
+    def check_panel(self, n_panel: int, surface: Surface, corpus: str | None = None) -> None:
+        """Refuse leave-one-out when the panel less one is below :func:`loo_quorum` (issue 11,
+        defect 3): every panel member would be scored on 0 edits. Checked where the panel is known
+        (the spec's ``[panel]`` when it loads, the CLI's ``--panel``), before any inference; the
+        error names the flags (CLI) or the TOML fields (spec). A panel below ``min_panel`` is left
+        to the run's own error."""
+        mining = self.mining
+        quorum = loo_quorum(mining)
+        if not mining.loo or n_panel < mining.min_panel or n_panel - 1 >= quorum:
+            return
+        if surface.kind == CLI:
+            raise ConfigError(
+                f"leave-one-out mines each panel member's edits with the other {n_panel - 1}, fewer than {quorum} "
+                f"(--min-panel {mining.min_panel}, and 2 votes at least): no member could be scored; fix: name at "
+                f"least {quorum + 1} panel members, or pass --no-loo")
+        where = f"{surface.path or '<spec>'}: " + ("" if corpus is None else f"corpus {corpus!r}: ")
+        raise ConfigError(
+            f"{where}leave-one-out ({surface.name('loo')}) mines each of the {n_panel} panel models' edits with the "
+            f"other {n_panel - 1}, fewer than {quorum} ({surface.name('min_panel')} = {mining.min_panel}, and 2 votes "
+            f"at least), so no panel model could be scored; fix: list at least {quorum + 1} [panel] models or set "
+            f"{surface.name('loo')} = false")
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any], surface: Surface, probe: str = "refdis",

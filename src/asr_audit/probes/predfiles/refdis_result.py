@@ -25,6 +25,11 @@ class ModelScore:
     by_kind: Mapping[str, Rate]
     by_position: Mapping[str, Rate]
     inflation: Inflation
+    # verdicts "other" (the model wrote neither rendering: not eligible); None under the public
+    # code's exact rule (--preset anchor --no-loo), which has no such outcome
+    n_other: int | None = None
+    # why accept-ref is undefined (no eligible verdict); None when it is defined
+    reason: str | None = None
 
     def to_dict(self) -> dict[str, object]:
         r, inf = self.accept_ref, self.inflation
@@ -32,6 +37,8 @@ class ModelScore:
         return {
             "model": self.model, "in_panel": self.in_panel,
             "accept_ref": rate, "n_ref": r.k, "n_eligible": r.n, "ci_low": low, "ci_high": high,
+            **({"reason": self.reason} if r.n == 0 else {}),
+            **({} if self.n_other is None else {"n_other": self.n_other}),
             "n_clips": self.n_clips,
             "by_kind": {k: v.to_dict() for k, v in self.by_kind.items()},
             "by_position": {k: v.to_dict() for k, v in self.by_position.items()},

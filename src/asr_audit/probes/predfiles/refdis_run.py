@@ -20,7 +20,7 @@ import numpy as np
 from asr_audit.corpus.predfiles import PredictionSet, gc_paused
 from asr_audit.errors import ConfigError
 from asr_audit.probes.predfiles.inflation import wer_inflations
-from asr_audit.probes.predfiles.refdis import ClipInput, Mining, RefdisParams, mine, mine_two_references
+from asr_audit.probes.predfiles.refdis import ClipInput, Mining, RefdisParams, loo_quorum, mine, mine_two_references
 from asr_audit.probes.predfiles.refdis_inputs import prepare_clips
 from asr_audit.probes.predfiles.refdis_result import RefdisResult
 from asr_audit.probes.predfiles.refdis_score import score_model
@@ -66,7 +66,8 @@ def run_refdis(
         scored = {m: mining.scored_edits(m) for m in models}
         # one stream for the run: every model's interval uses the same resamples of the clips
         inflations = wer_inflations(clips, scored, cache, np.random.default_rng(seed), n_resamples)
-        scores = [score_model(m, scored[m], in_panel=m in panel, inflation=inflations[m]) for m in models]
+        scores = [score_model(m, scored[m], in_panel=m in panel, inflation=inflations[m],
+                              count_other=not params.exact_verdicts) for m in models]
         with_edits = ({e.clip_id for e in mining.edits}
                       | {e.clip_id for es in mining.loo_edits.values() for e in es})
         return RefdisResult(
@@ -97,6 +98,11 @@ def _mine_panel(preds: PredictionSet, panel: Sequence[str], models: Sequence[str
     if len(panel) < params.min_panel:
         raise ConfigError(f"the panel has {len(panel)} member(s) but --min-panel is {params.min_panel}; "
                           "fix: name more panel members or lower --min-panel")
+    if params.loo and len(panel) - 1 < loo_quorum(params):
+        raise ConfigError(
+            f"leave-one-out mines each panel member's edits with the other {len(panel) - 1}, fewer than "
+            f"{loo_quorum(params)} (--min-panel {params.min_panel}, and 2 votes at least): no member could be "
+            f"scored; fix: name at least {loo_quorum(params) + 1} panel members, or pass --no-loo")
     everyone = list(dict.fromkeys([*models, *panel]))
     clips = inputs.clips(preds, everyone)
     return clips, mine(clips, panel, models, params, inputs.cache)

@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from asr_audit.probes.predfiles.inflation import Inflation
-from asr_audit.probes.predfiles.refdis import DELETION, END, INSERTION, MIDDLE, REF, START, SUBSTITUTION, Edit
+from asr_audit.probes.predfiles.refdis import (
+    CONSENSUS, DELETION, END, INSERTION, MIDDLE, OTHER, REF, START, SUBSTITUTION, Edit,
+)
 from asr_audit.probes.predfiles.refdis_result import ModelScore
 from asr_audit.stats.intervals import Rate, wilson
 
@@ -18,18 +20,32 @@ POSITIONS = (START, MIDDLE, END)
 
 
 def accept_ref(edits: Sequence[Edit], model: str) -> Rate:
-    """Share of the edits ``model`` is judged on where it wrote the reference, with a Wilson interval."""
+    """Share of the edits ``model`` is judged on where it wrote the reference, with a Wilson interval:
+    verdicts ``ref`` over verdicts ``ref`` or ``consensus`` (``other`` and ineligible verdicts are
+    not counted)."""
     judged = [e.verdicts.get(model) for e in edits]
-    n = sum(v is not None for v in judged)
+    n = sum(v in (REF, CONSENSUS) for v in judged)
     return wilson(sum(v == REF for v in judged), n)
 
 
-def score_model(model: str, edits: Sequence[Edit], *, in_panel: bool, inflation: Inflation) -> ModelScore:
-    """accept-ref of ``model`` over the edits it is judged on, overall and by kind / position."""
-    eligible_clips = {e.clip_id for e in edits if e.verdicts.get(model) is not None}
+def score_model(model: str, edits: Sequence[Edit], *, in_panel: bool, inflation: Inflation,
+                count_other: bool = True) -> ModelScore:
+    """accept-ref of ``model`` over the edits it is judged on, overall and by kind / position.
+
+    ``count_other``: report the number of ``other`` verdicts (off under the public code's exact
+    rule, which has none, so that its output stays the public code's). When no verdict is
+    eligible, ``reason`` says why accept-ref is undefined."""
+    eligible_clips = {e.clip_id for e in edits if e.verdicts.get(model) in (REF, CONSENSUS)}
+    n_other = sum(e.verdicts.get(model) == OTHER for e in edits)
+    n_none = sum(e.verdicts.get(model) is None for e in edits)
+    rate = accept_ref(edits, model)
+    reason = None
+    if rate.n == 0:
+        reason = (f"no edit was mined for it ({'leave-one-out panel' if in_panel else 'panel'})" if not edits else
+                  f"none of its {len(edits)} edit(s) could be judged ({n_none} ineligible, {n_other} other)")
     return ModelScore(
-        model=model, in_panel=in_panel, accept_ref=accept_ref(edits, model), n_clips=len(eligible_clips),
+        model=model, in_panel=in_panel, accept_ref=rate, n_clips=len(eligible_clips),
         by_kind={k: accept_ref([e for e in edits if e.kind == k], model) for k in KINDS},
         by_position={p: accept_ref([e for e in edits if e.position == p], model) for p in POSITIONS},
-        inflation=inflation,
+        inflation=inflation, n_other=n_other if count_other else None, reason=reason,
     )
