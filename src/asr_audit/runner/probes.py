@@ -126,7 +126,7 @@ def _switch_rate_options(values: Mapping[str, Any], surface: Surface) -> Any:
 
 
 REFDIS_PARAMS = ("preset", "majority", "include_middle", "min_run_len", "min_ref_match", "min_consensus_cer",
-                 "min_panel", "loo", "resamples", "published")
+                 "min_panel", "loo", "resamples", "published", "merge_compounds", "language")
 
 
 def run_refdis_with(ctx: ProbeContext, options: Any, surface: Surface) -> Any:
@@ -137,8 +137,9 @@ def run_refdis_with(ctx: ProbeContext, options: Any, surface: Surface) -> Any:
         raise ConfigError(f"corpus {ctx.corpus!r}: the panel has {len(ctx.panel)} model(s) "
                           f"({', '.join(ctx.panel) or 'none'}) but min_panel is {options.mining.min_panel}; "
                           f"fix: list more [panel] models or set {surface.name('min_panel')} lower")
-    return run_refdis(ctx.predictions, ctx.panel, options.mining, normalizer=ctx.normalizer, seed=ctx.seed,
-                      n_resamples=options.resamples)
+    return run_refdis(ctx.predictions, ctx.panel, options.mining, normalizer=options.normalizer_for(ctx.normalizer),
+                      seed=ctx.seed, n_resamples=options.resamples, text2num=options.text2num,
+                      merge_compounds=options.merge_compounds, language=options.language)
 
 
 @register_probe("refdis", REFDIS_PARAMS, "reference disagreement with a consensus panel, and WER inflation",
