@@ -155,6 +155,7 @@ def test_cli_bad_audio_manifest_completes_and_lists_failures(tmp_path: Path, run
         if reason is not None:
             assert any(cid in line and reason in line for line in err.splitlines()), (cid, err)
     assert "WER" in out and "sphinx:en-us" in out
+    assert "WER after the whisper (OpenAI Whisper EnglishTextNormalizer" in " ".join(out.split())
     with Store(tmp_path / "s.sqlite") as st:
         (run,) = st.runs()
         assert len(st.run_errors(run["run_id"])) == 5

@@ -19,12 +19,12 @@ from asr_audit.text.normalize import (
 
 
 def test_available_and_default() -> None:
-    assert available_normalizers() == ["basic", "oal", "whisper"]
+    assert available_normalizers() == ["basic", "oal", "whisper", "whisper-basic", "whisper-normalizer-0.1.15"]
     assert DEFAULT_NORMALIZER == "whisper"
     assert get_normalizer().name == "whisper"
 
 
-@pytest.mark.parametrize("name", ["basic", "oal", "whisper"])
+@pytest.mark.parametrize("name", ["basic", "oal", "whisper", "whisper-basic", "whisper-normalizer-0.1.15"])
 def test_each_normalizer_follows_the_protocol(name: str) -> None:
     normalizer = get_normalizer(name)
     assert isinstance(normalizer, Normalizer)
@@ -32,6 +32,7 @@ def test_each_normalizer_follows_the_protocol(name: str) -> None:
     assert get_normalizer(name) is normalizer  # shared instance
     info = normalizer.describe()
     assert info["name"] == name
+    assert info["label"].startswith(name + " (")  # the exact normalizer, named in outputs
     assert info["package_version"] not in ("", "unknown")
     assert isinstance(normalizer("Hello, World!"), str)
 

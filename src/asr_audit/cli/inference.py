@@ -42,7 +42,7 @@ def transcribe(
     batch_size: int = typer.Option(8, "--batch-size", min=1, help="Clips per backend call and per store commit."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N clips of the corpus."),
     language: str = typer.Option("en", "--language", help="Decode language given to the model ('none' to let it detect)."),
-    normalizer: str = typer.Option("whisper", "--normalizer", help="Text normalizer for the WER column: whisper | oal | basic."),
+    normalizer: str = typer.Option("whisper", "--normalizer", help="Text normalizer for the WER column: whisper (OpenAI Whisper's) | whisper-normalizer-0.1.15 | oal | basic | whisper-basic."),
     timings: bool = typer.Option(True, "--timings/--no-timings",
                                  help="Write per-clip compute seconds ('time'); without it files are byte-reproducible."),
 ) -> None:
@@ -57,7 +57,8 @@ def transcribe(
     from asr_audit.store.export import prediction_file_name, write_predictions
     from asr_audit.text.normalize import get_normalizer
 
-    get_normalizer(normalizer)  # fail on an unknown name before any work
+    info = get_normalizer(normalizer).describe()  # fail on an unknown name before any work
+    wer_label = str(info.get("label", info["name"]))
     specs = model_specs(model)  # fails on a bad spec before any work
     options = DecodeOptions(language=None if language.lower() == "none" else language)
     corp = load_clips(corpus, limit)
@@ -85,15 +86,15 @@ def transcribe(
             st.record_errors(run_id, outcome.backend_key, corp.source, [(f.clip_id, f.reason) for f in outcome.failures])
             results.append((outcome, corpus_wer(outcome.records, normalizer), path))
         st.finish_run(run_id, {"failed_clips": sum(len(o.failures) for o, _, _ in results)})
-    _summary(results, len(corp))
+    _summary(results, len(corp), wer_label)
 
 
-def _summary(results: list, n_clips: int) -> None:  # noqa: ANN001
+def _summary(results: list, n_clips: int, wer_label: str = "") -> None:  # noqa: ANN001
     from asr_audit.report.tables import transcribe_table
 
     rows = [{"model": o.spec, "ok": len(o.records), "cached": o.n_cached, "computed": o.n_computed,
              "failed": len(o.failures), "wer": wer, "rtfx": o.rtfx, "file": path} for o, wer, path in results]
-    console.print(transcribe_table(rows, n_clips))
+    console.print(transcribe_table(rows, n_clips, wer_label))
     failures = [(o.spec, f) for o, _, _ in results for f in o.failures]
     if failures:
         err_console.print(Text(f"{len(failures)} clip(s) failed and were skipped:", "yellow"), highlight=False)

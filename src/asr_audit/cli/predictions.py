@@ -26,8 +26,13 @@ def refdis(
     min_panel: Optional[int] = typer.Option(None, "--min-panel"),
     loo: bool = typer.Option(True, "--loo/--no-loo", help="Score panel members leave-one-out (the paper's rule)."),
     models: Optional[str] = typer.Option(None, "--models", help="Models to score (default: every file)."),
-    normalizer: str = typer.Option("whisper", "--normalizer", help="whisper | oal | basic"),
-    language: str = typer.Option("en", "--language", help="Language of the corpus (non-English uses the basic normalizer unless set)."),
+    normalizer: str = typer.Option("whisper", "--normalizer",
+                                   help="whisper (OpenAI Whisper's) | whisper-normalizer-0.1.15 | oal | basic | whisper-basic"),
+    merge_compounds: bool = typer.Option(False, "--merge-compounds/--no-merge-compounds",
+                                         help="Count WER as the Open ASR Leaderboard does: a compound split on one side "
+                                              "and joined on the other is no error (kaldialign merge_compounds)."),
+    language: str = typer.Option("en", "--language", help="Language of the corpus, its primary subtag decides (en-GB is English). "
+                                 "Non-English text uses the basic normalizer (under --preset anchor: whisper-basic, as the paper's code)."),
     dataset: Optional[str] = typer.Option(None, "--dataset", help="Pick one dataset in a bucketed folder."),
     seed: int = typer.Option(0, "--seed", help="Seed for the bootstrap intervals."),
     resamples: int = typer.Option(1000, "--resamples", help="Bootstrap resamples."),
@@ -48,19 +53,19 @@ def refdis(
     options = RefdisOptions.from_mapping(
         {"preset": preset, "majority": majority, "include_middle": include_middle, "min_run_len": min_run_len,
          "min_ref_match": min_ref_match, "min_consensus_cer": min_consensus_cer, "min_panel": min_panel, "loo": loo,
-         "resamples": resamples}, Surface.cli())
+         "resamples": resamples, "merge_compounds": merge_compounds, "language": language}, Surface.cli())
     if normalize_workers < 0:
         raise ConfigError(f"--normalize-workers {normalize_workers} must be >= 0 (0 = one per core)")
     import os
 
     workers = normalize_workers or (os.cpu_count() or 1)
-    if language != "en" and normalizer in ("whisper", "oal"):
-        normalizer = "basic"
     pset = load_predictions(preds, dataset)
     refs = load_references(corrected) if corrected is not None else None
-    result = run_refdis(pset, split_list(panel, "--panel") or [], options.mining, normalizer=normalizer,
-                        models=split_list(models, "--models"), corrected=refs, seed=seed,
-                        n_resamples=options.resamples, text2num=language == "en", normalize_workers=workers)
+    result = run_refdis(pset, split_list(panel, "--panel") or [], options.mining,
+                        normalizer=options.normalizer_for(normalizer), models=split_list(models, "--models"),
+                        corrected=refs, seed=seed, n_resamples=options.resamples, text2num=options.text2num,
+                        normalize_workers=workers, merge_compounds=options.merge_compounds,
+                        language=options.language)
     data = result.to_dict()
     console.print(refdis_table(data))
     if json_out:

@@ -9,8 +9,12 @@ A backend declares its capabilities:
 
 Backends are created from *spec strings* (``hf:openai/whisper-tiny.en``, ``ct2:/path``,
 ``sphinx:en-us``, ``openai:http://host:8000#model``, ``preds:file.jsonl``, bundled names such as
-``whisper-tiny.en``). A spec string plus the weights hash plus the decode options is the
-backend's :class:`BackendIdentity`, recorded with every output and used as the cache key.
+``whisper-tiny.en``). A spec string plus the weights hash plus the decode options plus the
+*code* entries (the backend's decoding-code version and what it resolved at load time: the
+compute type a ``default`` request became on this machine, the converter revision of rebuilt
+weights) is the backend's :class:`BackendIdentity`, recorded with every output and used as the
+cache key. Bump a backend's ``code_version`` whenever a change to its decoding code can change
+its outputs: results cached by the old code are then never served for the new.
 """
 
 from __future__ import annotations
@@ -72,25 +76,41 @@ class DecodeOptions:
         return cls(**data)
 
 
+CodeEntries = tuple[tuple[str, str], ...]
+
+
 @dataclass(frozen=True, slots=True)
 class BackendIdentity:
-    """What makes two transcriptions comparable: spec, weights hash, decode options."""
+    """What makes two transcriptions comparable: spec, weights hash, decode options, code.
+
+    ``code`` holds sorted ``(name, value)`` pairs: ``code_version`` (the decoding code's
+    version, e.g. ``ct2-whisper/1``) and settings resolved at load time (``compute_type``,
+    ``converter``). All of it enters :attr:`key`.
+
+    >>> a = BackendIdentity("x", "h", code=(("code_version", "ct2-whisper/1"), ("compute_type", "float32")))
+    >>> b = BackendIdentity("x", "h", code=(("code_version", "ct2-whisper/1"), ("compute_type", "float16")))
+    >>> a.key != b.key
+    True
+    """
 
     spec: str
     weights_hash: str
     options: DecodeOptions = field(default_factory=DecodeOptions)
+    code: CodeEntries = ()
 
     @property
     def key(self) -> str:
         """A stable short hash used as the store key."""
         payload = json.dumps(
-            {"spec": self.spec, "weights": self.weights_hash, "options": self.options.to_dict()},
+            {"spec": self.spec, "weights": self.weights_hash, "options": self.options.to_dict(),
+             "code": dict(self.code)},
             sort_keys=True,
         )
         return hashlib.sha256(payload.encode()).hexdigest()[:24]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"spec": self.spec, "weights_hash": self.weights_hash, "options": self.options.to_dict(), "key": self.key}
+        return {"spec": self.spec, "weights_hash": self.weights_hash, "options": self.options.to_dict(),
+                "code": dict(self.code), "key": self.key}
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,9 +251,15 @@ def load_backend(spec: str, options: DecodeOptions | None = None) -> Backend:
 
 
 class BaseBackend:
-    """Convenience base: subclasses set ``capabilities`` and implement ``transcribe``."""
+    """Convenience base: subclasses set ``capabilities`` and ``code_version`` and implement ``transcribe``.
+
+    ``code_version`` names the decoding code and its revision (``"ct2-whisper/1"``); bump the
+    number whenever a change can alter outputs. Settings resolved at load time go into
+    :meth:`identity_code` (override it, calling ``super()``).
+    """
 
     capabilities: ClassVar[frozenset[str]] = frozenset({TRANSCRIBE})
+    code_version: ClassVar[str] = "unversioned"
     max_duration: Seconds | None = None
 
     def __init__(self, spec: str, options: DecodeOptions, weights_hash: str) -> None:
@@ -241,8 +267,13 @@ class BaseBackend:
         self.options = options
         self._weights_hash = weights_hash
 
+    def identity_code(self) -> dict[str, str]:
+        """The code entries of the identity: the decoding-code version and resolved settings."""
+        return {"code_version": self.code_version}
+
     def identity(self) -> BackendIdentity:
-        return BackendIdentity(self.spec, self._weights_hash, self.options)
+        return BackendIdentity(self.spec, self._weights_hash, self.options,
+                               tuple(sorted(self.identity_code().items())))
 
     def transcribe(self, audios: Sequence[np.ndarray]) -> list[str]:  # pragma: no cover - abstract
         raise NotImplementedError

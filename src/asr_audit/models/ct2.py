@@ -45,9 +45,15 @@ def mel_settings_for(model_dir: Path) -> MelSettings:
 
 
 class CT2WhisperBackend(BaseBackend):
-    """Greedy Whisper transcription with CTranslate2."""
+    """Greedy Whisper transcription with CTranslate2.
+
+    The identity carries the compute type CTranslate2 actually uses (``default`` resolves to
+    float32 on CPU and, for float16 weights, float16 on a GPU), so results computed on two
+    machines never share a cache key unless they were computed the same way.
+    """
 
     capabilities = frozenset({TRANSCRIBE})
+    code_version = "ct2-whisper/1"
     max_duration = WHISPER_MAX_SECONDS
 
     def __init__(
@@ -88,6 +94,8 @@ class CT2WhisperBackend(BaseBackend):
             )
         except (RuntimeError, ValueError) as exc:
             raise BackendError(f"{spec}: CTranslate2 cannot load {model_dir} ({exc}); fix: check the model directory") from exc
+        # the compute type CTranslate2 resolved ("default" -> the weights' type the device supports)
+        self.compute_type = str(getattr(self._model, "compute_type", compute_type))
         self._tokenizer = tokenizers.Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self.mel = mel_settings_for(model_dir)
         if self.mel.n_mels != self._model.n_mels:
@@ -98,6 +106,10 @@ class CT2WhisperBackend(BaseBackend):
         # length (as OpenAI's sample_len = n_text_ctx // 2); ask for exactly max_new_tokens.
         self.max_new_tokens = min(options.max_new_tokens, WHISPER_MAX_NEW_TOKENS)
         self.max_length = 2 * self.max_new_tokens
+
+    def identity_code(self) -> dict[str, str]:
+        """Code version plus the resolved compute type."""
+        return {**super().identity_code(), "compute_type": self.compute_type}
 
     def transcribe(self, audios: Sequence[np.ndarray]) -> list[str]:
         ctranslate2 = require("ctranslate2", "ct2")

@@ -88,7 +88,7 @@ def load_hf_whisper(arg: str, options: DecodeOptions, *, device: str | None = No
 def load_bundled_torch(name: str, options: DecodeOptions, *, device: str | None = None, batch_size: int = 8) -> TorchWhisperBackend:
     """A bundled Whisper rebuilt in PyTorch (converted once, then loaded from the cache)."""
     from asr_audit.models.ct2 import ct2_weight_files
-    from asr_audit.models.whisper_convert import converted_whisper_dir
+    from asr_audit.models.whisper_convert import CONVERTER_VERSION, converted_whisper_dir
 
     source = bundled_model_dir(name)
     return TorchWhisperBackend(
@@ -98,6 +98,7 @@ def load_bundled_torch(name: str, options: DecodeOptions, *, device: str | None 
         weights_hash(ct2_weight_files(source)),
         device=device,
         batch_size=batch_size,
+        converter=CONVERTER_VERSION,
     )
 
 

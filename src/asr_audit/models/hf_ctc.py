@@ -63,6 +63,7 @@ class HFCTCBackend(BaseBackend):
     """A Hugging Face ``AutoModelForCTC`` + processor, greedy decoding, CTC prefix scoring."""
 
     capabilities = frozenset({TRANSCRIBE, SCORE, SITES})
+    code_version = "hf-ctc/1"
     max_duration = None
 
     def __init__(
@@ -77,6 +78,7 @@ class HFCTCBackend(BaseBackend):
     ) -> None:
         torch, transformers, dtype = torch_setup(spec, options, "CTC decoding here is greedy; fix: beam_size=1")
         super().__init__(spec, options, weights_hash_)
+        self.dtype = str(dtype).removeprefix("torch.")
         self.batch_size = batch_size
         self.device = resolve_device(device, torch.cuda.is_available)
         try:
@@ -91,6 +93,10 @@ class HFCTCBackend(BaseBackend):
         letters = "".join(t for t in self.tokenizer.get_vocab() if len(t) == 1 and t.isalpha())
         self._case = "upper" if letters and letters == letters.upper() else "lower" if letters and letters == letters.lower() else ""
         self._sites = ctc_site_modules(self.torch_model)
+
+    def identity_code(self) -> dict[str, str]:
+        """Code version plus the torch dtype the weights run in."""
+        return {**super().identity_code(), "dtype": self.dtype}
 
     def sites(self) -> list[str]:
         """Hook-site names in forward order (``encoder.in``, ``encoder.layers.{L}.self_attn|mlp|out``, ``encoder.head``)."""

@@ -101,6 +101,7 @@ class OpenAIHTTPBackend(BaseBackend):
     """Transcription through an OpenAI-compatible HTTP server, one request per clip."""
 
     capabilities = frozenset({TRANSCRIBE})
+    code_version = "openai-http/1"
     max_duration = None
 
     def __init__(

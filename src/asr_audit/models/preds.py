@@ -45,6 +45,7 @@ class PredictionsBackend(BaseBackend):
     """Hypotheses read from a prediction file, looked up by clip id."""
 
     capabilities = frozenset({TRANSCRIBE})
+    code_version = "preds/1"
     max_duration = None
     needs_audio = False
 

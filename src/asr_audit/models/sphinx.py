@@ -43,6 +43,7 @@ class SphinxBackend(BaseBackend):
     """PocketSphinx greedy (Viterbi + n-gram LM) transcription."""
 
     capabilities = frozenset({TRANSCRIBE})
+    code_version = "sphinx/1"
     max_duration = MAX_DURATION
 
     def __init__(self, model: str, options: DecodeOptions) -> None:

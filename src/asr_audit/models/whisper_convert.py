@@ -34,7 +34,8 @@ from asr_audit.paths import cache_dir
 _DTYPES = (np.float32, np.int8, np.int16, np.int32, np.float16, None)  # None: bfloat16
 _SUPPORTED_VERSIONS = (5, 6)
 _GELU = 3  # ctranslate2 ActivationType::GELU
-CONVERTER_REVISION = "1"  # bump to invalidate cached conversions
+CONVERTER_REVISION = "1"  # bump to invalidate cached conversions and the cache keys of their results
+CONVERTER_VERSION = f"whisper_convert/{CONVERTER_REVISION}"  # recorded in the identity of rebuilt backends
 
 
 @dataclass(frozen=True, slots=True)

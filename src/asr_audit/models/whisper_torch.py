@@ -87,6 +87,7 @@ class TorchWhisperBackend(BaseBackend):
     """A Hugging Face Whisper model directory run with PyTorch (transcribe, score, sites)."""
 
     capabilities = frozenset({TRANSCRIBE, SCORE, SITES})
+    code_version = "torch-whisper/1"
     max_duration = WHISPER_MAX_SECONDS
 
     def __init__(
@@ -98,10 +99,14 @@ class TorchWhisperBackend(BaseBackend):
         *,
         device: str | None = None,
         batch_size: int = 8,
+        converter: str | None = None,
     ) -> None:
+        """``converter``: the revision of the code that rebuilt these weights (``-pt``, organisms)."""
         torch, transformers, dtype = torch_setup(
             spec, options, "PyTorch Whisper backends decode greedily; fix: beam_size=1, or use the ct2 backend for beams")
         super().__init__(spec, options, weights_hash)
+        self.dtype = str(dtype).removeprefix("torch.")
+        self.converter = converter
         self.model_dir = Path(model_dir)
         self.batch_size = batch_size
         self.device = resolve_device(device, torch.cuda.is_available)
@@ -124,6 +129,13 @@ class TorchWhisperBackend(BaseBackend):
         self._sites = whisper_site_modules(self.torch_model)
         params = inspect.signature(self.torch_model.forward).parameters
         self._cache_kw = "cache" if "cache" in params else "past_key_values"  # transformers >= 5 renamed it
+
+    def identity_code(self) -> dict[str, str]:
+        """Code version, the torch dtype and (for rebuilt weights) the converter revision."""
+        code = {**super().identity_code(), "dtype": self.dtype}
+        if self.converter is not None:
+            code["converter"] = self.converter
+        return code
 
     # ------------------------------------------------------------------ helpers
     def _token_id(self, token: str) -> int | None:

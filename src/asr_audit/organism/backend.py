@@ -67,7 +67,7 @@ def load_organism(name: str, options: DecodeOptions | None = None, *, root: Path
     from asr_audit.models.bundled import bundled_model_dir
     from asr_audit.models.cache import weights_hash
     from asr_audit.models.ct2 import ct2_weight_files
-    from asr_audit.models.whisper_convert import converted_whisper_dir
+    from asr_audit.models.whisper_convert import CONVERTER_VERSION, converted_whisper_dir
     from asr_audit.models.whisper_torch import TorchWhisperBackend
     from asr_audit.organism.weights import apply_delta, load_delta
 
@@ -78,7 +78,8 @@ def load_organism(name: str, options: DecodeOptions | None = None, *, root: Path
     source = bundled_model_dir(BASE_MODEL)
     base_hash = weights_hash(ct2_weight_files(source))
     backend = TorchWhisperBackend(converted_whisper_dir(source), name, options or DecodeOptions(),
-                                  combined_hash(base_hash, path), device=device, batch_size=batch_size)
+                                  combined_hash(base_hash, path), device=device, batch_size=batch_size,
+                                  converter=CONVERTER_VERSION)
     apply_delta(backend.torch_model, delta, base_hash, name)
     backend.organism_meta = dict(delta.meta)
     return backend

@@ -58,7 +58,7 @@ def build_report(results: Mapping[str, Any], out_dir: str | Path) -> Path:
         title=results.get("title", ""),
         version=results.get("asr_audit_version", ""),
         seed=results.get("seed", ""),
-        normalizer=norm.get("name", "") if isinstance(norm, Mapping) else norm,
+        normalizer=norm.get("label", norm.get("name", "")) if isinstance(norm, Mapping) else norm,
         normalizer_detail=to_json(norm).strip(),
         models=results.get("models", []),
         corpora=results.get("corpora", []),

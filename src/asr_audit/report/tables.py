@@ -63,7 +63,8 @@ def refdis_table(d: Mapping[str, Any]) -> Table:
     """The ``asr-audit refdis`` table from a refdis result's ``to_dict()``: one row per model."""
     title = (f"reference disagreement — {d['n_clips']} clips, {d['n_edits']} edits "
              f"({d['mode']}; preset {d['params']['preset']}, majority {d['params']['majority']}, "
-             f"{'leave-one-out' if d['params']['loo'] else 'no leave-one-out'}; normalizer {d['normalizer']['name']})")
+             f"{'leave-one-out' if d['params']['loo'] else 'no leave-one-out'}; normalizer {d['normalizer'].get('label', d['normalizer']['name'])}"
+             f"{'; WER merge_compounds=True' if d.get('wer_scoring', {}).get('merge_compounds') else ''})")
     t = Table(title=title, title_justify="left")
     for col, just in (("model", "left"), ("accept-ref", "right"), ("95% CI", "right"), ("n_ref", "right"),
                       ("n_eligible", "right"), ("WER", "right"), ("corrected WER", "right"),
@@ -169,9 +170,13 @@ def study_table(d: Mapping[str, Any]) -> Table:
 TRANSCRIBE_SUMMARY_COLUMNS = ("model", "ok", "cached", "computed", "failed", "WER", "RTFx", "file")
 
 
-def transcribe_table(rows: Sequence[Mapping[str, Any]], n_clips: int) -> Table:
-    """The ``asr-audit transcribe`` summary; rows: model, ok, cached, computed, failed, wer, rtfx, file."""
-    t = _table(f"transcribed {n_clips} clip(s)", TRANSCRIBE_SUMMARY_COLUMNS, ("model", "file"))
+def transcribe_table(rows: Sequence[Mapping[str, Any]], n_clips: int, wer_label: str = "") -> Table:
+    """The ``asr-audit transcribe`` summary; rows: model, ok, cached, computed, failed, wer, rtfx, file.
+
+    ``wer_label`` names the exact normalizer the WER column was computed after (in the title).
+    """
+    title = f"transcribed {n_clips} clip(s)" + (f"; WER after the {wer_label} normalizer" if wer_label else "")
+    t = _table(title, TRANSCRIBE_SUMMARY_COLUMNS, ("model", "file"))
     for r in rows:
         t.add_row(r["model"], str(r["ok"]), str(r["cached"]), str(r["computed"]), str(r["failed"]),
                   fmt_num(r["wer"], 2, scale=100, suffix="%"), fmt_num(r["rtfx"], 1),

@@ -134,7 +134,7 @@ def _switch_rate_options(values: Mapping[str, Any], surface: Surface) -> Any:
 
 
 REFDIS_PARAMS = ("preset", "majority", "include_middle", "min_run_len", "min_ref_match", "min_consensus_cer",
-                 "min_panel", "loo", "resamples", "published")
+                 "min_panel", "loo", "resamples", "published", "merge_compounds", "language")
 
 
 def run_refdis_with(ctx: ProbeContext, options: Any, surface: Surface) -> Any:
@@ -146,8 +146,9 @@ def run_refdis_with(ctx: ProbeContext, options: Any, surface: Surface) -> Any:
                           f"({', '.join(ctx.panel) or 'none'}) but min_panel is {options.mining.min_panel}; "
                           f"fix: list more [panel] models or set {surface.name('min_panel')} lower")
     options.check_panel(len(ctx.panel), surface, ctx.corpus)
-    return run_refdis(ctx.predictions, ctx.panel, options.mining, normalizer=ctx.normalizer, seed=ctx.seed,
-                      n_resamples=options.resamples)
+    return run_refdis(ctx.predictions, ctx.panel, options.mining, normalizer=options.normalizer_for(ctx.normalizer),
+                      seed=ctx.seed, n_resamples=options.resamples, text2num=options.text2num,
+                      merge_compounds=options.merge_compounds, language=options.language)
 
 
 @register_probe("refdis", REFDIS_PARAMS, "reference disagreement with a consensus panel, and WER inflation",

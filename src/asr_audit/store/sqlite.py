@@ -88,6 +88,9 @@ def is_store_file(path: str | Path) -> bool | None:
         db.close()
 
 SCHEMA_VERSION = "1"
+# How backend keys are formed: "1" spec + weights + options; "2" also the code entries (decoding-code
+# version, resolved compute type, converter revision). Stores without the meta entry are "1".
+IDENTITY_FORMAT = "2"
 TRANSCRIPT = "transcript"
 STORE_ENV = "ASR_AUDIT_STORE"
 _CHUNK = 400  # stay below SQLite's host-parameter limit
@@ -201,6 +204,8 @@ class Store:
             elif row[0] != SCHEMA_VERSION:
                 raise InputFileError(self.path, f"store schema version {row[0]} is not {SCHEMA_VERSION}",
                                      "use a new --store path for this version of asr-audit")
+            if db.execute("SELECT 1 FROM backends LIMIT 1").fetchone() is None:  # a store with no results yet
+                db.execute("INSERT OR IGNORE INTO meta VALUES ('identity_format', ?)", (IDENTITY_FORMAT,))
 
     # ------------------------------------------------------------------ plumbing
     class _Tx:
@@ -252,6 +257,14 @@ class Store:
         with self._write() as db:
             db.execute("INSERT OR IGNORE INTO backends VALUES (?, ?, ?, ?)",
                        (data["key"], data["spec"], json.dumps(data, sort_keys=True), time.time()))
+
+    def meta(self) -> dict[str, str]:
+        """The store's ``meta`` table (``schema``, ``identity_format``; see :data:`IDENTITY_FORMAT`)."""
+        return dict(self._db.execute("SELECT key, value FROM meta"))
+
+    def backend_identities(self) -> list[dict[str, Any]]:
+        """Every recorded backend identity (``spec``, ``weights_hash``, ``options``, ``code``, ``key``)."""
+        return [json.loads(row[0]) for row in self._db.execute("SELECT identity FROM backends ORDER BY key")]
 
     def backend_identity(self, key: str) -> dict[str, Any] | None:
         row = self._db.execute("SELECT identity FROM backends WHERE key = ?", (key,)).fetchone()

@@ -6,9 +6,17 @@ Two alignments, each matching a reference implementation exactly:
   inserted: the opcodes of ``difflib.SequenceMatcher(None, ref, hyp, autojunk=False)``, as the
   paper's public code uses;
 * the *WER* counts (substitutions, insertions, deletions): Levenshtein counts identical to
-  ``kaldialign.edit_distance``, as the Open ASR Leaderboard uses. Where only the total is
-  needed (WER inflation), :func:`edit_distance` computes it with ``rapidfuzz`` (C++), about
-  15x faster than kaldialign's wrapper and equal to kaldialign's total (see its docstring).
+  ``kaldialign.edit_distance``. Where only the total is needed (WER inflation),
+  :func:`edit_distance` computes it with ``rapidfuzz`` (C++), about 15x faster than
+  kaldialign's wrapper and equal to kaldialign's total (see its docstring).
+
+  This is plain word-level Levenshtein WER, **not** the Open ASR Leaderboard's current WER:
+  the leaderboard scores with ``kaldialign.batch_error_rate(..., merge_compounds=True)``, which
+  counts a compound written split on one side and joined on the other ("white paper" vs
+  "whitepaper") as no error. Pass ``merge_compounds=True`` (:func:`wer_counts`,
+  :meth:`AlignmentCache.errors`; ``refdis --merge-compounds``) to score as the leaderboard does
+  (computed with kaldialign, not rapidfuzz). The leaderboard's other step, its normalizer, is
+  the ``oal`` normalizer.
 
 :class:`AlignmentCache` memoizes all three by token tuples, so every probe shares one computation.
 """
@@ -36,11 +44,15 @@ class EditCounts:
         return self.sub + self.ins + self.dele
 
 
-def wer_counts(ref: Sequence[str], hyp: Sequence[str]) -> EditCounts:
-    """Kaldi-compatible edit counts.
+def wer_counts(ref: Sequence[str], hyp: Sequence[str], merge_compounds: bool = False) -> EditCounts:
+    """Kaldi-compatible edit counts (``merge_compounds``: kaldialign's option of that name).
 
     >>> wer_counts(("a", "b", "c"), ("a", "x", "c", "d"))
     EditCounts(sub=1, ins=1, dele=0, ref_len=3)
+    >>> wer_counts(("a", "white", "paper"), ("a", "whitepaper")).errors
+    2
+    >>> wer_counts(("a", "white", "paper"), ("a", "whitepaper"), merge_compounds=True).errors
+    0
     """
     import kaldialign
 
@@ -50,7 +62,10 @@ def wer_counts(ref: Sequence[str], hyp: Sequence[str]) -> EditCounts:
         return EditCounts(0, 0, len(ref), len(ref))
     if tuple(ref) == tuple(hyp):  # distance 0: kaldialign would count nothing either
         return EditCounts(0, 0, 0, len(ref))
-    d = kaldialign.edit_distance(list(ref), list(hyp))
+    if merge_compounds:
+        d = kaldialign.edit_distance(list(ref), list(hyp), merge_compounds=True)
+    else:
+        d = kaldialign.edit_distance(list(ref), list(hyp))
     return EditCounts(int(d["sub"]), int(d["ins"]), int(d["del"]), len(ref))
 
 
@@ -296,6 +311,7 @@ class AlignmentCache:
         self._align: dict[tuple[Tokens, Tokens], Alignment] = {}
         self._wer: dict[tuple[Tokens, Tokens], EditCounts] = {}
         self._errors: dict[tuple[Tokens, Tokens], int] = {}
+        self._merged: dict[tuple[Tokens, Tokens], int] = {}  # errors with merge_compounds=True
         self._keys = TokenKeys()  # one vocabulary check for every pair this cache sees
         self._tokens: dict[str, Tokens] = {}
         self._interned: dict[Tokens, Tokens] = {}
@@ -338,9 +354,18 @@ class AlignmentCache:
             hit = self._wer[key] = wer_counts(ref, hyp)
         return hit
 
-    def errors(self, ref: Tokens, hyp: Tokens) -> int:
-        """The total edit distance (``wer(ref, hyp).errors``), via :func:`edit_distance`."""
+    def errors(self, ref: Tokens, hyp: Tokens, merge_compounds: bool = False) -> int:
+        """The total edit distance (``wer(ref, hyp).errors``), via :func:`edit_distance`.
+
+        ``merge_compounds=True``: the total of ``wer_counts(ref, hyp, merge_compounds=True)``
+        (the Open ASR Leaderboard's scoring), memoized separately.
+        """
         key = (ref, hyp)
+        if merge_compounds:
+            merged = self._merged.get(key)
+            if merged is None:
+                merged = self._merged[key] = wer_counts(ref, hyp, merge_compounds=True).errors
+            return merged
         hit = self._errors.get(key)
         if hit is None:
             counts = self._wer.get(key)
@@ -356,11 +381,11 @@ def tokens(text: str) -> Tokens:
     return tuple(text.split())
 
 
-def corpus_wer(pairs: Iterable[tuple[Sequence[str], Sequence[str]]]) -> float:
+def corpus_wer(pairs: Iterable[tuple[Sequence[str], Sequence[str]]], merge_compounds: bool = False) -> float:
     """Corpus WER (total errors / total reference words) over (ref, hyp) token pairs."""
     errors = words = 0
     for ref, hyp in pairs:
-        c = wer_counts(ref, hyp)
+        c = wer_counts(ref, hyp, merge_compounds)
         errors += c.errors
         words += c.ref_len
     return errors / words if words else 0.0

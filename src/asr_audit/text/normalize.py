@@ -8,7 +8,11 @@ Every measure normalizes references and hypotheses before comparing them. Pick o
     ['mister brown is color', 'mister brown is color']
 
 ``whisper`` (the default, the paper's choice) is OpenAI Whisper's English normalizer with the
-en-GB -> en-US spelling map; ``oal`` is the Open ASR Leaderboard's current English normalizer;
+en-GB -> en-US spelling map (exactly ``openai-whisper``'s ``EnglishTextNormalizer``);
+``whisper-normalizer-0.1.15`` is PyPI ``whisper-normalizer`` 0.1.15's version of it, which adds
+kinda/sorta/dunno/cause rewrites (asr-audit's ``whisper`` before 0.2); ``whisper-basic`` is
+OpenAI Whisper's ``BasicTextNormalizer(remove_diacritics=True)`` (the paper's code for
+non-English text); ``oal`` is the Open ASR Leaderboard's current English normalizer;
 ``basic`` is a language-agnostic normalizer (see :class:`BasicNormalizer`).
 
 :func:`normalize_many` keeps one cache per normalizer instance keyed by the raw string, so a
@@ -67,6 +71,18 @@ def _whisper() -> Normalizer:
     return WhisperNormalizer()
 
 
+def _whisper_0_1_15() -> Normalizer:
+    from asr_audit.text.whisper_en import WHISPER_NORMALIZER_0_1_15, WhisperNormalizer
+
+    return WhisperNormalizer(variant=WHISPER_NORMALIZER_0_1_15)
+
+
+def _whisper_basic() -> Normalizer:
+    from asr_audit.text.whisper_en import WhisperBasicNormalizer
+
+    return WhisperBasicNormalizer()
+
+
 def _oal() -> Normalizer:
     from asr_audit.text.oal import OalNormalizer
 
@@ -81,6 +97,8 @@ NORMALIZERS: Registry[Callable[[], Normalizer]] = Registry("normalizer", fix="us
 NORMALIZERS.register("whisper", _whisper)
 NORMALIZERS.register("oal", _oal)
 NORMALIZERS.register("basic", _basic)
+NORMALIZERS.register("whisper-normalizer-0.1.15", _whisper_0_1_15)
+NORMALIZERS.register("whisper-basic", _whisper_basic)
 _INSTANCES: dict[str, Normalizer] = {}
 
 
@@ -88,7 +106,7 @@ def available_normalizers() -> list[str]:
     """Registered normalizer names, sorted.
 
     >>> available_normalizers()
-    ['basic', 'oal', 'whisper']
+    ['basic', 'oal', 'whisper', 'whisper-basic', 'whisper-normalizer-0.1.15']
     """
     return NORMALIZERS.names()
 
@@ -107,7 +125,7 @@ def get_normalizer(name: str = DEFAULT_NORMALIZER) -> Normalizer:
     >>> get_normalizer("nope")
     Traceback (most recent call last):
     ...
-    asr_audit.errors.ConfigError: unknown normalizer 'nope'; available normalizers: basic, oal, whisper; fix: use one of them
+    asr_audit.errors.ConfigError: unknown normalizer 'nope'; available normalizers: basic, oal, whisper, whisper-basic, whisper-normalizer-0.1.15; fix: use one of them
     """
     instance = _INSTANCES.get(name)
     if instance is not None:
@@ -328,6 +346,7 @@ class BasicNormalizer:
 
         return {
             "name": self.name,
+            "label": "basic (asr-audit BasicNormalizer, any script)",
             "implementation": "asr_audit.text.normalize.BasicNormalizer",
             "package": "regex",
             "package_version": package_version("regex"),

@@ -23,6 +23,11 @@ Pipeline, in order:
     it has at least 2 tokens, or at least 3 if it contains "a" or "i";
 12. remove ``. $ ¢ € £`` before a non-digit and ``%`` after a non-digit (Whisper's regexes,
     so a symbol that ends the text stays), collapse whitespace and strip the ends.
+
+The output equals the leaderboard's word for word (same whitespace-split tokens). One
+difference in the string itself: the leaderboard does not strip the ends, so where it returns
+``" hello "`` this returns ``"hello"``. Harmless for any word-level measure (WER, edits), which
+splits on whitespace; it matters only to code comparing raw strings.
 """
 
 from __future__ import annotations
@@ -189,10 +194,11 @@ class OalNormalizer:
         """Name, source of the pipeline and tables, and the number normalizer's package."""
         return {
             "name": self.name,
+            "label": "oal (Open ASR Leaderboard English normalizer, commit d1e99b2)",
             "implementation": "asr_audit.text.oal.OalNormalizer "
             "(Open ASR Leaderboard English pipeline, commit d1e99b2)",
             "package": "whisper-normalizer",
             "package_version": package_version("whisper-normalizer"),
             "notes": "leaderboard spelling/name/compound tables; Whisper number normalizer; "
-            "acronym collapse; output stripped",
+            "acronym collapse; output stripped (the leaderboard keeps end spaces; same tokens)",
         }

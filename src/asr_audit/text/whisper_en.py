@@ -1,7 +1,18 @@
-"""OpenAI Whisper's English text normalizer, same output as ``whisper-normalizer``, faster.
+"""OpenAI Whisper's English text normalizer (and PyPI ``whisper-normalizer`` 0.1.15's), faster.
 
-The reference is :class:`whisper_normalizer.english.EnglishTextNormalizer` (a port of
-``openai/whisper``'s ``EnglishTextNormalizer``, including the en-GB -> en-US spelling map).
+Two references, one per registered name:
+
+* ``whisper`` — OpenAI Whisper's own ``EnglishTextNormalizer`` (``openai-whisper``,
+  ``whisper/normalizers/english.py``, unchanged since 2022; checked against release
+  :data:`OPENAI_WHISPER_RELEASE`), including the en-GB -> en-US spelling map. It is built from
+  ``whisper-normalizer`` 0.1.15's tables with the four replacers that package adds removed
+  (:data:`WHISPER_NORMALIZER_ADDITIONS`: kinda, sorta, dunno, cause); every other table of that
+  package equals OpenAI's (``tests/text/test_normalize_whisper_openai.py`` compares outputs
+  with a fixture generated from the ``openai-whisper`` source).
+* ``whisper-normalizer-0.1.15`` — :class:`whisper_normalizer.english.EnglishTextNormalizer` as
+  shipped (so "in the cause of peace" -> "in the because of peace"); asr-audit's ``whisper``
+  before 0.2.
+
 :class:`WhisperNormalizer` runs the same twelve steps with the reference's own tables
 (replacer patterns, filler pattern, spelling map, number-normalizer vocabulary) and changes
 only *how* each step runs, never what it returns:
@@ -29,11 +40,17 @@ from typing import Any
 from asr_audit.text.replacers import ReplacerPlan, word_alternatives, word_runs
 
 __all__ = [
-    "FastNumberNormalizer",
+    "OPENAI_WHISPER",
+    "OPENAI_WHISPER_RELEASE",
     "SELF_CHECK",
+    "WHISPER_NORMALIZER_0_1_15",
+    "WHISPER_NORMALIZER_ADDITIONS",
+    "FastNumberNormalizer",
     "SymbolTable",
+    "WhisperBasicNormalizer",
     "WhisperNormalizer",
     "package_version",
+    "reference_normalizer",
 ]
 
 _DIGIT = re.compile(r"\d")
@@ -53,6 +70,62 @@ SELF_CHECK: tuple[str, ...] = (
     "  <tag> spaces\tand\nnewlines ... 10% 50 % 4th 1960s the 90s ",
     "",
 )
+
+
+OPENAI_WHISPER = "whisper"
+WHISPER_NORMALIZER_0_1_15 = "whisper-normalizer-0.1.15"
+OPENAI_WHISPER_RELEASE = "20250625"  # the openai-whisper release the test fixture was made with
+
+# Replacers PyPI whisper-normalizer 0.1.15 adds to OpenAI's table (absent from openai-whisper).
+WHISPER_NORMALIZER_ADDITIONS: dict[str, str] = {
+    r"\bkinda\b": "kind of",
+    r"\bsorta\b": "sort of",
+    r"\bdunno\b": "do not know",
+    r"\bcause\b": "because",
+}
+
+_VARIANTS: dict[str, dict[str, str]] = {
+    OPENAI_WHISPER: {
+        "label": f"whisper (OpenAI Whisper EnglishTextNormalizer, openai-whisper {OPENAI_WHISPER_RELEASE})",
+        "implementation": "openai-whisper whisper/normalizers/english.py EnglishTextNormalizer",
+        "source": f"openai-whisper {OPENAI_WHISPER_RELEASE} (PyPI), whisper/normalizers/english.py; "
+        "run from whisper-normalizer 0.1.15's tables without its kinda/sorta/dunno/cause replacers",
+    },
+    WHISPER_NORMALIZER_0_1_15: {
+        "label": "whisper-normalizer-0.1.15 (PyPI whisper-normalizer 0.1.15 EnglishTextNormalizer)",
+        "implementation": "whisper_normalizer.english.EnglishTextNormalizer",
+        "source": "PyPI whisper-normalizer 0.1.15: OpenAI's EnglishTextNormalizer plus "
+        "kinda/sorta/dunno/cause replacers",
+    },
+}
+
+
+def reference_normalizer(variant: str = OPENAI_WHISPER) -> Any:
+    """The slow reference of ``variant`` (``whisper`` or ``whisper-normalizer-0.1.15``).
+
+    For ``whisper`` this is ``whisper-normalizer``'s ``EnglishTextNormalizer`` with the
+    replacers of :data:`WHISPER_NORMALIZER_ADDITIONS` removed, which is OpenAI's table.
+
+    >>> reference_normalizer()("in the cause of peace, kinda")
+    'in the cause of peace kinda'
+    >>> reference_normalizer("whisper-normalizer-0.1.15")("in the cause of peace, kinda")
+    'in the because of peace kind of'
+    """
+    from whisper_normalizer.english import EnglishTextNormalizer
+
+    if variant not in _VARIANTS:
+        raise ValueError(f"unknown Whisper normalizer variant {variant!r}; valid: {', '.join(_VARIANTS)}")
+    ref = EnglishTextNormalizer()
+    if variant == OPENAI_WHISPER:
+        for pattern, replacement in WHISPER_NORMALIZER_ADDITIONS.items():
+            if ref.replacers.get(pattern) != replacement:
+                raise RuntimeError(
+                    f"whisper-normalizer {package_version('whisper-normalizer')} lacks its replacer "
+                    f"{pattern!r}; fix: install whisper-normalizer==0.1.15 (asr-audit derives OpenAI's "
+                    "table from it)"
+                )
+            del ref.replacers[pattern]
+    return ref
 
 
 def package_version(dist: str) -> str:
@@ -192,21 +265,59 @@ class FastNumberNormalizer:
         return ref.postprocess(s)
 
 
+class WhisperBasicNormalizer:
+    """``whisper-basic``: OpenAI Whisper's ``BasicTextNormalizer(remove_diacritics=True)``.
+
+    What the paper's public code applies to non-English text (``--preset anchor`` with a
+    non-English ``--language``). ``whisper-normalizer`` 0.1.15's class with
+    ``remove_diacritics=True`` runs exactly OpenAI's code (the package only adds a
+    ``preserve_marks`` option); ``tests/text/test_normalize_whisper_openai.py`` checks it
+    against a fixture made with the openai-whisper source.
+
+    >>> WhisperBasicNormalizer()("Ça coûte 5€ (environ), n'est-ce pas ?")
+    'ca coute 5 n est ce pas '
+    """
+
+    name = "whisper-basic"
+
+    def __init__(self) -> None:
+        from whisper_normalizer.basic import BasicTextNormalizer
+
+        self.reference = BasicTextNormalizer(remove_diacritics=True)
+
+    def __call__(self, text: str) -> str:
+        return self.reference(text)
+
+    def describe(self) -> dict[str, str]:
+        """Name, exact reference and package version, for recording in outputs."""
+        return {
+            "name": self.name,
+            "label": "whisper-basic (OpenAI Whisper BasicTextNormalizer(remove_diacritics=True), "
+            f"openai-whisper {OPENAI_WHISPER_RELEASE})",
+            "implementation": "whisper_normalizer.basic.BasicTextNormalizer(remove_diacritics=True)",
+            "source": f"openai-whisper {OPENAI_WHISPER_RELEASE} (PyPI), whisper/normalizers/basic.py",
+            "package": "whisper-normalizer",
+            "package_version": package_version("whisper-normalizer"),
+            "notes": "lowercase, drop <..>/[..]/(..), NFKD and drop marks, symbols and punctuation to spaces",
+        }
+
+
 class WhisperNormalizer:
     """The ``whisper`` normalizer: Whisper's English normalizer, reference output, faster.
 
+    ``variant`` picks the reference: ``whisper`` (OpenAI's, the default) or
+    ``whisper-normalizer-0.1.15``; the instance's ``name`` is the variant.
     ``fast=False`` runs the reference itself (useful to check or time it).
 
     >>> WhisperNormalizer()("Mr. Brown's colour, twenty-one")
     'mister brown is color 21'
+    >>> WhisperNormalizer(variant="whisper-normalizer-0.1.15")("'cause I dunno")
+    'because i do not know'
     """
 
-    name = "whisper"
-
-    def __init__(self, fast: bool = True) -> None:
-        from whisper_normalizer.english import EnglishTextNormalizer
-
-        self.reference = EnglishTextNormalizer()
+    def __init__(self, fast: bool = True, variant: str = OPENAI_WHISPER) -> None:
+        self.reference = reference_normalizer(variant)
+        self.name = variant
         self.fast = fast
         self.self_check_failures = 0
         self.fallback_reason = ""
@@ -272,13 +383,16 @@ class WhisperNormalizer:
         return _WS.sub(" ", s)
 
     def describe(self) -> dict[str, str]:
-        """Name, implementation and package version, for recording in outputs."""
+        """Name, exact reference (label, source), package version, for recording in outputs."""
+        variant = _VARIANTS[self.name]
         return {
             "name": self.name,
-            "implementation": "whisper_normalizer.english.EnglishTextNormalizer"
+            "label": variant["label"],
+            "implementation": variant["implementation"]
             + (" (asr_audit fast path, identical output)" if self.fast else " (reference)"),
+            "source": variant["source"],
             "package": "whisper-normalizer",
             "package_version": package_version("whisper-normalizer"),
-            "notes": "OpenAI Whisper EnglishTextNormalizer semantics incl. en-GB->en-US spelling map"
+            "notes": "Whisper EnglishTextNormalizer semantics incl. en-GB->en-US spelling map"
             + (f"; fast path disabled: {self.fallback_reason}" if self.fallback_reason else ""),
         }

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -80,7 +81,7 @@ class Inflation:
 
 def inflation_columns(
     clips: Sequence[ClipInput], model: str, edits: Sequence[Edit], cache: AlignmentCache,
-    corrected: dict[tuple[str, tuple[int, ...]], Tokens] | None = None,
+    corrected: dict[tuple[str, tuple[int, ...]], Tokens] | None = None, *, merge_compounds: bool = False,
 ) -> tuple[np.ndarray, int]:
     """``model``'s per-clip ``[errors, words, errors_corrected, words_corrected]``, one row per clip.
 
@@ -88,6 +89,7 @@ def inflation_columns(
     is a row of zeros. Also returns the number of clips with a hypothesis and a reference.
     ``corrected`` memoizes corrected references by (clip, edit objects) across models that are
     judged on the same edits (pass one dict to every call while the edits are alive).
+    ``merge_compounds`` counts errors as the Open ASR Leaderboard does (kaldialign's option).
     """
     corrected = {} if corrected is None else corrected
     by_clip: dict[str, list[Edit]] = defaultdict(list)
@@ -95,7 +97,7 @@ def inflation_columns(
         by_clip[e.clip_id].append(e)
     out = np.zeros((len(clips), 4), dtype=np.float64)
     rows: list[tuple[int, int, int, int, int]] = []
-    errors = cache.errors
+    errors = cache.errors if not merge_compounds else partial(cache.errors, merge_compounds=True)
     for i, clip in enumerate(clips):
         ref = clip.ref
         hyp = clip.hyps.get(model)
@@ -123,6 +125,8 @@ def wer_inflations(
     cache: AlignmentCache,
     rng: np.random.Generator,
     n_resamples: int = 1000,
+    *,
+    merge_compounds: bool = False,
 ) -> dict[str, Inflation]:
     """WER against given and corrected references for every model, on common bootstrap resamples.
 
@@ -130,14 +134,15 @@ def wer_inflations(
     replacement) are drawn once from ``rng`` and applied to every model's columns (one matrix
     product); a clip where a model has no hypothesis contributes zeros to that model's sums.
     A model's interval therefore depends on ``rng``'s seed, the clips and its own data only:
-    not on which other models are scored, nor on their order.
+    not on which other models are scored, nor on their order. ``merge_compounds`` counts errors
+    as the Open ASR Leaderboard does (kaldialign's option).
     """
     rows = [c for c in clips if c.ref]
     models = list(edits_by_model)
     cols, counted = [], []
     corrected: dict[tuple[str, tuple[int, ...]], Tokens] = {}
     for m in models:
-        col, n = inflation_columns(rows, m, edits_by_model[m], cache, corrected)
+        col, n = inflation_columns(rows, m, edits_by_model[m], cache, corrected, merge_compounds=merge_compounds)
         cols.append(col)
         counted.append(n)
     stacked = np.stack(cols, axis=2) if cols else np.zeros((len(rows), 4, 0))  # (clips, 4, models)

@@ -3,6 +3,12 @@
 The same :meth:`RefdisOptions.from_mapping` reads both surfaces (see :mod:`asr_audit.options`),
 so a flag and a spec field with the same value give the same record, and a bad value is named
 as the user wrote it (``--min-panel`` or ``audit.toml: [probes.refdis] min_panel``).
+
+Besides mining, the record says how texts are compared: ``merge_compounds`` (WER counted as the
+Open ASR Leaderboard does, ``--merge-compounds`` / ``merge_compounds = true``) and ``language``
+(the corpus language, kept as its primary subtag: ``en-GB`` is English), which decides the
+normalizer and the ``text2num`` step (:meth:`RefdisOptions.normalizer_for`,
+:attr:`RefdisOptions.text2num`).
 """
 
 from __future__ import annotations
@@ -17,20 +23,62 @@ from asr_audit.probes.predfiles.refdis import PRESETS, RefdisParams, loo_quorum,
 
 MINING_FIELDS = ("majority", "include_middle", "min_run_len", "min_ref_match", "min_consensus_cer", "min_panel",
                  "loo")
-FIELDS = ("preset", *MINING_FIELDS, "resamples", "published")
+FIELDS = ("preset", *MINING_FIELDS, "resamples", "published", "merge_compounds", "language")
+# normalizers that only handle English; other languages get a language-agnostic one instead
+ENGLISH_ONLY = ("whisper", "oal", "whisper-normalizer-0.1.15")
+
+
+def primary_language(tag: str) -> str:
+    """The primary subtag of a language tag, lower case (``""`` reads as English).
+
+    >>> primary_language("en-GB"), primary_language("en_us"), primary_language("FR"), primary_language("")
+    ('en', 'en', 'fr', 'en')
+    """
+    return tag.replace("_", "-").split("-")[0].lower() or "en"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RefdisOptions:
     """What a refdis run is configured with: the mining parameters, the bootstrap size, the report's
-    published comparison set (``published``, read by the report only)."""
+    published comparison set (``published``, read by the report only), how WER is counted
+    (``merge_compounds``) and the corpus language (``language``, a primary subtag).
+
+    >>> RefdisOptions(language="fr").normalizer_for("whisper"), RefdisOptions(language="fr").text2num
+    ('whisper-basic', True)
+    >>> paper = RefdisOptions(mining=preset_params("paper"), language="fr")
+    >>> paper.normalizer_for("whisper"), paper.text2num
+    ('basic', False)
+    """
 
     mining: RefdisParams = field(default_factory=RefdisParams)
     resamples: int = 1000
     published: str | None = None
+    merge_compounds: bool = False  # WER with kaldialign's merge_compounds=True (the leaderboard's)
+    language: str = "en"
 
     def __post_init__(self) -> None:
         check(self.resamples >= 1, "resamples", self.resamples, "must be >= 1", "use 1 or more bootstrap resamples")
+        check(self.language == primary_language(self.language), "language", self.language,
+              "is not a primary language subtag", f"use {primary_language(self.language)!r}")
+
+    @property
+    def english(self) -> bool:
+        """Whether the corpus is English (its primary subtag is ``en``)."""
+        return self.language == "en"
+
+    @property
+    def text2num(self) -> bool:
+        """Whether spelled numbers become digits: for English, and under ``anchor`` in any language
+        (``text2num`` in the corpus language, as the paper's code)."""
+        return self.english or self.mining.preset == "anchor"
+
+    def normalizer_for(self, requested: str) -> str:
+        """The normalizer a run uses when ``requested`` was asked for: an English-only one on a
+        non-English corpus becomes ``whisper-basic`` under ``anchor`` (the paper's code: OpenAI's
+        ``BasicTextNormalizer(remove_diacritics=True)``), ``basic`` otherwise."""
+        if self.english or requested not in ENGLISH_ONLY:
+            return requested
+        return "whisper-basic" if self.mining.preset == "anchor" else "basic"
 
     def check_panel(self, n_panel: int, surface: Surface, corpus: str | None = None) -> None:
         """Refuse leave-one-out when the panel less one is below :func:`loo_quorum` (issue 11,
@@ -69,4 +117,5 @@ class RefdisOptions:
         }
         mining = build(preset_params, surface, preset=preset, **overrides)
         return build(cls, surface, mining=mining, resamples=r.integer("resamples", 1000),
-                     published=r.text("published", None))
+                     published=r.text("published", None), merge_compounds=r.flag("merge_compounds", False),
+                     language=primary_language(r.text("language", "en")))

@@ -63,6 +63,7 @@ class RefdisResult:
     seed: int
     n_resamples: int
     references: Mapping[str, str]  # normalized reference of every clip with an edit (for display)
+    merge_compounds: bool = False  # WER counted with kaldialign's merge_compounds (the leaderboard's)
 
     @property
     def edits(self) -> tuple[Edit, ...]:
@@ -78,6 +79,7 @@ class RefdisResult:
             "source": self.source,
             "params": self.params.to_dict(),
             "normalizer": dict(self.normalizer),
+            "wer_scoring": wer_scoring(self.merge_compounds),
             "seed": self.seed,
             "bootstrap_resamples": self.n_resamples,
             "n_clips": self.n_clips,
@@ -88,3 +90,16 @@ class RefdisResult:
             "models": [s.to_dict() for s in self.scores],
             "references": dict(self.references),
         }
+
+
+def wer_scoring(merge_compounds: bool) -> dict[str, object]:
+    """How WER was counted, recorded in every refdis output.
+
+    >>> wer_scoring(True)["merge_compounds"], wer_scoring(False)["merge_compounds"]
+    (True, False)
+    """
+    return {
+        "merge_compounds": merge_compounds,
+        "label": "kaldialign edit distance, merge_compounds=True (the Open ASR Leaderboard's WER)"
+        if merge_compounds else "word-level Levenshtein (kaldialign edit distance, no compound merging)",
+    }

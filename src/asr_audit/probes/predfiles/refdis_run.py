@@ -40,23 +40,32 @@ def run_refdis(
     text2num: bool = True,
     cache: AlignmentCache | None = None,
     normalize_workers: int = 1,
+    merge_compounds: bool = False,
+    language: str = "en",
 ) -> RefdisResult:
     """Reference disagreement over ``preds`` with ``panel`` (or a corrected reference set).
 
     ``normalize_workers > 1`` normalizes new strings in that many forked processes (see
     :func:`~asr_audit.text.normalize.normalize_many`); the result is the same.
+    ``merge_compounds`` counts WER as the Open ASR Leaderboard does (kaldialign's
+    ``merge_compounds=True``); mining is unchanged. ``language`` (a primary subtag) is the
+    language ``text2num`` reads numbers in. Under the ``anchor`` preset the normalizer runs
+    inside the public code's parenthesis and CJK steps (:mod:`asr_audit.text.anchor`).
     """
+    from asr_audit.text.anchor import anchor_normalizer
     from asr_audit.text.normalize import get_normalizer
 
     with gc_paused():  # millions of token tuples and alignments, no reference cycles
         norm = get_normalizer(normalizer)
+        if params.preset == "anchor":  # the public code's parenthesis and CJK steps around it
+            norm = anchor_normalizer(norm)
         models = list(models) if models is not None else preds.models
         for m in [*panel, *models]:
             preds.file(m)  # raises a ConfigError naming the available models
         if len(set(panel)) != len(panel):
             raise ConfigError(f"--panel names a model twice: {','.join(panel)}")
         cache = AlignmentCache() if cache is None else cache  # an empty cache is falsy (__len__)
-        inputs = _Inputs(normalize=norm, text2num=text2num, cache=cache, workers=normalize_workers)
+        inputs = _Inputs(normalize=norm, text2num=text2num, cache=cache, workers=normalize_workers, language=language)
         if corrected is None:
             clips, mining = _mine_panel(preds, panel, models, params, inputs)
             mode = "panel"
@@ -65,16 +74,19 @@ def run_refdis(
             mode, panel = "two-reference", []
         scored = {m: mining.scored_edits(m) for m in models}
         # one stream for the run: every model's interval uses the same resamples of the clips
-        inflations = wer_inflations(clips, scored, cache, np.random.default_rng(seed), n_resamples)
+        inflations = wer_inflations(clips, scored, cache, np.random.default_rng(seed), n_resamples,
+                                    merge_compounds=merge_compounds)
         scores = [score_model(m, scored[m], in_panel=m in panel, inflation=inflations[m],
                               count_other=not params.exact_verdicts) for m in models]
         with_edits = ({e.clip_id for e in mining.edits}
                       | {e.clip_id for es in mining.loo_edits.values() for e in es})
+        desc = {**norm.describe(), "text2num": text2num, **({} if language == "en" else {"language": language})}
         return RefdisResult(
-            params=params, normalizer={**norm.describe(), "text2num": text2num}, mode=mode, source=preds.source,
+            params=params, normalizer=desc, mode=mode, source=preds.source,
             n_clips=len(clips), panel=tuple(panel), mining=mining, scores=tuple(scores), seed=seed,
             n_resamples=n_resamples,
-            references={c.clip_id: " ".join(c.ref) for c in clips if c.clip_id in with_edits})
+            references={c.clip_id: " ".join(c.ref) for c in clips if c.clip_id in with_edits},
+            merge_compounds=merge_compounds)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -85,11 +97,12 @@ class _Inputs:
     text2num: bool
     cache: AlignmentCache
     workers: int
+    language: str = "en"
 
     def clips(self, preds: PredictionSet, models: Sequence[str],
               references: Mapping[str, str] | None = None) -> list[ClipInput]:
         return prepare_clips(preds, models, self.normalize, self.text2num, references=references,
-                             cache=self.cache, workers=self.workers)
+                             cache=self.cache, workers=self.workers, language=self.language)
 
 
 def _mine_panel(preds: PredictionSet, panel: Sequence[str], models: Sequence[str], params: RefdisParams,
