@@ -48,7 +48,7 @@ def _cells(path: Path) -> list[str]:
 def test_refdis_and_switch_rate_csv_through_the_cli(tmp_path: Path, run_cli) -> None:
     folder = _evil_preds(tmp_path)
     panel = "=1+2@evil,whisper-base.en,whisper-small.en"
-    code, _, err = run_cli("refdis", "--preds", folder, "--panel", panel, "--resamples", "20", "--csv", tmp_path / "r.csv")
+    code, _, err = run_cli("refdis", "--preds", folder, "--panel", panel, "--no-loo", "--resamples", "20", "--csv", tmp_path / "r.csv")
     assert code == 0, err
     cells = _cells(tmp_path / "r.csv")
     assert "'=1+2@evil" in cells and "=1+2@evil" not in cells

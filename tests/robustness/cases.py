@@ -97,6 +97,7 @@ predictions = "{preds}"
 panel = ["whisper-base.en", "whisper-small.en", "wav2vec2-base-960h"]
 [probes.refdis]
 resamples = 20
+loo = false  # three panel members: too few for leave-one-out
 {extra}
 """
 
@@ -131,10 +132,10 @@ CASES: list[Case] = [
     Case("coverage-csv-ok", pf({"m.csv": "id,reference,hypothesis\nc0,a b,a b\nc1,c d,c\n"}), OK),
     Case("coverage-file-ok", lambda t: ["coverage", "--preds", str(jsonl(t / "m.jsonl", rows()))], OK),
     Case("refdis-ok", lambda t: ["refdis", "--preds", str(vox(t)), "--panel",
-                                 "whisper-base.en,whisper-small.en,wav2vec2-base-960h", "--resamples", "20"], OK),
+                                 "whisper-base.en,whisper-small.en,wav2vec2-base-960h", "--no-loo", "--resamples", "20"], OK),
     Case("switch-rate-ok", lambda t: ["switch-rate", "--preds", str(vox(t)), "--min-per-arm", "1"], OK),
     Case("refdis-json-csv-ok", lambda t: ["refdis", "--preds", str(vox(t)), "--panel",
-                                          "whisper-base.en,whisper-small.en,wav2vec2-base-960h", "--resamples", "20",
+                                          "whisper-base.en,whisper-small.en,wav2vec2-base-960h", "--no-loo", "--resamples", "20",
                                           "--json", str(t / "new" / "r.json"), "--csv", str(t / "new" / "r.csv")], OK),
     Case("run-prediction-spec-ok", lambda t: ["run", str(pred_spec(t)), "--no-progress"], OK),
     Case("merge-ok", lambda t: ["merge", "--into", str(t / "all.sqlite"), str(store(t / "a.sqlite")),
@@ -192,7 +193,7 @@ CASES: list[Case] = [
     Case("refdis-corrected-refs-missing", lambda t: ["refdis", "--preds", str(good_folder(t)), "--corrected-refs",
                                                      str(t / "fixed.jsonl")], ERROR, "fixed.jsonl"),
     Case("refdis-json-under-a-file", lambda t: ["refdis", "--preds", str(vox(t)), "--panel",
-                                                "whisper-base.en,whisper-small.en,wav2vec2-base-960h", "--resamples",
+                                                "whisper-base.en,whisper-small.en,wav2vec2-base-960h", "--no-loo", "--resamples",
                                                 "20", "--json", str(jsonl(t / "f.jsonl", [])) + "/r.json"], ERROR,
          "f.jsonl"),
     Case("refdis-missing-preds-option", lambda t: ["refdis", "--panel", "a,b,c"], ERROR, "--preds"),
@@ -275,7 +276,7 @@ CASES: list[Case] = [
     Case("dollar-model-name-ok", pf({"$x$.jsonl": GOOD_ROWS, "=1+2.jsonl": GOOD_ROWS}), OK),
     Case("markup-in-folder-path-ok", lambda t: ["coverage", "--preds", str(_markup_folder(t))], OK),
     Case("markup-in-folder-path-refdis-ok", lambda t: ["refdis", "--preds", str(_markup_folder(t)), "--panel",
-                                                       "ma,mb,mc", "--resamples", "20"], OK),
+                                                       "ma,mb,mc", "--no-loo", "--resamples", "20"], OK),
 
     # --- more prediction-file shapes
     Case("preds-deeply-nested-json", pf({"m.jsonl": '{"id": "a", "reference": "a", "hypothesis": "a", "x": '
@@ -299,10 +300,10 @@ CASES: list[Case] = [
 
     # --- output paths
     Case("refdis-json-is-a-directory", lambda t: ["refdis", "--preds", str(vox(t)), "--panel",
-                                                  "whisper-base.en,whisper-small.en,wav2vec2-base-960h", "--resamples",
+                                                  "whisper-base.en,whisper-small.en,wav2vec2-base-960h", "--no-loo", "--resamples",
                                                   "20", "--json", str(t)], ERROR, "{tmp}"),
     Case("refdis-csv-is-a-directory", lambda t: ["refdis", "--preds", str(vox(t)), "--panel",
-                                                 "whisper-base.en,whisper-small.en,wav2vec2-base-960h", "--resamples",
+                                                 "whisper-base.en,whisper-small.en,wav2vec2-base-960h", "--no-loo", "--resamples",
                                                  "20", "--csv", str(t)], ERROR, "{tmp}"),
     Case("switch-rate-json-is-a-directory", lambda t: ["switch-rate", "--preds", str(vox(t)), "--json", str(t)], ERROR,
          "{tmp}"),
@@ -314,7 +315,7 @@ CASES: list[Case] = [
     Case("refdis-min-panel-zero", lambda t: ["refdis", "--preds", str(good_folder(t)), "--panel", "ma,mb,mc",
                                              "--min-panel", "0"], ERROR, "min-panel"),
     Case("refdis-normalize-workers-zero-ok", lambda t: ["refdis", "--preds", str(good_folder(t)), "--panel",
-                                                        "ma,mb,mc", "--normalize-workers", "0"], OK),  # 0 = one per core
+                                                        "ma,mb,mc", "--no-loo", "--normalize-workers", "0"], OK),  # 0 = one per core
     Case("refdis-normalize-workers-negative", lambda t: ["refdis", "--preds", str(good_folder(t)), "--panel",
                                                          "ma,mb,mc", "--normalize-workers", "-2"], ERROR, "workers"),
     Case("refdis-majority-negative", lambda t: ["refdis", "--preds", str(good_folder(t)), "--panel", "ma,mb,mc",

@@ -19,7 +19,7 @@ def test_cli_anchor_uses_the_papers_normalizer_per_language(tmp_path: Path, run_
     seen = {}
     for language, preset in [("fr", "anchor"), ("fr", "paper"), ("en-GB", "anchor"), ("en_us", "paper")]:
         out = tmp_path / f"{language}-{preset}.json"
-        code, _, err = run_cli("refdis", "--preds", folder, "--panel", "a,b,c", "--resamples", "5",
+        code, _, err = run_cli("refdis", "--preds", folder, "--panel", "a,b,c", "--no-loo", "--resamples", "5",
                                "--language", language, "--preset", preset, "--json", out)
         assert code == 0, err
         norm = json.loads(out.read_text())["normalizer"]
@@ -67,7 +67,7 @@ def test_spec_language_goes_through_the_same_options(tmp_path: Path) -> None:
                        normalizer="whisper")
     seen = {}
     for language, preset in [("fr", "anchor"), ("fr", "paper"), ("en-GB", "anchor")]:
-        norm = get_probe("refdis").run(ctx, {"language": language, "preset": preset, "resamples": 5})["normalizer"]
+        norm = get_probe("refdis").run(ctx, {"language": language, "preset": preset, "resamples": 5, "loo": False})["normalizer"]
         seen[language, preset] = (norm["name"], norm["text2num"], norm.get("language"))
     assert seen == {("fr", "anchor"): ("whisper-basic", True, "fr"), ("fr", "paper"): ("basic", False, "fr"),
                     ("en-GB", "anchor"): ("whisper", True, None)}
