@@ -19,6 +19,7 @@ def battery_cmd(
     conditions: str = typer.Option(..., "--conditions",
                                    help="Comma-separated: noise:10db,reverb:0.6,truncate:1w0.25s,donor:conv8s,donor:bench8s,voice:flite-slt"),
     spoken: Optional[Path] = typer.Option(None, "--spoken", help="JSONL {id, spoken}: what the audio says, when it differs from the reference."),
+    panel: Optional[str] = typer.Option(None, "--panel", help="Panel model spec(s), comma-separated: their outputs on the original audio say what it says when --spoken does not (refdis, courtesy); a tested member is left out of its own items."),
     donor_conv: Optional[str] = typer.Option(None, "--donor-conv", help="Conversational donor audio file(s), comma-separated."),
     store: Optional[Path] = typer.Option(None, "--store", help=STORE_HELP),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N clips."),
@@ -39,13 +40,16 @@ def battery_cmd(
     options = BatteryOptions.from_mapping(
         {"measure": probe, "conditions": split_list(conditions, "--conditions") or [],
          "donor_conv": split_list(donor_conv, "--donor-conv"), "spoken": None if spoken is None else str(spoken),
-         "resamples": resamples}, Surface.cli(measure="--probe"))
+         "panel": split_list(panel, "--panel"), "resamples": resamples}, Surface.cli(measure="--probe"))
     conds = parse_conditions(list(options.conditions))
     specs = model_specs(model)
     donors = [AudioAsset.from_file(p) for p in options.donor_conv]
     spoken_map = load_spoken(options.spoken) if options.spoken else {}
     clips = load_clips(corpus, limit)
     backends = dict(zip(specs, load_backends(specs)))
+    extra = [p for p in options.panel or () if p not in backends]
+    panel_backends = {**backends, **dict(zip(extra, load_backends(extra)))} if extra else backends
+    panel_map = {p: panel_backends[p] for p in options.panel or ()}
     with store_session(store) as handle, Progress(console=console, transient=True) as bar:
         task = bar.add_task("conditions", total=len(conds))
         done: list[str] = []
@@ -57,7 +61,7 @@ def battery_cmd(
             bar.update(task, description=f"condition {name}")
 
         res = run_battery(clips, backends, options.measure, [c.name for c in conds], handle, seed=seed,
-                          spoken=spoken_map, conv_donors=donors, n_resamples=options.resamples,
+                          spoken=spoken_map, conv_donors=donors, n_resamples=options.resamples, panel=panel_map,
                           mining=options.mining, families=options.families, progress=step)
         bar.advance(task)
     out = res.to_dict()

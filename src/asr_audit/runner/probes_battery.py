@@ -7,6 +7,7 @@ In an experiment spec::
     conditions = ["noise:10db", "reverb:0.6", "truncate:1w0.25s", "donor:conv8s", "donor:bench8s", "voice:flite-slt"]
     donor_conv = ["talk.wav"]               # optional conversational donor recordings
     spoken = "spoken.jsonl"                 # optional {"id": ..., "spoken": ...} lines: what the audio says
+    panel = ["m1", "m2", "m3"]              # optional; default: the spec's [panel] (needed without spoken)
 
     [probes.courtesy]                       # the same battery with measure = "courtesy" and the case study
     conditions = ["truncate:1w0.25s", "donor:conv8s"]
@@ -21,8 +22,8 @@ from asr_audit.errors import ConfigError
 from asr_audit.options import Surface
 from asr_audit.runner.probes import ProbeContext, register_probe
 
-BATTERY_PARAMS = ("measure", "conditions", "donor_conv", "spoken", "models", "resamples", "preset", "min_ref_match",
-                  "families", "study")  # = asr_audit.probes.battery.battery.BATTERY_FIELDS (that module imports numpy)
+BATTERY_PARAMS = ("measure", "conditions", "donor_conv", "spoken", "models", "panel", "resamples", "preset",
+                  "min_ref_match", "families", "study")  # = probes.battery.battery.BATTERY_FIELDS (that imports numpy)
 
 
 def load_spoken(path: str) -> dict[str, str]:
@@ -61,11 +62,12 @@ def _run(ctx: ProbeContext, options: Any) -> dict[str, Any]:
     if ctx.clips is None or ctx.backend is None:
         raise ConfigError(f"corpus {ctx.corpus!r}: the battery needs audio (a corpus spec), not prediction files")
     backends = {m: ctx.backend(m) for m in options.models or ctx.models}
+    panel = {p: backends.get(p) or ctx.backend(p) for p in (options.panel if options.panel is not None else ctx.panel)}
     spoken = load_spoken(options.spoken) if options.spoken else {}
     donors = [AudioAsset.from_file(f) for f in options.donor_conv]
     res = run_battery(ctx.clips, backends, options.measure, list(options.conditions), ctx.store, seed=ctx.seed,
                       spoken=spoken, conv_donors=donors, normalizer=ctx.normalizer, n_resamples=options.resamples,
-                      mining=options.mining, families=options.families, study=options.study)
+                      panel=panel, mining=options.mining, families=options.families, study=options.study)
     return res.to_dict()
 
 

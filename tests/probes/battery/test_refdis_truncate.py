@@ -31,3 +31,46 @@ def test_truncated_window_verdicts() -> None:
     full = Unit("c", "c")
     assert j.judge(full, ("thank", "you", "mr", "president", "the", "committee", "approved"), "m") == {"c#0": 0}
     assert j.judge(full, ("the", "committee", "approved"), "m") == {"c#0": 1}
+
+
+class _SameWords:
+    """TEST DOUBLE answering by clip id: the same words for the same speech in every condition —
+    the whole sentence on a whole clip, the words a truncation keeps on a truncated one."""
+
+    spec = "same-words"
+    max_duration = None
+    capabilities = frozenset({"transcribe"})
+
+    def identity(self):
+        from asr_audit.models.base import BackendIdentity, DecodeOptions
+
+        return BackendIdentity(self.spec, "0", DecodeOptions())
+
+    def transcribe_ids(self, clip_ids):
+        return ["thank you president the" if "trunc" in c else "thank you president the committee approved"
+                for c in clip_ids]
+
+    def transcribe(self, audios):
+        raise AssertionError("answers by clip id")
+
+
+def test_truncation_difference_pairs_arms_judged_by_one_rule() -> None:
+    """A model that writes "thank you president" for "thank you mr president" whatever the audio:
+    two-reference verdicts call it 'ref' (1) on the whole clip, the window rule 'consensus' (0) on
+    the truncated one; paired across the two rules it showed a truncation effect of -1."""
+    import numpy as np
+
+    from asr_audit.corpus.clips import ArraySource, Clip, Corpus
+    from asr_audit.probes.battery.battery import run_battery
+
+    spoken = "Thank you, Mr President. The committee approved."
+    x = (0.1 * np.sin(2 * np.pi * 220 * np.arange(32000) / 16000)).astype(np.float32)
+    corpus = Corpus("t", "test", "t", (Clip("c", "The committee approved.", source=ArraySource(x, 16000), duration=2.0),))
+    words = [(w, 0.1 + 0.25 * i, 0.3 + 0.25 * i) for i, w in enumerate(spoken.split())]
+    res = run_battery(corpus, {"m": _SameWords()}, "refdis", ["truncate:1w0.25s"], None, spoken={"c": spoken},
+                      timings=lambda clip, text: words, n_resamples=50, study=False)
+    assert res.cell("m", "original").accept_ref == 1.0  # two-reference verdict on the whole clip
+    assert res.cell("m", "truncate:1w0.25s").accept_ref == 0.0  # window rule on the cut clip
+    (d,) = res.differences
+    assert d["baseline"] == "original (window rule)" and d["n_items"] == 1 and d["estimate"] == 0.0
+    assert any("window rule" in n for n in res.notes)

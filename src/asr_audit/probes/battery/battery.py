@@ -7,14 +7,22 @@ follows the reference:
 
 * ``refdis`` — one item per reference error. The errors are the differences between the
   reference and a corrected reference: the spoken text when known (a TTS corpus), else the
-  reference corrected by the panel's consensus on the original audio. A model's verdict on each
-  is read as in refdis' two-reference mode. Under ``truncate`` each error gets its own clip, cut
-  to the error +-k aligned words +-pad seconds, and judged by distance: 1 when the hypothesis is
-  closer (word edits) to the reference window (+-1 word around the error) than to the corrected
-  window, 0 when closer to the corrected one, left out on a tie. (Two-reference verdicts are too
-  strict at a cut edge: a half-cut neighbour word turns an opener insertion into a substitution.)
+  reference corrected by the consensus of the **panel** on the original audio — never by the
+  tested model itself: a tested model that is a panel member is judged against the consensus of
+  the panel without it (leave-one-out), so its own original-audio output cannot select its items
+  (see :func:`panel_views`). Without the spoken text and without a panel the measure refuses to
+  run. A model's verdict on each is read as in refdis' two-reference mode. Under ``truncate``
+  each error gets its own clip, cut to the error +-k aligned words +-pad seconds, and judged by
+  distance (the *window rule*): 1 when the hypothesis is closer (word edits) to the reference
+  window (+-1 word around the error) than to the corrected window, 0 when closer to the corrected
+  one, left out on a tie. (Two-reference verdicts are too strict at a cut edge: a half-cut
+  neighbour word turns an opener insertion into a substitution.) The paired baseline of a
+  truncation is the original audio judged by the same window rule, on the words of the
+  original-audio hypothesis aligned to the corrected window (:func:`hyp_window`): both arms of a
+  difference use one rule.
 * ``courtesy`` — one item per clip that opens with a courtesy the reference omits
-  (:mod:`asr_audit.probes.battery.courtesy`); 1 = the courtesy is absent from the output.
+  (:mod:`asr_audit.probes.battery.courtesy`), found in the spoken text or by the panel (with the
+  same leave-one-out); 1 = the courtesy is absent from the output.
 * ``ortho`` — one item per convention item of the orthographic switch-rate probe; 1 = the model
   writes the reference's spelling (items where it writes neither are left out).
 
@@ -148,20 +156,80 @@ class _Judge:
     def judge(self, unit: Unit, hyp: Tokens | None, model: str) -> dict[str, int]:
         raise NotImplementedError
 
+    def applies(self, unit: Unit, model: str) -> bool:
+        """Whether ``unit`` holds items of ``model`` (only those units are transcribed for it)."""
+        return True
+
+
+def hyp_window(hyp: Tokens, corrected: Tokens, lo: int, hi: int) -> Tokens:
+    """The words of ``hyp`` aligned to ``corrected[lo:hi]``: words aligned (``equal`` / ``replace``,
+    a ``replace`` block split proportionally) to a position in ``[lo, hi)``, and words inserted at a
+    position in ``[lo, hi]`` (the window's edges included, as a cut clip keeps +-pad seconds).
+
+    >>> hyp_window(("a", "b", "x", "c", "d"), ("a", "b", "c", "d"), 1, 3)
+    ('b', 'x', 'c')
+    >>> hyp_window(("the", "committee"), ("thank", "you", "the", "committee"), 0, 3)
+    ('the',)
+    """
+    keep: list[str] = []
+    for tag, i1, i2, j1, j2 in opcodes(corrected, hyp):
+        if tag == "delete":
+            continue
+        if tag == "insert":
+            if lo <= i1 <= hi:
+                keep.extend(hyp[j1:j2])
+            continue
+        for j in range(j1, j2):
+            if lo <= i1 + (j - j1) * (i2 - i1) // (j2 - j1) < hi:
+                keep.append(hyp[j])
+    return tuple(keep)
+
+
+def panel_views(panel: Sequence[str], models: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """For every tested model, the panel members whose original-audio outputs mine its items: the
+    whole panel, less the model itself when it is a member (leave-one-out).
+
+    >>> panel_views(["a", "b", "c"], ["a", "z"])
+    {'a': ('b', 'c'), 'z': ('a', 'b', 'c')}
+    """
+    return {m: tuple(p for p in panel if p != m) for m in models}
+
 
 class RefdisJudge(_Judge):
-    """Two-reference verdicts against corrected references (spoken text or original-audio consensus)."""
+    """Two-reference verdicts against corrected references (spoken text or the panel's consensus).
+
+    ``corrected`` is what the audio says (clip -> tokens): the text realized conditions are built
+    from (voices, timings, donor read-back). ``views`` (model -> clip -> tokens, optional) is the
+    corrected reference each model is judged against (leave-one-out for panel members); a model
+    without a view is judged against ``corrected``. Item keys are ``clip#i``, ``i`` the index of the
+    edit in that model's list, the same in every condition.
+    """
 
     name = "refdis"
     truncatable = True
 
     def __init__(self, refs: Mapping[str, Tokens], corrected: Mapping[str, Tokens], spoken_raw: Mapping[str, str],
-                 normalize: Callable[[str], Tokens], params: Any) -> None:
+                 normalize: Callable[[str], Tokens], params: Any,
+                 views: Mapping[str, Mapping[str, Tokens]] | None = None) -> None:
         from asr_audit.text.align import AlignmentCache
 
         self.refs, self.corrected, self.params, self.cache = refs, corrected, params, AlignmentCache()
-        self.ops = {c: [o for o in opcodes(refs[c], corrected[c]) if o[0] != "equal"] for c in refs}
+        self.views: Mapping[str, Mapping[str, Tokens]] = views or {}
         self.spoken_raw, self.normalize = spoken_raw, normalize
+        self._ops: dict[tuple[str, str], list[tuple[str, int, int, int, int]]] = {}
+        self._spans: dict[tuple[str, str], list[tuple[int, int]]] = {}
+
+    def corrected_for(self, model: str | None, cid: str) -> Tokens:
+        """The corrected reference ``model`` is judged against on clip ``cid``."""
+        view = self.views.get(model) if model is not None else None
+        return view[cid] if view is not None and cid in view else self.corrected[cid]
+
+    def ops(self, model: str | None, cid: str) -> list[tuple[str, int, int, int, int]]:
+        """The edits (non-equal opcodes of reference -> corrected reference) of ``model`` on ``cid``."""
+        key = (model if model is not None and model in self.views else "", cid)
+        if key not in self._ops:
+            self._ops[key] = [o for o in opcodes(self.refs[cid], self.corrected_for(model, cid)) if o[0] != "equal"]
+        return self._ops[key]
 
     def _verdicts(self, cid: str, ref: Tokens, corr: Tokens, hyp: Tokens | None, model: str) -> list[int | None]:
         from asr_audit.probes.predfiles.refdis import CONSENSUS, REF, ClipInput, mine_two_references
@@ -170,60 +238,104 @@ class RefdisJudge(_Judge):
         edits = mine_two_references(clip, corr, [model], self.params, self.cache)
         return [int(e.verdicts[model] == REF) if e.verdicts.get(model) in (REF, CONSENSUS) else None for e in edits]
 
+    def _models(self) -> list[str | None]:
+        return [None, *sorted(self.views)]
+
     def units(self, clip_id: str) -> list[Unit]:
-        return [Unit(clip_id, clip_id)] if self.ops[clip_id] else []
+        return [Unit(clip_id, clip_id)] if any(self.ops(m, clip_id) for m in self._models()) else []
+
+    def spans(self, model: str | None, cid: str) -> list[tuple[int, int]]:
+        """For each of ``model``'s edits on ``cid``, the raw spoken words a truncation keeps."""
+        key = (model if model is not None and model in self.views else "", cid)
+        if key not in self._spans:
+            out = []
+            raw_of = self._raw_index(cid, self.corrected_for(model, cid))
+            for _, _, _, j1, j2 in self.ops(model, cid):
+                if j2 > j1:
+                    out.append((raw_of[j1], raw_of[j2 - 1] + 1))
+                else:  # reference words the speaker never said: keep the boundary point
+                    at = raw_of[j1] if j1 < len(raw_of) else len(self.spoken_raw[cid].split())
+                    out.append((at, at))
+            self._spans[key] = out
+        return self._spans[key]
 
     def span_units(self, clip_id: str) -> list[Unit]:
-        out = []
-        raw_of = self._raw_index(clip_id)
-        for i, (_, _, _, j1, j2) in enumerate(self.ops[clip_id]):
-            if j2 > j1:
-                span = (raw_of[j1], raw_of[j2 - 1] + 1)
-            else:  # reference words the speaker never said: keep the boundary point
-                at = raw_of[j1] if j1 < len(raw_of) else len(self.spoken_raw[clip_id].split())
-                span = (at, at)
-            out.append(Unit(f"{clip_id}#{i}", clip_id, span))
-        return out
+        seen: list[tuple[int, int]] = []
+        for m in self._models():
+            seen += [s for s in self.spans(m, clip_id) if s not in seen]
+        return [Unit(f"{clip_id}#{i}", clip_id, span) for i, span in enumerate(seen)]
 
-    def _raw_index(self, cid: str) -> list[int]:
+    def applies(self, unit: Unit, model: str) -> bool:
+        return unit.span is None or unit.span in self.spans(model, unit.clip_id)
+
+    def _raw_index(self, cid: str, corrected: Tokens | None = None) -> list[int]:
         """For every corrected token, the index of the raw spoken word it comes from."""
+        corrected = self.corrected[cid] if corrected is None else corrected
         words = self.spoken_raw[cid].split()
         flat, owner = [], []
         for w_i, w in enumerate(words):
             toks = self.normalize(w)
             flat += list(toks)
             owner += [w_i] * len(toks)
-        out = [0] * len(self.corrected[cid])
+        out = [0] * len(corrected)
         last = 0
-        for tag, i1, i2, j1, j2 in opcodes(self.corrected[cid], tuple(flat)):
+        for tag, i1, i2, j1, j2 in opcodes(corrected, tuple(flat)):
             for i in range(i1, i2):
                 j = j1 + (i - i1) * max(j2 - j1, 1) // max(i2 - i1, 1) if j2 > j1 else None
                 last = owner[min(j, len(owner) - 1)] if j is not None and owner else last
                 out[i] = last
         return out
 
+    def _window_rule(self, cid: str, model: str, i: int, hyp: Tokens) -> int | None:
+        """1 / 0 / None (tie): is ``hyp`` closer to the reference window of edit ``i`` or to the corrected one?"""
+        k = 1
+        _, i1, i2, j1, j2 = self.ops(model, cid)[i]
+        ref, corr = self.refs[cid], self.corrected_for(model, cid)
+        wref, wcorr = ref[max(i1 - k, 0): i2 + k], corr[max(j1 - k, 0): j2 + k]
+        d_ref, d_corr = self.cache.wer(wref, hyp).errors, self.cache.wer(wcorr, hyp).errors
+        return None if d_ref == d_corr else int(d_ref < d_corr)
+
     def judge(self, unit: Unit, hyp: Tokens | None, model: str) -> dict[str, int]:
         cid = unit.clip_id
-        ref, corr = self.refs[cid], self.corrected[cid]
-        if unit.span is None:
-            vals = self._verdicts(cid, ref, corr, hyp, model)
-            return {f"{cid}#{i}": v for i, v in enumerate(vals) if v is not None}
-        i = int(unit.key.rsplit("#", 1)[1])
-        k = 1
-        _, i1, i2, j1, j2 = self.ops[cid][i]
-        wref, wcorr = ref[max(i1 - k, 0): i2 + k], corr[max(j1 - k, 0): j2 + k]
         if hyp is None:
             return {}
-        d_ref, d_corr = self.cache.wer(wref, hyp).errors, self.cache.wer(wcorr, hyp).errors
-        return {} if d_ref == d_corr else {unit.key: int(d_ref < d_corr)}
+        if unit.span is None:
+            vals = self._verdicts(cid, self.refs[cid], self.corrected_for(model, cid), hyp, model)
+            return {f"{cid}#{i}": v for i, v in enumerate(vals) if v is not None}
+        out = {}
+        for i, span in enumerate(self.spans(model, cid)):
+            if span == unit.span and (v := self._window_rule(cid, model, i, hyp)) is not None:
+                out[f"{cid}#{i}"] = v
+        return out
+
+    def window_items(self, cid: str, hyp: Tokens | None, model: str) -> dict[str, int]:
+        """The window rule on a whole-clip hypothesis: for each edit, the words of ``hyp`` aligned to
+        the corrected window (:func:`hyp_window`) judged as a truncated clip's output is (the paired
+        baseline of truncation conditions)."""
+        if hyp is None:
+            return {}
+        k, corr, out = 1, self.corrected_for(model, cid), {}
+        for i, (_, _, _, j1, j2) in enumerate(self.ops(model, cid)):
+            window = hyp_window(hyp, corr, max(j1 - k, 0), j2 + k)
+            if (v := self._window_rule(cid, model, i, window)) is not None:
+                out[f"{cid}#{i}"] = v
+        return out
 
 
 class CourtesyJudge(_Judge):
+    """Presence of the opener in the output. ``eligible`` are the clips realized (what the audio
+    opens with); ``views`` (model -> clip ids, optional) the clips each model is scored on
+    (leave-one-out for panel members); a model without a view is scored on every eligible clip."""
+
     name = "courtesy"
     truncatable = True
 
-    def __init__(self, eligible: Sequence[Any]) -> None:
+    def __init__(self, eligible: Sequence[Any], views: Mapping[str, frozenset[str]] | None = None) -> None:
         self.by_id = {e.clip_id: e for e in eligible}
+        self.views: Mapping[str, frozenset[str]] = views or {}
+
+    def applies(self, unit: Unit, model: str) -> bool:
+        return model not in self.views or unit.clip_id in self.views[model]
 
     def units(self, clip_id: str) -> list[Unit]:
         return [Unit(clip_id, clip_id)] if clip_id in self.by_id else []
@@ -235,7 +347,7 @@ class CourtesyJudge(_Judge):
     def judge(self, unit: Unit, hyp: Tokens | None, model: str) -> dict[str, int]:
         from asr_audit.probes.battery.courtesy import courtesy_present
 
-        if hyp is None:
+        if hyp is None or not self.applies(unit, model):
             return {}
         return {unit.key: int(not courtesy_present(self.by_id[unit.clip_id].opener, " ".join(hyp)))}
 
@@ -285,48 +397,85 @@ class MeasureSettings:
 
 
 JudgeBuilder = Callable[[Corpus, ConditionContext, Mapping[str, Mapping[str, str]], Callable[[str], Tokens],
-                         MeasureSettings, Sequence[str]], _Judge]
+                         MeasureSettings, Sequence[str], Sequence[str]], _Judge]
+
+
+def _no_panel(measure: str, n: int) -> ConfigError:
+    return ConfigError(f"the {measure} measure needs what the audio says: {n} clip(s) have no spoken text and no "
+                       "panel was given (the tested models may not judge themselves); fix: pass --panel m1,m2,m3 "
+                       "(in a spec: the panel table, or panel in probes.battery) or --spoken spoken.jsonl")
 
 
 def _courtesy_judge(corpus: Corpus, ctx: ConditionContext, hyps0: Mapping[str, Mapping[str, str]],
-                    normalize: Callable[[str], Tokens], settings: MeasureSettings, panel: Sequence[str]) -> _Judge:
+                    normalize: Callable[[str], Tokens], settings: MeasureSettings, panel: Sequence[str],
+                    models: Sequence[str]) -> _Judge:
+    """Eligible clips from the spoken text, else from the panel's original-audio outputs: the
+    whole panel for the clips realized, the panel less the model for a member's own items."""
     from asr_audit.probes.battery.courtesy import eligible_clips
 
-    eligible = eligible_clips(corpus.clips, ctx.spoken, hyps0)
+    unknown = [c for c in corpus.clips if c.id not in ctx.spoken]
+    if unknown and not panel:
+        raise _no_panel("courtesy", len(unknown))
+    realized = {e.clip_id: e for e in eligible_clips(corpus.clips, ctx.spoken, {p: hyps0[p] for p in panel})}
+    views: dict[str, frozenset[str]] = {}
+    for m, view in panel_views(panel, models).items():
+        if len(view) == len(panel):
+            continue
+        if unknown and not view:
+            raise ConfigError(f"the courtesy measure scores panel member {m!r} leave-one-out and no other panel "
+                              "model is left; fix: add panel models (--panel) or pass --spoken spoken.jsonl")
+        own = eligible_clips(corpus.clips, ctx.spoken, {p: hyps0[p] for p in view})
+        views[m] = frozenset(e.clip_id for e in own)
+        for e in own:
+            realized.setdefault(e.clip_id, e)
+    eligible = [realized[c.id] for c in corpus.clips if c.id in realized]
     ctx.spoken = {**ctx.spoken, **{e.clip_id: e.spoken for e in eligible}}
-    return CourtesyJudge(eligible)
+    return CourtesyJudge(eligible, views)
 
 
 def _ortho_judge(corpus: Corpus, ctx: ConditionContext, hyps0: Mapping[str, Mapping[str, str]],
-                 normalize: Callable[[str], Tokens], settings: MeasureSettings, panel: Sequence[str]) -> _Judge:
+                 normalize: Callable[[str], Tokens], settings: MeasureSettings, panel: Sequence[str],
+                 models: Sequence[str]) -> _Judge:
     return OrthoJudge(corpus.clips, settings.families)
 
 
 def _refdis_judge(corpus: Corpus, ctx: ConditionContext, hyps0: Mapping[str, Mapping[str, str]],
-                  normalize: Callable[[str], Tokens], settings: MeasureSettings, panel: Sequence[str]) -> _Judge:
+                  normalize: Callable[[str], Tokens], settings: MeasureSettings, panel: Sequence[str],
+                  models: Sequence[str]) -> _Judge:
+    """Corrected references from the spoken text, else the panel's consensus on the original audio:
+    the whole panel's for the text realized, the panel less the model for a member's own items."""
     clips = corpus.clips
     rp = settings.mining
     refs = {c.id: normalize(c.reference) for c in clips}
     corrected = {cid: normalize(ctx.spoken[cid]) for cid in refs if cid in ctx.spoken}
     missing = [c for c in clips if c.id not in corrected]
+    views: dict[str, dict[str, Tokens]] = {}
     if missing:
+        if not panel:
+            raise _no_panel("refdis", len(missing))
+        known = dict(corrected)
         corrected.update(_consensus(missing, hyps0, panel, rp, normalize, refs))
+        for m, view in panel_views(panel, models).items():
+            if len(view) < len(panel):
+                views[m] = {**known, **_consensus(missing, hyps0, view, rp, normalize, refs, held_out=m)}
     spoken_raw = {cid: ctx.spoken.get(cid) or " ".join(corrected[cid]) for cid in refs}
     ctx.spoken = {**ctx.spoken, **{cid: t for cid, t in spoken_raw.items() if cid not in ctx.spoken}}
-    return RefdisJudge(refs, corrected, spoken_raw, normalize, rp)
+    return RefdisJudge(refs, corrected, spoken_raw, normalize, rp, views)
 
 
 def _consensus(clips: Sequence[Any], hyps0: Mapping[str, Mapping[str, str]], panel: Sequence[str], rp: Any,
-               normalize: Callable[[str], Tokens], refs: Mapping[str, Tokens]) -> dict[str, Tokens]:
+               normalize: Callable[[str], Tokens], refs: Mapping[str, Tokens],
+               held_out: str | None = None) -> dict[str, Tokens]:
     """References corrected by the panel's consensus on the original audio (refdis mining)."""
     from asr_audit.probes.predfiles.inflation import apply_edits
     from asr_audit.probes.predfiles.refdis import ClipInput, mine
 
     if len(panel) < rp.min_panel:
+        loo = f" after leaving out the tested model {held_out!r}" if held_out else ""
         raise ConfigError(f"refdis needs the spoken text or a consensus panel of >= {rp.min_panel} models, got "
-                          f"{len(panel)}; fix: pass --spoken, more --model entries, or probes.battery.min_panel")
-    inputs = [ClipInput(c.id, refs[c.id], {m: (normalize(h[c.id]) if c.id in h else None) for m, h in hyps0.items()})
-              for c in clips]
+                          f"{len(panel)}{loo}; fix: pass --spoken, or more --panel models (in a spec: the panel table)")
+    inputs = [ClipInput(c.id, refs[c.id], {m: (normalize(hyps0[m][c.id]) if c.id in hyps0[m] else None)
+                                           for m in panel}) for c in clips]
     mining = mine(inputs, list(panel), list(panel), replace(rp, loo=False))
     by_clip: dict[str, list] = defaultdict(list)
     for e in mining.edits:
@@ -345,7 +494,7 @@ def run_battery(
     spoken: Mapping[str, str] | None = None,
     conv_donors: Sequence[Any] = (),
     normalizer: str = "whisper",
-    panel: Sequence[str] | None = None,
+    panel: Mapping[str, Any] | None = None,
     mining: RefdisParams | None = None,
     families: Sequence[str] | None = None,
     gate_max_wer: float = 0.3,
@@ -356,9 +505,13 @@ def run_battery(
 ) -> BatteryResult:
     """Run ``probe`` over ``corpus`` under every condition for every backend (name -> backend).
 
-    ``mining`` configures the ``refdis`` measure (default: the anchor preset), ``families`` the
-    ``ortho`` measure (default: all), ``gate_max_wer`` the ``masked`` measure; see
-    :class:`BatteryOptions` for the options record the CLI and the runner build them from.
+    ``panel`` (name -> backend; members may be tested models too) says what the audio says when
+    ``spoken`` does not: the ``refdis`` and ``courtesy`` measures mine it from the panel's outputs
+    on the original audio, leaving a tested member out of its own items (:func:`panel_views`), and
+    refuse to run without either. ``mining`` configures the ``refdis`` measure (default: the
+    anchor preset), ``families`` the ``ortho`` measure (default: all), ``gate_max_wer`` the
+    ``masked`` measure; see :class:`BatteryOptions` for the options record the CLI and the runner
+    build them from.
     """
     from asr_audit.text.normalize import get_normalizer, normalize_many
     from asr_audit.text.text2num import with_text2num
@@ -375,12 +528,16 @@ def run_battery(
     ctx = ConditionContext(corpus.clips, seed, dict(spoken or {}), tuple(conv_donors), timings)
     failures: list[dict[str, str]] = []
     hyps0: dict[str, dict[str, str]] = {}
-    for name, b in backends.items():
+    panel = dict(panel or {})
+    unknown = [c for c in corpus.clips if c.id not in ctx.spoken]
+    if measure.spoken_or_panel and unknown and not panel:  # refuse before transcribing anything
+        raise _no_panel(probe, len(unknown))
+    for name, b in {**backends, **{p: b for p, b in panel.items() if p not in backends}}.items():
         hyps0[name], f = _transcribe(b, corpus.clips, store, name)
         failures += [{**x, "condition": "original"} for x in f]
     settings = MeasureSettings(mining=mining or RefdisParams(), families=families, gate_max_wer=gate_max_wer)
     judge = None if measure.judge is None else measure.judge(corpus, ctx, hyps0, normalize, settings,
-                                                             list(panel or backends))
+                                                             list(panel), list(backends))
     items: dict[str, dict[str, dict[str, int]]] = {}
     n_items: dict[str, int] = {}
     clusters = {c.id: " ".join(normalize(c.reference)) for c in corpus.clips}
@@ -401,14 +558,28 @@ def run_battery(
             n_fail = sum(1 for x in failures if x["model"] == name and x["condition"] == cond.name)
             cells.append(Cell(model=name, condition=cond.name, k=w.k, n=w.n, accept_ref=w.rate if w.n else None,
                               ci_low=w.low if w.n else None, ci_high=w.high if w.n else None, n_failed=n_fail))
-    diffs = _differences(conds, list(backends), items, clusters, seed, n_resamples)
+    notes: tuple[str, ...] = ()
+    baselines = {c.name: items["original"] for c in conds}
+    if isinstance(judge, RefdisJudge) and any(c.truncate is not None for c in conds):  # same rule in both arms
+        window = {m: {k: v for c in corpus.clips
+                      for k, v in judge.window_items(c.id, _norm_or_none(hyps0[m].get(c.id), normalize), m).items()}
+                  for m in backends}
+        baselines.update({c.name: window for c in conds if c.truncate is not None})
+        notes = ("truncation conditions are judged by the window rule and paired with the original audio judged "
+                 "by the same rule (baseline 'original (window rule)'); the original cell uses two-reference "
+                 "verdicts",)
+    diffs = _differences(conds, list(backends), items, baselines, clusters, seed, n_resamples)
     dids = _dids(conds, list(backends), items, clusters, seed, n_resamples)
     rows: tuple[dict[str, Any], ...] = ()
     if measure.study is not None and study:
         rows = measure.study(backends, corpus, judge, ctx, items, store, hyps0, conds, normalize)
     return BatteryResult(probe=probe, corpus=corpus.name, conditions=tuple(c.name for c in conds),
                          models=tuple(backends), cells=tuple(cells), differences=tuple(diffs), did=tuple(dids),
-                         seed=seed, n_items=n_items, failures=tuple(failures), study=rows, notes=(), items=items)
+                         seed=seed, n_items=n_items, failures=tuple(failures), study=rows, notes=notes, items=items)
+
+
+def _norm_or_none(text: str | None, normalize: Callable[[str], Tokens]) -> Tokens | None:
+    return None if text is None else normalize(text)
 
 
 def _run_condition(cond: Condition, corpus: Corpus, backends: Mapping[str, Any], judge: _Judge, ctx: ConditionContext,
@@ -431,14 +602,15 @@ def _run_condition(cond: Condition, corpus: Corpus, backends: Mapping[str, Any],
                 failures += [{"model": m, "clip_id": u.key, "condition": cond.name, "reason": str(exc)} for m in backends]
     out: dict[str, dict[str, int]] = {}
     for name, b in backends.items():
+        mine = [(u, r) for u, r in realized if judge.applies(u, name)]
         if cond.is_original:
             texts = dict(hyps0[name])
         else:
-            texts, f = _transcribe(b, [r.clip for _, r in realized] + [r.donor for _, r in realized if r.donor], store, name)
+            texts, f = _transcribe(b, [r.clip for _, r in mine] + [r.donor for _, r in mine if r.donor], store, name)
             failures += [{**x, "condition": cond.name} for x in f]
         per: dict[str, int] = {}
         raw: dict[str, str | None] = {}
-        for u, r in realized:
+        for u, r in mine:
             text = texts.get(r.clip.id)
             if text is None:
                 continue
@@ -491,18 +663,21 @@ def _masked_condition(cond: Condition, corpus: Corpus, backends: Mapping[str, An
 
 
 def _differences(conds: Sequence[Condition], models: Sequence[str], items: Mapping[str, Any],
-                 clusters: Mapping[str, str], seed: int, n_resamples: int) -> list[dict[str, Any]]:
+                 baselines: Mapping[str, Any], clusters: Mapping[str, str], seed: int,
+                 n_resamples: int) -> list[dict[str, Any]]:
+    """Each condition against its baseline items (the original audio, judged by the condition's rule)."""
     from asr_audit.stats.rng import model_rng
 
     out = []
     for cond in conds[1:]:
+        label = "original" if baselines[cond.name] is items["original"] else "original (window rule)"
         for m in models:
-            base, treat = items["original"].get(m, {}), items[cond.name].get(m, {})
+            base, treat = baselines[cond.name].get(m, {}), items[cond.name].get(m, {})
             keys = sorted(set(base) & set(treat))
             d = paired_difference([base[k] for k in keys], [treat[k] for k in keys],
                                   [clusters[k.split("#")[0]] for k in keys], model_rng(seed, m + "\x1f" + cond.name),
                                   n_resamples)
-            out.append({"model": m, "condition": cond.name, "baseline": "original", **d.to_dict()})
+            out.append({"model": m, "condition": cond.name, "baseline": label, **d.to_dict()})
     return out
 
 
@@ -556,7 +731,7 @@ def _study(backends: Mapping[str, Any], corpus: Corpus, judge: _Judge, ctx: Cond
         return words[0][1], words[e.n_raw_words - 1][2]
 
     rows = courtesy_study(backends, corpus.clips, list(judge.by_id.values()), window,
-                          presence(items["original"]), presence(t_items))
+                          presence(items["original"]), presence(t_items), views=judge.views)
     return tuple(r.to_dict() for r in rows)
 
 
@@ -567,9 +742,11 @@ class Measure:
     """A battery measure: what an item is and how a condition is scored.
 
     ``judge`` builds the :class:`_Judge` that scores realized clips (from the corpus, the condition
-    context, the original-audio hypotheses, the normalizer, the parameters and the panel); a
+    context, the original-audio hypotheses, the normalizer, the parameters, the panel and the
+    tested models); a
     measure with ``condition`` instead realizes and scores each condition itself (``masked``).
-    ``text2num`` normalizes spelled numbers to digits; ``study`` adds case-study rows.
+    ``text2num`` normalizes spelled numbers to digits; ``study`` adds case-study rows;
+    ``spoken_or_panel``: the measure needs what the audio says, from the spoken text or a panel.
     """
 
     name: str
@@ -577,6 +754,7 @@ class Measure:
     condition: Callable[..., tuple[dict[str, dict[str, int]], list[dict[str, str]]]] | None = None
     text2num: bool = False
     study: Callable[..., tuple[dict[str, Any], ...]] | None = None
+    spoken_or_panel: bool = False
 
     def __post_init__(self) -> None:
         if (self.judge is None) == (self.condition is None):
@@ -585,14 +763,14 @@ class Measure:
 
 MEASURES: Registry[Measure] = Registry(
     "battery measure", fix="use one of them (asr-audit battery --probe, or measure = ... in [probes.battery])")
-MEASURES.register("refdis", Measure("refdis", judge=_refdis_judge, text2num=True))
-MEASURES.register("courtesy", Measure("courtesy", judge=_courtesy_judge, study=_study))
+MEASURES.register("refdis", Measure("refdis", judge=_refdis_judge, text2num=True, spoken_or_panel=True))
+MEASURES.register("courtesy", Measure("courtesy", judge=_courtesy_judge, study=_study, spoken_or_panel=True))
 MEASURES.register("ortho", Measure("ortho", judge=_ortho_judge))
 MEASURES.register("masked", Measure("masked", condition=_masked_condition))
 
 
-BATTERY_FIELDS = ("measure", "conditions", "donor_conv", "spoken", "models", "resamples", "preset", "min_ref_match",
-                  "families", "study")
+BATTERY_FIELDS = ("measure", "conditions", "donor_conv", "spoken", "models", "panel", "resamples", "preset",
+                  "min_ref_match", "families", "study")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -602,7 +780,8 @@ class BatteryOptions:
 
     ``mining`` (built from ``preset`` and ``min_ref_match``) configures the refdis measure,
     ``families`` the ortho measure; ``models`` is read by the runner only (the CLI's ``--model``
-    names its models).
+    names its models). ``panel`` names the models whose original-audio outputs say what the audio
+    says when ``spoken`` does not (refdis, courtesy); the runner defaults it to the spec's ``[panel]``.
     """
 
     measure: str = "refdis"
@@ -610,6 +789,7 @@ class BatteryOptions:
     donor_conv: tuple[str, ...] = ()
     spoken: str | None = None
     models: tuple[str, ...] | None = None
+    panel: tuple[str, ...] | None = None
     resamples: int = 1000
     study: bool = True
     mining: RefdisParams = field(default_factory=RefdisParams)
@@ -645,5 +825,6 @@ class BatteryOptions:
             raise surface.missing("conditions", 'e.g. conditions = ["noise:10db", "donor:conv8s"]')
         return build(cls, surface, measure=measure or r.text("measure", "refdis"),
                      conditions=r.names("conditions", ()), donor_conv=r.names("donor_conv", ()),
-                     spoken=r.text("spoken", None), models=r.names("models", None), resamples=r.integer("resamples", 1000),
+                     spoken=r.text("spoken", None), models=r.names("models", None),
+                     panel=r.names("panel", None), resamples=r.integer("resamples", 1000),
                      study=r.flag("study", True), mining=mining, families=r.names("families", None))

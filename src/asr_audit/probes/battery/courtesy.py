@@ -3,7 +3,11 @@ reference omits?
 
 A clip is **eligible** when its audio opens with a courtesy and its reference does not. What the
 audio says comes from the spoken text when known (a TTS corpus, ``spoken`` mapping) and otherwise
-from the models themselves: on the full clip, at least half of them start with a courtesy.
+from a **panel** on the full clip: at least half of its members start with a courtesy. The panel
+is never the tested model itself (the battery leaves a tested panel member out of its own items),
+else a model's own original-audio output would select the clips it is scored on. The opener is
+the one most members wrote, ties broken by the longest, then alphabetically: the same choice
+whatever the hash seed.
 
 **Presence** of the courtesy in a hypothesis: after normalization, the opener's first two words
 (``thank you``) start at the hypothesis's first or second word (one leading filler allowed). The trigger battery
@@ -93,7 +97,13 @@ def eligible_clips(clips: Sequence[Any], spoken: Mapping[str, str], full_hyps: M
                    normalizer: str = "whisper") -> list[CourtesyClip]:
     """Clips whose audio opens with a courtesy the reference omits (see the module docstring).
 
-    ``full_hyps`` is model -> clip id -> hypothesis on the full clip (used when no spoken text is known).
+    ``full_hyps`` is panel member -> clip id -> hypothesis on the full clip (used when no spoken
+    text is known); pass the panel's outputs, never the tested model's.
+
+    >>> from types import SimpleNamespace as C
+    >>> hyps = {"a": {"x": "thank you very much we agree"}, "b": {"x": "thank you mister president we agree"}}
+    >>> [e.opener for e in eligible_clips([C(id="x", reference="we agree")], {}, hyps)]
+    [('thank', 'you', 'mister', 'president')]
     """
     out = []
     for clip in clips:
@@ -107,11 +117,17 @@ def eligible_clips(clips: Sequence[Any], spoken: Mapping[str, str], full_hyps: M
             found = [find_opener(_norm_tokens(h[clip.id], normalizer)) if h.get(clip.id) else None
                      for h in full_hyps.values()]
             hits = [f for f in found if f]
-            opener = max(set(hits), key=hits.count) if hits and 2 * len(hits) >= len(found) else None
+            opener = _most_common(hits) if hits and 2 * len(hits) >= len(found) else None
             text = " ".join(opener) + " " + clip.reference if opener else ""
         if opener:
             out.append(CourtesyClip(clip.id, tuple(opener), raw_word_count(text, len(opener), normalizer), text))
     return out
+
+
+def _most_common(openers: Sequence[tuple[str, ...]]) -> tuple[str, ...]:
+    """The opener written most often; ties to the longest, then the alphabetically first (no
+    set or hash order)."""
+    return min(set(openers), key=lambda o: (-openers.count(o), -len(o), o))
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,18 +162,22 @@ def courtesy_study(
     truncated: Mapping[str, Mapping[str, bool]],
     normalizer: str = "whisper",
     log: Callable[[str], None] | None = None,
+    views: Mapping[str, frozenset[str]] | None = None,
 ) -> list[StudyRow]:
     """Presence rates per model under full / truncated / attn-isolated / translate.
 
     ``window(clip, item)`` gives the opener's ``(t0, t1)`` seconds in the clip audio (aligned);
     ``full`` / ``truncated`` are model -> clip id -> courtesy present, from the battery's cached
-    transcription of the full and the truncated audio.
+    transcription of the full and the truncated audio. ``views`` (model -> clip ids) restricts a
+    model to the clips eligible without its own outputs (leave-one-out panel members).
     """
     from asr_audit.audio.io import load_audio
 
     by_id = {c.id: c for c in clips}
     rows: list[StudyRow] = []
+    all_eligible = eligible
     for name, backend in backends.items():
+        eligible = [e for e in all_eligible if views is None or name not in views or e.clip_id in views[name]]
         rows += [_row(name, cond, [flags[e.clip_id] for e in eligible if e.clip_id in flags])
                  for cond, flags in (("full", full.get(name, {})), ("truncated", truncated.get(name, {})))]
         if hasattr(backend, "site_module") and hasattr(backend, "sites"):
