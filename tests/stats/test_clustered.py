@@ -12,7 +12,10 @@ import pytest
 
 from asr_audit.stats.did import difference_in_differences, paired_difference
 from asr_audit.stats.intervals import (
-    bootstrap_ratio_difference, cluster_bootstrap_difference, clustered_rate, wilson,
+    bootstrap_ratio_difference,
+    cluster_bootstrap_difference,
+    clustered_rate,
+    wilson,
 )
 
 TRUE_RATE, N_SENTENCES, N_VOICES, N_SIMULATIONS = 0.3, 40, 6, 400

@@ -34,7 +34,12 @@ from typing import Any
 from asr_audit.errors import ConfigError
 from asr_audit.options import check
 from asr_audit.text.numbers import (
-    CARDINAL_WORDS, JOINERS, UNIT_WORDS, canonical_tokens, is_number_token, is_number_word,
+    CARDINAL_WORDS,
+    JOINERS,
+    UNIT_WORDS,
+    canonical_tokens,
+    is_number_token,
+    is_number_word,
 )
 
 Seconds = float
