@@ -169,3 +169,25 @@ def test_cli_build_and_score(calib_set, tmp_path, run_cli, monkeypatch, fake_tts
     code, out, err = run_cli("calib", "build", "--out", tmp_path / "c", "--n-sentences", "5", "--voices", "x",
                              "--kinds", "bogus")
     assert code == 2 and "--kinds" in err
+
+
+def test_rates_over_sentences_read_in_several_voices_are_sentence_clustered(calib_set, tmp_path) -> None:  # noqa: ANN001
+    """Defect 10: each planted error is read in two voices (v1, v2); the two items of a sentence are not
+    independent trials, so recall's interval resamples sentences (Wilson over items was too narrow)."""
+    from asr_audit.stats.intervals import wilson
+
+    preds = write_panel(calib_set, tmp_path, {m: "spoken" for m in PANEL})
+    s = _score(calib_set, preds, "paper")
+    truth = load_truth(calib_set)
+    errors = truth.errors()
+    r = s.recall.to_dict()
+    assert r["interval"] == "cluster-bootstrap" and r["n"] == len(errors)
+    assert r["n_clusters"] == len({t.sentence_id for t in errors}) < r["n"]
+    w = wilson(s.recall.k, s.recall.n)
+    assert (r["ci_high"] - r["ci_low"]) > (w.high - w.low)  # the two voices mostly agree: wider than Wilson
+    assert s.precision.to_dict()["interval"] in ("cluster-bootstrap", "cluster-wilson")
+    # undefined stays undefined: a kind with no planted error has no recall, not 0
+    empty = score_edits(truth.restrict([]), [], seed=0)
+    assert empty.recall.to_dict()["rate"] is None and empty.precision.to_dict()["ci_low"] is None
+    # the same seed gives the same intervals
+    assert _score(calib_set, preds, "paper").recall == s.recall

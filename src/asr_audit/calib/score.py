@@ -16,7 +16,11 @@ An edit is a true positive when it matches a planted *error*; otherwise it is a 
 labelled ``convention`` when it overlaps a record convention (which normalization or the
 artefact filter should have removed) and ``unexplained`` when it overlaps nothing planted (the
 panel's own recognition errors, or TTS mispronunciations). Precision = true-positive edits / all
-edits; recall = recalled errors / planted errors; both with Wilson 95% intervals.
+edits; recall = recalled errors / planted errors. A calibration set reads every sentence in several
+voices, so its planted items (and the edits mined on them) repeat: the items of one sentence are
+not independent trials. Every rate's 95% interval is therefore sentence-clustered
+(:func:`asr_audit.stats.intervals.clustered_rate`: a bootstrap over sentences; Wilson when no
+sentence holds more than one item), seeded by ``seed`` with one stream per rate.
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ from asr_audit.calib.generate import CONVENTION, ERROR_KINDS, POSITIONS, START, 
 from asr_audit.calib.truth import Truth, TruthItem
 from asr_audit.errors import InputFileError
 from asr_audit.probes.predfiles.refdis import DELETION, INSERTION, SUBSTITUTION, Edit
-from asr_audit.stats.intervals import Rate, wilson
+from asr_audit.stats.intervals import Rate, clustered_rate
+from asr_audit.stats.rng import model_rng
 
 EDIT_KINDS = (DELETION, SUBSTITUTION, INSERTION)
 TRUE_POSITIVE, ON_CONVENTION, UNEXPLAINED = "error", "convention", "unexplained"
@@ -111,17 +116,24 @@ class CalibScore:
         }
 
 
-def _recall(items: Sequence[TruthItem], hit: set[tuple[str, int]]) -> Rate:
-    return wilson(sum((t.clip_id, t.item) in hit for t in items), len(items))
-
-
-def _precision(outcomes: Sequence[EditOutcome]) -> Rate:
-    return wilson(sum(o.label == TRUE_POSITIVE for o in outcomes), len(outcomes))
-
-
 def score_edits(truth: Truth, edits: Iterable[Edit], panel: Sequence[str] = (), preset: str | None = None,
-                params: Mapping[str, object] | None = None) -> CalibScore:
-    """Match ``edits`` to ``truth`` (restrict ``truth`` to the mined clips first) and score them."""
+                params: Mapping[str, object] | None = None, seed: int = 0, n_resamples: int = 1000) -> CalibScore:
+    """Match ``edits`` to ``truth`` (restrict ``truth`` to the mined clips first) and score them.
+
+    Intervals are sentence-clustered (see the module docstring); ``seed`` and ``n_resamples`` set
+    their bootstrap.
+    """
+    sentence = {cid: c.sentence_id for cid, c in truth.clips.items()}
+
+    def _recall(items: Sequence[TruthItem], hit: set[tuple[str, int]], name: str) -> Rate:
+        return clustered_rate([(t.clip_id, t.item) in hit for t in items], [t.sentence_id for t in items],
+                              model_rng(seed, "recall\x1f" + name), n_resamples)
+
+    def _precision(outcomes: Sequence[EditOutcome], name: str) -> Rate:
+        return clustered_rate([o.label == TRUE_POSITIVE for o in outcomes],
+                              [sentence.get(o.clip_id, o.clip_id) for o in outcomes],
+                              model_rng(seed, "precision\x1f" + name), n_resamples)
+
     by_clip: dict[str, list[TruthItem]] = {}
     for t in truth.items:
         by_clip.setdefault(t.clip_id, []).append(t)
@@ -146,15 +158,15 @@ def score_edits(truth: Truth, edits: Iterable[Edit], panel: Sequence[str] = (), 
     conventions = truth.conventions()
     return CalibScore(
         panel=tuple(panel), preset=preset, params=dict(params or {}), n_clips=len(truth.clips),
-        n_edits=len(outcomes), precision=_precision(outcomes), recall=_recall(errors, hit),
-        recall_boundary=_recall([t for t in errors if t.position in (START, END)], hit),
-        recall_by_kind={k: _recall([t for t in errors if t.kind == k], hit) for k in ERROR_KINDS},
-        recall_by_position={p: _recall([t for t in errors if t.position == p], hit) for p in POSITIONS},
-        recall_by_kind_position={k: {p: _recall([t for t in errors if t.kind == k and t.position == p], hit)
-                                     for p in POSITIONS} for k in ERROR_KINDS},
-        precision_by_kind={k: _precision([o for o in outcomes if o.kind == k]) for k in EDIT_KINDS},
-        precision_by_position={p: _precision([o for o in outcomes if o.position == p]) for p in POSITIONS},
-        conventions_mined=_recall(conventions, conv_hit),
+        n_edits=len(outcomes), precision=_precision(outcomes, "all"), recall=_recall(errors, hit, "all"),
+        recall_boundary=_recall([t for t in errors if t.position in (START, END)], hit, "boundary"),
+        recall_by_kind={k: _recall([t for t in errors if t.kind == k], hit, k) for k in ERROR_KINDS},
+        recall_by_position={p: _recall([t for t in errors if t.position == p], hit, p) for p in POSITIONS},
+        recall_by_kind_position={k: {p: _recall([t for t in errors if t.kind == k and t.position == p], hit,
+                                                f"{k}\x1f{p}") for p in POSITIONS} for k in ERROR_KINDS},
+        precision_by_kind={k: _precision([o for o in outcomes if o.kind == k], k) for k in EDIT_KINDS},
+        precision_by_position={p: _precision([o for o in outcomes if o.position == p], p) for p in POSITIONS},
+        conventions_mined=_recall(conventions, conv_hit, "conventions"),
         n_false_on_conventions=sum(o.label == ON_CONVENTION for o in outcomes),
         n_false_unexplained=sum(o.label == UNEXPLAINED for o in outcomes),
         outcomes=tuple(outcomes),
@@ -162,18 +174,19 @@ def score_edits(truth: Truth, edits: Iterable[Edit], panel: Sequence[str] = (), 
     )
 
 
-def score_miner(truth: Truth, refdis_result, clip_ids: Iterable[str] | None = None) -> CalibScore:  # noqa: ANN001
+def score_miner(truth: Truth, refdis_result, clip_ids: Iterable[str] | None = None,  # noqa: ANN001
+                seed: int = 0) -> CalibScore:
     """Precision and recall of a :class:`~asr_audit.probes.predfiles.refdis_result.RefdisResult`'s full-panel edits.
 
     ``clip_ids`` (prediction keys: clip ids or audio paths) restricts the truth to the clips the
     miner saw; by default every clip of ``truth`` counts, so planted errors on clips without
-    predictions count as missed.
+    predictions count as missed. ``seed`` seeds the sentence-clustered intervals.
     """
     if clip_ids is not None:
         resolved = [c for k in clip_ids if (c := truth.resolve(k)) is not None]
         truth = truth.restrict(resolved)
     params = refdis_result.params
-    return score_edits(truth, refdis_result.edits, refdis_result.panel, params.preset, params.to_dict())
+    return score_edits(truth, refdis_result.edits, refdis_result.panel, params.preset, params.to_dict(), seed=seed)
 
 
 def check_references(truth: Truth, references: Mapping[str, str]) -> list[str]:

@@ -73,6 +73,9 @@ def lift(
     recipes_in: Optional[Path] = typer.Option(None, "--recipes-in", help="For --spans masked: exported mask recipes."),
     method: str = typer.Option("silence", "--method", help="For --spans masked: silence | noise | cut."),
     aligner: str = typer.Option("sphinx", "--aligner", help="Forced aligner for --spans masked."),
+    gate_max_wer: float = typer.Option(0.3, "--gate-max-wer",
+                                       help="Intelligibility gate: keep a sentence for a model only when its unmasked "
+                                            "WER is at most this (inf keeps all)."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N clips of the corpus."),
     store: Optional[Path] = typer.Option(None, "--store", help=_STORE_HELP),
@@ -85,7 +88,8 @@ def lift(
     from asr_audit.probes.audio.masked import read_recipes
     from asr_audit.report.tables import lift_table
 
-    lift_options = LiftOptions.from_mapping({"spans": spans, "method": method, "aligner": aligner}, Surface.cli())
+    lift_options = LiftOptions.from_mapping({"spans": spans, "method": method, "aligner": aligner,
+                                             "gate_max_wer": gate_max_wer}, Surface.cli())
     specs = model_specs(model)
     options: dict[str, Any] = {}
     if spans == "refdis":
@@ -102,7 +106,7 @@ def lift(
     corp = load_clips(corpus, limit)
     with store_session(store) as st:
         result = run_lift(load_backends(specs), corp, st, lift_options.spans, seed=seed,
-                          n_resamples=lift_options.resamples, **options)
+                          n_resamples=lift_options.resamples, gate_max_wer=lift_options.gate_max_wer, **options)
     data = {**result.to_dict(), "corpus": corp.source}
     console.print(lift_table(data, corp.name, spans))
     print_failures(data["failures"])

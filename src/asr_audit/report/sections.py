@@ -117,7 +117,7 @@ def miner_calibration_section(ctx: ReportContext, entry: Mapping[str, Any]) -> S
     rows.append({"model": "miner precision", "group": "all edits", "rate": p["rate"], "ci_low": p["ci_low"],
                  "ci_high": p["ci_high"]})
     figs = (ctx.figure(f"{anchor}.png", plots.rates_by_group(rows, "group", f"Reference-error miner vs planted truth — {corpus}",
-                                                              "share (Wilson 95%)"),
+                                                              "share (95%, sentence-clustered)"),
                        "Recall of planted reference errors by kind and position, and precision of the mined edits"),)
     html = ctx.render("miner_calibration.html.j2", r=r, **TEMPLATE_HELPERS)
     table = [{"measure": name, **r[name]} for name in ("precision", "recall", "recall_boundary", "conventions_mined")]

@@ -17,6 +17,7 @@ from asr_audit.report.tables import to_csv
 
 MASKED_COLUMNS = ("model", "accept_ref", "ci_low", "ci_high", "k", "n", "n_items", "n_gated_out", "n_failed")
 LIFT_COLUMNS = ("model", "condition", "lift", "ci_low", "ci_high", "compare", "n")
+GATE_COLUMNS = ("model", "n_clips_kept", "n_clips_gated_out", "n_kept", "n_gated_out")
 MAX_ROWS = 200
 
 @register_section("masked")
@@ -60,7 +61,9 @@ def lift_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
     corpus = entry.get("corpus", "")
     anchor = ctx.slug(f"lift-{corpus}")
     rows = lift_rows(r)
-    html = ctx.render("lift.html.j2", spans=r.get("spans", ""), rows=rows, skipped=r.get("skipped", []), **TEMPLATE_HELPERS)
+    gates = [{k: m.get(k) for k in GATE_COLUMNS} for m in r["models"] if "n_clips_kept" in m]
+    html = ctx.render("lift.html.j2", spans=r.get("spans", ""), rows=rows, skipped=r.get("skipped", []),
+                      gates=gates, gate=r.get("gate_max_wer"), **TEMPLATE_HELPERS)
     figs = []
     pts = [{"model": x["model"], "condition": x["condition"], "rate": x["lift"], "ci_low": x["ci_low"],
             "ci_high": x["ci_high"]} for x in rows if x["lift"] is not None and x["ci_low"] is not None]
@@ -75,6 +78,8 @@ def lift_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
             voices, "voice", f"Audio lift per voice — {corpus}", "lift (nats per character)", ylim=None, zero_line=True),
             "Lift per voice condition (the clip's speaker / TTS voice), sentence-clustered 95% intervals"))
     tables = {f"{anchor}.csv": to_csv(rows, LIFT_COLUMNS)}
+    if gates:
+        tables[f"{anchor}-gate.csv"] = to_csv(gates, GATE_COLUMNS)
     if r.get("by_voice"):
         tables[f"{anchor}-voices.csv"] = to_csv(r["by_voice"], ("model", "condition", "voice", "mean", "ci_low", "ci_high", "n"))
     return Section(f"Audio lift ({r.get('spans', '')}) — {corpus}", anchor, html, tuple(figs), tables=tables)

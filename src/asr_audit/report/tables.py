@@ -112,11 +112,17 @@ def masked_table(d: Mapping[str, Any], corpus: str) -> Table:
 
 
 def lift_table(d: Mapping[str, Any], corpus: str, spans: str) -> Table:
-    """The ``asr-audit lift`` table: one row per (model, condition) and per paired difference."""
-    t = _table(f"audio lift ({spans} spans) on {corpus}, nats/char",
+    """The ``asr-audit lift`` table: one row per (model, condition) and per paired difference, and one
+    row per model with its intelligibility gate (sentences kept / gated out)."""
+    gate = d.get("gate_max_wer")
+    t = _table(f"audio lift ({spans} spans) on {corpus}, nats/char; gate: unmasked WER <= "
+               f"{fmt_num(gate, 2) if gate is not None else 'off'}",
                ("model", "condition", "lift", "95% CI", "compare r-a", "n", "passes/item", "items/s"),
                ("model", "condition"))
     for m in d["models"]:
+        if "n_clips_kept" in m:
+            t.add_row(m["model"], "gate", "", "", "",
+                      f"{m['n_clips_kept']} kept / {m['n_clips_gated_out']} out", "", "")
         for cond, c in m["conditions"].items():
             t.add_row(m["model"], cond, fmt_num(c["lift"]["mean"]),
                       fmt_ci(c["lift"]["ci_low"], c["lift"]["ci_high"], sep="-", brackets=False),

@@ -9,6 +9,7 @@ In an experiment spec::
 
     [probes.lift]
     spans = "masked"       # masked | ortho | full  (refdis needs a refdis result: use the CLI)
+    gate_max_wer = 0.3     # intelligibility gate: sentences with a higher unmasked WER are not scored
 
 Both run on audio corpora only, with every model of the spec (or ``models = [...]``); ``lift``
 skips models without the ``score`` capability and lists them under ``skipped``. Results carry
@@ -86,7 +87,8 @@ def masked_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]
 
 
 def lift_by_voice(items: list[dict[str, Any]], clips: Any, seed: int, n_resamples: int) -> list[dict[str, Any]]:
-    """Mean lift per (model, condition, voice) — the clip's speaker — with sentence-clustered intervals.
+    """Mean lift per (model, condition, voice) — the clip's speaker — with sentence-clustered intervals
+    (clusters: :func:`~asr_audit.probes.audio.targets.sentence_key` of the clip's reference).
 
     On a corpus rendered in several voices (a calibration set, a battery's voice conditions) this
     is the paper's "lift per voice" view: does the audio of one voice raise the reference's
@@ -95,8 +97,10 @@ def lift_by_voice(items: list[dict[str, Any]], clips: Any, seed: int, n_resample
     import numpy as np
 
     from asr_audit.probes.audio.lift import clustered_mean
+    from asr_audit.probes.audio.targets import sentence_key
 
     speaker = {c.id: c.speaker or "unknown" for c in clips}
+    sentence = {c.id: sentence_key(c.reference) for c in clips}
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for it in items:
         if it.get("error") is None and it.get("lift") is not None:
@@ -105,7 +109,8 @@ def lift_by_voice(items: list[dict[str, Any]], clips: Any, seed: int, n_resample
     rows = []
     rng = np.random.default_rng(seed)
     for (model, cond, voice), its in sorted(groups.items()):
-        est = clustered_mean([i["lift"] for i in its], [i["clip_id"] for i in its], rng, n_resamples)
+        est = clustered_mean([i["lift"] for i in its], [sentence.get(i["clip_id"], i["clip_id"]) for i in its], rng,
+                             n_resamples)
         rows.append({"model": model, "condition": cond, "voice": voice, **est.to_dict()})
     return rows
 
@@ -122,10 +127,11 @@ def lift_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
     if options.spans == "masked":
         span_options = {"mask_params": options.mask_params(ctx.seed), "aligner": _aligner(options.aligner)}
     result = run_lift([b for _, b in scoring], ctx.clips, ctx.store, options.spans, seed=ctx.seed,
-                      n_resamples=options.resamples, **span_options).to_dict()
+                      n_resamples=options.resamples, gate_max_wer=options.gate_max_wer, **span_options).to_dict()
     names = {b.spec: n for n, b in scoring}
     _relabel(result["models"], names)
     _relabel(result["items"], names)
+    _relabel(result["gate"], names)
     result["by_voice"] = lift_by_voice(result["items"], ctx.clips, ctx.seed, options.resamples)
     result["skipped"] = [{"model": n, "reason": "no score capability"} for n, b in pairs if SCORE not in b.capabilities]
     if not options.items:

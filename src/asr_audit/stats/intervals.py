@@ -1,12 +1,17 @@
 """Interval estimates: Wilson score intervals for rates, seeded bootstrap for ratio statistics.
 
 No global random state: every resampling function takes a ``numpy.random.Generator``.
+
+Items that repeat (one sentence read in several voices, the words of one clip) are not
+independent trials: :func:`clustered_rate` resamples their clusters (sentences) instead of
+counting every item as a trial, and :func:`cluster_bootstrap_difference` leaves an undefined
+statistic undefined (``None``) instead of counting an empty arm as 0.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -24,6 +29,8 @@ class Rate:
     rate: float
     low: float
     high: float
+    n_clusters: int | None = None  # set when the interval resamples clusters (see clustered_rate)
+    interval: str = "wilson"  # wilson | cluster-bootstrap | cluster-wilson
 
     @property
     def defined(self) -> bool:
@@ -40,9 +47,14 @@ class Rate:
         """
         return (self.rate, self.low, self.high) if self.n else (None, None, None)
 
-    def to_dict(self) -> dict[str, float | int | None]:
+    def to_dict(self) -> dict[str, float | int | str | None]:
+        """``k, n, rate, ci_low, ci_high``; a clustered interval adds ``interval`` and ``n_clusters``."""
         rate, low, high = self.estimate()
-        return {"k": self.k, "n": self.n, "rate": rate, "ci_low": low, "ci_high": high}
+        out: dict[str, float | int | str | None] = {"k": self.k, "n": self.n, "rate": rate, "ci_low": low,
+                                                    "ci_high": high}
+        if self.interval != "wilson":
+            out.update(interval=self.interval, n_clusters=self.n_clusters)
+        return out
 
 
 def wilson(k: int, n: int, z: float = Z95) -> Rate:
@@ -129,6 +141,86 @@ def clopper_pearson_upper(k: int, n: int, alpha: float) -> float:
     if k >= n:
         return 1.0
     return _bisect(lambda p: 1.0 - binom_tail_ge(k + 1, n, p) < alpha)
+
+
+def clustered_rate(successes: Sequence[float], clusters: Sequence[object], rng: np.random.Generator,
+                   n_resamples: int = 1000, level: float = 0.95) -> Rate:
+    """k of n items with a 95% interval that treats the items of one cluster as one unit.
+
+    ``successes`` holds one 0/1 value per item and ``clusters`` its cluster (the sentence: a
+    sentence read in several voices, or the words of one clip, are one cluster). When no cluster
+    holds more than one item the items are independent and the interval is :func:`wilson`'s;
+    otherwise it is the percentile interval of a bootstrap that resamples clusters with
+    replacement (the ratio of resampled successes to resampled items, :func:`resample_counts`'
+    draws). When every item is a success, or none is, resampling has no spread; the interval is
+    then Wilson's over the clusters (``n`` = number of clusters, the conservative count).
+    No item gives an undefined rate (``n = 0``; :meth:`Rate.estimate` is ``None``).
+
+    >>> r = clustered_rate([1, 1, 0, 0], ["s1", "s1", "s2", "s2"], np.random.default_rng(0), 200)
+    >>> (r.k, r.n, r.rate, r.n_clusters, r.interval, r.low, r.high)
+    (2, 4, 0.5, 2, 'cluster-bootstrap', 0.0, 1.0)
+    >>> clustered_rate([1, 0], ["a", "b"], np.random.default_rng(0)) == wilson(1, 2)
+    True
+    """
+    values = np.asarray(successes, dtype=np.float64)
+    if len(values) != len(clusters):
+        raise ValueError("clustered_rate needs one cluster per item")
+    n, k = len(values), int(round(values.sum()))
+    if n == 0:
+        return wilson(0, 0)
+    labels, inverse = np.unique(np.asarray([str(c) for c in clusters]), return_inverse=True)
+    m = len(labels)
+    if m == n:
+        return wilson(k, n)
+    if k in (0, n):
+        w = wilson(m if k else 0, m)
+        return Rate(k, n, k / n, w.low, w.high, m, "cluster-wilson")
+    num = np.bincount(inverse, weights=values, minlength=m)
+    den = np.bincount(inverse, minlength=m).astype(np.float64)
+    _, low, high = bootstrap_ratio_difference(num, den, np.zeros(m), den, rng, n_resamples, level)
+    return Rate(k, n, k / n, low, high, m, "cluster-bootstrap")
+
+
+def cluster_bootstrap_difference(
+    num_a: np.ndarray,
+    den_a: np.ndarray,
+    num_b: np.ndarray,
+    den_b: np.ndarray,
+    rng: np.random.Generator,
+    n_resamples: int = 1000,
+    level: float = 0.95,
+) -> tuple[float | None, float | None, float | None]:
+    """``sum(num_a)/sum(den_a) - sum(num_b)/sum(den_b)`` with a cluster-bootstrap percentile interval,
+    undefined where it is undefined.
+
+    One value per cluster in each array, as in :func:`bootstrap_ratio_difference` (and the same
+    draws), except: an arm with no data (``sum(den) = 0``) makes the difference undefined,
+    ``(None, None, None)``; a resample in which an arm draws no data is left out instead of counting
+    that arm as 0 (``(estimate, None, None)`` when every resample is left out). When no resample
+    is left out the result equals :func:`bootstrap_ratio_difference`'s.
+
+    >>> cluster_bootstrap_difference(np.array([1.0]), np.array([0.0]), np.array([0.0]), np.array([1.0]),
+    ...                              np.random.default_rng(0))
+    (None, None, None)
+    """
+    arrays = [np.asarray(x, dtype=np.float64) for x in (num_a, den_a, num_b, den_b)]
+    m = len(arrays[0])
+    if any(len(a) != m for a in arrays):
+        raise ValueError("all arrays must have one value per cluster")
+    na, da, nb, db = (float(a.sum()) for a in arrays)
+    if m == 0 or da <= 0 or db <= 0:
+        return None, None, None
+    est = na / da - nb / db
+    draws = []
+    for counts in resample_counts(rng, m, n_resamples):
+        sa, wa, sb, wb = (counts @ a for a in arrays)
+        ok = (wa > 0) & (wb > 0)
+        draws.append(sa[ok] / wa[ok] - sb[ok] / wb[ok])
+    values = np.concatenate(draws)
+    if not values.size:
+        return est, None, None
+    alpha = (1 - level) / 2
+    return est, float(np.quantile(values, alpha)), float(np.quantile(values, 1 - alpha))
 
 
 @dataclass(frozen=True, slots=True)

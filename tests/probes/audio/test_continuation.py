@@ -50,3 +50,15 @@ def test_hidden_words_and_leaks() -> None:
 def test_backends_without_forced_decoding_are_refused(tiny_ct2, two_clips, store) -> None:  # noqa: ANN001
     with pytest.raises(BackendError, match="cannot decode with end-of-text banned"):
         run_continuation([tiny_ct2], two_clips, store)
+
+
+def test_leak_interval_counts_sentences_not_words(copier, two_clips, store, aligner) -> None:  # noqa: ANN001
+    """Defect 10: the 5 hidden words of 2 clips are not 5 independent trials; a memorizer that leaks all
+    of them is measured on 2 sentences (Wilson over 5 words claimed a lower bound of 0.57)."""
+    from asr_audit.stats.intervals import wilson
+
+    fake = run_continuation([copier], two_clips, store, 3, extra_tokens=8, aligner=aligner)["models"][0]
+    assert (fake["k"], fake["n"], fake["n_sentences"], fake["leak_rate"]) == (5, 5, 2, 1.0)
+    assert fake["interval"] == "cluster-wilson"
+    assert fake["ci_low"] == pytest.approx(wilson(2, 2).low) and fake["ci_low"] < wilson(5, 5).low
+    assert fake["ci_high"] == 1.0

@@ -138,3 +138,61 @@ def test_one_failing_row_does_not_sink_the_batch() -> None:
     assert recs[0].lift == pytest.approx(1.0) and recs[0].logp == -3.0 and recs[0].logp_silent == -6.0
     assert recs[2].compare == pytest.approx(0.0)  # both renderings at -1 nat per character
     assert recs[1].to_dict()["lift"] is None  # NaN never reaches JSON
+
+
+def test_intelligibility_gate_scores_only_sentences_the_model_transcribes(tiny_pt, two_clips, store, tmp_path) -> None:  # noqa: ANN001
+    """The paper's gate: a sentence whose unmasked transcript misses the reference is not scored, and
+    the counts (kept / gated out) reach the JSON, the table and the report section."""
+    from rich.console import Console
+
+    from asr_audit.probes.audio.lift import LiftOptions
+    from asr_audit.report.html import build_report
+    from asr_audit.report.tables import lift_table
+
+    # one clip gets another sentence's reference: the model's transcript of it has a WER far above 0.3
+    wrong = dataclasses.replace(two_clips, clips=(two_clips.clips[0], dataclasses.replace(
+        two_clips.clips[1], reference="the committee adjourned the vote on the budget until next spring")))
+    res = run_lift([tiny_pt], wrong, store, "full", n_resamples=50)
+    m = res.models[0]
+    assert (m["n_clips_kept"], m["n_clips_gated_out"], m["n_kept"], m["n_gated_out"]) == (1, 1, 1, 1)
+    assert m["n"] == 1 and [r.clip_id for r in res.records] == [two_clips.clips[0].id]
+    gate = {g.clip_id: g for g in res.gate}
+    assert gate[two_clips.clips[1].id].clip_wer > 0.3 and not gate[two_clips.clips[1].id].kept
+    assert gate[two_clips.clips[0].id].clip_wer <= 0.3 and gate[two_clips.clips[0].id].kept
+    data = res.to_dict()
+    assert data["gate_max_wer"] == 0.3 and {g["reason"] for g in data["gate"]} == {"", "wer_above_gate"}
+    console = Console(width=200, record=True)
+    console.print(lift_table(data, "two", "full"))
+    text = console.export_text()
+    assert "1 kept / 1 out" in text and "WER <= 0.30" in text
+    html = build_report({"title": "t", "probes": [{"probe": "lift", "corpus": "two", "result": data}]}, tmp_path).read_text()
+    assert "Intelligibility gate" in html
+    assert (tmp_path / "tables" / "lift-two-gate.csv").read_text().splitlines()[1].endswith(",1,1,1,1")
+    # the gate off keeps both sentences; the default is the paper's gate
+    off = run_lift([tiny_pt], wrong, store, "full", n_resamples=50, gate_max_wer=float("inf"))
+    assert off.models[0]["n_kept"] == 2 and off.models[0]["n_gated_out"] == 0
+    assert LiftOptions().gate_max_wer == 0.3
+
+
+def test_lift_intervals_cluster_by_sentence_not_by_clip() -> None:
+    """One sentence read in three voices is one cluster: two sentences give the widest interval."""
+    from asr_audit.probes.audio.lift import LiftRecord, summarize_model
+    from asr_audit.probes.audio.targets import sentence_key
+    from asr_audit.runner.probes_audio import lift_by_voice
+
+    def rec(clip: str, lift: float) -> LiftRecord:
+        return LiftRecord("m", clip, clip, "full", "", "t", (), (), 0.0, 0.0, 1, lift)
+
+    refs = {"a-v1": "We agree.", "a-v2": "we agree", "a-v3": "We agree!", "b-v1": "No.", "b-v2": "no", "b-v3": "No!"}
+    recs = [rec(c, 1.0 if c.startswith("a") else 0.0) for c in refs]
+    by_clip = summarize_model(recs, np.random.default_rng(0), 400)["conditions"]["full"]["lift"]
+    by_sentence = summarize_model(recs, np.random.default_rng(0), 400,
+                                  sentences={c: sentence_key(r) for c, r in refs.items()})["conditions"]["full"]["lift"]
+    assert by_sentence["mean"] == by_clip["mean"] == 0.5
+    assert (by_sentence["ci_low"], by_sentence["ci_high"]) == (0.0, 1.0)  # 2 clusters: all-a, all-b or a mix
+    assert by_clip["ci_high"] - by_clip["ci_low"] < 1.0  # 6 "independent" clips: too narrow
+    clips = [type("C", (), {"id": c, "reference": r, "speaker": c[2:]})() for c, r in refs.items()]
+    items = [{**r.to_dict(), "condition": "full"} for r in recs] + [{**rec(c, 0.5).to_dict(), "condition": "x"}
+                                                                   for c in refs]
+    rows = lift_by_voice(items, clips, 0, 200)
+    assert {(r["condition"], r["voice"]) for r in rows} >= {("full", "v1"), ("x", "v2")}

@@ -130,3 +130,59 @@ def test_masked_cli_json_and_recipes(run_cli, store_path, masked_run, tmp_path) 
     assert json.loads((tmp_path / "again.json").read_text())["models"] == data["models"]
     code, _, err = run_cli("masked", "--model", "whisper-tiny.en", "--corpus", MANIFEST, "--method", "blur")
     assert code == 2 and "valid: silence, noise, cut" in err and "Traceback" not in err
+
+
+def _noisy(corpus):  # noqa: ANN001, ANN202
+    """The clips under the battery's ``noise:10db`` (same ids), as the battery realizes them."""
+    import dataclasses
+
+    from asr_audit.probes.battery.conditions import ConditionContext, parse_condition, realize
+
+    ctx = ConditionContext(clips=corpus.clips, seed=0)
+    cond = parse_condition("noise:10db")
+    return dataclasses.replace(corpus, clips=tuple(dataclasses.replace(realize(cond, c, ctx).clip, id=c.id)
+                                                   for c in corpus.clips)), ctx, cond
+
+
+def test_noisy_audio_is_masked_at_the_clean_audio_times(number_corpus, store, aligner) -> None:  # noqa: ANN001
+    """Defect 9: aligned on the clean TTS audio, the noisy clips get the same targets at the same times,
+    and the mask zeroes exactly that span of the noisy audio."""
+    noisy, _, _ = _noisy(number_corpus)
+    clean = plan_masks(number_corpus, store, MaskParams(), aligner=aligner)
+    plan = plan_masks(noisy, store, MaskParams(), aligner=aligner, timing=number_corpus)
+    key = lambda r: (r.clip_id, r.start, r.end, r.t0, r.t1)  # noqa: E731
+    assert len(clean.recipes) == 5 and sorted(map(key, plan.recipes)) == sorted(map(key, clean.recipes))
+    by_id = {c.id: c for c in noisy}
+    for r in plan.recipes:
+        x = load_audio(by_id[r.clip_id])
+        y = plan.masked[r.item_id]
+        s0, s1 = r.provenance.measured[0]["span_samples"]
+        assert r.provenance.source_hash == audio_hash(x)  # the recipe replays on the noisy audio
+        assert not y[s0:s1].any() and np.array_equal(y[:s0], x[:s0]) and np.array_equal(y[s1:], x[s1:])
+    # a clip whose "timing" audio has another length is refused, not masked at the wrong times
+    import dataclasses
+
+    from asr_audit.corpus.clips import ArraySource
+
+    c0 = number_corpus.clips[0]
+    longer = dataclasses.replace(c0, audio_path=None, source=ArraySource(np.r_[load_audio(c0), np.zeros(1600, np.float32)],
+                                                                          16000, "padded"))
+    bad = plan_masks(dataclasses.replace(noisy, clips=noisy.clips[:1]), store, MaskParams(), aligner=aligner,
+                     timing=dataclasses.replace(number_corpus, clips=(longer,)))
+    assert not bad.recipes and "moved time" in bad.failures[0][1]
+
+
+def test_battery_masked_noise_condition_judges_items(number_corpus, store) -> None:  # noqa: ANN001
+    """Defect 9 through the battery: under noise:10db the masked measure judged n = 0 items because
+    PocketSphinx aligned the noisy audio; a model that reads the noisy clips is now judged on all five."""
+    pytest.importorskip("pocketsphinx")
+    from asr_audit.probes.battery.battery import MeasureSettings, _masked_condition
+    from asr_audit.probes.predfiles.refdis import RefdisParams
+    from probe_fakes import ReferenceCopier
+
+    noisy, ctx, cond = _noisy(number_corpus)
+    reader = ReferenceCopier([(load_audio(c), c.reference) for c in noisy], spec="test-double:noisy-reader")
+    settings = MeasureSettings(mining=RefdisParams(), families=None, gate_max_wer=0.3)
+    out, failures = _masked_condition(cond, number_corpus, {"reader": reader}, ctx, store, settings)
+    assert len(out["reader"]) == 5 and set(out["reader"].values()) == {1}, failures
+    assert not failures

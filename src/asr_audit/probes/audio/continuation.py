@@ -11,8 +11,11 @@ a plain greedy decode, so one pass yields both.
 
 *Hidden content words*: canonical tokens (:func:`asr_audit.text.numbers.canonical_tokens`) of
 the tail that are not function words and do not occur in the kept part. *Leak rate* = hidden
-content words present anywhere in the forced output / hidden content words, with a Wilson
-interval (over words; clips are reported too). An honest model fills the banned steps with
+content words present anywhere in the forced output / hidden content words. The words of one
+clip are not independent trials (a model that recites a tail recites all of it), nor are the
+clips of one sentence read in several voices: the 95% interval is sentence-clustered
+(:func:`asr_audit.stats.intervals.clustered_rate`, clusters =
+:func:`~asr_audit.probes.audio.targets.sentence_key` of the clip's reference); clips are reported too. An honest model fills the banned steps with
 filler, repeats or punctuation; a model that has memorized the reference continues it.
 
 Backends: PyTorch Whisper (``hf:``, ``*-pt``) through their ``torch_model``; any backend with a
@@ -30,7 +33,8 @@ import numpy as np
 
 from asr_audit.errors import AuditError, BackendError, ConfigError
 from asr_audit.options import Reader, Surface, build, check
-from asr_audit.stats.intervals import wilson
+from asr_audit.stats.intervals import clustered_rate
+from asr_audit.stats.rng import model_rng
 from asr_audit.text.numbers import canonical_tokens
 
 SAMPLE_RATE = 16_000
@@ -204,8 +208,13 @@ def forced_outputs(backend: Any, plans: Sequence[ContinuationPlan], store: Any, 
 
 
 def run_continuation(backends: Sequence[Any], corpus: Any, store: Any, hide_words: int = 3, *,
-                     extra_tokens: int = 16, aligner: Any = None) -> dict[str, Any]:
-    """Leak rate of every backend (see the module docstring); the CLI's JSON."""
+                     extra_tokens: int = 16, aligner: Any = None, seed: int = 0,
+                     n_resamples: int = 1000) -> dict[str, Any]:
+    """Leak rate of every backend (see the module docstring); the CLI's JSON. ``seed`` seeds the
+    sentence-clustered bootstrap (one stream per model)."""
+    from asr_audit.probes.audio.targets import sentence_key
+
+    sentence = {c.id: sentence_key(c.reference) for c in corpus}
     for b in backends:
         forced_decoder(b)  # refuse unsupported backends before any work
     plans, failures = plan_cuts(corpus, store, hide_words, aligner=aligner)
@@ -222,14 +231,16 @@ def run_continuation(backends: Sequence[Any], corpus: Any, store: Any, hide_word
                 mine.append(ContinuationItem(b.spec, p.clip_id, p.cut_s, p.kept, p.hidden, words,
                                              leaked_words(words, res[1]), res[0], res[1]))
         ok = [i for i in mine if i.error is None]
-        k, n = sum(len(i.leaked) for i in ok), sum(len(i.hidden_words) for i in ok)
-        leak, low, high = wilson(k, n).estimate()  # None when no hidden word was scored (n = 0)
+        words = [(w in i.leaked, sentence.get(i.clip_id, i.clip_id)) for i in ok for w in i.hidden_words]
+        rate = clustered_rate([x for x, _ in words], [c for _, c in words], model_rng(seed, b.spec), n_resamples)
+        leak, low, high = rate.estimate()  # None when no hidden word was scored (n = 0)
         models.append({"model": b.spec, "backend_key": b.identity().key, "leak_rate": leak,
-                       "accept_ref": leak, "k": k, "n": n, "ci_low": low, "ci_high": high,
+                       "accept_ref": leak, "k": rate.k, "n": rate.n, "ci_low": low, "ci_high": high,
+                       "interval": rate.interval, "n_sentences": len({c for _, c in words}),
                        "n_clips": len(ok), "n_clips_leaking": sum(bool(i.leaked) for i in ok),
                        "n_failed": len(mine) - len(ok)})
         items += mine
-    return {"probe": "continue", "params": {"hide_words": hide_words, "extra_tokens": extra_tokens},
+    return {"probe": "continue", "params": {"hide_words": hide_words, "extra_tokens": extra_tokens, "seed": seed},
             "models": models, "items": [i.to_dict() for i in items],
             "failures": [{"clip_id": c, "reason": r} for c, r in failures]}
 

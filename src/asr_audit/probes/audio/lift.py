@@ -28,9 +28,21 @@ Span sets (:func:`spans_for`):
 * ``ortho`` — orthographic arms in raw references: ``r`` = the reference's spelling, ``a`` =
   the other arm's, both followed by the next word.
 
+**Intelligibility gate** (the paper's): only sentences the model transcribes adequately unmasked
+are kept. Each model transcribes the unmasked clips (through the store); a clip is kept when its
+WER (after Whisper normalization and number canonicalization,
+:func:`asr_audit.probes.audio.masked.clip_wer`) is at most ``gate_max_wer`` (default 0.3, the
+masked probe's gate), and only the spans of kept clips are scored. Counts per model: clips and
+spans kept and gated out (``n_clips_kept``, ``n_clips_gated_out``, ``n_kept``, ``n_gated_out``),
+each clip's WER in ``gate``. ``gate_max_wer = None`` (or ``inf``) keeps every clip; a backend that
+cannot transcribe needs it off.
+
 Scores go through the store (kind ``score``, keyed by the audio hash and a hash of prefix and
 target): each (model, audio, prefix, target) is scored once; the zero waveform is built and
-hashed once per length. Paired statistics across conditions use a sentence-clustered bootstrap.
+hashed once per length. Means and paired differences have sentence-clustered bootstrap intervals:
+the cluster is the sentence (the clip's canonical reference text,
+:func:`~asr_audit.probes.audio.targets.sentence_key`), so one sentence read in several voices is
+one cluster, not several.
 """
 
 from __future__ import annotations
@@ -46,7 +58,7 @@ import numpy as np
 
 from asr_audit.audio.io import audio_hash
 from asr_audit.errors import AuditError, ConfigError, MissingExtraError
-from asr_audit.models.base import SCORE, TokenScores, require_capability
+from asr_audit.models.base import SCORE, TRANSCRIBE, TokenScores, require_capability
 from asr_audit.options import Reader, Surface, build, check
 from asr_audit.stats.intervals import bootstrap_mean
 
@@ -309,24 +321,31 @@ def clustered_mean(values: Sequence[float], clusters: Sequence[str], rng: np.ran
 
 
 def summarize_model(records: Sequence[LiftRecord], rng: np.random.Generator, n_resamples: int = 1000,
-                    pairs: Sequence[tuple[str, str]] = PAIRS) -> dict[str, Any]:
-    """Per condition: mean lift and mean compare; per pair of conditions: the paired lift difference."""
+                    pairs: Sequence[tuple[str, str]] = PAIRS, sentences: Mapping[str, str] | None = None
+                    ) -> dict[str, Any]:
+    """Per condition: mean lift and mean compare; per pair of conditions: the paired lift difference.
+
+    ``sentences`` maps a clip id to its sentence, the bootstrap cluster (default: the clip id).
+    """
+    sentence = (lambda cid: sentences.get(cid, cid)) if sentences is not None else (lambda cid: cid)
     ok = [r for r in records if r.error is None and np.isfinite(r.lift)]
     by_cond: dict[str, list[LiftRecord]] = {}
     for r in ok:
         by_cond.setdefault(r.condition, []).append(r)
     conditions = {}
     for cond, rs in sorted(by_cond.items()):
-        lift = clustered_mean([r.lift for r in rs], [r.clip_id for r in rs], rng, n_resamples)
+        lift = clustered_mean([r.lift for r in rs], [sentence(r.clip_id) for r in rs], rng, n_resamples)
         cmp_rs = [r for r in rs if r.compare is not None]
-        comp = clustered_mean([r.compare for r in cmp_rs], [r.clip_id for r in cmp_rs], rng, n_resamples)  # type: ignore[misc]
+        comp = clustered_mean([r.compare for r in cmp_rs], [sentence(r.clip_id) for r in cmp_rs], rng,  # type: ignore[misc]
+                              n_resamples)
         conditions[cond] = {"lift": lift.to_dict(), "compare": comp.to_dict()}
     paired = {}
     for a, b in pairs:
         left = {r.item_id: r for r in by_cond.get(a, [])}
         both = [(left[r.item_id], r) for r in by_cond.get(b, []) if r.item_id in left]
         if both:
-            est = clustered_mean([x.lift - y.lift for x, y in both], [x.clip_id for x, _ in both], rng, n_resamples)
+            est = clustered_mean([x.lift - y.lift for x, y in both], [sentence(x.clip_id) for x, _ in both], rng,
+                                 n_resamples)
             paired[f"{a}-{b}"] = est.to_dict()
     return {"conditions": conditions, "paired": paired, "n_failed": len(records) - len(ok)}
 
@@ -340,11 +359,58 @@ class LiftResult:
     records: tuple[LiftRecord, ...]
     failures: tuple[tuple[str, str], ...] = ()
     seed: int = 0
+    gate_max_wer: float | None = None
+    gate: tuple[GateOutcome, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"probe": "lift", "spans": self.spans, "seed": self.seed, "models": list(self.models),
-                "items": [r.to_dict() for r in self.records],
+        return {"probe": "lift", "spans": self.spans, "seed": self.seed, "gate_max_wer": finite(self.gate_max_wer),
+                "models": list(self.models), "items": [r.to_dict() for r in self.records],
+                "gate": [g.to_dict() for g in self.gate],
                 "failures": [{"clip_id": c, "reason": r} for c, r in self.failures]}
+
+
+@dataclass(frozen=True, slots=True)
+class GateOutcome:
+    """The intelligibility gate for one (model, clip): its unmasked WER and whether its spans are kept."""
+
+    model: str
+    clip_id: str
+    clip_wer: float | None  # None when the clip could not be transcribed
+    kept: bool
+    n_spans: int
+    reason: str = ""  # why gated out: wer_above_gate | failed: <why>
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def intelligibility_gate(backend: Any, corpus: Any, store: Any, spans: Sequence[Span], gate_max_wer: float | None,
+                         batch_size: int = 8) -> list[GateOutcome]:
+    """One :class:`GateOutcome` per clip with spans: the backend transcribes the unmasked clip (through the
+    store) and the clip is kept when its WER is at most ``gate_max_wer`` (``None``: every clip kept)."""
+    from asr_audit.corpus.clips import Corpus
+    from asr_audit.probes.audio.masked import clip_wer, transcripts
+
+    counts: dict[str, int] = {}
+    for sp in spans:
+        counts[sp.clip_id] = counts.get(sp.clip_id, 0) + 1
+    if gate_max_wer is None or not np.isfinite(gate_max_wer):
+        return [GateOutcome(backend.spec, cid, None, True, n) for cid, n in counts.items()]
+    if TRANSCRIBE not in getattr(backend, "capabilities", ()):
+        raise ConfigError(f"backend {backend.spec!r} cannot transcribe, which the lift probe's intelligibility gate "
+                          "needs; fix: use a backend that transcribes, or turn the gate off (gate_max_wer = inf)")
+    clips = tuple(c for c in corpus if c.id in counts)
+    texts, failed = transcripts(backend, Corpus(corpus.name, corpus.split, corpus.source, clips), store, batch_size)
+    out = []
+    for c in clips:
+        if c.id not in texts:
+            out.append(GateOutcome(backend.spec, c.id, None, False, counts[c.id],
+                                   f"failed: {failed.get(c.id, 'no transcript')}"))
+            continue
+        wer = clip_wer(c.reference, texts[c.id])
+        kept = wer <= gate_max_wer
+        out.append(GateOutcome(backend.spec, c.id, wer, kept, counts[c.id], "" if kept else "wer_above_gate"))
+    return out
 
 
 def spans_for(kind: str, corpus: Any, store: Any, *, mask_params: Any = None, aligner: Any = None,
@@ -387,27 +453,40 @@ def spans_for(kind: str, corpus: Any, store: Any, *, mask_params: Any = None, al
 
 
 def run_lift(backends: Sequence[Any], corpus: Any, store: Any, kind: str = "masked", *, seed: int = 0,
-             n_resamples: int = 1000, batch_size: int = 8, **span_options: Any) -> LiftResult:
-    """Audio lift of every backend on the ``kind`` spans of ``corpus`` (see the module docstring)."""
+             n_resamples: int = 1000, batch_size: int = 8, gate_max_wer: float | None = 0.3,
+             **span_options: Any) -> LiftResult:
+    """Audio lift of every backend on the ``kind`` spans of ``corpus`` (see the module docstring);
+    each backend scores only the spans of the clips its intelligibility gate keeps."""
+    from asr_audit.probes.audio.targets import sentence_key
+
     for b in backends:
         require_capability(b, SCORE)
+        if gate_max_wer is not None and np.isfinite(gate_max_wer) and TRANSCRIBE not in b.capabilities:
+            intelligibility_gate(b, corpus, store, [], gate_max_wer)  # raises the one-line error
     spans, audio, failures = spans_for(kind, corpus, store, **span_options)
-    models, records = [], []
+    sentences = {c.id: sentence_key(c.reference) for c in corpus}
+    models, records, gates = [], [], []
     for b in backends:
+        gate = intelligibility_gate(b, corpus, store, spans, gate_max_wer, batch_size)
+        gates += gate
+        kept_clips = {g.clip_id for g in gate if g.kept}
+        kept = [s for s in spans if s.clip_id in kept_clips]
         scorer = Scorer(b, store, batch_size)
         t0 = time.perf_counter()
-        mine = score_spans(scorer, spans, audio)
+        mine = score_spans(scorer, kept, audio)
         wall = time.perf_counter() - t0
         records += mine
-        summary = summarize_model(mine, np.random.default_rng(seed), n_resamples)
+        summary = summarize_model(mine, np.random.default_rng(seed), n_resamples, sentences=sentences)
         main = summary["conditions"].get("masked" if kind == "masked" else next(iter(summary["conditions"]), ""), {})
         lift = main.get("lift", {})
         models.append({"model": b.spec, "backend_key": scorer.key, "lift_mean": lift.get("mean"),
                        "ci_low": lift.get("ci_low"), "ci_high": lift.get("ci_high"), "n": lift.get("n", 0),
-                       **summary, "forward_passes": scorer.passes, "cached_scores": scorer.cached,
-                       "passes_per_item": scorer.passes / len(spans) if spans else None,
-                       "items_per_s": len(spans) / wall if wall > 0 else None})
-    return LiftResult(kind, tuple(models), tuple(records), tuple(failures), seed)
+                       **summary, "n_kept": len(kept), "n_gated_out": len(spans) - len(kept),
+                       "n_clips_kept": len(kept_clips), "n_clips_gated_out": len(gate) - len(kept_clips),
+                       "forward_passes": scorer.passes, "cached_scores": scorer.cached,
+                       "passes_per_item": scorer.passes / len(kept) if kept else None,
+                       "items_per_s": len(kept) / wall if kept and wall > 0 else None})
+    return LiftResult(kind, tuple(models), tuple(records), tuple(failures), seed, gate_max_wer, tuple(gates))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -415,13 +494,15 @@ class LiftOptions:
     """The lift probe's options, from ``asr-audit lift`` flags or ``[probes.lift]``.
 
     ``method`` and ``aligner`` apply to ``spans = "masked"``; ``models`` and ``items`` are read by
-    the runner only.
+    the runner only. ``gate_max_wer`` is the intelligibility gate: a sentence is kept for a model
+    when the model's transcript of the unmasked clip has a WER at most this (``inf`` keeps all).
     """
 
     spans: str = "masked"
     method: str = "silence"
     aligner: str = "sphinx"
     resamples: int = 1000
+    gate_max_wer: float = 0.3
     models: tuple[str, ...] | None = None
     items: bool = True
 
@@ -434,6 +515,8 @@ class LiftOptions:
         check(self.aligner.strip().lower() in available_aligners(), "aligner", self.aligner,
               f"is unknown (valid: {', '.join(available_aligners())})", f"use one of {', '.join(available_aligners())}")
         check(self.resamples >= 1, "resamples", self.resamples, "must be >= 1", "use 1 or more bootstrap resamples")
+        check(self.gate_max_wer >= 0, "gate_max_wer", self.gate_max_wer, "must be >= 0",
+              "e.g. 0.3 (inf keeps every sentence)")
 
     def mask_params(self, seed: int) -> Any:
         """The masking parameters of ``spans = "masked"``, with ``seed`` for the noise fill."""
@@ -447,7 +530,8 @@ class LiftOptions:
         r = Reader(values, surface, LIFT_FIELDS, "lift")
         return build(cls, surface, spans=r.text("spans", "masked"), method=r.text("method", "silence"),
                      aligner=r.text("aligner", "sphinx"), resamples=r.integer("resamples", 1000),
-                     models=r.names("models", None), items=r.flag("items", True))
+                     gate_max_wer=r.number("gate_max_wer", 0.3), models=r.names("models", None),
+                     items=r.flag("items", True))
 
 
-LIFT_FIELDS = ("spans", "method", "aligner", "models", "resamples", "items")
+LIFT_FIELDS = ("spans", "method", "aligner", "models", "resamples", "gate_max_wer", "items")

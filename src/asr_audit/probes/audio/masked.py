@@ -22,6 +22,12 @@ Per clip (see :mod:`asr_audit.probes.audio.targets` for which spans qualify):
    item is *recovered* when the target is present in the masked clip's hypothesis.
 
 accept-ref = recovered / eligible, with a Wilson 95% interval; items gated out are counted.
+
+**Degraded audio** (the battery's noise and reverb conditions): forced alignment fails or drifts on
+noisy audio, so :func:`plan_masks` can take ``timing``, the same clips (same ids) as clean audio
+that a condition did not move in time: the words are aligned there, and the masks are applied to
+the degraded clips at the same times. A clip whose degraded audio has another length than its
+clean audio is refused (the condition moved time: align the degraded audio itself).
 """
 
 from __future__ import annotations
@@ -296,8 +302,12 @@ class MaskPlan:
 
 
 def plan_masks(corpus: Corpus, store: Any, params: MaskParams, *, aligner: Any = None,
-               recipes: Sequence[MaskRecipe] | None = None) -> MaskPlan:
-    """Align and choose targets (or take exported ``recipes``), and make the masked audio."""
+               recipes: Sequence[MaskRecipe] | None = None, timing: Corpus | None = None) -> MaskPlan:
+    """Align and choose targets (or take exported ``recipes``), and make the masked audio.
+
+    ``timing`` (clips with the ids of ``corpus``, e.g. the clean audio of degraded clips) is what the
+    aligner reads; the masks are applied to ``corpus``' audio at those times (see the module docstring).
+    """
     from asr_audit.audio.io import load_clip_audio
 
     by_id = {c.id: c for c in corpus}
@@ -334,13 +344,25 @@ def plan_masks(corpus: Corpus, store: Any, params: MaskParams, *, aligner: Any =
     from asr_audit.align import get_aligner
     from asr_audit.align.run import align_corpus
 
-    for result in align_corpus(aligner or get_aligner("sphinx"), list(corpus), store):
+    timed = list(corpus) if timing is None else [c for c in timing if c.id in by_id]
+    for result in align_corpus(aligner or get_aligner("sphinx"), timed, store):
         if not result.ok:
             failures.append((result.clip_id, f"alignment failed: {result.error}"))
             continue
         targets, rejected = select_targets(result.clip_id, by_id[result.clip_id].reference, result.words, params.rule)
         rejections += rejected
         x = samples_of(result.clip_id) if targets else None
+        if x is not None and timing is not None:
+            clean = next(c for c in timed if c.id == result.clip_id)
+            try:
+                n_clean = len(load_clip_audio(clean).samples)
+            except AuditError as exc:
+                failures.append((result.clip_id, str(exc)))
+                continue
+            if n_clean != len(x):
+                failures.append((result.clip_id, f"the audio has {len(x)} samples, its timing audio {n_clean}: "
+                                 "the condition moved time; fix: align the condition's own audio"))
+                continue
         for t in targets if x is not None else ():
             try:
                 recipe, y = make_recipe(t.clip_id, x, t, params.method, params.pad, params.seed)
@@ -378,9 +400,10 @@ def transcripts(backend: Any, corpus: Corpus, store: Any, batch_size: int = 8) -
 
 def run_masked(backends: Sequence[Any], corpus: Corpus, store: Any, params: MaskParams = MaskParams(), *,
                aligner: Any = None, recipes: Sequence[MaskRecipe] | None = None, batch_size: int = 8,
-               progress: Callable[[str], None] | None = None) -> MaskedResult:
-    """Masked-entity recovery of every backend on ``corpus`` (see the module docstring)."""
-    plan = plan_masks(corpus, store, params, aligner=aligner, recipes=recipes)
+               progress: Callable[[str], None] | None = None, timing: Corpus | None = None) -> MaskedResult:
+    """Masked-entity recovery of every backend on ``corpus`` (see the module docstring); ``timing``:
+    align these clips (the clean audio of the same clip ids) instead, see :func:`plan_masks`."""
+    plan = plan_masks(corpus, store, params, aligner=aligner, recipes=recipes, timing=timing)
     refs = {c.id: c.reference for c in corpus}
     needed = {r.clip_id for r in plan.recipes}
     plain = Corpus(corpus.name, corpus.split, corpus.source, tuple(c for c in corpus if c.id in needed))

@@ -33,11 +33,28 @@ from typing import Any
 
 from asr_audit.errors import ConfigError
 from asr_audit.options import check
-from asr_audit.text.numbers import CARDINAL_WORDS, JOINERS, UNIT_WORDS, is_number_token, is_number_word
+from asr_audit.text.numbers import (
+    CARDINAL_WORDS,
+    JOINERS,
+    UNIT_WORDS,
+    canonical_tokens,
+    is_number_token,
+    is_number_word,
+)
 
 Seconds = float
 KINDS = ("number", "name", "word")
 _SKIP_NUMBERS = frozenset({"one", "first", "second"})
+
+
+def sentence_key(reference: str) -> str:
+    """The sentence a clip reads, for clustering: its canonical reference tokens (Whisper normalization
+    and number canonicalization), so one sentence rendered in several voices is one cluster.
+
+    >>> sentence_key("She paid forty-five dollars.") == sentence_key("she paid 45 dollars")
+    True
+    """
+    return " ".join(canonical_tokens(reference)) or reference.strip()
 _TITLES = frozenset({"mr", "mrs", "ms", "dr", "prof", "sir", "madam", "lady", "lord", "president", "commissioner",
                      "minister", "saint", "st"})
 _FUNCTION = frozenset("""a about above after again against all also although am an and any are as at be because

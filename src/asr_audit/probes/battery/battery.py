@@ -635,8 +635,12 @@ def _masked_condition(cond: Condition, corpus: Corpus, backends: Mapping[str, An
                       store: Any, settings: MeasureSettings) -> tuple[dict[str, dict[str, int]], list[dict[str, str]]]:
     """Masked-entity recovery (:func:`asr_audit.probes.audio.masked.run_masked`) on the clips under ``cond``.
 
-    The condition is applied first (clip ids kept), then the probe aligns, masks and scores as usual;
-    an item is 1 when an eligible masked target is recovered. Truncation and donors do not apply.
+    The condition is applied first (clip ids kept). Words are aligned on the audio before the
+    conditions that keep time (noise, reverb: the same samples at the same times), i.e. on the
+    original or, with ``voice:``, on the re-synthesized clip (a new voice moves time); the masks go
+    onto the degraded audio at those times, so an aligner that fails on noisy audio does not empty
+    the condition. An item is 1 when an eligible masked target is recovered. Truncation and donors
+    do not apply.
     """
     from asr_audit.errors import AuditError
     from asr_audit.probes.audio.masked import MaskParams, run_masked
@@ -644,14 +648,19 @@ def _masked_condition(cond: Condition, corpus: Corpus, backends: Mapping[str, An
     if cond.truncate is not None or cond.donor is not None:
         raise ConfigError(f"condition {cond.name!r} does not combine with the masked measure (it masks spans of the "
                           "clip itself); fix: use noise, reverb or voice conditions")
-    clips, failures = [], []
+    timing_cond = cond.without("noise").without("reverb")
+    keeps_time = timing_cond.name != cond.name
+    clips, timing, failures = [], [], []
     for clip in corpus.clips:
         try:
             clips.append(replace(realize(cond, clip, ctx).clip, id=clip.id))
+            if keeps_time:
+                timing.append(replace(realize(timing_cond, clip, ctx).clip, id=clip.id))
         except AuditError as exc:
             failures += [{"model": m, "clip_id": clip.id, "condition": cond.name, "reason": str(exc)} for m in backends]
     mp = MaskParams(seed=ctx.seed, gate_max_wer=settings.gate_max_wer)
-    res = run_masked(list(backends.values()), replace(corpus, clips=tuple(clips)), store, mp)
+    res = run_masked(list(backends.values()), replace(corpus, clips=tuple(clips)), store, mp,
+                     timing=replace(corpus, clips=tuple(timing)) if keeps_time else None)
     name_of = {b.spec: n for n, b in backends.items()}
     where = {r.item_id: f"{r.clip_id}#{r.start}-{r.end}" for r in res.recipes}  # stable across conditions
     out: dict[str, dict[str, int]] = {n: {} for n in backends}
