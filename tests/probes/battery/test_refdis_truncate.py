@@ -62,13 +62,15 @@ def test_truncation_difference_pairs_arms_judged_by_one_rule() -> None:
 
     from asr_audit.corpus.clips import ArraySource, Clip, Corpus
     from asr_audit.probes.battery.battery import run_battery
+    from asr_audit.probes.predfiles.refdis import preset_params
 
     spoken = "Thank you, Mr President. The committee approved."
     x = (0.1 * np.sin(2 * np.pi * 220 * np.arange(32000) / 16000)).astype(np.float32)
     corpus = Corpus("t", "test", "t", (Clip("c", "The committee approved.", source=ArraySource(x, 16000), duration=2.0),))
     words = [(w, 0.1 + 0.25 * i, 0.3 + 0.25 * i) for i, w in enumerate(spoken.split())]
     res = run_battery(corpus, {"m": _SameWords()}, "refdis", ["truncate:1w0.25s"], None, spoken={"c": spoken},
-                      timings=lambda clip, text: words, n_resamples=50, study=False)
+                      timings=lambda clip, text: words, n_resamples=50, study=False,
+                      mining=preset_params("anchor", loo=False))  # the public code's exact verdicts
     assert res.cell("m", "original").accept_ref == 1.0  # two-reference verdict on the whole clip
     assert res.cell("m", "truncate:1w0.25s").accept_ref == 0.0  # window rule on the cut clip
     (d,) = res.differences
