@@ -80,10 +80,8 @@ def test_courtesy_with_spoken_text_is_calibrated(courtesy: dict[str, Calibration
     _has_power(_run("courtesy", 20, 1, grid=(0.5,))["courtesy.difference: eligibility from the spoken text"])
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="issue 11 defect 4: courtesy eligibility from the tested models' own "
-                   "outputs selects clips where they kept the courtesy (null difference ~+0.05, FPR ~11% at 5%)")
 def test_courtesy_without_spoken_text_is_unbiased(courtesy: dict[str, Calibration]) -> None:
-    row = courtesy["courtesy.difference: eligibility from the models' outputs (no --spoken)"]
+    row = courtesy["courtesy.difference: eligibility from the panel without the tested model (no --spoken)"]
     _calibrated(row)
     _unbiased(row)
 

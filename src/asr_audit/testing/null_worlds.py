@@ -543,7 +543,7 @@ def calibrate_courtesy(rng: np.random.Generator, n_datasets: int, *, courtesy_cl
         mode: _Tally("courtesy", "courtesy.difference", f"eligibility from {label}", null_world,
                      "the model drops the courtesy delta more often on the original audio", "delta (accept-ref)",
                      COURTESY_PLANTED)
-        for mode, label in (("spoken", "the spoken text"), ("models", "the models' outputs (no --spoken)"))
+        for mode, label in (("spoken", "the spoken text"), ("models", "the panel without the tested model (no --spoken)"))
     }
 
     def write(clips: Sequence[_TextClip], spoken: Mapping[str, str], keep: np.ndarray) -> dict[str, str]:
@@ -563,7 +563,8 @@ def calibrate_courtesy(rng: np.random.Generator, n_datasets: int, *, courtesy_cl
                        write(clips, spoken, has & (rng.random(len(clips)) < q[0]))) for d in grid}
         for mode, tally in tallies.items():
             known = spoken if mode == "spoken" else {}
-            full = {f"m{k}": h for k, h in enumerate(original)}
+            # the battery's rule: the panel's outputs without the tested model (m0), never its own
+            full = {f"m{k}": h for k, h in enumerate(original) if k != 0}
             eligible = eligible_clips(clips, known, full)
             clusters = [e.clip_id for e in eligible]
             base, treat = values(eligible, original[0]), values(eligible, other[0])
