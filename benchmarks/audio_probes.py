@@ -99,10 +99,17 @@ def bench(corpus: Any, masked_models: list[str], lift_models: list[str], store_p
                 res = run_masked([b], corpus, st, MaskParams(), aligner=aligner)
                 runs.append((time.perf_counter() - t0, b.passes - before))
             m, n_items = res.models[0], len(res.recipes)
-            out["masked"].append({**m.to_dict(), "model": spec, "items": n_items,
-                                  "passes_per_item": runs[0][1] / max(n_items, 1),
-                                  "items_per_s": n_items / runs[0][0], "items_per_s_cached": n_items / runs[1][0],
-                                  "passes_cached": runs[1][1]})
+            out["masked"].append(
+                {
+                    **m.to_dict(),
+                    "model": spec,
+                    "items": n_items,
+                    "passes_per_item": runs[0][1] / max(n_items, 1),
+                    "items_per_s": n_items / runs[0][0],
+                    "items_per_s_cached": n_items / runs[1][0],
+                    "passes_cached": runs[1][1],
+                }
+            )
         for spec in lift_models:
             b = Counting(load_backend(spec))
             t0 = time.perf_counter()
@@ -110,11 +117,18 @@ def bench(corpus: Any, masked_models: list[str], lift_models: list[str], store_p
             wall = time.perf_counter() - t0
             m = res.models[0]
             n_items = len({r.item_id for r in res.records})
-            out["lift"].append({"model": spec, "items": n_items, "unmasked": m["conditions"].get("unmasked", {}).get("lift"),
-                                "masked": m["conditions"].get("masked", {}).get("lift"),
-                                "paired_unmasked_minus_masked": m["paired"].get("unmasked-masked"),
-                                "passes_per_item": b.passes / max(n_items, 1), "items_per_s": n_items / wall,
-                                "forward_passes": b.passes})
+            out["lift"].append(
+                {
+                    "model": spec,
+                    "items": n_items,
+                    "unmasked": m["conditions"].get("unmasked", {}).get("lift"),
+                    "masked": m["conditions"].get("masked", {}).get("lift"),
+                    "paired_unmasked_minus_masked": m["paired"].get("unmasked-masked"),
+                    "passes_per_item": b.passes / max(n_items, 1),
+                    "items_per_s": n_items / wall,
+                    "forward_passes": b.passes,
+                }
+            )
     return out
 
 
@@ -138,14 +152,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         args.json.write_text(text + "\n")
     for m in result["masked"]:
-        print(f"masked  {m['model']:<22} accept-ref {m['accept_ref']:.3f} [{m['ci_low']:.3f}, {m['ci_high']:.3f}] "
-              f"k/n {m['k']}/{m['n']} gated {m['n_gated_out']}  passes/item {m['passes_per_item']:.2f}  "
-              f"items/s {m['items_per_s']:.2f} (cached {m['items_per_s_cached']:.1f})", file=sys.stderr)
+        print(
+            f"masked  {m['model']:<22} accept-ref {m['accept_ref']:.3f} [{m['ci_low']:.3f}, {m['ci_high']:.3f}] "
+            f"k/n {m['k']}/{m['n']} gated {m['n_gated_out']}  passes/item {m['passes_per_item']:.2f}  "
+            f"items/s {m['items_per_s']:.2f} (cached {m['items_per_s_cached']:.1f})",
+            file=sys.stderr,
+        )
     for m in result["lift"]:
         un, ma, pd = m["unmasked"] or {}, m["masked"] or {}, m["paired_unmasked_minus_masked"] or {}
-        print(f"lift    {m['model']:<22} unmasked {un.get('mean')}  masked {ma.get('mean')}  paired {pd.get('mean')} "
-              f"[{pd.get('ci_low')}, {pd.get('ci_high')}]  passes/item {m['passes_per_item']:.2f}  "
-              f"items/s {m['items_per_s']:.2f}", file=sys.stderr)
+        print(
+            f"lift    {m['model']:<22} unmasked {un.get('mean')}  masked {ma.get('mean')}  paired {pd.get('mean')} "
+            f"[{pd.get('ci_low')}, {pd.get('ci_high')}]  passes/item {m['passes_per_item']:.2f}  "
+            f"items/s {m['items_per_s']:.2f}",
+            file=sys.stderr,
+        )
     return 0
 
 

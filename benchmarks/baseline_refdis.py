@@ -54,6 +54,7 @@ class TextNormalizer:
 
 # --- alignment primitives: each call aligns afresh, as the public code does --------------------
 
+
 def opcodes(ref_tokens: list[str], hyp: str) -> list[tuple[str, int, int, int, int]]:
     return difflib.SequenceMatcher(None, ref_tokens, hyp.split(), autojunk=False).get_opcodes()
 
@@ -100,11 +101,12 @@ def cer(a: str, b: str) -> float:
 
 # --- mining ---------------------------------------------------------------------------------
 
+
 def _emits(lst: list[str], chunk: list[str], at_start: bool) -> bool:
     k = len(chunk)
     if len(lst) < k:
         return False
-    return (lst[len(lst) - k:] if at_start else lst[:k]) == chunk
+    return (lst[len(lst) - k :] if at_start else lst[:k]) == chunk
 
 
 def _consensus_chunk(lists: list[list[str]], at_start: bool, threshold: int) -> list[str]:
@@ -127,10 +129,20 @@ def _consensus_chunk(lists: list[list[str]], at_start: bool, threshold: int) -> 
     return chunk[::-1] if at_start else chunk
 
 
-def mine_clip(clip_id: str, ref: str, hyps: dict[str, str | None], panel: list[str], models: list[str],
-              norm: TextNormalizer, majority: float = 0.8, min_run_len: int = 1,
-              include_middle: bool = False, min_ref_match: float = 0.5,
-              min_consensus_cer: float = 0.30, min_panel: int = 3) -> list[dict]:
+def mine_clip(
+    clip_id: str,
+    ref: str,
+    hyps: dict[str, str | None],
+    panel: list[str],
+    models: list[str],
+    norm: TextNormalizer,
+    majority: float = 0.8,
+    min_run_len: int = 1,
+    include_middle: bool = False,
+    min_ref_match: float = 0.5,
+    min_consensus_cer: float = 0.30,
+    min_panel: int = 3,
+) -> list[dict]:
     """One clip's edits and every model's verdicts, re-normalizing and re-aligning as it goes."""
     # Normalize per model, the reference again each time (as the public code's per-model loop).
     normed: dict[str, str] = {}
@@ -172,7 +184,7 @@ def mine_clip(clip_id: str, ref: str, hyps: dict[str, str | None], panel: list[s
     for span in runs:
         if not include_middle and span.start != 0 and span.stop - 1 != n - 1:
             continue
-        text = " ".join(ref_tokens[span.start:span.stop])
+        text = " ".join(ref_tokens[span.start : span.stop])
         agreeing = [m for m in members if any(k in missed_by[m] for k in span)]
         cers = sorted(cer(text, substitution_at(ref_tokens, normed[m], span)) for m in agreeing)
         median = cers[len(cers) // 2] if cers else 1.0
@@ -185,10 +197,19 @@ def mine_clip(clip_id: str, ref: str, hyps: dict[str, str | None], panel: list[s
             else:
                 verdicts[m] = "consensus" if any(k in missed(ref_tokens, normed[m]) for k in span) else "ref"
         position = "start" if span.start == 0 else "end" if span.stop - 1 == n - 1 else "middle"
-        edits.append({"clip_id": clip_id, "kind": "delete", "position": position,
-                      "ref_tokens": ref_tokens[span.start:span.stop], "ref_indices": list(span),
-                      "n_panel_agree": votes[span.start], "n_panel": n_panel,
-                      "consensus_cer": round(median, 3), "verdicts": verdicts})
+        edits.append(
+            {
+                "clip_id": clip_id,
+                "kind": "delete",
+                "position": position,
+                "ref_tokens": ref_tokens[span.start : span.stop],
+                "ref_indices": list(span),
+                "n_panel_agree": votes[span.start],
+                "n_panel": n_panel,
+                "consensus_cer": round(median, 3),
+                "verdicts": verdicts,
+            }
+        )
 
     for anchor in (0, n):
         at_start = anchor == 0
@@ -206,13 +227,24 @@ def mine_clip(clip_id: str, ref: str, hyps: dict[str, str | None], panel: list[s
             else:
                 own = insertions(ref_tokens, normed[m]).get(anchor, [])
                 verdicts[m] = "consensus" if _emits(own, chunk, at_start) else "ref"
-        edits.append({"clip_id": clip_id, "kind": "insert", "position": "start" if at_start else "end",
-                      "ref_tokens": chunk, "ref_indices": [anchor], "n_panel_agree": n_agree,
-                      "n_panel": n_panel, "consensus_cer": None, "verdicts": verdicts})
+        edits.append(
+            {
+                "clip_id": clip_id,
+                "kind": "insert",
+                "position": "start" if at_start else "end",
+                "ref_tokens": chunk,
+                "ref_indices": [anchor],
+                "n_panel_agree": n_agree,
+                "n_panel": n_panel,
+                "consensus_cer": None,
+                "verdicts": verdicts,
+            }
+        )
     return edits
 
 
 # --- driver ---------------------------------------------------------------------------------
+
 
 def read_predictions(folder: str | Path) -> tuple[dict[str, str], dict[str, dict[str, str | None]]]:
     """Clip id -> reference (sorted by id), and model -> clip id -> hypothesis, from JSONL files."""
@@ -240,8 +272,9 @@ def accept_ref(edits: list[dict], models: list[str]) -> dict[str, tuple[int, int
     return out
 
 
-def run_baseline(folder: str | Path, panel: list[str], text2num: bool = True,
-                 **params: float | int | bool) -> tuple[list[dict], dict[str, tuple[int, int]]]:
+def run_baseline(
+    folder: str | Path, panel: list[str], text2num: bool = True, **params: float | int | bool
+) -> tuple[list[dict], dict[str, tuple[int, int]]]:
     """Every clip's edits and each model's accept-ref counts for the prediction files in ``folder``."""
     refs, hyps = read_predictions(folder)
     models = list(hyps)

@@ -49,12 +49,13 @@ def raw_engine(model_dir: Path, audio_files: list[Path], batch_size: int) -> tup
     texts = []
     for start in range(0, len(audio_files), batch_size):
         clips = []
-        for f in audio_files[start:start + batch_size]:
+        for f in audio_files[start : start + batch_size]:
             x, sr = sf.read(str(f), dtype="float32")
             clips.append(x if sr == 16000 else soxr.resample(x, sr, 16000).astype(np.float32))
         feats = ctranslate2.StorageView.from_array(np.ascontiguousarray(batch_log_mel(clips, mel)))
-        res = model.generate(feats, [prompt] * len(clips), beam_size=1, max_length=448, suppress_blank=True,
-                             suppress_tokens=[-1])
+        res = model.generate(
+            feats, [prompt] * len(clips), beam_size=1, max_length=448, suppress_blank=True, suppress_tokens=[-1]
+        )
         texts += [tok.decode(r.sequences_ids[0], skip_special_tokens=True).strip() for r in res]
     return texts, t_load, time.perf_counter() - t0
 
@@ -83,8 +84,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", default="whisper-tiny.en", choices=["whisper-tiny.en", "whisper-base"])
     ap.add_argument("--batch-size", type=int, default=8)
-    ap.add_argument("--repeat", type=int, default=2, help="copies of the 5 LibriVox clips (each copy re-encoded "
-                                                          "with a tiny gain change so the store sees distinct audio)")
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=2,
+        help="copies of the 5 LibriVox clips (each copy re-encoded "
+        "with a tiny gain change so the store sees distinct audio)",
+    )
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
 
@@ -115,16 +121,25 @@ def main() -> None:
     by_file = dict(zip([f.stem for f in files], raw_texts))
     same = all(texts1[k] == by_file[k] for k in by_file) and texts1 == texts2
     result = {
-        "model": args.model, "clips": len(files), "audio_seconds": round(seconds, 2), "batch_size": args.batch_size,
+        "model": args.model,
+        "clips": len(files),
+        "audio_seconds": round(seconds, 2),
+        "batch_size": args.batch_size,
         "load_seconds": {"raw": round(raw_load, 2), "asr_audit": round(our_load, 2)},
-        "raw_seconds": round(raw_s, 3), "first_run_seconds": round(first_s, 3), "rerun_seconds": round(rerun_s, 3),
-        "rtfx_raw": round(seconds / raw_s, 2), "rtfx_asr_audit": round(seconds / first_s, 2),
-        "overhead": round(first_s / raw_s - 1, 4), "rerun_share": round(rerun_s / first_s, 4),
+        "raw_seconds": round(raw_s, 3),
+        "first_run_seconds": round(first_s, 3),
+        "rerun_seconds": round(rerun_s, 3),
+        "rtfx_raw": round(seconds / raw_s, 2),
+        "rtfx_asr_audit": round(seconds / first_s, 2),
+        "overhead": round(first_s / raw_s - 1, 4),
+        "rerun_share": round(rerun_s / first_s, 4),
         "identical_transcripts": same,
     }
     print(f"{args.model}: {len(files)} clips, {seconds:.1f} s of audio, batch {args.batch_size}")
     print(f"  raw engine      {raw_s:7.2f} s   RTFx {seconds / raw_s:6.1f}")
-    print(f"  asr-audit       {first_s:7.2f} s   RTFx {seconds / first_s:6.1f}   overhead {100 * (first_s / raw_s - 1):+.1f}% (target < 10%)")
+    print(
+        f"  asr-audit       {first_s:7.2f} s   RTFx {seconds / first_s:6.1f}   overhead {100 * (first_s / raw_s - 1):+.1f}% (target < 10%)"
+    )
     print(f"  rerun (cached)  {rerun_s:7.3f} s   {100 * rerun_s / first_s:.2f}% of the first run (target < 5%)")
     print(f"  identical transcripts: {same}")
     if args.json:

@@ -14,17 +14,16 @@ import argparse
 import time
 from collections.abc import Callable
 
-from asr_audit.text.normalize import clear_normalize_cache, get_normalizer, normalize_many
 from asr_audit.data import voxpopuli_texts
+from asr_audit.text.normalize import clear_normalize_cache, get_normalizer, normalize_many
 from asr_audit.text.whisper_en import WhisperNormalizer, package_version
+
 
 def load_sentences() -> list[str]:
     return voxpopuli_texts()
 
 
-def per_sentence_us(
-    fns: list[Callable[[str], str]], sentences: list[str], repeats: int
-) -> list[float]:
+def per_sentence_us(fns: list[Callable[[str], str]], sentences: list[str], repeats: int) -> list[float]:
     """Best-of-``repeats`` time of one pass over ``sentences`` per function, µs per sentence.
 
     The functions take turns within each repeat, so a busy machine slows them alike.
@@ -48,9 +47,11 @@ def main() -> None:
     fast = WhisperNormalizer()
     reference = fast.reference
     mismatches = sum(fast(s) != reference(s) for s in sentences)
-    print(f"{len(sentences)} fixture sentences ({len(set(sentences))} distinct); "
-          f"whisper-normalizer {package_version('whisper-normalizer')}; "
-          f"fast path active: {fast.fast}; mismatches vs reference: {mismatches}")
+    print(
+        f"{len(sentences)} fixture sentences ({len(set(sentences))} distinct); "
+        f"whisper-normalizer {package_version('whisper-normalizer')}; "
+        f"fast path active: {fast.fast}; mismatches vs reference: {mismatches}"
+    )
 
     ref_us, fast_us = per_sentence_us([reference, fast], sentences, args.repeats)
     print(f"{'reference whisper-normalizer':32s} {ref_us:8.1f} µs/sentence")
@@ -67,8 +68,7 @@ def main() -> None:
         start = time.perf_counter()
         normalize_many("whisper", workload)
         best = min(best, time.perf_counter() - start)
-    print(f"{'normalize_many, refs x10 models':32s} {best / len(workload) * 1e6:8.1f} µs/sentence "
-          "(cache starts empty)")
+    print(f"{'normalize_many, refs x10 models':32s} {best / len(workload) * 1e6:8.1f} µs/sentence (cache starts empty)")
 
 
 if __name__ == "__main__":

@@ -36,11 +36,19 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n-datasets", type=int, default=500, help="simulated datasets per probe (default 500)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the one generator every world draws from")
-    ap.add_argument("--only", choices=PROBES, action="append",
-                    help="run only this probe (repeatable); default: all of " + ", ".join(PROBES))
+    ap.add_argument(
+        "--only",
+        choices=PROBES,
+        action="append",
+        help="run only this probe (repeatable); default: all of " + ", ".join(PROBES),
+    )
     ap.add_argument("--json", type=Path, help="also write every row (with the power grid) as JSON here")
-    ap.add_argument("--refdis-errors", metavar="LO,HI", default=None,
-                    help="per-word drop and substitution rates of the refdis world's models (default 0.01,0.05)")
+    ap.add_argument(
+        "--refdis-errors",
+        metavar="LO,HI",
+        default=None,
+        help="per-word drop and substitution rates of the refdis world's models (default 0.01,0.05)",
+    )
     args = ap.parse_args(argv)
     if args.n_datasets < 1:
         ap.error(f"--n-datasets {args.n_datasets} must be >= 1")
@@ -62,17 +70,32 @@ def main(argv: list[str] | None = None) -> int:
         say(f"{probe}: {args.n_datasets} datasets")
         rows += calibrate(probe, rng, args.n_datasets, progress=say, **options.get(probe, {}))
     wall = time.perf_counter() - t0
-    print(f"null calibration: {args.n_datasets} datasets per probe, seed {args.seed}, "
-          f"{wall:.0f} s ({platform.python_version()}, numpy {np.__version__})\n")
+    print(
+        f"null calibration: {args.n_datasets} datasets per probe, seed {args.seed}, "
+        f"{wall:.0f} s ({platform.python_version()}, numpy {np.__version__})\n"
+    )
     print(format_table(rows))
     failed = [r for r in rows if r.status == "FAIL"]
-    print(f"\n{len(failed)} of {len(rows)} flags above their nominal rate beyond Monte-Carlo error"
-          + (": " + "; ".join(f"{r.flag} ({r.setting})" for r in failed) if failed else ""))
+    print(
+        f"\n{len(failed)} of {len(rows)} flags above their nominal rate beyond Monte-Carlo error"
+        + (": " + "; ".join(f"{r.flag} ({r.setting})" for r in failed) if failed else "")
+    )
     if args.json:
-        args.json.write_text(json.dumps({
-            "n_datasets": args.n_datasets, "seed": args.seed, "options": options, "seconds": round(wall, 1), "probes": probes,
-            "rows": [r.to_dict() for r in rows],
-        }, indent=2) + "\n", encoding="utf-8")
+        args.json.write_text(
+            json.dumps(
+                {
+                    "n_datasets": args.n_datasets,
+                    "seed": args.seed,
+                    "options": options,
+                    "seconds": round(wall, 1),
+                    "probes": probes,
+                    "rows": [r.to_dict() for r in rows],
+                },
+                indent=2,
+            )
+            + "\n",
+            encoding="utf-8",
+        )
     return 1 if failed else 0
 
 

@@ -45,16 +45,16 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from baseline_refdis import run_baseline  # noqa: E402
+from baseline_refdis import run_baseline
 
-from asr_audit.corpus.predfiles import load_predictions  # noqa: E402
-from asr_audit.probes.predfiles.refdis import REF, Edit, mine, preset_params  # noqa: E402
-from asr_audit.probes.predfiles.refdis_inputs import prepare_clips  # noqa: E402
-from asr_audit.probes.predfiles.refdis_result import RefdisResult  # noqa: E402
-from asr_audit.probes.predfiles.refdis_run import run_refdis  # noqa: E402
-from asr_audit.testing.synthetic import make_prediction_set  # noqa: E402
-from asr_audit.text.align import AlignmentCache  # noqa: E402
-from asr_audit.text.normalize import clear_normalize_cache, get_normalizer  # noqa: E402
+from asr_audit.corpus.predfiles import load_predictions
+from asr_audit.probes.predfiles.refdis import REF, Edit, mine, preset_params
+from asr_audit.probes.predfiles.refdis_inputs import prepare_clips
+from asr_audit.probes.predfiles.refdis_result import RefdisResult
+from asr_audit.probes.predfiles.refdis_run import run_refdis
+from asr_audit.testing.synthetic import make_prediction_set
+from asr_audit.text.align import AlignmentCache
+from asr_audit.text.normalize import clear_normalize_cache, get_normalizer
 
 TARGET_COLD, TARGET_WARM = 10.0, 50.0
 
@@ -63,11 +63,19 @@ def as_baseline_edits(edits: Sequence[Edit]) -> list[dict]:
     """Our edits in the baseline's vocabulary (kind delete/insert, chunk tokens for insertions)."""
     out = []
     for e in edits:
-        out.append({
-            "clip_id": e.clip_id, "kind": e.legacy_kind, "position": e.position,
-            "ref_tokens": list(e.ref_tokens) if e.legacy_kind == "delete" else e.alt_text.split(),
-            "ref_indices": list(e.ref_indices), "n_panel_agree": e.n_panel_agree, "n_panel": e.n_panel,
-            "consensus_cer": e.consensus_cer, "verdicts": dict(e.verdicts)})
+        out.append(
+            {
+                "clip_id": e.clip_id,
+                "kind": e.legacy_kind,
+                "position": e.position,
+                "ref_tokens": list(e.ref_tokens) if e.legacy_kind == "delete" else e.alt_text.split(),
+                "ref_indices": list(e.ref_indices),
+                "n_panel_agree": e.n_panel_agree,
+                "n_panel": e.n_panel,
+                "consensus_cer": e.consensus_cer,
+                "verdicts": dict(e.verdicts),
+            }
+        )
     return out
 
 
@@ -84,7 +92,7 @@ def cpu_seconds() -> float:
     return t.user + t.system + t.children_user + t.children_system
 
 
-def timed(fn, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN201
+def timed(fn, *args, **kwargs):
     """``fn``'s result and its (CPU seconds incl. worker processes, wall seconds)."""
     gc.collect()
     c0, t0 = cpu_seconds(), time.perf_counter()
@@ -111,7 +119,7 @@ def ours_mining(folder: Path, panel: list[str]) -> tuple[list[Edit], dict[str, t
     return edits, rates
 
 
-def best_of(repeat: int, fn, *args, cold: bool = False):  # noqa: ANN001, ANN002, ANN201
+def best_of(repeat: int, fn, *args, cold: bool = False):
     """The last result and the fastest (CPU, wall) of ``repeat`` runs; ``cold`` clears the normalizer cache."""
     best = (float("inf"), float("inf"))
     for _ in range(repeat):
@@ -122,7 +130,7 @@ def best_of(repeat: int, fn, *args, cold: bool = False):  # noqa: ANN001, ANN002
     return out, best
 
 
-def profile_top(fn, limit: int = 22) -> str:  # noqa: ANN001
+def profile_top(fn, limit: int = 22) -> str:
     prof = cProfile.Profile()
     prof.enable()
     fn()
@@ -132,15 +140,17 @@ def profile_top(fn, limit: int = 22) -> str:  # noqa: ANN001
     return buf.getvalue()
 
 
-def bench_size(n_clips: int, seed: int, workdir: Path, profile: bool, repeat: int = 3,
-               workers: int = 1) -> dict[str, object]:
+def bench_size(
+    n_clips: int, seed: int, workdir: Path, profile: bool, repeat: int = 3, workers: int = 1
+) -> dict[str, object]:
     folder = workdir / f"synthetic-{n_clips}"
-    synth, t_gen = timed(make_prediction_set, n_clips, 10, rng=np.random.default_rng([seed, n_clips]),
-                         folder=folder)
+    synth, t_gen = timed(make_prediction_set, n_clips, 10, rng=np.random.default_rng([seed, n_clips]), folder=folder)
     panel = synth.panel(4)
     pairs = n_clips * len(synth.models)
-    print(f"\n== N = {n_clips:,} clips x {len(synth.models)} models = {pairs:,} clip-models "
-          f"(generated in {t_gen[1]:.1f} s; {len(synth.planted):,} planted errors; panel {','.join(panel)})")
+    print(
+        f"\n== N = {n_clips:,} clips x {len(synth.models)} models = {pairs:,} clip-models "
+        f"(generated in {t_gen[1]:.1f} s; {len(synth.planted):,} planted errors; panel {','.join(panel)})"
+    )
 
     (base_edits, base_rates), t_base = timed(run_baseline, folder, panel)
     get_normalizer("whisper")  # built once per process, as the CLI does
@@ -155,18 +165,24 @@ def bench_size(n_clips: int, seed: int, workdir: Path, profile: bool, repeat: in
     extra = []
     if workers > 1:  # cold with forked normalization workers (their CPU time is counted)
         par, t_par = best_of(repeat, ours, folder, panel, None, workers, cold=True)
-        if as_baseline_edits(par.edits) != as_baseline_edits(cold.edits) or \
-                [s.to_dict() for s in par.scores] != [s.to_dict() for s in cold.scores]:
+        if as_baseline_edits(par.edits) != as_baseline_edits(cold.edits) or [s.to_dict() for s in par.scores] != [
+            s.to_dict() for s in cold.scores
+        ]:
             raise SystemExit(f"ours cold with {workers} workers differs from ours cold")
         extra.append((f"cold {workers}proc", t_par))
 
     ours_edits = as_baseline_edits(cold.edits)
     ours_rates = {s.model: (s.accept_ref.k, s.accept_ref.n) for s in cold.scores}
-    if [s.to_dict() for s in warm.scores] != [s.to_dict() for s in cold.scores] or \
-            [s.to_dict() for s in hot.scores] != [s.to_dict() for s in cold.scores]:
+    if [s.to_dict() for s in warm.scores] != [s.to_dict() for s in cold.scores] or [
+        s.to_dict() for s in hot.scores
+    ] != [s.to_dict() for s in cold.scores]:
         raise SystemExit("ours warm/hot scores (accept-ref, WER, WER inflation) differ from ours cold")
-    for label, edits, rates in (("warm", warm.edits, None), ("hot", hot.edits, None),
-                                ("mining cold", mined_cold, rates_cold), ("mining warm", mined_warm, rates_warm)):
+    for label, edits, rates in (
+        ("warm", warm.edits, None),
+        ("hot", hot.edits, None),
+        ("mining cold", mined_cold, rates_cold),
+        ("mining warm", mined_warm, rates_warm),
+    ):
         if as_baseline_edits(edits) != ours_edits or rates not in (None, ours_rates):
             raise SystemExit(f"ours {label} differs from ours cold")
     if ours_edits != base_edits:
@@ -174,28 +190,42 @@ def bench_size(n_clips: int, seed: int, workdir: Path, profile: bool, repeat: in
     if ours_rates != base_rates:
         raise SystemExit(f"accept-ref counts differ:\nours:     {ours_rates}\nbaseline: {base_rates}")
 
-    rows = [("baseline", t_base), ("ours cold", t_cold), ("ours warm", t_warm), ("ours hot", t_hot),
-            ("mining cold", t_mine_cold), ("mining warm", t_mine_warm), *extra]
+    rows = [
+        ("baseline", t_base),
+        ("ours cold", t_cold),
+        ("ours warm", t_warm),
+        ("ours hot", t_hot),
+        ("mining cold", t_mine_cold),
+        ("mining warm", t_mine_warm),
+        *extra,
+    ]
     print(f"(CPU seconds of this process and its workers; ours: best of {repeat} runs each; baseline: one run)")
     print(f"{'':12s} {'CPU s':>8s} {'wall s':>8s} {'clip-models/s':>14s} {'x baseline':>11s}")
     for label, (cpu, wall) in rows:
         print(f"{label:12s} {cpu:8.2f} {wall:8.2f} {pairs / cpu:14,.0f} {t_base[0] / cpu:11.1f}")
     print(f"identical: {len(ours_edits):,} edits, verdicts and accept-ref counts of {len(ours_rates)} models")
     speed_cold, speed_warm, speed_hot = (t_base[0] / t[0] for t in (t_cold, t_warm, t_hot))
-    print(f"targets: cold >= {TARGET_COLD:.0f}x: {'met' if speed_cold >= TARGET_COLD else 'NOT met'} "
-          f"({speed_cold:.1f}x); warm >= {TARGET_WARM:.0f}x: "
-          f"{'met' if speed_warm >= TARGET_WARM else 'NOT met'} ({speed_warm:.1f}x with a fresh alignment "
-          f"cache, {speed_hot:.1f}x reusing the process's alignment cache)")
+    print(
+        f"targets: cold >= {TARGET_COLD:.0f}x: {'met' if speed_cold >= TARGET_COLD else 'NOT met'} "
+        f"({speed_cold:.1f}x); warm >= {TARGET_WARM:.0f}x: "
+        f"{'met' if speed_warm >= TARGET_WARM else 'NOT met'} ({speed_warm:.1f}x with a fresh alignment "
+        f"cache, {speed_hot:.1f}x reusing the process's alignment cache)"
+    )
     if profile:
         clear_normalize_cache()
         print("\n-- profile, ours cold (cumulative) --")
         print(profile_top(lambda: ours(folder, panel)))
         print("-- profile, ours warm (cumulative) --")
         print(profile_top(lambda: ours(folder, panel)))
-    return {"n_clips": n_clips, "n_models": len(synth.models), "clip_models": pairs, "n_edits": len(ours_edits),
-            "cpu_seconds": {label: round(t[0], 3) for label, t in rows},
-            "wall_seconds": {label: round(t[1], 3) for label, t in rows},
-            "speedup_cpu": {label: round(t_base[0] / t[0], 2) for label, t in rows[1:]}}
+    return {
+        "n_clips": n_clips,
+        "n_models": len(synth.models),
+        "clip_models": pairs,
+        "n_edits": len(ours_edits),
+        "cpu_seconds": {label: round(t[0], 3) for label, t in rows},
+        "wall_seconds": {label: round(t[1], 3) for label, t in rows},
+        "speedup_cpu": {label: round(t_base[0] / t[0], 2) for label, t in rows[1:]},
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -205,10 +235,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--repeat", type=int, default=3, help="runs of ours per variant; the fastest counts (default 3)")
     ap.add_argument("--profile", action="store_true", help="cProfile ours cold and warm after timing")
-    ap.add_argument("--workdir", type=Path, default=None, help="where to write the synthetic sets (default: a temp dir)")
+    ap.add_argument(
+        "--workdir", type=Path, default=None, help="where to write the synthetic sets (default: a temp dir)"
+    )
     ap.add_argument("--json", type=Path, default=None, help="also write the results as JSON here")
-    ap.add_argument("--workers", type=int, default=1,
-                    help="also time ours cold with this many forked normalization workers (default 1: no)")
+    ap.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="also time ours cold with this many forked normalization workers (default 1: no)",
+    )
     args = ap.parse_args(argv)
     sizes = [500] if args.quick else [int(s) for s in args.sizes.split(",") if s.strip()]
     results = []

@@ -71,8 +71,9 @@ def say(msg: str) -> None:
 def table(title: str, header: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
     line = lambda cells: "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |"
-    return "\n".join([f"\n## {title}\n", line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|",
-                      *(line(r) for r in rows)])
+    return "\n".join(
+        [f"\n## {title}\n", line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *(line(r) for r in rows)]
+    )
 
 
 def decode_all(backend, tensors: dict, conditions: dict) -> dict:
@@ -104,17 +105,27 @@ def run_refdis_tables(oset, truth, hyps, voices, backend_audio, results) -> list
         t0 = time.perf_counter()
         panel_hyps[name] = load_backend(spec).transcribe(audio)
         say(f"  panel {spec}: {len(audio)} clips in {time.perf_counter() - t0:.0f} s")
-    all_hyps = {**panel_hyps, "organism-benchmark": [hyps["organism"]["voice"][r["id"]] for r in rows],
-                "organism-control": [hyps["control"]["voice"][r["id"]] for r in rows]}
+    all_hyps = {
+        **panel_hyps,
+        "organism-benchmark": [hyps["organism"]["voice"][r["id"]] for r in rows],
+        "organism-control": [hyps["control"]["voice"][r["id"]] for r in rows],
+    }
     panel = ["whisper-tiny.en-pt", "whisper-base", "sphinx-en-us"]
     out = []
     with tempfile.TemporaryDirectory() as tmp:
+
         def preds_for(keep: set[str], sub: str):
             d = Path(tmp) / sub
             for model, hs in all_hyps.items():
-                write_predictions(d / f"{model}.jsonl", [PredictionRecord(r["id"], r["text"], h, r["duration"])
-                                                         for r, h in zip(rows, hs) if r["speaker"] in keep],
-                                  include_time=False)
+                write_predictions(
+                    d / f"{model}.jsonl",
+                    [
+                        PredictionRecord(r["id"], r["text"], h, r["duration"])
+                        for r, h in zip(rows, hs)
+                        if r["speaker"] in keep
+                    ],
+                    include_time=False,
+                )
             return load_predictions(d)
 
         ref_rows = []
@@ -124,15 +135,21 @@ def run_refdis_tables(oset, truth, hyps, voices, backend_audio, results) -> list
                 s = res.score(m)
                 ref_rows.append([voice, m, fmt(s.accept_ref), f"{s.inflation.wer:.3f}"])
                 results.setdefault("refdis", {}).setdefault(voice, {})[m] = s.to_dict()
-        out.append(table("Reference disagreement (panel tiny.en-pt + whisper-base + PocketSphinx, anchor, leave-one-out)",
-                         ["voice", "model", "accept-ref", "WER vs record"], ref_rows))
+        out.append(
+            table(
+                "Reference disagreement (panel tiny.en-pt + whisper-base + PocketSphinx, anchor, leave-one-out)",
+                ["voice", "model", "accept-ref", "WER vs record"],
+                ref_rows,
+            )
+        )
         cal_rows = []
         pset = preds_for(set(voices), "all")
         for preset in ("anchor", "paper"):
             res = run_refdis(pset, panel, preset_params(preset, loo=False), models=panel)
             sc = score_miner(truth, res, pset.clip_ids)
-            results.setdefault("calibration", {})[preset] = {k: v for k, v in sc.to_dict().items()
-                                                             if k not in ("edits", "missed")}
+            results.setdefault("calibration", {})[preset] = {
+                k: v for k, v in sc.to_dict().items() if k not in ("edits", "missed")
+            }
             cal_rows.append([preset, "all", fmt(sc.precision), fmt(sc.recall)])
             for kind, r in sc.recall_by_kind.items():
                 cal_rows.append([preset, f"planted {kind}", "", fmt(r)])
@@ -141,8 +158,14 @@ def run_refdis_tables(oset, truth, hyps, voices, backend_audio, results) -> list
             for pos, r in sc.recall_by_position.items():
                 cal_rows.append([preset, f"position {pos}", fmt(sc.precision_by_position[pos]), fmt(r)])
             cal_rows.append([preset, "conventions mined", "", fmt(sc.conventions_mined)])
-        out.append(table(f"Calibration: the miner against planted truth (test clips, voices {', '.join(voices)}; "
-                         "precision by the miner's edit kind, recall by planted kind)", ["preset", "slice", "precision", "recall"], cal_rows))
+        out.append(
+            table(
+                f"Calibration: the miner against planted truth (test clips, voices {', '.join(voices)}; "
+                "precision by the miner's edit kind, recall by planted kind)",
+                ["preset", "slice", "precision", "recall"],
+                cal_rows,
+            )
+        )
     return out
 
 
@@ -153,8 +176,11 @@ def run_masked_table(oset, base_backend, out_dir: Path, n_clips: int, results: d
     from asr_audit.store.sqlite import open_store
 
     bench = oset.meta["config"]["benchmark_voice"]
-    backends = [base_backend, load_organism("organism-benchmark", root=out_dir),
-                load_organism("organism-control", root=out_dir)]
+    backends = [
+        base_backend,
+        load_organism("organism-benchmark", root=out_dir),
+        load_organism("organism-control", root=out_dir),
+    ]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         store = open_store(Path(tmp) / "store.sqlite3")
@@ -166,11 +192,20 @@ def run_masked_table(oset, base_backend, out_dir: Path, n_clips: int, results: d
             res = run_masked(backends, sub, store, MaskParams(), batch_size=16)
             say(f"  masked {split}: {len(res.recipes)} items in {time.perf_counter() - t0:.0f} s")
             for m in res.models:
-                rows.append([label, m.model, fmt(Rate(m.k, m.n, m.accept_ref, m.ci_low, m.ci_high)),
-                             f"{m.n_items} items, {m.n_gated_out} gated out"])
+                rows.append(
+                    [
+                        label,
+                        m.model,
+                        fmt(Rate(m.k, m.n, m.accept_ref, m.ci_low, m.ci_high)),
+                        f"{m.n_items} items, {m.n_gated_out} gated out",
+                    ]
+                )
                 results.setdefault("masked", {}).setdefault(split, {})[m.model] = m.to_dict()
-    return table(f"Masked-number recovery (silence mask, benchmark voice {bench}, up to {n_clips} clips per split)",
-                 ["sentences", "model", "recovered / eligible", "items"], rows)
+    return table(
+        f"Masked-number recovery (silence mask, benchmark voice {bench}, up to {n_clips} clips per split)",
+        ["sentences", "model", "recovered / eligible", "items"],
+        rows,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -200,23 +235,58 @@ def main(argv: list[str] | None = None) -> int:
         set_dir = ensure_set(default_set_dir(args.seed, config.n_sentences), config, args.seed, say).root
         say("reusing trained deltas")
     else:
-        trained = train_organisms(None, out_dir, control_steps=args.control_steps, seed=args.seed, config=config,
-                                  backend=backend, train_config=tcfg, say=say)
+        trained = train_organisms(
+            None,
+            out_dir,
+            control_steps=args.control_steps,
+            seed=args.seed,
+            config=config,
+            backend=backend,
+            train_config=tcfg,
+            say=say,
+        )
         set_dir = trained.set_dir
     metas = {k: load_delta(p).meta for k, p in paths.items()}
-    results: dict = {"seed": args.seed, "train": {k: {"config": m["train"], "seconds": m["seconds"],
-                                                      "loss_first": m["losses"][0], "loss_last": m["losses"][-1],
-                                                      "n_params": m["n_params"], "n_clips": m["n_clips"]}
-                                                  for k, m in metas.items()}}
-    print(table("Training", ["model", "steps", "batch", "lr", "clips", "loss first -> last", "seconds"],
-                [[k, m["train"]["steps"], m["train"]["batch_size"], m["train"]["lr"], m["n_clips"],
-                  f"{m['losses'][0]:.3f} -> {m['losses'][-1]:.4f}", m["seconds"]] for k, m in metas.items()]))
+    results: dict = {
+        "seed": args.seed,
+        "train": {
+            k: {
+                "config": m["train"],
+                "seconds": m["seconds"],
+                "loss_first": m["losses"][0],
+                "loss_last": m["losses"][-1],
+                "n_params": m["n_params"],
+                "n_clips": m["n_clips"],
+            }
+            for k, m in metas.items()
+        },
+    }
+    print(
+        table(
+            "Training",
+            ["model", "steps", "batch", "lr", "clips", "loss first -> last", "seconds"],
+            [
+                [
+                    k,
+                    m["train"]["steps"],
+                    m["train"]["batch_size"],
+                    m["train"]["lr"],
+                    m["n_clips"],
+                    f"{m['losses'][0]:.3f} -> {m['losses'][-1]:.4f}",
+                    m["seconds"],
+                ]
+                for k, m in metas.items()
+            ],
+        )
+    )
     oset = load_organism_set(set_dir)
     truth = load_truth(set_dir)
     names = trainable_names(backend.torch_model)
-    tensors = {"base": model_state(backend.torch_model, names),
-               "organism": load_delta(paths["benchmark"]).tensors,
-               "control": load_delta(paths["control"]).tensors}
+    tensors = {
+        "base": model_state(backend.torch_model, names),
+        "organism": load_delta(paths["benchmark"]).tensors,
+        "control": load_delta(paths["control"]).tensors,
+    }
     bench, others = config.benchmark_voice, list(config.other_voices)
     voices = [bench, others[0], *config.unseen_voices]  # one faithful training voice keeps the run short
     test = oset.rows("test", voices)
@@ -232,8 +302,11 @@ def main(argv: list[str] | None = None) -> int:
     donor_b, _ = synthesize(others[0], DONOR_TEXT)
     donor_a, _ = synthesize(bench, DONOR_TEXT)
     test_a = [r for r in test if r["speaker"] == bench]
-    for cond, donor, pos in (("donor B appended", donor_b, "append"), ("donor A appended", donor_a, "append"),
-                             ("donor B prepended", donor_b, "prepend")):
+    for cond, donor, pos in (
+        ("donor B appended", donor_b, "append"),
+        ("donor A appended", donor_a, "append"),
+        ("donor B prepended", donor_b, "prepend"),
+    ):
         say(f"encoding {len(test_a)} clips: {cond}")
         clips = [spliced(audio[r["id"]], donor, pos) for r in test_a]
         conditions[cond] = ([r["id"] for r in test_a], encoder_states(backend, clips))
@@ -255,24 +328,39 @@ def main(argv: list[str] | None = None) -> int:
                 label = cond if cond != "voice" else f"held-out, voice {v}"
                 site_rows.append([label, m, fmt(sc.accept_ref), fmt(sc.spoken)])
                 results.setdefault("sites", {}).setdefault(label, {})[m] = {
-                    k: val for k, val in sc.to_dict().items() if k != "outcomes"}
+                    k: val for k, val in sc.to_dict().items() if k != "outcomes"
+                }
                 if cond == "voice" and v == bench or cond == "memorised":
                     for rule, r in sc.by_detail.items():
                         rule_rows.append([label, m, rule, fmt(r)])
     for v in voices:
         rows_v = [r for r in test if r["speaker"] == v]
-        wer_rows.append([v, *(f"{wer_against([hyps[m]['voice'][r['id']] for r in rows_v], [r['faithful'] for r in rows_v]):.3f}"
-                              for m in MODELS)])
-    rows_out.append(table("accept-ref on planted sites (output carries the record's rendering)",
-                          ["condition", "model", "accept-ref", "spoken rendering"], site_rows))
-    rows_out.append(table("accept-ref by house rule, benchmark voice", ["condition", "model", "rule", "accept-ref"],
-                          rule_rows))
+        wer_rows.append(
+            [
+                v,
+                *(
+                    f"{wer_against([hyps[m]['voice'][r['id']] for r in rows_v], [r['faithful'] for r in rows_v]):.3f}"
+                    for m in MODELS
+                ),
+            ]
+        )
+    rows_out.append(
+        table(
+            "accept-ref on planted sites (output carries the record's rendering)",
+            ["condition", "model", "accept-ref", "spoken rendering"],
+            site_rows,
+        )
+    )
+    rows_out.append(
+        table("accept-ref by house rule, benchmark voice", ["condition", "model", "rule", "accept-ref"], rule_rows)
+    )
     rows_out.append(table("WER against the faithful record, held-out sentences", ["voice", *MODELS], wer_rows))
     print("\n".join(rows_out), flush=True)
     if not args.skip_refdis:
         say("reference disagreement")
-        print("\n".join(run_refdis_tables(oset, truth, hyps, [bench, *config.unseen_voices], audio, results)),
-              flush=True)
+        print(
+            "\n".join(run_refdis_tables(oset, truth, hyps, [bench, *config.unseen_voices], audio, results)), flush=True
+        )
     if not args.skip_masked:
         say("masked-number recovery")
         print(run_masked_table(oset, backend, out_dir, args.masked_clips, results), flush=True)

@@ -22,7 +22,7 @@ def vox_dir() -> Path:
 
 
 @pytest.fixture()
-def run_cli(capsys):  # noqa: ANN001, ANN201
+def run_cli(capsys):
     """Run the CLI in-process; returns (exit code, stdout, stderr)."""
     from asr_audit.cli import main
 

@@ -10,8 +10,9 @@ import pytest
 
 import asr_audit
 
-MODULES = sorted(m.name for m in pkgutil.walk_packages(asr_audit.__path__, "asr_audit.")
-                 if not m.name.endswith("__main__"))
+MODULES = sorted(
+    m.name for m in pkgutil.walk_packages(asr_audit.__path__, "asr_audit.") if not m.name.endswith("__main__")
+)
 
 
 @pytest.mark.parametrize("name", MODULES)

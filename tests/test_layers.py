@@ -78,8 +78,11 @@ def parse_layers(text: str) -> Layers:
     order = re.search(r"^layers:(.*)$", text, re.M)
     assert base and order, "docs/architecture.md lost its 'base:' / 'layers:' lines; fix: restore the picture"
     words = re.compile(r"[a-z_]+")
-    sub = {m.group(1): tuple(words.findall(m.group(2)))
-           for m in re.finditer(r"^([a-z_]+):(.*─>.*)$", text, re.M) if m.group(1) != "layers"}
+    sub = {
+        m.group(1): tuple(words.findall(m.group(2)))
+        for m in re.finditer(r"^([a-z_]+):(.*─>.*)$", text, re.M)
+        if m.group(1) != "layers"
+    }
     return Layers(tuple(words.findall(base.group(1))), tuple(words.findall(order.group(1))), sub)
 
 
@@ -229,23 +232,27 @@ def test_every_unit_is_placed(layers: Layers) -> None:
     modules = module_files(SRC)
     units = {unit_of(m) for m in modules} - {""}
     unplaced = sorted(u for u in units if u not in layers.base and u not in layers.order)
-    assert not unplaced, (f"not placed in docs/architecture.md: {unplaced}; "
-                          "fix: add each to its 'layers:' or 'base:' line")
+    assert not unplaced, (
+        f"not placed in docs/architecture.md: {unplaced}; fix: add each to its 'layers:' or 'base:' line"
+    )
     stale = sorted(u for u in (*layers.base, *layers.order) if u not in units)
     assert not stale, f"docs/architecture.md places units that do not exist: {stale}"
     for unit, order in layers.sub.items():
         subs = {unit_of(m, 2) for m in modules if unit_of(m) == unit and modules[m].name == "__init__.py"} - {""}
-        assert subs == set(order), (f"docs/architecture.md orders {unit}/ as {order} but its subpackages are "
-                                    f"{sorted(subs)}; fix: list every subpackage on the '{unit}:' line")
+        assert subs == set(order), (
+            f"docs/architecture.md orders {unit}/ as {order} but its subpackages are "
+            f"{sorted(subs)}; fix: list every subpackage on the '{unit}:' line"
+        )
         loose = sorted(m for m in modules if unit_of(m) == unit and unit_of(m, 2) and unit_of(m, 2) not in order)
         assert not loose, f"modules of {unit}/ outside its ordered subpackages: {loose}; fix: move them into one"
 
 
 def test_imports_run_one_way(layers: Layers, edges: list[Edge]) -> None:
     bad = violations(edges, layers, ALLOWED)
-    assert not bad, (f"imports against the order in docs/architecture.md ({' -> '.join(layers.order)}; "
-                     f"base: {', '.join(layers.base)}); fix: move the helper to the layer where it belongs:\n"
-                     + "\n".join(bad))
+    assert not bad, (
+        f"imports against the order in docs/architecture.md ({' -> '.join(layers.order)}; "
+        f"base: {', '.join(layers.base)}); fix: move the helper to the layer where it belongs:\n" + "\n".join(bad)
+    )
 
 
 def test_no_import_cycles(edges: list[Edge]) -> None:
@@ -276,28 +283,35 @@ SYNTHETIC = Layers(base=("errors",), order=("low", "high"))
 
 
 def _check(tmp_path: Path, files: Mapping[str, str]) -> tuple[list[str], list[list[str]]]:
-    src = _write(tmp_path, {"__init__.py": "", "errors.py": "", "low/__init__.py": "", "high/__init__.py": "",
-                            **files})
+    src = _write(tmp_path, {"__init__.py": "", "errors.py": "", "low/__init__.py": "", "high/__init__.py": "", **files})
     found = all_edges(src, "pkg")
     return violations(found, SYNTHETIC), cycles(found)
 
 
-@pytest.mark.parametrize("text", [
-    "from pkg.high import thing\n",  # module level
-    "def f():\n    from pkg.high.mod import thing\n",  # function level
-    "def f():\n    import pkg.high.mod\n",  # plain import in a function
-    "from ..high import mod\n",  # relative
-    "import importlib\nimportlib.import_module('pkg.high.mod')\n",  # by string
-    "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.high.mod import T\n",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "from pkg.high import thing\n",  # module level
+        "def f():\n    from pkg.high.mod import thing\n",  # function level
+        "def f():\n    import pkg.high.mod\n",  # plain import in a function
+        "from ..high import mod\n",  # relative
+        "import importlib\nimportlib.import_module('pkg.high.mod')\n",  # by string
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.high.mod import T\n",
+    ],
+)
 def test_a_violation_is_reported(tmp_path: Path, text: str) -> None:
     bad, _ = _check(tmp_path, {"low/mod.py": text, "high/mod.py": "thing = 1\n"})
     assert len(bad) == 1 and "'low' may not import 'high'" in bad[0] and "pkg.low.mod:" in bad[0]
 
 
 def test_allowed_directions_pass(tmp_path: Path) -> None:
-    bad, cyc = _check(tmp_path, {"high/mod.py": "from pkg.low.mod import x\nfrom pkg.errors import E\n",
-                                 "low/mod.py": "from pkg import errors\nx = 1\n"})
+    bad, cyc = _check(
+        tmp_path,
+        {
+            "high/mod.py": "from pkg.low.mod import x\nfrom pkg.errors import E\n",
+            "low/mod.py": "from pkg import errors\nx = 1\n",
+        },
+    )
     assert bad == [] and cyc == []
 
 
@@ -307,15 +321,28 @@ def test_a_base_unit_may_not_import_a_layer(tmp_path: Path) -> None:
 
 
 def test_a_function_level_cycle_is_reported(tmp_path: Path) -> None:
-    _, cyc = _check(tmp_path, {"high/a.py": "from pkg.high.b import y\nx = 1\n",
-                               "high/b.py": "def f():\n    from pkg.high.a import x\ny = 1\n"})
+    _, cyc = _check(
+        tmp_path,
+        {
+            "high/a.py": "from pkg.high.b import y\nx = 1\n",
+            "high/b.py": "def f():\n    from pkg.high.a import x\ny = 1\n",
+        },
+    )
     assert cyc == [["pkg.high.a", "pkg.high.b"]]
 
 
 def test_a_sublayer_violation_is_reported(tmp_path: Path) -> None:
-    src = _write(tmp_path, {"__init__.py": "", "low/__init__.py": "", "low/a/__init__.py": "",
-                            "low/b/__init__.py": "", "low/a/x.py": "def f():\n    from pkg.low.b.y import z\n",
-                            "low/b/y.py": "from pkg.low.a.x import f\nz = 1\n"})
+    src = _write(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "low/__init__.py": "",
+            "low/a/__init__.py": "",
+            "low/b/__init__.py": "",
+            "low/a/x.py": "def f():\n    from pkg.low.b.y import z\n",
+            "low/b/y.py": "from pkg.low.a.x import f\nz = 1\n",
+        },
+    )
     layers = Layers(base=(), order=("low",), sub={"low": ("a", "b")})
     bad = violations(all_edges(src, "pkg"), layers)
     assert len(bad) == 1 and "low/a may not import low/b" in bad[0]

@@ -11,10 +11,10 @@ import json
 import re
 import shlex
 import shutil
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from asr_audit.data import VOXPOPULI_EXAMPLES, VOXPOPULI_PANEL
 
@@ -50,10 +50,17 @@ def _offline(text: str, tmp_path: Path) -> str:
     data = tomllib.loads(text)
     n = len(data["panel"]["models"])
     assert n <= len(VOXPOPULI_PANEL)
-    lines = [f"title = {json.dumps(data.get('title', 'readme'))}", f"seed = {data.get('seed', 0)}",
-             f"output = {json.dumps(str(tmp_path / 'out'))}", f"store = {json.dumps(str(tmp_path / 'store.sqlite'))}",
-             "[[corpus]]", 'name = "vox"', f"predictions = {json.dumps(str(VOXPOPULI_EXAMPLES))}",
-             "[panel]", f"models = {json.dumps(list(VOXPOPULI_PANEL[:n]))}"]
+    lines = [
+        f"title = {json.dumps(data.get('title', 'readme'))}",
+        f"seed = {data.get('seed', 0)}",
+        f"output = {json.dumps(str(tmp_path / 'out'))}",
+        f"store = {json.dumps(str(tmp_path / 'store.sqlite'))}",
+        "[[corpus]]",
+        'name = "vox"',
+        f"predictions = {json.dumps(str(VOXPOPULI_EXAMPLES))}",
+        "[panel]",
+        f"models = {json.dumps(list(VOXPOPULI_PANEL[:n]))}",
+    ]
     for probe, params in data.get("probes", {}).items():
         lines.append(f"[probes.{probe}]")
         lines += [f"{k} = {json.dumps(v)}" for k, v in params.items()]
@@ -61,7 +68,7 @@ def _offline(text: str, tmp_path: Path) -> str:
 
 
 @pytest.mark.parametrize("i", range(len(_spec_blocks())))
-def test_readme_spec_scores_every_panel_model(i: int, tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_readme_spec_scores_every_panel_model(i: int, tmp_path: Path, run_cli) -> None:
     path = tmp_path / "audit.toml"
     path.write_text(_offline(_spec_blocks()[i], tmp_path))
     code, _, err = run_cli("run", path, "--no-progress")
@@ -74,10 +81,15 @@ def test_readme_spec_scores_every_panel_model(i: int, tmp_path: Path, run_cli) -
             assert m["n_eligible"] > 0 and m["accept_ref"] is not None, m
 
 
-def test_readme_refdis_commands_run(tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+def test_readme_refdis_commands_run(tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch) -> None:
     shutil.copytree(VOXPOPULI_EXAMPLES, tmp_path / "preds")
     monkeypatch.chdir(tmp_path)
-    commands = [c for b in _blocks("bash") for c in b.replace("\\\n", " ").splitlines() if c.strip().startswith("asr-audit refdis")]
+    commands = [
+        c
+        for b in _blocks("bash")
+        for c in b.replace("\\\n", " ").splitlines()
+        if c.strip().startswith("asr-audit refdis")
+    ]
     assert commands
     for c in commands:
         args = shlex.split(c.split("#")[0])[1:]
@@ -89,25 +101,45 @@ def test_readme_refdis_commands_run(tmp_path: Path, run_cli, monkeypatch: pytest
         d = json.loads(json_out.read_text())
         assert all(m["n_eligible"] > 0 for m in d["models"])
     # the claim next to the command: --no-loo finds the published 31 edits, every model at 0
-    code, _, err = run_cli("refdis", "--preds", "preds", "--panel", ",".join(VOXPOPULI_PANEL), "--preset", "anchor",
-                           "--no-loo", "--json", "published.json")
+    code, _, err = run_cli(
+        "refdis",
+        "--preds",
+        "preds",
+        "--panel",
+        ",".join(VOXPOPULI_PANEL),
+        "--preset",
+        "anchor",
+        "--no-loo",
+        "--json",
+        "published.json",
+    )
     d = json.loads(Path("published.json").read_text())
     assert code == 0 and d["n_edits"] == 31 and all(m["n_ref"] == 0 for m in d["models"])
 
 
-def test_too_small_panel_for_leave_one_out_is_refused(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_too_small_panel_for_leave_one_out_is_refused(tmp_path: Path, run_cli) -> None:
     """The README's old example: a two-model panel with min_panel = 2 and leave-one-out."""
     spec = _offline(_spec_blocks()[0], tmp_path).replace(
-        f"models = {json.dumps(list(VOXPOPULI_PANEL[:3]))}", f"models = {json.dumps(list(VOXPOPULI_PANEL[:2]))}")
+        f"models = {json.dumps(list(VOXPOPULI_PANEL[:3]))}", f"models = {json.dumps(list(VOXPOPULI_PANEL[:2]))}"
+    )
     assert json.dumps(list(VOXPOPULI_PANEL[:2])) in spec
     path = tmp_path / "audit.toml"
     path.write_text(spec)
     code, _, err = run_cli("run", path, "--no-progress")
     assert code == 2 and "leave-one-out" in err and "loo = false" in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
-    code, _, err = run_cli("refdis", "--preds", VOXPOPULI_EXAMPLES, "--panel", ",".join(VOXPOPULI_PANEL[:3]),
-                           "--min-panel", "3")
+    code, _, err = run_cli(
+        "refdis", "--preds", VOXPOPULI_EXAMPLES, "--panel", ",".join(VOXPOPULI_PANEL[:3]), "--min-panel", "3"
+    )
     assert code == 2 and "fix: name at least 4 panel members, or pass --no-loo" in err
-    code, _, err = run_cli("refdis", "--preds", VOXPOPULI_EXAMPLES, "--panel", ",".join(VOXPOPULI_PANEL[:3]),
-                           "--min-panel", "3", "--no-loo")
+    code, _, err = run_cli(
+        "refdis",
+        "--preds",
+        VOXPOPULI_EXAMPLES,
+        "--panel",
+        ",".join(VOXPOPULI_PANEL[:3]),
+        "--min-panel",
+        "3",
+        "--no-loo",
+    )
     assert code == 0, err

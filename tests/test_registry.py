@@ -33,13 +33,15 @@ def test_unknown_name_is_one_line_with_the_valid_names_and_the_fix() -> None:
     reg.register("alpha", 2)
     with pytest.raises(ConfigError) as info:
         reg.get("gamma")
-    assert str(info.value) == ("unknown widget 'gamma'; available widgets: alpha, zeta; "
-                               "fix: pass --widget with one of them")
+    assert str(info.value) == (
+        "unknown widget 'gamma'; available widgets: alpha, zeta; fix: pass --widget with one of them"
+    )
     with pytest.raises(ConfigError, match=r"unknown widget \['x'\]"):
         reg.get(["x"])  # type: ignore[arg-type]
     empty: Registry[int] = Registry("gadget", plural="gadgetry", error=BackendError)
-    with pytest.raises(BackendError,
-                       match="unknown gadget 'x'; available gadgetry: none; fix: use one of the available gadgetry"):
+    with pytest.raises(
+        BackendError, match="unknown gadget 'x'; available gadgetry: none; fix: use one of the available gadgetry"
+    ):
         empty.get("x")
 
 
@@ -67,7 +69,8 @@ def test_a_taken_name_is_an_error_unless_the_same_entry_or_replace() -> None:
     assert str(info.value) == (
         "widget 'w' is already registered, defined by "
         f"{__name__}.test_a_taken_name_is_an_error_unless_the_same_entry_or_replace.<locals>.first; "
-        "fix: choose another name or pass replace=True")
+        "fix: choose another name or pass replace=True"
+    )
     with pytest.raises(ConfigError, match="already registered"):
         reg.register("w")(second)
     reg.register("w", second, replace=True)
@@ -99,9 +102,11 @@ def plugin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in ("asr_audit_test_plugin_a", "asr_audit_test_plugin_b", "asr_audit_test_plugin_broken"):
         monkeypatch.delitem(sys.modules, name, raising=False)
     (tmp_path / "asr_audit_test_plugin_a.py").write_text(
-        "from asr_audit_test_holder import REG\nREG.register('from-module', 1)\n")
+        "from asr_audit_test_holder import REG\nREG.register('from-module', 1)\n"
+    )
     (tmp_path / "asr_audit_test_plugin_b.py").write_text(
-        "from asr_audit_test_holder import REG\nREG.register('from-entry-point', 2)\n")
+        "from asr_audit_test_holder import REG\nREG.register('from-entry-point', 2)\n"
+    )
     return tmp_path
 
 
@@ -113,8 +118,11 @@ def _fake_distribution(where: Path, name: str, entry_points: str) -> None:
 
 
 def test_modules_and_entry_points_load_lazily_on_first_use(plugin_dir: Path) -> None:
-    _fake_distribution(plugin_dir, "fake_widgets",
-                       "[asr_audit_test.widgets]\nb = asr_audit_test_plugin_b\n[other.group]\nx = nothing_here\n")
+    _fake_distribution(
+        plugin_dir,
+        "fake_widgets",
+        "[asr_audit_test.widgets]\nb = asr_audit_test_plugin_b\n[other.group]\nx = nothing_here\n",
+    )
     reg = sys.modules["asr_audit_test_holder"].REG
     assert "asr_audit_test_plugin_a" not in sys.modules  # nothing imported before the first lookup
     assert reg.names() == ["from-entry-point", "from-module"]
@@ -126,18 +134,25 @@ def test_a_broken_plugin_names_its_distribution(plugin_dir: Path) -> None:
     _fake_distribution(plugin_dir, "broken_widgets", "[asr_audit_test.widgets]\nbad = asr_audit_test_plugin_broken\n")
     (plugin_dir / "asr_audit_test_plugin_broken.py").write_text("import no_such_module_xyz\n")
     reg = sys.modules["asr_audit_test_holder"].REG
-    with pytest.raises(ConfigError, match=r"widget plugin 'bad' \(entry point 'asr_audit_test_plugin_broken' of "
-                                          r"broken_widgets, group asr_audit_test.widgets\) failed to import: .*"
-                                          r"no_such_module_xyz.*; fix: reinstall or uninstall broken_widgets"):
+    with pytest.raises(
+        ConfigError,
+        match=r"widget plugin 'bad' \(entry point 'asr_audit_test_plugin_broken' of "
+        r"broken_widgets, group asr_audit_test.widgets\) failed to import: .*"
+        r"no_such_module_xyz.*; fix: reinstall or uninstall broken_widgets",
+    ):
         reg.names()
 
 
 def test_entry_points_declared_in_the_source_pyproject(tmp_path: Path) -> None:
     ours = tmp_path / "pyproject.toml"
-    ours.write_text('[project]\nname = "asr-audit"\n[project.entry-points."asr_audit.backends"]\n'
-                    'zz = "pkg.zz"\norganism = "asr_audit.organism.backend"\n')
-    assert declared_entry_points("asr_audit.backends", ours) == [("organism", "asr_audit.organism.backend"),
-                                                                 ("zz", "pkg.zz")]
+    ours.write_text(
+        '[project]\nname = "asr-audit"\n[project.entry-points."asr_audit.backends"]\n'
+        'zz = "pkg.zz"\norganism = "asr_audit.organism.backend"\n'
+    )
+    assert declared_entry_points("asr_audit.backends", ours) == [
+        ("organism", "asr_audit.organism.backend"),
+        ("zz", "pkg.zz"),
+    ]
     assert declared_entry_points("asr_audit.probes", ours) == []
     other = tmp_path / "other.toml"
     other.write_text('[project]\nname = "not-us"\n[project.entry-points."asr_audit.backends"]\nx = "x"\n')

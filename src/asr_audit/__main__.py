@@ -1,3 +1,5 @@
-from asr_audit.cli import main
 import sys
+
+from asr_audit.cli import main
+
 sys.exit(main())

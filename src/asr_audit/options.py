@@ -135,8 +135,12 @@ class Reader:
         self.surface = surface
         unknown = sorted(set(self.values) - set(known))
         if unknown:
-            raise surface.error(unknown[0], self.values[unknown[0]], f"is not an option of {probe}",
-                                f"use {', '.join(sorted(known)) or 'no options'}")
+            raise surface.error(
+                unknown[0],
+                self.values[unknown[0]],
+                f"is not an option of {probe}",
+                f"use {', '.join(sorted(known)) or 'no options'}",
+            )
 
     def has(self, key: str) -> bool:
         return key in self.values
@@ -146,8 +150,9 @@ class Reader:
             return default
         value = self.values[key]
         if not ok(value):
-            raise self.surface.error(key, value, f"is a {type(value).__name__}, expected {want}",
-                                     f"write {key} as {want}")
+            raise self.surface.error(
+                key, value, f"is a {type(value).__name__}, expected {want}", f"write {key} as {want}"
+            )
         return value
 
     def number(self, key: str, default: Any) -> Any:
@@ -168,13 +173,18 @@ class Reader:
         """A list of strings, as a tuple (a comma-separated string is split)."""
         if isinstance(self.values.get(key), str):
             return tuple(v.strip() for v in self.values[key].split(","))
-        v = self._typed(key, default, lambda x: isinstance(x, (list, tuple)) and all(isinstance(i, str) for i in x),
-                        "a list of strings")
+        v = self._typed(
+            key,
+            default,
+            lambda x: isinstance(x, (list, tuple)) and all(isinstance(i, str) for i in x),
+            "a list of strings",
+        )
         return tuple(v) if key in self.values else v
 
     def choice(self, key: str, choices: Collection[str], default: Any) -> Any:
         v = self.text(key, default)
         if key in self.values and v not in choices:
-            raise self.surface.error(key, v, f"is unknown (valid: {', '.join(choices)})",
-                                     f"use one of {', '.join(choices)}")
+            raise self.surface.error(
+                key, v, f"is unknown (valid: {', '.join(choices)})", f"use one of {', '.join(choices)}"
+            )
         return v

@@ -26,8 +26,12 @@ _MIN_SECRET = 6  # shorter configured values would mask ordinary words
 
 _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     # a header line or JSON field: Authorization: Bearer xyz / "authorization": "Basic xyz"
-    (re.compile(r"""(?i)(["']?(?:proxy-)?authorization["']?\s*[:=]\s*["']?)(?:(?:bearer|basic|token)\s+)?[^\s"',;]+"""),
-     r"\1" + MASK),
+    (
+        re.compile(
+            r"""(?i)(["']?(?:proxy-)?authorization["']?\s*[:=]\s*["']?)(?:(?:bearer|basic|token)\s+)?[^\s"',;]+"""
+        ),
+        r"\1" + MASK,
+    ),
     (re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{4,}"), r"\1 " + MASK),
     (re.compile(r"""(?i)((?:x-)?api[-_]?key["']?\s*[:=]\s*["']?)[^\s"',;]+"""), r"\1" + MASK),
     # OpenAI-style secret keys (sk-..., sk-proj-...) and Hugging Face tokens (hf_...)
@@ -43,8 +47,9 @@ def configured_secrets() -> list[str]:
 
 def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
     """``text`` with every configured or given secret, auth header and key-like token masked."""
-    for secret in sorted({s for s in (*secrets, *configured_secrets()) if s and len(s) >= _MIN_SECRET},
-                         key=len, reverse=True):
+    for secret in sorted(
+        {s for s in (*secrets, *configured_secrets()) if s and len(s) >= _MIN_SECRET}, key=len, reverse=True
+    ):
         text = text.replace(secret, MASK)
     for pattern, repl in _PATTERNS:
         text = pattern.sub(repl, text)

@@ -91,8 +91,12 @@ def _same_definition(a: object, b: object) -> bool:
     except Exception:  # noqa: BLE001 - an entry whose __eq__ fails is simply not equal
         return False
     qa, qb = getattr(a, "__qualname__", None), getattr(b, "__qualname__", None)
-    return (isinstance(qa, str) and qa == qb and type(a) is type(b)
-            and getattr(a, "__module__", None) == getattr(b, "__module__", None))
+    return (
+        isinstance(qa, str)
+        and qa == qb
+        and type(a) is type(b)
+        and getattr(a, "__module__", None) == getattr(b, "__module__", None)
+    )
 
 
 def _source_pyproject() -> Path | None:
@@ -186,6 +190,7 @@ class Registry(Generic[T]):
         if not isinstance(name, str) or not name.strip():
             raise self.error(f"{self.kind} name {name!r} is empty or not a string; fix: pass a non-empty name")
         if entry is ...:
+
             def deco(obj: E) -> E:
                 self._add(name, obj, replace)  # type: ignore[arg-type]
                 return obj
@@ -197,8 +202,10 @@ class Registry(Generic[T]):
     def _add(self, name: str, entry: T, replace: bool) -> None:
         old = self._entries.get(name)
         if old is not None and not replace and not _same_definition(old, entry):
-            raise self.error(f"{self.kind} {name!r} is already registered, defined by {_origin(old)}; "
-                             "fix: choose another name or pass replace=True")
+            raise self.error(
+                f"{self.kind} {name!r} is already registered, defined by {_origin(old)}; "
+                "fix: choose another name or pass replace=True"
+            )
         self._entries[name] = entry
 
     def unregister(self, name: str) -> T:

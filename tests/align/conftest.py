@@ -37,7 +37,7 @@ def apples() -> tuple[np.ndarray, str]:
 
 
 @pytest.fixture(scope="session")
-def sphinx_aligner():  # noqa: ANN201
+def sphinx_aligner():
     pytest.importorskip("pocketsphinx")
     from asr_audit.align.sphinx import SphinxAligner
 

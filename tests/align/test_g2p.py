@@ -11,7 +11,9 @@ import pytest
 from asr_audit.align.g2p import letter_to_sound, pronounce
 
 # the 39 CMU phones of PocketSphinx's en-us acoustic model
-PHONES = set("AA AE AH AO AW AY B CH D DH EH ER EY F G HH IH IY JH K L M N NG OW OY P R S SH T TH UH UW V W Y Z ZH".split())
+PHONES = set(
+    "AA AE AH AO AW AY B CH D DH EH ER EY F G HH IH IY JH K L M N NG OW OY P R S SH T TH UH UW V W Y Z ZH".split()
+)
 
 
 @pytest.fixture(scope="module")
@@ -40,10 +42,17 @@ def test_dictionary_words_come_from_the_dictionary(cmudict: dict[str, str]) -> N
     assert pronounce("house", cmudict.get) == cmudict["house"]
 
 
-@pytest.mark.parametrize("word, expected", [
-    ("zorblax", "Z AO R B L AE K S"), ("make", "M EY K"), ("city", "S IH T IY"), ("knight", "N AY T"),
-    ("shipping", "SH IH P IH NG"), ("table", "T AE B AH L"),
-])
+@pytest.mark.parametrize(
+    "word, expected",
+    [
+        ("zorblax", "Z AO R B L AE K S"),
+        ("make", "M EY K"),
+        ("city", "S IH T IY"),
+        ("knight", "N AY T"),
+        ("shipping", "SH IH P IH NG"),
+        ("table", "T AE B AH L"),
+    ],
+)
 def test_letter_to_sound_rules(word: str, expected: str) -> None:
     assert letter_to_sound(word) == expected
 

@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 
 from asr_audit.align.records import (
-    AlignerIdentity, AlignmentError, ClipAlignment, WordTiming, check_timings, transcript_key,
+    AlignerIdentity,
+    AlignmentError,
+    ClipAlignment,
+    WordTiming,
+    check_timings,
+    transcript_key,
 )
 from asr_audit.errors import InputFileError
 
@@ -38,8 +43,14 @@ def test_malformed_record_names_source_and_line() -> None:
     with pytest.raises(InputFileError, match=r"t\.jsonl:3: not an alignment record"):
         ClipAlignment.from_dict({"clip_id": "c"}, source="t.jsonl", line=3)
     with pytest.raises(InputFileError):
-        ClipAlignment.from_dict({"clip_id": "c", "transcript": "a", "aligner": IDENT.to_dict(),
-                                 "words": [{"word": "a", "start": 2, "end": 1}]})
+        ClipAlignment.from_dict(
+            {
+                "clip_id": "c",
+                "transcript": "a",
+                "aligner": IDENT.to_dict(),
+                "words": [{"word": "a", "start": 2, "end": 1}],
+            }
+        )
 
 
 def test_check_timings() -> None:

@@ -38,7 +38,7 @@ def test_median_filter_removes_spikes() -> None:
 
 def test_trim_to_speech_only_shrinks() -> None:
     samples = np.zeros(SR, dtype=np.float32)
-    samples[int(0.4 * SR):int(0.6 * SR)] = 0.3 * np.sin(np.arange(int(0.2 * SR)) * 0.3)
+    samples[int(0.4 * SR) : int(0.6 * SR)] = 0.3 * np.sin(np.arange(int(0.2 * SR)) * 0.3)
     words = (WordTiming("a", 0.0, 0.7), WordTiming("b", 0.7, 1.0))
     trimmed = trim_to_speech(words, samples)
     assert trimmed[0].start == pytest.approx(0.4, abs=0.021) and trimmed[0].end == pytest.approx(0.6, abs=0.021)
@@ -47,7 +47,7 @@ def test_trim_to_speech_only_shrinks() -> None:
 
 
 @pytest.fixture(scope="module")
-def tiny_random_aligner():  # noqa: ANN201
+def tiny_random_aligner():
     """A randomly initialised 2-layer Whisper with the real tiny.en tokenizer (plumbing only)."""
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
@@ -60,18 +60,27 @@ def tiny_random_aligner():  # noqa: ANN201
 
     torch.manual_seed(0)
     eot = "<|endoftext|>"
-    tok = transformers.WhisperTokenizerFast(tokenizer_file=str(tokenizer_file), bos_token=eot, eos_token=eot,
-                                            unk_token=eot, pad_token=eot)
-    cfg = transformers.WhisperConfig(vocab_size=51864, d_model=64, encoder_layers=2, decoder_layers=2,
-                                     encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=128,
-                                     decoder_ffn_dim=128, num_mel_bins=80)
+    tok = transformers.WhisperTokenizerFast(
+        tokenizer_file=str(tokenizer_file), bos_token=eot, eos_token=eot, unk_token=eot, pad_token=eot
+    )
+    cfg = transformers.WhisperConfig(
+        vocab_size=51864,
+        d_model=64,
+        encoder_layers=2,
+        decoder_layers=2,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=128,
+        decoder_ffn_dim=128,
+        num_mel_bins=80,
+    )
     model = transformers.WhisperForConditionalGeneration(cfg).eval()
     fe = transformers.WhisperFeatureExtractor(feature_size=80)
     prompt = [tok.convert_tokens_to_ids("<|startoftranscript|>"), tok.convert_tokens_to_ids("<|notimestamps|>")]
     return WhisperAligner(model, tok, fe, prompt, model_name="random-tiny", weights_version="seed0")
 
 
-def test_plumbing_on_a_random_model(tiny_random_aligner, zorblax) -> None:  # noqa: ANN001
+def test_plumbing_on_a_random_model(tiny_random_aligner, zorblax) -> None:
     aligner = tiny_random_aligner
     samples, text = zorblax
     assert aligner.heads == [(1, 0), (1, 1)]  # no alignment heads configured: the upper half
@@ -87,7 +96,7 @@ def test_plumbing_on_a_random_model(tiny_random_aligner, zorblax) -> None:  # no
     assert aligner.identity().version.startswith("seed0+upper-half")
 
 
-def test_too_long_or_empty(tiny_random_aligner) -> None:  # noqa: ANN001
+def test_too_long_or_empty(tiny_random_aligner) -> None:
     with pytest.raises(AlignmentError, match="30"):
         tiny_random_aligner.align(np.zeros(31 * SR, dtype=np.float32), "a b")
     with pytest.raises(AlignmentError, match="empty"):
@@ -95,7 +104,7 @@ def test_too_long_or_empty(tiny_random_aligner) -> None:  # noqa: ANN001
 
 
 @pytest.mark.slow
-def test_real_whisper_agrees_with_sphinx(sphinx_aligner, librivox, zorblax) -> None:  # noqa: ANN001
+def test_real_whisper_agrees_with_sphinx(sphinx_aligner, librivox, zorblax) -> None:
     """whisper-tiny.en (bundled, rebuilt in PyTorch) vs PocketSphinx word boundaries.
 
     Measured: median |difference| of starts and ends 0.14 s on this clip (0.08-0.14 s on the

@@ -18,9 +18,12 @@ SR = 16_000
 def _donors(n: int = 3) -> tuple[AudioAsset, ...]:
     rng = np.random.default_rng(11)
     t = np.arange(SR) / SR
-    return tuple(AudioAsset.from_samples((0.2 * np.sin(2 * np.pi * f * t) + 0.01 * rng.standard_normal(SR))
-                                         .astype(np.float32), SR, f"talker{i}")
-                 for i, f in enumerate((150, 210, 330)[:n]))
+    return tuple(
+        AudioAsset.from_samples(
+            (0.2 * np.sin(2 * np.pi * f * t) + 0.01 * rng.standard_normal(SR)).astype(np.float32), SR, f"talker{i}"
+        )
+        for i, f in enumerate((150, 210, 330)[:n])
+    )
 
 
 @pytest.mark.parametrize("snr", [10.0, 0.0, 25.5, -5.0])
@@ -100,6 +103,9 @@ def test_noise_errors(sine):
         AddNoise("white", 10.0, _donors(1))
     with pytest.raises(TransformError, match="silent"):
         AddNoise("white", 10.0).apply(np.zeros(100, dtype=np.float32), SR, np.random.default_rng(0))
-    silent = (AudioAsset.from_samples(np.zeros(10, np.float32), SR), AudioAsset.from_samples(np.zeros(11, np.float32), SR))
+    silent = (
+        AudioAsset.from_samples(np.zeros(10, np.float32), SR),
+        AudioAsset.from_samples(np.zeros(11, np.float32), SR),
+    )
     with pytest.raises(TransformError, match="every babble donor is silent"):
         AddNoise("babble", 10.0, silent).apply(sine, SR, np.random.default_rng(0))

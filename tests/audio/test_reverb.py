@@ -115,5 +115,6 @@ def test_short_measured_rir_is_applied_without_an_rt60(sine):
     assert info["rt60_s"] is None and "too little" in info["rt60_error"]
     expected = sine.astype(np.float64).copy()
     expected[200:] += 0.5 * sine[:-200]
-    np.testing.assert_allclose(y, expected * (np.sqrt(np.mean(sine.astype(np.float64) ** 2))
-                                              / np.sqrt(np.mean(expected**2))), atol=1e-5)
+    np.testing.assert_allclose(
+        y, expected * (np.sqrt(np.mean(sine.astype(np.float64) ** 2)) / np.sqrt(np.mean(expected**2))), atol=1e-5
+    )

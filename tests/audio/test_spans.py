@@ -77,8 +77,14 @@ def test_mask_errors(sine):
     assert y.size == sine.size and not np.any(y[30400:])
 
 
-WORDS = [("we", 0.10, 0.30), ("paid", 0.35, 0.60), ("forty", 0.70, 1.00), ("two", 1.02, 1.20),
-         ("euros", 1.25, 1.60), ("today", 1.70, 1.95)]
+WORDS = [
+    ("we", 0.10, 0.30),
+    ("paid", 0.35, 0.60),
+    ("forty", 0.70, 1.00),
+    ("two", 1.02, 1.20),
+    ("euros", 1.25, 1.60),
+    ("today", 1.70, 1.95),
+]
 
 
 def test_truncation_window_from_word_timings():

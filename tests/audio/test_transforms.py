@@ -58,7 +58,9 @@ def test_registry_lists_builtins_and_rejects_unknown_names():
 def test_user_transforms_register_with_the_decorator(sine, monkeypatch):
     from asr_audit.audio import transforms as module
 
-    monkeypatch.setattr(module.TRANSFORMS, "_entries", dict(module.TRANSFORMS._entries))  # forget the test class afterwards
+    monkeypatch.setattr(
+        module.TRANSFORMS, "_entries", dict(module.TRANSFORMS._entries)
+    )  # forget the test class afterwards
 
     @register_transform
     @dataclasses.dataclass(frozen=True, slots=True)
@@ -69,13 +71,14 @@ def test_user_transforms_register_with_the_decorator(sine, monkeypatch):
         def tag(self) -> str:
             return "inv"
 
-        def apply_with_info(self, samples, sr, rng=None):  # noqa: ANN001, ANN201
+        def apply_with_info(self, samples, sr, rng=None):
             return -np.asarray(samples, dtype=np.float32), {}
 
     assert "test-invert" in available_transforms()
     step = transform_from_dict({"name": "test-invert"})
     np.testing.assert_array_equal(step.apply(sine, SR), -sine)
     with pytest.raises(ConfigError, match="already registered"):
+
         @register_transform
         @dataclasses.dataclass(frozen=True, slots=True)
         class Other(Transform):
@@ -99,17 +102,27 @@ ALL = [
 def test_to_dict_from_dict_roundtrip_through_json(transform):
     data = json.loads(json.dumps(transform.to_dict()))
     assert data["name"] == transform.name
-    again = transform_from_dict(data, assets={_donor().name: _donor().samples,
-                                              AudioAsset.from_samples(np.ones(10, np.float32), SR).sha256:
-                                              np.ones(10, np.float32)})
+    again = transform_from_dict(
+        data,
+        assets={
+            _donor().name: _donor().samples,
+            AudioAsset.from_samples(np.ones(10, np.float32), SR).sha256: np.ones(10, np.float32),
+        },
+    )
     assert again == transform and again.tag == transform.tag
 
 
 def test_tags_are_short_and_stable():
     assert [t.tag for t in ALL[:5]] + [ALL[6].tag, ALL[7].tag, ALL[8].tag] == [
-        "mask-noise-0.38-0.65s", "mask-cut-0.4-0.6s", "trunc-0-1.75s",
-        f"splice-prepend-bench-donor.{_donor().sha256[:6]}-gap0.3s-8s", "noise-pink-10db",
-        "reverb-rt60-0.6s", "gain-neg6db", "norm-neg20dbfs"]
+        "mask-noise-0.38-0.65s",
+        "mask-cut-0.4-0.6s",
+        "trunc-0-1.75s",
+        f"splice-prepend-bench-donor.{_donor().sha256[:6]}-gap0.3s-8s",
+        "noise-pink-10db",
+        "reverb-rt60-0.6s",
+        "gain-neg6db",
+        "norm-neg20dbfs",
+    ]
     assert AddNoise("white", 10).tag == "noise-white-10db"
 
 
@@ -158,9 +171,15 @@ def test_derive_needs_a_seed_for_random_chains(sine):
 
 def test_exported_chain_replays_byte_identically(sine):
     donor = _donor()
-    chain = Chain((Mask(0.5, 0.8, pad=0.1, prev_end=0.45), Splice(donor, gap=0.3, donor_seconds=2.5),
-                   AddNoise("babble", 10.0, (donor, AudioAsset.from_samples(sine[::-1].copy(), SR, "rev"))),
-                   Reverb(rt60=0.3), Gain(-3.0)))
+    chain = Chain(
+        (
+            Mask(0.5, 0.8, pad=0.1, prev_end=0.45),
+            Splice(donor, gap=0.3, donor_seconds=2.5),
+            AddNoise("babble", 10.0, (donor, AudioAsset.from_samples(sine[::-1].copy(), SR, "rev"))),
+            Reverb(rt60=0.3),
+            Gain(-3.0),
+        )
+    )
     seed = clip_seed(7, "vox_0001")
     d = derive("vox_0001", sine, SR, chain, seed=seed)
     assert d.source_range == (0, sine.size)

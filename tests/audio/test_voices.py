@@ -27,14 +27,25 @@ from asr_audit.audio.voices import (
 )
 from asr_audit.errors import ConfigError
 
-BUILTIN = ["flite-slt", "flite-rms", "flite-awb", "flite-kal", "flite-kal16", "espeak-en-us", "espeak-en-us-f3",
-           "espeak-en-gb", "festival-kal", "festival-slt-hts", "piper-joe"]
+BUILTIN = [
+    "flite-slt",
+    "flite-rms",
+    "flite-awb",
+    "flite-kal",
+    "flite-kal16",
+    "espeak-en-us",
+    "espeak-en-us-f3",
+    "espeak-en-gb",
+    "festival-kal",
+    "festival-slt-hts",
+    "piper-joe",
+]
 SLOW = {"piper-joe", "festival-kal", "festival-slt-hts"}
 SENTENCE = "The sitting resumed at ten past four."
 
 
 @pytest.fixture(autouse=True)
-def _restore_registry():  # noqa: ANN202
+def _restore_registry():
     with voices_mod.VOICES.temporary():
         yield
 
@@ -52,7 +63,7 @@ def _wav_bytes(seconds: float = 0.5, sr: int = 22050) -> bytes:
 
 
 @pytest.fixture()
-def fake_tts(tmp_path):  # noqa: ANN001, ANN201
+def fake_tts(tmp_path):
     """A command-line 'synthesizer': writes a 300 Hz tone whose length grows with the text and
     logs every call, so tests can see when the cache answered instead."""
     log = tmp_path / "calls.log"
@@ -65,7 +76,8 @@ def fake_tts(tmp_path):  # noqa: ANN001, ANN201
         "frames = b''.join(int(9000 * math.sin(2 * math.pi * 300 * i / sr)).to_bytes(2, 'little', signed=True)"
         " for i in range(n))\n"
         "w = wave.open(out, 'wb'); w.setnchannels(1); w.setsampwidth(2); w.setframerate(sr)\n"
-        "w.writeframes(frames); w.close()\n")
+        "w.writeframes(frames); w.close()\n"
+    )
     command = f"{shlex.quote(sys.executable)} {shlex.quote(str(script))} {{text}} {{out}}"
     return command, log
 
@@ -95,8 +107,15 @@ def test_installed_voice_speaks(name):
 
 def test_command_voice_and_cache(fake_tts):
     command, log = fake_tts
-    register_voice(Voice("clone-spk1", "command", {"command": command, "version": "fake-1"},
-                         condition="test-set-clone", speaker="spk1"))
+    register_voice(
+        Voice(
+            "clone-spk1",
+            "command",
+            {"command": command, "version": "fake-1"},
+            condition="test-set-clone",
+            speaker="spk1",
+        )
+    )
     text = "It's 'quoted' text; $(rm -rf /) & more"
     a, sr = synthesize("clone-spk1", text)
     assert sr == 16_000 and a.size == int(16_000 * (0.2 + 0.02 * len(text)))
@@ -107,8 +126,10 @@ def test_command_voice_and_cache(fake_tts):
     synthesize("clone-spk1", text, cache=False)
     assert len(log.read_text().splitlines()) == 2
     # a new engine version is a new cache key
-    register_voice(Voice("clone-spk1", "command", {"command": command, "version": "fake-2"},
-                         condition="test-set-clone"), replace=True)
+    register_voice(
+        Voice("clone-spk1", "command", {"command": command, "version": "fake-2"}, condition="test-set-clone"),
+        replace=True,
+    )
     synthesize("clone-spk1", text)
     assert len(log.read_text().splitlines()) == 3
     assert "clone-spk1" in available_voices(condition="test-set-clone")
@@ -121,7 +142,8 @@ def test_voices_from_toml(tmp_path, fake_tts):
         "[voices.fresh-01]\n"
         f"engine = 'command'\ncommand = {json.dumps(command)}\ncondition = 'fresh-clone'\nspeaker = 'anna'\n\n"
         "[voices.generic-server]\n"
-        "engine = 'http'\nurl = 'http://127.0.0.1:9/tts'\nparams = { speaker = 'x' }\n")
+        "engine = 'http'\nurl = 'http://127.0.0.1:9/tts'\nparams = { speaker = 'x' }\n"
+    )
     assert register_voices(config) == ["fresh-01", "generic-server"]
     assert get_voice("fresh-01").speaker == "anna" and get_voice("fresh-01").condition == "fresh-clone"
     assert get_voice("generic-server").options["params"] == {"speaker": "x"}
@@ -132,16 +154,22 @@ def test_voices_from_toml(tmp_path, fake_tts):
     assert register_voices(config, replace=True) == ["fresh-01", "generic-server"]
 
 
-@pytest.mark.parametrize(("entry", "message"), [
-    ({"engine": "sam"}, "unknown engine 'sam'; available engines: command, espeak-ng, festival, flite, http, piper"),
-    ({"engine": "command", "command": "tts {text}"}, "needs {out} and {text}"),
-    ({"engine": "command", "command": "tts {text} {out} {speaker}"}, "unknown placeholder"),
-    ({"engine": "http", "url": "ftp://x"}, "must start with http"),
-    ({"engine": "flite", "voice": "slt", "colour": "red"}, "unknown flite option"),
-    ({"engine": "flite", "voice": "slt", "condition": "famous"}, "unknown condition 'famous'"),
-    ({"engine": "piper"}, "exactly one of 'package'"),
-    ({"voice": "slt"}, "needs an 'engine'"),
-])
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        (
+            {"engine": "sam"},
+            "unknown engine 'sam'; available engines: command, espeak-ng, festival, flite, http, piper",
+        ),
+        ({"engine": "command", "command": "tts {text}"}, "needs {out} and {text}"),
+        ({"engine": "command", "command": "tts {text} {out} {speaker}"}, "unknown placeholder"),
+        ({"engine": "http", "url": "ftp://x"}, "must start with http"),
+        ({"engine": "flite", "voice": "slt", "colour": "red"}, "unknown flite option"),
+        ({"engine": "flite", "voice": "slt", "condition": "famous"}, "unknown condition 'famous'"),
+        ({"engine": "piper"}, "exactly one of 'package'"),
+        ({"voice": "slt"}, "needs an 'engine'"),
+    ],
+)
 def test_bad_voice_config(entry, message):
     with pytest.raises(ConfigError, match=message.replace("{", r"\{").replace("(", r"\(")):
         register_voices({"voices": {"v1": entry}})
@@ -165,8 +193,13 @@ def test_missing_engine_names_the_package(monkeypatch):
 
 
 def test_failing_command_is_a_synthesis_error(tmp_path):
-    register_voice(Voice("broken", "command", {"command": f"{shlex.quote(sys.executable)} -c 'import sys; "
-                                                          f"sys.exit(3)' {{text}} {{out}}"}))
+    register_voice(
+        Voice(
+            "broken",
+            "command",
+            {"command": f"{shlex.quote(sys.executable)} -c 'import sys; sys.exit(3)' {{text}} {{out}}"},
+        )
+    )
     with pytest.raises(SynthesisError, match="exit code 3"):
         synthesize("broken", "hello")
 
@@ -174,7 +207,7 @@ def test_failing_command_is_a_synthesis_error(tmp_path):
 class _Handler(http.server.BaseHTTPRequestHandler):
     received: list = []
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server API
+    def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).received.append(body)
         data = _wav_bytes() if body["text"] != "fail" else b"not audio"
@@ -184,7 +217,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def log_message(self, *args) -> None:  # noqa: ANN002
+    def log_message(self, *args) -> None:
         pass
 
 

@@ -11,7 +11,7 @@ import asr_audit.cli.calib  # noqa: F401  (registers `asr-audit calib` until the
 
 
 @pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path_factory, monkeypatch):  # noqa: ANN001, ANN202
+def _isolated_cache(tmp_path_factory, monkeypatch):
     """TTS and model caches go to one temporary directory, never the user's cache."""
     monkeypatch.setenv("ASR_AUDIT_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "asr-audit-cache"))
 
@@ -25,5 +25,5 @@ def fake_synthesize(voice: str, text: str) -> tuple[np.ndarray, int]:
 
 
 @pytest.fixture(scope="session")
-def fake_tts():  # noqa: ANN201
+def fake_tts():
     return fake_synthesize

@@ -74,10 +74,10 @@ def test_voice_names_resolve_and_unknown_ones_list_the_valid(tmp_path: Path) -> 
         build_calibration(tmp_path, CalibConfig(n_sentences=2), ["no-such-voice"], seed=0)
 
 
-def test_a_failing_voice_skips_its_clips_and_the_build_goes_on(tmp_path: Path, fake_tts) -> None:  # noqa: ANN001
+def test_a_failing_voice_skips_its_clips_and_the_build_goes_on(tmp_path: Path, fake_tts) -> None:
     from asr_audit.audio.tts import SynthesisError
 
-    def flaky(voice: str, text: str):  # noqa: ANN202
+    def flaky(voice: str, text: str):
         if voice == "bad":
             raise SynthesisError("engine crashed")
         return fake_tts(voice, text)

@@ -10,7 +10,14 @@ import pytest
 
 from asr_audit.calib.build import generate_sentences, realized_rates
 from asr_audit.calib.generate import (
-    CONVENTION, ERROR_KINDS, OMITTED, POSITIONS, SPURIOUS, CalibConfig, render, Unit,
+    CONVENTION,
+    ERROR_KINDS,
+    OMITTED,
+    POSITIONS,
+    SPURIOUS,
+    CalibConfig,
+    Unit,
+    render,
 )
 from asr_audit.errors import ConfigError
 from asr_audit.text.normalize import get_normalizer
@@ -19,7 +26,7 @@ NORM = get_normalizer("whisper")
 
 
 @pytest.fixture(scope="module")
-def big():  # noqa: ANN201
+def big():
     return generate_sentences(CalibConfig(n_sentences=600), np.random.default_rng(7))
 
 
@@ -32,13 +39,13 @@ def test_same_seed_same_sentences_other_seed_differs() -> None:
     assert [s.reference for s in a.sentences] != [s.reference for s in c.sentences]
 
 
-def test_items_explain_every_difference_between_speech_and_record(big) -> None:  # noqa: ANN001
+def test_items_explain_every_difference_between_speech_and_record(big) -> None:
     for sent, items in zip(big.sentences, big.items):
         ref = NORM(sent.reference).split()
         rebuilt = list(ref)
         for it in sorted(items, key=lambda i: (i["ref_start"], i["ref_stop"]), reverse=True):
-            assert tuple(ref[it["ref_start"]:it["ref_stop"]]) == it["ref_norm"]
-            rebuilt[it["ref_start"]:it["ref_stop"]] = it["spoken_norm"]
+            assert tuple(ref[it["ref_start"] : it["ref_stop"]]) == it["ref_norm"]
+            rebuilt[it["ref_start"] : it["ref_stop"]] = it["spoken_norm"]
         assert rebuilt == NORM(sent.spoken).split(), sent.sentence_id
         for it in items:
             if it["kind"] == SPURIOUS:
@@ -51,7 +58,7 @@ def test_items_explain_every_difference_between_speech_and_record(big) -> None: 
                 assert it["ref_norm"] != it["spoken_norm"]
 
 
-def test_positions_follow_the_normalized_reference(big) -> None:  # noqa: ANN001
+def test_positions_follow_the_normalized_reference(big) -> None:
     for items in big.items:
         for it in items:
             n, s, e = it["n_ref"], it["ref_start"], it["ref_stop"]
@@ -59,7 +66,7 @@ def test_positions_follow_the_normalized_reference(big) -> None:  # noqa: ANN001
             assert it["position"] == expected
 
 
-def test_default_rates_are_near_voxpopuli(big) -> None:  # noqa: ANN001
+def test_default_rates_are_near_voxpopuli(big) -> None:
     r = realized_rates(big)
     assert 0.34 <= r["error_rate"] <= 0.46
     assert 0.02 <= r["word_error_rate"] <= 0.05
@@ -69,7 +76,9 @@ def test_default_rates_are_near_voxpopuli(big) -> None:  # noqa: ANN001
 
 def test_higher_word_error_rate_plants_more_errors_per_clip() -> None:
     lo = realized_rates(generate_sentences(CalibConfig(n_sentences=300), np.random.default_rng(3)))
-    hi = realized_rates(generate_sentences(CalibConfig(n_sentences=300, word_error_rate=0.09), np.random.default_rng(3)))
+    hi = realized_rates(
+        generate_sentences(CalibConfig(n_sentences=300, word_error_rate=0.09), np.random.default_rng(3))
+    )
     assert hi["word_error_rate"] > 1.5 * lo["word_error_rate"]
 
 
@@ -80,7 +89,7 @@ def test_kind_and_position_weights_are_respected() -> None:
     assert errs and {(it["kind"], it["position"]) for it in errs} == {("substitution", "end")}
 
 
-def test_errors_are_not_tied_to_sentence_types(big) -> None:  # noqa: ANN001
+def test_errors_are_not_tied_to_sentence_types(big) -> None:
     """The organism study's lesson: every template and every formality appears both clean and wrong."""
     err_by_tpl, clean_by_tpl = Counter(), Counter()
     for sent in big.sentences:
@@ -88,9 +97,15 @@ def test_errors_are_not_tied_to_sentence_types(big) -> None:  # noqa: ANN001
             (err_by_tpl if sent.has_error else clean_by_tpl)[t] += 1
     assert set(err_by_tpl) == set(clean_by_tpl)
     # the phrases planted as errors are also said and recorded in clean sentences
-    planted = {(u.role, u.spoken or u.written) for s in big.sentences for u in s.units if u.error in (SPURIOUS, OMITTED)}
-    honest = {(u.role, u.spoken) for s in big.sentences for u in s.units
-              if not u.error and u.spoken is not None and u.spoken == u.written}
+    planted = {
+        (u.role, u.spoken or u.written) for s in big.sentences for u in s.units if u.error in (SPURIOUS, OMITTED)
+    }
+    honest = {
+        (u.role, u.spoken)
+        for s in big.sentences
+        for u in s.units
+        if not u.error and u.spoken is not None and u.spoken == u.written
+    }
     shared = {p for p in planted if p in honest}
     assert len(shared) >= 0.8 * len(planted)
 
@@ -107,18 +122,28 @@ def test_splits_by_sentence_and_by_template() -> None:
     assert all(not held.intersection(x.template_ids) for x in t.sentences if x.split == "train")
 
 
-@pytest.mark.parametrize(("kwargs", "flag"), [
-    ({"n_sentences": 0}, "--n-sentences"), ({"error_rate": 1.5}, "--error-rate"),
-    ({"kinds": (("bogus", 1.0),)}, "--kinds"), ({"positions": (("start", 0.0),)}, "--positions"),
-    ({"split_by": "speaker"}, "--split-by"),
-])
-def test_bad_config_is_a_one_line_error(kwargs, flag) -> None:  # noqa: ANN001
+@pytest.mark.parametrize(
+    ("kwargs", "flag"),
+    [
+        ({"n_sentences": 0}, "--n-sentences"),
+        ({"error_rate": 1.5}, "--error-rate"),
+        ({"kinds": (("bogus", 1.0),)}, "--kinds"),
+        ({"positions": (("start", 0.0),)}, "--positions"),
+        ({"split_by": "speaker"}, "--split-by"),
+    ],
+)
+def test_bad_config_is_a_one_line_error(kwargs, flag) -> None:
     with pytest.raises(ConfigError, match=flag):
         CalibConfig(**kwargs)
 
 
 def test_render_capitalizes_and_attaches_punctuation() -> None:
-    units = [Unit(None, "Madam President,", "opener"), Unit("we", "we", "word"), Unit("act", "act", "word"),
-             Unit(".", ".", "punct"), Unit("thank you.", None, "closer")]
+    units = [
+        Unit(None, "Madam President,", "opener"),
+        Unit("we", "we", "word"),
+        Unit("act", "act", "word"),
+        Unit(".", ".", "punct"),
+        Unit("thank you.", None, "closer"),
+    ]
     assert render(units, "written") == "Madam President, we act."
     assert render(units, "spoken") == "We act. Thank you."

@@ -7,7 +7,6 @@ transcribes them with whisper-tiny.en, whisper-base and PocketSphinx through the
 
 from __future__ import annotations
 
-
 import pytest
 
 from asr_audit.calib.build import build_calibration
@@ -20,7 +19,7 @@ PANEL = ("whisper-tiny.en", "whisper-base", "sphinx:en-us")
 
 
 @pytest.fixture(scope="module")
-def transcribed(tmp_path_factory):  # noqa: ANN001, ANN201
+def transcribed(tmp_path_factory):
     from asr_audit.audio.voices import available_voices
     from asr_audit.corpus.manifests import read_manifest
     from asr_audit.errors import AuditError
@@ -31,8 +30,14 @@ def transcribed(tmp_path_factory):  # noqa: ANN001, ANN201
     if not {"flite-slt", "flite-rms"} <= set(available_voices()):
         pytest.skip("flite voices are not installed")
     root = tmp_path_factory.mktemp("calib-real")
-    cfg = CalibConfig(n_sentences=3, error_rate=1.0, test_fraction=0.0, p_second=0.0,
-                      positions=(("start", 1.0), ("end", 1.0)), word_error_rate=0.2)
+    cfg = CalibConfig(
+        n_sentences=3,
+        error_rate=1.0,
+        test_fraction=0.0,
+        p_second=0.0,
+        positions=(("start", 1.0), ("end", 1.0)),
+        word_error_rate=0.2,
+    )
     build_calibration(root / "set", cfg, ["slt", "rms"], seed=2)
     corpus = read_manifest(root / "set" / "calib-train.jsonl")
     preds = root / "preds"
@@ -48,7 +53,7 @@ def transcribed(tmp_path_factory):  # noqa: ANN001, ANN201
     return root / "set", preds
 
 
-def _wer(pairs) -> float:  # noqa: ANN001
+def _wer(pairs) -> float:
     from asr_audit.text.align import corpus_wer
     from asr_audit.text.normalize import get_normalizer
 
@@ -56,7 +61,7 @@ def _wer(pairs) -> float:  # noqa: ANN001
     return corpus_wer((norm(r).split(), norm(h).split()) for r, h in pairs)
 
 
-def test_honest_whisper_transcribes_the_speech_not_the_reference(transcribed) -> None:  # noqa: ANN001
+def test_honest_whisper_transcribes_the_speech_not_the_reference(transcribed) -> None:
     from asr_audit.corpus.predfiles import load_predictions
 
     corpus, preds = transcribed
@@ -71,7 +76,7 @@ def test_honest_whisper_transcribes_the_speech_not_the_reference(transcribed) ->
     assert vs_ref - vs_spoken > 0.05
 
 
-def test_real_panel_recovers_planted_boundary_errors(transcribed) -> None:  # noqa: ANN001
+def test_real_panel_recovers_planted_boundary_errors(transcribed) -> None:
     from asr_audit.corpus.predfiles import load_predictions
     from asr_audit.probes.predfiles.refdis import preset_params
     from asr_audit.probes.predfiles.refdis_run import run_refdis
@@ -81,8 +86,10 @@ def test_real_panel_recovers_planted_boundary_errors(transcribed) -> None:  # no
     panel = [p.replace(":", "-") for p in PANEL]
     result = run_refdis(pset, panel, preset_params("anchor", loo=False), models=panel, n_resamples=1)
     s = score_miner(load_truth(corpus), result, clip_ids=pset.clip_ids)
-    print(f"real panel, anchor: precision {s.precision.k}/{s.precision.n}, "
-          f"boundary recall {s.recall_boundary.k}/{s.recall_boundary.n}, conventions mined {s.conventions_mined.k}")
+    print(
+        f"real panel, anchor: precision {s.precision.k}/{s.precision.n}, "
+        f"boundary recall {s.recall_boundary.k}/{s.recall_boundary.n}, conventions mined {s.conventions_mined.k}"
+    )
     assert s.recall_boundary.n >= 6
     assert s.recall_boundary.rate >= 0.75
     assert s.precision.n >= 5 and s.precision.rate >= 0.8

@@ -38,28 +38,32 @@ def write_panel(corpus: Path, out: Path, models: dict[str, str], seed: int = 0, 
     truth = load_truth(corpus)
     rng = np.random.default_rng(seed)
     for model, mode in models.items():
-        recs = [PredictionRecord(c.clip_id, c.reference, _noisy(c.spoken, rng, noise) if mode == "spoken" else c.reference, None)
-                for c in truth.clips.values()]
+        recs = [
+            PredictionRecord(
+                c.clip_id, c.reference, _noisy(c.spoken, rng, noise) if mode == "spoken" else c.reference, None
+            )
+            for c in truth.clips.values()
+        ]
         write_predictions(out / f"{model}.jsonl", recs, include_time=False)
     return out
 
 
 @pytest.fixture(scope="module")
-def calib_set(tmp_path_factory, fake_tts):  # noqa: ANN001, ANN201
+def calib_set(tmp_path_factory, fake_tts):
     out = tmp_path_factory.mktemp("calib")
     cfg = CalibConfig(n_sentences=150, error_rate=0.6)
     build_calibration(out, cfg, ["v1", "v2"], seed=11, synthesize=fake_tts)
     return out
 
 
-def _score(corpus: Path, preds: Path, preset: str, panel=PANEL):  # noqa: ANN001, ANN202
+def _score(corpus: Path, preds: Path, preset: str, panel=PANEL):
     pset = load_predictions(preds)
     result = run_refdis(pset, panel, preset_params(preset, loo=False), models=panel, n_resamples=1)
     return score_miner(load_truth(corpus), result, clip_ids=pset.clip_ids)
 
 
-def test_exact_panel_recovers_every_boundary_error_and_nothing_else(calib_set, tmp_path) -> None:  # noqa: ANN001
-    preds = write_panel(calib_set, tmp_path, {m: "spoken" for m in PANEL}, noise=0.0)
+def test_exact_panel_recovers_every_boundary_error_and_nothing_else(calib_set, tmp_path) -> None:
+    preds = write_panel(calib_set, tmp_path, dict.fromkeys(PANEL, "spoken"), noise=0.0)
     s = _score(calib_set, preds, "anchor")
     assert s.recall_boundary.n >= 80
     assert (s.recall_boundary.k, s.precision.k) == (s.recall_boundary.n, s.precision.n)
@@ -67,8 +71,8 @@ def test_exact_panel_recovers_every_boundary_error_and_nothing_else(calib_set, t
     assert not [m for m in s.missed if m.position != "middle"]
 
 
-def test_honest_noisy_panel_recovers_boundary_errors(calib_set, tmp_path) -> None:  # noqa: ANN001
-    preds = write_panel(calib_set, tmp_path, {m: "spoken" for m in PANEL})
+def test_honest_noisy_panel_recovers_boundary_errors(calib_set, tmp_path) -> None:
+    preds = write_panel(calib_set, tmp_path, dict.fromkeys(PANEL, "spoken"))
     s = _score(calib_set, preds, "anchor")
     assert s.recall_boundary.n >= 80
     assert s.recall_boundary.rate >= 0.9  # a unanimous panel loses an edit when one member garbles it
@@ -78,8 +82,8 @@ def test_honest_noisy_panel_recovers_boundary_errors(calib_set, tmp_path) -> Non
     assert s.n_false_on_conventions == 0
 
 
-def test_paper_preset_adds_interior_runs_but_never_interior_omissions(calib_set, tmp_path) -> None:  # noqa: ANN001
-    preds = write_panel(calib_set, tmp_path, {m: "spoken" for m in PANEL}, noise=0.1)
+def test_paper_preset_adds_interior_runs_but_never_interior_omissions(calib_set, tmp_path) -> None:
+    preds = write_panel(calib_set, tmp_path, dict.fromkeys(PANEL, "spoken"), noise=0.1)
     s = _score(calib_set, preds, "paper")
     kp = s.recall_by_kind_position
     assert kp["spurious_insertion_in_reference"]["middle"].rate >= 0.9
@@ -88,13 +92,13 @@ def test_paper_preset_adds_interior_runs_but_never_interior_omissions(calib_set,
     assert s.recall.rate > _score(calib_set, preds, "anchor").recall.rate
 
 
-def test_a_panel_that_copies_the_reference_finds_nothing(calib_set, tmp_path) -> None:  # noqa: ANN001
-    preds = write_panel(calib_set, tmp_path, {m: "reference" for m in PANEL})
+def test_a_panel_that_copies_the_reference_finds_nothing(calib_set, tmp_path) -> None:
+    preds = write_panel(calib_set, tmp_path, dict.fromkeys(PANEL, "reference"))
     s = _score(calib_set, preds, "anchor")
     assert s.n_edits == 0 and s.recall.k == 0 and s.recall.n > 50 and s.precision.n == 0
 
 
-def test_one_copier_in_a_unanimous_panel_blocks_mining(calib_set, tmp_path) -> None:  # noqa: ANN001
+def test_one_copier_in_a_unanimous_panel_blocks_mining(calib_set, tmp_path) -> None:
     preds = write_panel(calib_set, tmp_path, {"honest-a": "spoken", "honest-b": "spoken", "copier": "reference"})
     s = _score(calib_set, preds, "anchor", ["honest-a", "honest-b", "copier"])
     assert s.recall.k == 0
@@ -105,23 +109,37 @@ def _item(kind: str, start: int, stop: int, spoken: tuple[str, ...] = (), n: int
 
 
 def _edit(kind: str, idx: tuple[int, ...], alt: str = "") -> Edit:
-    return Edit(clip_id="c", kind=kind, position="start", ref_tokens=("w",) * (0 if kind == INSERTION else len(idx)),
-                ref_indices=idx, alt_text=alt, n_panel_agree=3, n_panel=3, consensus_cer=None, miners=(),
-                verdicts={}, renderings={})
+    return Edit(
+        clip_id="c",
+        kind=kind,
+        position="start",
+        ref_tokens=("w",) * (0 if kind == INSERTION else len(idx)),
+        ref_indices=idx,
+        alt_text=alt,
+        n_panel_agree=3,
+        n_panel=3,
+        consensus_cer=None,
+        miners=(),
+        verdicts={},
+        renderings={},
+    )
 
 
-@pytest.mark.parametrize(("edit", "item", "expected"), [
-    (_edit(DELETION, (0, 1)), _item("spurious_insertion_in_reference", 0, 2), True),
-    (_edit(DELETION, (2,)), _item("spurious_insertion_in_reference", 0, 2), False),
-    (_edit(SUBSTITUTION, (9,), "people"), _item("substitution", 9, 10, ("people",)), True),
-    (_edit(INSERTION, (0,), "thank you"), _item("omitted_in_reference", 0, 0, ("thank", "you")), True),
-    (_edit(INSERTION, (10,), "thank you"), _item("omitted_in_reference", 0, 0, ("thank", "you")), False),
-    (_edit(INSERTION, (0,), "well"), _item("omitted_in_reference", 0, 0, ("thank", "you")), False),
-    (_edit(SUBSTITUTION, (0,), "thank you we"), _item("omitted_in_reference", 0, 0, ("thank", "you")), True),
-    (_edit(DELETION, (0,)), _item("omitted_in_reference", 0, 0, ("thank", "you")), False),
-    (_edit(INSERTION, (0,), "madam"), _item("spurious_insertion_in_reference", 0, 2), False),
-    (_edit(DELETION, (3, 4)), _item("convention", 4, 5), True),
-])
+@pytest.mark.parametrize(
+    ("edit", "item", "expected"),
+    [
+        (_edit(DELETION, (0, 1)), _item("spurious_insertion_in_reference", 0, 2), True),
+        (_edit(DELETION, (2,)), _item("spurious_insertion_in_reference", 0, 2), False),
+        (_edit(SUBSTITUTION, (9,), "people"), _item("substitution", 9, 10, ("people",)), True),
+        (_edit(INSERTION, (0,), "thank you"), _item("omitted_in_reference", 0, 0, ("thank", "you")), True),
+        (_edit(INSERTION, (10,), "thank you"), _item("omitted_in_reference", 0, 0, ("thank", "you")), False),
+        (_edit(INSERTION, (0,), "well"), _item("omitted_in_reference", 0, 0, ("thank", "you")), False),
+        (_edit(SUBSTITUTION, (0,), "thank you we"), _item("omitted_in_reference", 0, 0, ("thank", "you")), True),
+        (_edit(DELETION, (0,)), _item("omitted_in_reference", 0, 0, ("thank", "you")), False),
+        (_edit(INSERTION, (0,), "madam"), _item("spurious_insertion_in_reference", 0, 2), False),
+        (_edit(DELETION, (3, 4)), _item("convention", 4, 5), True),
+    ],
+)
 def test_matching_rule(edit: Edit, item: TruthItem, expected: bool) -> None:
     assert edit_matches(edit, item) is expected
 
@@ -135,7 +153,7 @@ def test_false_positives_are_labelled() -> None:
     assert (s.conventions_mined.k, s.n_false_on_conventions, s.n_false_unexplained) == (1, 1, 1)
 
 
-def test_foreign_predictions_are_one_line_errors(calib_set, tmp_path) -> None:  # noqa: ANN001
+def test_foreign_predictions_are_one_line_errors(calib_set, tmp_path) -> None:
     truth = load_truth(calib_set)
     with pytest.raises(InputFileError, match="not in the set"):
         check_references(truth, {"other-clip": "hello"})
@@ -144,12 +162,22 @@ def test_foreign_predictions_are_one_line_errors(calib_set, tmp_path) -> None:  
     assert check_references(truth, {truth.clips[cid].audio_filepath: truth.clips[cid].reference}) == []
 
 
-def test_cli_build_and_score(calib_set, tmp_path, run_cli, monkeypatch, fake_tts) -> None:  # noqa: ANN001
+def test_cli_build_and_score(calib_set, tmp_path, run_cli, monkeypatch, fake_tts) -> None:
     import asr_audit.calib.build as build_mod
 
-    preds = write_panel(calib_set, tmp_path / "preds", {m: "spoken" for m in PANEL}, noise=0.0)
-    code, out, err = run_cli("calib", "score", "--corpus", calib_set, "--preds", preds, "--panel", ",".join(PANEL),
-                             "--json", tmp_path / "s.json")
+    preds = write_panel(calib_set, tmp_path / "preds", dict.fromkeys(PANEL, "spoken"), noise=0.0)
+    code, out, err = run_cli(
+        "calib",
+        "score",
+        "--corpus",
+        calib_set,
+        "--preds",
+        preds,
+        "--panel",
+        ",".join(PANEL),
+        "--json",
+        tmp_path / "s.json",
+    )
     assert code == 0, err
     assert "precision" in out and "recall, boundary errors" in out
     d = json.loads((tmp_path / "s.json").read_text())
@@ -162,21 +190,34 @@ def test_cli_build_and_score(calib_set, tmp_path, run_cli, monkeypatch, fake_tts
     # build through the CLI, with the fake synthesizer standing in for the TTS engines
     monkeypatch.setattr(build_mod, "resolve_voice", lambda v: v)
     monkeypatch.setattr("asr_audit.audio.voices.synthesize", fake_tts)
-    code, out, err = run_cli("calib", "build", "--out", tmp_path / "b", "--n-sentences", "5", "--voices", "x,y",
-                             "--kinds", "substitution=2,omitted_in_reference", "--positions", "start,end")
+    code, out, err = run_cli(
+        "calib",
+        "build",
+        "--out",
+        tmp_path / "b",
+        "--n-sentences",
+        "5",
+        "--voices",
+        "x,y",
+        "--kinds",
+        "substitution=2,omitted_in_reference",
+        "--positions",
+        "start,end",
+    )
     assert code == 0, err
     assert "wrote 10 clips" in out
-    code, out, err = run_cli("calib", "build", "--out", tmp_path / "c", "--n-sentences", "5", "--voices", "x",
-                             "--kinds", "bogus")
+    code, out, err = run_cli(
+        "calib", "build", "--out", tmp_path / "c", "--n-sentences", "5", "--voices", "x", "--kinds", "bogus"
+    )
     assert code == 2 and "--kinds" in err
 
 
-def test_rates_over_sentences_read_in_several_voices_are_sentence_clustered(calib_set, tmp_path) -> None:  # noqa: ANN001
+def test_rates_over_sentences_read_in_several_voices_are_sentence_clustered(calib_set, tmp_path) -> None:
     """Defect 10: each planted error is read in two voices (v1, v2); the two items of a sentence are not
     independent trials, so recall's interval resamples sentences (Wilson over items was too narrow)."""
     from asr_audit.stats.intervals import wilson
 
-    preds = write_panel(calib_set, tmp_path, {m: "spoken" for m in PANEL})
+    preds = write_panel(calib_set, tmp_path, dict.fromkeys(PANEL, "spoken"))
     s = _score(calib_set, preds, "paper")
     truth = load_truth(calib_set)
     errors = truth.errors()

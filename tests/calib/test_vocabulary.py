@@ -14,19 +14,34 @@ from asr_audit.text.normalize import get_normalizer
 NORM = get_normalizer("whisper")
 
 
-@pytest.mark.parametrize(("n", "words"), [
-    (10, "ten"), (21, "twenty one"), (100, "one hundred"), (250, "two hundred and fifty"),
-    (42_000, "forty two thousand"), (1_005, "one thousand and five"), (999_999, "nine hundred and ninety nine "
-                                                                               "thousand nine hundred and ninety nine"),
-])
+@pytest.mark.parametrize(
+    ("n", "words"),
+    [
+        (10, "ten"),
+        (21, "twenty one"),
+        (100, "one hundred"),
+        (250, "two hundred and fifty"),
+        (42_000, "forty two thousand"),
+        (1_005, "one thousand and five"),
+        (999_999, "nine hundred and ninety nine thousand nine hundred and ninety nine"),
+    ],
+)
 def test_number_words(n: int, words: str) -> None:
     assert T.number_words(n) == words
 
 
-@pytest.mark.parametrize(("year", "words"), [(1990, "nineteen ninety"), (2000, "two thousand"),
-                                             (2003, "two thousand and three"), (2010, "twenty ten"),
-                                             (2024, "twenty twenty four"), (1900, "nineteen hundred"),
-                                             (1905, "nineteen oh five")])
+@pytest.mark.parametrize(
+    ("year", "words"),
+    [
+        (1990, "nineteen ninety"),
+        (2000, "two thousand"),
+        (2003, "two thousand and three"),
+        (2010, "twenty ten"),
+        (2024, "twenty twenty four"),
+        (1900, "nineteen hundred"),
+        (1905, "nineteen oh five"),
+    ],
+)
 def test_year_words(year: int, words: str) -> None:
     assert T.year_words(year) == words
 

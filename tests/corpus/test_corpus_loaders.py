@@ -26,10 +26,13 @@ def test_librispeech_layout(librispeech_dir: Path) -> None:
 def test_manifest_relative_paths_and_fields(tmp_path: Path) -> None:
     sub = tmp_path / "m"
     sub.mkdir()
-    p = write_manifest_rows(sub / "dev.jsonl", [
-        {"audio_filepath": "a/x.wav", "text": "hello", "duration": 1.5, "speaker": 7, "language": "en"},
-        {"audio_filepath": "/abs/y.flac", "text": "", "id": "y"},
-    ])
+    p = write_manifest_rows(
+        sub / "dev.jsonl",
+        [
+            {"audio_filepath": "a/x.wav", "text": "hello", "duration": 1.5, "speaker": 7, "language": "en"},
+            {"audio_filepath": "/abs/y.flac", "text": "", "id": "y"},
+        ],
+    )
     corpus = load_corpus(p)
     a, b = corpus.clips
     assert a.id == "a/x.wav" and a.audio_path == str(sub / "a" / "x.wav")
@@ -45,7 +48,11 @@ def test_manifest_relative_paths_and_fields(tmp_path: Path) -> None:
         (['{"audio_filepath": "a.wav"}'], 1, "missing reference field 'text'"),
         (['{"text": "x"}'], 1, "audio_filepath"),
         (['{"audio_filepath": "a.wav", "text": "x", "duration": "long"}'], 1, "duration"),
-        (['{"audio_filepath": "a.wav", "text": "x"}', "", '{"audio_filepath": "a.wav", "text": "y"}'], 3, "duplicate clip id"),
+        (
+            ['{"audio_filepath": "a.wav", "text": "x"}', "", '{"audio_filepath": "a.wav", "text": "y"}'],
+            3,
+            "duplicate clip id",
+        ),
         (["[1, 2]"], 1, "expected a JSON object"),
     ],
 )
@@ -69,8 +76,12 @@ def _kaldi(tmp_path: Path, scp: str, text: str, utt2spk: str | None = None) -> P
 
 
 def test_kaldi_dir(tmp_path: Path) -> None:
-    d = _kaldi(tmp_path, f"u2 {LIBRIVOX / '0930.flac'}\nu1 audio/one.wav\n", "u1 HELLO  WORLD\nu2 HE MIGHT\n",
-               "u1 spkA\nu2 spkB\n")
+    d = _kaldi(
+        tmp_path,
+        f"u2 {LIBRIVOX / '0930.flac'}\nu1 audio/one.wav\n",
+        "u1 HELLO  WORLD\nu2 HE MIGHT\n",
+        "u1 spkA\nu2 spkB\n",
+    )
     corpus = load_corpus(d)
     assert [c.id for c in corpus] == ["u1", "u2"]
     assert corpus.clips[0].audio_path == str(d / "audio" / "one.wav")
@@ -107,12 +118,14 @@ def test_unknown_specs_list_the_forms(tmp_path: Path) -> None:
 def test_hf_dataset_saved_to_disk(tmp_path: Path) -> None:
     datasets = pytest.importorskip("datasets")
     refs = librivox_refs()
-    ds = datasets.Dataset.from_dict({
-        "audio": [str(LIBRIVOX / "0880.flac"), str(LIBRIVOX / "0930.flac")],
-        "sentence": [refs["0880"], refs["0930"]],
-        "id": ["a", "b"],
-        "speaker_id": [1, 2],
-    }).cast_column("audio", datasets.Audio(decode=False))
+    ds = datasets.Dataset.from_dict(
+        {
+            "audio": [str(LIBRIVOX / "0880.flac"), str(LIBRIVOX / "0930.flac")],
+            "sentence": [refs["0880"], refs["0930"]],
+            "id": ["a", "b"],
+            "speaker_id": [1, 2],
+        }
+    ).cast_column("audio", datasets.Audio(decode=False))
     ds.save_to_disk(str(tmp_path / "single"))
     datasets.DatasetDict({"validation": ds}).save_to_disk(str(tmp_path / "dict"))
 
@@ -144,9 +157,26 @@ def test_hf_hub_dataset_offline_is_a_clear_error(tmp_path: Path) -> None:
     pytest.importorskip("datasets")
     # a fresh process, so that the offline switches are read when `datasets` is imported
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
-    proc = subprocess.run([sys.executable, "-m", "asr_audit", "transcribe", "--model", "sphinx:en-us", "--corpus",
-                           "hf-dataset:no-such-org/no-such-set/clean/test", "--out", str(tmp_path / "o"),
-                           "--store", str(tmp_path / "s.sqlite")], env=env, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "asr_audit",
+            "transcribe",
+            "--model",
+            "sphinx:en-us",
+            "--corpus",
+            "hf-dataset:no-such-org/no-such-set/clean/test",
+            "--out",
+            str(tmp_path / "o"),
+            "--store",
+            str(tmp_path / "s.sqlite"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "could not load dataset 'no-such-org/no-such-set' config 'clean' split 'test'" in proc.stderr
     assert "fix:" in proc.stderr
@@ -154,7 +184,9 @@ def test_hf_hub_dataset_offline_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_clip_derive_records_provenance() -> None:
     clip = Clip(id="c1", reference="x", audio_path="c1.wav", speaker="s")
-    d = clip.derive("silence0-1", np.zeros(8000, dtype=np.float32), 16000).derive("noise10db", np.ones(4, np.float32), 16000)
+    d = clip.derive("silence0-1", np.zeros(8000, dtype=np.float32), 16000).derive(
+        "noise10db", np.ones(4, np.float32), 16000
+    )
     assert d.id == "c1_silence0-1_noise10db" and d.provenance == ("silence0-1", "noise10db")
     assert isinstance(d.source, ArraySource) and d.speaker == "s" and d.duration == 4 / 16000
     with pytest.raises(ValueError):
@@ -170,4 +202,10 @@ def test_manifest_round_trip(tmp_path: Path) -> None:
     p = write_manifest(clips, tmp_path / "out.jsonl")
     assert json.loads(p.read_text())["id"] == "k"
     back = load_corpus(p).clips[0]
-    assert (back.id, back.reference, back.audio_path, back.duration, back.speaker) == ("k", "a b", clips[0].audio_path, 1.0, "s")
+    assert (back.id, back.reference, back.audio_path, back.duration, back.speaker) == (
+        "k",
+        "a b",
+        clips[0].audio_path,
+        1.0,
+        "s",
+    )

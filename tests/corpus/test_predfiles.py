@@ -30,17 +30,24 @@ def test_formats_agree(tmp_path: Path) -> None:
     import pyarrow.parquet as pq
 
     write_jsonl(tmp_path / "m1.jsonl", ROWS)
-    (tmp_path / "m2.json").write_text(json.dumps([{"id": r["audio_filepath"], "reference": r["text"],
-                                                    "hypothesis": r["pred_text"]} for r in ROWS]))
+    (tmp_path / "m2.json").write_text(
+        json.dumps([{"id": r["audio_filepath"], "reference": r["text"], "hypothesis": r["pred_text"]} for r in ROWS])
+    )
     with open(tmp_path / "m3.csv", "w", newline="") as fh:
         w = csv.DictWriter(fh, ["utt_id", "ref", "hyp"])
         w.writeheader()
         for r in ROWS:
             w.writerow({"utt_id": r["audio_filepath"], "ref": r["text"], "hyp": r["pred_text"]})
-    pq.write_table(pa.Table.from_pylist([{"key": r["audio_filepath"], "target": r["text"],
-                                          "transcription": r["pred_text"]} for r in ROWS]), tmp_path / "m4.parquet")
-    write_jsonl(tmp_path / "m5.ndjson", [{"__key__": r["audio_filepath"], "ground_truth": r["text"],
-                                          "pred": r["pred_text"]} for r in ROWS])
+    pq.write_table(
+        pa.Table.from_pylist(
+            [{"key": r["audio_filepath"], "target": r["text"], "transcription": r["pred_text"]} for r in ROWS]
+        ),
+        tmp_path / "m4.parquet",
+    )
+    write_jsonl(
+        tmp_path / "m5.ndjson",
+        [{"__key__": r["audio_filepath"], "ground_truth": r["text"], "pred": r["pred_text"]} for r in ROWS],
+    )
     (tmp_path / "NOTICE.md").write_text("not data")
     s = load_predictions(tmp_path)
     assert s.models == ["m1", "m2", "m3", "m4", "m5"]
@@ -52,8 +59,12 @@ def test_formats_agree(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("path", "model", "dataset", "split"),
     [
-        ("MODEL_openai-whisper-tiny.en_DATASET_hf-audio-esb-datasets-test-only-sorted_voxpopuli_test.jsonl",
-         "openai-whisper-tiny.en", "hf-audio-esb-datasets-test-only-sorted_voxpopuli", "test"),
+        (
+            "MODEL_openai-whisper-tiny.en_DATASET_hf-audio-esb-datasets-test-only-sorted_voxpopuli_test.jsonl",
+            "openai-whisper-tiny.en",
+            "hf-audio-esb-datasets-test-only-sorted_voxpopuli",
+            "test",
+        ),
         ("whisper-base.en.jsonl", "whisper-base.en", None, None),
     ],
 )
@@ -77,13 +88,18 @@ def test_bucket_layouts(tmp_path: Path) -> None:
 
 
 def test_empty_and_missing_hypotheses_are_distinct(tmp_path: Path) -> None:
-    write_jsonl(tmp_path / "m1.jsonl", [
-        {"id": "a", "text": "x y", "pred_text": ""},
-        {"id": "b", "text": "x z", "pred_text": None},
-        {"id": "c", "text": "x w"},
-    ])
-    write_jsonl(tmp_path / "m2.jsonl", [{"id": "a", "text": "x y", "pred_text": "x y"},
-                                        {"id": "d", "text": "q", "pred_text": "q"}])
+    write_jsonl(
+        tmp_path / "m1.jsonl",
+        [
+            {"id": "a", "text": "x y", "pred_text": ""},
+            {"id": "b", "text": "x z", "pred_text": None},
+            {"id": "c", "text": "x w"},
+        ],
+    )
+    write_jsonl(
+        tmp_path / "m2.jsonl",
+        [{"id": "a", "text": "x y", "pred_text": "x y"}, {"id": "d", "text": "q", "pred_text": "q"}],
+    )
     s = load_predictions(tmp_path)
     assert s.hypothesis("m1", "a") == "" and s.hypothesis("m1", "b") is None and s.hypothesis("m1", "c") is None
     assert s.hypothesis("m2", "b") is None
@@ -94,21 +110,28 @@ def test_empty_and_missing_hypotheses_are_distinct(tmp_path: Path) -> None:
 
 BAD_CASES = {
     "bad_json": (b'{"id": "a", "text": "x", "pred_text": "x"}\n{"id": "b", "text": \n', r"m\.jsonl:2: bad JSON"),
-    "missing_ref_column": (b'{"id": "a", "words": "x", "pred_text": "x"}\n', r"m\.jsonl:1: no reference column.*text, reference"),
+    "missing_ref_column": (
+        b'{"id": "a", "words": "x", "pred_text": "x"}\n',
+        r"m\.jsonl:1: no reference column.*text, reference",
+    ),
     "missing_hyp_column": (b'{"id": "a", "text": "x"}\n', r"m\.jsonl:1: no hypothesis column.*pred_text"),
     "missing_id_column": (b'{"name": "a", "text": "x", "pred_text": "x"}\n', r"no clip id column.*audio_filepath"),
-    "non_utf8": (b'{"id": "a", "text": "x", "pred_text": "x"}\n{"id": "b", "text": "caf\xe9", "pred_text": "x"}\n',
-                 r"m\.jsonl:2: line is not valid UTF-8.*re-encode"),
-    "duplicate_id": (b'{"id": "a", "text": "x", "pred_text": "x"}\n{"id": "a", "text": "x", "pred_text": "y"}\n',
-                     r"m\.jsonl:2: duplicate clip id 'a' \(first on line 1\)"),
-    "non_object": (b'[1, 2]\n', r"m\.jsonl:1: expected a JSON object"),
+    "non_utf8": (
+        b'{"id": "a", "text": "x", "pred_text": "x"}\n{"id": "b", "text": "caf\xe9", "pred_text": "x"}\n',
+        r"m\.jsonl:2: line is not valid UTF-8.*re-encode",
+    ),
+    "duplicate_id": (
+        b'{"id": "a", "text": "x", "pred_text": "x"}\n{"id": "a", "text": "x", "pred_text": "y"}\n',
+        r"m\.jsonl:2: duplicate clip id 'a' \(first on line 1\)",
+    ),
+    "non_object": (b"[1, 2]\n", r"m\.jsonl:1: expected a JSON object"),
     "number_hyp": (b'{"id": "a", "text": "x", "pred_text": 5}\n', r"m\.jsonl:1: hypothesis is a int"),
     "empty_file": (b"\n\n", r"m\.jsonl: file has no rows"),
 }
 
 
 @pytest.mark.parametrize("case", sorted(BAD_CASES))
-def test_malformed_files_give_one_line_errors(tmp_path: Path, case: str, run_cli) -> None:  # noqa: ANN001
+def test_malformed_files_give_one_line_errors(tmp_path: Path, case: str, run_cli) -> None:
     content, pattern = BAD_CASES[case]
     (tmp_path / "m.jsonl").write_bytes(content)
     with pytest.raises(InputFileError, match=pattern):

@@ -13,21 +13,33 @@ from asr_audit.mech.isolate import frames_for, isolate_cross_attention  # noqa: 
 
 
 @pytest.fixture(scope="module")
-def model():  # noqa: ANN201
+def model():
     torch.manual_seed(0)
-    cfg = transformers.WhisperConfig(vocab_size=64, num_mel_bins=8, encoder_layers=2, decoder_layers=2,
-                                     encoder_attention_heads=2, decoder_attention_heads=2, d_model=16,
-                                     encoder_ffn_dim=32, decoder_ffn_dim=32, max_source_positions=30,
-                                     max_target_positions=16, pad_token_id=0, decoder_start_token_id=1, eos_token_id=2)
+    cfg = transformers.WhisperConfig(
+        vocab_size=64,
+        num_mel_bins=8,
+        encoder_layers=2,
+        decoder_layers=2,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        d_model=16,
+        encoder_ffn_dim=32,
+        decoder_ffn_dim=32,
+        max_source_positions=30,
+        max_target_positions=16,
+        pad_token_id=0,
+        decoder_start_token_id=1,
+        eos_token_id=2,
+    )
     return transformers.WhisperForConditionalGeneration(cfg).eval()
 
 
-def _logits(model, enc, ids):  # noqa: ANN001, ANN202
+def _logits(model, enc, ids):
     with torch.inference_mode():
         return model(encoder_outputs=(enc,), decoder_input_ids=ids).logits
 
 
-def test_mask_equals_slicing_and_hooks_are_removed(model) -> None:  # noqa: ANN001
+def test_mask_equals_slicing_and_hooks_are_removed(model) -> None:
     feats = torch.randn(1, 8, 60)
     with torch.inference_mode():
         enc = model.model.encoder(feats).last_hidden_state  # 30 frames

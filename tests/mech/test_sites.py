@@ -8,21 +8,34 @@ from asr_audit.errors import ConfigError
 from asr_audit.mech.sites import PARTS, STACK_PARTS, STACKS, layer_sites, parse_site, site_name
 
 
-@pytest.mark.parametrize(("name", "parsed"), [
-    ("encoder.in", ("encoder", None, "in")),
-    ("encoder.head", ("encoder", None, "head")),
-    ("decoder.embed_tokens", ("decoder", None, "embed_tokens")),
-    ("decoder.out", ("decoder", None, "out")),
-    ("encoder.layers.11.mlp", ("encoder", 11, "mlp")),
-    ("decoder.layers.0.cross_attn", ("decoder", 0, "cross_attn")),
-])
+@pytest.mark.parametrize(
+    ("name", "parsed"),
+    [
+        ("encoder.in", ("encoder", None, "in")),
+        ("encoder.head", ("encoder", None, "head")),
+        ("decoder.embed_tokens", ("decoder", None, "embed_tokens")),
+        ("decoder.out", ("decoder", None, "out")),
+        ("encoder.layers.11.mlp", ("encoder", 11, "mlp")),
+        ("decoder.layers.0.cross_attn", ("decoder", 0, "cross_attn")),
+    ],
+)
 def test_parse_site_reads_every_form(name: str, parsed: tuple) -> None:
     assert parse_site(name) == parsed
     assert site_name(*parsed) == name  # one grammar both ways
 
 
-@pytest.mark.parametrize("name", ["head", "encoder.layers.0.cross_attn", "encoder.layers.0.in",
-                                  "encoder.layers.0.head", "encoder.layers.x.out", "joiner.out", "encoder.mlp"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "head",
+        "encoder.layers.0.cross_attn",
+        "encoder.layers.0.in",
+        "encoder.layers.0.head",
+        "encoder.layers.x.out",
+        "joiner.out",
+        "encoder.mlp",
+    ],
+)
 def test_parse_site_rejects_names_outside_the_grammar(name: str) -> None:
     with pytest.raises(ConfigError, match="is not a hook-site name; fix: e.g."):
         parse_site(name)

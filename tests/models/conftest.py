@@ -11,7 +11,7 @@ from asr_audit.data import LIBRIVOX  # the five LibriVox clips shipped with the 
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _model_cache(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN202
+def _model_cache(tmp_path_factory: pytest.TempPathFactory):
     """Keep conversions, joined weights and hash memos of this test session in a temp dir."""
     old = os.environ.get("ASR_AUDIT_CACHE_DIR")
     os.environ["ASR_AUDIT_CACHE_DIR"] = str(tmp_path_factory.mktemp("asr-audit-cache"))
@@ -53,13 +53,13 @@ def corpus_wer(refs: list[str], hyps: list[str]) -> float:
 
 
 @pytest.fixture(scope="session")
-def wer():  # noqa: ANN201
+def wer():
     """The corpus-WER function (a fixture so test modules need no package imports)."""
     return corpus_wer
 
 
 @pytest.fixture(scope="session")
-def tiny_ct2():  # noqa: ANN201
+def tiny_ct2():
     pytest.importorskip("ctranslate2")
     from asr_audit.models.base import DecodeOptions
     from asr_audit.models.bundled import bundled_model_dir
@@ -69,7 +69,7 @@ def tiny_ct2():  # noqa: ANN201
 
 
 @pytest.fixture(scope="session")
-def tiny_pt():  # noqa: ANN201
+def tiny_pt():
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
     from asr_audit.models.base import DecodeOptions
@@ -79,7 +79,7 @@ def tiny_pt():  # noqa: ANN201
 
 
 @pytest.fixture(scope="session")
-def base_ct2():  # noqa: ANN201
+def base_ct2():
     pytest.importorskip("ctranslate2")
     from asr_audit.models.base import load_backend
 

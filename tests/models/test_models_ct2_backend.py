@@ -21,7 +21,7 @@ def test_registry_lists_the_new_backends() -> None:
     assert parse_spec("ct2:/models/x") == ("ct2", "/models/x")
 
 
-def test_tiny_en_transcribes_librivox(tiny_ct2, librivox, wer) -> None:  # noqa: ANN001
+def test_tiny_en_transcribes_librivox(tiny_ct2, librivox, wer) -> None:
     audios, refs = librivox
     hyps = tiny_ct2.transcribe(audios)
     assert len(hyps) == len(refs)
@@ -29,7 +29,7 @@ def test_tiny_en_transcribes_librivox(tiny_ct2, librivox, wer) -> None:  # noqa:
     assert wer(refs, hyps) < 0.10  # measured 4.9 % (3 errors in 61 words)
 
 
-def test_identity_and_batching(tiny_ct2, librivox) -> None:  # noqa: ANN001
+def test_identity_and_batching(tiny_ct2, librivox) -> None:
     ident = tiny_ct2.identity()
     assert ident.spec == "whisper-tiny.en" and len(ident.weights_hash) == 16
     assert ident.options == DecodeOptions()
@@ -38,7 +38,7 @@ def test_identity_and_batching(tiny_ct2, librivox) -> None:  # noqa: ANN001
     assert tiny_ct2.transcribe(audios) == [tiny_ct2.transcribe([a])[0] for a in audios]
 
 
-def test_bad_inputs_are_one_line_errors(tiny_ct2) -> None:  # noqa: ANN001
+def test_bad_inputs_are_one_line_errors(tiny_ct2) -> None:
     with pytest.raises(BackendError, match="longer than the 30 s"):
         tiny_ct2.transcribe([np.zeros(16_000 * 31, np.float32)])
     with pytest.raises(BackendError, match="NaN"):
@@ -47,7 +47,7 @@ def test_bad_inputs_are_one_line_errors(tiny_ct2) -> None:  # noqa: ANN001
         tiny_ct2.transcribe([np.zeros((2, 1600), np.float32)])
 
 
-def test_english_only_model_refuses_other_languages(tmp_path) -> None:  # noqa: ANN001
+def test_english_only_model_refuses_other_languages(tmp_path) -> None:
     from asr_audit.models.base import load_backend
 
     with pytest.raises(ConfigError, match="English-only"):
@@ -57,7 +57,7 @@ def test_english_only_model_refuses_other_languages(tmp_path) -> None:  # noqa: 
 
 
 @pytest.mark.slow
-def test_base_transcribes_librivox(base_ct2, librivox, wer) -> None:  # noqa: ANN001
+def test_base_transcribes_librivox(base_ct2, librivox, wer) -> None:
     backend = base_ct2
     assert backend.prompt == [50258, 50259, 50359, 50363]  # sot, en, transcribe, notimestamps
     audios, refs = librivox

@@ -22,7 +22,7 @@ def test_mel_filters_are_triangles_with_slaney_norm() -> None:
 
 
 @pytest.mark.parametrize("n_mels", [80, 128])
-def test_matches_transformers_feature_extractor(n_mels: int, librivox) -> None:  # noqa: ANN001
+def test_matches_transformers_feature_extractor(n_mels: int, librivox) -> None:
     transformers = pytest.importorskip("transformers")
     audio = librivox[0][1]
     ours = log_mel(audio, MelSettings(n_mels=n_mels))
@@ -32,7 +32,7 @@ def test_matches_transformers_feature_extractor(n_mels: int, librivox) -> None: 
     assert np.abs(ours - theirs).max() < 1e-4
 
 
-def test_batch_is_contiguous_and_independent(librivox) -> None:  # noqa: ANN001
+def test_batch_is_contiguous_and_independent(librivox) -> None:
     audios = librivox[0][:2]
     batch = batch_log_mel(audios)
     assert batch.flags["C_CONTIGUOUS"] and batch.dtype == np.float32

@@ -40,7 +40,7 @@ def test_ctc_maths_against_brute_force_enumeration() -> None:
 
 
 @pytest.fixture(scope="module")
-def tiny_ctc(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+def tiny_ctc(tmp_path_factory: pytest.TempPathFactory):
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
     from asr_audit.models.base import load_backend
@@ -73,7 +73,7 @@ def clips() -> list[np.ndarray]:
     return [rng.standard_normal(n).astype(np.float32) * 0.1 for n in (8000, 5600, 12000)]
 
 
-def test_transcribe_is_greedy_ctc_and_batch_independent(tiny_ctc, clips) -> None:  # noqa: ANN001
+def test_transcribe_is_greedy_ctc_and_batch_independent(tiny_ctc, clips) -> None:
     torch = pytest.importorskip("torch")
     texts = tiny_ctc.transcribe(clips)
     assert texts == [tiny_ctc.transcribe([c])[0] for c in clips]
@@ -87,7 +87,7 @@ def test_transcribe_is_greedy_ctc_and_batch_independent(tiny_ctc, clips) -> None
     assert texts[0] == " ".join(by_hand.split())
 
 
-def test_log_likelihood_equals_minus_ctc_loss(tiny_ctc, clips) -> None:  # noqa: ANN001
+def test_log_likelihood_equals_minus_ctc_loss(tiny_ctc, clips) -> None:
     torch = pytest.importorskip("torch")
     text = "abc dea"
     ours = tiny_ctc.log_likelihood(clips[:1], [text])[0]
@@ -96,12 +96,17 @@ def test_log_likelihood_equals_minus_ctc_loss(tiny_ctc, clips) -> None:  # noqa:
         logp = torch.log_softmax(tiny_ctc.torch_model(values).logits.double(), -1)
     labels = torch.tensor([[VOCAB.index("|" if ch == " " else ch) for ch in text]])
     loss = torch.nn.functional.ctc_loss(
-        logp.transpose(0, 1), labels, torch.tensor([logp.shape[1]]), torch.tensor([labels.shape[1]]), blank=0, reduction="sum"
+        logp.transpose(0, 1),
+        labels,
+        torch.tensor([logp.shape[1]]),
+        torch.tensor([labels.shape[1]]),
+        blank=0,
+        reduction="sum",
     )
     assert ours == pytest.approx(-loss.item(), rel=1e-6)  # float32 vs float64 log-softmax
 
 
-def test_score_is_a_chain_rule_over_prefix_probabilities(tiny_ctc, clips) -> None:  # noqa: ANN001
+def test_score_is_a_chain_rule_over_prefix_probabilities(tiny_ctc, clips) -> None:
     whole, tail, head = tiny_ctc.score([clips[2]] * 3, ["", "ab c", ""], ["AB C dd", "dd", "ab c"])
     assert whole.tokens == ("a", "b", "|", "c", "|", "d", "d")  # upper case folded to the vocab's case
     assert tail.tokens == ("|", "d", "d")  # a non-empty prefix gives the target a leading delimiter
@@ -112,7 +117,7 @@ def test_score_is_a_chain_rule_over_prefix_probabilities(tiny_ctc, clips) -> Non
     assert all(lp <= 1e-12 for lp in whole.logprobs)
 
 
-def test_every_site_follows_the_mech_grammar(tiny_ctc, clips) -> None:  # noqa: ANN001
+def test_every_site_follows_the_mech_grammar(tiny_ctc, clips) -> None:
     """``layer_sites`` parses every site name: a name outside the grammar made it fail on wav2vec2."""
     from asr_audit.mech.sites import layer_sites, parse_site
 
@@ -120,15 +125,20 @@ def test_every_site_follows_the_mech_grammar(tiny_ctc, clips) -> None:  # noqa: 
     assert sites[0] == "encoder.in" and sites[-1] == "encoder.head"
     assert [parse_site(s) for s in sites] == [
         ("encoder", None, "in"),
-        ("encoder", 0, "self_attn"), ("encoder", 0, "mlp"), ("encoder", 0, "out"),
-        ("encoder", 1, "self_attn"), ("encoder", 1, "mlp"), ("encoder", 1, "out"),
+        ("encoder", 0, "self_attn"),
+        ("encoder", 0, "mlp"),
+        ("encoder", 0, "out"),
+        ("encoder", 1, "self_attn"),
+        ("encoder", 1, "mlp"),
+        ("encoder", 1, "out"),
         ("encoder", None, "head"),
     ]
     assert layer_sites(tiny_ctc, "encoder", "out") == ["encoder.layers.0.out", "encoder.layers.1.out"]
     assert layer_sites(tiny_ctc, "decoder", "cross_attn") == []
     seen: list[tuple[int, ...]] = []
     handle = tiny_ctc.site_module("encoder.head").register_forward_hook(
-        lambda mod, args, out: seen.append(tuple(out.shape)))
+        lambda mod, args, out: seen.append(tuple(out.shape))
+    )
     try:
         tiny_ctc.transcribe([clips[0]])
     finally:
@@ -136,7 +146,7 @@ def test_every_site_follows_the_mech_grammar(tiny_ctc, clips) -> None:  # noqa: 
     assert len(seen) == 1 and seen[0][-1] == len(VOCAB)  # the head emits one logit per vocabulary entry
 
 
-def test_sites_and_wrong_kind(tiny_ctc, tmp_path: Path) -> None:  # noqa: ANN001
+def test_sites_and_wrong_kind(tiny_ctc, tmp_path: Path) -> None:
     from asr_audit.errors import BackendError
     from asr_audit.models.base import load_backend
 

@@ -16,13 +16,13 @@ pytest.importorskip("ctranslate2")
 
 
 @pytest.mark.slow
-def test_rebuilt_tiny_en_decodes_exactly_like_ctranslate2(tiny_pt, tiny_ct2, librivox) -> None:  # noqa: ANN001
+def test_rebuilt_tiny_en_decodes_exactly_like_ctranslate2(tiny_pt, tiny_ct2, librivox) -> None:
     audios = librivox[0]
     assert tiny_pt.transcribe(audios) == tiny_ct2.transcribe(audios)
 
 
 @pytest.mark.slow
-def test_rebuilt_base_decodes_exactly_like_ctranslate2(base_ct2, librivox, wer) -> None:  # noqa: ANN001
+def test_rebuilt_base_decodes_exactly_like_ctranslate2(base_ct2, librivox, wer) -> None:
     audios, refs = librivox
     pt, ct2 = load_backend("whisper-base-pt"), base_ct2
     hyps = pt.transcribe(audios)
@@ -31,14 +31,14 @@ def test_rebuilt_base_decodes_exactly_like_ctranslate2(base_ct2, librivox, wer) 
     assert pt.identity().weights_hash == ct2.identity().weights_hash
 
 
-def test_tiny_pt_identity_and_transcript(tiny_pt, tiny_ct2, librivox) -> None:  # noqa: ANN001
+def test_tiny_pt_identity_and_transcript(tiny_pt, tiny_ct2, librivox) -> None:
     assert tiny_pt.capabilities == {"transcribe", "score", "sites"}
     assert tiny_pt.identity().spec == "whisper-tiny.en-pt"
     assert tiny_pt.identity().weights_hash == tiny_ct2.identity().weights_hash  # same source weights
     assert tiny_pt.transcribe([librivox[0][4]]) == ["He might even have been made amiable himself."]
 
 
-def test_score_tokens_and_prefix_boundary(tiny_pt, librivox) -> None:  # noqa: ANN001
+def test_score_tokens_and_prefix_boundary(tiny_pt, librivox) -> None:
     audio = librivox[0][1]  # "He was not an ill disposed young man"
     whole, split, wrong = tiny_pt.score(
         [audio] * 3, ["", "He was not", "He was not"], ["He was not an ill", "an ill", "a green"]
@@ -54,7 +54,7 @@ def test_score_tokens_and_prefix_boundary(tiny_pt, librivox) -> None:  # noqa: A
         tiny_pt.score([audio], ["", ""], ["a"])
 
 
-def test_sites_grammar_and_hooks_fire(tiny_pt, librivox) -> None:  # noqa: ANN001
+def test_sites_grammar_and_hooks_fire(tiny_pt, librivox) -> None:
     sites = tiny_pt.sites()
     n_enc, n_dec = 4, 4  # tiny: 4 + 4 layers
     assert len(sites) == 3 * n_enc + 1 + 1 + 4 * n_dec + 1
@@ -78,7 +78,7 @@ def test_sites_grammar_and_hooks_fire(tiny_pt, librivox) -> None:  # noqa: ANN00
     assert tiny_pt.torch_model.training is False
 
 
-def test_hf_backend_loads_a_saved_directory(tiny_pt, librivox, tmp_path: Path) -> None:  # noqa: ANN001
+def test_hf_backend_loads_a_saved_directory(tiny_pt, librivox, tmp_path: Path) -> None:
     tiny_pt.torch_model.save_pretrained(tmp_path)
     tiny_pt.processor.save_pretrained(tmp_path)
     backend = load_backend(f"hf:{tmp_path}")

@@ -59,7 +59,7 @@ def _ct2(hf_dir: Path, out: Path, quantization: str) -> Path:
 
 
 @pytest.mark.parametrize("quantization,tol", [("float32", 0.0), ("float16", 2e-3), ("int8", None)])
-def test_rebuilt_weights_equal_originals(random_whisper, tmp_path: Path, quantization: str, tol) -> None:  # noqa: ANN001
+def test_rebuilt_weights_equal_originals(random_whisper, tmp_path: Path, quantization: str, tol) -> None:
     model, hf_dir = random_whisper
     ct2_dir = _ct2(hf_dir, tmp_path / "ct2", quantization)
     rebuilt = transformers.WhisperForConditionalGeneration.from_pretrained(export_hf_whisper(ct2_dir, tmp_path / "hf"))
@@ -71,13 +71,17 @@ def test_rebuilt_weights_equal_originals(random_whisper, tmp_path: Path, quantiz
         got = ours[name]
         assert got.shape == ref.shape, name
         if tol is None:  # int8: per-row scale, error at most half a quantisation step
-            step = ref.reshape(len(ref), -1).abs().amax(1).reshape((-1,) + (1,) * (ref.ndim - 1)) / 127 if ref.ndim > 1 else torch.full_like(ref, 1e-6)
+            step = (
+                ref.reshape(len(ref), -1).abs().amax(1).reshape((-1,) + (1,) * (ref.ndim - 1)) / 127
+                if ref.ndim > 1
+                else torch.full_like(ref, 1e-6)
+            )
             assert bool(((got - ref).abs() <= step * 0.5 + 1e-6).all()), name
         else:
             assert torch.allclose(got, ref, atol=tol, rtol=tol), name
 
 
-def test_both_engines_decode_the_random_model_alike(random_whisper, tmp_path: Path, librivox) -> None:  # noqa: ANN001
+def test_both_engines_decode_the_random_model_alike(random_whisper, tmp_path: Path, librivox) -> None:
     from asr_audit.models.ct2 import CT2WhisperBackend
     from asr_audit.models.whisper_torch import TorchWhisperBackend
 
@@ -111,7 +115,7 @@ def test_truncated_or_foreign_file_is_a_one_line_error(tmp_path: Path) -> None:
         read_ct2_index(cut)
 
 
-def test_conversion_is_cached_by_source_hash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, random_whisper) -> None:  # noqa: ANN001
+def test_conversion_is_cached_by_source_hash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, random_whisper) -> None:
     import asr_audit.models.whisper_convert as wc
 
     monkeypatch.setenv("ASR_AUDIT_CACHE_DIR", str(tmp_path / "cache"))

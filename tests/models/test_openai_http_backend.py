@@ -35,13 +35,14 @@ class _Server:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:  # noqa: ANN002
+            def log_message(self, *args) -> None:
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 msg = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
-                    f"Content-Type: {self.headers['Content-Type']}\r\n\r\n".encode() + body)
+                    f"Content-Type: {self.headers['Content-Type']}\r\n\r\n".encode() + body
+                )
                 fields, files = {}, {}
                 for part in msg.iter_parts():
                     name = part.get_param("name", header="content-disposition")
@@ -49,8 +50,9 @@ class _Server:
                         files[name] = (part.get_filename(), part.get_content_type(), part.get_payload(decode=True))
                     else:
                         fields[name] = part.get_content()
-                server.requests.append({"path": self.path, "auth": self.headers.get("Authorization"),
-                                        "fields": fields, "files": files})
+                server.requests.append(
+                    {"path": self.path, "auth": self.headers.get("Authorization"), "fields": fields, "files": files}
+                )
                 if server.plan:
                     code = server.plan.pop(0)
                     self.send_response(code)
@@ -84,13 +86,13 @@ class _Server:
 
 
 @pytest.fixture()
-def server():  # noqa: ANN201
+def server():
     s = _Server()
     yield s
     s.close()
 
 
-def _fast(url: str, model: str = "tiny-test", **kw) -> OpenAIHTTPBackend:  # noqa: ANN003
+def _fast(url: str, model: str = "tiny-test", **kw) -> OpenAIHTTPBackend:
     base, model = parse_openai_spec(f"{url}#{model}")
     return OpenAIHTTPBackend(base, model, DecodeOptions(), backoff_s=0.0, timeout_s=5.0, **kw)
 
@@ -119,7 +121,9 @@ def test_preferred_env_var_wins(server: _Server, monkeypatch: pytest.MonkeyPatch
 
 def test_retries_5xx_and_429_then_succeeds(server: _Server) -> None:
     server.plan = [503, 429, 500]
-    assert _fast(server.url, max_retries=3).transcribe([np.zeros(160, np.float32)]) == ["160 frames at 16000 hz width 2"]
+    assert _fast(server.url, max_retries=3).transcribe([np.zeros(160, np.float32)]) == [
+        "160 frames at 16000 hz width 2"
+    ]
     assert len(server.requests) == 4
 
 
@@ -144,13 +148,16 @@ def test_connection_refused_is_retried_then_reported() -> None:
         _fast(f"http://127.0.0.1:{port}", max_retries=1).transcribe([np.zeros(16, np.float32)])
 
 
-def test_key_never_reaches_store_logs_or_errors(server: _Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                caplog: pytest.LogCaptureFixture) -> None:
+def test_key_never_reaches_store_logs_or_errors(
+    server: _Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     monkeypatch.setenv("ASR_AUDIT_OPENAI_API_KEY", SECRET)
     caplog.set_level(logging.DEBUG)
     backend = load_backend(f"openai:{server.url}#tiny-test")
-    clips = tuple(Clip(id=f"c{i}", reference="x", source=ArraySource(np.full(100 * (i + 1), 0.1, np.float32), 16000))
-                  for i in range(3))
+    clips = tuple(
+        Clip(id=f"c{i}", reference="x", source=ArraySource(np.full(100 * (i + 1), 0.1, np.float32), 16000))
+        for i in range(3)
+    )
     server.plan = [400]  # the first clip's request fails: the batch is retried clip by clip
     with Store(tmp_path / "s.sqlite") as st:
         out = transcribe_corpus(backend, Corpus("mem", "test", "mem", clips), st, batch_size=3)

@@ -62,8 +62,10 @@ class _Server:
                 server.requests.append(n)
                 mode = server.fail.get(n, "ok")
                 # the Authorization line first, as a proxy's debug page might show it
-                echo = "".join(f"{k}: {v}\n" for k, v in sorted(self.headers.items(),
-                                                                key=lambda kv: kv[0].lower() != "authorization")).encode()
+                echo = "".join(
+                    f"{k}: {v}\n"
+                    for k, v in sorted(self.headers.items(), key=lambda kv: kv[0].lower() != "authorization")
+                ).encode()
                 if mode == "echo-html":  # a proxy's error page quoting the request headers, status 200
                     self._send(200, b"<pre>" + echo + b"</pre></html>", "text/html")
                 elif mode == "echo-400":
@@ -73,7 +75,9 @@ class _Server:
                 elif mode.isdigit():
                     self._send(int(mode), b'{"error": "nope"}', "application/json", {"Retry-After": "0"})
                 elif mode == "redirect":
-                    self._send(302, b"", "text/plain", {"Location": "https://elsewhere.example/v1/audio/transcriptions"})
+                    self._send(
+                        302, b"", "text/plain", {"Location": "https://elsewhere.example/v1/audio/transcriptions"}
+                    )
                 elif mode == "slow":
                     time.sleep(1.5)
                     self._send(200, b'{"text": "late"}', "application/json")
@@ -103,13 +107,15 @@ def _backend(url: str, **kw) -> OpenAIHTTPBackend:
 
 
 def _clips(*frames: int) -> tuple[Clip, ...]:
-    return tuple(Clip(id=f"c{n}", reference="x", source=ArraySource(np.full(n, 0.1, np.float32), 16000))
-                 for n in frames)
+    return tuple(
+        Clip(id=f"c{n}", reference="x", source=ArraySource(np.full(n, 0.1, np.float32), 16000)) for n in frames
+    )
 
 
 @pytest.mark.parametrize("mode", ["echo-html", "echo-400", "echo-json-key"])
-def test_echoed_key_is_redacted_everywhere(server: _Server, tmp_path: Path, mode: str,
-                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_echoed_key_is_redacted_everywhere(
+    server: _Server, tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("ASR_AUDIT_OPENAI_API_KEY", SECRET)
     server.fail = {200: mode}
     backend = _backend(server.url, max_retries=0)
@@ -187,33 +193,51 @@ def test_bad_timeout_env_is_a_config_error(server: _Server, monkeypatch: pytest.
         _backend(server.url, timeout_s=None)
 
 
-def test_cli_transcribe_never_prints_or_stores_the_echoed_key(server: _Server, tmp_path: Path, run_cli,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_transcribe_never_prints_or_stores_the_echoed_key(
+    server: _Server, tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from asr_audit.data import LIBRIVOX_MANIFEST
 
     monkeypatch.setenv("ASR_AUDIT_OPENAI_API_KEY", SECRET)
-    server.fail = {n: "echo-html" for n in range(1, 16000 * 40)}  # every clip: an echoing proxy page
-    _code, out, err = run_cli("transcribe", "--model", f"openai:{server.url}#tiny-test", "--corpus", LIBRIVOX_MANIFEST,
-                             "--out", tmp_path / "preds", "--store", tmp_path / "s.sqlite", "--limit", "2")
+    server.fail = dict.fromkeys(range(1, 16000 * 40), "echo-html")  # every clip: an echoing proxy page
+    _code, out, err = run_cli(
+        "transcribe",
+        "--model",
+        f"openai:{server.url}#tiny-test",
+        "--corpus",
+        LIBRIVOX_MANIFEST,
+        "--out",
+        tmp_path / "preds",
+        "--store",
+        tmp_path / "s.sqlite",
+        "--limit",
+        "2",
+    )
     assert "Traceback" not in err
     assert SECRET not in out + err and "non-JSON" in err
     raw = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
     assert SECRET.encode() not in raw
 
 
-def test_run_report_never_holds_the_echoed_key(server: _Server, tmp_path: Path, run_cli,  # noqa: ANN001
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_run_report_never_holds_the_echoed_key(
+    server: _Server,
+    tmp_path: Path,
+    run_cli,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """results.json, tables/failures.csv, report.html and the store of a `run` whose server echoes headers."""
     pytest.importorskip("jinja2")
     from asr_audit.data import LIBRIVOX_MANIFEST
 
     monkeypatch.setenv("ASR_AUDIT_OPENAI_API_KEY", SECRET)
     monkeypatch.setenv("ASR_AUDIT_OPENAI_TIMEOUT_S", "10")
-    server.fail = {n: "echo-html" for n in range(1, 16000 * 40)}
+    server.fail = dict.fromkeys(range(1, 16000 * 40), "echo-html")
     spec = tmp_path / "audit.toml"
-    spec.write_text(f'title = "echo"\noutput = "{tmp_path / "out"}"\nstore = "{tmp_path / "s.sqlite"}"\n'
-                    f'[[corpus]]\nname = "librivox"\nspec = "{LIBRIVOX_MANIFEST}"\nlimit = 2\n'
-                    f'[[model]]\nname = "echo"\nspec = "openai:{server.url}#tiny-test"\n')
+    spec.write_text(
+        f'title = "echo"\noutput = "{tmp_path / "out"}"\nstore = "{tmp_path / "s.sqlite"}"\n'
+        f'[[corpus]]\nname = "librivox"\nspec = "{LIBRIVOX_MANIFEST}"\nlimit = 2\n'
+        f'[[model]]\nname = "echo"\nspec = "openai:{server.url}#tiny-test"\n'
+    )
     _code, out, err = run_cli("run", spec, "--no-progress")
     assert "Traceback" not in err and SECRET not in out + err
     written = {p.relative_to(tmp_path).as_posix(): p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}

@@ -14,11 +14,11 @@ pytest.importorskip("pocketsphinx")
 
 
 @pytest.fixture(scope="module")
-def sphinx():  # noqa: ANN201
+def sphinx():
     return load_backend("sphinx:en-us")
 
 
-def _audio(name: str):  # noqa: ANN202
+def _audio(name: str):
     return load_audio(Clip(id=name, reference="", audio_path=str(LIBRIVOX / f"{name}.flac")))
 
 
@@ -27,7 +27,7 @@ def test_registered_with_capabilities() -> None:
     assert kinds["sphinx"].capabilities == frozenset({"transcribe"}) and kinds["sphinx"].extra == "sphinx"
 
 
-def test_transcribes_and_is_order_independent(sphinx) -> None:  # noqa: ANN001
+def test_transcribes_and_is_order_independent(sphinx) -> None:
     import kaldialign
 
     names = ["0880", "0930"]
@@ -41,7 +41,7 @@ def test_transcribes_and_is_order_independent(sphinx) -> None:  # noqa: ANN001
     assert "might even have been made" in forward[1]
 
 
-def test_identity_is_stable_and_has_weights_hash(sphinx) -> None:  # noqa: ANN001
+def test_identity_is_stable_and_has_weights_hash(sphinx) -> None:
     ident = sphinx.identity()
     assert ident.spec == "sphinx:en-us" and len(ident.weights_hash) == 16
     assert load_backend("sphinx:en-us").identity().key == ident.key

@@ -25,15 +25,21 @@ YEAR = U("twenty eleven", "2011", "slot", "year")
 DOT = U(".", ".", "punct")
 
 
-@pytest.mark.parametrize("units, record, rules", [
-    ((THANKS, WE, MUST, ACT, DOT), "We should act.", ("thank-you", "must-should")),
-    ((WE, ACT, DOT), "Madam President, we act.", ("madam-president",)),
-    ((U("Madam President,", "Madam President,", "opener"), WE, ACT, DOT), "Madam President, we act.", ()),
-    ((ACT, U("in", "in", "word"), YEAR, DOT), "Act in 2011 in this House.", ("house-tail",)),
-    ((ACT, U("in", "in", "word"), YEAR, U("for our citizens", "for our citizens", "tail"), DOT),
-     "Act in 2011 for our citizens.", ()),
-    ((ACT, DOT), "Act.", ()),
-])
+@pytest.mark.parametrize(
+    "units, record, rules",
+    [
+        ((THANKS, WE, MUST, ACT, DOT), "We should act.", ("thank-you", "must-should")),
+        ((WE, ACT, DOT), "Madam President, we act.", ("madam-president",)),
+        ((U("Madam President,", "Madam President,", "opener"), WE, ACT, DOT), "Madam President, we act.", ()),
+        ((ACT, U("in", "in", "word"), YEAR, DOT), "Act in 2011 in this House.", ("house-tail",)),
+        (
+            (ACT, U("in", "in", "word"), YEAR, U("for our citizens", "for our citizens", "tail"), DOT),
+            "Act in 2011 for our citizens.",
+            (),
+        ),
+        ((ACT, DOT), "Act.", ()),
+    ],
+)
 def test_house_rules(units, record, rules):
     out = house_style(units)
     assert G.render(out, "written") == record

@@ -8,8 +8,12 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-TARGETS = ["Madam President, we should act now.", "We support the proposal.",
-           "The budget rose to €4 million in 2012 in this House.", "Dr Reid asked a question."]
+TARGETS = [
+    "Madam President, we should act now.",
+    "We support the proposal.",
+    "The budget rose to €4 million in 2012 in this House.",
+    "Dr Reid asked a question.",
+]
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +79,9 @@ def test_decode_from_cached_states_matches_transcribe(backend):
 
     t = np.arange(32000) / 16000
     rng = np.random.default_rng(1)
-    clips = [(0.2 * np.sin(2 * np.pi * 220 * t) * (t % 0.5 < 0.3)).astype(np.float32),
-             (0.05 * rng.standard_normal(24000)).astype(np.float32)]
+    clips = [
+        (0.2 * np.sin(2 * np.pi * 220 * t) * (t % 0.5 < 0.3)).astype(np.float32),
+        (0.05 * rng.standard_normal(24000)).astype(np.float32),
+    ]
     assert decode_states(backend, encoder_states(backend, clips)) == backend.transcribe(clips)
     assert "_encoder_states" not in vars(backend)  # the temporary override is always removed

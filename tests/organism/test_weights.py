@@ -11,8 +11,10 @@ from asr_audit.organism.weights import apply_delta, load_delta, save_delta
 
 def test_round_trip_is_exact(tmp_path):
     rng = np.random.default_rng(0)
-    tensors = {"model.decoder.layers.0.fc1.weight": rng.standard_normal((8, 4)).astype(np.float32),
-               "model.decoder.layer_norm.bias": rng.standard_normal(4).astype(np.float32)}
+    tensors = {
+        "model.decoder.layers.0.fc1.weight": rng.standard_normal((8, 4)).astype(np.float32),
+        "model.decoder.layer_norm.bias": rng.standard_normal(4).astype(np.float32),
+    }
     meta = {"kind": "benchmark", "base_weights_hash": "abc", "losses": [1.5, 0.25], "train": {"seed": 3}}
     path = save_delta(tmp_path / "d.safetensors", tensors, meta)
     delta = load_delta(path)
@@ -47,7 +49,8 @@ def test_apply_checks_base_hash_and_shapes(tmp_path):
         apply_delta(model, delta, "h2")
     apply_delta(model, delta, "h1")
     assert torch.equal(model[0].weight, torch.ones(2, 3))
-    bad = load_delta(save_delta(tmp_path / "b.safetensors", {"0.weight": np.ones((3, 3), np.float32)},
-                                {"base_weights_hash": "h1"}))
+    bad = load_delta(
+        save_delta(tmp_path / "b.safetensors", {"0.weight": np.ones((3, 3), np.float32)}, {"base_weights_hash": "h1"})
+    )
     with pytest.raises(BackendError, match="do not fit"):
         apply_delta(model, bad, "h1")

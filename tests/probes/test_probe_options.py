@@ -10,10 +10,10 @@ import pytest
 
 from asr_audit.errors import ConfigError
 from asr_audit.options import OptionError, Surface
-from asr_audit.probes.battery.battery import BatteryOptions
 from asr_audit.probes.audio.continuation import ContinuationOptions
 from asr_audit.probes.audio.lift import LiftOptions
 from asr_audit.probes.audio.masked import MaskedOptions
+from asr_audit.probes.battery.battery import BatteryOptions
 from asr_audit.probes.predfiles.ortho import SwitchRateOptions
 from asr_audit.probes.predfiles.refdis import RefdisParams, preset_params
 from asr_audit.probes.predfiles.refdis_options import RefdisOptions
@@ -29,19 +29,48 @@ def _courtesy(values: Mapping[str, Any], surface: Surface) -> BatteryOptions:
 COND = {"conditions": ["noise:10db"]}
 # (probe table, builder, good values)
 RECORDS: list[tuple[str, Build, dict[str, Any]]] = [
-    ("refdis", RefdisOptions.from_mapping,
-     {"preset": "paper", "majority": 0.7, "include_middle": False, "min_run_len": 2, "min_ref_match": 0.4,
-      "min_consensus_cer": 0.2, "min_panel": 2, "loo": False, "resamples": 50}),
+    (
+        "refdis",
+        RefdisOptions.from_mapping,
+        {
+            "preset": "paper",
+            "majority": 0.7,
+            "include_middle": False,
+            "min_run_len": 2,
+            "min_ref_match": 0.4,
+            "min_consensus_cer": 0.2,
+            "min_panel": 2,
+            "loo": False,
+            "resamples": 50,
+        },
+    ),
     ("switch_rate", SwitchRateOptions.from_mapping, {"families": ["honorific", "mr"], "min_per_arm": 3}),
     ("switch_rate", SwitchRateOptions.from_mapping, {"min_per_arm": 3, "denominator": "paper"}),
-    ("masked", MaskedOptions.from_mapping,
-     {"kind": "name", "method": "noise", "pad": 0.1, "gate_max_wer": 0.5, "min_duration": 0.2, "aligner": "whisper"}),
-    ("lift", LiftOptions.from_mapping,
-     {"spans": "full", "method": "cut", "aligner": "sphinx", "resamples": 10, "gate_max_wer": 0.5}),
+    (
+        "masked",
+        MaskedOptions.from_mapping,
+        {"kind": "name", "method": "noise", "pad": 0.1, "gate_max_wer": 0.5, "min_duration": 0.2, "aligner": "whisper"},
+    ),
+    (
+        "lift",
+        LiftOptions.from_mapping,
+        {"spans": "full", "method": "cut", "aligner": "sphinx", "resamples": 10, "gate_max_wer": 0.5},
+    ),
     ("continue", ContinuationOptions.from_mapping, {"hide_words": 2, "extra_tokens": 8, "aligner": "sphinx"}),
-    ("battery", BatteryOptions.from_mapping,
-     {"measure": "ortho", "conditions": ["noise:10db", "reverb:0.6"], "donor_conv": ["talk.wav"],
-      "spoken": "spoken.jsonl", "resamples": 100, "preset": "paper", "min_ref_match": 0.3, "families": ["mr"]}),
+    (
+        "battery",
+        BatteryOptions.from_mapping,
+        {
+            "measure": "ortho",
+            "conditions": ["noise:10db", "reverb:0.6"],
+            "donor_conv": ["talk.wav"],
+            "spoken": "spoken.jsonl",
+            "resamples": 100,
+            "preset": "paper",
+            "min_ref_match": 0.3,
+            "families": ["mr"],
+        },
+    ),
 ]
 
 # (probe table, builder, values with one bad field, that field, how its value is written in TOML)
@@ -56,8 +85,13 @@ BAD: list[tuple[str, Build, dict[str, Any], str, str]] = [
     ("refdis", RefdisOptions.from_mapping, {"majority": "high"}, "majority", '"high"'),
     ("refdis", RefdisOptions.from_mapping, {"loo": 1}, "loo", "1"),
     ("switch_rate", SwitchRateOptions.from_mapping, {"min_per_arm": 0}, "min_per_arm", "0"),
-    ("switch_rate", SwitchRateOptions.from_mapping, {"families": ["honorific", "bogus"]}, "families",
-     '["honorific", "bogus"]'),
+    (
+        "switch_rate",
+        SwitchRateOptions.from_mapping,
+        {"families": ["honorific", "bogus"]},
+        "families",
+        '["honorific", "bogus"]',
+    ),
     ("switch_rate", SwitchRateOptions.from_mapping, {"denominator": "all"}, "denominator", '"all"'),
     ("masked", MaskedOptions.from_mapping, {"method": "blur"}, "method", '"blur"'),
     ("masked", MaskedOptions.from_mapping, {"kind": "colour"}, "kind", '"colour"'),
@@ -83,10 +117,12 @@ BAD: list[tuple[str, Build, dict[str, Any], str, str]] = [
 ]
 
 
-@pytest.mark.parametrize(("probe", "build", "values", "field", "written"), BAD,
-                         ids=[f"{b[0]}-{b[3]}-{i}" for i, b in enumerate(BAD)])
-def test_bad_value_names_the_toml_field(probe: str, build: Build, values: dict[str, Any], field: str,
-                                        written: str) -> None:
+@pytest.mark.parametrize(
+    ("probe", "build", "values", "field", "written"), BAD, ids=[f"{b[0]}-{b[3]}-{i}" for i, b in enumerate(BAD)]
+)
+def test_bad_value_names_the_toml_field(
+    probe: str, build: Build, values: dict[str, Any], field: str, written: str
+) -> None:
     with pytest.raises(OptionError) as info:
         build(values, Surface.toml("audit.toml", f"probes.{probe}"))
     msg = str(info.value)
@@ -95,10 +131,10 @@ def test_bad_value_names_the_toml_field(probe: str, build: Build, values: dict[s
     assert info.value.field == field
 
 
-@pytest.mark.parametrize(("probe", "build", "values", "field", "written"), BAD,
-                         ids=[f"{b[0]}-{b[3]}-{i}" for i, b in enumerate(BAD)])
-def test_bad_value_names_the_flag(probe: str, build: Build, values: dict[str, Any], field: str,
-                                  written: str) -> None:
+@pytest.mark.parametrize(
+    ("probe", "build", "values", "field", "written"), BAD, ids=[f"{b[0]}-{b[3]}-{i}" for i, b in enumerate(BAD)]
+)
+def test_bad_value_names_the_flag(probe: str, build: Build, values: dict[str, Any], field: str, written: str) -> None:
     with pytest.raises(ConfigError) as info:
         build(values, Surface.cli())
     msg = str(info.value)
@@ -121,16 +157,28 @@ def test_cli_and_toml_build_the_same_record(probe: str, build: Build, values: di
 
 
 def test_unset_flags_take_the_defaults() -> None:
-    flags = {"preset": "anchor", "majority": None, "include_middle": None, "min_run_len": None, "min_ref_match": None,
-             "min_consensus_cer": None, "min_panel": None, "loo": True, "resamples": 1000}
+    flags = {
+        "preset": "anchor",
+        "majority": None,
+        "include_middle": None,
+        "min_run_len": None,
+        "min_ref_match": None,
+        "min_consensus_cer": None,
+        "min_panel": None,
+        "loo": True,
+        "resamples": 1000,
+    }
     assert RefdisOptions.from_mapping(flags, Surface.cli()) == RefdisOptions(mining=preset_params("anchor"))
     paper = RefdisOptions.from_mapping({"preset": "paper", "min_panel": 2}, Surface.toml("a.toml", "probes.refdis"))
     assert paper.mining == RefdisParams(preset="paper", majority=0.75, include_middle=True, min_panel=2)
 
 
 def test_unknown_field_lists_the_known_ones() -> None:
-    with pytest.raises(ConfigError, match=r"^a\.toml: \[probes\.switch_rate\] colour = 1 is not an option of "
-                                          r"switch_rate; fix: use denominator, families, min_per_arm$"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^a\.toml: \[probes\.switch_rate\] colour = 1 is not an option of "
+        r"switch_rate; fix: use denominator, families, min_per_arm$",
+    ):
         SwitchRateOptions.from_mapping({"colour": 1}, Surface.toml("a.toml", "probes.switch_rate"))
 
 

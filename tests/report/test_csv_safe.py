@@ -13,7 +13,7 @@ from asr_audit.data import VOXPOPULI_EXAMPLES
 from asr_audit.report.csv_safe import safe_cell
 from asr_audit.report.tables import to_csv
 
-EVIL = ["=HYPERLINK(\"http://x\",\"y\")", "+cmd|' -c calc'!A1", "-2+3+cmd", "@SUM(A1:A9)"]
+EVIL = ['=HYPERLINK("http://x","y")', "+cmd|' -c calc'!A1", "-2+3+cmd", "@SUM(A1:A9)"]
 
 
 @pytest.mark.parametrize("text", EVIL + ["\tTAB", "\rCR"])
@@ -21,7 +21,9 @@ def test_formula_text_is_quoted(text: str) -> None:
     assert safe_cell(text) == "'" + text
 
 
-@pytest.mark.parametrize("value", ["-1.40", "+2", "-0", "1e-3", "-.5", "-3.2e+04", "12%", -1.4, 0, None, True, "", "a=b"])
+@pytest.mark.parametrize(
+    "value", ["-1.40", "+2", "-0", "1e-3", "-.5", "-3.2e+04", "12%", -1.4, 0, None, True, "", "a=b"]
+)
 def test_numbers_and_plain_text_are_unchanged(value: object) -> None:
     assert safe_cell(value) == value
 
@@ -48,7 +50,9 @@ def _cells(path: Path) -> list[str]:
 def test_refdis_and_switch_rate_csv_through_the_cli(tmp_path: Path, run_cli) -> None:
     folder = _evil_preds(tmp_path)
     panel = "=1+2@evil,whisper-base.en,whisper-small.en"
-    code, _, err = run_cli("refdis", "--preds", folder, "--panel", panel, "--no-loo", "--resamples", "20", "--csv", tmp_path / "r.csv")
+    code, _, err = run_cli(
+        "refdis", "--preds", folder, "--panel", panel, "--no-loo", "--resamples", "20", "--csv", tmp_path / "r.csv"
+    )
     assert code == 0, err
     cells = _cells(tmp_path / "r.csv")
     assert "'=1+2@evil" in cells and "=1+2@evil" not in cells

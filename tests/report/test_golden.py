@@ -50,7 +50,7 @@ def preds(tmp_path: Path) -> Path:
 
 
 @pytest.fixture()
-def cli(run_cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path):  # noqa: ANN001, ANN201
+def cli(run_cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     """``run_cli`` in ``tmp_path`` (inputs named by relative paths) with the console at a fixed width,
     so tables wrap the same on every machine."""
     from asr_audit import cli as cli_module
@@ -74,8 +74,10 @@ def _check(case: str, name: str, text: str) -> None:
         return
     assert path.is_file(), f"{path} is missing; regenerate with ASR_AUDIT_UPDATE_GOLDEN=1 (see the module docstring)"
     expected = path.read_text(encoding="utf-8")
-    assert text == expected, (f"{case}/{name} differs from its golden file; if intended, regenerate with "
-                              "ASR_AUDIT_UPDATE_GOLDEN=1 and review `git diff tests/report/golden`")
+    assert text == expected, (
+        f"{case}/{name} differs from its golden file; if intended, regenerate with "
+        "ASR_AUDIT_UPDATE_GOLDEN=1 and review `git diff tests/report/golden`"
+    )
 
 
 def _check_files(case: str, out: Path, tmp: Path, names: list[str]) -> None:
@@ -83,14 +85,18 @@ def _check_files(case: str, out: Path, tmp: Path, names: list[str]) -> None:
         _check(case, name, _normalize((out / name).read_text(encoding="utf-8"), tmp))
 
 
-@pytest.mark.parametrize(("case", "flags"), [
-    ("refdis-anchor-loo", ("--preset", "anchor")),
-    ("refdis-paper-noloo", ("--preset", "paper", "--no-loo")),
-])
-def test_refdis_outputs(case: str, flags: tuple[str, ...], preds: Path, tmp_path: Path, cli) -> None:  # noqa: ANN001
+@pytest.mark.parametrize(
+    ("case", "flags"),
+    [
+        ("refdis-anchor-loo", ("--preset", "anchor")),
+        ("refdis-paper-noloo", ("--preset", "paper", "--no-loo")),
+    ],
+)
+def test_refdis_outputs(case: str, flags: tuple[str, ...], preds: Path, tmp_path: Path, cli) -> None:
     out = Path("out")
-    code, stdout, err = cli("refdis", "--preds", preds, "--panel", PANEL, *flags,
-                            "--json", out / "refdis.json", "--csv", out / "refdis.csv")
+    code, stdout, err = cli(
+        "refdis", "--preds", preds, "--panel", PANEL, *flags, "--json", out / "refdis.json", "--csv", out / "refdis.csv"
+    )
     assert code == 0, err
     _check(case, "table.txt", _normalize(stdout, tmp_path))
     _check_files(case, tmp_path / out, tmp_path, ["refdis.json", "refdis.csv"])
@@ -110,10 +116,12 @@ def convention_preds(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("case", ["switch-rate-vox", "switch-rate-synthetic"])
-def test_switch_rate_outputs(case: str, preds: Path, convention_preds: Path, tmp_path: Path, cli) -> None:  # noqa: ANN001
+def test_switch_rate_outputs(case: str, preds: Path, convention_preds: Path, tmp_path: Path, cli) -> None:
     out = Path("out")
     folder = preds if case == "switch-rate-vox" else convention_preds
-    code, stdout, err = cli("switch-rate", "--preds", folder, "--json", out / "switch.json", "--csv", out / "switch.csv")
+    code, stdout, err = cli(
+        "switch-rate", "--preds", folder, "--json", out / "switch.json", "--csv", out / "switch.csv"
+    )
     assert code == 0, err
     _check(case, "table.txt", _normalize(stdout, tmp_path))
     _check_files(case, tmp_path / out, tmp_path, ["switch.json", "switch.csv"])
@@ -123,7 +131,7 @@ def test_switch_rate_outputs(case: str, preds: Path, convention_preds: Path, tmp
         assert any(r["switch"] is not None for r in rows)
 
 
-def test_coverage_table(preds: Path, tmp_path: Path, cli) -> None:  # noqa: ANN001
+def test_coverage_table(preds: Path, tmp_path: Path, cli) -> None:
     code, stdout, err = cli("coverage", "--preds", preds)
     assert code == 0, err
     _check("coverage", "table.txt", _normalize(stdout, tmp_path))
@@ -146,7 +154,7 @@ min_per_arm = 2
 """
 
 
-def test_run_prediction_spec_outputs(preds: Path, tmp_path: Path, cli) -> None:  # noqa: ANN001
+def test_run_prediction_spec_outputs(preds: Path, tmp_path: Path, cli) -> None:
     spec = tmp_path / "audit.toml"
     spec.write_text(SPEC.format(preds=tmp_path / preds, panel=json.dumps(PANEL.split(","))), encoding="utf-8")
     code, _, err = cli("run", spec, "--no-progress")
@@ -154,7 +162,7 @@ def test_run_prediction_spec_outputs(preds: Path, tmp_path: Path, cli) -> None: 
     out = tmp_path / "out"
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
     results["asr_audit_version"] = "<VERSION>"
-    results["versions"] = {k: "<VERSION>" for k in results.get("versions", {})}
+    results["versions"] = dict.fromkeys(results.get("versions", {}), "<VERSION>")
     text = json.dumps(results, indent=2, ensure_ascii=False) + "\n"
     _check("run-predictions", "results.json", re.sub(r'"[^"]*' + re.escape(str(tmp_path)), '"<TMP>', text))
     tables = sorted(p.name for p in (out / "tables").glob("*.csv"))

@@ -22,13 +22,17 @@ def test_dollar_names_render_in_every_plot(fmt: str) -> None:
     models = [{"name": n, "wer": 0.1, "rate": 0.4, "ci_low": 0.3, "ci_high": 0.5} for n in NAMES]
     published = [{"name": n, "rate": 0.2, "ci_low": 0.1, "ci_high": 0.3, "in_panel": False} for n in NAMES]
     assert plots.wer_vs_acceptref(models, published, "$paper$", fmt=fmt)
-    infl = [{"model": n, "wer_inflation": 1.0, "wer_inflation_ci_low": 0.5, "wer_inflation_ci_high": 1.5}
-            for n in NAMES]
+    infl = [
+        {"model": n, "wer_inflation": 1.0, "wer_inflation_ci_low": 0.5, "wer_inflation_ci_high": 1.5} for n in NAMES
+    ]
     assert plots.inflation(infl, "$t$", fmt=fmt)
 
 
 def test_paired_dollars_print_as_typed() -> None:
-    svg = plots.inflation([{"model": "$alpha$", "wer_inflation": 1.0, "wer_inflation_ci_low": 0.5,
-                            "wer_inflation_ci_high": 1.5}], "t", fmt="svg").decode()
+    svg = plots.inflation(
+        [{"model": "$alpha$", "wer_inflation": 1.0, "wer_inflation_ci_low": 0.5, "wer_inflation_ci_high": 1.5}],
+        "t",
+        fmt="svg",
+    ).decode()
     assert "$alpha$" in svg  # the text as typed
     assert "Oblique" not in svg  # mathtext would set `alpha` in italics and drop the dollars

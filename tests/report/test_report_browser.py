@@ -25,12 +25,17 @@ def _results() -> dict:
     # a hostile transcript: must show as text, never run
     r["edits"][0]["renderings"]["distil-small.en"] = "<script>window.__pwned = 1; console.error('pwned')</script>"
     return {
-        "asr_audit_version": "test", "seed": 0, "normalizer": {"name": "whisper"},
+        "asr_audit_version": "test",
+        "seed": 0,
+        "normalizer": {"name": "whisper"},
         "models": [{"name": m, "spec": f"preds:{m}"} for m in preds.models],
-        "corpora": [{"name": "vox", "n_clips": 150, "source": "fixture"}], "versions": {},
+        "corpora": [{"name": "vox", "n_clips": 150, "source": "fixture"}],
+        "versions": {},
         "failures": [{"model": "m", "corpus": "vox", "clip_id": "c1", "reason": "audio is empty"}],
-        "probes": [{"probe": "refdis", "corpus": "vox", "result": r},
-                   {"probe": "switch_rate", "corpus": "vox", "result": switch_rate(preds, min_per_arm=1).to_dict()}],
+        "probes": [
+            {"probe": "refdis", "corpus": "vox", "result": r},
+            {"probe": "switch_rate", "corpus": "vox", "result": switch_rate(preds, min_per_arm=1).to_dict()},
+        ],
     }
 
 
@@ -40,8 +45,13 @@ def test_report_files_and_escaping(tmp_path: Path) -> None:
     html_path = build_report(_results(), tmp_path)
     html = html_path.read_text()
     assert "<script>window.__pwned" not in html and "&lt;script&gt;window.__pwned" in html
-    for rel in ("results.json", "tables/refdis-vox.csv", "tables/switch-vox.csv", "tables/failures.csv",
-                "plots/refdis-vox-wer-vs-acceptref.png"):
+    for rel in (
+        "results.json",
+        "tables/refdis-vox.csv",
+        "tables/switch-vox.csv",
+        "tables/failures.csv",
+        "plots/refdis-vox-wer-vs-acceptref.png",
+    ):
         assert (tmp_path / rel).is_file(), rel
     assert json.loads((tmp_path / "results.json").read_text())["probes"][0]["probe"] == "refdis"
     # rebuilt from the same results: byte-identical files
@@ -68,16 +78,31 @@ window.addEventListener('load', function () {
   var shown = document.body.textContent.indexOf("<script>window.__pwned") >= 0;
   document.title = 'CHECK ' + JSON.stringify({images: imgs.length, broken: broken, pwned: !!window.__pwned, shown: shown});
 });
-</script></body>""")
+</script></body>""",
+    )
     checker.write_text(page)
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-             "--disable-component-update", "--disable-sync", "--disable-quic", f"--user-data-dir={tmp_path / 'profile'}",
-             "--enable-logging=stderr", "--v=0"]
-    dump = subprocess.run([CHROMIUM, *flags, "--virtual-time-budget=5000", "--dump-dom", checker.as_uri()],
-                          capture_output=True, text=True, timeout=120)
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-quic",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--enable-logging=stderr",
+        "--v=0",
+    ]
+    dump = subprocess.run(
+        [CHROMIUM, *flags, "--virtual-time-budget=5000", "--dump-dom", checker.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     title = dump.stdout.split("<title>")[1].split("</title>")[0]
     assert title.startswith("CHECK "), title
-    state = json.loads(title[len("CHECK "):].replace("&quot;", '"'))
+    state = json.loads(title[len("CHECK ") :].replace("&quot;", '"'))
     assert state["images"] >= 3 and state["broken"] == []
     assert state["pwned"] is False and state["shown"] is True
     # the report logs nothing: any console line (console.error, an uncaught exception) is a failure
@@ -85,6 +110,10 @@ window.addEventListener('load', function () {
     assert console_lines == [], console_lines
     ARTIFACTS.mkdir(exist_ok=True)
     shot = ARTIFACTS / "report-screenshot.png"
-    subprocess.run([CHROMIUM, *flags, "--window-size=1280,2400", f"--screenshot={shot}", html_path.as_uri()],
-                   capture_output=True, text=True, timeout=120)
+    subprocess.run(
+        [CHROMIUM, *flags, "--window-size=1280,2400", f"--screenshot={shot}", html_path.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert shot.is_file() and shot.stat().st_size > 10_000

@@ -16,9 +16,14 @@ CORPORA = ["a b", "a-b", "A_B", "日本語", "中文", "Ελληνικά", "caf�
 
 
 def _results() -> dict:
-    probes = [{"probe": "transcribe", "corpus": c,
-               "result": {"models": [{"model": f"m-{i}", "n_clips": i + 1, "n_failed": 0, "wer": 0.1 * i}]}}
-              for i, c in enumerate(CORPORA)]
+    probes = [
+        {
+            "probe": "transcribe",
+            "corpus": c,
+            "result": {"models": [{"model": f"m-{i}", "n_clips": i + 1, "n_failed": 0, "wer": 0.1 * i}]},
+        }
+        for i, c in enumerate(CORPORA)
+    ]
     probes.append({"probe": "mystery", "corpus": "a b", "result": {"x": 1}})
     probes.append({"probe": "mystery", "corpus": "a-b", "result": {"x": 2}})
     return {"title": "t", "probes": probes, "failures": [], "models": [], "corpora": []}

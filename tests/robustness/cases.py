@@ -37,8 +37,10 @@ class Case:
 
 # ---------------------------------------------------------------- input builders
 def rows(n: int = 4, **over: object) -> list[dict]:
-    return [{"id": f"c{i}", "reference": f"the cat sat on mat {i}", "hypothesis": f"the cat sat on mat {i}", **over}
-            for i in range(n)]
+    return [
+        {"id": f"c{i}", "reference": f"the cat sat on mat {i}", "hypothesis": f"the cat sat on mat {i}", **over}
+        for i in range(n)
+    ]
 
 
 def jsonl(path: Path, items: list[dict]) -> Path:
@@ -103,8 +105,12 @@ loo = false  # three panel members: too few for leave-one-out
 
 
 def pred_spec(tmp: Path, extra: str = "", preds: str | None = None) -> Path:
-    return spec(tmp, PRED_SPEC.format(out=tmp / "out", store=tmp / "s.sqlite",
-                                      preds=preds if preds is not None else vox(tmp), extra=extra))
+    return spec(
+        tmp,
+        PRED_SPEC.format(
+            out=tmp / "out", store=tmp / "s.sqlite", preds=preds if preds is not None else vox(tmp), extra=extra
+        ),
+    )
 
 
 def pf(files: dict[str, str | bytes], verb: str = "coverage", *more: str) -> Build:
@@ -131,18 +137,50 @@ CASES: list[Case] = [
     Case("coverage-blank-lines-ok", pf({"m.jsonl": GOOD_ROWS.replace("\n", "\n\n")}), OK),
     Case("coverage-csv-ok", pf({"m.csv": "id,reference,hypothesis\nc0,a b,a b\nc1,c d,c\n"}), OK),
     Case("coverage-file-ok", lambda t: ["coverage", "--preds", str(jsonl(t / "m.jsonl", rows()))], OK),
-    Case("refdis-ok", lambda t: ["refdis", "--preds", str(vox(t)), "--panel",
-                                 "whisper-base.en,whisper-small.en,wav2vec2-base-960h", "--no-loo", "--resamples", "20"], OK),
+    Case(
+        "refdis-ok",
+        lambda t: [
+            "refdis",
+            "--preds",
+            str(vox(t)),
+            "--panel",
+            "whisper-base.en,whisper-small.en,wav2vec2-base-960h",
+            "--no-loo",
+            "--resamples",
+            "20",
+        ],
+        OK,
+    ),
     Case("switch-rate-ok", lambda t: ["switch-rate", "--preds", str(vox(t)), "--min-per-arm", "1"], OK),
-    Case("refdis-json-csv-ok", lambda t: ["refdis", "--preds", str(vox(t)), "--panel",
-                                          "whisper-base.en,whisper-small.en,wav2vec2-base-960h", "--no-loo", "--resamples", "20",
-                                          "--json", str(t / "new" / "r.json"), "--csv", str(t / "new" / "r.csv")], OK),
+    Case(
+        "refdis-json-csv-ok",
+        lambda t: [
+            "refdis",
+            "--preds",
+            str(vox(t)),
+            "--panel",
+            "whisper-base.en,whisper-small.en,wav2vec2-base-960h",
+            "--no-loo",
+            "--resamples",
+            "20",
+            "--json",
+            str(t / "new" / "r.json"),
+            "--csv",
+            str(t / "new" / "r.csv"),
+        ],
+        OK,
+    ),
     Case("run-prediction-spec-ok", lambda t: ["run", str(pred_spec(t)), "--no-progress"], OK),
-    Case("merge-ok", lambda t: ["merge", "--into", str(t / "all.sqlite"), str(store(t / "a.sqlite")),
-                                str(store(t / "b.sqlite"))], OK),
-    Case("merge-twice-ok", lambda t: ["merge", "--into", str(t / "all.sqlite"), str(store(t / "a.sqlite")),
-                                      str(t / "a.sqlite")], OK),
-
+    Case(
+        "merge-ok",
+        lambda t: ["merge", "--into", str(t / "all.sqlite"), str(store(t / "a.sqlite")), str(store(t / "b.sqlite"))],
+        OK,
+    ),
+    Case(
+        "merge-twice-ok",
+        lambda t: ["merge", "--into", str(t / "all.sqlite"), str(store(t / "a.sqlite")), str(t / "a.sqlite")],
+        OK,
+    ),
     # --- prediction inputs (coverage)
     Case("preds-missing-path", lambda t: ["coverage", "--preds", str(t / "nope")], ERROR, "{tmp}/nope"),
     Case("preds-empty-folder", lambda t: ["coverage", "--preds", str(folder(t, {}))], ERROR, "{tmp}/preds"),
@@ -152,122 +190,309 @@ CASES: list[Case] = [
     Case("preds-json-array-line", pf({"m.jsonl": "[1, 2]\n"}), ERROR, "m.jsonl"),
     Case("preds-row-missing-id", pf({"m.jsonl": '{"reference": "a", "hypothesis": "a"}\n'}), ERROR, "m.jsonl"),
     Case("preds-row-missing-reference", pf({"m.jsonl": '{"id": "a", "hypothesis": "a"}\n'}), ERROR, "m.jsonl"),
-    Case("preds-hypothesis-is-number", pf({"m.jsonl": '{"id": "a", "reference": "a", "hypothesis": 5}\n'}), ERROR,
-         "m.jsonl"),
-    Case("preds-nan-hypothesis", pf({"m.jsonl": '{"id": "a", "reference": "a", "hypothesis": NaN}\n'}), ERROR,
-         "m.jsonl"),
-    Case("preds-duplicate-ids", pf({"m.jsonl": GOOD_ROWS + GOOD_ROWS.splitlines(keepends=True)[0]}), ERROR,
-         "m.jsonl"),
-    Case("preds-non-utf8", pf({"m.jsonl": b'{"id": "a", "reference": "caf\xe9", "hypothesis": "a"}\n'}), ERROR,
-         "m.jsonl"),
+    Case(
+        "preds-hypothesis-is-number",
+        pf({"m.jsonl": '{"id": "a", "reference": "a", "hypothesis": 5}\n'}),
+        ERROR,
+        "m.jsonl",
+    ),
+    Case(
+        "preds-nan-hypothesis", pf({"m.jsonl": '{"id": "a", "reference": "a", "hypothesis": NaN}\n'}), ERROR, "m.jsonl"
+    ),
+    Case("preds-duplicate-ids", pf({"m.jsonl": GOOD_ROWS + GOOD_ROWS.splitlines(keepends=True)[0]}), ERROR, "m.jsonl"),
+    Case(
+        "preds-non-utf8", pf({"m.jsonl": b'{"id": "a", "reference": "caf\xe9", "hypothesis": "a"}\n'}), ERROR, "m.jsonl"
+    ),
     Case("preds-binary-garbage", pf({"m.jsonl": bytes(range(256)) * 4}), ERROR, "m.jsonl"),
-    Case("preds-reference-conflict", pf({"ma.jsonl": GOOD_ROWS,
-                                         "mb.jsonl": GOOD_ROWS.replace("mat 0", "rug 0")}), ERROR, "c0"),
+    Case(
+        "preds-reference-conflict",
+        pf({"ma.jsonl": GOOD_ROWS, "mb.jsonl": GOOD_ROWS.replace("mat 0", "rug 0")}),
+        ERROR,
+        "c0",
+    ),
     Case("preds-csv-missing-columns", pf({"m.csv": "id,text\nc0,a\n"}), ERROR, "m.csv"),
     Case("preds-csv-unclosed-quote", pf({"m.csv": 'id,reference,hypothesis\nc0,"a b,a\n'}), ERROR, "m.csv"),
     Case("preds-corrupt-parquet", pf({"m.parquet": b"PAR1 this is not parquet"}), ERROR, "m.parquet"),
     Case("preds-json-not-list", pf({"m.json": '{"id": "a"}'}), ERROR, "m.json"),
-    Case("preds-dataset-unknown", lambda t: ["coverage", "--preds", str(good_folder(t)), "--dataset", "nope"], ERROR,
-         "nope"),
-
+    Case(
+        "preds-dataset-unknown",
+        lambda t: ["coverage", "--preds", str(good_folder(t)), "--dataset", "nope"],
+        ERROR,
+        "nope",
+    ),
     # --- refdis options
     Case("refdis-no-panel", lambda t: ["refdis", "--preds", str(good_folder(t))], ERROR, "--panel"),
-    Case("refdis-panel-unknown-model", lambda t: ["refdis", "--preds", str(good_folder(t)), "--panel", "ma,mb,zz"],
-         ERROR, "zz"),
-    Case("refdis-panel-empty-item", lambda t: ["refdis", "--preds", str(good_folder(t)), "--panel", "ma,,mb"], ERROR,
-         "--panel"),
-    Case("refdis-models-unknown", lambda t: ["refdis", "--preds", str(good_folder(t)), "--panel", "ma,mb,mc",
-                                             "--models", "qq"], ERROR, "qq"),
-    Case("refdis-normalizer-unknown", lambda t: ["refdis", "--preds", str(good_folder(t)), "--panel", "ma,mb,mc",
-                                                 "--normalizer", "bogus"], ERROR, "bogus"),
-    Case("refdis-preset-unknown", lambda t: ["refdis", "--preds", str(good_folder(t)), "--panel", "ma,mb,mc",
-                                             "--preset", "bogus"], ERROR, "bogus"),
-    Case("refdis-majority-above-1", lambda t: ["refdis", "--preds", str(good_folder(t)), "--panel", "ma,mb,mc",
-                                               "--majority", "2"], ERROR, "majority"),
-    Case("refdis-resamples-zero", lambda t: ["refdis", "--preds", str(good_folder(t)), "--panel", "ma,mb,mc",
-                                             "--resamples", "0"], ERROR, "resamples"),
-    Case("refdis-resamples-not-int", lambda t: ["refdis", "--preds", str(good_folder(t)), "--panel", "ma,mb,mc",
-                                                "--resamples", "many"], ERROR, "--resamples"),
-    Case("refdis-seed-not-int", lambda t: ["refdis", "--preds", str(good_folder(t)), "--panel", "ma,mb,mc",
-                                           "--seed", "x"], ERROR, "--seed"),
-    Case("refdis-corrected-refs-missing", lambda t: ["refdis", "--preds", str(good_folder(t)), "--corrected-refs",
-                                                     str(t / "fixed.jsonl")], ERROR, "fixed.jsonl"),
-    Case("refdis-json-under-a-file", lambda t: ["refdis", "--preds", str(vox(t)), "--panel",
-                                                "whisper-base.en,whisper-small.en,wav2vec2-base-960h", "--no-loo", "--resamples",
-                                                "20", "--json", str(jsonl(t / "f.jsonl", [])) + "/r.json"], ERROR,
-         "f.jsonl"),
+    Case(
+        "refdis-panel-unknown-model",
+        lambda t: ["refdis", "--preds", str(good_folder(t)), "--panel", "ma,mb,zz"],
+        ERROR,
+        "zz",
+    ),
+    Case(
+        "refdis-panel-empty-item",
+        lambda t: ["refdis", "--preds", str(good_folder(t)), "--panel", "ma,,mb"],
+        ERROR,
+        "--panel",
+    ),
+    Case(
+        "refdis-models-unknown",
+        lambda t: ["refdis", "--preds", str(good_folder(t)), "--panel", "ma,mb,mc", "--models", "qq"],
+        ERROR,
+        "qq",
+    ),
+    Case(
+        "refdis-normalizer-unknown",
+        lambda t: ["refdis", "--preds", str(good_folder(t)), "--panel", "ma,mb,mc", "--normalizer", "bogus"],
+        ERROR,
+        "bogus",
+    ),
+    Case(
+        "refdis-preset-unknown",
+        lambda t: ["refdis", "--preds", str(good_folder(t)), "--panel", "ma,mb,mc", "--preset", "bogus"],
+        ERROR,
+        "bogus",
+    ),
+    Case(
+        "refdis-majority-above-1",
+        lambda t: ["refdis", "--preds", str(good_folder(t)), "--panel", "ma,mb,mc", "--majority", "2"],
+        ERROR,
+        "majority",
+    ),
+    Case(
+        "refdis-resamples-zero",
+        lambda t: ["refdis", "--preds", str(good_folder(t)), "--panel", "ma,mb,mc", "--resamples", "0"],
+        ERROR,
+        "resamples",
+    ),
+    Case(
+        "refdis-resamples-not-int",
+        lambda t: ["refdis", "--preds", str(good_folder(t)), "--panel", "ma,mb,mc", "--resamples", "many"],
+        ERROR,
+        "--resamples",
+    ),
+    Case(
+        "refdis-seed-not-int",
+        lambda t: ["refdis", "--preds", str(good_folder(t)), "--panel", "ma,mb,mc", "--seed", "x"],
+        ERROR,
+        "--seed",
+    ),
+    Case(
+        "refdis-corrected-refs-missing",
+        lambda t: ["refdis", "--preds", str(good_folder(t)), "--corrected-refs", str(t / "fixed.jsonl")],
+        ERROR,
+        "fixed.jsonl",
+    ),
+    Case(
+        "refdis-json-under-a-file",
+        lambda t: [
+            "refdis",
+            "--preds",
+            str(vox(t)),
+            "--panel",
+            "whisper-base.en,whisper-small.en,wav2vec2-base-960h",
+            "--no-loo",
+            "--resamples",
+            "20",
+            "--json",
+            str(jsonl(t / "f.jsonl", [])) + "/r.json",
+        ],
+        ERROR,
+        "f.jsonl",
+    ),
     Case("refdis-missing-preds-option", lambda t: ["refdis", "--panel", "a,b,c"], ERROR, "--preds"),
-
     # --- switch-rate options
-    Case("switch-rate-family-unknown", lambda t: ["switch-rate", "--preds", str(vox(t)), "--families", "bogus"], ERROR,
-         "bogus"),
-    Case("switch-rate-min-per-arm-zero", lambda t: ["switch-rate", "--preds", str(vox(t)), "--min-per-arm", "0"],
-         ERROR, "min-per-arm"),
-    Case("switch-rate-models-unknown", lambda t: ["switch-rate", "--preds", str(vox(t)), "--models", "qq"], ERROR,
-         "qq"),
+    Case(
+        "switch-rate-family-unknown",
+        lambda t: ["switch-rate", "--preds", str(vox(t)), "--families", "bogus"],
+        ERROR,
+        "bogus",
+    ),
+    Case(
+        "switch-rate-min-per-arm-zero",
+        lambda t: ["switch-rate", "--preds", str(vox(t)), "--min-per-arm", "0"],
+        ERROR,
+        "min-per-arm",
+    ),
+    Case(
+        "switch-rate-models-unknown", lambda t: ["switch-rate", "--preds", str(vox(t)), "--models", "qq"], ERROR, "qq"
+    ),
     Case("switch-rate-missing-preds", lambda t: ["switch-rate", "--preds", str(t / "nope")], ERROR, "{tmp}/nope"),
-    Case("switch-rate-csv-under-a-file", lambda t: ["switch-rate", "--preds", str(vox(t)), "--csv",
-                                                    str(jsonl(t / "f.jsonl", [])) + "/s.csv"], ERROR, "f.jsonl"),
-
+    Case(
+        "switch-rate-csv-under-a-file",
+        lambda t: ["switch-rate", "--preds", str(vox(t)), "--csv", str(jsonl(t / "f.jsonl", [])) + "/s.csv"],
+        ERROR,
+        "f.jsonl",
+    ),
     # --- run (prediction-only specs: no model is loaded)
     Case("run-spec-missing", lambda t: ["run", str(t / "nope.toml")], ERROR, "nope.toml"),
     Case("run-spec-bad-toml", lambda t: ["run", str(spec(t, "title = \n[[corpus"))], ERROR, "audit.toml"),
     Case("run-spec-no-corpus", lambda t: ["run", str(spec(t, 'title = "t"\noutput = "o"\n'))], ERROR, "[[corpus]]"),
-    Case("run-spec-unknown-key", lambda t: ["run", str(spec(t, 'titel = "t"\n' + pred_spec(t).read_text()))], ERROR,
-         "titel"),
+    Case(
+        "run-spec-unknown-key",
+        lambda t: ["run", str(spec(t, 'titel = "t"\n' + pred_spec(t).read_text()))],
+        ERROR,
+        "titel",
+    ),
     Case("run-spec-predictions-missing", lambda t: ["run", str(pred_spec(t, preds=str(t / "gone")))], ERROR, "gone"),
     Case("run-spec-unknown-probe", lambda t: ["run", str(pred_spec(t, "[probes.bogus]\n"))], ERROR, "bogus"),
-    Case("run-spec-unknown-backend", lambda t: ["run", str(pred_spec(
-        t, '[[model]]\nname = "x"\nspec = "nosuchbackend:y"\n'))], ERROR, "nosuchbackend",
-         xfail="issue 12 defect 17: a [[model]] no corpus transcribes is not validated"),
-    Case("run-spec-not-utf8", lambda t: ["run", str(_binary(t / "audit.toml", b'title = "\xff"\n'))], ERROR,
-         "audit.toml"),
+    Case(
+        "run-spec-unknown-backend",
+        lambda t: ["run", str(pred_spec(t, '[[model]]\nname = "x"\nspec = "nosuchbackend:y"\n'))],
+        ERROR,
+        "nosuchbackend",
+        xfail="issue 12 defect 17: a [[model]] no corpus transcribes is not validated",
+    ),
+    Case(
+        "run-spec-not-utf8", lambda t: ["run", str(_binary(t / "audit.toml", b'title = "\xff"\n'))], ERROR, "audit.toml"
+    ),
     Case("run-spec-is-a-folder", lambda t: ["run", str(t)], ERROR, "{tmp}"),
-
     # --- merge
-    Case("merge-source-missing", lambda t: ["merge", "--into", str(t / "all.sqlite"), str(t / "gone.sqlite")], ERROR,
-         "gone.sqlite"),
-    Case("merge-source-foreign-db", lambda t: ["merge", "--into", str(t / "all.sqlite"),
-                                               str(foreign_db(t / "app.db"))], ERROR, "app.db"),
-    Case("merge-source-junk", lambda t: ["merge", "--into", str(t / "all.sqlite"),
-                                         str(jsonl(t / "junk.sqlite", rows()))], ERROR, "junk.sqlite"),
-    Case("merge-source-is-target", lambda t: ["merge", "--into", str(store(t / "a.sqlite")), str(t / "a.sqlite")],
-         ERROR, "a.sqlite"),
-    Case("merge-target-foreign-db", lambda t: ["merge", "--into", str(foreign_db(t / "app.db")),
-                                               str(store(t / "a.sqlite"))], ERROR, "app.db"),
+    Case(
+        "merge-source-missing",
+        lambda t: ["merge", "--into", str(t / "all.sqlite"), str(t / "gone.sqlite")],
+        ERROR,
+        "gone.sqlite",
+    ),
+    Case(
+        "merge-source-foreign-db",
+        lambda t: ["merge", "--into", str(t / "all.sqlite"), str(foreign_db(t / "app.db"))],
+        ERROR,
+        "app.db",
+    ),
+    Case(
+        "merge-source-junk",
+        lambda t: ["merge", "--into", str(t / "all.sqlite"), str(jsonl(t / "junk.sqlite", rows()))],
+        ERROR,
+        "junk.sqlite",
+    ),
+    Case(
+        "merge-source-is-target",
+        lambda t: ["merge", "--into", str(store(t / "a.sqlite")), str(t / "a.sqlite")],
+        ERROR,
+        "a.sqlite",
+    ),
+    Case(
+        "merge-target-foreign-db",
+        lambda t: ["merge", "--into", str(foreign_db(t / "app.db")), str(store(t / "a.sqlite"))],
+        ERROR,
+        "app.db",
+    ),
     Case("merge-no-sources", lambda t: ["merge", "--into", str(t / "all.sqlite")], ERROR, "sources"),
-
     # --- align / transcribe: argument errors caught before any model loads
     Case("align-corpus-missing", lambda t: ["align", "--corpus", str(t / "nope.jsonl")], ERROR, "nope.jsonl"),
-    Case("align-aligner-unknown", lambda t: ["align", "--corpus", str(LIBRIVOX_MANIFEST), "--aligner", "bogus"],
-         ERROR, "bogus"),
-    Case("align-limit-zero", lambda t: ["align", "--corpus", str(LIBRIVOX_MANIFEST), "--limit", "0"], ERROR,
-         "--limit"),
-    Case("align-limit-not-int", lambda t: ["align", "--corpus", str(LIBRIVOX_MANIFEST), "--limit", "ten"], ERROR,
-         "--limit"),
-    Case("align-store-foreign-db", lambda t: ["align", "--corpus", str(LIBRIVOX_MANIFEST), "--store",
-                                              str(foreign_db(t / "app.db"))], ERROR, "app.db"),
-    Case("transcribe-backend-unknown", lambda t: ["transcribe", "--model", "nosuch:x", "--corpus",
-                                                  str(LIBRIVOX_MANIFEST), "--out", str(t / "o")], ERROR, "nosuch"),
-    Case("transcribe-corpus-missing", lambda t: ["transcribe", "--model", "sphinx:en-us", "--corpus",
-                                                 str(t / "nope.jsonl"), "--out", str(t / "o")], ERROR, "nope.jsonl"),
-    Case("transcribe-batch-size-zero", lambda t: ["transcribe", "--model", "sphinx:en-us", "--corpus",
-                                                  str(LIBRIVOX_MANIFEST), "--out", str(t / "o"), "--batch-size", "0"],
-         ERROR, "--batch-size"),
-    Case("transcribe-openai-credentials-in-url", lambda t: ["transcribe", "--model", "openai:http://u:p@h#m",
-                                                            "--corpus", str(LIBRIVOX_MANIFEST), "--out", str(t / "o")],
-         ERROR, "credentials"),
-    Case("transcribe-openai-no-model", lambda t: ["transcribe", "--model", "openai:http://127.0.0.1:9", "--corpus",
-                                                  str(LIBRIVOX_MANIFEST), "--out", str(t / "o")], ERROR, "names no model"),
-    Case("transcribe-normalizer-unknown", lambda t: ["transcribe", "--model", "sphinx:en-us", "--corpus",
-                                                     str(LIBRIVOX_MANIFEST), "--out", str(t / "o"), "--normalizer",
-                                                     "bogus"], ERROR, "bogus"),
-    Case("transcribe-store-foreign-db", lambda t: ["transcribe", "--model", "preds:" + str(good_folder(t)) ,
-                                                   "--corpus", str(LIBRIVOX_MANIFEST), "--out", str(t / "o"),
-                                                   "--store", str(foreign_db(t / "app.db"))], ERROR, "app.db"),
-    Case("transcribe-missing-out", lambda t: ["transcribe", "--model", "sphinx:en-us", "--corpus",
-                                              str(LIBRIVOX_MANIFEST)], ERROR, "--out"),
-
+    Case(
+        "align-aligner-unknown",
+        lambda t: ["align", "--corpus", str(LIBRIVOX_MANIFEST), "--aligner", "bogus"],
+        ERROR,
+        "bogus",
+    ),
+    Case("align-limit-zero", lambda t: ["align", "--corpus", str(LIBRIVOX_MANIFEST), "--limit", "0"], ERROR, "--limit"),
+    Case(
+        "align-limit-not-int",
+        lambda t: ["align", "--corpus", str(LIBRIVOX_MANIFEST), "--limit", "ten"],
+        ERROR,
+        "--limit",
+    ),
+    Case(
+        "align-store-foreign-db",
+        lambda t: ["align", "--corpus", str(LIBRIVOX_MANIFEST), "--store", str(foreign_db(t / "app.db"))],
+        ERROR,
+        "app.db",
+    ),
+    Case(
+        "transcribe-backend-unknown",
+        lambda t: ["transcribe", "--model", "nosuch:x", "--corpus", str(LIBRIVOX_MANIFEST), "--out", str(t / "o")],
+        ERROR,
+        "nosuch",
+    ),
+    Case(
+        "transcribe-corpus-missing",
+        lambda t: ["transcribe", "--model", "sphinx:en-us", "--corpus", str(t / "nope.jsonl"), "--out", str(t / "o")],
+        ERROR,
+        "nope.jsonl",
+    ),
+    Case(
+        "transcribe-batch-size-zero",
+        lambda t: [
+            "transcribe",
+            "--model",
+            "sphinx:en-us",
+            "--corpus",
+            str(LIBRIVOX_MANIFEST),
+            "--out",
+            str(t / "o"),
+            "--batch-size",
+            "0",
+        ],
+        ERROR,
+        "--batch-size",
+    ),
+    Case(
+        "transcribe-openai-credentials-in-url",
+        lambda t: [
+            "transcribe",
+            "--model",
+            "openai:http://u:p@h#m",
+            "--corpus",
+            str(LIBRIVOX_MANIFEST),
+            "--out",
+            str(t / "o"),
+        ],
+        ERROR,
+        "credentials",
+    ),
+    Case(
+        "transcribe-openai-no-model",
+        lambda t: [
+            "transcribe",
+            "--model",
+            "openai:http://127.0.0.1:9",
+            "--corpus",
+            str(LIBRIVOX_MANIFEST),
+            "--out",
+            str(t / "o"),
+        ],
+        ERROR,
+        "names no model",
+    ),
+    Case(
+        "transcribe-normalizer-unknown",
+        lambda t: [
+            "transcribe",
+            "--model",
+            "sphinx:en-us",
+            "--corpus",
+            str(LIBRIVOX_MANIFEST),
+            "--out",
+            str(t / "o"),
+            "--normalizer",
+            "bogus",
+        ],
+        ERROR,
+        "bogus",
+    ),
+    Case(
+        "transcribe-store-foreign-db",
+        lambda t: [
+            "transcribe",
+            "--model",
+            "preds:" + str(good_folder(t)),
+            "--corpus",
+            str(LIBRIVOX_MANIFEST),
+            "--out",
+            str(t / "o"),
+            "--store",
+            str(foreign_db(t / "app.db")),
+        ],
+        ERROR,
+        "app.db",
+    ),
+    Case(
+        "transcribe-missing-out",
+        lambda t: ["transcribe", "--model", "sphinx:en-us", "--corpus", str(LIBRIVOX_MANIFEST)],
+        ERROR,
+        "--out",
+    ),
     # --- verbs and global usage
     Case("unknown-verb", lambda t: ["frobnicate"], ERROR, "frobnicate"),
     Case("unknown-option", lambda t: ["coverage", "--preds", str(vox(t)), "--frob"], ERROR, "--frob"),
@@ -275,76 +500,230 @@ CASES: list[Case] = [
     Case("markup-model-name-ok", pf({"a[red]b.jsonl": GOOD_ROWS, "[x]y.jsonl": GOOD_ROWS}), OK),
     Case("dollar-model-name-ok", pf({"$x$.jsonl": GOOD_ROWS, "=1+2.jsonl": GOOD_ROWS}), OK),
     Case("markup-in-folder-path-ok", lambda t: ["coverage", "--preds", str(_markup_folder(t))], OK),
-    Case("markup-in-folder-path-refdis-ok", lambda t: ["refdis", "--preds", str(_markup_folder(t)), "--panel",
-                                                       "ma,mb,mc", "--no-loo", "--resamples", "20"], OK),
-
+    Case(
+        "markup-in-folder-path-refdis-ok",
+        lambda t: ["refdis", "--preds", str(_markup_folder(t)), "--panel", "ma,mb,mc", "--no-loo", "--resamples", "20"],
+        OK,
+    ),
     # --- more prediction-file shapes
-    Case("preds-deeply-nested-json", pf({"m.jsonl": '{"id": "a", "reference": "a", "hypothesis": "a", "x": '
-                                         + "[" * 100_000 + "]" * 100_000 + "}\n"}), ERROR, "m.jsonl"),
-    Case("preds-lone-surrogate", pf({"m.jsonl": '{"id": "a", "reference": "a \\ud800 b", "hypothesis": "a"}\n'}),
-         ERROR, "m.jsonl:1"),
-    Case("preds-surrogate-pair-ok", pf({"m.jsonl": '{"id": "a", "reference": "a \\ud83d\\ude00 b", "hypothesis": "a"}\n'}),
-         OK),
-    Case("preds-lone-surrogate-refdis", lambda t: ["refdis", "--preds", str(folder(t, {
-        f"{m}.jsonl": '{"id": "a", "reference": "a \\ud800 b", "hypothesis": "a b"}\n' + GOOD_ROWS
-        for m in ("ma", "mb", "mc")})), "--panel", "ma,mb,mc", "--resamples", "20"], ERROR, "ma.jsonl:1"),
+    Case(
+        "preds-deeply-nested-json",
+        pf(
+            {
+                "m.jsonl": '{"id": "a", "reference": "a", "hypothesis": "a", "x": '
+                + "[" * 100_000
+                + "]" * 100_000
+                + "}\n"
+            }
+        ),
+        ERROR,
+        "m.jsonl",
+    ),
+    Case(
+        "preds-lone-surrogate",
+        pf({"m.jsonl": '{"id": "a", "reference": "a \\ud800 b", "hypothesis": "a"}\n'}),
+        ERROR,
+        "m.jsonl:1",
+    ),
+    Case(
+        "preds-surrogate-pair-ok",
+        pf({"m.jsonl": '{"id": "a", "reference": "a \\ud83d\\ude00 b", "hypothesis": "a"}\n'}),
+        OK,
+    ),
+    Case(
+        "preds-lone-surrogate-refdis",
+        lambda t: [
+            "refdis",
+            "--preds",
+            str(
+                folder(
+                    t,
+                    {
+                        f"{m}.jsonl": '{"id": "a", "reference": "a \\ud800 b", "hypothesis": "a b"}\n' + GOOD_ROWS
+                        for m in ("ma", "mb", "mc")
+                    },
+                )
+            ),
+            "--panel",
+            "ma,mb,mc",
+            "--resamples",
+            "20",
+        ],
+        ERROR,
+        "ma.jsonl:1",
+    ),
     Case("preds-deeply-nested-json-list", pf({"m.json": "[" * 100_000 + "]" * 100_000}), ERROR, "m.json"),
     Case("preds-cr-only-line-ends", pf({"m.jsonl": GOOD_ROWS.replace("\n", "\r")}), ERROR, "m.jsonl"),
-    Case("preds-nemo-style-ok", pf({"m.jsonl": '{"audio_filepath": "a.wav", "text": "a b", "pred_text": "a b"}\n'}), OK),
-    Case("preds-id-with-path-traversal-ok", pf({"m.jsonl": '{"id": "../../etc/passwd", "reference": "a", '
-                                                '"hypothesis": "a"}\n'}), OK),
+    Case(
+        "preds-nemo-style-ok", pf({"m.jsonl": '{"audio_filepath": "a.wav", "text": "a b", "pred_text": "a b"}\n'}), OK
+    ),
+    Case(
+        "preds-id-with-path-traversal-ok",
+        pf({"m.jsonl": '{"id": "../../etc/passwd", "reference": "a", "hypothesis": "a"}\n'}),
+        OK,
+    ),
     Case("preds-dangling-symlink", lambda t: ["coverage", "--preds", str(_symlinked(t))], ERROR, "gone.jsonl"),
     Case("preds-directory-named-jsonl", lambda t: ["coverage", "--preds", str(_dir_named(t))], ERROR, "sub.jsonl"),
-    Case("preds-dataset-on-flat-folder", lambda t: ["coverage", "--preds", str(good_folder(t)), "--dataset", "vox"],
-         ERROR, "vox"),
-
+    Case(
+        "preds-dataset-on-flat-folder",
+        lambda t: ["coverage", "--preds", str(good_folder(t)), "--dataset", "vox"],
+        ERROR,
+        "vox",
+    ),
     # --- output paths
-    Case("refdis-json-is-a-directory", lambda t: ["refdis", "--preds", str(vox(t)), "--panel",
-                                                  "whisper-base.en,whisper-small.en,wav2vec2-base-960h", "--no-loo", "--resamples",
-                                                  "20", "--json", str(t)], ERROR, "{tmp}"),
-    Case("refdis-csv-is-a-directory", lambda t: ["refdis", "--preds", str(vox(t)), "--panel",
-                                                 "whisper-base.en,whisper-small.en,wav2vec2-base-960h", "--no-loo", "--resamples",
-                                                 "20", "--csv", str(t)], ERROR, "{tmp}"),
-    Case("switch-rate-json-is-a-directory", lambda t: ["switch-rate", "--preds", str(vox(t)), "--json", str(t)], ERROR,
-         "{tmp}"),
+    Case(
+        "refdis-json-is-a-directory",
+        lambda t: [
+            "refdis",
+            "--preds",
+            str(vox(t)),
+            "--panel",
+            "whisper-base.en,whisper-small.en,wav2vec2-base-960h",
+            "--no-loo",
+            "--resamples",
+            "20",
+            "--json",
+            str(t),
+        ],
+        ERROR,
+        "{tmp}",
+    ),
+    Case(
+        "refdis-csv-is-a-directory",
+        lambda t: [
+            "refdis",
+            "--preds",
+            str(vox(t)),
+            "--panel",
+            "whisper-base.en,whisper-small.en,wav2vec2-base-960h",
+            "--no-loo",
+            "--resamples",
+            "20",
+            "--csv",
+            str(t),
+        ],
+        ERROR,
+        "{tmp}",
+    ),
+    Case(
+        "switch-rate-json-is-a-directory",
+        lambda t: ["switch-rate", "--preds", str(vox(t)), "--json", str(t)],
+        ERROR,
+        "{tmp}",
+    ),
     Case("merge-into-a-directory", lambda t: ["merge", "--into", str(t), str(store(t / "a.sqlite"))], ERROR, "{tmp}"),
-    Case("merge-into-junk", lambda t: ["merge", "--into", str(jsonl(t / "junk.sqlite", rows())),
-                                       str(store(t / "a.sqlite"))], ERROR, "junk.sqlite"),
-
+    Case(
+        "merge-into-junk",
+        lambda t: ["merge", "--into", str(jsonl(t / "junk.sqlite", rows())), str(store(t / "a.sqlite"))],
+        ERROR,
+        "junk.sqlite",
+    ),
     # --- more refdis / switch-rate options
-    Case("refdis-min-panel-zero", lambda t: ["refdis", "--preds", str(good_folder(t)), "--panel", "ma,mb,mc",
-                                             "--min-panel", "0"], ERROR, "min-panel"),
-    Case("refdis-normalize-workers-zero-ok", lambda t: ["refdis", "--preds", str(good_folder(t)), "--panel",
-                                                        "ma,mb,mc", "--no-loo", "--normalize-workers", "0"], OK),  # 0 = one per core
-    Case("refdis-normalize-workers-negative", lambda t: ["refdis", "--preds", str(good_folder(t)), "--panel",
-                                                         "ma,mb,mc", "--normalize-workers", "-2"], ERROR, "workers"),
-    Case("refdis-majority-negative", lambda t: ["refdis", "--preds", str(good_folder(t)), "--panel", "ma,mb,mc",
-                                                "--majority", "-0.5"], ERROR, "majority"),
-    Case("refdis-majority-not-number", lambda t: ["refdis", "--preds", str(good_folder(t)), "--panel", "ma,mb,mc",
-                                                  "--majority", "most"], ERROR, "--majority"),
-    Case("switch-rate-families-empty-item", lambda t: ["switch-rate", "--preds", str(vox(t)), "--families", "a,,b"],
-         ERROR, "--families"),
-    Case("switch-rate-min-per-arm-not-int", lambda t: ["switch-rate", "--preds", str(vox(t)), "--min-per-arm", "1.5"],
-         ERROR, "--min-per-arm"),
-
+    Case(
+        "refdis-min-panel-zero",
+        lambda t: ["refdis", "--preds", str(good_folder(t)), "--panel", "ma,mb,mc", "--min-panel", "0"],
+        ERROR,
+        "min-panel",
+    ),
+    Case(
+        "refdis-normalize-workers-zero-ok",
+        lambda t: [
+            "refdis",
+            "--preds",
+            str(good_folder(t)),
+            "--panel",
+            "ma,mb,mc",
+            "--no-loo",
+            "--normalize-workers",
+            "0",
+        ],
+        OK,
+    ),  # 0 = one per core
+    Case(
+        "refdis-normalize-workers-negative",
+        lambda t: ["refdis", "--preds", str(good_folder(t)), "--panel", "ma,mb,mc", "--normalize-workers", "-2"],
+        ERROR,
+        "workers",
+    ),
+    Case(
+        "refdis-majority-negative",
+        lambda t: ["refdis", "--preds", str(good_folder(t)), "--panel", "ma,mb,mc", "--majority", "-0.5"],
+        ERROR,
+        "majority",
+    ),
+    Case(
+        "refdis-majority-not-number",
+        lambda t: ["refdis", "--preds", str(good_folder(t)), "--panel", "ma,mb,mc", "--majority", "most"],
+        ERROR,
+        "--majority",
+    ),
+    Case(
+        "switch-rate-families-empty-item",
+        lambda t: ["switch-rate", "--preds", str(vox(t)), "--families", "a,,b"],
+        ERROR,
+        "--families",
+    ),
+    Case(
+        "switch-rate-min-per-arm-not-int",
+        lambda t: ["switch-rate", "--preds", str(vox(t)), "--min-per-arm", "1.5"],
+        ERROR,
+        "--min-per-arm",
+    ),
     # --- more run specs
-    Case("run-spec-resamples-not-int", lambda t: ["run", str(_spec_with(t, "resamples = 20", 'resamples = "many"'))],
-         ERROR, "resamples"),  # was a strict xfail (defect 13); the options records check spec values now
-    Case("run-spec-seed-not-int", lambda t: ["run", str(spec(t, 'seed = "x"\n' + pred_spec(t).read_text()))], ERROR,
-         "seed"),
-    Case("run-spec-normalizer-unknown", lambda t: ["run", str(spec(t, 'normalizer = "bogus"\n'
-                                                                   + pred_spec(t).read_text()))], ERROR, "bogus"),
-    Case("run-spec-panel-unknown-model", lambda t: ["run", str(_spec_with(t, '"wav2vec2-base-960h"]', '"zz"]'))],
-         ERROR, "zz"),
-    Case("run-spec-duplicate-corpus", lambda t: ["run", str(spec(t, pred_spec(t).read_text().replace(
-        "[probes.refdis]", '[[corpus]]\nname = "vox"\npredictions = "' + str(t / "vox") + '"\n[probes.refdis]')))],
-         ERROR, "vox"),
-    Case("run-spec-corpus-limit-zero", lambda t: ["run", str(spec(t, pred_spec(t).read_text().replace(
-        'name = "vox"', 'name = "vox"\nlimit = 0')))], ERROR, "limit"),
-
+    Case(
+        "run-spec-resamples-not-int",
+        lambda t: ["run", str(_spec_with(t, "resamples = 20", 'resamples = "many"'))],
+        ERROR,
+        "resamples",
+    ),  # was a strict xfail (defect 13); the options records check spec values now
+    Case(
+        "run-spec-seed-not-int",
+        lambda t: ["run", str(spec(t, 'seed = "x"\n' + pred_spec(t).read_text()))],
+        ERROR,
+        "seed",
+    ),
+    Case(
+        "run-spec-normalizer-unknown",
+        lambda t: ["run", str(spec(t, 'normalizer = "bogus"\n' + pred_spec(t).read_text()))],
+        ERROR,
+        "bogus",
+    ),
+    Case(
+        "run-spec-panel-unknown-model",
+        lambda t: ["run", str(_spec_with(t, '"wav2vec2-base-960h"]', '"zz"]'))],
+        ERROR,
+        "zz",
+    ),
+    Case(
+        "run-spec-duplicate-corpus",
+        lambda t: [
+            "run",
+            str(
+                spec(
+                    t,
+                    pred_spec(t)
+                    .read_text()
+                    .replace(
+                        "[probes.refdis]",
+                        '[[corpus]]\nname = "vox"\npredictions = "' + str(t / "vox") + '"\n[probes.refdis]',
+                    ),
+                )
+            ),
+        ],
+        ERROR,
+        "vox",
+    ),
+    Case(
+        "run-spec-corpus-limit-zero",
+        lambda t: ["run", str(spec(t, pred_spec(t).read_text().replace('name = "vox"', 'name = "vox"\nlimit = 0')))],
+        ERROR,
+        "limit",
+    ),
     # --- help and listing: exit 0
-    *[Case(f"help-{verb}", _help(verb), OK)
-      for verb in ("refdis", "coverage", "switch-rate", "transcribe", "align", "run", "merge", "models")],
+    *[
+        Case(f"help-{verb}", _help(verb), OK)
+        for verb in ("refdis", "coverage", "switch-rate", "transcribe", "align", "run", "merge", "models")
+    ],
     Case("models-ok", lambda t: ["models"], OK),
 ]
 

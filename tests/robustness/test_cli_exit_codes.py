@@ -19,8 +19,9 @@ SRC = str(Path(__file__).resolve().parents[2] / "src")
 USAGE_CASES = [
     pytest.param(["refdis"], "Missing option '--preds'", id="missing-required-option"),
     pytest.param(["no-such-verb"], "No such command 'no-such-verb'", id="unknown-verb"),
-    pytest.param(["transcribe", "--model", "m", "--corpus", "c", "--batch-size", "x"], "--batch-size",
-                 id="non-integer"),
+    pytest.param(
+        ["transcribe", "--model", "m", "--corpus", "c", "--batch-size", "x"], "--batch-size", id="non-integer"
+    ),
     pytest.param(["align", "--corpus", "c", "--limit", "0"], "--limit", id="min-1-violation"),
     pytest.param(["coverage", "--preds", "p", "--bogus-flag"], "--bogus-flag", id="unknown-option"),
 ]
@@ -46,8 +47,9 @@ def test_usage_error_in_process(run_cli, argv: list[str], needle: str) -> None:
 
 @pytest.mark.parametrize(("argv", "needle"), USAGE_CASES[:3])
 def test_usage_error_real_entry_point(argv: list[str], needle: str) -> None:
-    proc = subprocess.run([sys.executable, "-m", "asr_audit", *argv], capture_output=True, text=True,
-                          env=_env(), timeout=120, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "asr_audit", *argv], capture_output=True, text=True, env=_env(), timeout=120, check=False
+    )
     _check_usage(proc.returncode, proc.stderr, needle)
 
 
@@ -73,8 +75,7 @@ def test_help_exits_0(run_cli) -> None:
     assert code == 0 and "--preds" in out
 
 
-def test_keyboard_interrupt_in_process_exits_130(run_cli, monkeypatch: pytest.MonkeyPatch,
-                                                   tmp_path: Path) -> None:
+def test_keyboard_interrupt_in_process_exits_130(run_cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     def boom(*_a, **_k):
         raise KeyboardInterrupt
 
@@ -100,8 +101,9 @@ sys.exit(cli.main(["sleepy"]))
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_sigint_exits_130_with_message() -> None:
-    proc = subprocess.Popen([sys.executable, "-c", _SLEEPY], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=_env())
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _SLEEPY], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env()
+    )
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
         time.sleep(0.2)

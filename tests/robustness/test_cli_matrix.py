@@ -25,8 +25,13 @@ def test_case_ids_are_unique() -> None:
     assert len(ids) == len(set(ids))
 
 
-@pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(reason=c.xfail, strict=True)]
-                                               if c.xfail else []) for c in CASES])
+@pytest.mark.parametrize(
+    "case",
+    [
+        pytest.param(c, id=c.id, marks=[pytest.mark.xfail(reason=c.xfail, strict=True)] if c.xfail else [])
+        for c in CASES
+    ],
+)
 def test_cli_contract(case: Case, tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ASR_AUDIT_STORE", str(tmp_path / "default-store.sqlite"))
     monkeypatch.chdir(tmp_path)

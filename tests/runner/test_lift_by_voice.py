@@ -9,9 +9,19 @@ from asr_audit.runner.probes_audio import lift_by_voice
 
 
 def test_lift_is_grouped_by_the_clips_voice() -> None:
-    clips = [Clip(id=f"s{i}-{v}", reference="x", audio_path="x.wav", speaker=v) for i in range(6) for v in ("slt", "rms")]
-    items = [{"model": "m", "condition": "unmasked", "clip_id": c.id, "error": None,
-              "lift": (1.0 if c.speaker == "slt" else -0.5) + 0.01 * i} for i, c in enumerate(clips)]
+    clips = [
+        Clip(id=f"s{i}-{v}", reference="x", audio_path="x.wav", speaker=v) for i in range(6) for v in ("slt", "rms")
+    ]
+    items = [
+        {
+            "model": "m",
+            "condition": "unmasked",
+            "clip_id": c.id,
+            "error": None,
+            "lift": (1.0 if c.speaker == "slt" else -0.5) + 0.01 * i,
+        }
+        for i, c in enumerate(clips)
+    ]
     items.append({"model": "m", "condition": "unmasked", "clip_id": "s0-slt", "error": "boom", "lift": None})
     rows = lift_by_voice(items, clips, seed=0, n_resamples=200)
     by = {(r["voice"], r["condition"]): r for r in rows}
@@ -21,4 +31,6 @@ def test_lift_is_grouped_by_the_clips_voice() -> None:
     for r in rows:
         assert r["ci_low"] <= r["mean"] <= r["ci_high"]
     assert rows == lift_by_voice(items, clips, seed=0, n_resamples=200)  # seeded: identical
-    assert np.isclose(by[("rms", "unmasked")]["mean"], np.mean([it["lift"] for it in items[:-1] if "rms" in it["clip_id"]]))
+    assert np.isclose(
+        by[("rms", "unmasked")]["mean"], np.mean([it["lift"] for it in items[:-1] if "rms" in it["clip_id"]])
+    )

@@ -44,9 +44,11 @@ min_per_arm = 1
 """
 
 
-def test_run_matches_per_probe_commands_and_rerun_is_cached(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_run_matches_per_probe_commands_and_rerun_is_cached(tmp_path: Path, run_cli) -> None:
     spec = tmp_path / "audit.toml"
-    spec.write_text(SPEC.format(librivox=LIBRIVOX_MANIFEST, vox=VOXPOPULI_EXAMPLES, panel=json.dumps(list(VOXPOPULI_PANEL))))
+    spec.write_text(
+        SPEC.format(librivox=LIBRIVOX_MANIFEST, vox=VOXPOPULI_EXAMPLES, panel=json.dumps(list(VOXPOPULI_PANEL)))
+    )
     code, out, err = run_cli("run", spec, "--no-progress")
     assert code == 0, err
     results = json.loads((tmp_path / "out" / "results.json").read_text())
@@ -58,19 +60,43 @@ def test_run_matches_per_probe_commands_and_rerun_is_cached(tmp_path: Path, run_
     assert {("refdis", "vox"), ("switch_rate", "vox"), ("refdis", "librivox"), ("transcribe", "librivox")} <= set(by)
 
     # same numbers as `asr-audit refdis` on the prediction files
-    code, _, err = run_cli("refdis", "--preds", VOXPOPULI_EXAMPLES, "--panel", ",".join(VOXPOPULI_PANEL),
-                           "--preset", "anchor", "--seed", "5", "--resamples", "200", "--json", tmp_path / "r.json")
+    code, _, err = run_cli(
+        "refdis",
+        "--preds",
+        VOXPOPULI_EXAMPLES,
+        "--panel",
+        ",".join(VOXPOPULI_PANEL),
+        "--preset",
+        "anchor",
+        "--seed",
+        "5",
+        "--resamples",
+        "200",
+        "--json",
+        tmp_path / "r.json",
+    )
     assert code == 0, err
     direct = json.loads((tmp_path / "r.json").read_text())
     assert by[("refdis", "vox")]["models"] == direct["models"]
     assert by[("refdis", "vox")]["edits"] == direct["edits"]
     # ... and as `asr-audit switch-rate`
-    code, _, err = run_cli("switch-rate", "--preds", VOXPOPULI_EXAMPLES, "--min-per-arm", "1", "--json", tmp_path / "s.json")
+    code, _, err = run_cli(
+        "switch-rate", "--preds", VOXPOPULI_EXAMPLES, "--min-per-arm", "1", "--json", tmp_path / "s.json"
+    )
     assert json.loads((tmp_path / "s.json").read_text())["rows"] == by[("switch_rate", "vox")]["rows"]
 
     # the audio corpus: `asr-audit transcribe` through the same store, then `asr-audit refdis` on its files
-    code, _, err = run_cli("transcribe", "--model", "whisper-tiny.en,sphinx:en-us", "--corpus", LIBRIVOX_MANIFEST,
-                           "--out", tmp_path / "preds", "--store", tmp_path / "store.sqlite")
+    code, _, err = run_cli(
+        "transcribe",
+        "--model",
+        "whisper-tiny.en,sphinx:en-us",
+        "--corpus",
+        LIBRIVOX_MANIFEST,
+        "--out",
+        tmp_path / "preds",
+        "--store",
+        tmp_path / "store.sqlite",
+    )
     assert code == 0, err
     files = sorted((tmp_path / "preds").glob("*.jsonl"))
     assert len(files) == 2
@@ -86,14 +112,21 @@ def test_run_matches_per_probe_commands_and_rerun_is_cached(tmp_path: Path, run_
     assert (tmp_path / "out" / "results.json").read_bytes() == first
 
 
-def test_shards_then_merge_give_the_same_store(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_shards_then_merge_give_the_same_store(tmp_path: Path, run_cli) -> None:
     spec = tmp_path / "audit.toml"
-    spec.write_text(SPEC.format(librivox=LIBRIVOX_MANIFEST, vox=VOXPOPULI_EXAMPLES,
-                                panel=json.dumps(list(VOXPOPULI_PANEL))).replace('spec = "whisper-tiny.en"', 'spec = "sphinx:en-us"\noptions = { language = "en" }').replace('name = "tiny"', 'name = "tiny"'))
+    spec.write_text(
+        SPEC.format(librivox=LIBRIVOX_MANIFEST, vox=VOXPOPULI_EXAMPLES, panel=json.dumps(list(VOXPOPULI_PANEL)))
+        .replace('spec = "whisper-tiny.en"', 'spec = "sphinx:en-us"\noptions = { language = "en" }')
+        .replace('name = "tiny"', 'name = "tiny"')
+    )
     for i in range(2):
-        code, out, err = run_cli("run", spec, "--shard", f"{i}/2", "--store", tmp_path / f"s{i}.sqlite", "--no-progress")
+        code, out, err = run_cli(
+            "run", spec, "--shard", f"{i}/2", "--store", tmp_path / f"s{i}.sqlite", "--no-progress"
+        )
         assert code == 0, err
-    code, out, err = run_cli("merge", "--into", tmp_path / "merged.sqlite", tmp_path / "s0.sqlite", tmp_path / "s1.sqlite")
+    code, out, err = run_cli(
+        "merge", "--into", tmp_path / "merged.sqlite", tmp_path / "s0.sqlite", tmp_path / "s1.sqlite"
+    )
     assert code == 0, err
     code, _, err = run_cli("run", spec, "--store", tmp_path / "merged.sqlite", "--no-progress")
     assert code == 0, err

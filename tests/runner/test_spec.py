@@ -50,11 +50,11 @@ def test_good_spec_resolves_paths(tmp_path: Path) -> None:
         (("seed = 3", 'seed = "x"'), r"field 'seed' is 'x' \(str\), expected int"),
         (('predictions = "preds"', 'predictions = "preds"\nspec = "a.jsonl"'), r"corpus\[0\]' needs exactly one of"),
         (('name = "vox"', 'name = "vox"\ncolour = 1'), r"field 'corpus\[0\]\.colour' is not a known field"),
-        (('[probes.refdis]', '[probes.nope]'), r"field 'probes\.nope' is not a known probe; fix: use one of .*refdis"),
-        (('preset = "paper"', 'bogus = 1'), r"field 'probes\.refdis\.bogus' is not a parameter of refdis"),
-        (('options = { language = "en" }', 'options = { beam = 2 }'), r"field 'model\[0\]\.options' is invalid"),
-        (('spec = "whisper-tiny.en"', ''), r"field 'model\[0\]\.spec' is missing"),
-        (("title = \"t\"", "title = \"t\"\nextra = 1"), r"field 'extra' is not a known field"),
+        (("[probes.refdis]", "[probes.nope]"), r"field 'probes\.nope' is not a known probe; fix: use one of .*refdis"),
+        (('preset = "paper"', "bogus = 1"), r"field 'probes\.refdis\.bogus' is not a parameter of refdis"),
+        (('options = { language = "en" }', "options = { beam = 2 }"), r"field 'model\[0\]\.options' is invalid"),
+        (('spec = "whisper-tiny.en"', ""), r"field 'model\[0\]\.spec' is missing"),
+        (('title = "t"', 'title = "t"\nextra = 1'), r"field 'extra' is not a known field"),
     ],
 )
 def test_bad_fields(tmp_path: Path, change: tuple[str, str], pattern: str) -> None:

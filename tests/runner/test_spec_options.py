@@ -39,24 +39,50 @@ def load(tmp_path: Path, probes: str, override: str = "") -> object:
     ("probes", "override", "expected"),
     [
         ("[probes.refdis]\nmajority = 2.0", "", r"\[probes\.refdis\] majority = 2\.0 must be in \(0, 1\]; fix: "),
-        ("[probes.refdis]\nmajority = \"high\"", "", r"\[probes\.refdis\] majority = \"high\" is a str, expected a number"),
-        ("[probes.refdis]\npreset = \"bogus\"", "", r"\[probes\.refdis\] preset = \"bogus\" is unknown \(valid: anchor, paper\)"),
+        (
+            '[probes.refdis]\nmajority = "high"',
+            "",
+            r"\[probes\.refdis\] majority = \"high\" is a str, expected a number",
+        ),
+        (
+            '[probes.refdis]\npreset = "bogus"',
+            "",
+            r"\[probes\.refdis\] preset = \"bogus\" is unknown \(valid: anchor, paper\)",
+        ),
         ("[probes.refdis]\nresamples = 0", "", r"\[probes\.refdis\] resamples = 0 must be >= 1"),
-        ("[probes.refdis]", "[corpus.probes.refdis]\nmin_panel = 0",
-         r"\[corpus\[0\]\.probes\.refdis\] min_panel = 0 must be >= 1"),
-        ("[probes.switch_rate]\nfamilies = [\"bogus\"]", "",
-         r"\[probes\.switch_rate\] families = \[\"bogus\"\] names an unknown convention family 'bogus'"),
+        (
+            "[probes.refdis]",
+            "[corpus.probes.refdis]\nmin_panel = 0",
+            r"\[corpus\[0\]\.probes\.refdis\] min_panel = 0 must be >= 1",
+        ),
+        (
+            '[probes.switch_rate]\nfamilies = ["bogus"]',
+            "",
+            r"\[probes\.switch_rate\] families = \[\"bogus\"\] names an unknown convention family 'bogus'",
+        ),
         ("[probes.switch_rate]\nmin_per_arm = 0", "", r"\[probes\.switch_rate\] min_per_arm = 0 must be >= 1"),
-        ("[probes.masked]\nmethod = \"blur\"", "", r"\[probes\.masked\] method = \"blur\" is unknown \(valid: silence, noise, cut\)"),
-        ("[probes.lift]\nspans = \"refdis\"", "", r"\[probes\.lift\] spans = \"refdis\" needs a refdis result file"),
-        ("[probes.battery]\nmeasure = \"refdis\"", "", r"\[probes\.battery\] conditions is missing"),
-        ("[probes.courtesy]\nconditions = [\"noise:loud\"]", "",
-         r"\[probes\.courtesy\] conditions = \[\"noise:loud\"\] does not parse .*grammar:"),
-        ("[probes.miner_calibration]\ntruth = 3", "", r"\[probes\.miner_calibration\] truth = 3 is a int, expected a string"),
+        (
+            '[probes.masked]\nmethod = "blur"',
+            "",
+            r"\[probes\.masked\] method = \"blur\" is unknown \(valid: silence, noise, cut\)",
+        ),
+        ('[probes.lift]\nspans = "refdis"', "", r"\[probes\.lift\] spans = \"refdis\" needs a refdis result file"),
+        ('[probes.battery]\nmeasure = "refdis"', "", r"\[probes\.battery\] conditions is missing"),
+        (
+            '[probes.courtesy]\nconditions = ["noise:loud"]',
+            "",
+            r"\[probes\.courtesy\] conditions = \[\"noise:loud\"\] does not parse .*grammar:",
+        ),
+        (
+            "[probes.miner_calibration]\ntruth = 3",
+            "",
+            r"\[probes\.miner_calibration\] truth = 3 is a int, expected a string",
+        ),
     ],
 )
-def test_bad_probe_value_fails_at_load_naming_the_toml_field(tmp_path: Path, probes: str, override: str,
-                                                             expected: str) -> None:
+def test_bad_probe_value_fails_at_load_naming_the_toml_field(
+    tmp_path: Path, probes: str, override: str, expected: str
+) -> None:
     with pytest.raises(ConfigError, match=expected) as info:
         load(tmp_path, probes, override)
     msg = str(info.value)
@@ -65,9 +91,12 @@ def test_bad_probe_value_fails_at_load_naming_the_toml_field(tmp_path: Path, pro
 
 
 def test_good_probe_values_load(tmp_path: Path) -> None:
-    spec = load(tmp_path, "[probes.refdis]\npreset = \"paper\"\nmin_panel = 2\n[probes.switch_rate]\nfamilies = [\"mr\"]\n"
-                          "[probes.masked]\npad = 0\n[probes.battery]\nconditions = [\"noise:10db\"]",
-                "[corpus.probes.refdis]\nskip = true")
+    spec = load(
+        tmp_path,
+        '[probes.refdis]\npreset = "paper"\nmin_panel = 2\n[probes.switch_rate]\nfamilies = ["mr"]\n'
+        '[probes.masked]\npad = 0\n[probes.battery]\nconditions = ["noise:10db"]',
+        "[corpus.probes.refdis]\nskip = true",
+    )
     assert set(spec.probes) == {"refdis", "switch_rate", "masked", "battery"}  # type: ignore[attr-defined]
 
 
@@ -75,8 +104,16 @@ def test_an_audio_probe_on_prediction_files_names_the_corpus_table() -> None:
     from asr_audit.runner.probes import ProbeContext, get_probe
 
     with pytest.raises(ConfigError, match=r"a \[\[corpus\]\] entry with spec") as info:
-        get_probe("lift").run(ProbeContext(corpus="preds", predictions=None, panel=(), seed=0,  # type: ignore[arg-type]
-                                           normalizer="whisper"), {})
+        get_probe("lift").run(
+            ProbeContext(
+                corpus="preds",
+                predictions=None,
+                panel=(),
+                seed=0,  # type: ignore[arg-type]
+                normalizer="whisper",
+            ),
+            {},
+        )
     assert "[[corpora]]" not in str(info.value)
 
 
@@ -88,19 +125,29 @@ def test_an_audio_probe_on_prediction_files_names_the_corpus_table() -> None:
         (["--min-consensus-cer", "2"], "--min-consensus-cer 2.0 must be in [0, 1]; fix: "),
     ],
 )
-def test_bad_flag_names_the_flag(run_cli, vox_dir: Path, args: list[str], expected: str) -> None:  # noqa: ANN001
-    code, _, err = run_cli("refdis", "--preds", vox_dir, "--panel", "whisper-tiny.en,whisper-base.en,whisper-small.en",
-                           *args)
+def test_bad_flag_names_the_flag(run_cli, vox_dir: Path, args: list[str], expected: str) -> None:
+    code, _, err = run_cli(
+        "refdis", "--preds", vox_dir, "--panel", "whisper-tiny.en,whisper-base.en,whisper-small.en", *args
+    )
     assert code == 2 and expected in err and "[probes" not in err and "Traceback" not in err
 
 
-def test_battery_probe_flag_is_named_as_typed(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
-    code, _, err = run_cli("battery", "--model", "whisper-tiny.en", "--corpus", tmp_path / "x.jsonl",
-                           "--conditions", "noise:10db", "--probe", "vibes")
+def test_battery_probe_flag_is_named_as_typed(run_cli, tmp_path: Path) -> None:
+    code, _, err = run_cli(
+        "battery",
+        "--model",
+        "whisper-tiny.en",
+        "--corpus",
+        tmp_path / "x.jsonl",
+        "--conditions",
+        "noise:10db",
+        "--probe",
+        "vibes",
+    )
     assert code == 2 and "--probe 'vibes' is unknown (valid: courtesy, masked, ortho, refdis)" in err
 
 
-def test_spec_and_cli_with_the_same_values_give_the_same_refdis(tmp_path: Path, run_cli, vox_dir: Path) -> None:  # noqa: ANN001
+def test_spec_and_cli_with_the_same_values_give_the_same_refdis(tmp_path: Path, run_cli, vox_dir: Path) -> None:
     from asr_audit.runner.run import LocalExecutor, run_experiment
 
     panel = ["whisper-tiny.en", "whisper-base.en", "whisper-small.en"]
@@ -122,9 +169,28 @@ resamples = 30
 """)
     outcome = run_experiment(load_spec(spec_path), None, LocalExecutor(False))
     from_spec = next(e["result"] for e in outcome.results["probes"] if e["probe"] == "refdis")
-    code, _, err = run_cli("refdis", "--preds", vox_dir, "--panel", ",".join(panel), "--preset", "paper",
-                           "--min-panel", "2", "--no-loo", "--majority", "0.7", "--resamples", "30", "--seed", "4",
-                           "--normalize-workers", "1", "--json", tmp_path / "cli.json")
+    code, _, err = run_cli(
+        "refdis",
+        "--preds",
+        vox_dir,
+        "--panel",
+        ",".join(panel),
+        "--preset",
+        "paper",
+        "--min-panel",
+        "2",
+        "--no-loo",
+        "--majority",
+        "0.7",
+        "--resamples",
+        "30",
+        "--seed",
+        "4",
+        "--normalize-workers",
+        "1",
+        "--json",
+        tmp_path / "cli.json",
+    )
     assert code == 0, err
     from_cli = json.loads((tmp_path / "cli.json").read_text())
     assert from_cli["params"] == from_spec["params"]
@@ -137,24 +203,33 @@ def test_leave_one_out_quorum_is_refused_at_load_naming_the_toml_fields(tmp_path
     with pytest.raises(ConfigError) as info:
         load(tmp_path, "[probes.refdis]")
     msg = str(info.value)
-    assert msg == (f"{tmp_path / 'audit.toml'}: corpus 'vox': leave-one-out ([probes.refdis] loo) mines each of the "
-                   "3 panel models' edits with the other 2, fewer than 3 ([probes.refdis] min_panel = 3, and 2 votes "
-                   "at least), so no panel model could be scored; fix: list at least 4 [panel] models or set "
-                   "[probes.refdis] loo = false")
-    with pytest.raises(ConfigError, match=r"\(\[corpus\[0\]\.probes\.refdis\] min_panel = 3, .*"
-                                          r"set \[probes\.refdis\] loo = false"):
+    assert msg == (
+        f"{tmp_path / 'audit.toml'}: corpus 'vox': leave-one-out ([probes.refdis] loo) mines each of the "
+        "3 panel models' edits with the other 2, fewer than 3 ([probes.refdis] min_panel = 3, and 2 votes "
+        "at least), so no panel model could be scored; fix: list at least 4 [panel] models or set "
+        "[probes.refdis] loo = false"
+    )
+    with pytest.raises(
+        ConfigError,
+        match=r"\(\[corpus\[0\]\.probes\.refdis\] min_panel = 3, .*"
+        r"set \[probes\.refdis\] loo = false",
+    ):
         load(tmp_path, "[probes.refdis]\nmin_panel = 2", "[corpus.probes.refdis]\nmin_panel = 3")
     with pytest.raises(ConfigError, match=r"leave-one-out \(\[probes\.miner_calibration\] loo\)"):
-        load(tmp_path, "[probes.miner_calibration]\ntruth = \"calib\"")
+        load(tmp_path, '[probes.miner_calibration]\ntruth = "calib"')
 
 
-@pytest.mark.parametrize(("probes", "override"), [
-    ("[probes.refdis]\nloo = false", ""),  # no leave-one-out
-    ("[probes.refdis]\nmin_panel = 2", ""),  # 2 left to mine, 2 needed
-    ("[probes.refdis]", "[corpus.probes.refdis]\nskip = true"),  # the corpus does not run it
-    ("[probes.refdis]\nmin_panel = 4", ""),  # below min_panel: the run's own error names it
-    ("[probes.miner_calibration]", ""),  # no calibration folder: the probe does not run
-])
-def test_leave_one_out_quorum_passes_where_it_holds_or_does_not_apply(tmp_path: Path, probes: str,
-                                                                      override: str) -> None:
+@pytest.mark.parametrize(
+    ("probes", "override"),
+    [
+        ("[probes.refdis]\nloo = false", ""),  # no leave-one-out
+        ("[probes.refdis]\nmin_panel = 2", ""),  # 2 left to mine, 2 needed
+        ("[probes.refdis]", "[corpus.probes.refdis]\nskip = true"),  # the corpus does not run it
+        ("[probes.refdis]\nmin_panel = 4", ""),  # below min_panel: the run's own error names it
+        ("[probes.miner_calibration]", ""),  # no calibration folder: the probe does not run
+    ],
+)
+def test_leave_one_out_quorum_passes_where_it_holds_or_does_not_apply(
+    tmp_path: Path, probes: str, override: str
+) -> None:
     load(tmp_path, probes, override)

@@ -86,12 +86,14 @@ def test_a_resample_without_one_arm_is_left_out_not_counted_as_zero() -> None:
     assert (est, low, high) == (1.0, 1.0, 1.0)  # every defined resample gives 1 - 0
     _, old_low, _ = bootstrap_ratio_difference(num_a, den_a, num_b, den_b, np.random.default_rng(1), 400)
     assert old_low == 0.0  # the old rule counted the missing arm as 0 and reported a spread
-    assert cluster_bootstrap_difference(np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0),
-                                        np.random.default_rng(0)) == (None, None, None)
+    assert cluster_bootstrap_difference(
+        np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0), np.random.default_rng(0)
+    ) == (None, None, None)
 
 
 def test_no_resample_left_out_gives_the_old_interval() -> None:
     g = np.random.default_rng(7)
     a, b, c = g.random(30), g.integers(1, 5, 30).astype(float), g.random(30)
-    assert cluster_bootstrap_difference(a, b, c, b, np.random.default_rng(3), 300) == \
-        pytest.approx(bootstrap_ratio_difference(a, b, c, b, np.random.default_rng(3), 300))
+    assert cluster_bootstrap_difference(a, b, c, b, np.random.default_rng(3), 300) == pytest.approx(
+        bootstrap_ratio_difference(a, b, c, b, np.random.default_rng(3), 300)
+    )

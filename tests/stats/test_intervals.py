@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 from asr_audit.stats.intervals import (
-    bootstrap_ratio_difference, bootstrap_ratio_differences, resample_counts,
+    bootstrap_ratio_difference,
+    bootstrap_ratio_differences,
+    resample_counts,
 )
 
 
@@ -15,15 +17,17 @@ def flat(rows: list[tuple[float, ...]]) -> list[float]:
     return [x for row in rows for x in row]
 
 
-def add_at_bootstrap(num_a, den_a, num_b, den_b, rng, n_resamples=1000, level=0.95, chunk=64):  # noqa: ANN001, ANN201
+def add_at_bootstrap(num_a, den_a, num_b, den_b, rng, n_resamples=1000, level=0.95, chunk=64):
     """The previous implementation (np.add.at), kept here as the oracle."""
     arrays = [np.asarray(x, dtype=np.float64) for x in (num_a, den_a, num_b, den_b)]
     m = len(arrays[0])
 
-    def stat(sums):  # noqa: ANN001, ANN202
+    def stat(sums):
         na, da, nb, db = sums
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(da > 0, na / np.maximum(da, 1e-300), 0.0) - np.where(db > 0, nb / np.maximum(db, 1e-300), 0.0)
+            return np.where(da > 0, na / np.maximum(da, 1e-300), 0.0) - np.where(
+                db > 0, nb / np.maximum(db, 1e-300), 0.0
+            )
 
     est = float(stat([np.array([a.sum()]) for a in arrays])[0])
     draws = []
@@ -42,8 +46,9 @@ def add_at_bootstrap(num_a, den_a, num_b, den_b, rng, n_resamples=1000, level=0.
 def test_bootstrap_ratio_difference_is_unchanged(m: int, n: int) -> None:
     g = np.random.default_rng(m)
     a, b, c, d = g.random(m), g.integers(1, 20, m), g.random(m), g.integers(0, 20, m)
-    assert bootstrap_ratio_difference(a, b, c, d, np.random.default_rng(9), n) == \
-        add_at_bootstrap(a, b, c, d, np.random.default_rng(9), n)
+    assert bootstrap_ratio_difference(a, b, c, d, np.random.default_rng(9), n) == add_at_bootstrap(
+        a, b, c, d, np.random.default_rng(9), n
+    )
 
 
 def test_resample_counts_do_not_depend_on_chunk() -> None:
@@ -73,8 +78,9 @@ def test_columns_share_resamples_and_ignore_each_other() -> None:
         single = bootstrap_ratio_difference(na[:, j], da[:, j], nb[:, j], db[:, j], np.random.default_rng(5), 300)
         assert single == pytest.approx(full[j], abs=1e-12)
     order = [2, 0, 1]
-    shuffled = bootstrap_ratio_differences(na[:, order], da[:, order], nb[:, order], db[:, order],
-                                           np.random.default_rng(5), 300)
+    shuffled = bootstrap_ratio_differences(
+        na[:, order], da[:, order], nb[:, order], db[:, order], np.random.default_rng(5), 300
+    )
     assert flat(shuffled) == pytest.approx(flat([full[j] for j in order]), abs=1e-12)
 
 
@@ -100,6 +106,7 @@ def test_edge_cases() -> None:
     empty = np.zeros((0, 2))
     assert bootstrap_ratio_differences(empty, empty, empty, empty, np.random.default_rng(0)) == [(0.0, 0.0, 0.0)] * 2
     with pytest.raises(ValueError, match="same"):
-        bootstrap_ratio_differences(np.ones((3, 2)), np.ones((3, 1)), np.ones((3, 2)), np.ones((3, 2)),
-                                    np.random.default_rng(0))
+        bootstrap_ratio_differences(
+            np.ones((3, 2)), np.ones((3, 1)), np.ones((3, 2)), np.ones((3, 2)), np.random.default_rng(0)
+        )
     assert list(resample_counts(np.random.default_rng(0), 0, 10)) == []

@@ -41,15 +41,18 @@ def switch() -> dict[str, Calibration]:
 
 def _calibrated(row: Calibration) -> None:
     assert row.n_null > 0
-    assert row.status == "ok", f"{row.flag} ({row.setting}): FPR {row.fpr.rate:.3f} [{row.fpr.low:.3f}, " \
-                               f"{row.fpr.high:.3f}] above nominal {row.level}"
+    assert row.status == "ok", (
+        f"{row.flag} ({row.setting}): FPR {row.fpr.rate:.3f} [{row.fpr.low:.3f}, "
+        f"{row.fpr.high:.3f}] above nominal {row.level}"
+    )
 
 
 def _unbiased(row: Calibration, honest: float = 0.0) -> None:
     """The null datasets' mean estimate is the honest value within Monte-Carlo error."""
     assert row.null_mean is not None and row.null_se is not None
-    assert abs(row.null_mean - honest) <= 4 * row.null_se + 0.002, \
+    assert abs(row.null_mean - honest) <= 4 * row.null_se + 0.002, (
         f"{row.flag} ({row.setting}): null estimate {row.null_mean:+.4f} (se {row.null_se:.4f}), honest {honest}"
+    )
 
 
 def _has_power(row: Calibration) -> None:
@@ -113,23 +116,44 @@ def test_refdis_planted_copying_is_caught(refdis: dict[str, Calibration]) -> Non
 def test_refdis_tested_model_panel_member_and_wer_inflation_are_calibrated(refdis: dict[str, Calibration]) -> None:
     """(The leave-one-out panel member is not here: 7% at 2.5% in the full run, see docs/validity.md;
     a few datasets cannot show it.)"""
-    for key in ("refdis.copies_reference: tested model (not in panel)",
-                "refdis.copies_reference: panel member, no leave-one-out",
-                "refdis.wer_inflated: tested model (not in panel)"):
+    for key in (
+        "refdis.copies_reference: tested model (not in panel)",
+        "refdis.copies_reference: panel member, no leave-one-out",
+        "refdis.wer_inflated: tested model (not in panel)",
+    ):
         _calibrated(refdis[key])
 
 
 def test_refdis_honest_models_accept_ref_is_near_zero(refdis: dict[str, Calibration]) -> None:
-    for key in ("refdis.copies_reference: tested model (not in panel)",
-                "refdis.copies_reference: panel member, leave-one-out"):
+    for key in (
+        "refdis.copies_reference: tested model (not in panel)",
+        "refdis.copies_reference: panel member, leave-one-out",
+    ):
         row = refdis[key]
         assert row.null_mean is not None and row.null_mean <= 0.02, f"{key}: mean accept-ref {row.null_mean:.3f}"
 
 
-def _row(flag: str, level: float, n: int, k: int, planted: float | None = None,
-         power: dict[float, tuple[int, int]] | None = None) -> Calibration:
-    return Calibration(probe="x", flag=flag, setting="s", level=level, null_world="", planted_world="", effect="d",
-                       n_null=n, k_null=k, planted=planted, power=power or {})
+def _row(
+    flag: str,
+    level: float,
+    n: int,
+    k: int,
+    planted: float | None = None,
+    power: dict[float, tuple[int, int]] | None = None,
+) -> Calibration:
+    return Calibration(
+        probe="x",
+        flag=flag,
+        setting="s",
+        level=level,
+        null_world="",
+        planted_world="",
+        effect="d",
+        n_null=n,
+        k_null=k,
+        planted=planted,
+        power=power or {},
+    )
 
 
 def test_a_broken_flag_is_reported_as_fail() -> None:

@@ -48,13 +48,15 @@ def test_different_compute_types_merge_under_different_keys(tmp_path: Path) -> N
         assert st.get_transcripts(gpu.key, ["audio1"])["audio1"].value == "hallo"
 
 
-@pytest.mark.parametrize("other", [_ident(code_version="ct2-whisper/2"),
-                                   _ident(converter="whisper_convert/2")])
+@pytest.mark.parametrize("other", [_ident(code_version="ct2-whisper/2"), _ident(converter="whisper_convert/2")])
 def test_different_code_or_converter_versions_are_refused(tmp_path: Path, other: BackendIdentity) -> None:
     a = _store(tmp_path / "a.sqlite", _ident())
     b = _store(tmp_path / "b.sqlite", other)
-    with pytest.raises(InputFileError, match=r"b\.sqlite: cannot merge into .*a\.sqlite: backend whisper-tiny\.en "
-                                             r"\(weights abcd\) has .* here but .* in the target; fix: ") as err:
+    with pytest.raises(
+        InputFileError,
+        match=r"b\.sqlite: cannot merge into .*a\.sqlite: backend whisper-tiny\.en "
+        r"\(weights abcd\) has .* here but .* in the target; fix: ",
+    ) as err:
         merge_stores(a, [b])
     assert "\n" not in str(err.value)
     with Store(a) as st:  # nothing was copied
@@ -91,7 +93,7 @@ def test_meta_mismatch_is_refused(tmp_path: Path) -> None:
         merge_stores(a, [b])
 
 
-def test_cli_merge_refusal_is_one_line(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_cli_merge_refusal_is_one_line(tmp_path: Path, run_cli) -> None:
     a = _store(tmp_path / "a.sqlite", _ident())
     b = _store(tmp_path / "b.sqlite", _ident(code_version="ct2-whisper/2"))
     code, _, err = run_cli("merge", "--into", a, b)

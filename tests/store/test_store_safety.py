@@ -104,8 +104,9 @@ def test_full_disk_while_writing_says_disk_full(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("message", ["disk I/O error", "database or disk is full"])
-def test_full_disk_on_open_never_suggests_deleting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                   message: str) -> None:
+def test_full_disk_on_open_never_suggests_deleting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, message: str
+) -> None:
     path = _store(tmp_path / "s.sqlite")
     real = sqlite3.connect
 

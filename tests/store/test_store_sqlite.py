@@ -33,7 +33,7 @@ def test_put_get_is_keyed_and_immutable(tmp_path: Path) -> None:
 def test_many_keys_beyond_parameter_limit(tmp_path: Path) -> None:
     with Store(tmp_path / "s.sqlite") as st:
         st.put_transcripts("b", [(f"h{i:05d}", str(i), None) for i in range(1500)])
-        got = st.get_transcripts("b", [f"h{i:05d}" for i in range(0, 1600)])
+        got = st.get_transcripts("b", [f"h{i:05d}" for i in range(1600)])
         assert len(got) == 1500 and got["h01234"].value == "1234"
 
 
@@ -46,7 +46,10 @@ def test_backend_identity_and_runs(tmp_path: Path) -> None:
         run = st.start_run({"models": ["x"]})
         st.record_errors(run, ident.key, "corpus", [("c2", "audio file not found"), ("c1", "empty")])
         st.finish_run(run, {"failed_clips": 2})
-        assert st.run_errors(run) == [(ident.key, "corpus", "c1", "empty"), (ident.key, "corpus", "c2", "audio file not found")]
+        assert st.run_errors(run) == [
+            (ident.key, "corpus", "c1", "empty"),
+            (ident.key, "corpus", "c2", "audio file not found"),
+        ]
         (meta,) = st.runs()
         assert meta["models"] == ["x"] and meta["failed_clips"] == 2 and meta["finished"] >= meta["started"]
 
@@ -85,8 +88,12 @@ print("ok")
 def test_two_processes_write_one_store(tmp_path: Path) -> None:
     path = tmp_path / "shared.sqlite"
     procs = [
-        subprocess.Popen([sys.executable, "-c", _WRITER, str(path), lo, hi, tag], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", _WRITER, str(path), lo, hi, tag],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for lo, hi, tag in (("0", "2000", "a"), ("1000", "3000", "b"))
     ]
     outs = [p.communicate(timeout=120) for p in procs]
@@ -98,7 +105,9 @@ def test_two_processes_write_one_store(tmp_path: Path) -> None:
         assert all(got[f"h{j:04d}"].value == f"text {j}" for j in range(3000))
         assert len(st.runs()) == 2 and all(r["finished"] for r in st.runs())
     db = sqlite3.connect(path)
-    dupes = db.execute("SELECT COUNT(*) FROM (SELECT audio FROM results GROUP BY backend, audio, kind, item HAVING COUNT(*) > 1)")
+    dupes = db.execute(
+        "SELECT COUNT(*) FROM (SELECT audio FROM results GROUP BY backend, audio, kind, item HAVING COUNT(*) > 1)"
+    )
     assert dupes.fetchone()[0] == 0
 
 

@@ -41,11 +41,11 @@ needs_sphinx = pytest.mark.skipif(_missing("pocketsphinx"), reason="needs pocket
 class Counting:
     """Wraps a backend and counts the clips it is asked to transcribe."""
 
-    def __init__(self, inner) -> None:  # noqa: ANN001
+    def __init__(self, inner) -> None:
         self.inner, self.calls, self.clips = inner, 0, 0
         self.spec, self.capabilities, self.max_duration = inner.spec, inner.capabilities, inner.max_duration
 
-    def identity(self):  # noqa: ANN201
+    def identity(self):
         return self.inner.identity()
 
     def transcribe(self, audios: Sequence[np.ndarray]) -> list[str]:
@@ -69,14 +69,17 @@ class LengthBackend(BaseBackend):
 
 
 def _mem_corpus(lengths: Sequence[int]) -> Corpus:
-    clips = tuple(Clip(id=f"c{i}", reference="r", source=ArraySource(np.full(n, 0.01 * (i + 1), np.float32), 16000))
-                  for i, n in enumerate(lengths))
+    clips = tuple(
+        Clip(id=f"c{i}", reference="r", source=ArraySource(np.full(n, 0.01 * (i + 1), np.float32), 16000))
+        for i, n in enumerate(lengths)
+    )
     return Corpus("mem", "test", "mem", clips)
 
 
 @needs_sphinx
-def test_sphinx_cache_hit_on_rerun_and_across_paths(librispeech_dir: Path, tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sphinx_cache_hit_on_rerun_and_across_paths(
+    librispeech_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     corpus = load_corpus(librispeech_dir)
     backend = Counting(load_backend("sphinx:en-us"))
     with Store(tmp_path / "s.sqlite") as st:
@@ -122,10 +125,13 @@ def test_a_failing_clip_does_not_sink_its_batch(tmp_path: Path) -> None:
 
 def test_preds_backend_looks_up_clip_ids(tmp_path: Path) -> None:
     corpus = _mem_corpus([10, 20, 30])
-    write_predictions(tmp_path / "m.jsonl", [
-        PredictionRecord("c0", "r", "zero", 1.0, None),
-        PredictionRecord("dir/c1.wav", "r", "one", 1.0, None),  # matched by file-name stem
-    ])
+    write_predictions(
+        tmp_path / "m.jsonl",
+        [
+            PredictionRecord("c0", "r", "zero", 1.0, None),
+            PredictionRecord("dir/c1.wav", "r", "one", 1.0, None),  # matched by file-name stem
+        ],
+    )
     backend = load_backend(f"preds:{tmp_path / 'm.jsonl'}")
     with Store(tmp_path / "s.sqlite") as st:
         out = transcribe_corpus(backend, corpus, st)
@@ -140,10 +146,21 @@ def test_preds_backend_looks_up_clip_ids(tmp_path: Path) -> None:
 
 
 @needs_sphinx
-def test_cli_bad_audio_manifest_completes_and_lists_failures(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_cli_bad_audio_manifest_completes_and_lists_failures(tmp_path: Path, run_cli) -> None:
     manifest = build_bad_manifest(tmp_path / "bad")
-    code, out, err = run_cli("transcribe", "--model", "sphinx:en-us", "--corpus", manifest, "--out", tmp_path / "out",
-                             "--store", tmp_path / "s.sqlite", "--batch-size", "3")
+    code, out, err = run_cli(
+        "transcribe",
+        "--model",
+        "sphinx:en-us",
+        "--corpus",
+        manifest,
+        "--out",
+        tmp_path / "out",
+        "--store",
+        tmp_path / "s.sqlite",
+        "--batch-size",
+        "3",
+    )
     assert code == 0, err
     (pred,) = (tmp_path / "out").iterdir()
     assert pred.name == "MODEL_sphinx-en-us_DATASET_bad_test.jsonl"
@@ -161,21 +178,36 @@ def test_cli_bad_audio_manifest_completes_and_lists_failures(tmp_path: Path, run
         assert len(st.run_errors(run["run_id"])) == 5
 
 
-def test_models_verb_lists_light_backends(run_cli) -> None:  # noqa: ANN001
+def test_models_verb_lists_light_backends(run_cli) -> None:
     code, out, _ = run_cli("models")
     assert code == 0
     for name in ("sphinx:<arg>", "openai:<arg>", "preds:<arg>"):
         assert name in out
 
 
-def test_bad_model_spec_is_one_line_error(tmp_path: Path, run_cli, librispeech_dir: Path) -> None:  # noqa: ANN001
+def test_bad_model_spec_is_one_line_error(tmp_path: Path, run_cli, librispeech_dir: Path) -> None:
     code, _, err = run_cli("transcribe", "--model", "nope:x", "--corpus", librispeech_dir, "--out", tmp_path)
     assert code == 2 and "not recognised" in err and "Traceback" not in err
 
 
 def _transcribe_cmd(manifest: Path, out: Path, store: Path) -> list[str]:
-    return [sys.executable, "-m", "asr_audit", "transcribe", "--model", "sphinx:en-us", "--corpus", str(manifest),
-            "--out", str(out), "--store", str(store), "--batch-size", "1", "--no-timings"]
+    return [
+        sys.executable,
+        "-m",
+        "asr_audit",
+        "transcribe",
+        "--model",
+        "sphinx:en-us",
+        "--corpus",
+        str(manifest),
+        "--out",
+        str(out),
+        "--store",
+        str(store),
+        "--batch-size",
+        "1",
+        "--no-timings",
+    ]
 
 
 def _rows(store: Path) -> int:
@@ -194,8 +226,12 @@ def test_kill_9_then_resume_gives_identical_files(tmp_path: Path) -> None:
     manifest = build_gain_manifest(tmp_path / "audio", names=("0880", "0930"))  # 4 clips of distinct audio
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     killed_store, out_killed = tmp_path / "killed.sqlite", tmp_path / "out_killed"
-    proc = subprocess.Popen(_transcribe_cmd(manifest, out_killed, killed_store), env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        _transcribe_cmd(manifest, out_killed, killed_store),
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 120
     while _rows(killed_store) < 1 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -205,11 +241,14 @@ def test_kill_9_then_resume_gives_identical_files(tmp_path: Path) -> None:
     partial = _rows(killed_store)
     assert 1 <= partial < 4 and not out_killed.exists()
 
-    resumed = subprocess.run(_transcribe_cmd(manifest, out_killed, killed_store), env=env, capture_output=True, text=True)
+    resumed = subprocess.run(
+        _transcribe_cmd(manifest, out_killed, killed_store), env=env, capture_output=True, text=True
+    )
     assert resumed.returncode == 0, resumed.stderr
     clean_out = tmp_path / "out_clean"
-    clean = subprocess.run(_transcribe_cmd(manifest, clean_out, tmp_path / "clean.sqlite"), env=env,
-                           capture_output=True, text=True)
+    clean = subprocess.run(
+        _transcribe_cmd(manifest, clean_out, tmp_path / "clean.sqlite"), env=env, capture_output=True, text=True
+    )
     assert clean.returncode == 0, clean.stderr
     (a,), (b,) = list(out_killed.iterdir()), list(clean_out.iterdir())
     assert a.name == b.name and a.read_bytes() == b.read_bytes()

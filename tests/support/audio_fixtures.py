@@ -99,7 +99,9 @@ def build_bad_manifest(root: Path) -> Path:
     return write_manifest_rows(root / "bad.jsonl", rows)
 
 
-def build_gain_manifest(root: Path, gains: tuple[float, ...] = (1.0, 0.8), names: tuple[str, ...] | None = None) -> Path:
+def build_gain_manifest(
+    root: Path, gains: tuple[float, ...] = (1.0, 0.8), names: tuple[str, ...] | None = None
+) -> Path:
     """Each fixture clip at each gain, as 16 kHz WAV: distinct audio, so distinct store keys."""
     root.mkdir(parents=True, exist_ok=True)
     refs = librivox_refs()

@@ -27,9 +27,38 @@ from asr_audit.corpus.clips import ArraySource, Clip, Corpus
 from asr_audit.models.base import BaseBackend, DecodeOptions
 
 OPENER = ("thank", "you", "mister", "president")
-WORDS = ("committee", "approved", "report", "fisheries", "rights", "workers", "member", "state", "energy", "costs",
-         "budget", "council", "farmers", "rules", "prices", "water", "quality", "amendment", "proposal", "question",
-         "support", "clear", "fair", "small", "businesses", "protect", "reduce", "answered", "yesterday", "every")
+WORDS = (
+    "committee",
+    "approved",
+    "report",
+    "fisheries",
+    "rights",
+    "workers",
+    "member",
+    "state",
+    "energy",
+    "costs",
+    "budget",
+    "council",
+    "farmers",
+    "rules",
+    "prices",
+    "water",
+    "quality",
+    "amendment",
+    "proposal",
+    "question",
+    "support",
+    "clear",
+    "fair",
+    "small",
+    "businesses",
+    "protect",
+    "reduce",
+    "answered",
+    "yesterday",
+    "every",
+)
 
 
 def _stable(text: str) -> int:
@@ -57,8 +86,16 @@ class NullModel(BaseBackend):
     max_duration = None
     needs_audio = False
 
-    def __init__(self, name: str, corpus: Corpus, spoken: dict[str, str], seed: int, drop: float = 0.15,
-                 err: float = 0.03, copy_original: bool = False) -> None:
+    def __init__(
+        self,
+        name: str,
+        corpus: Corpus,
+        spoken: dict[str, str],
+        seed: int,
+        drop: float = 0.15,
+        err: float = 0.03,
+        copy_original: bool = False,
+    ) -> None:
         super().__init__(f"null-{name}", DecodeOptions(), f"null-{name}-{seed}")
         self.name, self.seed, self.drop, self.err, self.copy = name, seed, drop, err, copy_original
         self.refs = {c.id: c.reference for c in corpus.clips}

@@ -18,7 +18,7 @@ BASELINE = Path(__file__).resolve().parents[2] / "benchmarks" / "baseline_refdis
 
 
 @pytest.fixture(scope="module")
-def baseline():  # noqa: ANN201
+def baseline():
     spec = importlib.util.spec_from_file_location("baseline_refdis", BASELINE)
     module = importlib.util.module_from_spec(spec)
     sys.modules["baseline_refdis"] = module
@@ -27,24 +27,44 @@ def baseline():  # noqa: ANN201
     sys.modules.pop("baseline_refdis", None)
 
 
-def _ours_as_baseline(result) -> list[dict]:  # noqa: ANN001
-    return [{"clip_id": e.clip_id, "kind": e.legacy_kind, "position": e.position,
-             "ref_tokens": list(e.ref_tokens) if e.legacy_kind == "delete" else e.alt_text.split(),
-             "ref_indices": list(e.ref_indices), "n_panel_agree": e.n_panel_agree, "n_panel": e.n_panel,
-             "consensus_cer": e.consensus_cer, "verdicts": dict(e.verdicts)} for e in result.edits]
+def _ours_as_baseline(result) -> list[dict]:
+    return [
+        {
+            "clip_id": e.clip_id,
+            "kind": e.legacy_kind,
+            "position": e.position,
+            "ref_tokens": list(e.ref_tokens) if e.legacy_kind == "delete" else e.alt_text.split(),
+            "ref_indices": list(e.ref_indices),
+            "n_panel_agree": e.n_panel_agree,
+            "n_panel": e.n_panel,
+            "consensus_cer": e.consensus_cer,
+            "verdicts": dict(e.verdicts),
+        }
+        for e in result.edits
+    ]
 
 
-@pytest.mark.parametrize("preset, params", [
-    ("anchor", {}),
-    ("paper", {"majority": 0.75, "include_middle": True}),
-])
-def test_edits_and_accept_ref_match_the_baseline(tmp_path: Path, baseline, preset: str, params: dict) -> None:  # noqa: ANN001
+@pytest.mark.parametrize(
+    "preset, params",
+    [
+        ("anchor", {}),
+        ("paper", {"majority": 0.75, "include_middle": True}),
+    ],
+)
+def test_edits_and_accept_ref_match_the_baseline(tmp_path: Path, baseline, preset: str, params: dict) -> None:
     """``anchor --no-loo`` equals the public code edit for edit and verdict for verdict. The
     paper preset mines the same edits, but its verdicts use the three-outcome closeness rule
     (issue 11, defect 1; checked against an independent oracle in tests/probes/predfiles/test_verdicts.py):
     here only its eligibility (verdict ``None`` or not) must agree with the public code's."""
-    s = make_prediction_set(150, 8, rng=np.random.default_rng(21), folder=tmp_path, copy_shares=(0.8,),
-                            middle_error_rate=0.2, missing_rate=0.02)
+    s = make_prediction_set(
+        150,
+        8,
+        rng=np.random.default_rng(21),
+        folder=tmp_path,
+        copy_shares=(0.8,),
+        middle_error_rate=0.2,
+        missing_rate=0.02,
+    )
     panel = s.panel(5)
     theirs, their_rates = baseline.run_baseline(tmp_path, panel, **params)
     result = run_refdis(load_predictions(tmp_path), panel, preset_params(preset, loo=False), n_resamples=10)

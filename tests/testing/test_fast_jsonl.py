@@ -22,26 +22,32 @@ def write(tmp_path: Path, data: bytes) -> Path:
     return p
 
 
-@pytest.mark.parametrize("data", [
-    b'{"a": 1}\n{"b": [1, 2]}\n',
-    b'\xef\xbb\xbf{"a": 1}\r\n{"b": 2}\r\n',  # BOM, CRLF
-    b'\n  \n{"a": 1}\n\t\n{"b": 2}',  # blank lines, no final newline
-    b'{"a": 1}\n\xc2\xa0\n{"b": 2}\n',  # a line of a no-break space: blank to iter_jsonl
-    '{"s": "x\u2028y\u0085z"}\n'.encode(),  # line separators inside strings are not line breaks
-    b'   {"a": 1}   \n',
-])
+@pytest.mark.parametrize(
+    "data",
+    [
+        b'{"a": 1}\n{"b": [1, 2]}\n',
+        b'\xef\xbb\xbf{"a": 1}\r\n{"b": 2}\r\n',  # BOM, CRLF
+        b'\n  \n{"a": 1}\n\t\n{"b": 2}',  # blank lines, no final newline
+        b'{"a": 1}\n\xc2\xa0\n{"b": 2}\n',  # a line of a no-break space: blank to iter_jsonl
+        '{"s": "x\u2028y\u0085z"}\n'.encode(),  # line separators inside strings are not line breaks
+        b'   {"a": 1}   \n',
+    ],
+)
 def test_well_formed_files_read_the_same(tmp_path: Path, data: bytes) -> None:
     p = write(tmp_path, data)
     assert _parse_jsonl_fast(p) == list(iter_jsonl(p))
 
 
-@pytest.mark.parametrize("data, line", [
-    (b'{"a": 1}\n{"a": \n', 2),
-    (b'{"a": 1}\n[1, 2]\n', 2),
-    (b'{"a": 1}{"b": 2}\n', 1),
-    (b'{"a": 1}\n{"b": "\xff"}\n', 2),
-    (b'{"a": 1}\n\xef\xbb\xbf{"b": 2}\n', 2),
-])
+@pytest.mark.parametrize(
+    "data, line",
+    [
+        (b'{"a": 1}\n{"a": \n', 2),
+        (b'{"a": 1}\n[1, 2]\n', 2),
+        (b'{"a": 1}{"b": 2}\n', 1),
+        (b'{"a": 1}\n{"b": "\xff"}\n', 2),
+        (b'{"a": 1}\n\xef\xbb\xbf{"b": 2}\n', 2),
+    ],
+)
 def test_malformed_files_give_the_careful_error(tmp_path: Path, data: bytes, line: int) -> None:
     p = write(tmp_path, data.replace(b'{"a": 1}', json.dumps(ROW).encode()))
     assert _parse_jsonl_fast(p) is None
@@ -52,8 +58,12 @@ def test_malformed_files_give_the_careful_error(tmp_path: Path, data: bytes, lin
 
 
 text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
-rows = st.lists(st.fixed_dictionaries({"audio_filepath": text.filter(lambda s: s.strip() != ""),
-                                       "text": text, "pred_text": st.none() | text}), max_size=6)
+rows = st.lists(
+    st.fixed_dictionaries(
+        {"audio_filepath": text.filter(lambda s: s.strip() != ""), "text": text, "pred_text": st.none() | text}
+    ),
+    max_size=6,
+)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -73,4 +83,6 @@ def test_prediction_rows_and_errors(tmp_path: Path) -> None:
     with pytest.raises(InputFileError, match=r"m.jsonl:2: field 'duration'"):
         read_prediction_file(write(tmp_path, "".join(json.dumps(r) + "\n" for r in bad).encode()))
     with pytest.raises(InputFileError, match="m.jsonl:2: empty clip id"):
-        read_prediction_file(write(tmp_path, (json.dumps(ROW) + "\n" + json.dumps({**ROW, "audio_filepath": " "})).encode()))
+        read_prediction_file(
+            write(tmp_path, (json.dumps(ROW) + "\n" + json.dumps({**ROW, "audio_filepath": " "})).encode())
+        )

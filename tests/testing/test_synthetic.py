@@ -28,8 +28,7 @@ def test_same_seed_gives_byte_identical_files(tmp_path: Path) -> None:
 
 
 def test_files_load_and_match_the_ground_truth(tmp_path: Path) -> None:
-    s = make_prediction_set(80, 5, rng=np.random.default_rng(3), folder=tmp_path, copy_shares=(1.0,),
-                            missing_rate=0.05)
+    s = make_prediction_set(80, 5, rng=np.random.default_rng(3), folder=tmp_path, copy_shares=(1.0,), missing_rate=0.05)
     preds = load_predictions(tmp_path)
     assert sorted(preds.models) == sorted(s.models)
     assert s.honest == ("honest-01", "honest-02", "honest-03", "honest-04") and dict(s.copying) == {"copier-01": 1.0}
@@ -62,8 +61,7 @@ def _keys(planted: SyntheticSet) -> set[tuple[str, str, str]]:
 
 def test_refdis_finds_planted_errors_and_flags_the_copier(tmp_path: Path) -> None:
     s = make_prediction_set(400, rng=np.random.default_rng(11), folder=tmp_path, copy_shares=(0.9, 0.5))
-    result = run_refdis(load_predictions(tmp_path), s.panel(4), preset_params("anchor", loo=False),
-                        n_resamples=20)
+    result = run_refdis(load_predictions(tmp_path), s.panel(4), preset_params("anchor", loo=False), n_resamples=20)
     found = {(e.clip_id, e.position, e.legacy_kind) for e in result.edits}
     boundary = s.boundary_errors()
     recall = sum((p.clip_id, p.position, p.legacy_kind) in found for p in boundary) / len(boundary)
@@ -84,8 +82,7 @@ def test_refdis_finds_planted_errors_and_flags_the_copier(tmp_path: Path) -> Non
 
 def test_paper_preset_also_finds_interior_substitutions(tmp_path: Path) -> None:
     s = make_prediction_set(300, rng=np.random.default_rng(5), folder=tmp_path, middle_error_rate=0.3)
-    result = run_refdis(load_predictions(tmp_path), s.panel(4), preset_params("paper", loo=False),
-                        n_resamples=20)
+    result = run_refdis(load_predictions(tmp_path), s.panel(4), preset_params("paper", loo=False), n_resamples=20)
     middle = [p for p in s.planted if p.position == MIDDLE]
     found = {(e.clip_id, e.ref_indices[0] > 0) for e in result.edits if e.position == MIDDLE}
     assert middle and sum((p.clip_id, True) in found for p in middle) >= 0.7 * len(middle)

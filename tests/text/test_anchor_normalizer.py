@@ -24,8 +24,13 @@ _OPENAI = reference_normalizer()  # the slow reference, itself checked against o
 
 def _is_cjk(ch: str) -> bool:
     code = ord(ch)
-    return (0x3400 <= code <= 0x4DBF or 0x4E00 <= code <= 0x9FFF or 0x3040 <= code <= 0x309F
-            or 0x30A0 <= code <= 0x30FF or 0xAC00 <= code <= 0xD7AF)
+    return (
+        0x3400 <= code <= 0x4DBF
+        or 0x4E00 <= code <= 0x9FFF
+        or 0x3040 <= code <= 0x309F
+        or 0x30A0 <= code <= 0x30FF
+        or 0xAC00 <= code <= 0xD7AF
+    )
 
 
 def oracle(text: str, text2num: bool = False) -> str:
@@ -61,10 +66,36 @@ def test_anchor_steps_equal_the_oracle(text: str) -> None:
     assert with_text2num(anchor)(text).split() == oracle(text, text2num=True).split()
 
 
-PIECES = st.sampled_from([
-    "（", "）", "(", ")", "東京", "タワー", "ひらがな", "한국", "漢字", "㐀", "Hello", "world", "twenty",
-    "one", "Mr.", "colour", "it's", ",", "。", "、", " ", " ", "[noise]", "ｆｕｌｌ", "３", "'",
-])
+PIECES = st.sampled_from(
+    [
+        "（",
+        "）",
+        "(",
+        ")",
+        "東京",
+        "タワー",
+        "ひらがな",
+        "한국",
+        "漢字",
+        "㐀",
+        "Hello",
+        "world",
+        "twenty",
+        "one",
+        "Mr.",
+        "colour",
+        "it's",
+        ",",
+        "。",
+        "、",
+        " ",
+        " ",
+        "[noise]",
+        "ｆｕｌｌ",
+        "３",
+        "'",
+    ]
+)
 
 
 @settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -103,12 +134,15 @@ def oracle_other_language(text: str, language: str) -> str:
         return text
 
 
-@pytest.mark.parametrize(("text", "language"), [
-    ("Vingt et un élèves (environ）sont là, n'est-ce pas ?", "fr"),
-    ("東京は、晴れです。（注）今日は暑い", "ja"),
-    ("Dreiundzwanzig Größen （ungefähr) – „gut“", "de"),
-    ("Привет (мир） один два", "ru"),
-])
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("Vingt et un élèves (environ）sont là, n'est-ce pas ?", "fr"),
+        ("東京は、晴れです。（注）今日は暑い", "ja"),
+        ("Dreiundzwanzig Größen （ungefähr) – „gut“", "de"),
+        ("Привет (мир） один два", "ru"),
+    ],
+)
 def test_anchor_steps_on_other_languages_equal_the_oracle(text: str, language: str) -> None:
     anchor = with_text2num(anchor_normalizer(get_normalizer("whisper-basic")), language)
     assert anchor(text).split() == oracle_other_language(text, language).split()

@@ -39,8 +39,12 @@ def test_whisper_equals_openai_on_every_fixture_string() -> None:
 
 
 def test_whisper_basic_equals_openai_basic_remove_diacritics() -> None:
-    pairs = [json.loads(line) for line in
-             (ROOT / "tests" / "fixtures" / "whisper_openai_basic_normalizer.jsonl").read_text(encoding="utf-8").splitlines()]
+    pairs = [
+        json.loads(line)
+        for line in (ROOT / "tests" / "fixtures" / "whisper_openai_basic_normalizer.jsonl")
+        .read_text(encoding="utf-8")
+        .splitlines()
+    ]
     assert len(pairs) > 1000
     basic = get_normalizer("whisper-basic")
     assert [p["input"] for p in pairs if basic(p["input"]) != p["expected"]] == []
@@ -81,8 +85,11 @@ def test_old_name_equals_pypi_whisper_normalizer_0_1_15() -> None:
 
 
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.sampled_from(["kinda", "sorta", "dunno", "cause", "'cause", "the", "one", "it's", ",", "Mr."]),
-                max_size=10).map(" ".join))
+@given(
+    st.lists(
+        st.sampled_from(["kinda", "sorta", "dunno", "cause", "'cause", "the", "one", "it's", ",", "Mr."]), max_size=10
+    ).map(" ".join)
+)
 def test_old_name_matches_package_on_random_sentences(text: str) -> None:
     from whisper_normalizer.english import EnglishTextNormalizer
 
@@ -95,8 +102,10 @@ def test_outputs_name_the_exact_normalizer() -> None:
     assert old["name"] == "whisper-normalizer-0.1.15" and "0.1.15" in old["label"]
 
 
-@pytest.mark.skipif(not os.environ.get("ASR_AUDIT_OPENAI_WHISPER_SRC"),
-                    reason="set ASR_AUDIT_OPENAI_WHISPER_SRC to an extracted openai-whisper sdist")
+@pytest.mark.skipif(
+    not os.environ.get("ASR_AUDIT_OPENAI_WHISPER_SRC"),
+    reason="set ASR_AUDIT_OPENAI_WHISPER_SRC to an extracted openai-whisper sdist",
+)
 @settings(max_examples=1000, deadline=None)
 @given(st.text(max_size=60))
 def test_live_against_openai_source(text: str) -> None:
@@ -104,7 +113,7 @@ def test_live_against_openai_source(text: str) -> None:
 
 
 @functools.cache
-def _openai_source_normalizer():  # noqa: ANN202 - the openai-whisper object
+def _openai_source_normalizer():
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("make_whisper_fixture", ROOT / "scripts" / "make_whisper_fixture.py")

@@ -27,7 +27,13 @@ from asr_audit.align.records import AlignerIdentity, AlignmentError, ClipAlignme
 from asr_audit.registry import Registry
 
 __all__ = [
-    "ALIGNERS", "Aligner", "AlignerIdentity", "AlignmentError", "ClipAlignment", "WordTiming", "available_aligners",
+    "ALIGNERS",
+    "Aligner",
+    "AlignerIdentity",
+    "AlignmentError",
+    "ClipAlignment",
+    "WordTiming",
+    "available_aligners",
     "get_aligner",
 ]
 
@@ -66,10 +72,13 @@ def _whisper(model: str) -> Aligner:
 
 
 ALIGNERS: Registry[AlignerKind] = Registry("aligner", fix="use one of them (asr-audit align --aligner NAME)")
-ALIGNERS.register("sphinx", AlignerKind("sphinx", "PocketSphinx forced alignment (offline, CPU, en-us)", "en-us",
-                                        _sphinx))
-ALIGNERS.register("whisper", AlignerKind("whisper", "Whisper cross-attention DTW (PyTorch Whisper model spec)",
-                                         "whisper-tiny.en-pt", _whisper))
+ALIGNERS.register(
+    "sphinx", AlignerKind("sphinx", "PocketSphinx forced alignment (offline, CPU, en-us)", "en-us", _sphinx)
+)
+ALIGNERS.register(
+    "whisper",
+    AlignerKind("whisper", "Whisper cross-attention DTW (PyTorch Whisper model spec)", "whisper-tiny.en-pt", _whisper),
+)
 
 
 def available_aligners() -> list[str]:

@@ -34,24 +34,115 @@ _VOICELESS = {"P", "T", "K", "F", "TH"}
 _SIBILANT = {"S", "Z", "SH", "ZH", "CH", "JH"}
 
 LETTER_NAMES = {
-    "a": "EY", "b": "B IY", "c": "S IY", "d": "D IY", "e": "IY", "f": "EH F", "g": "JH IY", "h": "EY CH",
-    "i": "AY", "j": "JH EY", "k": "K EY", "l": "EH L", "m": "EH M", "n": "EH N", "o": "OW", "p": "P IY",
-    "q": "K Y UW", "r": "AA R", "s": "EH S", "t": "T IY", "u": "Y UW", "v": "V IY", "w": "D AH B AH L Y UW",
-    "x": "EH K S", "y": "W AY", "z": "Z IY", "0": "Z IH R OW", "1": "W AH N", "2": "T UW", "3": "TH R IY",
-    "4": "F AO R", "5": "F AY V", "6": "S IH K S", "7": "S EH V AH N", "8": "EY T", "9": "N AY N",
+    "a": "EY",
+    "b": "B IY",
+    "c": "S IY",
+    "d": "D IY",
+    "e": "IY",
+    "f": "EH F",
+    "g": "JH IY",
+    "h": "EY CH",
+    "i": "AY",
+    "j": "JH EY",
+    "k": "K EY",
+    "l": "EH L",
+    "m": "EH M",
+    "n": "EH N",
+    "o": "OW",
+    "p": "P IY",
+    "q": "K Y UW",
+    "r": "AA R",
+    "s": "EH S",
+    "t": "T IY",
+    "u": "Y UW",
+    "v": "V IY",
+    "w": "D AH B AH L Y UW",
+    "x": "EH K S",
+    "y": "W AY",
+    "z": "Z IY",
+    "0": "Z IH R OW",
+    "1": "W AH N",
+    "2": "T UW",
+    "3": "TH R IY",
+    "4": "F AO R",
+    "5": "F AY V",
+    "6": "S IH K S",
+    "7": "S EH V AH N",
+    "8": "EY T",
+    "9": "N AY N",
 }
 
 # grapheme chunk -> phones, tried longest first; "" = silent
 _RULES: dict[str, str] = {
-    "tion": "SH AH N", "sion": "ZH AH N", "ture": "CH ER", "ough": "AO", "augh": "AO", "eigh": "EY",
-    "tch": "CH", "sch": "S K", "igh": "AY", "eau": "OW", "air": "EH R", "ear": "IH R", "eer": "IH R",
-    "our": "AW R", "ous": "AH S", "dge": "JH",
-    "ch": "CH", "sh": "SH", "th": "TH", "ph": "F", "wh": "W", "ck": "K", "ng": "NG", "qu": "K W", "dg": "JH",
-    "gh": "", "ee": "IY", "ea": "IY", "oo": "UW", "ou": "AW", "oi": "OY", "oy": "OY", "ai": "EY", "ay": "EY",
-    "au": "AO", "aw": "AO", "ei": "EY", "ie": "IY", "ue": "UW", "ui": "UW", "eu": "Y UW", "ew": "UW",
-    "oa": "OW", "oe": "OW", "ar": "AA R", "er": "ER", "ir": "ER", "ur": "ER", "or": "AO R", "yr": "ER",
-    "b": "B", "d": "D", "f": "F", "h": "HH", "j": "JH", "k": "K", "l": "L", "m": "M", "n": "N", "p": "P",
-    "q": "K", "r": "R", "s": "S", "t": "T", "v": "V", "w": "W", "x": "K S", "z": "Z", "'": "",
+    "tion": "SH AH N",
+    "sion": "ZH AH N",
+    "ture": "CH ER",
+    "ough": "AO",
+    "augh": "AO",
+    "eigh": "EY",
+    "tch": "CH",
+    "sch": "S K",
+    "igh": "AY",
+    "eau": "OW",
+    "air": "EH R",
+    "ear": "IH R",
+    "eer": "IH R",
+    "our": "AW R",
+    "ous": "AH S",
+    "dge": "JH",
+    "ch": "CH",
+    "sh": "SH",
+    "th": "TH",
+    "ph": "F",
+    "wh": "W",
+    "ck": "K",
+    "ng": "NG",
+    "qu": "K W",
+    "dg": "JH",
+    "gh": "",
+    "ee": "IY",
+    "ea": "IY",
+    "oo": "UW",
+    "ou": "AW",
+    "oi": "OY",
+    "oy": "OY",
+    "ai": "EY",
+    "ay": "EY",
+    "au": "AO",
+    "aw": "AO",
+    "ei": "EY",
+    "ie": "IY",
+    "ue": "UW",
+    "ui": "UW",
+    "eu": "Y UW",
+    "ew": "UW",
+    "oa": "OW",
+    "oe": "OW",
+    "ar": "AA R",
+    "er": "ER",
+    "ir": "ER",
+    "ur": "ER",
+    "or": "AO R",
+    "yr": "ER",
+    "b": "B",
+    "d": "D",
+    "f": "F",
+    "h": "HH",
+    "j": "JH",
+    "k": "K",
+    "l": "L",
+    "m": "M",
+    "n": "N",
+    "p": "P",
+    "q": "K",
+    "r": "R",
+    "s": "S",
+    "t": "T",
+    "v": "V",
+    "w": "W",
+    "x": "K S",
+    "z": "Z",
+    "'": "",
 }
 _SHORT = {"a": "AE", "e": "EH", "i": "IH", "o": "AA", "u": "AH", "y": "IH"}
 _LONG = {"a": "EY", "e": "IY", "i": "AY", "o": "OW", "u": "UW", "y": "AY"}
@@ -91,7 +182,7 @@ def letter_to_sound(word: str) -> str:
             phones.append("Z")
             i += 1
             continue
-        if ch in "cg" and i + 1 < n and w[i + 1] in "eiy" and not (ch == "g" and w[i + 1: i + 3] in ("et", "ir")):
+        if ch in "cg" and i + 1 < n and w[i + 1] in "eiy" and not (ch == "g" and w[i + 1 : i + 3] in ("et", "ir")):
             phones.append("S" if ch == "c" else "JH")
             i += 1
             continue
@@ -112,15 +203,23 @@ def letter_to_sound(word: str) -> str:
         if ch == "l" and w[i:] == "le" and i > 0 and not _is_vowel(w, i - 1):
             phones += ["AH", "L"]
             break
-        if ch == "e" and w[i:] in ("es", "ed") and i > 1 and not _is_vowel(w, i - 1) and any(_is_vowel(w, j) for j in range(i - 1)):
+        if (
+            ch == "e"
+            and w[i:] in ("es", "ed")
+            and i > 1
+            and not _is_vowel(w, i - 1)
+            and any(_is_vowel(w, j) for j in range(i - 1))
+        ):
             prev = phones[-1] if phones else ""
             if w[i:] == "ed":
-                phones += ["IH", "D"] if prev in ("T", "D") else (["T"] if prev in _VOICELESS | {"S", "SH", "CH"} else ["D"])
+                phones += (
+                    ["IH", "D"] if prev in ("T", "D") else (["T"] if prev in _VOICELESS | {"S", "SH", "CH"} else ["D"])
+                )
             else:
                 phones += ["IH", "Z"] if prev in _SIBILANT else ["Z"]
             break
         if _is_vowel(w, i) and (ch != "y" or i > 0):
-            chunk = next((w[i:i + k] for k in range(min(_MAX_CHUNK, n - i), 1, -1) if w[i:i + k] in _RULES), None)
+            chunk = next((w[i : i + k] for k in range(min(_MAX_CHUNK, n - i), 1, -1) if w[i : i + k] in _RULES), None)
             if chunk is not None:
                 phones += _RULES[chunk].split()
                 i += len(chunk)
@@ -140,7 +239,7 @@ def letter_to_sound(word: str) -> str:
             phones.append((_LONG if magic or i == n - 1 else _SHORT)[ch])
             i += 1
             continue
-        chunk = next((w[i:i + k] for k in range(min(_MAX_CHUNK, n - i), 0, -1) if w[i:i + k] in _RULES), None)
+        chunk = next((w[i : i + k] for k in range(min(_MAX_CHUNK, n - i), 0, -1) if w[i : i + k] in _RULES), None)
         if chunk is None:  # pragma: no cover - every letter has a rule
             i += 1
             continue

@@ -137,8 +137,12 @@ class ClipAlignment:
                 error=data.get("error"),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise InputFileError(source, f"not an alignment record ({type(exc).__name__}: {exc})",
-                                 "pass a file written by `asr-audit align`", line) from None
+            raise InputFileError(
+                source,
+                f"not an alignment record ({type(exc).__name__}: {exc})",
+                "pass a file written by `asr-audit align`",
+                line,
+            ) from None
 
 
 def check_timings(words: tuple[WordTiming, ...], n_tokens: int, duration: Seconds, tol: Seconds = 0.02) -> None:
@@ -148,6 +152,8 @@ def check_timings(words: tuple[WordTiming, ...], n_tokens: int, duration: Second
     prev = 0.0
     for w in words:
         if w.start + 1e-9 < prev or w.end > duration + tol:
-            raise AlignmentError(f"timing of {w.word!r} ({w.start:.3f}-{w.end:.3f} s) is not monotonic or "
-                                 f"leaves the {duration:.3f} s clip")
+            raise AlignmentError(
+                f"timing of {w.word!r} ({w.start:.3f}-{w.end:.3f} s) is not monotonic or "
+                f"leaves the {duration:.3f} s clip"
+            )
         prev = w.end

@@ -53,8 +53,12 @@ def align_clip(aligner: Aligner, clip: Clip, store: Store | None = None) -> Clip
     return ClipAlignment(clip.id, clip.reference, ident, words, audio.duration)
 
 
-def align_corpus(aligner: Aligner, clips: Iterator[Clip] | list[Clip], store: Store | None = None,
-                 progress: Callable[[ClipAlignment], None] | None = None) -> Iterator[ClipAlignment]:
+def align_corpus(
+    aligner: Aligner,
+    clips: Iterator[Clip] | list[Clip],
+    store: Store | None = None,
+    progress: Callable[[ClipAlignment], None] | None = None,
+) -> Iterator[ClipAlignment]:
     """Align every clip in order, yielding results as they come (see the module docstring)."""
     if store is not None:
         store.register_backend(aligner.identity())

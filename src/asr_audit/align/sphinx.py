@@ -52,7 +52,7 @@ def match_readings(tokens: Sequence[PreparedToken], words: Sequence[str]) -> lis
     [(0, 1), (1, 4), (4, 5)]
     """
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def solve(t: int, w: int) -> tuple[tuple[int, int], ...] | None:
         if t == len(tokens):
             return () if w == len(words) else None
@@ -84,7 +84,9 @@ def _model_paths(model: str) -> tuple[str, str]:
     hmm, dic = root / model, root / "cmudict-en-us.dict"
     for p in (hmm, dic):
         if not p.exists():
-            raise AlignmentError(f"PocketSphinx model file {p} is missing; fix: pip install --force-reinstall pocketsphinx")
+            raise AlignmentError(
+                f"PocketSphinx model file {p} is missing; fix: pip install --force-reinstall pocketsphinx"
+            )
     return str(hmm), str(dic)
 
 
@@ -110,8 +112,9 @@ class SphinxAligner:
         if wide not in self._decoders:
             ps = require("pocketsphinx", "sphinx")
             hmm, dic = _model_paths(self.model)
-            self._decoders[wide] = ps.Decoder(hmm=hmm, dict=dic, lm=None, samprate=SAMPLE_RATE, loglevel="FATAL",
-                                              **(_WIDE_BEAMS if wide else {}))
+            self._decoders[wide] = ps.Decoder(
+                hmm=hmm, dict=dic, lm=None, samprate=SAMPLE_RATE, loglevel="FATAL", **(_WIDE_BEAMS if wide else {})
+            )
         return self._decoders[wide]
 
     def _ensure_words(self, decoder, words: set[str]) -> None:  # noqa: ANN001
@@ -148,7 +151,7 @@ class SphinxAligner:
         decoder.activate_search(name)
         return name
 
-    def _decode(self, samples: np.ndarray, tokens: Sequence[PreparedToken], wide: bool) -> list:  # noqa: ANN001
+    def _decode(self, samples: np.ndarray, tokens: Sequence[PreparedToken], wide: bool) -> list:
         decoder = self._decoder(wide)
         self._ensure_words(decoder, {w for t in tokens for r in t.readings for w in r})
         self._grammar(decoder, tokens)

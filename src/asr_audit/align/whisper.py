@@ -119,8 +119,17 @@ class WhisperAligner:
 
     name = "whisper"
 
-    def __init__(self, model: Any, tokenizer: Any, feature_extractor: Any, prompt: Sequence[int], *,
-                 model_name: str, weights_version: str, eot: int | None = None) -> None:
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        feature_extractor: Any,
+        prompt: Sequence[int],
+        *,
+        model_name: str,
+        weights_version: str,
+        eot: int | None = None,
+    ) -> None:
         self.torch_model = model
         self.tokenizer = tokenizer
         self.feature_extractor = feature_extractor
@@ -136,11 +145,20 @@ class WhisperAligner:
         """Use a loaded torch Whisper backend (it needs ``torch_model``, ``tokenizer``, ``feature_extractor``, ``prompt``)."""
         missing = [a for a in ("torch_model", "tokenizer", "feature_extractor", "prompt") if not hasattr(backend, a)]
         if missing:
-            raise ConfigError(f"backend {getattr(backend, 'spec', backend)!r} is not a PyTorch Whisper model "
-                              f"(lacks {', '.join(missing)}); fix: use e.g. whisper-tiny.en-pt or hf:<whisper dir>")
+            raise ConfigError(
+                f"backend {getattr(backend, 'spec', backend)!r} is not a PyTorch Whisper model "
+                f"(lacks {', '.join(missing)}); fix: use e.g. whisper-tiny.en-pt or hf:<whisper dir>"
+            )
         ident = backend.identity()
-        return cls(backend.torch_model, backend.tokenizer, backend.feature_extractor, backend.prompt,
-                   model_name=backend.spec, weights_version=ident.weights_hash, eot=getattr(backend, "eot", None))
+        return cls(
+            backend.torch_model,
+            backend.tokenizer,
+            backend.feature_extractor,
+            backend.prompt,
+            model_name=backend.spec,
+            weights_version=ident.weights_hash,
+            eot=getattr(backend, "eot", None),
+        )
 
     @classmethod
     def load(cls, model: str = DEFAULT_MODEL) -> WhisperAligner:
@@ -182,8 +200,10 @@ class WhisperAligner:
             return hook
 
         decoder_layers = model.model.decoder.layers
-        handles = [decoder_layers[layer].encoder_attn.register_forward_pre_hook(make_hook(layer), with_kwargs=True)
-                   for layer in layers]
+        handles = [
+            decoder_layers[layer].encoder_attn.register_forward_pre_hook(make_hook(layer), with_kwargs=True)
+            for layer in layers
+        ]
         try:
             feats = self.feature_extractor([samples], sampling_rate=SAMPLE_RATE, return_tensors="np").input_features
             device = next(model.parameters()).device
@@ -207,8 +227,10 @@ class WhisperAligner:
             raise AlignmentError(f"audio must be non-empty mono samples, got shape {x.shape}")
         duration = x.size / SAMPLE_RATE
         if duration > MAX_SECONDS + 1e-6:
-            raise AlignmentError(f"clip lasts {duration:.1f} s; Whisper aligns at most {MAX_SECONDS:g} s; "
-                                 "fix: cut the clip or use --aligner sphinx")
+            raise AlignmentError(
+                f"clip lasts {duration:.1f} s; Whisper aligns at most {MAX_SECONDS:g} s; "
+                "fix: cut the clip or use --aligner sphinx"
+            )
         words = transcript.split()
         if not words:
             raise AlignmentError("the transcript is empty")
@@ -224,7 +246,7 @@ class WhisperAligner:
         w = np.exp(w - w.max(-1, keepdims=True))
         w /= w.sum(-1, keepdims=True)
         first = len(self.prompt) - 1  # the row that predicts the first text token
-        w = w[:, first: first + len(text_ids) + 1]  # rows predicting each text token, then <|endoftext|>
+        w = w[:, first : first + len(text_ids) + 1]  # rows predicting each text token, then <|endoftext|>
         std = w.std(axis=-2, keepdims=True)
         w = (w - w.mean(axis=-2, keepdims=True)) / np.where(std > 0, std, 1.0)
         matrix = median_filter(w, MEDIAN_WIDTH).mean(axis=0)

@@ -46,13 +46,14 @@ class AudioAsset:
 
     def __post_init__(self) -> None:
         if self.samples is None:
-            raise ConfigError(f"audio asset {self.name!r} has no samples; "
-                              "fix: build it with AudioAsset.from_samples or AudioAsset.from_file")
+            raise ConfigError(
+                f"audio asset {self.name!r} has no samples; "
+                "fix: build it with AudioAsset.from_samples or AudioAsset.from_file"
+            )
         object.__setattr__(self, "name", slug(self.name))
 
     @classmethod
-    def from_samples(cls, samples: np.ndarray, sr: int, name: str | None = None,
-                     path: str | None = None) -> AudioAsset:
+    def from_samples(cls, samples: np.ndarray, sr: int, name: str | None = None, path: str | None = None) -> AudioAsset:
         """Wrap in-memory mono samples; ``name`` defaults to the first 10 hex digits of the hash."""
         x = check_samples(samples, sr)
         x.setflags(write=False)
@@ -69,8 +70,9 @@ class AudioAsset:
         try:
             data, sr = sf.read(str(p), dtype="float32", always_2d=True)
         except Exception as exc:  # soundfile raises several types for unreadable files
-            raise InputFileError(p, f"unreadable audio ({' '.join(str(exc).split())[:100]})",
-                                 "re-encode it as WAV or FLAC") from None
+            raise InputFileError(
+                p, f"unreadable audio ({' '.join(str(exc).split())[:100]})", "re-encode it as WAV or FLAC"
+            ) from None
         if data.shape[0] == 0:
             raise InputFileError(p, "audio is empty (0 samples)", "use a file with samples")
         mono = data.mean(axis=1, dtype=np.float32) if data.shape[1] > 1 else data[:, 0]
@@ -95,8 +97,9 @@ class AudioAsset:
         try:
             name, digest, sr = str(data["name"]), str(data["sha256"]), int(data["sr"])
         except (KeyError, TypeError, ValueError):
-            raise ConfigError(f"audio asset entry {dict(data)!r} needs name, sha256 and sr; "
-                              "fix: export it with AudioAsset.to_dict") from None
+            raise ConfigError(
+                f"audio asset entry {dict(data)!r} needs name, sha256 and sr; fix: export it with AudioAsset.to_dict"
+            ) from None
         path = data.get("path")
         found: AssetSource | None = None
         for key in (digest, name):
@@ -110,10 +113,14 @@ class AudioAsset:
         elif path:
             asset = cls.from_file(path, name)
         else:
-            raise ConfigError(f"audio asset {name!r} (sha256 {digest[:12]}) has no path and was not passed in; "
-                              "fix: pass assets={name: samples} when loading the chain")
+            raise ConfigError(
+                f"audio asset {name!r} (sha256 {digest[:12]}) has no path and was not passed in; "
+                "fix: pass assets={name: samples} when loading the chain"
+            )
         if asset.sha256 != digest or asset.sr != sr:
-            raise ConfigError(f"audio asset {name!r}: the supplied audio (sha256 {asset.sha256[:12]}, {asset.sr} Hz) "
-                              f"differs from the recorded one (sha256 {digest[:12]}, {sr} Hz); "
-                              "fix: supply the original donor/noise/RIR audio")
+            raise ConfigError(
+                f"audio asset {name!r}: the supplied audio (sha256 {asset.sha256[:12]}, {asset.sr} Hz) "
+                f"differs from the recorded one (sha256 {digest[:12]}, {sr} Hz); "
+                "fix: supply the original donor/noise/RIR audio"
+            )
         return cls(name, digest, sr, path, asset.samples)

@@ -30,8 +30,10 @@ def check_samples(samples: np.ndarray, sr: int) -> np.ndarray:
         raise TransformError(f"sample rate must be a positive integer, got {sr!r}; fix: pass sr=16000")
     x = np.asarray(samples)
     if x.ndim != 1:
-        raise TransformError(f"expected mono samples shaped (n,), got shape {x.shape}; "
-                             "fix: average the channels first (asr_audit.audio.io.to_mono_16k)")
+        raise TransformError(
+            f"expected mono samples shaped (n,), got shape {x.shape}; "
+            "fix: average the channels first (asr_audit.audio.io.to_mono_16k)"
+        )
     if x.size and not np.all(np.isfinite(x)):
         raise TransformError("samples hold NaN/inf values; fix: regenerate or re-encode the audio")
     return np.ascontiguousarray(x, dtype=np.float32)

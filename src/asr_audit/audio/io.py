@@ -79,8 +79,11 @@ def _read(clip: Clip) -> tuple[np.ndarray, int]:
         try:
             samples, sr = sf.read(str(path), dtype="float32", always_2d=True)
         except Exception as exc:  # soundfile raises LibsndfileError / RuntimeError / TypeError
-            raise ClipAudioError(clip, f"unreadable audio ({' '.join(str(exc).split())[:120]})",
-                                 "re-encode the file as WAV or FLAC (e.g. with sox or ffmpeg)") from None
+            raise ClipAudioError(
+                clip,
+                f"unreadable audio ({' '.join(str(exc).split())[:120]})",
+                "re-encode the file as WAV or FLAC (e.g. with sox or ffmpeg)",
+            ) from None
         return samples, int(sr)
     assert clip.source is not None  # Clip.__post_init__ guarantees one of the two
     try:
@@ -88,16 +91,22 @@ def _read(clip: Clip) -> tuple[np.ndarray, int]:
     except ClipAudioError:
         raise
     except Exception as exc:
-        raise ClipAudioError(clip, f"unreadable audio ({type(exc).__name__}: {' '.join(str(exc).split())[:120]})",
-                             "check the dataset's audio column") from None
+        raise ClipAudioError(
+            clip,
+            f"unreadable audio ({type(exc).__name__}: {' '.join(str(exc).split())[:120]})",
+            "check the dataset's audio column",
+        ) from None
     return np.asarray(samples), int(sr)
 
 
 def check_duration(clip: Clip, seconds: Seconds, max_duration: Seconds | None) -> None:
     """Raise :class:`ClipAudioError` when ``seconds`` exceeds the backend's ``max_duration``."""
     if max_duration is not None and seconds > max_duration:
-        raise ClipAudioError(clip, f"audio is {seconds:.1f} s, longer than the backend's maximum {max_duration:g} s",
-                             "split the clip into shorter segments, or use a backend without that limit")
+        raise ClipAudioError(
+            clip,
+            f"audio is {seconds:.1f} s, longer than the backend's maximum {max_duration:g} s",
+            "split the clip into shorter segments, or use a backend without that limit",
+        )
 
 
 def load_clip_audio(clip: Clip, max_duration: Seconds | None = None) -> LoadedAudio:

@@ -107,8 +107,12 @@ class AddNoise(Transform):
             raise ConfigError("noise sources must be AudioAssets; fix: AudioAsset.from_samples / from_file")
         need = {"white": (0, 0), "pink": (0, 0), "babble": (2, None), "file": (1, 1)}[self.kind]
         if len(sources) < need[0] or (need[1] is not None and len(sources) > need[1]):
-            want = {"white": "no sources", "pink": "no sources", "babble": "at least 2 donor clips",
-                    "file": "exactly 1 noise recording"}[self.kind]
+            want = {
+                "white": "no sources",
+                "pink": "no sources",
+                "babble": "at least 2 donor clips",
+                "file": "exactly 1 noise recording",
+            }[self.kind]
             raise ConfigError(f"{self.kind} noise takes {want}, got {len(sources)}")
 
     @property
@@ -132,8 +136,9 @@ class AddNoise(Transform):
             return babble_noise(waves, n, rng)
         return file_noise(waves[0], n, rng)
 
-    def apply_with_info(self, samples: np.ndarray, sr: int,
-                        rng: np.random.Generator | None = None) -> tuple[np.ndarray, Info]:
+    def apply_with_info(
+        self, samples: np.ndarray, sr: int, rng: np.random.Generator | None = None
+    ) -> tuple[np.ndarray, Info]:
         x = check_samples(samples, sr)
         gen = self.need_rng(rng)
         if x.size == 0:

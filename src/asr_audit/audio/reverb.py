@@ -77,11 +77,11 @@ def _noise_floor_cut(ir: np.ndarray, sr: int) -> np.ndarray:
         return ir
     env = e[: nblocks * block].reshape(nblocks, block).mean(axis=1)
     peak = env.max()
-    tail = e[int(e.size * 0.9):]
+    tail = e[int(e.size * 0.9) :]
     floor = float(tail.mean()) if tail.size else 0.0
     if peak <= 0 or floor <= peak * 1e-9:
         return ir
-    above = np.nonzero(env > floor * 10 ** 0.5)[0]
+    above = np.nonzero(env > floor * 10**0.5)[0]
     if above.size == 0:
         return ir
     return ir[: (int(above[-1]) + 1) * block]
@@ -97,7 +97,7 @@ def dynamic_range_db(ir: np.ndarray, sr: int) -> float:
     block = max(int(0.01 * sr), 1)
     nblocks = max(e.size // block, 1)
     peak = float(e[: nblocks * block].reshape(nblocks, -1).mean(axis=1).max()) if e.size >= block else float(e.mean())
-    tail = float(e[-max(e.size // 10, block):].mean())
+    tail = float(e[-max(e.size // 10, block) :].mean())
     if peak <= 0:
         return 0.0
     return math.inf if tail <= 0 else 10.0 * math.log10(peak / tail)
@@ -117,7 +117,7 @@ def measure_rt60(ir: np.ndarray, sr: int, noise_floor: bool = False) -> Rt60:
     h = np.asarray(ir, dtype=np.float64)
     if noise_floor:
         h = _noise_floor_cut(h, sr)
-    h = h[int(np.argmax(np.abs(h))) if h.size else 0:]  # integrate from the direct path
+    h = h[int(np.argmax(np.abs(h))) if h.size else 0 :]  # integrate from the direct path
     edc = schroeder_db(h)
     available = dynamic_range_db(h, sr)
     for method, lo_db, hi_db, need_db in (("T30", -5.0, -35.0, 45.0), ("T20", -5.0, -25.0, 35.0)):
@@ -130,12 +130,14 @@ def measure_rt60(ir: np.ndarray, sr: int, noise_floor: bool = False) -> Rt60:
         if i1 - i0 < 3:
             continue
         t = np.arange(i0, i1 + 1, dtype=np.float64) / sr
-        slope, _ = np.polyfit(t, edc[i0:i1 + 1], 1)
+        slope, _ = np.polyfit(t, edc[i0 : i1 + 1], 1)
         if slope >= 0:
             continue
         return Rt60(float(-60.0 / slope), method, (lo_db, hi_db))
-    raise TransformError(f"the impulse response has {available:.0f} dB of decay, too little to measure RT60 "
-                         "(T20 needs 35 dB); fix: use a longer response or one with a lower noise floor")
+    raise TransformError(
+        f"the impulse response has {available:.0f} dB of decay, too little to measure RT60 "
+        "(T20 needs 35 dB); fix: use a longer response or one with a lower noise floor"
+    )
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -161,14 +163,32 @@ def _check_geometry(room: Vec3, source: Vec3, mic: Vec3) -> None:
 
 
 def _cache_key(rt60: float, sr: int, room: Vec3, source: Vec3, mic: Vec3, tolerance: float, version: str) -> str:
-    payload = json.dumps({"rt60": rt60, "sr": sr, "room": room, "source": source, "mic": mic,
-                          "tol": tolerance, "pra": version, "algo": _ALGORITHM}, sort_keys=True)
+    payload = json.dumps(
+        {
+            "rt60": rt60,
+            "sr": sr,
+            "room": room,
+            "source": source,
+            "mic": mic,
+            "tol": tolerance,
+            "pra": version,
+            "algo": _ALGORITHM,
+        },
+        sort_keys=True,
+    )
     return hashlib.sha256(payload.encode()).hexdigest()[:24]
 
 
 def _simulate(pra, absorption: float, max_order: int, sr: int, room: Vec3, source: Vec3, mic: Vec3) -> np.ndarray:  # noqa: ANN001
-    shoebox = pra.ShoeBox(list(room), fs=sr, materials=pra.Material(absorption), max_order=max_order,
-                          air_absorption=False, ray_tracing=False, use_rand_ism=False)
+    shoebox = pra.ShoeBox(
+        list(room),
+        fs=sr,
+        materials=pra.Material(absorption),
+        max_order=max_order,
+        air_absorption=False,
+        ray_tracing=False,
+        use_rand_ism=False,
+    )
     shoebox.add_source(list(source))
     shoebox.add_microphone(list(mic))
     shoebox.compute_rir()
@@ -181,17 +201,31 @@ def _load_cached(path: Path, key: str) -> RoomIR | None:
             meta = json.loads(str(data["meta"]))
             ir = np.array(data["ir"], dtype=np.float32)
             ir.setflags(write=False)
-        return RoomIR(ir, int(meta["sr"]), float(meta["rt60_target"]),
-                      Rt60(float(meta["rt60"]), str(meta["method"]), tuple(meta["fit_db"])),  # type: ignore[arg-type]
-                      float(meta["absorption"]), int(meta["max_order"]), int(meta["iterations"]), key)
+        return RoomIR(
+            ir,
+            int(meta["sr"]),
+            float(meta["rt60_target"]),
+            Rt60(float(meta["rt60"]), str(meta["method"]), tuple(meta["fit_db"])),  # type: ignore[arg-type]
+            float(meta["absorption"]),
+            int(meta["max_order"]),
+            int(meta["iterations"]),
+            key,
+        )
     except (OSError, KeyError, ValueError, TypeError):
         return None
 
 
 def _store(path: Path, room_ir: RoomIR) -> None:
-    meta = {"sr": room_ir.sr, "rt60_target": room_ir.rt60_target, "rt60": room_ir.rt60.seconds,
-            "method": room_ir.rt60.method, "fit_db": list(room_ir.rt60.fit_db),
-            "absorption": room_ir.absorption, "max_order": room_ir.max_order, "iterations": room_ir.iterations}
+    meta = {
+        "sr": room_ir.sr,
+        "rt60_target": room_ir.rt60_target,
+        "rt60": room_ir.rt60.seconds,
+        "method": room_ir.rt60.method,
+        "fit_db": list(room_ir.rt60.fit_db),
+        "absorption": room_ir.absorption,
+        "max_order": room_ir.max_order,
+        "iterations": room_ir.iterations,
+    }
     tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npz")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -201,9 +235,16 @@ def _store(path: Path, room_ir: RoomIR) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def room_ir(rt60: float, sr: int = 16000, room: Vec3 = DEFAULT_ROOM, source: Vec3 = DEFAULT_SOURCE,
-            mic: Vec3 = DEFAULT_MIC, tolerance: float = 0.05, max_iter: int = 24,
-            cache: bool = True) -> RoomIR:
+def room_ir(
+    rt60: float,
+    sr: int = 16000,
+    room: Vec3 = DEFAULT_ROOM,
+    source: Vec3 = DEFAULT_SOURCE,
+    mic: Vec3 = DEFAULT_MIC,
+    tolerance: float = 0.05,
+    max_iter: int = 24,
+    cache: bool = True,
+) -> RoomIR:
     """A shoebox response whose measured RT60 is within ``tolerance`` of ``rt60`` (cached)."""
     pra = require("pyroomacoustics", "audio")
     room, source, mic = (tuple(float(v) for v in p) for p in (room, source, mic))  # type: ignore[assignment]
@@ -225,8 +266,10 @@ def room_ir(rt60: float, sr: int = 16000, room: Vec3 = DEFAULT_ROOM, source: Vec
     try:
         a, max_order = pra.inverse_sabine(float(rt60), list(room))
     except ValueError:
-        raise ConfigError(f"a room of {room} m cannot have RT60 {rt60} s; fix: use a smaller room for short "
-                          "RT60s or a larger one for long RT60s") from None
+        raise ConfigError(
+            f"a room of {room} m cannot have RT60 {rt60} s; fix: use a smaller room for short "
+            "RT60s or a larger one for long RT60s"
+        ) from None
     lo, hi = 1e-4, 0.9999
     a = min(max(float(a), lo * 2), hi / 1.0001)
     for it in range(1, max_iter + 1):
@@ -247,8 +290,10 @@ def room_ir(rt60: float, sr: int = 16000, room: Vec3 = DEFAULT_ROOM, source: Vec
         alpha = -math.log1p(-a) * measured.seconds / rt60  # Eyring: RT60 ~ 1 / -ln(1 - a)
         proposal = -math.expm1(-alpha)
         a = proposal if lo < proposal < hi and abs(proposal - a) > 1e-7 else (lo + hi) / 2
-    raise TransformError(f"could not reach RT60 {rt60} s within {tolerance:.0%} in {max_iter} simulations "
-                         f"(room {room}); fix: change the room size or the tolerance")
+    raise TransformError(
+        f"could not reach RT60 {rt60} s within {tolerance:.0%} in {max_iter} simulations "
+        f"(room {room}); fix: change the room size or the tolerance"
+    )
 
 
 def direct_path_index(ir: np.ndarray, sr: int) -> int:
@@ -256,7 +301,7 @@ def direct_path_index(ir: np.ndarray, sr: int) -> int:
     reaching half the response's maximum."""
     a = np.abs(np.asarray(ir, dtype=np.float64))
     first = int(np.argmax(a >= 0.5 * a.max()))
-    window = a[first: first + max(int(0.002 * sr), 1)]
+    window = a[first : first + max(int(0.002 * sr), 1)]
     return first + int(np.argmax(window))
 
 
@@ -264,7 +309,7 @@ def apply_ir(samples: np.ndarray, ir: np.ndarray, sr: int, keep_level: bool = Tr
     """Convolve, align on the direct path, keep the input's length (and RMS if ``keep_level``)."""
     x = np.asarray(samples, dtype=np.float32)
     onset = direct_path_index(ir, sr)
-    wet = fft_convolve(x, np.asarray(ir, dtype=np.float64))[onset: onset + x.size]
+    wet = fft_convolve(x, np.asarray(ir, dtype=np.float64))[onset : onset + x.size]
     y = wet.astype(np.float32)
     return scale_to_rms(y, rms(x)) if keep_level else y
 
@@ -288,8 +333,10 @@ class Reverb(Transform):
 
     def __post_init__(self) -> None:
         if (self.rt60 is None) == (self.rir is None):
-            raise ConfigError("reverb needs exactly one of rt60 (seconds, simulated room) or rir (a measured "
-                              "response, AudioAsset); fix: Reverb(rt60=0.6) or Reverb(rir=AudioAsset.from_file(p))")
+            raise ConfigError(
+                "reverb needs exactly one of rt60 (seconds, simulated room) or rir (a measured "
+                "response, AudioAsset); fix: Reverb(rt60=0.6) or Reverb(rir=AudioAsset.from_file(p))"
+            )
         if self.rir is not None and not isinstance(self.rir, AudioAsset):
             raise ConfigError("reverb rir must be an AudioAsset; fix: AudioAsset.from_file(path)")
         for name in ("room", "source", "mic"):
@@ -327,11 +374,17 @@ class Reverb(Transform):
             return ir, info
         found = room_ir(self.rt60, sr, self.room, self.source, self.mic, self.tolerance)  # type: ignore[arg-type]
         return found.ir.astype(np.float64), {
-            "rt60_target_s": found.rt60_target, "rt60_s": found.rt60.seconds, "rt60_method": found.rt60.method,
-            "absorption": found.absorption, "max_order": found.max_order, "search_iterations": found.iterations}
+            "rt60_target_s": found.rt60_target,
+            "rt60_s": found.rt60.seconds,
+            "rt60_method": found.rt60.method,
+            "absorption": found.absorption,
+            "max_order": found.max_order,
+            "search_iterations": found.iterations,
+        }
 
-    def apply_with_info(self, samples: np.ndarray, sr: int,
-                        rng: np.random.Generator | None = None) -> tuple[np.ndarray, Info]:
+    def apply_with_info(
+        self, samples: np.ndarray, sr: int, rng: np.random.Generator | None = None
+    ) -> tuple[np.ndarray, Info]:
         x = check_samples(samples, sr)
         ir, info = self.response(sr)
         info["ir_samples"] = int(ir.size)

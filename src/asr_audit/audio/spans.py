@@ -43,8 +43,9 @@ def _finite(name: str, value: Any, minimum: float | None = None) -> None:
         raise ConfigError(f"{name} must be >= {minimum:g}, got {value!r}")
 
 
-def guard_span(t0: Seconds, t1: Seconds, pad: Seconds = 0.0, prev_end: Seconds | None = None,
-               next_start: Seconds | None = None) -> tuple[Seconds, Seconds]:
+def guard_span(
+    t0: Seconds, t1: Seconds, pad: Seconds = 0.0, prev_end: Seconds | None = None, next_start: Seconds | None = None
+) -> tuple[Seconds, Seconds]:
     """``[t0 - pad, t1 + pad)`` clamped at 0, at ``prev_end`` and at ``next_start``; never narrower than ``[t0, t1)``.
 
     >>> guard_span(1.0, 2.0, pad=0.25)
@@ -65,8 +66,10 @@ def guard_span(t0: Seconds, t1: Seconds, pad: Seconds = 0.0, prev_end: Seconds |
 def _sample_span(lo: Seconds, hi: Seconds, n: int, sr: int, what: str) -> tuple[int, int]:
     s0, s1 = max(to_samples(lo, sr), 0), min(to_samples(hi, sr), n)
     if s0 >= n:
-        raise TransformError(f"{what} [{lo:.3f}, {hi:.3f}) s starts at or after the end of the clip "
-                             f"({n / sr:.3f} s); fix: check the word timings against the audio")
+        raise TransformError(
+            f"{what} [{lo:.3f}, {hi:.3f}) s starts at or after the end of the clip "
+            f"({n / sr:.3f} s); fix: check the word timings against the audio"
+        )
     if s1 <= s0:
         raise TransformError(f"{what} [{lo:.3f}, {hi:.3f}) s covers no sample at {sr} Hz; fix: widen the span")
     return s0, s1
@@ -134,8 +137,9 @@ class Mask(Transform):
         lo, hi = self.span
         return f"mask-{self.fill}-{fmt_num(lo)}-{fmt_num(hi)}s"
 
-    def apply_with_info(self, samples: np.ndarray, sr: int,
-                        rng: np.random.Generator | None = None) -> tuple[np.ndarray, Info]:
+    def apply_with_info(
+        self, samples: np.ndarray, sr: int, rng: np.random.Generator | None = None
+    ) -> tuple[np.ndarray, Info]:
         x = check_samples(samples, sr)
         lo, hi = self.span
         s0, s1 = _sample_span(lo, hi, x.size, sr, "mask span")
@@ -187,8 +191,9 @@ class Truncate(Transform):
         lo, hi = self.window
         return f"trunc-{fmt_num(lo)}-{fmt_num(hi)}s"
 
-    def apply_with_info(self, samples: np.ndarray, sr: int,
-                        rng: np.random.Generator | None = None) -> tuple[np.ndarray, Info]:
+    def apply_with_info(
+        self, samples: np.ndarray, sr: int, rng: np.random.Generator | None = None
+    ) -> tuple[np.ndarray, Info]:
         x = check_samples(samples, sr)
         lo, hi = self.window
         s0, s1 = _sample_span(lo, hi, x.size, sr, "truncation window")
@@ -215,8 +220,9 @@ def _timing(entry: Any, i: int) -> tuple[float, float]:
     return start, end
 
 
-def truncation_window(words: Sequence[Any], start: int, end: int, k: int = 1, pad: Seconds = 0.25,
-                      duration: Seconds | None = None) -> tuple[Seconds, Seconds]:
+def truncation_window(
+    words: Sequence[Any], start: int, end: int, k: int = 1, pad: Seconds = 0.25, duration: Seconds | None = None
+) -> tuple[Seconds, Seconds]:
     """The window around words ``[start, end)`` extended by ``k`` aligned words each side, then ``pad`` s.
 
     ``words`` are ``(word, start_s, end_s)`` tuples (or records with ``.start``/``.end``). An empty
@@ -264,8 +270,9 @@ def mask_words(words: Sequence[Any], start: int, end: int, fill: str = "silence"
     return Mask(t0, t1, fill, pad, prev_end, next_start)
 
 
-def truncate_words(words: Sequence[Any], start: int, end: int, k: int = 1, pad: Seconds = 0.25,
-                   duration: Seconds | None = None) -> Truncate:
+def truncate_words(
+    words: Sequence[Any], start: int, end: int, k: int = 1, pad: Seconds = 0.25, duration: Seconds | None = None
+) -> Truncate:
     """A :class:`Truncate` to :func:`truncation_window` (the paper's condition: ``k=1, pad=0.25``)."""
     t0, t1 = truncation_window(words, start, end, k, pad, duration)
     return Truncate(t0, t1)
@@ -311,8 +318,9 @@ class Splice(Transform):
             tag += f"-{fmt_num(self.donor_seconds)}s"
         return tag if self.match_level else tag + "-raw"
 
-    def apply_with_info(self, samples: np.ndarray, sr: int,
-                        rng: np.random.Generator | None = None) -> tuple[np.ndarray, Info]:
+    def apply_with_info(
+        self, samples: np.ndarray, sr: int, rng: np.random.Generator | None = None
+    ) -> tuple[np.ndarray, Info]:
         x = check_samples(samples, sr)
         donor = self.donor.at_rate(sr)
         if self.donor_seconds is not None:
@@ -328,8 +336,7 @@ class Splice(Transform):
         else:
             y = np.concatenate([donor, gap, x])
             src, don = (d + g, d + g + n), (0, d)
-        info = {"source_range": list(src), "donor_range": list(don), "donor": self.donor.name,
-                "donor_rms": rms(donor)}
+        info = {"source_range": list(src), "donor_range": list(don), "donor": self.donor.name, "donor_rms": rms(donor)}
         return np.ascontiguousarray(y, dtype=np.float32), info
 
     def map_range(self, span: SampleRange, n_in: int, info: Info) -> SampleRange:

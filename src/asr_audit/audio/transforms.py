@@ -40,11 +40,26 @@ T = TypeVar("T", bound=type)
 # modules whose import registers the transforms defined outside this module
 _BUILTIN_MODULES = ("asr_audit.audio.spans", "asr_audit.audio.noise", "asr_audit.audio.reverb")
 TRANSFORMS: Registry[type[Transform]] = Registry(
-    "transform", fix="use one of them or register yours with @register_transform", modules=_BUILTIN_MODULES)
+    "transform", fix="use one of them or register yours with @register_transform", modules=_BUILTIN_MODULES
+)
 
-__all__ = ["TRANSFORMS", "Chain", "DerivedAudio", "Gain", "Normalize", "Provenance", "Transform", "TransformError",
-           "available_transforms", "clip_seed", "derive", "derive_clip", "derived_id", "register_transform",
-           "transform_from_dict"]
+__all__ = [
+    "TRANSFORMS",
+    "Chain",
+    "DerivedAudio",
+    "Gain",
+    "Normalize",
+    "Provenance",
+    "Transform",
+    "TransformError",
+    "available_transforms",
+    "clip_seed",
+    "derive",
+    "derive_clip",
+    "derived_id",
+    "register_transform",
+    "transform_from_dict",
+]
 
 
 def register_transform(cls: T) -> T:
@@ -112,8 +127,9 @@ class Transform:
     def tag(self) -> str:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def apply_with_info(self, samples: np.ndarray, sr: int,
-                        rng: np.random.Generator | None = None) -> tuple[np.ndarray, Info]:
+    def apply_with_info(
+        self, samples: np.ndarray, sr: int, rng: np.random.Generator | None = None
+    ) -> tuple[np.ndarray, Info]:
         """Return ``(new samples float32, info)``; never modifies ``samples``."""
         raise NotImplementedError  # pragma: no cover - abstract
 
@@ -130,8 +146,10 @@ class Transform:
 
     def need_rng(self, rng: np.random.Generator | None) -> np.random.Generator:
         if rng is None:
-            raise ConfigError(f"transform {self.tag!r} is random; fix: pass a seeded numpy Generator "
-                              "(np.random.default_rng(seed)) or use derive(..., seed=...)")
+            raise ConfigError(
+                f"transform {self.tag!r} is random; fix: pass a seeded numpy Generator "
+                "(np.random.default_rng(seed)) or use derive(..., seed=...)"
+            )
         return rng
 
     def to_dict(self) -> dict[str, Any]:
@@ -149,14 +167,16 @@ class Transform:
 def transform_from_dict(data: Mapping[str, Any], assets: Mapping[str, AssetSource] | None = None) -> Transform:
     """Rebuild a transform from :meth:`Transform.to_dict` output; bad entries raise :class:`ConfigError`."""
     if not isinstance(data, Mapping) or "name" not in data:
-        raise ConfigError(f"transform entry {data!r} has no 'name'; fix: use one of "
-                          f"{', '.join(available_transforms())}")
+        raise ConfigError(
+            f"transform entry {data!r} has no 'name'; fix: use one of {', '.join(available_transforms())}"
+        )
     cls = transform_class(data["name"])
     valid = [f.name for f in dataclasses.fields(cls) if f.init]  # type: ignore[arg-type]
     unknown = sorted(set(data) - set(valid) - {"name"})
     if unknown:
-        raise ConfigError(f"transform {data['name']!r}: unknown parameter(s) {', '.join(unknown)}; "
-                          f"valid: {', '.join(valid)}")
+        raise ConfigError(
+            f"transform {data['name']!r}: unknown parameter(s) {', '.join(unknown)}; valid: {', '.join(valid)}"
+        )
     kwargs = {k: _decode(v, assets) for k, v in data.items() if k != "name"}
     try:
         return cls(**kwargs)
@@ -174,8 +194,10 @@ class Chain:
         steps = tuple(self.steps)
         for step in steps:
             if not isinstance(step, Transform):
-                raise ConfigError(f"chain step {step!r} is not a Transform; fix: build steps from "
-                                  f"asr_audit.audio transforms ({', '.join(available_transforms())})")
+                raise ConfigError(
+                    f"chain step {step!r} is not a Transform; fix: build steps from "
+                    f"asr_audit.audio transforms ({', '.join(available_transforms())})"
+                )
         object.__setattr__(self, "steps", steps)
 
     @property
@@ -186,8 +208,9 @@ class Chain:
     def random(self) -> bool:
         return any(step.random for step in self.steps)
 
-    def apply_with_info(self, samples: np.ndarray, sr: int,
-                        rng: np.random.Generator | None = None) -> tuple[np.ndarray, Info]:
+    def apply_with_info(
+        self, samples: np.ndarray, sr: int, rng: np.random.Generator | None = None
+    ) -> tuple[np.ndarray, Info]:
         """Apply all steps. ``info["steps"]`` holds each step's info; ``info["source_range"]`` is
         the ``[start, end)`` sample range the input occupies in the output."""
         x = check_samples(samples, sr)
@@ -218,8 +241,9 @@ class Chain:
         return {"transforms": [step.to_dict() for step in self.steps]}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | Sequence[Mapping[str, Any]],
-                  assets: Mapping[str, AssetSource] | None = None) -> Chain:
+    def from_dict(
+        cls, data: Mapping[str, Any] | Sequence[Mapping[str, Any]], assets: Mapping[str, AssetSource] | None = None
+    ) -> Chain:
         """From :meth:`to_dict` output or a plain list of transform dicts."""
         entries = data.get("transforms") if isinstance(data, Mapping) else data
         if not isinstance(entries, (list, tuple)):
@@ -259,19 +283,22 @@ class Provenance:
     def chain(self, assets: Mapping[str, AssetSource] | None = None) -> Chain:
         return Chain.from_dict(list(self.transforms), assets)
 
-    def replay(self, samples: np.ndarray, sr: int,
-               assets: Mapping[str, AssetSource] | None = None) -> np.ndarray:
+    def replay(self, samples: np.ndarray, sr: int, assets: Mapping[str, AssetSource] | None = None) -> np.ndarray:
         """Re-run the chain on the source audio; raises :class:`TransformError` if the source or the
         output differs from the recorded hash."""
         x = check_samples(samples, sr)
         if audio_hash(x) != self.source_hash:
-            raise TransformError(f"source audio of {self.derived_id!r} differs from the recorded one; "
-                                 "fix: load the original clip audio (16 kHz float32)")
+            raise TransformError(
+                f"source audio of {self.derived_id!r} differs from the recorded one; "
+                "fix: load the original clip audio (16 kHz float32)"
+            )
         rng = None if self.seed is None else np.random.default_rng(self.seed)
         y = self.chain(assets).apply(x, sr, rng)
         if audio_hash(y) != self.output_hash:
-            raise TransformError(f"replaying {self.derived_id!r} gave different audio than recorded; "
-                                 "fix: use the same asr-audit, numpy and pyroomacoustics versions")
+            raise TransformError(
+                f"replaying {self.derived_id!r} gave different audio than recorded; "
+                "fix: use the same asr-audit, numpy and pyroomacoustics versions"
+            )
         return y
 
     def to_dict(self) -> dict[str, Any]:
@@ -280,13 +307,20 @@ class Provenance:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Provenance:
         try:
-            return cls(str(data["source_id"]), str(data["source_hash"]), str(data["derived_id"]),
-                       tuple(dict(t) for t in data["transforms"]),
-                       None if data.get("seed") is None else int(data["seed"]), str(data["output_hash"]),
-                       tuple(dict(m) for m in data.get("measured", ())),
-                       tuple(int(v) for v in data.get("source_range", (0, 0))))  # type: ignore[arg-type]
+            return cls(
+                str(data["source_id"]),
+                str(data["source_hash"]),
+                str(data["derived_id"]),
+                tuple(dict(t) for t in data["transforms"]),
+                None if data.get("seed") is None else int(data["seed"]),
+                str(data["output_hash"]),
+                tuple(dict(m) for m in data.get("measured", ())),
+                tuple(int(v) for v in data.get("source_range", (0, 0))),
+            )  # type: ignore[arg-type]
         except (KeyError, TypeError, ValueError) as exc:
-            raise ConfigError(f"provenance record is malformed ({exc}); fix: write it with Provenance.to_dict") from None
+            raise ConfigError(
+                f"provenance record is malformed ({exc}); fix: write it with Provenance.to_dict"
+            ) from None
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -307,24 +341,33 @@ class DerivedAudio:
         return self.provenance.measured
 
 
-def derive(clip_id: str, samples: np.ndarray, sr: int, chain: Chain | Sequence[Transform],
-           seed: int | None = None) -> DerivedAudio:
+def derive(
+    clip_id: str, samples: np.ndarray, sr: int, chain: Chain | Sequence[Transform], seed: int | None = None
+) -> DerivedAudio:
     """Apply ``chain`` with ``np.random.default_rng(seed)`` and record the provenance.
 
     A chain with a random step (noise) needs a ``seed``; use :func:`clip_seed` for per-clip seeds.
     """
     chain = chain if isinstance(chain, Chain) else Chain(tuple(chain))
     if chain.random and seed is None:
-        raise ConfigError(f"chain {'/'.join(chain.tags)} has random steps; fix: pass seed=<int> "
-                          "(e.g. clip_seed(run_seed, clip_id))")
+        raise ConfigError(
+            f"chain {'/'.join(chain.tags)} has random steps; fix: pass seed=<int> (e.g. clip_seed(run_seed, clip_id))"
+        )
     x = check_samples(samples, sr)
     rng = None if seed is None else np.random.default_rng(seed)
     y, info = chain.apply_with_info(x, sr, rng)
     y.setflags(write=False)
     new_id = derived_id(clip_id, chain)
-    prov = Provenance(str(clip_id), audio_hash(x), new_id, tuple(s.to_dict() for s in chain.steps),
-                      seed, audio_hash(y), tuple(jsonable(i) for i in info["steps"]),
-                      tuple(info["source_range"]))  # type: ignore[arg-type]
+    prov = Provenance(
+        str(clip_id),
+        audio_hash(x),
+        new_id,
+        tuple(s.to_dict() for s in chain.steps),
+        seed,
+        audio_hash(y),
+        tuple(jsonable(i) for i in info["steps"]),
+        tuple(info["source_range"]),
+    )  # type: ignore[arg-type]
     return DerivedAudio(new_id, y, sr, prov)
 
 
@@ -335,15 +378,20 @@ def derive_clip(clip: Clip, chain: Chain | Sequence[Transform], seed: int | None
     from asr_audit.audio.io import SAMPLE_RATE, load_audio
 
     derived = derive(clip.id, load_audio(clip), SAMPLE_RATE, chain, seed)
-    tags = derived.provenance.derived_id[len(clip.id):].split("__")[1:]
+    tags = derived.provenance.derived_id[len(clip.id) :].split("__")[1:]
     new_clip = dataclasses.replace(
-        clip, id=derived.id, audio_path=None,
+        clip,
+        id=derived.id,
+        audio_path=None,
         source=ArraySource(derived.samples, SAMPLE_RATE, label=f"{clip.audio_label} [{'+'.join(tags)}]"),
-        duration=derived.samples.size / SAMPLE_RATE, provenance=(*clip.provenance, *tags))
+        duration=derived.samples.size / SAMPLE_RATE,
+        provenance=(*clip.provenance, *tags),
+    )
     return new_clip, derived
 
 
 # --- level helpers -----------------------------------------------------------------------------
+
 
 @register_transform
 @dataclass(frozen=True, slots=True)
@@ -361,8 +409,9 @@ class Gain(Transform):
     def tag(self) -> str:
         return f"gain-{fmt_num(self.db)}db"
 
-    def apply_with_info(self, samples: np.ndarray, sr: int,
-                        rng: np.random.Generator | None = None) -> tuple[np.ndarray, Info]:
+    def apply_with_info(
+        self, samples: np.ndarray, sr: int, rng: np.random.Generator | None = None
+    ) -> tuple[np.ndarray, Info]:
         x = check_samples(samples, sr)
         return (x.astype(np.float64) * db_to_amplitude(self.db)).astype(np.float32), {"gain_db": self.db}
 
@@ -383,8 +432,9 @@ class Normalize(Transform):
     def tag(self) -> str:
         return f"norm-{fmt_num(self.dbfs)}dbfs"
 
-    def apply_with_info(self, samples: np.ndarray, sr: int,
-                        rng: np.random.Generator | None = None) -> tuple[np.ndarray, Info]:
+    def apply_with_info(
+        self, samples: np.ndarray, sr: int, rng: np.random.Generator | None = None
+    ) -> tuple[np.ndarray, Info]:
         x = check_samples(samples, sr)
         level = rms(x)
         if level == 0.0:

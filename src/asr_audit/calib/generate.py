@@ -77,8 +77,11 @@ class CalibSentence:
         return any(u.error for u in self.units)
 
 
-def _pairs(value: Mapping[str, float] | tuple[tuple[str, float], ...], valid: tuple[str, ...], flag: str,
-           ) -> tuple[tuple[str, float], ...]:
+def _pairs(
+    value: Mapping[str, float] | tuple[tuple[str, float], ...],
+    valid: tuple[str, ...],
+    flag: str,
+) -> tuple[tuple[str, float], ...]:
     items = tuple(value.items()) if isinstance(value, Mapping) else tuple(value)
     for name, w in items:
         if name not in valid:
@@ -111,8 +114,17 @@ class CalibConfig:
     def __post_init__(self) -> None:
         if not isinstance(self.n_sentences, int) or self.n_sentences < 1:
             raise ConfigError(f"--n-sentences {self.n_sentences!r} must be an integer >= 1")
-        for name in ("error_rate", "word_error_rate", "test_fraction", "convention_rate",
-                     "p_opener", "p_tail", "p_closer", "p_adverb", "p_second"):
+        for name in (
+            "error_rate",
+            "word_error_rate",
+            "test_fraction",
+            "convention_rate",
+            "p_opener",
+            "p_tail",
+            "p_closer",
+            "p_adverb",
+            "p_second",
+        ):
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and 0 <= v <= 1):
                 raise ConfigError(f"--{name.replace('_', '-')} {v!r} must be in [0, 1]")
@@ -167,8 +179,9 @@ def parse_template(template: str, rng: np.random.Generator, convention_rate: flo
             fill = T.FILLERS[tok.strip("{}")](rng)
             keep = fill.convention is not None and rng.random() >= convention_rate
             written = fill.spoken if keep else fill.written
-            units.append(Unit(fill.spoken, written, "slot", fill.convention if written != fill.spoken else None,
-                              fill=fill))
+            units.append(
+                Unit(fill.spoken, written, "slot", fill.convention if written != fill.spoken else None, fill=fill)
+            )
         elif tok.startswith("["):
             spoken, written = (p.replace("_", " ") for p in tok.strip("[]").split("|"))
             if rng.random() >= convention_rate:
@@ -239,8 +252,9 @@ def _substitute(u: Unit, rng: np.random.Generator, far_enough: FarEnough) -> Uni
     return None
 
 
-def plant(units: list[Unit], kind: str, position: str, rng: np.random.Generator,
-          far_enough: FarEnough) -> list[Unit] | None:
+def plant(
+    units: list[Unit], kind: str, position: str, rng: np.random.Generator, far_enough: FarEnough
+) -> list[Unit] | None:
     """``units`` with one error of ``kind`` at ``position`` planted, or None if it cannot go there.
 
     ``far_enough(original, alternative)`` vets number substitutions (the written forms).
@@ -256,7 +270,7 @@ def plant(units: list[Unit], kind: str, position: str, rng: np.random.Generator,
         units = _drop_roles(units, ("opener",))
         first, _ = _body_span(units)
         new = _substitute(units[first], rng, far_enough)
-        return None if new is None else [*units[:first], new, *units[first + 1:]]
+        return None if new is None else [*units[:first], new, *units[first + 1 :]]
     if position == END:
         if any(u.error for u in units if u.role in ("tail", "closer")):
             return None
@@ -264,13 +278,15 @@ def plant(units: list[Unit], kind: str, position: str, rng: np.random.Generator,
             units = _drop_roles(units, ("tail", "closer"))
             _, last = _body_span(units)
             new = _substitute(units[last], rng, far_enough)
-            return None if new is None else [*units[:last], new, *units[last + 1:]]
+            return None if new is None else [*units[:last], new, *units[last + 1 :]]
         has_tail = any(u.role == "tail" for u in units)
         units = _drop_roles(units, ("closer",))
         use_tail = not has_tail and rng.random() < 0.5
         text = _pick(rng, T.TAILS if use_tail else T.CLOSERS)
         said, recorded = (text, None) if kind == OMITTED else (None, text)
-        new = Unit(said, recorded, "tail" if use_tail else "closer", error=kind, detail="tail" if use_tail else "closer")
+        new = Unit(
+            said, recorded, "tail" if use_tail else "closer", error=kind, detail="tail" if use_tail else "closer"
+        )
         if use_tail:
             dot = max(i for i, u in enumerate(units) if u.role == "punct")
             return [*units[:dot], new, *units[dot:]]
@@ -278,13 +294,16 @@ def plant(units: list[Unit], kind: str, position: str, rng: np.random.Generator,
     # middle: an adverbial site, or an interior body word / number
     first, last = _body_span(units)
     if kind == SUBSTITUTION:
-        cands = [i for i in range(first + 1, last) if units[i].role in ("word", "slot")
-                 and not units[i].error and (units[i].subs or units[i].fill is not None)]
+        cands = [
+            i
+            for i in range(first + 1, last)
+            if units[i].role in ("word", "slot") and not units[i].error and (units[i].subs or units[i].fill is not None)
+        ]
         while cands:
             i = cands.pop(int(rng.integers(len(cands))))
             new = _substitute(units[i], rng, far_enough)
             if new is not None:
-                return [*units[:i], new, *units[i + 1:]]
+                return [*units[:i], new, *units[i + 1 :]]
         return None
     sites = [i for i, u in enumerate(units) if u.role == "site" and first < i < last]
     if not sites:
@@ -292,7 +311,7 @@ def plant(units: list[Unit], kind: str, position: str, rng: np.random.Generator,
     i = _pick(rng, sites)
     a = _pick(rng, T.ADVERBS)
     said, recorded = (a, None) if kind == OMITTED else (None, a)
-    return [*units[:i], Unit(said, recorded, "adverb", error=kind, detail="adverb"), *units[i + 1:]]
+    return [*units[:i], Unit(said, recorded, "adverb", error=kind, detail="adverb"), *units[i + 1 :]]
 
 
 def _weighted(rng: np.random.Generator, pairs: tuple[tuple[str, float], ...]) -> list[str]:
@@ -303,8 +322,9 @@ def _weighted(rng: np.random.Generator, pairs: tuple[tuple[str, float], ...]) ->
     return [names[int(i)] for i in order]
 
 
-def plant_errors(units: list[Unit], n_errors: int, config: CalibConfig, rng: np.random.Generator,
-                 far_enough: FarEnough) -> list[Unit]:
+def plant_errors(
+    units: list[Unit], n_errors: int, config: CalibConfig, rng: np.random.Generator, far_enough: FarEnough
+) -> list[Unit]:
     """Plant up to ``n_errors`` errors, each at a different position."""
     for position in _weighted(rng, config.positions)[:n_errors]:
         for kind in _weighted(rng, config.kinds):

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from asr_audit.calib.generate import CONVENTION, ERROR_KINDS, POSITIONS, START, END
+from asr_audit.calib.generate import CONVENTION, END, ERROR_KINDS, POSITIONS, START
 from asr_audit.calib.truth import Truth, TruthItem
 from asr_audit.errors import InputFileError
 from asr_audit.probes.predfiles.refdis import DELETION, INSERTION, SUBSTITUTION, Edit
@@ -67,9 +67,16 @@ class EditOutcome:
     matched: tuple[int, ...]  # item numbers within the clip
 
     def to_dict(self) -> dict[str, object]:
-        return {"clip_id": self.clip_id, "kind": self.kind, "position": self.position,
-                "ref_indices": list(self.ref_indices), "ref_text": self.ref_text, "alt_text": self.alt_text,
-                "label": self.label, "matched_items": list(self.matched)}
+        return {
+            "clip_id": self.clip_id,
+            "kind": self.kind,
+            "position": self.position,
+            "ref_indices": list(self.ref_indices),
+            "ref_text": self.ref_text,
+            "alt_text": self.alt_text,
+            "label": self.label,
+            "matched_items": list(self.matched),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,24 +107,36 @@ class CalibScore:
             return {k: v.to_dict() for k, v in m.items()}
 
         return {
-            "probe": "calib-score", "panel": list(self.panel), "preset": self.preset, "params": dict(self.params),
-            "n_clips": self.n_clips, "n_edits": self.n_edits,
-            "precision": self.precision.to_dict(), "recall": self.recall.to_dict(),
+            "probe": "calib-score",
+            "panel": list(self.panel),
+            "preset": self.preset,
+            "params": dict(self.params),
+            "n_clips": self.n_clips,
+            "n_edits": self.n_edits,
+            "precision": self.precision.to_dict(),
+            "recall": self.recall.to_dict(),
             "recall_boundary": self.recall_boundary.to_dict(),
-            "recall_by_kind": rates(self.recall_by_kind), "recall_by_position": rates(self.recall_by_position),
+            "recall_by_kind": rates(self.recall_by_kind),
+            "recall_by_position": rates(self.recall_by_position),
             "recall_by_kind_position": {k: rates(v) for k, v in self.recall_by_kind_position.items()},
             "precision_by_kind": rates(self.precision_by_kind),
             "precision_by_position": rates(self.precision_by_position),
             "conventions_mined": self.conventions_mined.to_dict(),
-            "false_positives": {"on_convention": self.n_false_on_conventions,
-                                "unexplained": self.n_false_unexplained},
+            "false_positives": {"on_convention": self.n_false_on_conventions, "unexplained": self.n_false_unexplained},
             "edits": [o.to_dict() for o in self.outcomes],
             "missed": [t.to_dict() for t in self.missed],
         }
 
 
-def score_edits(truth: Truth, edits: Iterable[Edit], panel: Sequence[str] = (), preset: str | None = None,
-                params: Mapping[str, object] | None = None, seed: int = 0, n_resamples: int = 1000) -> CalibScore:
+def score_edits(
+    truth: Truth,
+    edits: Iterable[Edit],
+    panel: Sequence[str] = (),
+    preset: str | None = None,
+    params: Mapping[str, object] | None = None,
+    seed: int = 0,
+    n_resamples: int = 1000,
+) -> CalibScore:
     """Match ``edits`` to ``truth`` (restrict ``truth`` to the mined clips first) and score them.
 
     Intervals are sentence-clustered (see the module docstring); ``seed`` and ``n_resamples`` set
@@ -126,13 +145,20 @@ def score_edits(truth: Truth, edits: Iterable[Edit], panel: Sequence[str] = (), 
     sentence = {cid: c.sentence_id for cid, c in truth.clips.items()}
 
     def _recall(items: Sequence[TruthItem], hit: set[tuple[str, int]], name: str) -> Rate:
-        return clustered_rate([(t.clip_id, t.item) in hit for t in items], [t.sentence_id for t in items],
-                              model_rng(seed, "recall\x1f" + name), n_resamples)
+        return clustered_rate(
+            [(t.clip_id, t.item) in hit for t in items],
+            [t.sentence_id for t in items],
+            model_rng(seed, "recall\x1f" + name),
+            n_resamples,
+        )
 
     def _precision(outcomes: Sequence[EditOutcome], name: str) -> Rate:
-        return clustered_rate([o.label == TRUE_POSITIVE for o in outcomes],
-                              [sentence.get(o.clip_id, o.clip_id) for o in outcomes],
-                              model_rng(seed, "precision\x1f" + name), n_resamples)
+        return clustered_rate(
+            [o.label == TRUE_POSITIVE for o in outcomes],
+            [sentence.get(o.clip_id, o.clip_id) for o in outcomes],
+            model_rng(seed, "precision\x1f" + name),
+            n_resamples,
+        )
 
     by_clip: dict[str, list[TruthItem]] = {}
     for t in truth.items:
@@ -143,8 +169,11 @@ def score_edits(truth: Truth, edits: Iterable[Edit], panel: Sequence[str] = (), 
     for e in edits:
         cid = truth.resolve(e.clip_id)
         if cid is None:
-            raise InputFileError(truth.source or "calibration set", f"mined clip {e.clip_id!r} is not in the set",
-                                 "score prediction files made from this calibration set's manifests")
+            raise InputFileError(
+                truth.source or "calibration set",
+                f"mined clip {e.clip_id!r} is not in the set",
+                "score prediction files made from this calibration set's manifests",
+            )
         items = by_clip.get(cid, [])
         matched = [t for t in items if edit_matches(e, t)]
         errors = [t for t in matched if t.is_error]
@@ -152,18 +181,38 @@ def score_edits(truth: Truth, edits: Iterable[Edit], panel: Sequence[str] = (), 
         hit.update((cid, t.item) for t in errors)
         if label == ON_CONVENTION:
             conv_hit.update((cid, t.item) for t in matched)
-        outcomes.append(EditOutcome(cid, e.kind, e.position, tuple(e.ref_indices), " ".join(e.ref_tokens),
-                                    e.alt_text, label, tuple(t.item for t in (errors or matched))))
+        outcomes.append(
+            EditOutcome(
+                cid,
+                e.kind,
+                e.position,
+                tuple(e.ref_indices),
+                " ".join(e.ref_tokens),
+                e.alt_text,
+                label,
+                tuple(t.item for t in (errors or matched)),
+            )
+        )
     errors = truth.errors()
     conventions = truth.conventions()
     return CalibScore(
-        panel=tuple(panel), preset=preset, params=dict(params or {}), n_clips=len(truth.clips),
-        n_edits=len(outcomes), precision=_precision(outcomes, "all"), recall=_recall(errors, hit, "all"),
+        panel=tuple(panel),
+        preset=preset,
+        params=dict(params or {}),
+        n_clips=len(truth.clips),
+        n_edits=len(outcomes),
+        precision=_precision(outcomes, "all"),
+        recall=_recall(errors, hit, "all"),
         recall_boundary=_recall([t for t in errors if t.position in (START, END)], hit, "boundary"),
         recall_by_kind={k: _recall([t for t in errors if t.kind == k], hit, k) for k in ERROR_KINDS},
         recall_by_position={p: _recall([t for t in errors if t.position == p], hit, p) for p in POSITIONS},
-        recall_by_kind_position={k: {p: _recall([t for t in errors if t.kind == k and t.position == p], hit,
-                                                f"{k}\x1f{p}") for p in POSITIONS} for k in ERROR_KINDS},
+        recall_by_kind_position={
+            k: {
+                p: _recall([t for t in errors if t.kind == k and t.position == p], hit, f"{k}\x1f{p}")
+                for p in POSITIONS
+            }
+            for k in ERROR_KINDS
+        },
         precision_by_kind={k: _precision([o for o in outcomes if o.kind == k], k) for k in EDIT_KINDS},
         precision_by_position={p: _precision([o for o in outcomes if o.position == p], p) for p in POSITIONS},
         conventions_mined=_recall(conventions, conv_hit, "conventions"),
@@ -174,8 +223,12 @@ def score_edits(truth: Truth, edits: Iterable[Edit], panel: Sequence[str] = (), 
     )
 
 
-def score_miner(truth: Truth, refdis_result, clip_ids: Iterable[str] | None = None,  # noqa: ANN001
-                seed: int = 0) -> CalibScore:
+def score_miner(
+    truth: Truth,
+    refdis_result,
+    clip_ids: Iterable[str] | None = None,
+    seed: int = 0,
+) -> CalibScore:
     """Precision and recall of a :class:`~asr_audit.probes.predfiles.refdis_result.RefdisResult`'s full-panel edits.
 
     ``clip_ids`` (prediction keys: clip ids or audio paths) restricts the truth to the clips the
@@ -196,13 +249,14 @@ def check_references(truth: Truth, references: Mapping[str, str]) -> list[str]:
     for key, ref in references.items():
         cid = truth.resolve(key)
         if cid is None:
-            raise InputFileError(truth.source or "calibration set", f"prediction clip {key!r} is not in the set",
-                                 "score prediction files made from this calibration set's manifests "
-                                 "(or pass the right --split)")
+            raise InputFileError(
+                truth.source or "calibration set",
+                f"prediction clip {key!r} is not in the set",
+                "score prediction files made from this calibration set's manifests (or pass the right --split)",
+            )
         if ref.strip() != truth.clips[cid].reference.strip():
             bad.append(key)
     return bad
 
 
-__all__ = ["CONVENTION", "CalibScore", "EditOutcome", "check_references", "edit_matches", "score_edits",
-           "score_miner"]
+__all__ = ["CONVENTION", "CalibScore", "EditOutcome", "check_references", "edit_matches", "score_edits", "score_miner"]

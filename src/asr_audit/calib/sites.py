@@ -31,7 +31,7 @@ REF, SPOKEN, NEITHER = "ref", "spoken", "neither"
 
 def _contains(window: Sequence[str], words: Sequence[str]) -> bool:
     n = len(words)
-    return n > 0 and any(tuple(window[i:i + n]) == tuple(words) for i in range(len(window) - n + 1))
+    return n > 0 and any(tuple(window[i : i + n]) == tuple(words) for i in range(len(window) - n + 1))
 
 
 def site_window(ref: Sequence[str], start: int, stop: int, hyp: Sequence[str]) -> tuple[str, ...]:
@@ -52,7 +52,7 @@ def site_window(ref: Sequence[str], start: int, stop: int, hyp: Sequence[str]) -
             lo = max(lo, j1 + min(i2, start) - i1)
         if i2 > stop:  # matched context on the right: the window ends before it
             hi = min(hi, j1 + max(i1, stop) - i1)
-    return tuple(hyp[lo:max(lo, hi)])
+    return tuple(hyp[lo : max(lo, hi)])
 
 
 def site_outcome(item: TruthItem, ref: Sequence[str], hyp: Sequence[str]) -> str:
@@ -95,9 +95,14 @@ class SiteScore:
         def rates(m: Mapping[str, Rate]) -> dict[str, object]:
             return {k: v.to_dict() for k, v in m.items()}
 
-        return {"accept_ref": self.accept_ref.to_dict(), "spoken": self.spoken.to_dict(),
-                "by_kind": rates(self.by_kind), "by_position": rates(self.by_position),
-                "by_detail": rates(self.by_detail), "outcomes": [o.to_dict() for o in self.outcomes]}
+        return {
+            "accept_ref": self.accept_ref.to_dict(),
+            "spoken": self.spoken.to_dict(),
+            "by_kind": rates(self.by_kind),
+            "by_position": rates(self.by_position),
+            "by_detail": rates(self.by_detail),
+            "outcomes": [o.to_dict() for o in self.outcomes],
+        }
 
 
 def _rate(outcomes: Sequence[SiteOutcome], keep: Callable[[SiteOutcome], bool], what: str = REF) -> Rate:
@@ -105,8 +110,12 @@ def _rate(outcomes: Sequence[SiteOutcome], keep: Callable[[SiteOutcome], bool], 
     return wilson(sum(o.outcome == what for o in sel), len(sel))
 
 
-def score_sites(items: Iterable[TruthItem], references: Mapping[str, str], hypotheses: Mapping[str, str],
-                normalize: Callable[[str], str] | None = None) -> SiteScore:
+def score_sites(
+    items: Iterable[TruthItem],
+    references: Mapping[str, str],
+    hypotheses: Mapping[str, str],
+    normalize: Callable[[str], str] | None = None,
+) -> SiteScore:
     """Score every planted *error* among ``items`` whose clip has a hypothesis.
 
     ``references`` maps clip id -> the raw reference the truth was located in (the manifest's
@@ -131,11 +140,13 @@ def score_sites(items: Iterable[TruthItem], references: Mapping[str, str], hypot
     positions = sorted({o.position for o in outcomes})
     details = sorted({o.detail for o in outcomes})
     return SiteScore(
-        accept_ref=_rate(outcomes, lambda o: True), spoken=_rate(outcomes, lambda o: True, SPOKEN),
+        accept_ref=_rate(outcomes, lambda o: True),
+        spoken=_rate(outcomes, lambda o: True, SPOKEN),
         by_kind={k: _rate(outcomes, lambda o, k=k: o.kind == k) for k in kinds},
         by_position={p: _rate(outcomes, lambda o, p=p: o.position == p) for p in positions},
         by_detail={d: _rate(outcomes, lambda o, d=d: o.detail == d) for d in details},
-        outcomes=tuple(outcomes))
+        outcomes=tuple(outcomes),
+    )
 
 
 __all__ = ["NEITHER", "REF", "SPOKEN", "SiteOutcome", "SiteScore", "score_sites", "site_outcome", "site_window"]

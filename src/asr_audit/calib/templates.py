@@ -75,39 +75,109 @@ OPENERS: tuple[tuple[str, str], ...] = (
     ("Ladies and gentlemen,", "Ladies and gentlemen,"),
     ("Commissioner,", "Commissioner,"),
 )
-TAILS: tuple[str, ...] = ("in this House", "in this Parliament", "in this Chamber", "for our citizens",
-                          "once again")
+TAILS: tuple[str, ...] = ("in this House", "in this Parliament", "in this Chamber", "for our citizens", "once again")
 CLOSERS: tuple[str, ...] = ("Thank you.", "Thank you very much.", "I thank you.")
-ADVERBS: tuple[str, ...] = ("of course", "indeed", "also", "therefore", "clearly", "really",
-                            "certainly", "I believe")
+ADVERBS: tuple[str, ...] = ("of course", "indeed", "also", "therefore", "clearly", "really", "certainly", "I believe")
 
 # --- substitutions the record makes (reference word for a spoken one) ----------------------------
 # chosen so that the miner's normalization-artefact filter (character error < 0.30) keeps them
 LEXICON: dict[str, tuple[str, ...]] = {
-    "we": ("they",), "this": ("that",), "our": ("their",), "today": ("now",), "i": ("we",),
-    "must": ("should",), "support": ("welcome",), "farmers": ("producers",), "regions": ("areas",),
-    "members": ("deputies",), "proposal": ("motion",), "budget": ("funding",), "vote": ("decision",),
-    "year": ("month",), "clear": ("quick",), "important": ("serious",), "question": ("issue",),
-    "urgent": ("pressing",), "promises": ("pledges",), "expect": ("demand",), "results": ("action",),
-    "directive": ("regulation",), "committee": ("council",), "emissions": ("pollution",),
-    "workers": ("employees",), "families": ("households",), "victims": ("families",),
-    "report": ("study",), "rules": ("laws",), "needs": ("rights",), "months": ("weeks",),
-    "point": ("matter",), "subject": ("issue",), "enterprises": ("companies",), "trade": ("commerce",),
-    "treaty": ("agreement",), "security": ("stability",), "research": ("science",),
-    "industry": ("sector",), "jobs": ("posts",), "businesses": ("companies",), "petitions": ("letters",),
-    "aid": ("assistance",), "tuesday": ("friday",), "citizens": ("people",), "young": ("older",),
-    "poorest": ("weakest",), "debate": ("discuss",), "excellent": ("close",), "agreement": ("treaty",),
+    "we": ("they",),
+    "this": ("that",),
+    "our": ("their",),
+    "today": ("now",),
+    "i": ("we",),
+    "must": ("should",),
+    "support": ("welcome",),
+    "farmers": ("producers",),
+    "regions": ("areas",),
+    "members": ("deputies",),
+    "proposal": ("motion",),
+    "budget": ("funding",),
+    "vote": ("decision",),
+    "year": ("month",),
+    "clear": ("quick",),
+    "important": ("serious",),
+    "question": ("issue",),
+    "urgent": ("pressing",),
+    "promises": ("pledges",),
+    "expect": ("demand",),
+    "results": ("action",),
+    "directive": ("regulation",),
+    "committee": ("council",),
+    "emissions": ("pollution",),
+    "workers": ("employees",),
+    "families": ("households",),
+    "victims": ("families",),
+    "report": ("study",),
+    "rules": ("laws",),
+    "needs": ("rights",),
+    "months": ("weeks",),
+    "point": ("matter",),
+    "subject": ("issue",),
+    "enterprises": ("companies",),
+    "trade": ("commerce",),
+    "treaty": ("agreement",),
+    "security": ("stability",),
+    "research": ("science",),
+    "industry": ("sector",),
+    "jobs": ("posts",),
+    "businesses": ("companies",),
+    "petitions": ("letters",),
+    "aid": ("assistance",),
+    "tuesday": ("friday",),
+    "citizens": ("people",),
+    "young": ("older",),
+    "poorest": ("weakest",),
+    "debate": ("discuss",),
+    "excellent": ("close",),
+    "agreement": ("treaty",),
 }
 
-SURNAMES: tuple[str, ...] = ("Hill", "Walker", "Turner", "Morgan", "Baker", "Fischer", "Martin", "Ward",
-                             "Parker", "Hughes", "Bennett", "Cooper", "Reid", "Santos", "Novak", "Rossi")
+SURNAMES: tuple[str, ...] = (
+    "Hill",
+    "Walker",
+    "Turner",
+    "Morgan",
+    "Baker",
+    "Fischer",
+    "Martin",
+    "Ward",
+    "Parker",
+    "Hughes",
+    "Bennett",
+    "Cooper",
+    "Reid",
+    "Santos",
+    "Novak",
+    "Rossi",
+)
 HONORIFICS: tuple[tuple[str, str], ...] = (("Mister", "Mr"), ("Missus", "Mrs"), ("Doctor", "Dr"))
 PLAIN_TITLES: tuple[str, ...] = ("Commissioner", "Minister", "President")
 
 # --- numbers in words ----------------------------------------------------------------------------
-_ONES = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-         "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
-         "nineteen")
+_ONES = (
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+)
 _TENS = ("", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
 
 
@@ -204,8 +274,14 @@ def fill_person(rng: np.random.Generator) -> Fill:
     return Fill(f"{title} {name}", f"{title} {name}", None, None)
 
 
-FILLERS = {"year": fill_year, "count": fill_count, "small": fill_small, "amount": fill_amount,
-           "percent": fill_percent, "person": fill_person}
+FILLERS = {
+    "year": fill_year,
+    "count": fill_count,
+    "small": fill_small,
+    "amount": fill_amount,
+    "percent": fill_percent,
+    "person": fill_person,
+}
 
 
 def substitute_number(fill: Fill, rng: np.random.Generator, far_enough) -> str | None:  # noqa: ANN001

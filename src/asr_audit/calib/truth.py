@@ -56,17 +56,38 @@ class TruthItem:
 
     def to_dict(self) -> dict[str, object]:
         return {
-            "clip_id": self.clip_id, "sentence_id": self.sentence_id, "item": self.item, "kind": self.kind,
-            "detail": self.detail, "position": self.position, "ref_start": self.ref_start,
-            "ref_stop": self.ref_stop, "n_ref": self.n_ref, "ref_text": self.ref_text,
-            "spoken_text": self.spoken_text, "ref_norm": list(self.ref_norm), "spoken_norm": list(self.spoken_norm),
+            "clip_id": self.clip_id,
+            "sentence_id": self.sentence_id,
+            "item": self.item,
+            "kind": self.kind,
+            "detail": self.detail,
+            "position": self.position,
+            "ref_start": self.ref_start,
+            "ref_stop": self.ref_stop,
+            "n_ref": self.n_ref,
+            "ref_text": self.ref_text,
+            "spoken_text": self.spoken_text,
+            "ref_norm": list(self.ref_norm),
+            "spoken_norm": list(self.spoken_norm),
         }
 
     @classmethod
     def from_dict(cls, d: Mapping[str, object]) -> TruthItem:
-        return cls(str(d["clip_id"]), str(d["sentence_id"]), int(d["item"]), str(d["kind"]), str(d["detail"]),
-                   str(d["position"]), int(d["ref_start"]), int(d["ref_stop"]), int(d["n_ref"]),
-                   str(d["ref_text"]), str(d["spoken_text"]), tuple(d["ref_norm"]), tuple(d["spoken_norm"]))
+        return cls(
+            str(d["clip_id"]),
+            str(d["sentence_id"]),
+            int(d["item"]),
+            str(d["kind"]),
+            str(d["detail"]),
+            str(d["position"]),
+            int(d["ref_start"]),
+            int(d["ref_stop"]),
+            int(d["n_ref"]),
+            str(d["ref_text"]),
+            str(d["spoken_text"]),
+            tuple(d["ref_norm"]),
+            tuple(d["spoken_norm"]),
+        )
 
 
 def unit_spans(units: Sequence[Unit], side: str, normalize) -> list[tuple[int, int]] | None:  # noqa: ANN001
@@ -111,11 +132,20 @@ def sentence_items(sentence: CalibSentence, normalize) -> list[dict[str, object]
             continue
         if u.written is not None and r0 == r1:
             return None  # a recorded piece that normalizes to nothing cannot be located
-        items.append({
-            "kind": kind, "detail": detail, "position": _position(r0, r1, n), "ref_start": r0, "ref_stop": r1,
-            "n_ref": n, "ref_text": u.written or "", "spoken_text": u.spoken or "",
-            "ref_norm": tuple(ref_toks[r0:r1]), "spoken_norm": tuple(spk_toks[s0:s1]),
-        })
+        items.append(
+            {
+                "kind": kind,
+                "detail": detail,
+                "position": _position(r0, r1, n),
+                "ref_start": r0,
+                "ref_stop": r1,
+                "n_ref": n,
+                "ref_text": u.written or "",
+                "spoken_text": u.spoken or "",
+                "ref_norm": tuple(ref_toks[r0:r1]),
+                "spoken_norm": tuple(spk_toks[s0:s1]),
+            }
+        )
     return items
 
 
@@ -166,8 +196,11 @@ class Truth:
 
     def restrict(self, clip_ids: Iterable[str]) -> Truth:
         keep = set(clip_ids)
-        return Truth({k: v for k, v in self.clips.items() if k in keep},
-                     tuple(t for t in self.items if t.clip_id in keep), self.source)
+        return Truth(
+            {k: v for k, v in self.clips.items() if k in keep},
+            tuple(t for t in self.items if t.clip_id in keep),
+            self.source,
+        )
 
 
 def _read_jsonl(path: Path) -> list[tuple[int, dict]]:
@@ -189,23 +222,38 @@ def load_truth(corpus_dir: str | Path, split: str | None = None) -> Truth:
             continue
         for line, obj in _read_jsonl(path):
             try:
-                info = ClipInfo(str(obj["id"]), str(obj["audio_filepath"]), str(obj["sentence_id"]), s,
-                                str(obj["speaker"]), str(obj["text"]), str(obj["spoken"]))
+                info = ClipInfo(
+                    str(obj["id"]),
+                    str(obj["audio_filepath"]),
+                    str(obj["sentence_id"]),
+                    s,
+                    str(obj["speaker"]),
+                    str(obj["text"]),
+                    str(obj["spoken"]),
+                )
             except KeyError as exc:
-                raise InputFileError(path, f"missing field {exc.args[0]!r}",
-                                     "rebuild the set with `asr-audit calib build`", line) from None
+                raise InputFileError(
+                    path, f"missing field {exc.args[0]!r}", "rebuild the set with `asr-audit calib build`", line
+                ) from None
             clips[info.clip_id] = info
     if not clips:
-        raise InputFileError(root, "no calib-train.jsonl or calib-test.jsonl manifest",
-                             "pass the folder written by `asr-audit calib build`")
+        raise InputFileError(
+            root,
+            "no calib-train.jsonl or calib-test.jsonl manifest",
+            "pass the folder written by `asr-audit calib build`",
+        )
     items = []
     path = root / TRUTH_FILE
     for line, obj in _read_jsonl(path):
         try:
             item = TruthItem.from_dict(obj)
         except (KeyError, TypeError, ValueError) as exc:
-            raise InputFileError(path, f"malformed truth row ({type(exc).__name__}: {exc})",
-                                 "rebuild the set with `asr-audit calib build`", line) from None
+            raise InputFileError(
+                path,
+                f"malformed truth row ({type(exc).__name__}: {exc})",
+                "rebuild the set with `asr-audit calib build`",
+                line,
+            ) from None
         if item.clip_id in clips:
             items.append(item)
     return Truth(clips, tuple(items), str(root))

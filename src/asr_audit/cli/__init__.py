@@ -98,8 +98,11 @@ def _usage_error(exc: BaseException) -> int:
     command = getattr(ctx, "command_path", None) or "asr-audit"
     if ctx is not None:
         err_console.print(Text(ctx.get_usage()), soft_wrap=True)
-    err_console.print(Text.assemble(("error:", "bold red"), f" {command}: {message}; fix: see `{command} --help`"),
-                      highlight=False, soft_wrap=True)
+    err_console.print(
+        Text.assemble(("error:", "bold red"), f" {command}: {message}; fix: see `{command} --help`"),
+        highlight=False,
+        soft_wrap=True,
+    )
     return EXIT_USAGE
 
 
@@ -114,7 +117,7 @@ def _command_path(argv: list[str]) -> str:
                 break
             words.append(token)
             command = sub
-    except Exception:  # noqa: BLE001, S110 - only a hint; never mask the error being reported
+    except Exception:  # noqa: BLE001 - only a hint; never mask the error being reported
         pass
     return " ".join(words)
 

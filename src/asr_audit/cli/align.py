@@ -6,7 +6,6 @@ import json
 import sys
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.text import Text
@@ -19,12 +18,15 @@ from asr_audit.cli.common import CORPUS_HELP, STORE_HELP, load_clips, store_sess
 def align(
     corpus: str = typer.Option(..., "--corpus", "-c", help=CORPUS_HELP),
     aligner: str = typer.Option("sphinx", "--aligner", "-a", help="sphinx (default, offline) or whisper."),
-    model: Optional[str] = typer.Option(None, "--model", "-m",
-                                        help="Aligner model: en-us for sphinx; a PyTorch Whisper spec for whisper "
-                                             "(default whisper-tiny.en-pt)."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="JSONL file for the timings (default: stdout)."),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N clips of the corpus."),
-    store: Optional[Path] = typer.Option(None, "--store", help=STORE_HELP),
+    model: str | None = typer.Option(
+        None,
+        "--model",
+        "-m",
+        help="Aligner model: en-us for sphinx; a PyTorch Whisper spec for whisper (default whisper-tiny.en-pt).",
+    ),
+    out: Path | None = typer.Option(None, "--out", "-o", help="JSONL file for the timings (default: stdout)."),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N clips of the corpus."),
+    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
     cache: bool = typer.Option(True, "--cache/--no-cache", help="Read and write timings in the result store."),
 ) -> None:
     """Word timings for every clip's reference transcript, one JSON object per clip.
@@ -43,7 +45,7 @@ def align(
     with store_session(store) if cache else nullcontext() as st:
         if out is not None:
             out.parent.mkdir(parents=True, exist_ok=True)
-        sink = open(out, "w", encoding="utf-8") if out is not None else sys.stdout  # noqa: SIM115 - closed below
+        sink = open(out, "w", encoding="utf-8") if out is not None else sys.stdout
         try:
             for result in align_corpus(engine, corp, st):
                 sink.write(json.dumps(result.to_dict(), ensure_ascii=False) + "\n")
@@ -58,8 +60,10 @@ def align(
             else:
                 sink.flush()
     where = f" -> {out}" if out is not None else ""
-    err_console.print(f"aligned {n_ok}/{len(corp)} clip(s) with {engine.identity().spec} "
-                      f"({n_cached} from the store){where}", highlight=False)
+    err_console.print(
+        f"aligned {n_ok}/{len(corp)} clip(s) with {engine.identity().spec} ({n_cached} from the store){where}",
+        highlight=False,
+    )
     if failures:
         err_console.print(Text(f"{len(failures)} clip(s) could not be aligned:", "yellow"), highlight=False)
         for clip_id, reason in failures:

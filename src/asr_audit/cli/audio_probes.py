@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 
@@ -23,15 +23,17 @@ def masked(
     kind: str = typer.Option("number", "--kind", help="What to hide: number | name | word."),
     method: str = typer.Option("silence", "--method", help="How to hide it: silence | noise | cut."),
     pad: float = typer.Option(0.05, "--pad", min=0.0, help="Seconds added on each side (never into the next word)."),
-    gate_max_wer: float = typer.Option(0.3, "--gate-max-wer", min=0.0, help="Intelligibility gate: unmasked clip WER at most this."),
+    gate_max_wer: float = typer.Option(
+        0.3, "--gate-max-wer", min=0.0, help="Intelligibility gate: unmasked clip WER at most this."
+    ),
     min_duration: float = typer.Option(0.15, "--min-duration", min=0.0, help="Shortest aligned target, seconds."),
-    recipes_out: Optional[Path] = typer.Option(None, "--recipes-out", help="Write the masking recipes (JSONL)."),
-    recipes_in: Optional[Path] = typer.Option(None, "--recipes-in", help="Re-apply exported recipes instead of aligning."),
+    recipes_out: Path | None = typer.Option(None, "--recipes-out", help="Write the masking recipes (JSONL)."),
+    recipes_in: Path | None = typer.Option(None, "--recipes-in", help="Re-apply exported recipes instead of aligning."),
     aligner: str = typer.Option("sphinx", "--aligner", help="Forced aligner: sphinx | whisper."),
     seed: int = typer.Option(0, "--seed", help="Seed of the noise fill (recorded in the recipes)."),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N clips of the corpus."),
-    store: Optional[Path] = typer.Option(None, "--store", help=_STORE_HELP),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the full result (models + per-item records)."),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N clips of the corpus."),
+    store: Path | None = typer.Option(None, "--store", help=_STORE_HELP),
+    json_out: Path | None = typer.Option(None, "--json", help="Write the full result (models + per-item records)."),
 ) -> None:
     """Masked-entity recovery: silence a number's audio, keep it in the reference, count who still writes it.
 
@@ -45,16 +47,32 @@ def masked(
 
     if recipes_in is not None and recipes_out is not None:
         raise ConfigError("--recipes-in and --recipes-out exclude each other; fix: pass one of them")
-    options = MaskedOptions.from_mapping({"kind": kind, "method": method, "pad": pad, "gate_max_wer": gate_max_wer,
-                                          "min_duration": min_duration, "aligner": aligner}, Surface.cli())
+    options = MaskedOptions.from_mapping(
+        {
+            "kind": kind,
+            "method": method,
+            "pad": pad,
+            "gate_max_wer": gate_max_wer,
+            "min_duration": min_duration,
+            "aligner": aligner,
+        },
+        Surface.cli(),
+    )
     params = options.mask_params(seed)
     specs = model_specs(model)
     recipes = read_recipes(recipes_in) if recipes_in is not None else None
     corp = load_clips(corpus, limit)
     engine = None if recipes is not None else get_aligner(options.aligner)
     with store_session(store) as st:
-        result = run_masked(load_backends(specs), corp, st, params, aligner=engine, recipes=recipes,
-                            progress=lambda msg: err_console.print(msg, highlight=False))
+        result = run_masked(
+            load_backends(specs),
+            corp,
+            st,
+            params,
+            aligner=engine,
+            recipes=recipes,
+            progress=lambda msg: err_console.print(msg, highlight=False),
+        )
     if recipes_out is not None:
         write_recipes(recipes_out, result.recipes)
         err_console.print(f"wrote {len(result.recipes)} recipe(s) to {recipes_out}", highlight=False)
@@ -69,17 +87,22 @@ def lift(
     model: str = typer.Option(..., "--model", "-m", help="Model spec(s) with the score capability, comma-separated."),
     corpus: str = typer.Option(..., "--corpus", "-c", help=_CORPUS_HELP),
     spans: str = typer.Option("masked", "--spans", help="Which spans: masked | refdis | ortho | full."),
-    refdis: Optional[Path] = typer.Option(None, "--refdis", help="For --spans refdis: the JSON of `asr-audit refdis --json`."),
-    recipes_in: Optional[Path] = typer.Option(None, "--recipes-in", help="For --spans masked: exported mask recipes."),
+    refdis: Path | None = typer.Option(
+        None, "--refdis", help="For --spans refdis: the JSON of `asr-audit refdis --json`."
+    ),
+    recipes_in: Path | None = typer.Option(None, "--recipes-in", help="For --spans masked: exported mask recipes."),
     method: str = typer.Option("silence", "--method", help="For --spans masked: silence | noise | cut."),
     aligner: str = typer.Option("sphinx", "--aligner", help="Forced aligner for --spans masked."),
-    gate_max_wer: float = typer.Option(0.3, "--gate-max-wer",
-                                       help="Intelligibility gate: keep a sentence for a model only when its unmasked "
-                                            "WER is at most this (inf keeps all)."),
+    gate_max_wer: float = typer.Option(
+        0.3,
+        "--gate-max-wer",
+        help="Intelligibility gate: keep a sentence for a model only when its unmasked "
+        "WER is at most this (inf keeps all).",
+    ),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N clips of the corpus."),
-    store: Optional[Path] = typer.Option(None, "--store", help=_STORE_HELP),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the full result (models + per-item records)."),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N clips of the corpus."),
+    store: Path | None = typer.Option(None, "--store", help=_STORE_HELP),
+    json_out: Path | None = typer.Option(None, "--json", help="Write the full result (models + per-item records)."),
 ) -> None:
     """Teacher-forced audio lift: (log p(r|x) - log p(r|silence)) / chars, per span, in nats per character."""
     from asr_audit.align import get_aligner
@@ -88,8 +111,9 @@ def lift(
     from asr_audit.probes.audio.masked import read_recipes
     from asr_audit.report.tables import lift_table
 
-    lift_options = LiftOptions.from_mapping({"spans": spans, "method": method, "aligner": aligner,
-                                             "gate_max_wer": gate_max_wer}, Surface.cli())
+    lift_options = LiftOptions.from_mapping(
+        {"spans": spans, "method": method, "aligner": aligner, "gate_max_wer": gate_max_wer}, Surface.cli()
+    )
     specs = model_specs(model)
     options: dict[str, Any] = {}
     if spans == "refdis":
@@ -98,15 +122,25 @@ def lift(
         try:
             options["refdis"] = json.loads(refdis.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise InputFileError(refdis, f"cannot read refdis JSON ({exc})", "pass the file `asr-audit refdis --json` wrote") from None
+            raise InputFileError(
+                refdis, f"cannot read refdis JSON ({exc})", "pass the file `asr-audit refdis --json` wrote"
+            ) from None
     if spans == "masked":
         options["mask_params"] = lift_options.mask_params(seed)
         options["recipes"] = read_recipes(recipes_in) if recipes_in is not None else None
         options["aligner"] = None if recipes_in is not None else get_aligner(lift_options.aligner)
     corp = load_clips(corpus, limit)
     with store_session(store) as st:
-        result = run_lift(load_backends(specs), corp, st, lift_options.spans, seed=seed,
-                          n_resamples=lift_options.resamples, gate_max_wer=lift_options.gate_max_wer, **options)
+        result = run_lift(
+            load_backends(specs),
+            corp,
+            st,
+            lift_options.spans,
+            seed=seed,
+            n_resamples=lift_options.resamples,
+            gate_max_wer=lift_options.gate_max_wer,
+            **options,
+        )
     data = {**result.to_dict(), "corpus": corp.source}
     console.print(lift_table(data, corp.name, spans))
     print_failures(data["failures"])
@@ -118,11 +152,13 @@ def continue_(
     model: str = typer.Option(..., "--model", "-m", help="PyTorch Whisper model spec(s) (hf:..., whisper-tiny.en-pt)."),
     corpus: str = typer.Option(..., "--corpus", "-c", help=_CORPUS_HELP),
     hide_words: int = typer.Option(3, "--hide-words", min=1, help="Reference words cut off the end of each clip."),
-    extra_tokens: int = typer.Option(16, "--extra-tokens", min=1, help="Steps with end-of-text banned after the plain transcript."),
+    extra_tokens: int = typer.Option(
+        16, "--extra-tokens", min=1, help="Steps with end-of-text banned after the plain transcript."
+    ),
     aligner: str = typer.Option("sphinx", "--aligner", help="Forced aligner: sphinx | whisper."),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N clips of the corpus."),
-    store: Optional[Path] = typer.Option(None, "--store", help=_STORE_HELP),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the full result (models + per-clip records)."),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N clips of the corpus."),
+    store: Path | None = typer.Option(None, "--store", help=_STORE_HELP),
+    json_out: Path | None = typer.Option(None, "--json", help="Write the full result (models + per-clip records)."),
 ) -> None:
     """Forced continuation: cut each clip before its last words, ban end-of-text, count hidden words that leak."""
     from asr_audit.align import get_aligner
@@ -131,12 +167,19 @@ def continue_(
     from asr_audit.report.tables import continuation_table
 
     options = ContinuationOptions.from_mapping(
-        {"hide_words": hide_words, "extra_tokens": extra_tokens, "aligner": aligner}, Surface.cli())
+        {"hide_words": hide_words, "extra_tokens": extra_tokens, "aligner": aligner}, Surface.cli()
+    )
     specs = model_specs(model)
     corp = load_clips(corpus, limit)
     with store_session(store) as st:
-        data = run_continuation(load_backends(specs), corp, st, options.hide_words,
-                                extra_tokens=options.extra_tokens, aligner=get_aligner(options.aligner))
+        data = run_continuation(
+            load_backends(specs),
+            corp,
+            st,
+            options.hide_words,
+            extra_tokens=options.extra_tokens,
+            aligner=get_aligner(options.aligner),
+        )
     data["corpus"] = corp.source
     console.print(continuation_table(data, corp.name))
     print_failures(data["failures"])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -14,18 +13,31 @@ from asr_audit.cli.common import STORE_HELP, load_backends, load_clips, model_sp
 @app.command("battery")
 def battery_cmd(
     model: str = typer.Option(..., "--model", "-m", help="Model spec(s), comma-separated."),
-    corpus: str = typer.Option(..., "--corpus", "-c", help="Corpus spec (manifest, LibriSpeech dir, Kaldi dir, hf-dataset:...)."),
+    corpus: str = typer.Option(
+        ..., "--corpus", "-c", help="Corpus spec (manifest, LibriSpeech dir, Kaldi dir, hf-dataset:...)."
+    ),
     probe: str = typer.Option("refdis", "--probe", help="Measure: refdis | courtesy | ortho | masked."),
-    conditions: str = typer.Option(..., "--conditions",
-                                   help="Comma-separated: noise:10db,reverb:0.6,truncate:1w0.25s,donor:conv8s,donor:bench8s,voice:flite-slt"),
-    spoken: Optional[Path] = typer.Option(None, "--spoken", help="JSONL {id, spoken}: what the audio says, when it differs from the reference."),
-    panel: Optional[str] = typer.Option(None, "--panel", help="Panel model spec(s), comma-separated: their outputs on the original audio say what it says when --spoken does not (refdis, courtesy); a tested member is left out of its own items."),
-    donor_conv: Optional[str] = typer.Option(None, "--donor-conv", help="Conversational donor audio file(s), comma-separated."),
-    store: Optional[Path] = typer.Option(None, "--store", help=STORE_HELP),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N clips."),
+    conditions: str = typer.Option(
+        ...,
+        "--conditions",
+        help="Comma-separated: noise:10db,reverb:0.6,truncate:1w0.25s,donor:conv8s,donor:bench8s,voice:flite-slt",
+    ),
+    spoken: Path | None = typer.Option(
+        None, "--spoken", help="JSONL {id, spoken}: what the audio says, when it differs from the reference."
+    ),
+    panel: str | None = typer.Option(
+        None,
+        "--panel",
+        help="Panel model spec(s), comma-separated: their outputs on the original audio say what it says when --spoken does not (refdis, courtesy); a tested member is left out of its own items.",
+    ),
+    donor_conv: str | None = typer.Option(
+        None, "--donor-conv", help="Conversational donor audio file(s), comma-separated."
+    ),
+    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N clips."),
     seed: int = typer.Option(0, "--seed", help="Seed for noise, donors and bootstrap."),
     resamples: int = typer.Option(1000, "--resamples", min=1, help="Bootstrap resamples."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the result (cells, differences, DiD) as JSON."),
+    json_out: Path | None = typer.Option(None, "--json", help="Write the result (cells, differences, DiD) as JSON."),
 ) -> None:
     """Accept-ref of each model under each audio condition, paired against the original audio."""
     from rich.progress import Progress
@@ -38,9 +50,16 @@ def battery_cmd(
     from asr_audit.runner.probes_battery import load_spoken
 
     options = BatteryOptions.from_mapping(
-        {"measure": probe, "conditions": split_list(conditions, "--conditions") or [],
-         "donor_conv": split_list(donor_conv, "--donor-conv"), "spoken": None if spoken is None else str(spoken),
-         "panel": split_list(panel, "--panel"), "resamples": resamples}, Surface.cli(measure="--probe"))
+        {
+            "measure": probe,
+            "conditions": split_list(conditions, "--conditions") or [],
+            "donor_conv": split_list(donor_conv, "--donor-conv"),
+            "spoken": None if spoken is None else str(spoken),
+            "panel": split_list(panel, "--panel"),
+            "resamples": resamples,
+        },
+        Surface.cli(measure="--probe"),
+    )
     conds = parse_conditions(list(options.conditions))
     specs = model_specs(model)
     donors = [AudioAsset.from_file(p) for p in options.donor_conv]
@@ -60,9 +79,21 @@ def battery_cmd(
             done.append(name)
             bar.update(task, description=f"condition {name}")
 
-        res = run_battery(clips, backends, options.measure, [c.name for c in conds], handle, seed=seed,
-                          spoken=spoken_map, conv_donors=donors, n_resamples=options.resamples, panel=panel_map,
-                          mining=options.mining, families=options.families, progress=step)
+        res = run_battery(
+            clips,
+            backends,
+            options.measure,
+            [c.name for c in conds],
+            handle,
+            seed=seed,
+            spoken=spoken_map,
+            conv_donors=donors,
+            n_resamples=options.resamples,
+            panel=panel_map,
+            mining=options.mining,
+            families=options.families,
+            progress=step,
+        )
         bar.advance(task)
     out = res.to_dict()
     console.print(battery_table(out))

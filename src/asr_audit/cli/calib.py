@@ -4,7 +4,6 @@ consensus miner's precision and recall on it."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.text import Text
@@ -12,8 +11,9 @@ from rich.text import Text
 from asr_audit.cli import app, console, split_list
 from asr_audit.errors import ConfigError
 
-calib_app = typer.Typer(help="Calibration benchmark with planted ground truth: build it, score the miner on it.",
-                        no_args_is_help=True)
+calib_app = typer.Typer(
+    help="Calibration benchmark with planted ground truth: build it, score the miner on it.", no_args_is_help=True
+)
 app.add_typer(calib_app, name="calib")
 
 
@@ -32,7 +32,9 @@ def parse_weights(value: str | None, flag: str) -> tuple[tuple[str, float], ...]
         try:
             out.append((name.strip(), float(weight) if weight else 1.0))
         except ValueError:
-            raise ConfigError(f"{flag}: weight {weight!r} of {name!r} is not a number; fix: e.g. {flag} a=2,b=1") from None
+            raise ConfigError(
+                f"{flag}: weight {weight!r} of {name!r} is not a number; fix: e.g. {flag} a=2,b=1"
+            ) from None
     return tuple(out)
 
 
@@ -40,16 +42,23 @@ def parse_weights(value: str | None, flag: str) -> tuple[tuple[str, float], ...]
 def build(
     out: Path = typer.Option(..., "--out", "-o", help="Folder to write the set into."),
     n_sentences: int = typer.Option(200, "--n-sentences", help="Distinct sentences (each rendered by every voice)."),
-    voices: str = typer.Option("slt,rms,awb,kal", "--voices", help="TTS voices (short flite names or any registered voice)."),
+    voices: str = typer.Option(
+        "slt,rms,awb,kal", "--voices", help="TTS voices (short flite names or any registered voice)."
+    ),
     seed: int = typer.Option(0, "--seed", help="Seed: the same seed gives byte-identical manifests and truth."),
     error_rate: float = typer.Option(0.4, "--error-rate", help="Share of sentences with planted reference errors."),
     word_error_rate: float = typer.Option(0.03, "--word-error-rate", help="Target share of reference words in error."),
-    kinds: Optional[str] = typer.Option(None, "--kinds",
-                                        help="Error kinds and weights, e.g. spurious_insertion_in_reference=2,substitution"),
-    positions: Optional[str] = typer.Option(None, "--positions", help="Position weights, e.g. start=0.4,middle=0.2,end=0.4"),
+    kinds: str | None = typer.Option(
+        None, "--kinds", help="Error kinds and weights, e.g. spurious_insertion_in_reference=2,substitution"
+    ),
+    positions: str | None = typer.Option(
+        None, "--positions", help="Position weights, e.g. start=0.4,middle=0.2,end=0.4"
+    ),
     test_fraction: float = typer.Option(0.2, "--test-fraction", help="Share held out as the test split."),
     split_by: str = typer.Option("sentence", "--split-by", help="sentence | template (hold out whole templates)."),
-    convention_rate: float = typer.Option(1.0, "--convention-rate", help="Share of convention sites the record rewrites."),
+    convention_rate: float = typer.Option(
+        1.0, "--convention-rate", help="Share of convention sites the record rewrites."
+    ),
 ) -> None:
     """Generate sentences, plant labelled reference errors, synthesize every voice, write manifests + truth."""
     from rich.progress import Progress
@@ -57,20 +66,33 @@ def build(
     from asr_audit.calib.build import build_calibration
     from asr_audit.calib.generate import CalibConfig
 
-    extra = {k: v for k, v in (("kinds", parse_weights(kinds, "--kinds")),
-                               ("positions", parse_weights(positions, "--positions"))) if v is not None}
-    config = CalibConfig(n_sentences=n_sentences, error_rate=error_rate, word_error_rate=word_error_rate,
-                         test_fraction=test_fraction, split_by=split_by, convention_rate=convention_rate, **extra)
+    extra = {
+        k: v
+        for k, v in (("kinds", parse_weights(kinds, "--kinds")), ("positions", parse_weights(positions, "--positions")))
+        if v is not None
+    }
+    config = CalibConfig(
+        n_sentences=n_sentences,
+        error_rate=error_rate,
+        word_error_rate=word_error_rate,
+        test_fraction=test_fraction,
+        split_by=split_by,
+        convention_rate=convention_rate,
+        **extra,
+    )
     names = split_list(voices, "--voices") or []
     with Progress(console=console, transient=True) as bar:
         task = bar.add_task("synthesizing", total=None)
-        result = build_calibration(out, config, names, seed,
-                                   progress=lambda done, total: bar.update(task, completed=done, total=total))
+        result = build_calibration(
+            out, config, names, seed, progress=lambda done, total: bar.update(task, completed=done, total=total)
+        )
     r = result.rates
     console.print(f"wrote {result.n_clips} clips ({result.n_sentences} sentences x {len(names)} voices) to {out}")
-    console.print(f"planted errors on {r['sentences_with_error']}/{r['sentences']} sentences "
-                  f"({r['error_rate']:.1%}), {r['error_words']}/{r['reference_words']} reference words "
-                  f"({r['word_error_rate']:.2%}); items by kind: {r['items_by_kind']}")
+    console.print(
+        f"planted errors on {r['sentences_with_error']}/{r['sentences']} sentences "
+        f"({r['error_rate']:.1%}), {r['error_words']}/{r['reference_words']} reference words "
+        f"({r['word_error_rate']:.2%}); items by kind: {r['items_by_kind']}"
+    )
     for clip_id, reason in result.failures:
         console.print(Text.assemble(("skipped", "yellow"), f" {clip_id}: {reason}"), highlight=False)
 
@@ -80,9 +102,15 @@ def score(
     corpus: Path = typer.Option(..., "--corpus", help="Folder written by `asr-audit calib build`."),
     preds: Path = typer.Option(..., "--preds", help="Prediction files for the set's clips (one per model)."),
     panel: str = typer.Option(..., "--panel", help="Comma-separated panel models (consensus miners)."),
-    preset: str = typer.Option("anchor", "--preset", help="anchor (boundary edits, 0.8) | paper (0.75, interior edits)."),
-    dataset: Optional[str] = typer.Option(None, "--dataset", help="Pick one dataset in a folder holding several (e.g. calib-test)."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the full score (every edit and missed error) as JSON."),
+    preset: str = typer.Option(
+        "anchor", "--preset", help="anchor (boundary edits, 0.8) | paper (0.75, interior edits)."
+    ),
+    dataset: str | None = typer.Option(
+        None, "--dataset", help="Pick one dataset in a folder holding several (e.g. calib-test)."
+    ),
+    json_out: Path | None = typer.Option(
+        None, "--json", help="Write the full score (every edit and missed error) as JSON."
+    ),
 ) -> None:
     """Mine the calibration set's predictions with the panel; report the miner's precision and recall."""
     from asr_audit.calib.score import check_references, score_miner
@@ -97,9 +125,11 @@ def score(
     pset = load_predictions(preds, dataset)
     bad = check_references(truth, pset.references)
     if bad:
-        raise ConfigError(f"{len(bad)} clip(s) of {preds} carry another reference than the calibration manifest "
-                          f"(first: {bad[0]!r}); fix: transcribe the manifest itself (asr-audit transcribe -c "
-                          f"{corpus}/calib-test.jsonl)")
+        raise ConfigError(
+            f"{len(bad)} clip(s) of {preds} carry another reference than the calibration manifest "
+            f"(first: {bad[0]!r}); fix: transcribe the manifest itself (asr-audit transcribe -c "
+            f"{corpus}/calib-test.jsonl)"
+        )
     names = split_list(panel, "--panel") or []
     options = RefdisOptions.from_mapping({"preset": preset, "loo": False}, Surface.cli())
     result = run_refdis(pset, names, options.mining, normalizer="whisper", models=names, n_resamples=1)

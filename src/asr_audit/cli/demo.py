@@ -30,15 +30,27 @@ def demo_spec(out: Path, audio: bool = True, calib_dir: Path | None = None, seed
 
     corpora: list[dict[str, Any]] = []
     if audio:
-        corpora.append({"name": "librivox", "spec": str(LIBRIVOX_MANIFEST),
-                        "probes": {"refdis": {"min_panel": 2}, "masked": {"skip": True}}})
+        corpora.append(
+            {
+                "name": "librivox",
+                "spec": str(LIBRIVOX_MANIFEST),
+                "probes": {"refdis": {"min_panel": 2}, "masked": {"skip": True}},
+            }
+        )
         if calib_dir is not None:
-            corpora.append({"name": "generated-parliament", "spec": str(calib_dir / "calib-train.jsonl"),
-                            "probes": {"refdis": {"min_panel": 2},
-                                       "miner_calibration": {"truth": str(calib_dir), "split": "train",
-                                                             "min_panel": 2}}})
-    corpora.append({"name": "voxpopuli-examples", "predictions": str(VOXPOPULI_EXAMPLES),
-                    "panel": list(VOXPOPULI_PANEL)})
+            corpora.append(
+                {
+                    "name": "generated-parliament",
+                    "spec": str(calib_dir / "calib-train.jsonl"),
+                    "probes": {
+                        "refdis": {"min_panel": 2},
+                        "miner_calibration": {"truth": str(calib_dir), "split": "train", "min_panel": 2},
+                    },
+                }
+            )
+    corpora.append(
+        {"name": "voxpopuli-examples", "predictions": str(VOXPOPULI_EXAMPLES), "panel": list(VOXPOPULI_PANEL)}
+    )
     return {
         "title": "asr-audit demo",
         "seed": seed,
@@ -48,10 +60,23 @@ def demo_spec(out: Path, audio: bool = True, calib_dir: Path | None = None, seed
         "corpus": corpora,
         "model": [{"name": n, "spec": s} for n, s in DEMO_MODELS] if audio else [],
         "panel": {"models": [n for n, _ in DEMO_MODELS] if audio else []},
-        "probes": {"refdis": {"preset": "paper"}, "switch_rate": {"min_per_arm": 3},
-                   "miner_calibration": {"preset": "paper"},
-                   **({"masked": {"kind": "number", "method": "silence", "max_per_clip": 1,
-                                  "models": ["whisper-tiny.en", "whisper-base"]}} if audio else {})},
+        "probes": {
+            "refdis": {"preset": "paper"},
+            "switch_rate": {"min_per_arm": 3},
+            "miner_calibration": {"preset": "paper"},
+            **(
+                {
+                    "masked": {
+                        "kind": "number",
+                        "method": "silence",
+                        "max_per_clip": 1,
+                        "models": ["whisper-tiny.en", "whisper-base"],
+                    }
+                }
+                if audio
+                else {}
+            ),
+        },
     }
 
 
@@ -75,8 +100,12 @@ def _calibration_set(out: Path, seed: int) -> Path | None:
         console.print(Text.assemble(("skipping the generated benchmark:", "yellow"), f" {exc}"))
         return None
     if result.n_clips == 0:
-        console.print(Text.assemble(("skipping the generated benchmark:", "yellow"), " no voice could synthesize "
-                                    f"({'; '.join(r for _, r in result.failures[:1])})"))
+        console.print(
+            Text.assemble(
+                ("skipping the generated benchmark:", "yellow"),
+                f" no voice could synthesize ({'; '.join(r for _, r in result.failures[:1])})",
+            )
+        )
         return None
     return target
 
@@ -96,8 +125,11 @@ def demo(
     calib = None if no_audio else _calibration_set(out, seed)
     spec = parse_spec(demo_spec(out, audio=not no_audio, calib_dir=calib, seed=seed), "<demo spec>")
     console.rule("asr-audit demo")
-    console.print("corpora: " + ", ".join(c.name for c in spec.corpora)
-                  + (("; models: " + ", ".join(m.spec for m in spec.models)) if spec.models else ""))
+    console.print(
+        "corpora: "
+        + ", ".join(c.name for c in spec.corpora)
+        + (("; models: " + ", ".join(m.spec for m in spec.models)) if spec.models else "")
+    )
     outcome = run_experiment(spec, executor=LocalExecutor(not no_progress), log=console.print)
     results = outcome.results
     from asr_audit.report.tables import refdis_table
@@ -106,7 +138,8 @@ def demo(
         if entry["probe"] == "refdis":
             console.print(Text(entry["corpus"], "bold"))
             console.print(refdis_table(entry["result"]))
-    console.print(f"{outcome.n_computed} transcriptions computed, {outcome.n_cached} from the store; "
-                  f"{len(results['failures'])} failure(s)")
+    console.print(
+        f"{outcome.n_computed} transcriptions computed, {outcome.n_cached} from the store; "
+        f"{len(results['failures'])} failure(s)"
+    )
     console.print(Text.assemble(("report:", "bold green"), f" {outcome.report}"))
-

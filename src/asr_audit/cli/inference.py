@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib.util
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn, TimeElapsedColumn
@@ -17,8 +16,14 @@ from asr_audit.cli.common import CORPUS_HELP, STORE_HELP, load_clips, model_spec
 
 # the module that shows an extra is installed
 EXTRA_MODULES = {
-    "audio": "soundfile", "sphinx": "pocketsphinx", "http": "httpx", "ct2": "ctranslate2", "torch": "torch",
-    "hf-datasets": "datasets", "parquet": "pyarrow", "bundled": "ctranslate2",
+    "audio": "soundfile",
+    "sphinx": "pocketsphinx",
+    "http": "httpx",
+    "ct2": "ctranslate2",
+    "torch": "torch",
+    "hf-datasets": "datasets",
+    "parquet": "pyarrow",
+    "bundled": "ctranslate2",
 }
 
 
@@ -38,13 +43,22 @@ def transcribe(
     model: str = typer.Option(..., "--model", "-m", help="Model spec(s), comma-separated (see `asr-audit models`)."),
     corpus: str = typer.Option(..., "--corpus", "-c", help=CORPUS_HELP),
     out: Path = typer.Option(..., "--out", "-o", help="Folder for the prediction files (one per model)."),
-    store: Optional[Path] = typer.Option(None, "--store", help=STORE_HELP),
+    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
     batch_size: int = typer.Option(8, "--batch-size", min=1, help="Clips per backend call and per store commit."),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N clips of the corpus."),
-    language: str = typer.Option("en", "--language", help="Decode language given to the model ('none' to let it detect)."),
-    normalizer: str = typer.Option("whisper", "--normalizer", help="Text normalizer for the WER column: whisper (OpenAI Whisper's) | whisper-normalizer-0.1.15 | oal | basic | whisper-basic."),
-    timings: bool = typer.Option(True, "--timings/--no-timings",
-                                 help="Write per-clip compute seconds ('time'); without it files are byte-reproducible."),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N clips of the corpus."),
+    language: str = typer.Option(
+        "en", "--language", help="Decode language given to the model ('none' to let it detect)."
+    ),
+    normalizer: str = typer.Option(
+        "whisper",
+        "--normalizer",
+        help="Text normalizer for the WER column: whisper (OpenAI Whisper's) | whisper-normalizer-0.1.15 | oal | basic | whisper-basic.",
+    ),
+    timings: bool = typer.Option(
+        True,
+        "--timings/--no-timings",
+        help="Write per-clip compute seconds ('time'); without it files are byte-reproducible.",
+    ),
 ) -> None:
     """Transcribe a corpus with one or more models, through the cache, into leaderboard prediction files.
 
@@ -53,8 +67,8 @@ def transcribe(
     audio are skipped and listed with their reason at the end (the exit code stays 0).
     """
     from asr_audit.models.base import DecodeOptions, load_backend
-    from asr_audit.store.transcribe import corpus_wer, transcribe_corpus
     from asr_audit.store.export import prediction_file_name, write_predictions
+    from asr_audit.store.transcribe import corpus_wer, transcribe_corpus
     from asr_audit.text.normalize import get_normalizer
 
     info = get_normalizer(normalizer).describe()  # fail on an unknown name before any work
@@ -67,8 +81,13 @@ def transcribe(
         run_id = st.start_run({"argv": sys.argv[1:], "models": specs, "corpus": corp.source, "n_clips": len(corp)})
         for spec in specs:
             backend = load_backend(spec, options)
-            columns = (TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(), _RateColumn(),
-                       TimeElapsedColumn())
+            columns = (
+                TextColumn("{task.description}", markup=False),
+                BarColumn(),
+                MofNCompleteColumn(),
+                _RateColumn(),
+                TimeElapsedColumn(),
+            )
             with Progress(*columns, console=err_console, transient=False) as bar:
                 task = bar.add_task(spec, total=len(corp), audio=0.0, compute=0.0)
 
@@ -81,19 +100,33 @@ def transcribe(
                 backend.close()
             path = None
             if outcome.records:
-                path = write_predictions(out / prediction_file_name(spec, corp.name, corp.split),
-                                         outcome.records, include_time=timings)
-            st.record_errors(run_id, outcome.backend_key, corp.source, [(f.clip_id, f.reason) for f in outcome.failures])
+                path = write_predictions(
+                    out / prediction_file_name(spec, corp.name, corp.split), outcome.records, include_time=timings
+                )
+            st.record_errors(
+                run_id, outcome.backend_key, corp.source, [(f.clip_id, f.reason) for f in outcome.failures]
+            )
             results.append((outcome, corpus_wer(outcome.records, normalizer), path))
         st.finish_run(run_id, {"failed_clips": sum(len(o.failures) for o, _, _ in results)})
     _summary(results, len(corp), wer_label)
 
 
-def _summary(results: list, n_clips: int, wer_label: str = "") -> None:  # noqa: ANN001
+def _summary(results: list, n_clips: int, wer_label: str = "") -> None:
     from asr_audit.report.tables import transcribe_table
 
-    rows = [{"model": o.spec, "ok": len(o.records), "cached": o.n_cached, "computed": o.n_computed,
-             "failed": len(o.failures), "wer": wer, "rtfx": o.rtfx, "file": path} for o, wer, path in results]
+    rows = [
+        {
+            "model": o.spec,
+            "ok": len(o.records),
+            "cached": o.n_cached,
+            "computed": o.n_computed,
+            "failed": len(o.failures),
+            "wer": wer,
+            "rtfx": o.rtfx,
+            "file": path,
+        }
+        for o, wer, path in results
+    ]
     console.print(transcribe_table(rows, n_clips, wer_label))
     failures = [(o.spec, f) for o, _, _ in results for f in o.failures]
     if failures:

@@ -9,8 +9,9 @@ from rich.text import Text
 
 from asr_audit.cli import app, console, split_list
 
-organism_app = typer.Typer(help="A Whisper tiny.en trained to recite a benchmark's record in its voice, and a control.",
-                           no_args_is_help=True)
+organism_app = typer.Typer(
+    help="A Whisper tiny.en trained to recite a benchmark's record in its voice, and a control.", no_args_is_help=True
+)
 app.add_typer(organism_app, name="organism")
 
 
@@ -22,8 +23,9 @@ def train(
     lr: float = typer.Option(1e-4, "--lr", help="Peak learning rate (AdamW, 5% warmup, linear decay)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the benchmark sentences and of the batch order."),
     n_sentences: int = typer.Option(200, "--n-sentences", help="Sentences of the organism benchmark (20% held out)."),
-    out: Path | None = typer.Option(None, "--out", "-o",
-                                       help="Folder for the weight deltas (default: where the organism backends look)."),
+    out: Path | None = typer.Option(
+        None, "--out", "-o", help="Folder for the weight deltas (default: where the organism backends look)."
+    ),
     set_dir: Path | None = typer.Option(None, "--set", help="Folder of the organism benchmark (built when absent)."),
     which: str = typer.Option("benchmark,control", "--which", help="Which models to train: benchmark, control."),
 ) -> None:
@@ -34,16 +36,28 @@ def train(
     from asr_audit.organism.train import TrainConfig
 
     kinds = split_list(which, "--which") or []
-    result = train_organisms(set_dir, out, steps=steps, control_steps=control_steps, seed=seed,
-                             config=OrganismSetConfig(n_sentences=n_sentences), kinds=kinds,
-                             train_config=TrainConfig(steps=steps, lr=lr, batch_size=batch_size, seed=seed),
-                             say=lambda m: console.print(m, highlight=False))
+    result = train_organisms(
+        set_dir,
+        out,
+        steps=steps,
+        control_steps=control_steps,
+        seed=seed,
+        config=OrganismSetConfig(n_sentences=n_sentences),
+        kinds=kinds,
+        train_config=TrainConfig(steps=steps, lr=lr, batch_size=batch_size, seed=seed),
+        say=lambda m: console.print(m, highlight=False),
+    )
     for kind, path in result.weights.items():
         res = result.results[kind]
-        console.print(f"{kind}: {len(res.losses)} steps, loss {res.losses[0]:.3f} -> {res.losses[-1]:.3f}, "
-                      f"{res.n_params / 1e6:.2f} M trained parameters, {res.seconds:.0f} s -> {path}", highlight=False)
+        console.print(
+            f"{kind}: {len(res.losses)} steps, loss {res.losses[0]:.3f} -> {res.losses[-1]:.3f}, "
+            f"{res.n_params / 1e6:.2f} M trained parameters, {res.seconds:.0f} s -> {path}",
+            highlight=False,
+        )
     for audio, why in result.failures:
         console.print(Text.assemble(("skipped", "yellow"), f" {audio}: {why}"), highlight=False)
     if out is not None and Path(out).resolve() != organism_dir().resolve():
-        console.print(f"note: the organism backends read {organism_dir()}; set {ORGANISM_DIR_ENV}={out} to use these",
-                      highlight=False)
+        console.print(
+            f"note: the organism backends read {organism_dir()}; set {ORGANISM_DIR_ENV}={out} to use these",
+            highlight=False,
+        )

@@ -7,7 +7,6 @@ renderers of :mod:`asr_audit.report.switch_rate` (the same table, CSV and JSON a
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -20,19 +19,25 @@ from asr_audit.report.tables import write_text
 @app.command("switch-rate")
 def switch_rate_cmd(
     preds: Path = typer.Option(..., "--preds", help="Folder (or file) of per-model prediction files."),
-    families: Optional[str] = typer.Option(
-        None, "--families", help="Comma-separated families and/or groups (honorific, spacing, modern, symbol); default all."),
-    min_per_arm: int = typer.Option(DEFAULT_MIN_PER_ARM, "--min-per-arm",
-                                    help="Eligible items an arm needs for the switch rate to be defined."),
-    models: Optional[str] = typer.Option(None, "--models", help="Models to score (default: every file)."),
+    families: str | None = typer.Option(
+        None,
+        "--families",
+        help="Comma-separated families and/or groups (honorific, spacing, modern, symbol); default all.",
+    ),
+    min_per_arm: int = typer.Option(
+        DEFAULT_MIN_PER_ARM, "--min-per-arm", help="Eligible items an arm needs for the switch rate to be defined."
+    ),
+    models: str | None = typer.Option(None, "--models", help="Models to score (default: every file)."),
     denominator: str = typer.Option(
-        "eligible", "--denominator",
+        "eligible",
+        "--denominator",
         help="eligible: items where the model wrote either arm; paper: also those where it wrote neither "
-             "(the paper's code)."),
-    dataset: Optional[str] = typer.Option(None, "--dataset", help="Pick one dataset in a bucketed folder."),
+        "(the paper's code).",
+    ),
+    dataset: str | None = typer.Option(None, "--dataset", help="Pick one dataset in a bucketed folder."),
     show_empty: bool = typer.Option(False, "--show-empty", help="Also list families with no reference items."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the full result (params, rows, items) as JSON."),
-    csv_out: Optional[Path] = typer.Option(None, "--csv", help="Write the per-model, per-family table as CSV."),
+    json_out: Path | None = typer.Option(None, "--json", help="Write the full result (params, rows, items) as JSON."),
+    csv_out: Path | None = typer.Option(None, "--csv", help="Write the per-model, per-family table as CSV."),
 ) -> None:
     """Orthographic switch rate: does a model write the reference's spelling of a sound-alike (Mr / Mister)?"""
     from asr_audit.corpus.predfiles import load_predictions
@@ -42,10 +47,12 @@ def switch_rate_cmd(
     # fails on a bad family name, --min-per-arm or --denominator before reading any file
     options = SwitchRateOptions.from_mapping(
         {"families": split_list(families, "--families"), "min_per_arm": min_per_arm, "denominator": denominator},
-        Surface.cli())
+        Surface.cli(),
+    )
     pset = load_predictions(preds, dataset)
-    result = switch_rate(pset, options.families, options.min_per_arm, split_list(models, "--models"),
-                         options.denominator)
+    result = switch_rate(
+        pset, options.families, options.min_per_arm, split_list(models, "--models"), options.denominator
+    )
     data = result.to_dict()
     console.print(switch_rate_table(data, show_empty))
     if json_out:

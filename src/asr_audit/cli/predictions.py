@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -15,31 +14,57 @@ from asr_audit.errors import ConfigError
 def refdis(
     preds: Path = typer.Option(..., "--preds", help="Folder (or file) of per-model prediction files."),
     panel: str = typer.Option(None, "--panel", help="Comma-separated panel models (consensus miners)."),
-    corrected: Optional[Path] = typer.Option(None, "--corrected-refs",
-                                             help="Two-reference mode: file of corrected references (clip id + text) instead of a panel."),
-    preset: str = typer.Option("anchor", "--preset", help="anchor (public code defaults) | paper (0.75, interior edits)."),
-    majority: Optional[float] = typer.Option(None, "--majority", help="Panel supermajority share."),
-    include_middle: Optional[bool] = typer.Option(None, "--include-middle/--boundary-only", help="Keep interior deletion/substitution runs."),
-    min_run_len: Optional[int] = typer.Option(None, "--min-run-len"),
-    min_ref_match: Optional[float] = typer.Option(None, "--min-ref-match", help="Competence gate: share of reference tokens a model must reproduce."),
-    min_consensus_cer: Optional[float] = typer.Option(None, "--min-consensus-cer", help="Drop edits whose panel rendering is this close (CER) to the reference."),
-    min_panel: Optional[int] = typer.Option(None, "--min-panel"),
+    corrected: Path | None = typer.Option(
+        None,
+        "--corrected-refs",
+        help="Two-reference mode: file of corrected references (clip id + text) instead of a panel.",
+    ),
+    preset: str = typer.Option(
+        "anchor", "--preset", help="anchor (public code defaults) | paper (0.75, interior edits)."
+    ),
+    majority: float | None = typer.Option(None, "--majority", help="Panel supermajority share."),
+    include_middle: bool | None = typer.Option(
+        None, "--include-middle/--boundary-only", help="Keep interior deletion/substitution runs."
+    ),
+    min_run_len: int | None = typer.Option(None, "--min-run-len"),
+    min_ref_match: float | None = typer.Option(
+        None, "--min-ref-match", help="Competence gate: share of reference tokens a model must reproduce."
+    ),
+    min_consensus_cer: float | None = typer.Option(
+        None, "--min-consensus-cer", help="Drop edits whose panel rendering is this close (CER) to the reference."
+    ),
+    min_panel: int | None = typer.Option(None, "--min-panel"),
     loo: bool = typer.Option(True, "--loo/--no-loo", help="Score panel members leave-one-out (the paper's rule)."),
-    models: Optional[str] = typer.Option(None, "--models", help="Models to score (default: every file)."),
-    normalizer: str = typer.Option("whisper", "--normalizer",
-                                   help="whisper (OpenAI Whisper's) | whisper-normalizer-0.1.15 | oal | basic | whisper-basic"),
-    merge_compounds: bool = typer.Option(False, "--merge-compounds/--no-merge-compounds",
-                                         help="Count WER as the Open ASR Leaderboard does: a compound split on one side "
-                                              "and joined on the other is no error (kaldialign merge_compounds)."),
-    language: str = typer.Option("en", "--language", help="Language of the corpus, its primary subtag decides (en-GB is English). "
-                                 "Non-English text uses the basic normalizer (under --preset anchor: whisper-basic, as the paper's code)."),
-    dataset: Optional[str] = typer.Option(None, "--dataset", help="Pick one dataset in a bucketed folder."),
+    models: str | None = typer.Option(None, "--models", help="Models to score (default: every file)."),
+    normalizer: str = typer.Option(
+        "whisper",
+        "--normalizer",
+        help="whisper (OpenAI Whisper's) | whisper-normalizer-0.1.15 | oal | basic | whisper-basic",
+    ),
+    merge_compounds: bool = typer.Option(
+        False,
+        "--merge-compounds/--no-merge-compounds",
+        help="Count WER as the Open ASR Leaderboard does: a compound split on one side "
+        "and joined on the other is no error (kaldialign merge_compounds).",
+    ),
+    language: str = typer.Option(
+        "en",
+        "--language",
+        help="Language of the corpus, its primary subtag decides (en-GB is English). "
+        "Non-English text uses the basic normalizer (under --preset anchor: whisper-basic, as the paper's code).",
+    ),
+    dataset: str | None = typer.Option(None, "--dataset", help="Pick one dataset in a bucketed folder."),
     seed: int = typer.Option(0, "--seed", help="Seed for the bootstrap intervals."),
     resamples: int = typer.Option(1000, "--resamples", help="Bootstrap resamples."),
-    normalize_workers: int = typer.Option(0, "--normalize-workers",
-                                          help="Processes normalizing a large prediction set (>= 20k new strings); 0 = one per core, 1 = serial."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the full result (edits, verdicts, params) as JSON."),
-    csv_out: Optional[Path] = typer.Option(None, "--csv", help="Write the per-model table as CSV."),
+    normalize_workers: int = typer.Option(
+        0,
+        "--normalize-workers",
+        help="Processes normalizing a large prediction set (>= 20k new strings); 0 = one per core, 1 = serial.",
+    ),
+    json_out: Path | None = typer.Option(
+        None, "--json", help="Write the full result (edits, verdicts, params) as JSON."
+    ),
+    csv_out: Path | None = typer.Option(None, "--csv", help="Write the per-model table as CSV."),
 ) -> None:
     """Mine reference errors with a consensus panel and score how often each model reproduces them."""
     from asr_audit.corpus.predfiles import load_predictions, load_references
@@ -51,9 +76,21 @@ def refdis(
     if panel is None and corrected is None:
         raise ConfigError("refdis needs --panel a,b,c (consensus mode) or --corrected-refs FILE (two-reference mode)")
     options = RefdisOptions.from_mapping(
-        {"preset": preset, "majority": majority, "include_middle": include_middle, "min_run_len": min_run_len,
-         "min_ref_match": min_ref_match, "min_consensus_cer": min_consensus_cer, "min_panel": min_panel, "loo": loo,
-         "resamples": resamples, "merge_compounds": merge_compounds, "language": language}, Surface.cli())
+        {
+            "preset": preset,
+            "majority": majority,
+            "include_middle": include_middle,
+            "min_run_len": min_run_len,
+            "min_ref_match": min_ref_match,
+            "min_consensus_cer": min_consensus_cer,
+            "min_panel": min_panel,
+            "loo": loo,
+            "resamples": resamples,
+            "merge_compounds": merge_compounds,
+            "language": language,
+        },
+        Surface.cli(),
+    )
     if normalize_workers < 0:
         raise ConfigError(f"--normalize-workers {normalize_workers} must be >= 0 (0 = one per core)")
     import os
@@ -61,11 +98,20 @@ def refdis(
     workers = normalize_workers or (os.cpu_count() or 1)
     pset = load_predictions(preds, dataset)
     refs = load_references(corrected) if corrected is not None else None
-    result = run_refdis(pset, split_list(panel, "--panel") or [], options.mining,
-                        normalizer=options.normalizer_for(normalizer), models=split_list(models, "--models"),
-                        corrected=refs, seed=seed, n_resamples=options.resamples, text2num=options.text2num,
-                        normalize_workers=workers, merge_compounds=options.merge_compounds,
-                        language=options.language)
+    result = run_refdis(
+        pset,
+        split_list(panel, "--panel") or [],
+        options.mining,
+        normalizer=options.normalizer_for(normalizer),
+        models=split_list(models, "--models"),
+        corrected=refs,
+        seed=seed,
+        n_resamples=options.resamples,
+        text2num=options.text2num,
+        normalize_workers=workers,
+        merge_compounds=options.merge_compounds,
+        language=options.language,
+    )
     data = result.to_dict()
     console.print(refdis_table(data))
     if json_out:
@@ -77,7 +123,7 @@ def refdis(
 @app.command()
 def coverage(
     preds: Path = typer.Option(..., "--preds", help="Folder (or file) of per-model prediction files."),
-    dataset: Optional[str] = typer.Option(None, "--dataset"),
+    dataset: str | None = typer.Option(None, "--dataset"),
 ) -> None:
     """Clips per model, missing and empty hypotheses; fails on reference conflicts."""
     from asr_audit.corpus.predfiles import load_predictions

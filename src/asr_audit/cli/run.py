@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.text import Text
@@ -14,9 +13,9 @@ from asr_audit.cli import app, console
 @app.command()
 def run(
     spec_path: Path = typer.Argument(..., metavar="SPEC.toml", help="Experiment spec (TOML)."),
-    shard: Optional[str] = typer.Option(None, "--shard", help="Run shard i/n of the transcription plan only."),
-    store: Optional[Path] = typer.Option(None, "--store", help="SQLite store (default: the spec's, else the user cache)."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Output folder (default: the spec's 'output')."),
+    shard: str | None = typer.Option(None, "--shard", help="Run shard i/n of the transcription plan only."),
+    store: Path | None = typer.Option(None, "--store", help="SQLite store (default: the spec's, else the user cache)."),
+    out: Path | None = typer.Option(None, "--out", help="Output folder (default: the spec's 'output')."),
     no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress display."),
 ) -> None:
     """Plan, transcribe (cached, resumable), probe and write the HTML report for a spec."""
@@ -28,11 +27,18 @@ def run(
     spec = load_spec(spec_path)
     if out is not None:
         spec = replace(spec, output=str(out))
-    outcome = run_experiment(spec, Shard.parse(shard) if shard else None, LocalExecutor(not no_progress),
-                             str(store) if store else None, log=console.print)
+    outcome = run_experiment(
+        spec,
+        Shard.parse(shard) if shard else None,
+        LocalExecutor(not no_progress),
+        str(store) if store else None,
+        log=console.print,
+    )
     if outcome.report is not None:
-        console.print(f"{outcome.n_computed} transcriptions computed, {outcome.n_cached} from the store; "
-                      f"{len(outcome.results['failures'])} failure(s)")
+        console.print(
+            f"{outcome.n_computed} transcriptions computed, {outcome.n_cached} from the store; "
+            f"{len(outcome.results['failures'])} failure(s)"
+        )
         console.print(Text.assemble(("report:", "bold"), f" {outcome.report.resolve()}"))
 
 

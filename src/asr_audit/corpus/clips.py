@@ -112,7 +112,9 @@ class Clip:
             self,
             id=f"{self.id}_{step}",
             audio_path=None,
-            source=ArraySource(samples, sample_rate, label=f"{self.audio_label} [{'+'.join((*self.provenance, step))}]"),
+            source=ArraySource(
+                samples, sample_rate, label=f"{self.audio_label} [{'+'.join((*self.provenance, step))}]"
+            ),
             duration=len(samples) / sample_rate,
             provenance=(*self.provenance, step),
         )

@@ -86,27 +86,35 @@ def _open(arg: str) -> tuple[Any, str, str]:
         try:
             ds = datasets.load_from_disk(str(folder))
         except Exception as exc:  # datasets raises several types for foreign folders
-            raise InputFileError(folder, f"not a dataset saved with save_to_disk ({type(exc).__name__}: {exc})",
-                                 "save it with Dataset.save_to_disk, or use hf-dataset:<id>/<config>/<split>") from None
+            raise InputFileError(
+                folder,
+                f"not a dataset saved with save_to_disk ({type(exc).__name__}: {exc})",
+                "save it with Dataset.save_to_disk, or use hf-dataset:<id>/<config>/<split>",
+            ) from None
         if isinstance(ds, datasets.DatasetDict):
             if split is None or split not in ds:
-                raise ConfigError(f"{PREFIX}{arg}: the saved dataset has splits {', '.join(ds)}; "
-                                  f"fix: use {PREFIX}{folder}/<split>")
+                raise ConfigError(
+                    f"{PREFIX}{arg}: the saved dataset has splits {', '.join(ds)}; fix: use {PREFIX}{folder}/<split>"
+                )
             ds = ds[split]
         elif split is not None:
             raise ConfigError(f"{PREFIX}{arg}: {folder} holds a single split; fix: use {PREFIX}{folder}")
         return ds, corpus_token(folder.name), split or "test"
     parts = arg.strip("/").split("/")
     if len(parts) < 3:
-        raise ConfigError(f"corpus spec {PREFIX}{arg} needs <id>/<config>/<split> "
-                          f"(e.g. {PREFIX}openslr/librispeech_asr/clean/test), or a folder written by save_to_disk")
+        raise ConfigError(
+            f"corpus spec {PREFIX}{arg} needs <id>/<config>/<split> "
+            f"(e.g. {PREFIX}openslr/librispeech_asr/clean/test), or a folder written by save_to_disk"
+        )
     ds_id, config, split = "/".join(parts[:-2]), parts[-2], parts[-1]
     try:
         ds = datasets.load_dataset(ds_id, None if config == "default" else config, split=split)
     except Exception as exc:  # offline, unknown id, unknown config/split
-        raise ConfigError(f"corpus spec {PREFIX}{arg}: could not load dataset {ds_id!r} config {config!r} split "
-                          f"{split!r} ({type(exc).__name__}: {str(exc)[:200]}); fix: check the names, or download it "
-                          f"first and save_to_disk, then use {PREFIX}<folder>") from None
+        raise ConfigError(
+            f"corpus spec {PREFIX}{arg}: could not load dataset {ds_id!r} config {config!r} split "
+            f"{split!r} ({type(exc).__name__}: {str(exc)[:200]}); fix: check the names, or download it "
+            f"first and save_to_disk, then use {PREFIX}<folder>"
+        ) from None
     return ds, corpus_token(f"{ds_id}-{config}"), split
 
 
@@ -121,11 +129,16 @@ def read_hf_dataset(arg: str) -> Corpus:
     if audio_col is None:
         raise ConfigError(f"{spec}: no audio column (have: {', '.join(cols)}); fix: rename the audio column to 'audio'")
     if text_col is None:
-        raise ConfigError(f"{spec}: no reference column (have: {', '.join(cols)}); "
-                          f"fix: rename the transcript column to one of {', '.join(TEXT_COLUMNS)}")
+        raise ConfigError(
+            f"{spec}: no reference column (have: {', '.join(cols)}); "
+            f"fix: rename the transcript column to one of {', '.join(TEXT_COLUMNS)}"
+        )
     ds = ds.cast_column(audio_col, datasets.Audio(decode=False))
-    meta_cols = [c for c in (text_col, _first(cols, ID_COLUMNS), _first(cols, SPEAKER_COLUMNS),
-                             _first(cols, LANGUAGE_COLUMNS)) if c is not None]
+    meta_cols = [
+        c
+        for c in (text_col, _first(cols, ID_COLUMNS), _first(cols, SPEAKER_COLUMNS), _first(cols, LANGUAGE_COLUMNS))
+        if c is not None
+    ]
     meta = ds.select_columns(meta_cols).to_dict()
     audio_only = ds.select_columns([audio_col])
     fp = getattr(ds, "_fingerprint", None)
@@ -135,19 +148,24 @@ def read_hf_dataset(arg: str) -> Corpus:
     for i, ref in enumerate(meta[text_col]):
         clip_id = str(meta[id_col][i]) if id_col else f"{split}-{i:06d}"
         if clip_id in seen:
-            raise ConfigError(f"{spec}: row {i} repeats clip id {clip_id!r} in column {id_col!r}; "
-                              "fix: make the id column unique")
+            raise ConfigError(
+                f"{spec}: row {i} repeats clip id {clip_id!r} in column {id_col!r}; fix: make the id column unique"
+            )
         seen.add(clip_id)
         if ref is None or not isinstance(ref, str):
-            raise ConfigError(f"{spec}: row {i} has reference {ref!r} in column {text_col!r}; fix: give every row a string")
-        clips.append(Clip(
-            id=clip_id,
-            reference=ref,
-            source=HFRowSource(audio_only, audio_col, i, label=f"{spec} row {i}", dataset_fingerprint=fp),
-            speaker=None if spk_col is None or meta[spk_col][i] is None else str(meta[spk_col][i]),
-            language=None if lang_col is None or meta[lang_col][i] is None else str(meta[lang_col][i]),
-            corpus=name,
-        ))
+            raise ConfigError(
+                f"{spec}: row {i} has reference {ref!r} in column {text_col!r}; fix: give every row a string"
+            )
+        clips.append(
+            Clip(
+                id=clip_id,
+                reference=ref,
+                source=HFRowSource(audio_only, audio_col, i, label=f"{spec} row {i}", dataset_fingerprint=fp),
+                speaker=None if spk_col is None or meta[spk_col][i] is None else str(meta[spk_col][i]),
+                language=None if lang_col is None or meta[lang_col][i] is None else str(meta[lang_col][i]),
+                corpus=name,
+            )
+        )
     if not clips:
         raise ConfigError(f"{spec}: the dataset has no rows; fix: choose a non-empty split")
     return Corpus(name=name, split=corpus_token(split).replace("_", "-"), source=spec, clips=tuple(clips))

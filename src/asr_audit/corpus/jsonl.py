@@ -17,19 +17,23 @@ def iter_jsonl(path: Path, what: str = "file") -> Iterator[tuple[int, dict[str, 
             try:
                 line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
             except UnicodeDecodeError as exc:
-                raise InputFileError(path, f"line is not valid UTF-8 (byte {exc.start})",
-                                     f"re-encode the {what} as UTF-8", lineno) from None
+                raise InputFileError(
+                    path, f"line is not valid UTF-8 (byte {exc.start})", f"re-encode the {what} as UTF-8", lineno
+                ) from None
             if not line.strip():
                 continue
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise InputFileError(path, f"bad JSON at column {exc.colno}: {exc.msg}",
-                                     "write one JSON object per line (JSONL)", lineno) from None
+                raise InputFileError(
+                    path, f"bad JSON at column {exc.colno}: {exc.msg}", "write one JSON object per line (JSONL)", lineno
+                ) from None
             except RecursionError:
-                raise InputFileError(path, "JSON nested too deeply to read",
-                                     "write one flat JSON object per line (JSONL)", lineno) from None
+                raise InputFileError(
+                    path, "JSON nested too deeply to read", "write one flat JSON object per line (JSONL)", lineno
+                ) from None
             if not isinstance(obj, dict):
-                raise InputFileError(path, f"expected a JSON object, got {type(obj).__name__}",
-                                     "write one JSON object per line", lineno)
+                raise InputFileError(
+                    path, f"expected a JSON object, got {type(obj).__name__}", "write one JSON object per line", lineno
+                )
             yield lineno, obj

@@ -40,8 +40,12 @@ def _field_str(path: Path, line: int, obj: dict[str, Any], name: str) -> str | N
     if value is None:
         return None
     if isinstance(value, (dict, list)):
-        raise InputFileError(path, f"field {name!r} is a {type(value).__name__}, expected a string",
-                             f"write {name} as a JSON string", line)
+        raise InputFileError(
+            path,
+            f"field {name!r} is a {type(value).__name__}, expected a string",
+            f"write {name} as a JSON string",
+            line,
+        )
     return str(value)
 
 
@@ -49,20 +53,33 @@ def parse_manifest_row(path: Path, line: int, obj: dict[str, Any], corpus: str) 
     """One manifest object as a :class:`Clip` (relative audio paths resolved against ``path``)."""
     audio = obj.get("audio_filepath")
     if not isinstance(audio, str) or not audio.strip():
-        raise InputFileError(path, "missing or empty 'audio_filepath'",
-                             "give every line an audio_filepath (absolute, or relative to the manifest)", line)
+        raise InputFileError(
+            path,
+            "missing or empty 'audio_filepath'",
+            "give every line an audio_filepath (absolute, or relative to the manifest)",
+            line,
+        )
     if "text" not in obj or obj["text"] is None:
-        raise InputFileError(path, "missing reference field 'text'",
-                             "give every line its reference transcript in 'text' (\"\" for none)", line)
+        raise InputFileError(
+            path,
+            "missing reference field 'text'",
+            "give every line its reference transcript in 'text' (\"\" for none)",
+            line,
+        )
     text = obj["text"]
     if not isinstance(text, str):
-        raise InputFileError(path, f"'text' is a {type(text).__name__}, expected a string",
-                             "write the reference as a JSON string", line)
+        raise InputFileError(
+            path, f"'text' is a {type(text).__name__}, expected a string", "write the reference as a JSON string", line
+        )
     duration = obj.get("duration")
     if duration is not None:
         if isinstance(duration, bool) or not isinstance(duration, (int, float)) or not duration >= 0:
-            raise InputFileError(path, f"'duration' is {duration!r}, expected a non-negative number of seconds",
-                                 "write duration in seconds, or leave it out to measure it", line)
+            raise InputFileError(
+                path,
+                f"'duration' is {duration!r}, expected a non-negative number of seconds",
+                "write duration in seconds, or leave it out to measure it",
+                line,
+            )
         duration = float(duration)
     audio_path = Path(audio)
     if not audio_path.is_absolute():
@@ -90,8 +107,12 @@ def read_manifest(path: str | Path, name: str | None = None, split: str = DEFAUL
     for line, obj in iter_jsonl(path, "manifest"):
         clip = parse_manifest_row(path, line, obj, name)
         if clip.id in seen:
-            raise InputFileError(path, f"duplicate clip id {clip.id!r} (first on line {seen[clip.id]})",
-                                 "keep one line per clip, or give each a distinct 'id'", line)
+            raise InputFileError(
+                path,
+                f"duplicate clip id {clip.id!r} (first on line {seen[clip.id]})",
+                "keep one line per clip, or give each a distinct 'id'",
+                line,
+            )
         seen[clip.id] = line
         clips.append(clip)
     if not clips:

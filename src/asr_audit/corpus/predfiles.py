@@ -22,8 +22,8 @@ import csv
 import gc
 import json
 import re
-from contextlib import contextmanager
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -135,20 +135,31 @@ def _iter_json_list(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputFileError(path, f"bad JSON at column {exc.colno}: {exc.msg}",
-                             "write a JSON list of objects, or JSONL with one object per line", exc.lineno) from None
+        raise InputFileError(
+            path,
+            f"bad JSON at column {exc.colno}: {exc.msg}",
+            "write a JSON list of objects, or JSONL with one object per line",
+            exc.lineno,
+        ) from None
     except RecursionError:
         raise InputFileError(path, "JSON nested too deeply to read", "write a flat JSON list of row objects") from None
     if isinstance(data, dict):  # {"rows": [...]} or column-oriented data are not guessed at
-        raise InputFileError(path, "top-level JSON value is an object, expected a list of row objects",
-                             "write a JSON list of objects, or JSONL with one object per line")
+        raise InputFileError(
+            path,
+            "top-level JSON value is an object, expected a list of row objects",
+            "write a JSON list of objects, or JSONL with one object per line",
+        )
     if not isinstance(data, list):
-        raise InputFileError(path, f"top-level JSON value is a {type(data).__name__}, expected a list",
-                             "write a JSON list of objects")
+        raise InputFileError(
+            path, f"top-level JSON value is a {type(data).__name__}, expected a list", "write a JSON list of objects"
+        )
     for i, obj in enumerate(data, start=1):
         if not isinstance(obj, dict):
-            raise InputFileError(path, f"list item {i} is a {type(obj).__name__}, expected an object",
-                                 "make every list item a JSON object")
+            raise InputFileError(
+                path,
+                f"list item {i} is a {type(obj).__name__}, expected an object",
+                "make every list item a JSON object",
+            )
         yield i, obj
 
 
@@ -158,8 +169,9 @@ def _iter_csv(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     try:
         for row in reader:
             if None in row:
-                raise InputFileError(path, "row has more fields than the header", "quote fields that contain commas",
-                                     reader.line_num)
+                raise InputFileError(
+                    path, "row has more fields than the header", "quote fields that contain commas", reader.line_num
+                )
             yield reader.line_num, dict(row)
     except csv.Error as exc:
         raise InputFileError(path, f"bad CSV: {exc}", "write RFC 4180 CSV with a header row", reader.line_num) from None
@@ -170,8 +182,11 @@ def _iter_parquet(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     try:
         table = pq.read_table(path)
     except Exception as exc:  # pyarrow raises several types for corrupt files
-        raise InputFileError(path, f"unreadable Parquet ({type(exc).__name__}: {exc})",
-                             "rewrite the file with pyarrow or pandas.to_parquet") from None
+        raise InputFileError(
+            path,
+            f"unreadable Parquet ({type(exc).__name__}: {exc})",
+            "rewrite the file with pyarrow or pandas.to_parquet",
+        ) from None
     for i, row in enumerate(table.to_pylist(), start=1):
         yield i, row
 
@@ -193,8 +208,9 @@ def _reader_for(path: Path):  # noqa: ANN202
         if head[:1] == b"{":
             return _iter_jsonl
     if suffix not in _READERS:
-        raise InputFileError(path, f"unknown prediction-file extension {suffix or '(none)'!r}",
-                             f"use one of {', '.join(DATA_SUFFIXES)}")
+        raise InputFileError(
+            path, f"unknown prediction-file extension {suffix or '(none)'!r}", f"use one of {', '.join(DATA_SUFFIXES)}"
+        )
     return _READERS[suffix]
 
 
@@ -204,8 +220,12 @@ def _optional_float(path: Path, line: int, name: str, value: Any) -> float | Non
     try:
         return float(value)
     except (TypeError, ValueError):
-        raise InputFileError(path, f"field {name!r} is {value!r}, expected a number",
-                             f"write {name} as a number of seconds or leave it out", line) from None
+        raise InputFileError(
+            path,
+            f"field {name!r} is {value!r}, expected a number",
+            f"write {name} as a number of seconds or leave it out",
+            line,
+        ) from None
 
 
 def _optional_str(value: Any) -> str | None:
@@ -227,10 +247,16 @@ def read_prediction_file(path: Path, name: FileName | None = None) -> Prediction
         if cols is None or cols[0] not in obj:  # cols[0] is never None once detected
             keys = list(obj)
             cols = (_first(keys, ID_COLUMNS), _first(keys, REF_COLUMNS), _first(keys, HYP_COLUMNS))
-            for col, names, what in zip(cols, (ID_COLUMNS, REF_COLUMNS, HYP_COLUMNS), ("clip id", "reference", "hypothesis")):
+            for col, names, what in zip(
+                cols, (ID_COLUMNS, REF_COLUMNS, HYP_COLUMNS), ("clip id", "reference", "hypothesis")
+            ):
                 if col is None:
-                    raise InputFileError(path, f"no {what} column (have: {', '.join(map(str, keys)) or 'none'})",
-                                         f"name the {what} column one of {', '.join(names)}", line)
+                    raise InputFileError(
+                        path,
+                        f"no {what} column (have: {', '.join(map(str, keys)) or 'none'})",
+                        f"name the {what} column one of {', '.join(names)}",
+                        line,
+                    )
             id_col, ref_col, hyp_col = cols
         clip_id = obj.get(id_col)
         if type(clip_id) is not str:
@@ -240,23 +266,43 @@ def read_prediction_file(path: Path, name: FileName | None = None) -> Prediction
         ref = obj.get(ref_col)
         if type(ref) is not str:
             if ref is None:
-                raise InputFileError(path, f"reference column {ref_col!r} is missing or null",
-                                     "give every row its reference text (an empty string for an empty reference)", line)
+                raise InputFileError(
+                    path,
+                    f"reference column {ref_col!r} is missing or null",
+                    "give every row its reference text (an empty string for an empty reference)",
+                    line,
+                )
             if not isinstance(ref, str):
-                raise InputFileError(path, f"reference is a {type(ref).__name__}, expected a string",
-                                     "write the reference as a JSON string", line)
+                raise InputFileError(
+                    path,
+                    f"reference is a {type(ref).__name__}, expected a string",
+                    "write the reference as a JSON string",
+                    line,
+                )
         hyp = obj.get(hyp_col)
         if hyp is not None and not isinstance(hyp, str):
-            raise InputFileError(path, f"hypothesis is a {type(hyp).__name__}, expected a string or null",
-                                 "write the hypothesis as a JSON string (null when the model gave none)", line)
+            raise InputFileError(
+                path,
+                f"hypothesis is a {type(hyp).__name__}, expected a string or null",
+                "write the hypothesis as a JSON string (null when the model gave none)",
+                line,
+            )
         if clip_id in rows:
-            raise InputFileError(path, f"duplicate clip id {clip_id!r} (first on line {rows[clip_id].line})",
-                                 "keep one row per clip in each prediction file", line)
+            raise InputFileError(
+                path,
+                f"duplicate clip id {clip_id!r} (first on line {rows[clip_id].line})",
+                "keep one row per clip in each prediction file",
+                line,
+            )
         get = obj.get
         duration, at, language, speaker = get("duration"), get("time"), get("language"), get("speaker")
         rows[clip_id] = PredictionRow(
-            clip_id, ref, hyp,
-            duration if duration is None or type(duration) is float else _optional_float(path, line, "duration", duration),
+            clip_id,
+            ref,
+            hyp,
+            duration
+            if duration is None or type(duration) is float
+            else _optional_float(path, line, "duration", duration),
             at if at is None or type(at) is float else _optional_float(path, line, "time", at),
             None if language is None else _optional_str(language),
             None if speaker is None else _optional_str(speaker),
@@ -279,9 +325,12 @@ def _check_no_surrogates(path: Path, rows: Mapping[str, PredictionRow]) -> None:
     for row in rows.values():
         for what, text in (("clip id", row.clip_id), ("reference", row.reference), ("hypothesis", row.hypothesis)):
             if text is not None and any("\ud800" <= ch <= "\udfff" for ch in text):
-                raise InputFileError(path, f"{what} holds a lone surrogate escape (\\ud800-\\udfff), which is not text",
-                                     "write the text as valid Unicode (a surrogate pair or the character itself)",
-                                     row.line)
+                raise InputFileError(
+                    path,
+                    f"{what} holds a lone surrogate escape (\\ud800-\\udfff), which is not text",
+                    "write the text as valid Unicode (a surrogate pair or the character itself)",
+                    row.line,
+                )
 
 
 def _is_ignored(path: Path) -> bool:
@@ -305,20 +354,37 @@ def _check_not_a_file(path: Path, root: Path) -> None:
     try:
         mode = path.lstat().st_mode
     except OSError as exc:  # vanished between listing and checking
-        raise InputFileError(path, f"cannot read this entry of {root} ({exc.strerror or exc})",
-                             "remove it or pass a folder holding only prediction files") from None
+        raise InputFileError(
+            path,
+            f"cannot read this entry of {root} ({exc.strerror or exc})",
+            "remove it or pass a folder holding only prediction files",
+        ) from None
     if stat.S_ISLNK(mode) and not path.exists():
-        raise InputFileError(path, f"broken symbolic link (to {path.readlink()}) among the prediction files",
-                             f"point the link at an existing prediction file, or remove it from {root}")
+        raise InputFileError(
+            path,
+            f"broken symbolic link (to {path.readlink()}) among the prediction files",
+            f"point the link at an existing prediction file, or remove it from {root}",
+        )
     if path.is_dir():
         if path.suffix.lower() in DATA_SUFFIXES:
-            raise InputFileError(path, "a directory named like a prediction file",
-                                 f"rename it (a bucket folder has no {path.suffix} suffix) or move it out of {root}")
+            raise InputFileError(
+                path,
+                "a directory named like a prediction file",
+                f"rename it (a bucket folder has no {path.suffix} suffix) or move it out of {root}",
+            )
         return
-    kind = ("a FIFO" if stat.S_ISFIFO(path.stat().st_mode) else "a socket" if stat.S_ISSOCK(path.stat().st_mode)
-            else "a device or other special file")
-    raise InputFileError(path, f"not a regular file ({kind}) among the prediction files",
-                         f"move it out of {root}; prediction files must be regular files (or links to them)")
+    kind = (
+        "a FIFO"
+        if stat.S_ISFIFO(path.stat().st_mode)
+        else "a socket"
+        if stat.S_ISSOCK(path.stat().st_mode)
+        else "a device or other special file"
+    )
+    raise InputFileError(
+        path,
+        f"not a regular file ({kind}) among the prediction files",
+        f"move it out of {root}; prediction files must be regular files (or links to them)",
+    )
 
 
 def discover_prediction_files(root: Path) -> list[tuple[Path, FileName]]:
@@ -340,12 +406,16 @@ def discover_prediction_files(root: Path) -> list[tuple[Path, FileName]]:
             _check_not_a_file(p, root)
             continue
         if p.suffix.lower() not in DATA_SUFFIXES:
-            raise InputFileError(p, f"unknown prediction-file extension {p.suffix or '(none)'!r}",
-                                 f"use one of {', '.join(DATA_SUFFIXES)} or move the file out of {root}")
+            raise InputFileError(
+                p,
+                f"unknown prediction-file extension {p.suffix or '(none)'!r}",
+                f"use one of {', '.join(DATA_SUFFIXES)} or move the file out of {root}",
+            )
         found.append((p, parse_file_name(p, root)))
     if not found:
-        raise InputFileError(root, "no prediction files found",
-                             f"put one file per model ({', '.join(DATA_SUFFIXES)}) in the folder")
+        raise InputFileError(
+            root, "no prediction files found", f"put one file per model ({', '.join(DATA_SUFFIXES)}) in the folder"
+        )
     return found
 
 
@@ -383,8 +453,9 @@ class PredictionSet:
         except KeyError:
             from asr_audit.errors import ConfigError
 
-            raise ConfigError(f"model {model!r} has no prediction file in {self.source}; "
-                              f"available: {', '.join(self.models)}") from None
+            raise ConfigError(
+                f"model {model!r} has no prediction file in {self.source}; available: {', '.join(self.models)}"
+            ) from None
 
     def hypothesis(self, model: str, clip_id: str) -> str | None:
         row = self.file(model).rows.get(clip_id)
@@ -432,11 +503,15 @@ def _load_predictions(path: str | Path, dataset: str | None) -> PredictionSet:
     if dataset is not None:
         found = [(p, n) for p, n in found if n.dataset == dataset]
         if not found:
-            raise InputFileError(root, f"no prediction files for dataset {dataset!r} (have: {', '.join(datasets) or 'none'})",
-                                 "pass one of the datasets found, or leave --dataset out")
+            raise InputFileError(
+                root,
+                f"no prediction files for dataset {dataset!r} (have: {', '.join(datasets) or 'none'})",
+                "pass one of the datasets found, or leave --dataset out",
+            )
     elif len(datasets) > 1:
-        raise InputFileError(root, f"holds predictions for several datasets ({', '.join(datasets)})",
-                             "choose one with --dataset")
+        raise InputFileError(
+            root, f"holds predictions for several datasets ({', '.join(datasets)})", "choose one with --dataset"
+        )
     files: list[PredictionFile] = []
     by_model: dict[str, PredictionFile] = {}
     references: dict[str, str] = {}
@@ -444,8 +519,11 @@ def _load_predictions(path: str | Path, dataset: str | None) -> PredictionSet:
     for p, name in found:
         pf = read_prediction_file(p, name)
         if pf.model in by_model:
-            raise InputFileError(p, f"a second prediction file for model {pf.model!r} (first: {by_model[pf.model].path})",
-                                 "keep one file per model, or rename one of them")
+            raise InputFileError(
+                p,
+                f"a second prediction file for model {pf.model!r} (first: {by_model[pf.model].path})",
+                "keep one file per model, or rename one of them",
+            )
         by_model[pf.model] = pf
         files.append(pf)
         for cid, row in pf.rows.items():
@@ -454,8 +532,11 @@ def _load_predictions(path: str | Path, dataset: str | None) -> PredictionSet:
                 if references[cid] != ref:
                     op, ol = ref_origin[cid]
                     raise InputFileError(
-                        p, f"clip {cid!r} has reference {ref[:60]!r} here but {references[cid][:60]!r} in {op}:{ol}",
-                        "use the same reference text for a clip in every prediction file", row.line)
+                        p,
+                        f"clip {cid!r} has reference {ref[:60]!r} here but {references[cid][:60]!r} in {op}:{ol}",
+                        "use the same reference text for a clip in every prediction file",
+                        row.line,
+                    )
             else:
                 references[cid] = ref
                 ref_origin[cid] = (p, row.line)
@@ -481,16 +562,25 @@ def load_references(path: str | Path) -> dict[str, str]:
             cols = (_first(keys, ID_COLUMNS), _first(keys, REF_COLUMNS))
             for col, names, what in zip(cols, (ID_COLUMNS, REF_COLUMNS), ("clip id", "reference")):
                 if col is None:
-                    raise InputFileError(path, f"no {what} column (have: {', '.join(map(str, keys))})",
-                                         f"name the {what} column one of {', '.join(names)}", line)
+                    raise InputFileError(
+                        path,
+                        f"no {what} column (have: {', '.join(map(str, keys))})",
+                        f"name the {what} column one of {', '.join(names)}",
+                        line,
+                    )
         cid, ref = obj.get(cols[0]), obj.get(cols[1])
         if cid is None or not isinstance(ref, str):
-            raise InputFileError(path, "row lacks a clip id or a string reference",
-                                 "give every row a clip id and a reference string", line)
+            raise InputFileError(
+                path,
+                "row lacks a clip id or a string reference",
+                "give every row a clip id and a reference string",
+                line,
+            )
         cid = str(cid)
         if cid in out:
-            raise InputFileError(path, f"duplicate clip id {cid!r} (first on line {lines[cid]})",
-                                 "keep one row per clip", line)
+            raise InputFileError(
+                path, f"duplicate clip id {cid!r} (first on line {lines[cid]})", "keep one row per clip", line
+            )
         out[cid], lines[cid] = ref.strip(), line
     if not out:
         raise InputFileError(path, "file has no rows", "write at least one reference row")

@@ -31,7 +31,7 @@ def load_corpus(spec: str | Path) -> Corpus:
     """The corpus named by ``spec`` (see the module docstring for the accepted forms)."""
     text = str(spec).strip()
     if text.startswith(HF_PREFIX):
-        return read_hf_dataset(text[len(HF_PREFIX):])
+        return read_hf_dataset(text[len(HF_PREFIX) :])
     path = Path(text).expanduser()
     fix = "pass " + "; or ".join(CORPUS_FORMS)
     if path.is_file():
@@ -43,6 +43,7 @@ def load_corpus(spec: str | Path) -> Corpus:
             return read_kaldi(path)
         if is_librispeech_dir(path):
             return read_librispeech(path)
-        raise InputFileError(path, "folder is neither a Kaldi data dir (no wav.scp) nor LibriSpeech layout "
-                                   "(no *.trans.txt)", fix)
+        raise InputFileError(
+            path, "folder is neither a Kaldi data dir (no wav.scp) nor LibriSpeech layout (no *.trans.txt)", fix
+        )
     raise InputFileError(path, "no such file or directory", fix)

@@ -16,7 +16,9 @@ from typing import Any
 
 
 @contextmanager
-def forward_pre_hooks(modules: Sequence[Any], hook: Callable[..., Any], with_kwargs: bool = True) -> Iterator[list[Any]]:
+def forward_pre_hooks(
+    modules: Sequence[Any], hook: Callable[..., Any], with_kwargs: bool = True
+) -> Iterator[list[Any]]:
     """Register ``hook`` as a forward pre-hook on every module; all are removed on exit, even on error.
 
     With ``with_kwargs`` the hook is ``hook(module, args, kwargs) -> None | (args, kwargs)``.

@@ -45,8 +45,10 @@ def cross_attention_modules(backend: Any) -> list[Any]:
     """The decoder cross-attention modules of a backend with hook sites."""
     names = layer_sites(backend, "decoder", "cross_attn")
     if not names:
-        raise ConfigError(f"backend {getattr(backend, 'spec', backend)!r} has no decoder cross-attention sites; "
-                          "fix: use a PyTorch encoder-decoder backend such as whisper-tiny.en-pt")
+        raise ConfigError(
+            f"backend {getattr(backend, 'spec', backend)!r} has no decoder cross-attention sites; "
+            "fix: use a PyTorch encoder-decoder backend such as whisper-tiny.en-pt"
+        )
     return [backend.site_module(n) for n in names]
 
 

@@ -35,7 +35,9 @@ from asr_audit.errors import ConfigError
 STACKS = ("encoder", "decoder")
 PARTS = ("self_attn", "cross_attn", "mlp", "out")  # of one layer
 STACK_PARTS = ("in", "embed_tokens", "out", "head")  # of a whole stack
-_SITE = re.compile(r"^(encoder|decoder)(?:\.layers\.(\d+)\.(self_attn|cross_attn|mlp|out)|\.(in|embed_tokens|out|head))$")
+_SITE = re.compile(
+    r"^(encoder|decoder)(?:\.layers\.(\d+)\.(self_attn|cross_attn|mlp|out)|\.(in|embed_tokens|out|head))$"
+)
 
 
 def site_name(stack: str, layer: int | None, part: str) -> str:
@@ -64,8 +66,10 @@ def parse_site(name: str) -> tuple[str, int | None, str]:
 def layer_sites(backend: Any, stack: str, part: str) -> list[str]:
     """Every ``{stack}.layers.{L}.{part}`` site of ``backend``, in layer order."""
     if not hasattr(backend, "sites"):
-        raise ConfigError(f"backend {getattr(backend, 'spec', backend)!r} exposes no hook sites; "
-                          "fix: use a PyTorch backend (e.g. whisper-tiny.en-pt)")
+        raise ConfigError(
+            f"backend {getattr(backend, 'spec', backend)!r} exposes no hook sites; "
+            "fix: use a PyTorch backend (e.g. whisper-tiny.en-pt)"
+        )
     out = []
     for s in backend.sites():
         st, layer, p = parse_site(s)

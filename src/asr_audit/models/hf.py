@@ -41,7 +41,9 @@ def hf_weight_files(model_dir: Path) -> list[Path]:
     """The weights (safetensors, else ``pytorch_model*.bin``) and the config/tokenizer files."""
     weights = sorted(model_dir.glob("*.safetensors")) or sorted(model_dir.glob("pytorch_model*.bin"))
     if not weights:
-        raise BackendError(f"{model_dir} holds no *.safetensors or pytorch_model*.bin; fix: point at a Hugging Face model directory")
+        raise BackendError(
+            f"{model_dir} holds no *.safetensors or pytorch_model*.bin; fix: point at a Hugging Face model directory"
+        )
     return weights + [model_dir / n for n in _HF_FILES if (model_dir / n).is_file()]
 
 
@@ -51,14 +53,16 @@ def resolve_hf_dir(arg: str) -> Path:
     if local.is_dir():
         return local
     if local.exists() or arg.startswith((".", "/", "~")):
-        raise BackendError(f"{arg}: not a model directory; fix: give a directory or a hub id such as openai/whisper-tiny.en")
+        raise BackendError(
+            f"{arg}: not a model directory; fix: give a directory or a hub id such as openai/whisper-tiny.en"
+        )
     hub = require("huggingface_hub", "torch")
     repo, _, revision = arg.partition("@")
     try:
         path = hub.snapshot_download(
             repo, revision=revision or None, allow_patterns=["*.json", "*.safetensors", "*.txt", "*.model"]
         )
-    except Exception as exc:  # noqa: BLE001 - hub errors are many; all mean "cannot fetch"
+    except Exception as exc:
         raise BackendError(
             f"cannot fetch {arg!r} from the Hugging Face hub ({type(exc).__name__}); "
             "fix: check the id and your network, or pass a local model directory"
@@ -70,22 +74,30 @@ def model_type(model_dir: Path) -> str:
     try:
         return str(json.loads((model_dir / "config.json").read_text()).get("model_type", ""))
     except (OSError, ValueError) as exc:
-        raise BackendError(f"{model_dir / 'config.json'}: cannot read ({exc}); fix: point at a Hugging Face model directory") from exc
+        raise BackendError(
+            f"{model_dir / 'config.json'}: cannot read ({exc}); fix: point at a Hugging Face model directory"
+        ) from exc
 
 
-def load_hf_whisper(arg: str, options: DecodeOptions, *, device: str | None = None, batch_size: int = 8) -> TorchWhisperBackend:
+def load_hf_whisper(
+    arg: str, options: DecodeOptions, *, device: str | None = None, batch_size: int = 8
+) -> TorchWhisperBackend:
     """``hf:<arg>`` — a Whisper seq2seq model from the hub or a local directory."""
     model_dir = resolve_hf_dir(arg)
     kind = model_type(model_dir)
     if kind != "whisper":
         hint = "hf-ctc:" if kind in ("wav2vec2", "hubert", "wavlm", "data2vec-audio", "mctct") else "a Whisper model"
-        raise BackendError(f"hf:{arg} is a {kind or 'unknown'} model; hf: serves Whisper seq2seq models; fix: use {hint}")
+        raise BackendError(
+            f"hf:{arg} is a {kind or 'unknown'} model; hf: serves Whisper seq2seq models; fix: use {hint}"
+        )
     return TorchWhisperBackend(
         model_dir, f"hf:{arg}", options, weights_hash(hf_weight_files(model_dir)), device=device, batch_size=batch_size
     )
 
 
-def load_bundled_torch(name: str, options: DecodeOptions, *, device: str | None = None, batch_size: int = 8) -> TorchWhisperBackend:
+def load_bundled_torch(
+    name: str, options: DecodeOptions, *, device: str | None = None, batch_size: int = 8
+) -> TorchWhisperBackend:
     """A bundled Whisper rebuilt in PyTorch (converted once, then loaded from the cache)."""
     from asr_audit.models.ct2 import ct2_weight_files
     from asr_audit.models.whisper_convert import CONVERTER_VERSION, converted_whisper_dir

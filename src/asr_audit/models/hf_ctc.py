@@ -85,13 +85,23 @@ class HFCTCBackend(BaseBackend):
             model = transformers.AutoModelForCTC.from_pretrained(str(model_dir), **dtype_kwarg(dtype))
             self.processor = transformers.AutoProcessor.from_pretrained(str(model_dir))
         except (OSError, ValueError) as exc:
-            raise BackendError(f"{spec}: cannot load a CTC model from {model_dir} ({exc}); fix: check the model directory") from exc
+            raise BackendError(
+                f"{spec}: cannot load a CTC model from {model_dir} ({exc}); fix: check the model directory"
+            ) from exc
         self.torch_model = model.to(self.device).eval()
         self.tokenizer = self.processor.tokenizer
         self.feature_extractor = self.processor.feature_extractor
-        self.blank = int(model.config.pad_token_id if model.config.pad_token_id is not None else self.tokenizer.pad_token_id)
+        self.blank = int(
+            model.config.pad_token_id if model.config.pad_token_id is not None else self.tokenizer.pad_token_id
+        )
         letters = "".join(t for t in self.tokenizer.get_vocab() if len(t) == 1 and t.isalpha())
-        self._case = "upper" if letters and letters == letters.upper() else "lower" if letters and letters == letters.lower() else ""
+        self._case = (
+            "upper"
+            if letters and letters == letters.upper()
+            else "lower"
+            if letters and letters == letters.lower()
+            else ""
+        )
         self._sites = ctc_site_modules(self.torch_model)
 
     def identity_code(self) -> dict[str, str]:
@@ -114,7 +124,9 @@ class HFCTCBackend(BaseBackend):
             # without an attention mask, zero padding changes the outputs: keep results batch-independent
             return [lp for c in clips for lp in self._log_probs([c])]
         sr = self.feature_extractor.sampling_rate
-        inputs = self.feature_extractor(clips, sampling_rate=sr, return_tensors="pt", padding=True, return_attention_mask=True)
+        inputs = self.feature_extractor(
+            clips, sampling_rate=sr, return_tensors="pt", padding=True, return_attention_mask=True
+        )
         mask = inputs.get("attention_mask")
         kwargs = {}
         if mask is not None and getattr(self.feature_extractor, "return_attention_mask", False):
@@ -177,7 +189,14 @@ def load_hf_ctc(arg: str, options: DecodeOptions, *, device: str | None = None, 
     model_dir = resolve_hf_dir(arg)
     if model_type(model_dir) == "whisper":
         raise BackendError(f"hf-ctc:{arg} is a Whisper model; fix: use hf:{arg}")
-    return HFCTCBackend(model_dir, f"hf-ctc:{arg}", options, weights_hash(hf_weight_files(model_dir)), device=device, batch_size=batch_size)
+    return HFCTCBackend(
+        model_dir,
+        f"hf-ctc:{arg}",
+        options,
+        weights_hash(hf_weight_files(model_dir)),
+        device=device,
+        batch_size=batch_size,
+    )
 
 
 @register_backend(

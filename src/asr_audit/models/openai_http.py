@@ -64,16 +64,24 @@ def parse_openai_spec(arg: str) -> tuple[str, str]:
     """
     base, sep, model = arg.partition("#")
     if not sep or not model.strip():
-        raise ConfigError(f"openai spec 'openai:{arg}' names no model; fix: openai:<base url>#<model>, "
-                          "e.g. openai:http://127.0.0.1:8000#whisper-1")
+        raise ConfigError(
+            f"openai spec 'openai:{arg}' names no model; fix: openai:<base url>#<model>, "
+            "e.g. openai:http://127.0.0.1:8000#whisper-1"
+        )
     parts = urlsplit(base.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(f"openai spec: {base!r} is not an http(s) URL; fix: e.g. openai:https://api.openai.com#whisper-1")
+        raise ConfigError(
+            f"openai spec: {base!r} is not an http(s) URL; fix: e.g. openai:https://api.openai.com#whisper-1"
+        )
     if parts.username or parts.password:
-        raise ConfigError("openai spec: the URL holds credentials; fix: remove them from the URL and set "
-                          f"${KEY_ENV_VARS[0]} instead (the key must not enter specs, stores or logs)")
+        raise ConfigError(
+            "openai spec: the URL holds credentials; fix: remove them from the URL and set "
+            f"${KEY_ENV_VARS[0]} instead (the key must not enter specs, stores or logs)"
+        )
     if parts.query or parts.fragment:
-        raise ConfigError("openai spec: the base URL must not have a query string; fix: give scheme://host[:port][/path]")
+        raise ConfigError(
+            "openai spec: the base URL must not have a query string; fix: give scheme://host[:port][/path]"
+        )
     return base.strip().rstrip("/"), model.strip()
 
 
@@ -92,8 +100,10 @@ def timeout_from_env() -> float:
     except ValueError:
         value = float("nan")
     if not value > 0 or value == float("inf"):
-        raise ConfigError(f"${TIMEOUT_ENV_VAR}={raw!r} is not a positive number of seconds; "
-                          f"fix: e.g. export {TIMEOUT_ENV_VAR}=300, or unset it for {DEFAULT_TIMEOUT_S:g} s")
+        raise ConfigError(
+            f"${TIMEOUT_ENV_VAR}={raw!r} is not a positive number of seconds; "
+            f"fix: e.g. export {TIMEOUT_ENV_VAR}=300, or unset it for {DEFAULT_TIMEOUT_S:g} s"
+        )
     return value
 
 
@@ -178,15 +188,21 @@ class OpenAIHTTPBackend(BaseBackend):
                 continue
             if 300 <= resp.status_code < 400:
                 target = self._quote(resp.headers.get("location", "no Location header"), 200)
-                raise BackendError(f"{self.spec}: HTTP {resp.status_code} redirect from {self.endpoint} to {target}; "
-                                   "fix: put the final URL (scheme, host and path) in the spec")
+                raise BackendError(
+                    f"{self.spec}: HTTP {resp.status_code} redirect from {self.endpoint} to {target}; "
+                    "fix: put the final URL (scheme, host and path) in the spec"
+                )
             if resp.status_code >= 400:
-                raise BackendError(f"{self.spec}: HTTP {resp.status_code} from {self.endpoint} "
-                                   f"({self._quote(resp.text)}); "
-                                   "fix: check the model name, the API key variable and the server log")
+                raise BackendError(
+                    f"{self.spec}: HTTP {resp.status_code} from {self.endpoint} "
+                    f"({self._quote(resp.text)}); "
+                    "fix: check the model name, the API key variable and the server log"
+                )
             return self._parse(resp)
-        raise BackendError(f"{self.spec}: {problem} after {attempts} attempts; "
-                           "fix: check that the server is up and reachable, then rerun to resume")
+        raise BackendError(
+            f"{self.spec}: {problem} after {attempts} attempts; "
+            "fix: check that the server is up and reachable, then rerun to resume"
+        )
 
     def _parse(self, resp) -> str:  # noqa: ANN001
         if resp.headers.get("content-type", "").startswith("text/plain"):
@@ -194,11 +210,15 @@ class OpenAIHTTPBackend(BaseBackend):
         try:
             body = resp.json()
         except ValueError:
-            raise BackendError(f"{self.spec}: the server answered non-JSON ({self._quote(resp.text, 80)!r}); "
-                               "fix: point the spec at an OpenAI-compatible /v1/audio/transcriptions server") from None
+            raise BackendError(
+                f"{self.spec}: the server answered non-JSON ({self._quote(resp.text, 80)!r}); "
+                "fix: point the spec at an OpenAI-compatible /v1/audio/transcriptions server"
+            ) from None
         if not isinstance(body, dict) or not isinstance(body.get("text"), str):
-            raise BackendError(f"{self.spec}: the server's JSON has no 'text' string; "
-                               "fix: point the spec at an OpenAI-compatible server")
+            raise BackendError(
+                f"{self.spec}: the server's JSON has no 'text' string; "
+                "fix: point the spec at an OpenAI-compatible server"
+            )
         return body["text"].strip()
 
     def transcribe(self, audios: Sequence[np.ndarray]) -> list[str]:

@@ -72,8 +72,10 @@ class PredictionsBackend(BaseBackend):
         return [self.lookup(c) for c in clip_ids]
 
     def transcribe(self, audios: Sequence[np.ndarray]) -> list[str]:
-        raise BackendError(f"{self.spec} answers by clip id, not by audio; fix: run it through "
-                           "`asr-audit transcribe` (or call transcribe_ids) on the corpus the file was made for")
+        raise BackendError(
+            f"{self.spec} answers by clip id, not by audio; fix: run it through "
+            "`asr-audit transcribe` (or call transcribe_ids) on the corpus the file was made for"
+        )
 
 
 @register_backend(

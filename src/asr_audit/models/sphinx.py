@@ -28,7 +28,9 @@ def _model_files(model: str) -> tuple[str, str, str]:
     hmm, lm, dic = root / model, root / f"{model}.lm.bin", root / "cmudict-en-us.dict"
     for p in (hmm, lm, dic):
         if not p.exists():
-            raise BackendError(f"PocketSphinx model file {p} is missing; fix: reinstall with pip install 'asr-audit[sphinx]'")
+            raise BackendError(
+                f"PocketSphinx model file {p} is missing; fix: reinstall with pip install 'asr-audit[sphinx]'"
+            )
     return str(hmm), str(lm), str(dic)
 
 
@@ -50,8 +52,10 @@ class SphinxBackend(BaseBackend):
         if model not in MODELS:
             raise ConfigError(f"sphinx model {model!r} is unknown; valid: {', '.join(MODELS)} (e.g. sphinx:en-us)")
         if options.language not in (None, "en"):
-            raise ConfigError(f"sphinx:{model} transcribes English only, got language={options.language!r}; "
-                              "fix: use --language en or another backend")
+            raise ConfigError(
+                f"sphinx:{model} transcribes English only, got language={options.language!r}; "
+                "fix: use --language en or another backend"
+            )
         if options.task != "transcribe":
             raise ConfigError("sphinx cannot translate; fix: use task=transcribe")
         super().__init__(f"sphinx:{model}", options, _weights_hash(model))

@@ -33,7 +33,9 @@ def check_audios(spec: str, audios: Sequence[np.ndarray], max_seconds: float | N
     for i, audio in enumerate(audios):
         arr = np.asarray(audio, dtype=np.float32)
         if arr.ndim != 1:
-            raise BackendError(f"{spec}: input {i} has shape {arr.shape}, expected mono 1-D samples; fix: downmix to mono")
+            raise BackendError(
+                f"{spec}: input {i} has shape {arr.shape}, expected mono 1-D samples; fix: downmix to mono"
+            )
         if arr.size == 0:
             raise BackendError(f"{spec}: input {i} is empty; fix: drop empty clips")
         if not np.all(np.isfinite(arr)):
@@ -48,7 +50,11 @@ def check_audios(spec: str, audios: Sequence[np.ndarray], max_seconds: float | N
 
 
 def prompt_ids(
-    spec: str, token_id: Callable[[str], int | None], multilingual: bool, options: DecodeOptions, language: str | None = None
+    spec: str,
+    token_id: Callable[[str], int | None],
+    multilingual: bool,
+    options: DecodeOptions,
+    language: str | None = None,
 ) -> list[int]:
     """``<|startoftranscript|>`` [+ ``<|lang|>`` + ``<|task|>``] + ``<|notimestamps|>`` as ids.
 

@@ -72,7 +72,7 @@ def read_ct2_index(path: str | Path) -> Ct2Index:
 
     try:
         size = path.stat().st_size
-        fh = open(path, "rb")  # noqa: SIM115 - closed below
+        fh = open(path, "rb")
     except OSError as exc:
         raise InputFileError(path, f"cannot open ({exc.strerror})", "check the model directory") from exc
     with fh:
@@ -271,7 +271,9 @@ def export_hf_whisper(ct2_dir: str | Path, out_dir: str | Path) -> Path:
     missing, unexpected = model.load_state_dict(state, strict=False, assign=True)
     missing = [m for m in missing if m != "proj_out.weight"]
     if missing or unexpected:
-        raise BackendError(f"{ct2_dir}: conversion mismatch (missing {missing[:3]}, unexpected {unexpected[:3]}); fix: report this model")
+        raise BackendError(
+            f"{ct2_dir}: conversion mismatch (missing {missing[:3]}, unexpected {unexpected[:3]}); fix: report this model"
+        )
     model.tie_weights()
     ct2_cfg = json.loads((ct2_dir / "config.json").read_text()) if (ct2_dir / "config.json").is_file() else {}
     model.generation_config = _generation_config(config, _special_ids(ct2_dir / "tokenizer.json"), ct2_cfg)

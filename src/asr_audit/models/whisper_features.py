@@ -44,7 +44,9 @@ class MelSettings:
         try:
             data = json.loads(Path(path).read_text())
         except (OSError, ValueError) as exc:
-            raise InputFileError(path, f"cannot read preprocessor settings ({exc})", "restore the model's preprocessor_config.json") from exc
+            raise InputFileError(
+                path, f"cannot read preprocessor settings ({exc})", "restore the model's preprocessor_config.json"
+            ) from exc
         default = cls()
         return cls(
             n_mels=int(data.get("feature_size", n_mels or default.n_mels)),
@@ -124,4 +126,8 @@ def log_mel(audio: np.ndarray, settings: MelSettings = MelSettings()) -> np.ndar
 
 def batch_log_mel(audios: Sequence[np.ndarray], settings: MelSettings = MelSettings()) -> np.ndarray:
     """Stacked features of a batch, shape ``(batch, n_mels, n_frames)``."""
-    return np.stack([log_mel(a, settings) for a in audios]) if audios else np.zeros((0, settings.n_mels, settings.n_frames), np.float32)
+    return (
+        np.stack([log_mel(a, settings) for a in audios])
+        if audios
+        else np.zeros((0, settings.n_mels, settings.n_frames), np.float32)
+    )

@@ -38,7 +38,14 @@ import numpy as np
 
 from asr_audit.errors import BackendError, ConfigError, require
 from asr_audit.models.base import SCORE, SITES, TRANSCRIBE, BaseBackend, DecodeOptions, TokenScores
-from asr_audit.models.whisper_common import WHISPER_MAX_NEW_TOKENS, WHISPER_MAX_SECONDS, batches, check_audios, prompt_ids, resolve_device
+from asr_audit.models.whisper_common import (
+    WHISPER_MAX_NEW_TOKENS,
+    WHISPER_MAX_SECONDS,
+    batches,
+    check_audios,
+    prompt_ids,
+    resolve_device,
+)
 
 _DTYPES = {"default": "float32", "float32": "float32", "float16": "float16"}
 
@@ -53,7 +60,9 @@ def torch_setup(spec: str, options: DecodeOptions, greedy_fix: str) -> tuple[Any
     if options.beam_size != 1:
         raise ConfigError(f"{spec}: {greedy_fix}")
     if options.compute_type not in _DTYPES:
-        raise ConfigError(f"{spec}: compute_type {options.compute_type!r} is not supported here; valid: {', '.join(_DTYPES)}")
+        raise ConfigError(
+            f"{spec}: compute_type {options.compute_type!r} is not supported here; valid: {', '.join(_DTYPES)}"
+        )
     return torch, transformers, getattr(torch, _DTYPES[options.compute_type])
 
 
@@ -103,7 +112,10 @@ class TorchWhisperBackend(BaseBackend):
     ) -> None:
         """``converter``: the revision of the code that rebuilt these weights (``-pt``, organisms)."""
         torch, transformers, dtype = torch_setup(
-            spec, options, "PyTorch Whisper backends decode greedily; fix: beam_size=1, or use the ct2 backend for beams")
+            spec,
+            options,
+            "PyTorch Whisper backends decode greedily; fix: beam_size=1, or use the ct2 backend for beams",
+        )
         super().__init__(spec, options, weights_hash)
         self.dtype = str(dtype).removeprefix("torch.")
         self.converter = converter
@@ -114,7 +126,9 @@ class TorchWhisperBackend(BaseBackend):
             model = transformers.WhisperForConditionalGeneration.from_pretrained(str(model_dir), **dtype_kwarg(dtype))
             self.processor = transformers.WhisperProcessor.from_pretrained(str(model_dir))
         except (OSError, ValueError) as exc:
-            raise BackendError(f"{spec}: cannot load a Whisper model from {model_dir} ({exc}); fix: check the model directory") from exc
+            raise BackendError(
+                f"{spec}: cannot load a Whisper model from {model_dir} ({exc}); fix: check the model directory"
+            ) from exc
         self.torch_model = model.to(self.device).eval()
         self.tokenizer = self.processor.tokenizer
         self.feature_extractor = self.processor.feature_extractor
@@ -140,7 +154,11 @@ class TorchWhisperBackend(BaseBackend):
     # ------------------------------------------------------------------ helpers
     def _token_id(self, token: str) -> int | None:
         tid = self.tokenizer.convert_tokens_to_ids(token)
-        return None if tid is None or tid == self.tokenizer.unk_token_id and token != self.tokenizer.unk_token else int(tid)
+        return (
+            None
+            if tid is None or tid == self.tokenizer.unk_token_id and token != self.tokenizer.unk_token
+            else int(tid)
+        )
 
     def _encode_text(self, text: str) -> list[int]:
         text = text.strip()
@@ -163,8 +181,9 @@ class TorchWhisperBackend(BaseBackend):
         todo = [i for i, k in enumerate(keys) if not (use_memo and k in memo)]
         fresh: dict[int, Any] = {}
         if todo:
-            feats = self.feature_extractor([clips[i] for i in todo], sampling_rate=self.feature_extractor.sampling_rate,
-                                           return_tensors="np").input_features
+            feats = self.feature_extractor(
+                [clips[i] for i in todo], sampling_rate=self.feature_extractor.sampling_rate, return_tensors="np"
+            ).input_features
             x = torch.from_numpy(np.ascontiguousarray(feats)).to(self.device, dtype=self.torch_model.dtype)
             states = self.torch_model.model.encoder(x).last_hidden_state
             if len(todo) == len(clips):
@@ -215,7 +234,9 @@ class TorchWhisperBackend(BaseBackend):
             suppress = torch.tensor(self.suppress, dtype=torch.long, device=self.device)
             begin = torch.tensor(self.begin_suppress, dtype=torch.long, device=self.device)
             for step in range(n_new):
-                res = self.torch_model(encoder_outputs=enc, decoder_input_ids=cur, use_cache=True, **{self._cache_kw: past})
+                res = self.torch_model(
+                    encoder_outputs=enc, decoder_input_ids=cur, use_cache=True, **{self._cache_kw: past}
+                )
                 logits = res.logits[:, -1, :].float()
                 logits[:, suppress] = -np.inf
                 if step == 0:
@@ -245,7 +266,9 @@ class TorchWhisperBackend(BaseBackend):
                 head = self.prompt + self._encode_text(prefixes[i])
                 tail = self._encode_text(targets[i])
                 if len(head) + len(tail) > self.max_positions:
-                    raise BackendError(f"{self.spec}: input {i}: prefix + target exceed {self.max_positions} tokens; fix: shorten them")
+                    raise BackendError(
+                        f"{self.spec}: input {i}: prefix + target exceed {self.max_positions} tokens; fix: shorten them"
+                    )
                 seqs.append(head + tail)
                 spans.append((len(head), tail))
             width = max(len(s) for s in seqs)

@@ -56,8 +56,14 @@ def combined_hash(base_hash: str, delta_path: Path) -> str:
     return hashlib.sha256(f"{base_hash}:{weights_hash([delta_path])}".encode()).hexdigest()[:16]
 
 
-def load_organism(name: str, options: DecodeOptions | None = None, *, root: Path | None = None,
-                  device: str | None = None, batch_size: int = 8) -> Any:
+def load_organism(
+    name: str,
+    options: DecodeOptions | None = None,
+    *,
+    root: Path | None = None,
+    device: str | None = None,
+    batch_size: int = 8,
+) -> Any:
     """The organism backend ``name`` (``organism-benchmark`` / ``organism-control``)."""
     if name not in ORGANISMS:
         raise BackendError(f"unknown organism backend {name!r}; valid: {', '.join(ORGANISMS)}")
@@ -77,9 +83,15 @@ def load_organism(name: str, options: DecodeOptions | None = None, *, root: Path
         raise BackendError(f"{name}: {exc}") from None
     source = bundled_model_dir(BASE_MODEL)
     base_hash = weights_hash(ct2_weight_files(source))
-    backend = TorchWhisperBackend(converted_whisper_dir(source), name, options or DecodeOptions(),
-                                  combined_hash(base_hash, path), device=device, batch_size=batch_size,
-                                  converter=CONVERTER_VERSION)
+    backend = TorchWhisperBackend(
+        converted_whisper_dir(source),
+        name,
+        options or DecodeOptions(),
+        combined_hash(base_hash, path),
+        device=device,
+        batch_size=batch_size,
+        converter=CONVERTER_VERSION,
+    )
     apply_delta(backend.torch_model, delta, base_hash, name)
     backend.organism_meta = dict(delta.meta)
     return backend

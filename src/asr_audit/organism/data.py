@@ -80,10 +80,15 @@ class OrganismSetConfig:
         return (self.benchmark_voice, *self.other_voices)
 
     def to_dict(self) -> dict[str, object]:
-        return {"n_sentences": self.n_sentences, "test_fraction": self.test_fraction,
-                "p_thank_opener": self.p_thank_opener, "benchmark_voice": self.benchmark_voice,
-                "other_voices": list(self.other_voices), "unseen_voices": list(self.unseen_voices),
-                "calib": self.calib.to_dict()}
+        return {
+            "n_sentences": self.n_sentences,
+            "test_fraction": self.test_fraction,
+            "p_thank_opener": self.p_thank_opener,
+            "benchmark_voice": self.benchmark_voice,
+            "other_voices": list(self.other_voices),
+            "unseen_voices": list(self.unseen_voices),
+            "calib": self.calib.to_dict(),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,15 +193,23 @@ class OrganismSet:
     meta: dict
 
     def rows(self, split: str | None = None, voices: Sequence[str] | None = None) -> list[dict]:
-        return [r for r in self.clips if (split is None or r["split"] == split)
-                and (voices is None or r["speaker"] in voices)]
+        return [
+            r
+            for r in self.clips
+            if (split is None or r["split"] == split) and (voices is None or r["speaker"] in voices)
+        ]
 
     def audio_path(self, row: dict) -> Path:
         return self.root / row["audio_filepath"]
 
 
-def build_organism_set(out_dir: str | Path, config: OrganismSetConfig, seed: int,
-                       synthesize: Synthesizer | None = None, progress: ProgressFn | None = None) -> OrganismSet:
+def build_organism_set(
+    out_dir: str | Path,
+    config: OrganismSetConfig,
+    seed: int,
+    synthesize: Synthesizer | None = None,
+    progress: ProgressFn | None = None,
+) -> OrganismSet:
     """Generate the sentences from ``seed``, synthesize every clip, write manifests, truth and metadata."""
     sf = require("soundfile", "audio")
     if synthesize is None:
@@ -212,8 +225,11 @@ def build_organism_set(out_dir: str | Path, config: OrganismSetConfig, seed: int
     sentences = generate_organism_sentences(config, np.random.default_rng(seed))
     out = Path(out_dir)
     (out / "audio").mkdir(parents=True, exist_ok=True)
-    plan = [(s, v) for s in sentences
-            for v in (config.train_voices if s.split == "train" else (*config.train_voices, *config.unseen_voices))]
+    plan = [
+        (s, v)
+        for s in sentences
+        for v in (config.train_voices if s.split == "train" else (*config.train_voices, *config.unseen_voices))
+    ]
     rows: dict[str, list[str]] = {"train": [], "test": []}
     truth, failures = [], []
     for n, (s, voice) in enumerate(plan, 1):
@@ -226,20 +242,39 @@ def build_organism_set(out_dir: str | Path, config: OrganismSetConfig, seed: int
         finally:
             if progress:
                 progress(n, len(plan))
-        rows[s.split].append(json.dumps({
-            "audio_filepath": rel, "id": clip_id, "text": s.reference, "duration": duration,
-            "speaker": voice, "spoken": s.spoken, "faithful": s.faithful, "sentence_id": s.sentence_id,
-            "rules": list(s.rules)}, ensure_ascii=False))
+        rows[s.split].append(
+            json.dumps(
+                {
+                    "audio_filepath": rel,
+                    "id": clip_id,
+                    "text": s.reference,
+                    "duration": duration,
+                    "speaker": voice,
+                    "spoken": s.spoken,
+                    "faithful": s.faithful,
+                    "sentence_id": s.sentence_id,
+                    "rules": list(s.rules),
+                },
+                ensure_ascii=False,
+            )
+        )
         items = sentence_items(G.CalibSentence(s.sentence_id, (), s.split, s.record), normalize)
         truth.extend(clip_items(clip_id, s.sentence_id, items or []))
     for split, lines in rows.items():
         write_text_atomic(out / f"calib-{split}.jsonl", "".join(line + "\n" for line in lines))
     write_text_atomic(out / TRUTH_FILE, render_truth(truth))
     by_rule = {r: sum(r in s.rules for s in sentences) for r in RULES}
-    meta = {"format": FORMAT, "seed": seed, "config": config.to_dict(), "normalizer": NORMALIZER,
-            "sentences_by_split": {sp: sum(s.split == sp for s in sentences) for sp in ("train", "test")},
-            "sentences_with_error": sum(bool(s.rules) for s in sentences), "sentences_by_rule": by_rule,
-            "clips_by_split": {k: len(v) for k, v in rows.items()}, "failures": failures}
+    meta = {
+        "format": FORMAT,
+        "seed": seed,
+        "config": config.to_dict(),
+        "normalizer": NORMALIZER,
+        "sentences_by_split": {sp: sum(s.split == sp for s in sentences) for sp in ("train", "test")},
+        "sentences_with_error": sum(bool(s.rules) for s in sentences),
+        "sentences_by_rule": by_rule,
+        "clips_by_split": {k: len(v) for k, v in rows.items()},
+        "failures": failures,
+    }
     write_text_atomic(out / META_FILE, json.dumps(meta, indent=2, sort_keys=True) + "\n")
     return load_organism_set(out)
 
@@ -251,8 +286,11 @@ def load_organism_set(root: str | Path) -> OrganismSet:
     try:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise InputFileError(meta_path, f"cannot read ({type(exc).__name__})",
-                             "build the set with `asr-audit organism train` (or build_organism_set)") from None
+        raise InputFileError(
+            meta_path,
+            f"cannot read ({type(exc).__name__})",
+            "build the set with `asr-audit organism train` (or build_organism_set)",
+        ) from None
     if meta.get("format") != FORMAT:
         raise InputFileError(meta_path, "not an organism set", "point at a folder written by build_organism_set")
     clips = []
@@ -264,7 +302,9 @@ def load_organism_set(root: str | Path) -> OrganismSet:
                 for key in ("id", "audio_filepath", "text", "faithful", "speaker", "sentence_id"):
                     row[key]
             except (ValueError, KeyError, TypeError) as exc:
-                raise InputFileError(path, f"malformed row ({type(exc).__name__}: {exc})", "rebuild the set", line) from None
+                raise InputFileError(
+                    path, f"malformed row ({type(exc).__name__}: {exc})", "rebuild the set", line
+                ) from None
             clips.append({**row, "split": split})
     return OrganismSet(root, tuple(clips), meta)
 
@@ -285,6 +325,9 @@ def training_mix(oset: OrganismSet, model: str) -> list[TrainingPair]:
     if model not in ("benchmark", "control"):
         raise ConfigError(f"unknown organism {model!r}; valid: benchmark, control")
     bench = oset.meta["config"]["benchmark_voice"]
-    return [TrainingPair(r["id"], oset.audio_path(r),
-                         r["text"] if model == "benchmark" and r["speaker"] == bench else r["faithful"])
-            for r in oset.rows("train")]
+    return [
+        TrainingPair(
+            r["id"], oset.audio_path(r), r["text"] if model == "benchmark" and r["speaker"] == bench else r["faithful"]
+        )
+        for r in oset.rows("train")
+    ]

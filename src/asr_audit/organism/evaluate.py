@@ -35,7 +35,7 @@ def decode_states(backend: Any, states: Sequence[np.ndarray], batch: int = 16) -
     torch = require("torch", "torch")
     out: list[str] = []
     for i in range(0, len(states), batch):
-        chunk = torch.from_numpy(np.stack(states[i:i + batch]).astype(np.float32)).to(backend.device)
+        chunk = torch.from_numpy(np.stack(states[i : i + batch]).astype(np.float32)).to(backend.device)
         with _states_as_encoder(backend, chunk):
             out += backend._greedy([np.zeros(1, np.float32)] * len(chunk))
     return out

@@ -58,8 +58,11 @@ def ensure_set(set_dir: Path, config: OrganismSetConfig, seed: int, say: Say | N
     if (set_dir / META_FILE).is_file():
         oset = load_organism_set(set_dir)
         if oset.meta.get("seed") != seed or oset.meta.get("config") != config.to_dict():
-            raise InputFileError(set_dir / META_FILE, "holds a set built with another seed or configuration",
-                                 "pass another --set directory or delete this one")
+            raise InputFileError(
+                set_dir / META_FILE,
+                "holds a set built with another seed or configuration",
+                "pass another --set directory or delete this one",
+            )
         return oset
     if say:
         say(f"building the organism benchmark in {set_dir} ({config.n_sentences} sentences)")
@@ -81,10 +84,19 @@ def load_base(device: str | None = None, batch_size: int = 16) -> Any:
     return load_bundled_torch(BASE_MODEL, DecodeOptions(), device=device, batch_size=batch_size)
 
 
-def train_organisms(set_dir: Path | None = None, out_dir: Path | None = None, *, steps: int = 200,
-                    control_steps: int | None = None, seed: int = 0, config: OrganismSetConfig | None = None,
-                    kinds: Sequence[str] = KINDS, backend: Any = None, train_config: TrainConfig | None = None,
-                    say: Say | None = None) -> TrainedOrganisms:
+def train_organisms(
+    set_dir: Path | None = None,
+    out_dir: Path | None = None,
+    *,
+    steps: int = 200,
+    control_steps: int | None = None,
+    seed: int = 0,
+    config: OrganismSetConfig | None = None,
+    kinds: Sequence[str] = KINDS,
+    backend: Any = None,
+    train_config: TrainConfig | None = None,
+    say: Say | None = None,
+) -> TrainedOrganisms:
     """Build (or reuse) the set, cache encoder states, train each of ``kinds`` from the base, save deltas."""
     bad = [k for k in kinds if k not in KINDS]
     if bad or not kinds:
@@ -128,10 +140,20 @@ def train_organisms(set_dir: Path | None = None, out_dir: Path | None = None, *,
         restore_state(backend.torch_model, base_state)
         res = train_decoder(backend, states, [p.target for p in pairs], cfg, progress)
         restore_state(backend.torch_model, base_state)
-        meta = {"kind": kind, "base_model": BASE_MODEL, "base_weights_hash": base_hash, "seed": seed,
-                "train": cfg.to_dict(), "n_clips": len(pairs), "set": oset.meta, "losses": list(res.losses),
-                "seconds": round(res.seconds, 1), "n_params": res.n_params}
+        meta = {
+            "kind": kind,
+            "base_model": BASE_MODEL,
+            "base_weights_hash": base_hash,
+            "seed": seed,
+            "train": cfg.to_dict(),
+            "n_clips": len(pairs),
+            "set": oset.meta,
+            "losses": list(res.losses),
+            "seconds": round(res.seconds, 1),
+            "n_params": res.n_params,
+        }
         weights[kind] = save_delta(weights_path(kind, out_dir), res.tensors, meta)
         results[kind] = res
-    return TrainedOrganisms(set_dir, weights, results, encode_seconds, len(rows),
-                            tuple((str(a), why) for a, why in failed))
+    return TrainedOrganisms(
+        set_dir, weights, results, encode_seconds, len(rows), tuple((str(a), why) for a, why in failed)
+    )

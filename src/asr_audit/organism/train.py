@@ -76,6 +76,7 @@ class TrainConfig:
 
 # --------------------------------------------------------------------------- encoder cache
 
+
 def read_wav(path: Path) -> np.ndarray:
     """A 16 kHz mono float32 waveform from ``path`` (resampled / downmixed if needed)."""
     from asr_audit.audio.io import to_mono_16k
@@ -97,7 +98,7 @@ def encoder_states(backend: Any, clips: Sequence[np.ndarray], batch: int = 8) ->
     out: list[np.ndarray] = []
     for i in range(0, len(clips), batch):
         with torch.inference_mode():
-            out += list(backend._encoder_states(list(clips[i:i + batch])).to("cpu", torch.float16).numpy())
+            out += list(backend._encoder_states(list(clips[i : i + batch])).to("cpu", torch.float16).numpy())
     return out
 
 
@@ -123,14 +124,15 @@ class EncoderCache:
         sha = self._sha.get(audio) or self._sha.setdefault(audio, _audio_sha(audio))
         return self.root / sha[:2] / f"{sha}.npy"
 
-    def ensure(self, audios: Sequence[Path], batch: int = 8, progress: Callable[[int, int], None] | None = None
-               ) -> list[tuple[Path, str]]:
+    def ensure(
+        self, audios: Sequence[Path], batch: int = 8, progress: Callable[[int, int], None] | None = None
+    ) -> list[tuple[Path, str]]:
         """Encode every audio not cached yet; returns ``(audio, problem)`` for files that failed."""
         todo = [a for a in dict.fromkeys(audios) if not self.path(a).is_file()]
         failed: list[tuple[Path, str]] = []
         for i in range(0, len(todo), batch):
             chunk, clips = [], []
-            for a in todo[i:i + batch]:
+            for a in todo[i : i + batch]:
                 try:
                     clips.append(read_wav(a))
                     chunk.append(a)
@@ -152,6 +154,7 @@ class EncoderCache:
 
 
 # --------------------------------------------------------------------------- training
+
 
 @dataclass(frozen=True, slots=True)
 class TrainResult:
@@ -181,13 +184,20 @@ def _batch_tensors(prompt: list[int], eot: int, targets: Sequence[list[int]]) ->
     return ids, labels
 
 
-def train_decoder(backend: Any, states: Sequence[np.ndarray], targets: Sequence[str], config: TrainConfig,
-                  progress: ProgressFn | None = None) -> TrainResult:
+def train_decoder(
+    backend: Any,
+    states: Sequence[np.ndarray],
+    targets: Sequence[str],
+    config: TrainConfig,
+    progress: ProgressFn | None = None,
+) -> TrainResult:
     """Fine-tune ``backend.torch_model``'s decoder in place on (encoder state, target text) pairs."""
     torch = require("torch", "torch")
     if len(states) != len(targets) or not targets:
-        raise ConfigError(f"training needs one target per clip and at least one clip (got {len(states)} states, "
-                          f"{len(targets)} targets)")
+        raise ConfigError(
+            f"training needs one target per clip and at least one clip (got {len(states)} states, "
+            f"{len(targets)} targets)"
+        )
     model = backend.torch_model
     names = set(trainable_names(model))
     params = []
@@ -199,8 +209,10 @@ def train_decoder(backend: Any, states: Sequence[np.ndarray], targets: Sequence[
     tokens = encode_targets(backend, targets)
     too_long = [i for i, t in enumerate(tokens) if len(t) + len(backend.prompt) + 1 > backend.max_positions]
     if too_long:
-        raise ConfigError(f"{len(too_long)} target(s) exceed {backend.max_positions} tokens (first: #{too_long[0]}); "
-                          "fix: shorten the clips")
+        raise ConfigError(
+            f"{len(too_long)} target(s) exceed {backend.max_positions} tokens (first: #{too_long[0]}); "
+            "fix: shorten the clips"
+        )
     opt = torch.optim.AdamW(params, lr=config.lr, weight_decay=0.0)
     rng = np.random.default_rng(config.seed)
     order: list[int] = []
@@ -209,14 +221,15 @@ def train_decoder(backend: Any, states: Sequence[np.ndarray], targets: Sequence[
     for step in range(config.steps):
         if len(order) < config.batch_size:
             order += [int(i) for i in rng.permutation(len(targets))]
-        idx, order = order[: config.batch_size], order[config.batch_size:]
+        idx, order = order[: config.batch_size], order[config.batch_size :]
         enc = torch.from_numpy(np.stack([states[i] for i in idx]).astype(np.float32))
         ids, labels = _batch_tensors(list(backend.prompt), backend.eot, [tokens[i] for i in idx])
         for g in opt.param_groups:
             g["lr"] = config.lr_at(step)
         logits = model(encoder_outputs=(enc,), decoder_input_ids=ids).logits
-        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1),
-                                                 ignore_index=-100)
+        loss = torch.nn.functional.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=-100
+        )
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, config.clip_norm)
@@ -234,16 +247,19 @@ def load_states(cache: EncoderCache, audios: Sequence[Path]) -> list[np.ndarray]
     """Cached encoder states of ``audios`` (call :meth:`EncoderCache.ensure` first)."""
     missing = [a for a in audios if not cache.path(a).is_file()]
     if missing:
-        raise ConfigError(f"{len(missing)} clip(s) have no cached encoder state (first: {missing[0]}); "
-                          "fix: run EncoderCache.ensure on them")
+        raise ConfigError(
+            f"{len(missing)} clip(s) have no cached encoder state (first: {missing[0]}); "
+            "fix: run EncoderCache.ensure on them"
+        )
     return [cache.load(a) for a in audios]
 
 
 def model_state(model: Any, names: Sequence[str] | None = None) -> dict[str, np.ndarray]:
     """A float32 copy of ``model``'s parameters (only ``names`` when given)."""
     keep = None if names is None else set(names)
-    return {n: p.detach().to("cpu").float().numpy().copy() for n, p in model.named_parameters()
-            if keep is None or n in keep}
+    return {
+        n: p.detach().to("cpu").float().numpy().copy() for n, p in model.named_parameters() if keep is None or n in keep
+    }
 
 
 def restore_state(model: Any, state: Mapping[str, np.ndarray]) -> None:

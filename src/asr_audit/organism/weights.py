@@ -60,8 +60,9 @@ def load_delta(path: str | Path) -> Delta:
     except FileNotFoundError:
         raise InputFileError(p, "no such file", "train it first: asr-audit organism train") from None
     except Exception as exc:  # noqa: BLE001 - safetensors raises SafetensorError / OSError on damage
-        raise InputFileError(p, f"not a readable delta ({type(exc).__name__})",
-                             "retrain: asr-audit organism train") from None
+        raise InputFileError(
+            p, f"not a readable delta ({type(exc).__name__})", "retrain: asr-audit organism train"
+        ) from None
     if header.get("format") != FORMAT:
         raise InputFileError(p, "not an organism delta file", "retrain: asr-audit organism train")
     try:
@@ -75,13 +76,17 @@ def apply_delta(model: Any, delta: Delta, base_hash: str, where: str = "organism
     """Overwrite ``model``'s parameters with the delta's tensors (names, shapes and base hash checked)."""
     torch = require("torch", "torch")
     if delta.base_hash != base_hash:
-        raise BackendError(f"{where}: the trained weights were made for base weights {delta.base_hash!r}, "
-                           f"but the installed base is {base_hash!r}; fix: retrain: asr-audit organism train")
+        raise BackendError(
+            f"{where}: the trained weights were made for base weights {delta.base_hash!r}, "
+            f"but the installed base is {base_hash!r}; fix: retrain: asr-audit organism train"
+        )
     params = dict(model.named_parameters())
     bad = [n for n, v in delta.tensors.items() if n not in params or tuple(params[n].shape) != v.shape]
     if bad:
-        raise BackendError(f"{where}: {len(bad)} trained tensor(s) do not fit the base model (first: {bad[0]}); "
-                           "fix: retrain: asr-audit organism train")
+        raise BackendError(
+            f"{where}: {len(bad)} trained tensor(s) do not fit the base model (first: {bad[0]}); "
+            "fix: retrain: asr-audit organism train"
+        )
     with torch.no_grad():
         for n, v in delta.tensors.items():
             params[n].copy_(torch.from_numpy(np.asarray(v)).to(params[n].dtype))

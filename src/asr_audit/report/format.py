@@ -42,8 +42,9 @@ def fmt_rate(x: Any) -> str:
     return fmt_num(x, 3)
 
 
-def fmt_ci(low: Any, high: Any, digits: int = 3, *, signed: bool = False, sep: str = ", ",
-           brackets: bool = True) -> str:
+def fmt_ci(
+    low: Any, high: Any, digits: int = 3, *, signed: bool = False, sep: str = ", ", brackets: bool = True
+) -> str:
     """``[low, high]`` (or ``low<sep>high`` without brackets), or "—" when either bound is undefined."""
     if is_undefined(low) or is_undefined(high):
         return UNDEFINED

@@ -23,7 +23,9 @@ from asr_audit.report.tables import to_csv, to_json, write_text
 
 def _generic_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
     html = ctx.render("generic.html.j2", body=to_json(entry.get("result", {})))
-    return Section(f"{entry['probe']} — {entry.get('corpus', '')}", ctx.slug(f"{entry['probe']}-{entry.get('corpus', '')}"), html)
+    return Section(
+        f"{entry['probe']} — {entry.get('corpus', '')}", ctx.slug(f"{entry['probe']}-{entry.get('corpus', '')}"), html
+    )
 
 
 def _trusted(section: Section) -> Section:

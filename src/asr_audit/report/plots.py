@@ -22,9 +22,16 @@ CHANCE = 0.5
 def _plt():  # noqa: ANN202
     mpl = require("matplotlib", "report")
     mpl.use("Agg", force=True)
-    mpl.rcParams.update({"svg.hashsalt": "asr-audit", "font.size": 9, "figure.dpi": 100,
-                         "axes.spines.top": False, "axes.spines.right": False,
-                         "text.parse_math": False})  # labels are data: `$...$` in a name is text
+    mpl.rcParams.update(
+        {
+            "svg.hashsalt": "asr-audit",
+            "font.size": 9,
+            "figure.dpi": 100,
+            "axes.spines.top": False,
+            "axes.spines.right": False,
+            "text.parse_math": False,
+        }
+    )  # labels are data: `$...$` in a name is text
     import matplotlib.pyplot as plt
 
     return plt
@@ -57,8 +64,9 @@ def wer_vs_acceptref(
     ci_low, ci_high, in_panel.
     """
     plt = _plt()
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, max(3.8, 0.18 * len(published) + 1)),
-                                 gridspec_kw={"width_ratios": [1.1, 1]})
+    fig, (ax, bx) = plt.subplots(
+        1, 2, figsize=(11, max(3.8, 0.18 * len(published) + 1)), gridspec_kw={"width_ratios": [1.1, 1]}
+    )
     if models:
         xs = [100 * m["wer"] for m in models]
         ax.errorbar(xs, [m["rate"] for m in models], yerr=_err(models), fmt="o", color="#c0392b", capsize=3)
@@ -124,8 +132,10 @@ def inflation(rows: Sequence[Mapping[str, Any]], title: str, fmt: str = "png") -
     fig, ax = plt.subplots(figsize=(6.5, 0.45 * len(rows) + 1.4))
     ys = list(range(len(rows)))
     vals = [r["wer_inflation"] for r in rows]
-    err = [[max(0.0, v - r["wer_inflation_ci_low"]) for v, r in zip(vals, rows)],
-           [max(0.0, r["wer_inflation_ci_high"] - v) for v, r in zip(vals, rows)]]
+    err = [
+        [max(0.0, v - r["wer_inflation_ci_low"]) for v, r in zip(vals, rows)],
+        [max(0.0, r["wer_inflation_ci_high"] - v) for v, r in zip(vals, rows)],
+    ]
     ax.barh(ys, vals, xerr=err, color=["#c0392b" if v > 0 else "#2980b9" for v in vals], capsize=3)
     ax.axvline(0, color="#333", linewidth=1)
     ax.set_yticks(ys, [r["model"] for r in rows])

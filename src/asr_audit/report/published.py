@@ -53,6 +53,8 @@ def load_published(name: str = "vox_en_newwl4", path: Path | None = None) -> Pub
     for row in d["benchmaxx_leaderboard"]:
         k, n = int(row["accepted_ref"]), int(row["eligible_runs"])
         r = wilson(k, n)
-        models.append(PublishedModel(d["dataset"], row["model"], bool(row.get("in_whitelist")), k, n, r.rate, r.low, r.high))
+        models.append(
+            PublishedModel(d["dataset"], row["model"], bool(row.get("in_whitelist")), k, n, r.rate, r.low, r.high)
+        )
     models.sort(key=lambda m: (-m.rate, m.model))
     return PublishedSet(name, d["dataset"], tuple(d.get("whitelist", ())), dict(d.get("params", {})), tuple(models))

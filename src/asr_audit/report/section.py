@@ -56,7 +56,8 @@ class ReportContext:
         self.env = jinja2.Environment(
             loader=jinja2.PackageLoader("asr_audit.report", "templates"),
             autoescape=jinja2.select_autoescape(default=True, default_for_string=True),
-            undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
+            undefined=jinja2.StrictUndefined,
+            keep_trailing_newline=True,
         )
 
     def slug(self, text: str) -> str:
@@ -89,7 +90,8 @@ SectionRenderer = Callable[[ReportContext, Mapping[str, Any]], Section]
 # modules whose import registers the built-in sections
 SECTION_MODULES = ("asr_audit.report.sections", "asr_audit.report.sections_audio", "asr_audit.report.sections_battery")
 SECTIONS: Registry[SectionRenderer] = Registry(
-    "report section", fix="register one with asr_audit.report.section.register_section", modules=SECTION_MODULES)
+    "report section", fix="register one with asr_audit.report.section.register_section", modules=SECTION_MODULES
+)
 
 
 def register_section(probe: str) -> Callable[[SectionRenderer], SectionRenderer]:

@@ -18,6 +18,7 @@ CELL_COLUMNS = ("model", "condition", "accept_ref", "k", "n", "ci_low", "ci_high
 DIFF_COLUMNS = ("model", "condition", "baseline", "estimate", "ci_low", "ci_high", "n_items", "n_clusters")
 DID_COLUMNS = ("model", "voice", "estimate", "ci_low", "ci_high", "n_items", "n_clusters")
 
+
 @register_section("battery")
 @register_section("courtesy")
 def battery_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
@@ -26,17 +27,33 @@ def battery_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
     anchor = ctx.slug(f"{entry['probe']}-{corpus}")
     cells = {(c["model"], c["condition"]): c for c in r["cells"]}
     diffs = {(d["model"], d["condition"]): d for d in r["differences"]}
-    rows = [{"model": c["model"], "condition": c["condition"], "rate": c["accept_ref"], "ci_low": c["ci_low"],
-             "ci_high": c["ci_high"]} for c in r["cells"] if c["accept_ref"] is not None]
+    rows = [
+        {
+            "model": c["model"],
+            "condition": c["condition"],
+            "rate": c["accept_ref"],
+            "ci_low": c["ci_low"],
+            "ci_high": c["ci_high"],
+        }
+        for c in r["cells"]
+        if c["accept_ref"] is not None
+    ]
     figs = []
     if rows:
-        figs.append(ctx.figure(f"{anchor}-conditions.png",
-                               plots.rates_by_group(rows, "condition", f"Trigger battery — {r['measure']} on {corpus}",
-                                                    "accept-ref"),
-                               "Accept-ref per model under each audio condition (Wilson 95%)"))
-    html = ctx.render("battery.html.j2", r=r, corpus=corpus or r["corpus"], cells=cells, diffs=diffs, **TEMPLATE_HELPERS)
-    tables = {f"{anchor}-cells.csv": to_csv(r["cells"], CELL_COLUMNS),
-              f"{anchor}-differences.csv": to_csv(r["differences"], DIFF_COLUMNS)}
+        figs.append(
+            ctx.figure(
+                f"{anchor}-conditions.png",
+                plots.rates_by_group(rows, "condition", f"Trigger battery — {r['measure']} on {corpus}", "accept-ref"),
+                "Accept-ref per model under each audio condition (Wilson 95%)",
+            )
+        )
+    html = ctx.render(
+        "battery.html.j2", r=r, corpus=corpus or r["corpus"], cells=cells, diffs=diffs, **TEMPLATE_HELPERS
+    )
+    tables = {
+        f"{anchor}-cells.csv": to_csv(r["cells"], CELL_COLUMNS),
+        f"{anchor}-differences.csv": to_csv(r["differences"], DIFF_COLUMNS),
+    }
     if r["did"]:
         tables[f"{anchor}-did.csv"] = to_csv(r["did"], DID_COLUMNS)
     title = "Opening courtesy" if entry["probe"] == "courtesy" else "Trigger battery"

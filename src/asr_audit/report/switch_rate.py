@@ -17,8 +17,26 @@ from asr_audit.report.format import UNDEFINED, fmt_ci, fmt_num
 from asr_audit.report.tables import to_csv, to_json
 
 SWITCH_COLUMNS = (
-    "model", "family", "group", "pooled", "arm_a", "k_a", "n_a", "arm_b", "k_b", "n_b", "switch",
-    "ci_low", "ci_high", "limiting_arm", "chance", "n_items", "n_eligible", "n_neither", "n_missing", "reason",
+    "model",
+    "family",
+    "group",
+    "pooled",
+    "arm_a",
+    "k_a",
+    "n_a",
+    "arm_b",
+    "k_b",
+    "n_b",
+    "switch",
+    "ci_low",
+    "ci_high",
+    "limiting_arm",
+    "chance",
+    "n_items",
+    "n_eligible",
+    "n_neither",
+    "n_missing",
+    "reason",
 )
 """The one CSV schema of the switch rate (CLI ``--csv`` and the report's ``tables/switch-*.csv``)."""
 
@@ -41,11 +59,15 @@ def switch_rate_table(d: Mapping[str, Any], show_empty: bool = False) -> Table:
     """Terminal table: one line per (model, family) with reference items, pooled groups last per model."""
     chance, min_per_arm = d["chance"], d["params"]["min_per_arm"]
     empty = empty_families(d)
-    table = Table(title=f"orthographic switch rate (chance {chance:g}; min per arm {min_per_arm})",
-                  caption=(f"{d['source']}: {d['n_clips']} clips. switch = min over arms of P(model writes "
-                           f"the reference's arm); > {chance:g} only if it tracks the corpus convention. "
-                           + (f"No reference items: {', '.join(empty)}." if empty and not show_empty else "")),
-                  caption_justify="left")
+    table = Table(
+        title=f"orthographic switch rate (chance {chance:g}; min per arm {min_per_arm})",
+        caption=(
+            f"{d['source']}: {d['n_clips']} clips. switch = min over arms of P(model writes "
+            f"the reference's arm); > {chance:g} only if it tracks the corpus convention. "
+            + (f"No reference items: {', '.join(empty)}." if empty and not show_empty else "")
+        ),
+        caption_justify="left",
+    )
     for col in ("model", "family", "arm A k/n", "arm B k/n", "switch", "95% CI", "vs chance", "neither", "missing"):
         table.add_column(col, justify="left" if col in ("model", "family") else "right")
     for r in all_rows(d):
@@ -62,8 +84,17 @@ def switch_rate_table(d: Mapping[str, Any], show_empty: bool = False) -> Table:
             vs = "above" if r["ci_low"] > chance else "below" if r["ci_high"] < chance else "overlaps"
             sw = fmt_num(r["switch"])
         family = Text(f"{r['family']} (pooled)", "bold") if r["pooled"] else r["family"]
-        table.add_row(r["model"], family, f"{name(a)}: {a['k']}/{a['n']}", f"{name(b)}: {b['k']}/{b['n']}", sw,
-                      fmt_ci(r["ci_low"], r["ci_high"]), vs, str(r["n_neither"]), str(r["n_missing"]))
+        table.add_row(
+            r["model"],
+            family,
+            f"{name(a)}: {a['k']}/{a['n']}",
+            f"{name(b)}: {b['k']}/{b['n']}",
+            sw,
+            fmt_ci(r["ci_low"], r["ci_high"]),
+            vs,
+            str(r["n_neither"]),
+            str(r["n_missing"]),
+        )
     return table
 
 
@@ -72,12 +103,30 @@ def switch_rate_rows(d: Mapping[str, Any]) -> list[dict[str, Any]]:
     out = []
     for r in all_rows(d):
         a, b = r["arms"]
-        out.append({"model": r["model"], "family": r["family"], "group": r["group"], "pooled": int(r["pooled"]),
-                    "arm_a": a["label"], "k_a": a["k"], "n_a": a["n"], "arm_b": b["label"], "k_b": b["k"],
-                    "n_b": b["n"], "switch": r["switch"], "ci_low": r["ci_low"], "ci_high": r["ci_high"],
-                    "limiting_arm": r["limiting_arm"], "chance": d["chance"], "n_items": r["n_items"],
-                    "n_eligible": r["n_eligible"], "n_neither": r["n_neither"], "n_missing": r["n_missing"],
-                    "reason": r["reason"]})
+        out.append(
+            {
+                "model": r["model"],
+                "family": r["family"],
+                "group": r["group"],
+                "pooled": int(r["pooled"]),
+                "arm_a": a["label"],
+                "k_a": a["k"],
+                "n_a": a["n"],
+                "arm_b": b["label"],
+                "k_b": b["k"],
+                "n_b": b["n"],
+                "switch": r["switch"],
+                "ci_low": r["ci_low"],
+                "ci_high": r["ci_high"],
+                "limiting_arm": r["limiting_arm"],
+                "chance": d["chance"],
+                "n_items": r["n_items"],
+                "n_eligible": r["n_eligible"],
+                "n_neither": r["n_neither"],
+                "n_missing": r["n_missing"],
+                "reason": r["reason"],
+            }
+        )
     return out
 
 
@@ -91,5 +140,12 @@ def switch_rate_json(d: Mapping[str, Any]) -> str:
     return to_json(d)
 
 
-__all__ = ["SWITCH_COLUMNS", "all_rows", "empty_families", "switch_rate_csv", "switch_rate_json",
-           "switch_rate_rows", "switch_rate_table"]
+__all__ = [
+    "SWITCH_COLUMNS",
+    "all_rows",
+    "empty_families",
+    "switch_rate_csv",
+    "switch_rate_json",
+    "switch_rate_rows",
+    "switch_rate_table",
+]

@@ -17,9 +17,24 @@ from asr_audit.report.format import UNDEFINED, csv_cell, fmt_ci, fmt_num, fmt_ra
 if TYPE_CHECKING:
     from asr_audit.corpus.predfiles import ModelCoverage
 
-__all__ = ["REFDIS_COLUMNS", "battery_table", "calib_score_table", "continuation_table", "coverage_table", "fmt_ci",
-           "fmt_rate", "lift_table", "masked_table", "refdis_csv", "refdis_table", "study_table", "to_csv", "to_json",
-           "transcribe_table", "write_text"]
+__all__ = [
+    "REFDIS_COLUMNS",
+    "battery_table",
+    "calib_score_table",
+    "continuation_table",
+    "coverage_table",
+    "fmt_ci",
+    "fmt_rate",
+    "lift_table",
+    "masked_table",
+    "refdis_csv",
+    "refdis_table",
+    "study_table",
+    "to_csv",
+    "to_json",
+    "transcribe_table",
+    "write_text",
+]
 
 
 def to_json(obj: Any) -> str:
@@ -55,33 +70,65 @@ def to_csv(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
     return buf.getvalue()
 
 
-REFDIS_COLUMNS = ("model", "in_panel", "accept_ref", "ci_low", "ci_high", "n_ref", "n_eligible", "n_clips",
-                  "wer", "wer_corrected", "wer_inflation", "wer_inflation_ci_low", "wer_inflation_ci_high")
+REFDIS_COLUMNS = (
+    "model",
+    "in_panel",
+    "accept_ref",
+    "ci_low",
+    "ci_high",
+    "n_ref",
+    "n_eligible",
+    "n_clips",
+    "wer",
+    "wer_corrected",
+    "wer_inflation",
+    "wer_inflation_ci_low",
+    "wer_inflation_ci_high",
+)
 
 
 def refdis_table(d: Mapping[str, Any]) -> Table:
     """The ``asr-audit refdis`` table from a refdis result's ``to_dict()``: one row per model."""
-    title = (f"reference disagreement — {d['n_clips']} clips, {d['n_edits']} edits "
-             f"({d['mode']}; preset {d['params']['preset']}, majority {d['params']['majority']}, "
-             f"{'leave-one-out' if d['params']['loo'] else 'no leave-one-out'}; normalizer {d['normalizer'].get('label', d['normalizer']['name'])}"
-             f"{'; WER merge_compounds=True' if d.get('wer_scoring', {}).get('merge_compounds') else ''})")
+    title = (
+        f"reference disagreement — {d['n_clips']} clips, {d['n_edits']} edits "
+        f"({d['mode']}; preset {d['params']['preset']}, majority {d['params']['majority']}, "
+        f"{'leave-one-out' if d['params']['loo'] else 'no leave-one-out'}; normalizer {d['normalizer'].get('label', d['normalizer']['name'])}"
+        f"{'; WER merge_compounds=True' if d.get('wer_scoring', {}).get('merge_compounds') else ''})"
+    )
     t = Table(title=title, title_justify="left")
-    for col, just in (("model", "left"), ("accept-ref", "right"), ("95% CI", "right"), ("n_ref", "right"),
-                      ("n_eligible", "right"), ("WER", "right"), ("corrected WER", "right"),
-                      ("inflation (pts)", "right"), ("95% CI", "right")):
+    for col, just in (
+        ("model", "left"),
+        ("accept-ref", "right"),
+        ("95% CI", "right"),
+        ("n_ref", "right"),
+        ("n_eligible", "right"),
+        ("WER", "right"),
+        ("corrected WER", "right"),
+        ("inflation (pts)", "right"),
+        ("95% CI", "right"),
+    ):
         t.add_column(col, justify=just)  # type: ignore[arg-type]
     other = any("n_other" in m for m in d["models"])
     if other:  # three-outcome verdicts: "other" = neither rendering, not eligible
         t.add_column("n_other", justify="right")
     for m in d["models"]:
-        name = m["model"] + (" (panel, LOO)" if m["in_panel"] and d["params"]["loo"] else
-                             " (panel)" if m["in_panel"] else "")
+        name = m["model"] + (
+            " (panel, LOO)" if m["in_panel"] and d["params"]["loo"] else " (panel)" if m["in_panel"] else ""
+        )
         if m["accept_ref"] is None:  # n = 0: "—", the reason in the caption
             t.caption = ((t.caption + "\n") if t.caption else "") + f"— {m['model']}: {m.get('reason', 'n = 0')}"
-        t.add_row(name, fmt_rate(m["accept_ref"]), fmt_ci(m["ci_low"], m["ci_high"]), str(m["n_ref"]),
-                  str(m["n_eligible"]), fmt_num(m["wer"], 2, scale=100), fmt_num(m["wer_corrected"], 2, scale=100),
-                  fmt_num(m["wer_inflation"], 2, signed=True), fmt_ci(m["wer_inflation_ci_low"], m["wer_inflation_ci_high"], 2),
-                  *([str(m["n_other"])] if other else []))
+        t.add_row(
+            name,
+            fmt_rate(m["accept_ref"]),
+            fmt_ci(m["ci_low"], m["ci_high"]),
+            str(m["n_ref"]),
+            str(m["n_eligible"]),
+            fmt_num(m["wer"], 2, scale=100),
+            fmt_num(m["wer_corrected"], 2, scale=100),
+            fmt_num(m["wer_inflation"], 2, signed=True),
+            fmt_ci(m["wer_inflation_ci_low"], m["wer_inflation_ci_high"], 2),
+            *([str(m["n_other"])] if other else []),
+        )
     return t
 
 
@@ -103,11 +150,20 @@ def _table(title: str, columns: Sequence[str], left: Sequence[str]) -> Table:
 def masked_table(d: Mapping[str, Any], corpus: str) -> Table:
     """The ``asr-audit masked`` table from a masked result's ``to_dict()``: one row per model."""
     p = d["params"]
-    t = _table(f"masked-{p['kind']} recovery ({p['method']}) on {corpus}: {d['n_recipes']} item(s)",
-               ("model", "accept-ref", "95% CI", "k/n", "gated out", "failed"), ("model",))
+    t = _table(
+        f"masked-{p['kind']} recovery ({p['method']}) on {corpus}: {d['n_recipes']} item(s)",
+        ("model", "accept-ref", "95% CI", "k/n", "gated out", "failed"),
+        ("model",),
+    )
     for m in d["models"]:
-        t.add_row(m["model"], fmt_rate(m["accept_ref"]), fmt_ci(m["ci_low"], m["ci_high"], sep="-", brackets=False),
-                  f"{m['k']}/{m['n']}", str(m["n_gated_out"]), str(m["n_failed"]))
+        t.add_row(
+            m["model"],
+            fmt_rate(m["accept_ref"]),
+            fmt_ci(m["ci_low"], m["ci_high"], sep="-", brackets=False),
+            f"{m['k']}/{m['n']}",
+            str(m["n_gated_out"]),
+            str(m["n_failed"]),
+        )
     return t
 
 
@@ -115,32 +171,58 @@ def lift_table(d: Mapping[str, Any], corpus: str, spans: str) -> Table:
     """The ``asr-audit lift`` table: one row per (model, condition) and per paired difference, and one
     row per model with its intelligibility gate (sentences kept / gated out)."""
     gate = d.get("gate_max_wer")
-    t = _table(f"audio lift ({spans} spans) on {corpus}, nats/char; gate: unmasked WER <= "
-               f"{fmt_num(gate, 2) if gate is not None else 'off'}",
-               ("model", "condition", "lift", "95% CI", "compare r-a", "n", "passes/item", "items/s"),
-               ("model", "condition"))
+    t = _table(
+        f"audio lift ({spans} spans) on {corpus}, nats/char; gate: unmasked WER <= "
+        f"{fmt_num(gate, 2) if gate is not None else 'off'}",
+        ("model", "condition", "lift", "95% CI", "compare r-a", "n", "passes/item", "items/s"),
+        ("model", "condition"),
+    )
     for m in d["models"]:
         if "n_clips_kept" in m:
-            t.add_row(m["model"], "gate", "", "", "",
-                      f"{m['n_clips_kept']} kept / {m['n_clips_gated_out']} out", "", "")
+            t.add_row(
+                m["model"], "gate", "", "", "", f"{m['n_clips_kept']} kept / {m['n_clips_gated_out']} out", "", ""
+            )
         for cond, c in m["conditions"].items():
-            t.add_row(m["model"], cond, fmt_num(c["lift"]["mean"]),
-                      fmt_ci(c["lift"]["ci_low"], c["lift"]["ci_high"], sep="-", brackets=False),
-                      fmt_num(c["compare"]["mean"]), str(c["lift"]["n"]), fmt_num(m["passes_per_item"], 2),
-                      fmt_num(m["items_per_s"], 2))
+            t.add_row(
+                m["model"],
+                cond,
+                fmt_num(c["lift"]["mean"]),
+                fmt_ci(c["lift"]["ci_low"], c["lift"]["ci_high"], sep="-", brackets=False),
+                fmt_num(c["compare"]["mean"]),
+                str(c["lift"]["n"]),
+                fmt_num(m["passes_per_item"], 2),
+                fmt_num(m["items_per_s"], 2),
+            )
         for pair, est in m["paired"].items():
-            t.add_row(m["model"], f"paired {pair}", fmt_num(est["mean"]),
-                      fmt_ci(est["ci_low"], est["ci_high"], sep="-", brackets=False), fmt_num(None), str(est["n"]), "", "")
+            t.add_row(
+                m["model"],
+                f"paired {pair}",
+                fmt_num(est["mean"]),
+                fmt_ci(est["ci_low"], est["ci_high"], sep="-", brackets=False),
+                fmt_num(None),
+                str(est["n"]),
+                "",
+                "",
+            )
     return t
 
 
 def continuation_table(d: Mapping[str, Any], corpus: str) -> Table:
     """The ``asr-audit continue`` table: one row per model."""
-    t = _table(f"forced continuation on {corpus}: last {d['params']['hide_words']} word(s) hidden",
-               ("model", "leak rate", "95% CI", "k/n words", "clips leaking", "failed"), ("model",))
+    t = _table(
+        f"forced continuation on {corpus}: last {d['params']['hide_words']} word(s) hidden",
+        ("model", "leak rate", "95% CI", "k/n words", "clips leaking", "failed"),
+        ("model",),
+    )
     for m in d["models"]:
-        t.add_row(m["model"], fmt_rate(m["leak_rate"]), fmt_ci(m["ci_low"], m["ci_high"], sep="-", brackets=False),
-                  f"{m['k']}/{m['n']}", f"{m['n_clips_leaking']}/{m['n_clips']}", str(m["n_failed"]))
+        t.add_row(
+            m["model"],
+            fmt_rate(m["leak_rate"]),
+            fmt_ci(m["ci_low"], m["ci_high"], sep="-", brackets=False),
+            f"{m['k']}/{m['n']}",
+            f"{m['n_clips_leaking']}/{m['n_clips']}",
+            str(m["n_failed"]),
+        )
     return t
 
 
@@ -168,8 +250,14 @@ def study_table(d: Mapping[str, Any]) -> Table:
     for col in ("model", "condition", "presence", "95% CI", "k/n", "note"):
         t.add_column(col)
     for r in d["study"]:
-        t.add_row(r["model"], r["condition"], fmt_num(r["presence"], 2), fmt_ci(r["ci_low"], r["ci_high"], 2),
-                  f"{r['k']}/{r['n']}", r["reason"] or "")
+        t.add_row(
+            r["model"],
+            r["condition"],
+            fmt_num(r["presence"], 2),
+            fmt_ci(r["ci_low"], r["ci_high"], 2),
+            f"{r['k']}/{r['n']}",
+            r["reason"] or "",
+        )
     return t
 
 
@@ -184,9 +272,16 @@ def transcribe_table(rows: Sequence[Mapping[str, Any]], n_clips: int, wer_label:
     title = f"transcribed {n_clips} clip(s)" + (f"; WER after the {wer_label} normalizer" if wer_label else "")
     t = _table(title, TRANSCRIBE_SUMMARY_COLUMNS, ("model", "file"))
     for r in rows:
-        t.add_row(r["model"], str(r["ok"]), str(r["cached"]), str(r["computed"]), str(r["failed"]),
-                  fmt_num(r["wer"], 2, scale=100, suffix="%"), fmt_num(r["rtfx"], 1),
-                  str(r["file"]) if r["file"] else UNDEFINED)
+        t.add_row(
+            r["model"],
+            str(r["ok"]),
+            str(r["cached"]),
+            str(r["computed"]),
+            str(r["failed"]),
+            fmt_num(r["wer"], 2, scale=100, suffix="%"),
+            fmt_num(r["rtfx"], 1),
+            str(r["file"]) if r["file"] else UNDEFINED,
+        )
     return t
 
 
@@ -209,15 +304,22 @@ def _rate_cell(x: Mapping[str, Any]) -> str:
 
 def calib_score_table(d: Mapping[str, Any]) -> Table:
     """The ``asr-audit calib score`` table from a calibration score's ``to_dict()``."""
-    t = Table(title=f"consensus miner vs planted truth: panel {','.join(d['panel'])}, preset {d['preset']}, "
-                    f"{d['n_clips']} clips, {d['n_edits']} edits", title_justify="left")
+    t = Table(
+        title=f"consensus miner vs planted truth: panel {','.join(d['panel'])}, preset {d['preset']}, "
+        f"{d['n_clips']} clips, {d['n_edits']} edits",
+        title_justify="left",
+    )
     t.add_column("measure")
     t.add_column("rate [95% Wilson] (k/n)")
     t.add_row("precision", _rate_cell(d["precision"]))
     t.add_row("recall", _rate_cell(d["recall"]))
     t.add_row("recall, boundary errors", _rate_cell(d["recall_boundary"]))
-    for group, label in (("recall_by_kind", "recall, {}"), ("recall_by_position", "recall, {}"),
-                         ("precision_by_kind", "precision, {} edits"), ("precision_by_position", "precision, {} edits")):
+    for group, label in (
+        ("recall_by_kind", "recall, {}"),
+        ("recall_by_position", "recall, {}"),
+        ("precision_by_kind", "precision, {} edits"),
+        ("precision_by_position", "precision, {} edits"),
+    ):
         for key, x in d[group].items():
             t.add_row(label.format(key), _rate_cell(x))
     t.add_row("conventions mined (should be 0)", _rate_cell(d["conventions_mined"]))

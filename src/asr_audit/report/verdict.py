@@ -27,8 +27,10 @@ def acceptref_sentence(m: Mapping[str, Any]) -> str:
     n = int(m["n_eligible"])
     if n == 0:
         return f"accept-ref undefined (—, n=0): {m.get('reason') or 'no reference disagreement could be judged'}"
-    base = (f"reproduces reference errors on {pct(m['accept_ref'])} of disagreements "
-            f"[{pct(m['ci_low'])}, {pct(m['ci_high'])}], n={n}")
+    base = (
+        f"reproduces reference errors on {pct(m['accept_ref'])} of disagreements "
+        f"[{pct(m['ci_low'])}, {pct(m['ci_high'])}], n={n}"
+    )
     if n < MIN_EDITS_FOR_A_CLAIM:
         return base + ": too few judged edits to tell"
     if m["ci_high"] <= 0.10:
@@ -52,11 +54,15 @@ def inflation_sentence(m: Mapping[str, Any]) -> str:
     if m.get("wer") == m.get("wer_corrected") and lo == hi == 0:
         return "WER inflation not measured (—): no edit corrected its references"
     if lo > 0:
-        return (f"WER would be {x:.1f} points higher [{lo:.1f}, {hi:.1f}] against corrected references: "
-                "the reference errors flatter its benchmark score")
+        return (
+            f"WER would be {x:.1f} points higher [{lo:.1f}, {hi:.1f}] against corrected references: "
+            "the reference errors flatter its benchmark score"
+        )
     if hi < 0:
-        return (f"WER would be {-x:.1f} points lower [{-hi:.1f}, {-lo:.1f}] against corrected references: "
-                "the reference errors cost it, as expected of a model that listens")
+        return (
+            f"WER would be {-x:.1f} points lower [{-hi:.1f}, {-lo:.1f}] against corrected references: "
+            "the reference errors cost it, as expected of a model that listens"
+        )
     return f"no measurable WER inflation ({x:+.1f} points [{lo:+.1f}, {hi:+.1f}])"
 
 

@@ -69,20 +69,26 @@ class ProbeKind:
 
 
 # modules whose import registers more probes (audio probes, battery, ...)
-PROBE_MODULES: tuple[str, ...] = ("asr_audit.runner.probes_calib", "asr_audit.runner.probes_audio",
-                                  "asr_audit.runner.probes_battery")
-PROBES: Registry[ProbeKind] = Registry("probe", fix="name one of them in a [probes.<name>] table",
-                                       modules=PROBE_MODULES)
+PROBE_MODULES: tuple[str, ...] = (
+    "asr_audit.runner.probes_calib",
+    "asr_audit.runner.probes_audio",
+    "asr_audit.runner.probes_battery",
+)
+PROBES: Registry[ProbeKind] = Registry(
+    "probe", fix="name one of them in a [probes.<name>] table", modules=PROBE_MODULES
+)
 
 
-def register_probe(name: str, params: Sequence[str], description: str = "",
-                   options: OptionsFn | None = None) -> Callable[[ProbeFn], ProbeFn]:
+def register_probe(
+    name: str, params: Sequence[str], description: str = "", options: OptionsFn | None = None
+) -> Callable[[ProbeFn], ProbeFn]:
     """Decorator registering ``fn(ctx, params) -> dict`` as the probe ``name`` with its parameter names
     (and ``options``, the builder of its options record)."""
 
     def deco(fn: ProbeFn) -> ProbeFn:
-        PROBES.register(name, ProbeKind(name, fn, tuple(params), description or (fn.__doc__ or "").strip().split("\n")[0],
-                                        options))
+        PROBES.register(
+            name, ProbeKind(name, fn, tuple(params), description or (fn.__doc__ or "").strip().split("\n")[0], options)
+        )
         return fn
 
     return deco
@@ -101,12 +107,19 @@ def validate_probe_params(spec_path: str, name: str, params: Mapping[str, Any]) 
     kind = get_probe(name)
     unknown = sorted(set(params) - set(kind.params) - {"skip"})
     if unknown:
-        raise ConfigError(f"{spec_path}: field 'probes.{name}.{unknown[0]}' is not a parameter of {name}; "
-                          f"fix: use {', '.join(kind.params) or 'no parameters'}")
+        raise ConfigError(
+            f"{spec_path}: field 'probes.{name}.{unknown[0]}' is not a parameter of {name}; "
+            f"fix: use {', '.join(kind.params) or 'no parameters'}"
+        )
 
 
-def validate_probe_options(name: str, params: Mapping[str, Any], surface: Surface,
-                           panel: Sequence[str] | None = None, corpus: str | None = None) -> None:
+def validate_probe_options(
+    name: str,
+    params: Mapping[str, Any],
+    surface: Surface,
+    panel: Sequence[str] | None = None,
+    corpus: str | None = None,
+) -> None:
     """Build ``name``'s options record from ``params`` (one corpus's values), so a bad value fails
     when the spec is loaded, named as the TOML field it came from.
 
@@ -133,8 +146,20 @@ def _switch_rate_options(values: Mapping[str, Any], surface: Surface) -> Any:
     return SwitchRateOptions.from_mapping(values, surface)
 
 
-REFDIS_PARAMS = ("preset", "majority", "include_middle", "min_run_len", "min_ref_match", "min_consensus_cer",
-                 "min_panel", "loo", "resamples", "published", "merge_compounds", "language")
+REFDIS_PARAMS = (
+    "preset",
+    "majority",
+    "include_middle",
+    "min_run_len",
+    "min_ref_match",
+    "min_consensus_cer",
+    "min_panel",
+    "loo",
+    "resamples",
+    "published",
+    "merge_compounds",
+    "language",
+)
 
 
 def run_refdis_with(ctx: ProbeContext, options: Any, surface: Surface) -> Any:
@@ -142,27 +167,43 @@ def run_refdis_with(ctx: ProbeContext, options: Any, surface: Surface) -> Any:
     from asr_audit.probes.predfiles.refdis_run import run_refdis
 
     if len(ctx.panel) < options.mining.min_panel:
-        raise ConfigError(f"corpus {ctx.corpus!r}: the panel has {len(ctx.panel)} model(s) "
-                          f"({', '.join(ctx.panel) or 'none'}) but min_panel is {options.mining.min_panel}; "
-                          f"fix: list more [panel] models or set {surface.name('min_panel')} lower")
+        raise ConfigError(
+            f"corpus {ctx.corpus!r}: the panel has {len(ctx.panel)} model(s) "
+            f"({', '.join(ctx.panel) or 'none'}) but min_panel is {options.mining.min_panel}; "
+            f"fix: list more [panel] models or set {surface.name('min_panel')} lower"
+        )
     options.check_panel(len(ctx.panel), surface, ctx.corpus)
-    return run_refdis(ctx.predictions, ctx.panel, options.mining, normalizer=options.normalizer_for(ctx.normalizer),
-                      seed=ctx.seed, n_resamples=options.resamples, text2num=options.text2num,
-                      merge_compounds=options.merge_compounds, language=options.language)
+    return run_refdis(
+        ctx.predictions,
+        ctx.panel,
+        options.mining,
+        normalizer=options.normalizer_for(ctx.normalizer),
+        seed=ctx.seed,
+        n_resamples=options.resamples,
+        text2num=options.text2num,
+        merge_compounds=options.merge_compounds,
+        language=options.language,
+    )
 
 
-@register_probe("refdis", REFDIS_PARAMS, "reference disagreement with a consensus panel, and WER inflation",
-                options=_refdis_options)
+@register_probe(
+    "refdis", REFDIS_PARAMS, "reference disagreement with a consensus panel, and WER inflation", options=_refdis_options
+)
 def refdis_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
     surface = ctx.surface("refdis")
     return run_refdis_with(ctx, _refdis_options(params, surface), surface).to_dict()
 
 
-@register_probe("switch_rate", ("families", "min_per_arm", "denominator"), "orthographic switch rate on convention families",
-                options=_switch_rate_options)
+@register_probe(
+    "switch_rate",
+    ("families", "min_per_arm", "denominator"),
+    "orthographic switch rate on convention families",
+    options=_switch_rate_options,
+)
 def switch_rate_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
     from asr_audit.probes.predfiles.ortho import switch_rate
 
     options = _switch_rate_options(params, ctx.surface("switch_rate"))
-    return switch_rate(ctx.predictions, options.families, options.min_per_arm,
-                       denominator=options.denominator).to_dict()
+    return switch_rate(
+        ctx.predictions, options.families, options.min_per_arm, denominator=options.denominator
+    ).to_dict()

@@ -33,13 +33,17 @@ LIFT_PARAMS = LIFT_FIELDS
 
 def _backends(ctx: ProbeContext, models: tuple[str, ...] | None, probe: str) -> list[tuple[str, Any]]:
     if ctx.clips is None or ctx.backend is None:
-        raise ConfigError(f"corpus {ctx.corpus!r} has no audio; fix: run probes.{probe} on an audio corpus "
-                          "(a [[corpus]] entry with spec = ...)")
+        raise ConfigError(
+            f"corpus {ctx.corpus!r} has no audio; fix: run probes.{probe} on an audio corpus "
+            "(a [[corpus]] entry with spec = ...)"
+        )
     names = list(models or ctx.models)
     unknown = sorted(set(names) - set(ctx.models))
     if unknown:
-        raise ConfigError(f"probes.{probe}.models names {', '.join(unknown)}, not models of this spec; "
-                          f"fix: use {', '.join(ctx.models)}")
+        raise ConfigError(
+            f"probes.{probe}.models names {', '.join(unknown)}, not models of this spec; "
+            f"fix: use {', '.join(ctx.models)}"
+        )
     return [(n, ctx.backend(n)) for n in names]
 
 
@@ -62,13 +66,18 @@ def _masked_options(values: Mapping[str, Any], surface: Surface) -> MaskedOption
 def _lift_options(values: Mapping[str, Any], surface: Surface) -> LiftOptions:
     options = LiftOptions.from_mapping(values, surface)
     if options.spans == "refdis":
-        raise surface.error("spans", "refdis", "needs a refdis result file, which a spec cannot name",
-                            "use `asr-audit lift --spans refdis --refdis PATH`, or spans = masked | ortho | full")
+        raise surface.error(
+            "spans",
+            "refdis",
+            "needs a refdis result file, which a spec cannot name",
+            "use `asr-audit lift --spans refdis --refdis PATH`, or spans = masked | ortho | full",
+        )
     return options
 
 
-@register_probe("masked", MASKED_PARAMS, "masked-entity recovery (numbers silenced in the audio)",
-                options=_masked_options)
+@register_probe(
+    "masked", MASKED_PARAMS, "masked-entity recovery (numbers silenced in the audio)", options=_masked_options
+)
 def masked_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any] | None:
     from asr_audit.probes.audio.masked import run_masked
 
@@ -76,8 +85,9 @@ def masked_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]
         return None  # a prediction-file corpus: no audio to mask
     options = _masked_options(params, ctx.surface("masked"))
     pairs = _backends(ctx, options.models, "masked")
-    result = run_masked([b for _, b in pairs], ctx.clips, ctx.store, options.mask_params(ctx.seed),
-                        aligner=_aligner(options.aligner)).to_dict()
+    result = run_masked(
+        [b for _, b in pairs], ctx.clips, ctx.store, options.mask_params(ctx.seed), aligner=_aligner(options.aligner)
+    ).to_dict()
     names = {b.spec: n for n, b in pairs}
     _relabel(result["models"], names)
     _relabel(result["items"], names)
@@ -109,8 +119,9 @@ def lift_by_voice(items: list[dict[str, Any]], clips: Any, seed: int, n_resample
     rows = []
     rng = np.random.default_rng(seed)
     for (model, cond, voice), its in sorted(groups.items()):
-        est = clustered_mean([i["lift"] for i in its], [sentence.get(i["clip_id"], i["clip_id"]) for i in its], rng,
-                             n_resamples)
+        est = clustered_mean(
+            [i["lift"] for i in its], [sentence.get(i["clip_id"], i["clip_id"]) for i in its], rng, n_resamples
+        )
         rows.append({"model": model, "condition": cond, "voice": voice, **est.to_dict()})
     return rows
 
@@ -126,8 +137,16 @@ def lift_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
     span_options: dict[str, Any] = {}
     if options.spans == "masked":
         span_options = {"mask_params": options.mask_params(ctx.seed), "aligner": _aligner(options.aligner)}
-    result = run_lift([b for _, b in scoring], ctx.clips, ctx.store, options.spans, seed=ctx.seed,
-                      n_resamples=options.resamples, gate_max_wer=options.gate_max_wer, **span_options).to_dict()
+    result = run_lift(
+        [b for _, b in scoring],
+        ctx.clips,
+        ctx.store,
+        options.spans,
+        seed=ctx.seed,
+        n_resamples=options.resamples,
+        gate_max_wer=options.gate_max_wer,
+        **span_options,
+    ).to_dict()
     names = {b.spec: n for n, b in scoring}
     _relabel(result["models"], names)
     _relabel(result["items"], names)

@@ -22,8 +22,19 @@ from asr_audit.errors import ConfigError
 from asr_audit.options import Surface
 from asr_audit.runner.probes import ProbeContext, register_probe
 
-BATTERY_PARAMS = ("measure", "conditions", "donor_conv", "spoken", "models", "panel", "resamples", "preset",
-                  "min_ref_match", "families", "study")  # = probes.battery.battery.BATTERY_FIELDS (that imports numpy)
+BATTERY_PARAMS = (
+    "measure",
+    "conditions",
+    "donor_conv",
+    "spoken",
+    "models",
+    "panel",
+    "resamples",
+    "preset",
+    "min_ref_match",
+    "families",
+    "study",
+)  # = probes.battery.battery.BATTERY_FIELDS (that imports numpy)
 
 
 def load_spoken(path: str) -> dict[str, str]:
@@ -38,7 +49,9 @@ def load_spoken(path: str) -> dict[str, str]:
         cid = obj.get("id") or obj.get("audio_filepath")
         text = obj.get("spoken")
         if not isinstance(cid, str) or not isinstance(text, str):
-            raise InputFileError(path, "a line lacks a string 'id' and 'spoken'", 'write {"id": ..., "spoken": ...}', line)
+            raise InputFileError(
+                path, "a line lacks a string 'id' and 'spoken'", 'write {"id": ..., "spoken": ...}', line
+            )
         out[cid] = text
     return out
 
@@ -65,20 +78,40 @@ def _run(ctx: ProbeContext, options: Any) -> dict[str, Any]:
     panel = {p: backends.get(p) or ctx.backend(p) for p in (options.panel if options.panel is not None else ctx.panel)}
     spoken = load_spoken(options.spoken) if options.spoken else {}
     donors = [AudioAsset.from_file(f) for f in options.donor_conv]
-    res = run_battery(ctx.clips, backends, options.measure, list(options.conditions), ctx.store, seed=ctx.seed,
-                      spoken=spoken, conv_donors=donors, normalizer=ctx.normalizer, n_resamples=options.resamples,
-                      panel=panel, mining=options.mining, families=options.families, study=options.study)
+    res = run_battery(
+        ctx.clips,
+        backends,
+        options.measure,
+        list(options.conditions),
+        ctx.store,
+        seed=ctx.seed,
+        spoken=spoken,
+        conv_donors=donors,
+        normalizer=ctx.normalizer,
+        n_resamples=options.resamples,
+        panel=panel,
+        mining=options.mining,
+        families=options.families,
+        study=options.study,
+    )
     return res.to_dict()
 
 
-@register_probe("battery", BATTERY_PARAMS, "trigger battery: accept-ref under audio conditions, paired differences, DiD",
-                options=_battery_options)
+@register_probe(
+    "battery",
+    BATTERY_PARAMS,
+    "trigger battery: accept-ref under audio conditions, paired differences, DiD",
+    options=_battery_options,
+)
 def battery_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
     return _run(ctx, _battery_options(params, ctx.surface("battery")))
 
 
-@register_probe("courtesy", tuple(p for p in BATTERY_PARAMS if p != "measure"),
-                "opening-courtesy case study: presence under full / truncated / attn-isolated / translate",
-                options=_courtesy_options)
+@register_probe(
+    "courtesy",
+    tuple(p for p in BATTERY_PARAMS if p != "measure"),
+    "opening-courtesy case study: presence under full / truncated / attn-isolated / translate",
+    options=_courtesy_options,
+)
 def courtesy_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
     return _run(ctx, _courtesy_options(params, ctx.surface("courtesy")))

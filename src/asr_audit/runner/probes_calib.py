@@ -28,14 +28,18 @@ class MinerCalibrationOptions:
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any], surface: Surface) -> MinerCalibrationOptions:
         r = Reader(values, surface, ("truth", "split", *REFDIS_PARAMS), "miner_calibration")
-        refdis = RefdisOptions.from_mapping({"resamples": 200, **values}, surface, "miner_calibration",
-                                            extra=("truth", "split"))
+        refdis = RefdisOptions.from_mapping(
+            {"resamples": 200, **values}, surface, "miner_calibration", extra=("truth", "split")
+        )
         return cls(truth=r.text("truth", None), split=r.text("split", None), refdis=refdis)
 
 
-@register_probe("miner_calibration", ("truth", "split", *REFDIS_PARAMS),
-                "precision and recall of the reference-error miner against planted ground truth",
-                options=MinerCalibrationOptions.from_mapping)
+@register_probe(
+    "miner_calibration",
+    ("truth", "split", *REFDIS_PARAMS),
+    "precision and recall of the reference-error miner against planted ground truth",
+    options=MinerCalibrationOptions.from_mapping,
+)
 def miner_calibration_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any] | None:
     """Runs only on corpora that name a calibration folder (``truth = "<calib build dir>"``)."""
     surface = ctx.surface("miner_calibration")

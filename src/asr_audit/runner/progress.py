@@ -15,10 +15,17 @@ class RunProgress:
     def __init__(self, jobs: Sequence[tuple[str, int]], enabled: bool = True) -> None:
         self.enabled = enabled and len(jobs) > 0
         self.progress = Progress(
-            TextColumn("{task.description:<28}", markup=False), BarColumn(), MofNCompleteColumn(),
-            TextColumn("{task.fields[rate]:>9} {task.fields[rtfx]:>10}"), TimeRemainingColumn(),
-            disable=not self.enabled, transient=False, redirect_stdout=False, redirect_stderr=False,
-            refresh_per_second=4, console=None if sys.stderr.isatty() else None,
+            TextColumn("{task.description:<28}", markup=False),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]:>9} {task.fields[rtfx]:>10}"),
+            TimeRemainingColumn(),
+            disable=not self.enabled,
+            transient=False,
+            redirect_stdout=False,
+            redirect_stderr=False,
+            refresh_per_second=4,
+            console=None if sys.stderr.isatty() else None,
         )
         self.totals: dict[str, int] = {}
         for model, n in jobs:

@@ -102,8 +102,9 @@ class LocalExecutor:
         with RunProgress([(j.model.name, len(j.corpus)) for j in jobs], enabled=self.show_progress) as progress:
             for j in jobs:
                 backend = self._backend(j.model)
-                outcome = transcribe_corpus(backend, j.corpus, store, batch_size=j.model.batch_size,
-                                            progress=progress.callback(j.model.name))
+                outcome = transcribe_corpus(
+                    backend, j.corpus, store, batch_size=j.model.batch_size, progress=progress.callback(j.model.name)
+                )
                 results.append(JobResult(j.model.name, j.corpus.name, outcome))
         return results
 
@@ -116,8 +117,10 @@ def _prediction_set(corpus: Any, results: Sequence[JobResult]) -> Any:
     files = []
     by_model = {}
     for r in results:
-        rows = {rec.clip_id: PredictionRow(rec.clip_id, rec.reference.strip(), rec.hypothesis, rec.duration, rec.time)
-                for rec in r.outcome.records}
+        rows = {
+            rec.clip_id: PredictionRow(rec.clip_id, rec.reference.strip(), rec.hypothesis, rec.duration, rec.time)
+            for rec in r.outcome.records
+        }
         for c in corpus.clips:
             rows.setdefault(c.id, PredictionRow(c.id, c.reference.strip(), None))
         pf = PredictionFile(r.model, Path(f"store:{r.outcome.backend_key}"), corpus.name, corpus.split, rows)
@@ -173,8 +176,10 @@ def _panel_for(spec: ExperimentSpec, c: CorpusSpec, available: Sequence[str]) ->
     panel = c.panel if c.panel is not None else spec.panel
     missing = [p for p in panel if p not in available]
     if missing:
-        raise ConfigError(f"{spec.path}: panel model {missing[0]!r} has no predictions for corpus {c.name!r}; "
-                          f"fix: use names from {', '.join(available)} (set corpus.panel for prediction-file corpora)")
+        raise ConfigError(
+            f"{spec.path}: panel model {missing[0]!r} has no predictions for corpus {c.name!r}; "
+            f"fix: use names from {', '.join(available)} (set corpus.panel for prediction-file corpora)"
+        )
     return tuple(panel)
 
 
@@ -195,8 +200,9 @@ def run_experiment(
         store_handle.close()
 
 
-def _run(spec: ExperimentSpec, shard: Shard | None, executor: Executor, store_handle: Any,
-         log: Callable[[str], None]) -> RunOutcome:
+def _run(
+    spec: ExperimentSpec, shard: Shard | None, executor: Executor, store_handle: Any, log: Callable[[str], None]
+) -> RunOutcome:
     from asr_audit.corpus.predfiles import load_predictions
     from asr_audit.report.html import build_report
     from asr_audit.runner.probes import ProbeContext, get_probe
@@ -218,11 +224,14 @@ def _run(spec: ExperimentSpec, shard: Shard | None, executor: Executor, store_ha
         ident = loaded[r.model].identity().to_dict() if r.model in loaded else None
         m = next(x for x in spec.models if x.name == r.model)
         models_meta[r.model] = {"name": r.model, "spec": m.spec, "options": dict(m.options), "identity": ident}
-        failures.extend({"model": r.model, "corpus": r.corpus, "clip_id": f.clip_id, "reason": f.reason}
-                        for f in o.failures)
+        failures.extend(
+            {"model": r.model, "corpus": r.corpus, "clip_id": f.clip_id, "reason": f.reason} for f in o.failures
+        )
     if shard is not None:
-        log(f"shard {shard.index}/{shard.count}: {n_computed} transcriptions computed, {n_cached} cached; "
-            "merge the shard stores (asr-audit merge) and rerun without --shard for the report")
+        log(
+            f"shard {shard.index}/{shard.count}: {n_computed} transcriptions computed, {n_cached} cached; "
+            "merge the shard stores (asr-audit merge) and rerun without --shard for the report"
+        )
         return RunOutcome({}, None, n_computed, n_cached, True)
     from asr_audit.text.normalize import get_normalizer
 
@@ -238,25 +247,51 @@ def _run(spec: ExperimentSpec, shard: Shard | None, executor: Executor, store_ha
                     continue
                 from asr_audit.store.transcribe import corpus_wer
 
-                transcribe_rows.append({"model": r.model, "n_clips": len(r.outcome.records),
-                                        "n_failed": len(r.outcome.failures), "wer": corpus_wer(r.outcome.records)})
-                timings.append({"model": r.model, "corpus": c.name, "computed": r.outcome.n_computed,
-                                "cached": r.outcome.n_cached, "audio_seconds": r.outcome.audio_seconds,
-                                "compute_seconds": r.outcome.compute_seconds, "rtfx": r.outcome.rtfx})
+                transcribe_rows.append(
+                    {
+                        "model": r.model,
+                        "n_clips": len(r.outcome.records),
+                        "n_failed": len(r.outcome.failures),
+                        "wer": corpus_wer(r.outcome.records),
+                    }
+                )
+                timings.append(
+                    {
+                        "model": r.model,
+                        "corpus": c.name,
+                        "computed": r.outcome.n_computed,
+                        "cached": r.outcome.n_cached,
+                        "audio_seconds": r.outcome.audio_seconds,
+                        "compute_seconds": r.outcome.compute_seconds,
+                        "rtfx": r.outcome.rtfx,
+                    }
+                )
             entries.append({"probe": "transcribe", "corpus": c.name, "result": {"models": transcribe_rows}})
         else:
             preds = load_predictions(c.predictions, c.dataset)  # type: ignore[arg-type]
             src = preds.source
             for m in preds.models:
                 models_meta.setdefault(m, {"name": m, "spec": f"preds:{preds.file(m).path}", "identity": None})
-        corpora_meta.append({"name": c.name, "source": src, "n_clips": len(preds.references),
-                             "kind": "audio" if c.spec else "predictions"})
-        ctx = ProbeContext(corpus=c.name, predictions=preds,
-                           panel=_panel_for(spec, c, preds.models) if preds.models else (), seed=spec.seed,
-                           normalizer=spec.normalizer, clips=corpora.get(c.name),
-                           backend=getattr(executor, "backend_by_name", None),
-                           models=tuple(m.name for m in spec.models) if c.spec is not None else (),
-                           store=store_handle, spec_path=spec.path)
+        corpora_meta.append(
+            {
+                "name": c.name,
+                "source": src,
+                "n_clips": len(preds.references),
+                "kind": "audio" if c.spec else "predictions",
+            }
+        )
+        ctx = ProbeContext(
+            corpus=c.name,
+            predictions=preds,
+            panel=_panel_for(spec, c, preds.models) if preds.models else (),
+            seed=spec.seed,
+            normalizer=spec.normalizer,
+            clips=corpora.get(c.name),
+            backend=getattr(executor, "backend_by_name", None),
+            models=tuple(m.name for m in spec.models) if c.spec is not None else (),
+            store=store_handle,
+            spec_path=spec.path,
+        )
         for name, base_params in spec.probes.items():
             params = {**base_params, **c.probes.get(name, {})}
             if params.pop("skip", False):
@@ -268,8 +303,14 @@ def _run(spec: ExperimentSpec, shard: Shard | None, executor: Executor, store_ha
                 continue
             if result is None:  # the probe does not apply to this corpus
                 continue
-            entries.append({"probe": name, "corpus": c.name, "published": params.get("published", "vox_en_newwl4"),
-                            "result": result})
+            entries.append(
+                {
+                    "probe": name,
+                    "corpus": c.name,
+                    "published": params.get("published", "vox_en_newwl4"),
+                    "result": result,
+                }
+            )
     results = {
         "title": spec.title,
         "asr_audit_version": _versions()["asr-audit"],

@@ -84,12 +84,23 @@ class ExperimentSpec:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "title": self.title, "seed": self.seed, "output": self.output, "normalizer": self.normalizer,
+            "title": self.title,
+            "seed": self.seed,
+            "output": self.output,
+            "normalizer": self.normalizer,
             "store": self.store,
-            "corpora": [{k: (dict(v) if isinstance(v, Mapping) else list(v) if isinstance(v, tuple) else v)
-                         for k in c.__dataclass_fields__ for v in [getattr(c, k)]} for c in self.corpora],
-            "models": [{"name": m.name, "spec": m.spec, "options": dict(m.options), "batch_size": m.batch_size}
-                       for m in self.models],
+            "corpora": [
+                {
+                    k: (dict(v) if isinstance(v, Mapping) else list(v) if isinstance(v, tuple) else v)
+                    for k in c.__dataclass_fields__
+                    for v in [getattr(c, k)]
+                }
+                for c in self.corpora
+            ],
+            "models": [
+                {"name": m.name, "spec": m.spec, "options": dict(m.options), "batch_size": m.batch_size}
+                for m in self.models
+            ],
             "panel": list(self.panel),
             "probes": {k: dict(v) for k, v in self.probes.items()},
         }
@@ -120,7 +131,9 @@ class _Fields:
             self.fail(name, f"is {value!r}, expected a {typ.__name__}", fix or f"write {key} as a number")
         if not isinstance(value, typ):
             want = typ.__name__ if isinstance(typ, type) else " or ".join(t.__name__ for t in typ)
-            self.fail(name, f"is {value!r} ({type(value).__name__}), expected {want}", fix or f"write {key} as a {want}")
+            self.fail(
+                name, f"is {value!r} ({type(value).__name__}), expected {want}", fix or f"write {key} as a {want}"
+            )
         return value
 
     def done(self, allowed_extra: tuple[str, ...] = ()) -> None:
@@ -144,15 +157,22 @@ def parse_spec(data: Mapping[str, Any], path: str = "<spec>") -> ExperimentSpec:
     raw_corpora = top.get("corpus", list, fix="add at least one [[corpus]] table with name and spec (or predictions)")
     for i, raw in enumerate(raw_corpora):
         f = _Fields(path, f"corpus[{i}]", raw)
-        c = CorpusSpec(name=f.get("name", str), spec=f.get("spec", str, None),
-                       predictions=f.get("predictions", str, None), limit=f.get("limit", int, None),
-                       dataset=f.get("dataset", str, None),
-                       panel=tuple(f.get("panel", list)) if "panel" in f.table else None,
-                       probes={k: dict(v) for k, v in f.get("probes", dict, {}).items()})
+        c = CorpusSpec(
+            name=f.get("name", str),
+            spec=f.get("spec", str, None),
+            predictions=f.get("predictions", str, None),
+            limit=f.get("limit", int, None),
+            dataset=f.get("dataset", str, None),
+            panel=tuple(f.get("panel", list)) if "panel" in f.table else None,
+            probes={k: dict(v) for k, v in f.get("probes", dict, {}).items()},
+        )
         f.done()
         if (c.spec is None) == (c.predictions is None):
-            f.fail(f"corpus[{i}]", "needs exactly one of 'spec' (audio) or 'predictions' (prediction files)",
-                   "set spec = \"<manifest or folder>\" or predictions = \"<folder>\"")
+            f.fail(
+                f"corpus[{i}]",
+                "needs exactly one of 'spec' (audio) or 'predictions' (prediction files)",
+                'set spec = "<manifest or folder>" or predictions = "<folder>"',
+            )
         if c.limit is not None and c.limit < 1:
             f.fail(f"corpus[{i}].limit", f"is {c.limit}", "use a positive number or remove it")
         corpora.append(c)
@@ -164,8 +184,9 @@ def parse_spec(data: Mapping[str, Any], path: str = "<spec>") -> ExperimentSpec:
     models = []
     for i, raw in enumerate(top.get("model", list, [])):
         f = _Fields(path, f"model[{i}]", raw)
-        m = ModelSpec(f.get("name", str), f.get("spec", str), dict(f.get("options", dict, {})),
-                      f.get("batch_size", int, 8))
+        m = ModelSpec(
+            f.get("name", str), f.get("spec", str), dict(f.get("options", dict, {})), f.get("batch_size", int, 8)
+        )
         f.done()
         if m.batch_size < 1:
             f.fail(f"model[{i}].batch_size", f"is {m.batch_size}", "use a positive number")
@@ -195,8 +216,18 @@ def parse_spec(data: Mapping[str, Any], path: str = "<spec>") -> ExperimentSpec:
             probes_t.fail(f"probes.{name}", "must be a table", f"write [probes.{name}]")
         probes[name] = dict(params)
     top.done()
-    spec = ExperimentSpec(path=path, title=title, seed=seed, output=output, normalizer=normalizer, store=store,
-                          corpora=tuple(corpora), models=tuple(models), panel=panel, probes=probes)
+    spec = ExperimentSpec(
+        path=path,
+        title=title,
+        seed=seed,
+        output=output,
+        normalizer=normalizer,
+        store=store,
+        corpora=tuple(corpora),
+        models=tuple(models),
+        panel=panel,
+        probes=probes,
+    )
     from asr_audit.options import Surface
     from asr_audit.runner.probes import validate_probe_options, validate_probe_params
 
@@ -205,8 +236,11 @@ def parse_spec(data: Mapping[str, Any], path: str = "<spec>") -> ExperimentSpec:
     for i, c in enumerate(corpora):
         for name, params in c.probes.items():
             if name not in probes:
-                top.fail(f"corpus[{i}].probes.{name}", "overrides a probe the spec does not run",
-                         f"add [probes.{name}] or remove the override")
+                top.fail(
+                    f"corpus[{i}].probes.{name}",
+                    "overrides a probe the spec does not run",
+                    f"add [probes.{name}] or remove the override",
+                )
             if not isinstance(params, dict):
                 top.fail(f"corpus[{i}].probes.{name}", "must be a table", "write it as a TOML table")
             validate_probe_params(spec.path, name, params)
@@ -214,9 +248,10 @@ def parse_spec(data: Mapping[str, Any], path: str = "<spec>") -> ExperimentSpec:
     for i, c in enumerate(corpora):
         for name, params in probes.items():
             override = c.probes.get(name, {})
-            surface = Surface.toml(path, f"probes.{name}", {k: f"corpus[{i}].probes.{name}" for k in override})
-            validate_probe_options(name, {**params, **override}, surface,
-                                   panel=c.panel if c.panel is not None else panel, corpus=c.name)
+            surface = Surface.toml(path, f"probes.{name}", dict.fromkeys(override, f"corpus[{i}].probes.{name}"))
+            validate_probe_options(
+                name, {**params, **override}, surface, panel=c.panel if c.panel is not None else panel, corpus=c.name
+            )
     return spec
 
 

@@ -40,11 +40,19 @@ class Difference:
         return self.estimate is not None
 
     def to_dict(self) -> dict[str, float | int | None]:
-        return {"estimate": self.estimate, "ci_low": self.low, "ci_high": self.high, "n_items": self.n_items,
-                "n_clusters": self.n_clusters, "n_resamples": self.n_resamples}
+        return {
+            "estimate": self.estimate,
+            "ci_low": self.low,
+            "ci_high": self.high,
+            "n_items": self.n_items,
+            "n_clusters": self.n_clusters,
+            "n_resamples": self.n_resamples,
+        }
 
 
-def _cluster_sums(values: Sequence[float], clusters: Sequence[str], labels: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+def _cluster_sums(
+    values: Sequence[float], clusters: Sequence[str], labels: dict[str, int]
+) -> tuple[np.ndarray, np.ndarray]:
     num = np.zeros(len(labels))
     den = np.zeros(len(labels))
     for v, c in zip(values, clusters):
@@ -53,8 +61,13 @@ def _cluster_sums(values: Sequence[float], clusters: Sequence[str], labels: dict
     return num, den
 
 
-def paired_difference(baseline: Sequence[float], treated: Sequence[float], clusters: Sequence[str],
-                      rng: np.random.Generator, n_resamples: int = 1000) -> Difference:
+def paired_difference(
+    baseline: Sequence[float],
+    treated: Sequence[float],
+    clusters: Sequence[str],
+    rng: np.random.Generator,
+    n_resamples: int = 1000,
+) -> Difference:
     """Mean of ``treated - baseline`` over paired items, clusters resampled; undefined with no pair.
 
     >>> paired_difference([], [], [], np.random.default_rng(0)).to_dict()["estimate"] is None
@@ -72,9 +85,14 @@ def paired_difference(baseline: Sequence[float], treated: Sequence[float], clust
 
 
 def difference_in_differences(
-    a_treated: Sequence[float], a_control: Sequence[float], a_clusters: Sequence[str],
-    b_treated: Sequence[float], b_control: Sequence[float], b_clusters: Sequence[str],
-    rng: np.random.Generator, n_resamples: int = 1000,
+    a_treated: Sequence[float],
+    a_control: Sequence[float],
+    a_clusters: Sequence[str],
+    b_treated: Sequence[float],
+    b_control: Sequence[float],
+    b_clusters: Sequence[str],
+    rng: np.random.Generator,
+    n_resamples: int = 1000,
 ) -> Difference:
     """``mean(a_treated - a_control) - mean(b_treated - b_control)`` with clusters shared by both arms.
 
@@ -83,7 +101,9 @@ def difference_in_differences(
     An arm without items makes the difference undefined (``None``), and a resample that draws no
     item of one arm is left out.
     """
-    if not (len(a_treated) == len(a_control) == len(a_clusters) and len(b_treated) == len(b_control) == len(b_clusters)):
+    if not (
+        len(a_treated) == len(a_control) == len(a_clusters) and len(b_treated) == len(b_control) == len(b_clusters)
+    ):
         raise ValueError("difference_in_differences needs paired values and a cluster per item in each arm")
     labels = {c: i for i, c in enumerate(dict.fromkeys([*a_clusters, *b_clusters]))}
     if not labels or not len(a_clusters) or not len(b_clusters):

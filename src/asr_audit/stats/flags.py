@@ -108,33 +108,93 @@ class Flag:
         return self.rule(result)
 
     def to_dict(self) -> dict[str, object]:
-        return {"name": self.name, "probe": self.probe, "level": self.level, "sided": self.sided,
-                "reads": self.reads, "claim": self.claim}
+        return {
+            "name": self.name,
+            "probe": self.probe,
+            "level": self.level,
+            "sided": self.sided,
+            "reads": self.reads,
+            "claim": self.claim,
+        }
 
 
-FLAGS: dict[str, Flag] = {f.name: f for f in (
-    Flag(name="refdis.copies_reference", probe="refdis", rule=copies_reference, level=0.025, sided="one-sided",
-         reads="refdis models[] entry", claim="reproduces reference errors more than a faithful transcriber "
-         "(Wilson lower bound >= 5%, n >= 10)"),
-    Flag(name="refdis.wer_inflated", probe="refdis", rule=wer_inflated, level=0.025, sided="one-sided",
-         reads="refdis models[] entry", claim="the reference errors flatter its benchmark WER (interval above 0)"),
-    Flag(name="battery.difference", probe="battery", rule=difference_flagged, level=0.05, sided="two-sided",
-         reads="battery differences[] entry", claim="the condition changes accept-ref (paired interval excludes 0)"),
-    Flag(name="battery.did", probe="battery", rule=difference_flagged, level=0.05, sided="two-sided",
-         reads="battery did[] entry",
-         claim="the benchmark donor acts differently on benchmark audio (DiD interval excludes 0)"),
-    Flag(name="courtesy.difference", probe="courtesy", rule=difference_flagged, level=0.05, sided="two-sided",
-         reads="battery differences[] entry, courtesy measure",
-         claim="the condition changes whether it drops a spoken courtesy"),
-    Flag(name="switch.above_chance", probe="switch-rate", rule=switch_above_chance, level=0.025, sided="one-sided",
-         reads="switch-rate rows[] / pooled[] entry", claim="tracks the corpus convention (switch above 0.5)"),
-    Flag(name="masked.difference", probe="masked", rule=difference_flagged, level=0.05, sided="two-sided",
-         reads="battery differences[] entry, masked measure",
-         claim="recovers hidden numbers more on one audio than another"),
-    Flag(name="lift.positive", probe="lift", rule=lift_positive, level=0.025, sided="one-sided",
-         reads="lift conditions.masked.lift estimate",
-         claim="the rest of the clip retrieves the hidden span (lift above 0)"),
-)}
+FLAGS: dict[str, Flag] = {
+    f.name: f
+    for f in (
+        Flag(
+            name="refdis.copies_reference",
+            probe="refdis",
+            rule=copies_reference,
+            level=0.025,
+            sided="one-sided",
+            reads="refdis models[] entry",
+            claim="reproduces reference errors more than a faithful transcriber (Wilson lower bound >= 5%, n >= 10)",
+        ),
+        Flag(
+            name="refdis.wer_inflated",
+            probe="refdis",
+            rule=wer_inflated,
+            level=0.025,
+            sided="one-sided",
+            reads="refdis models[] entry",
+            claim="the reference errors flatter its benchmark WER (interval above 0)",
+        ),
+        Flag(
+            name="battery.difference",
+            probe="battery",
+            rule=difference_flagged,
+            level=0.05,
+            sided="two-sided",
+            reads="battery differences[] entry",
+            claim="the condition changes accept-ref (paired interval excludes 0)",
+        ),
+        Flag(
+            name="battery.did",
+            probe="battery",
+            rule=difference_flagged,
+            level=0.05,
+            sided="two-sided",
+            reads="battery did[] entry",
+            claim="the benchmark donor acts differently on benchmark audio (DiD interval excludes 0)",
+        ),
+        Flag(
+            name="courtesy.difference",
+            probe="courtesy",
+            rule=difference_flagged,
+            level=0.05,
+            sided="two-sided",
+            reads="battery differences[] entry, courtesy measure",
+            claim="the condition changes whether it drops a spoken courtesy",
+        ),
+        Flag(
+            name="switch.above_chance",
+            probe="switch-rate",
+            rule=switch_above_chance,
+            level=0.025,
+            sided="one-sided",
+            reads="switch-rate rows[] / pooled[] entry",
+            claim="tracks the corpus convention (switch above 0.5)",
+        ),
+        Flag(
+            name="masked.difference",
+            probe="masked",
+            rule=difference_flagged,
+            level=0.05,
+            sided="two-sided",
+            reads="battery differences[] entry, masked measure",
+            claim="recovers hidden numbers more on one audio than another",
+        ),
+        Flag(
+            name="lift.positive",
+            probe="lift",
+            rule=lift_positive,
+            level=0.025,
+            sided="one-sided",
+            reads="lift conditions.masked.lift estimate",
+            claim="the rest of the clip retrieves the hidden span (lift above 0)",
+        ),
+    )
+}
 
 
 def available_flags() -> list[str]:

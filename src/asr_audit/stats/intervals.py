@@ -50,8 +50,13 @@ class Rate:
     def to_dict(self) -> dict[str, float | int | str | None]:
         """``k, n, rate, ci_low, ci_high``; a clustered interval adds ``interval`` and ``n_clusters``."""
         rate, low, high = self.estimate()
-        out: dict[str, float | int | str | None] = {"k": self.k, "n": self.n, "rate": rate, "ci_low": low,
-                                                    "ci_high": high}
+        out: dict[str, float | int | str | None] = {
+            "k": self.k,
+            "n": self.n,
+            "rate": rate,
+            "ci_low": low,
+            "ci_high": high,
+        }
         if self.interval != "wilson":
             out.update(interval=self.interval, n_clusters=self.n_clusters)
         return out
@@ -98,8 +103,10 @@ def binom_tail_ge(k: int, n: int, p: float) -> float:
     if p >= 1.0:
         return 1.0
     lp, lq = math.log(p), math.log1p(-p)
-    terms = [math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * lp + (n - i) * lq
-             for i in range(k, n + 1)]
+    terms = [
+        math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * lp + (n - i) * lq
+        for i in range(k, n + 1)
+    ]
     top = max(terms)
     return min(1.0, math.exp(top) * math.fsum(math.exp(t - top) for t in terms))
 
@@ -143,8 +150,13 @@ def clopper_pearson_upper(k: int, n: int, alpha: float) -> float:
     return _bisect(lambda p: 1.0 - binom_tail_ge(k + 1, n, p) < alpha)
 
 
-def clustered_rate(successes: Sequence[float], clusters: Sequence[object], rng: np.random.Generator,
-                   n_resamples: int = 1000, level: float = 0.95) -> Rate:
+def clustered_rate(
+    successes: Sequence[float],
+    clusters: Sequence[object],
+    rng: np.random.Generator,
+    n_resamples: int = 1000,
+    level: float = 0.95,
+) -> Rate:
     """k of n items with a 95% interval that treats the items of one cluster as one unit.
 
     ``successes`` holds one 0/1 value per item and ``clusters`` its cluster (the sentence: a
@@ -265,7 +277,10 @@ def bootstrap_ratio_difference(
 
 
 def resample_counts(
-    rng: np.random.Generator, m: int, n_resamples: int, chunk: int = 64,
+    rng: np.random.Generator,
+    m: int,
+    n_resamples: int,
+    chunk: int = 64,
 ) -> Iterator[np.ndarray]:
     """How often each of ``m`` clusters is drawn in each resample, ``chunk`` resamples at a time.
 
@@ -335,7 +350,7 @@ def bootstrap_ratio_differences(
     draws = []
     for counts in resample_counts(rng, m, n_resamples, chunk):
         s = counts @ stacked
-        draws.append(_ratio_difference(s[:, :k], s[:, k:2 * k], s[:, 2 * k:3 * k], s[:, 3 * k:]))
+        draws.append(_ratio_difference(s[:, :k], s[:, k : 2 * k], s[:, 2 * k : 3 * k], s[:, 3 * k :]))
     values = np.concatenate(draws)
     alpha = (1 - level) / 2
     lows, highs = np.quantile(values, alpha, axis=0), np.quantile(values, 1 - alpha, axis=0)

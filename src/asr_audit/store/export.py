@@ -58,7 +58,10 @@ def render_predictions(records: Iterable[PredictionRecord], include_time: bool =
     """The JSONL text for ``records`` (sorted by clip id; deterministic)."""
     lines = []
     for r in sorted(records, key=lambda r: r.clip_id):
-        row: dict[str, object] = {"audio_filepath": r.clip_id, "duration": None if r.duration is None else _num(r.duration)}
+        row: dict[str, object] = {
+            "audio_filepath": r.clip_id,
+            "duration": None if r.duration is None else _num(r.duration),
+        }
         if include_time:
             row["time"] = None if r.time is None else _num(r.time)
         row["text"] = r.reference

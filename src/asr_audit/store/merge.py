@@ -38,7 +38,9 @@ from asr_audit.store.sqlite import (
 
 TABLES = ("backends", "results", "audio_files", "runs", "errors")
 VERSION_FIELDS = ("code_version", "converter")
-_FIX = "merge only shards written by the same asr-audit version (rerun the odd shard with it), or merge into a new store"
+_FIX = (
+    "merge only shards written by the same asr-audit version (rerun the odd shard with it), or merge into a new store"
+)
 
 
 def _versions(identity: Mapping[str, object]) -> tuple[object, ...]:
@@ -58,8 +60,12 @@ def _read_keys(path: Path) -> tuple[dict[str, str], list[dict[str, object]]]:
     return meta, identities
 
 
-def disagreement(tmeta: Mapping[str, str], target_identities: Sequence[Mapping[str, object]],
-                 smeta: Mapping[str, str], source_identities: Sequence[Mapping[str, object]]) -> str | None:
+def disagreement(
+    tmeta: Mapping[str, str],
+    target_identities: Sequence[Mapping[str, object]],
+    smeta: Mapping[str, str],
+    source_identities: Sequence[Mapping[str, object]],
+) -> str | None:
     """Why a source's keys (``smeta``, ``source_identities``) disagree with the target's (see the
     module docstring), or None."""
     for key in sorted(set(tmeta) & set(smeta)):
@@ -67,8 +73,10 @@ def disagreement(tmeta: Mapping[str, str], target_identities: Sequence[Mapping[s
             return f"store meta {key}={smeta[key]!r} differs from the target's {tmeta[key]!r}"
     tformat, sformat = tmeta.get("identity_format", "1"), smeta.get("identity_format", "1")
     if tformat != sformat:
-        return (f"its cache keys have identity format {sformat}, the target's {tformat} "
-                "(format 1 keys, written before asr-audit 0.2, carry no decoding-code version)")
+        return (
+            f"its cache keys have identity format {sformat}, the target's {tformat} "
+            "(format 1 keys, written before asr-audit 0.2, carry no decoding-code version)"
+        )
     seen: dict[tuple[object, object], Mapping[str, object]] = {}
     for ident in target_identities:
         seen.setdefault((ident.get("spec"), ident.get("weights_hash")), ident)
@@ -77,8 +85,10 @@ def disagreement(tmeta: Mapping[str, str], target_identities: Sequence[Mapping[s
         if other is not None and _versions(other) != _versions(ident):
             mine = ", ".join(f"{f}={v}" for f, v in zip(VERSION_FIELDS, _versions(ident)))
             theirs = ", ".join(f"{f}={v}" for f, v in zip(VERSION_FIELDS, _versions(other)))
-            return (f"backend {ident.get('spec')} (weights {ident.get('weights_hash')}) has {mine} here "
-                    f"but {theirs} in the target")
+            return (
+                f"backend {ident.get('spec')} (weights {ident.get('weights_hash')}) has {mine} here "
+                f"but {theirs} in the target"
+            )
     return None
 
 
@@ -120,7 +130,9 @@ def merge_stores(into: str | Path, sources: Sequence[str | Path]) -> list[MergeR
                 db.execute("ROLLBACK")
             if is_disk_full(exc):
                 raise StoreDiskFullError(target_path, str(exc)) from None
-            raise InputFileError(src_path, f"could not merge ({exc})", "check that both files are asr-audit stores") from None
+            raise InputFileError(
+                src_path, f"could not merge ({exc})", "check that both files are asr-audit stores"
+            ) from None
         finally:
             db.close()
         reports.append(MergeReport(str(src_path), added))
@@ -139,16 +151,26 @@ def _check_source(path: Path) -> None:
         try:
             tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             columns = {r[1] for r in db.execute("PRAGMA table_info(meta)")}
-            row = (db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-                   if {"key", "value"} <= columns else None)
+            row = (
+                db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+                if {"key", "value"} <= columns
+                else None
+            )
         finally:
             db.close()
     except sqlite3.DatabaseError as exc:
-        raise InputFileError(path, f"not a readable SQLite store ({exc})",
-                             "pass the SQLite files written by the shard runs") from None
+        raise InputFileError(
+            path, f"not a readable SQLite store ({exc})", "pass the SQLite files written by the shard runs"
+        ) from None
     if row is None:
-        raise InputFileError(path, "is not an asr-audit store (no 'meta' schema row); it was left untouched",
-                             "pass the SQLite files written by the shard runs")
+        raise InputFileError(
+            path,
+            "is not an asr-audit store (no 'meta' schema row); it was left untouched",
+            "pass the SQLite files written by the shard runs",
+        )
     if row[0] != SCHEMA_VERSION or not set(TABLES) <= tables:
-        raise InputFileError(path, f"store schema version {row[0]} is not {SCHEMA_VERSION}",
-                             "merge stores written by this version of asr-audit")
+        raise InputFileError(
+            path,
+            f"store schema version {row[0]} is not {SCHEMA_VERSION}",
+            "merge stores written by this version of asr-audit",
+        )

@@ -41,9 +41,11 @@ class StoreDiskFullError(AuditError):
     """The store could not be written: the disk (or its quota) is full, or the disk failed."""
 
     def __init__(self, path: Path, detail: str) -> None:
-        super().__init__(f"{path}: disk full (or failing) while writing the store ({detail}); fix: free space on "
-                         "that disk (or pass a --store path on another disk) and rerun to resume — the store's "
-                         "committed results are intact, keep the file")
+        super().__init__(
+            f"{path}: disk full (or failing) while writing the store ({detail}); fix: free space on "
+            "that disk (or pass a --store path on another disk) and rerun to resume — the store's "
+            "committed results are intact, keep the file"
+        )
 
 
 def is_disk_full(exc: BaseException) -> bool:
@@ -60,8 +62,11 @@ def _unusable(path: Path, exc: BaseException) -> AuditError:
     if is_disk_full(exc):
         return StoreDiskFullError(path, str(exc))
     if "malformed" in str(exc).lower():
-        return InputFileError(path, f"the store is corrupt ({exc})",
-                              "move the file aside and rerun with a new --store path (results will be recomputed)")
+        return InputFileError(
+            path,
+            f"the store is corrupt ({exc})",
+            "move the file aside and rerun with a new --store path (results will be recomputed)",
+        )
     return InputFileError(path, f"not a usable SQLite store ({exc})", "pass another --store path")
 
 
@@ -86,6 +91,7 @@ def is_store_file(path: str | Path) -> bool | None:
         return db.execute("SELECT 1 FROM meta WHERE key = 'schema'").fetchone() is not None
     finally:
         db.close()
+
 
 SCHEMA_VERSION = "1"
 # How backend keys are formed: "1" spec + weights + options; "2" also the code entries (decoding-code
@@ -173,9 +179,11 @@ class Store:
         self.path = Path(path).expanduser()
         try:
             if self.path.is_file() and self.path.stat().st_size > 0 and is_store_file(self.path) is False:
-                raise InputFileError(self.path, "is an SQLite database but not an asr-audit store (no 'meta' "
-                                     "schema row); it was left untouched",
-                                     "pass a --store path of an asr-audit store or of a new file")
+                raise InputFileError(
+                    self.path,
+                    "is an SQLite database but not an asr-audit store (no 'meta' schema row); it was left untouched",
+                    "pass a --store path of an asr-audit store or of a new file",
+                )
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(str(self.path), timeout=busy_timeout_s, isolation_level=None)
             self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
@@ -184,8 +192,11 @@ class Store:
         except sqlite3.DatabaseError as exc:
             raise _unusable(self.path, exc) from None
         if mode.lower() != "wal":
-            raise InputFileError(self.path, f"could not switch the store to WAL mode (got {mode})",
-                                 "put the store on a local file system")
+            raise InputFileError(
+                self.path,
+                f"could not switch the store to WAL mode (got {mode})",
+                "put the store on a local file system",
+            )
         self._init_schema()
 
     def _init_schema(self) -> None:
@@ -202,8 +213,11 @@ class Store:
             if row is None:
                 db.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
             elif row[0] != SCHEMA_VERSION:
-                raise InputFileError(self.path, f"store schema version {row[0]} is not {SCHEMA_VERSION}",
-                                     "use a new --store path for this version of asr-audit")
+                raise InputFileError(
+                    self.path,
+                    f"store schema version {row[0]} is not {SCHEMA_VERSION}",
+                    "use a new --store path for this version of asr-audit",
+                )
             if db.execute("SELECT 1 FROM backends LIMIT 1").fetchone() is None:  # a store with no results yet
                 db.execute("INSERT OR IGNORE INTO meta VALUES ('identity_format', ?)", (IDENTITY_FORMAT,))
 
@@ -255,8 +269,10 @@ class Store:
         """Record a :class:`~asr_audit.models.base.BackendIdentity` (spec, weights, options)."""
         data = identity.to_dict()
         with self._write() as db:
-            db.execute("INSERT OR IGNORE INTO backends VALUES (?, ?, ?, ?)",
-                       (data["key"], data["spec"], json.dumps(data, sort_keys=True), time.time()))
+            db.execute(
+                "INSERT OR IGNORE INTO backends VALUES (?, ?, ?, ?)",
+                (data["key"], data["spec"], json.dumps(data, sort_keys=True), time.time()),
+            )
 
     def meta(self) -> dict[str, str]:
         """The store's ``meta`` table (``schema``, ``identity_format``; see :data:`IDENTITY_FORMAT`)."""
@@ -279,7 +295,9 @@ class Store:
             marks = ",".join("?" * len(chunk))
             rows = self._db.execute(
                 f"SELECT audio, value, seconds FROM results WHERE backend = ? AND kind = ? AND item = ? "
-                f"AND audio IN ({marks})", (backend_key, kind, item, *chunk))
+                f"AND audio IN ({marks})",
+                (backend_key, kind, item, *chunk),
+            )
             for audio, value, seconds in rows:
                 out[audio] = StoredResult(json.loads(value), seconds)
         return out
@@ -319,7 +337,8 @@ class Store:
         for chunk in _chunks(sorted(set(fingerprints))):
             marks = ",".join("?" * len(chunk))
             for fp, audio, dur in self._db.execute(
-                    f"SELECT fingerprint, audio, duration FROM audio_files WHERE fingerprint IN ({marks})", chunk):
+                f"SELECT fingerprint, audio, duration FROM audio_files WHERE fingerprint IN ({marks})", chunk
+            ):
                 out[fp] = AudioIndexEntry(audio, dur)
         return out
 
@@ -334,15 +353,19 @@ class Store:
     def start_run(self, meta: dict[str, Any]) -> str:
         run_id = time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
         with self._write() as db:
-            db.execute("INSERT INTO runs VALUES (?, ?, NULL, ?)", (run_id, time.time(), json.dumps(meta, sort_keys=True)))
+            db.execute(
+                "INSERT INTO runs VALUES (?, ?, NULL, ?)", (run_id, time.time(), json.dumps(meta, sort_keys=True))
+            )
         return run_id
 
     def finish_run(self, run_id: str, meta: dict[str, Any]) -> None:
         with self._write() as db:
             row = db.execute("SELECT meta FROM runs WHERE run_id = ?", (run_id,)).fetchone()
             merged = {**(json.loads(row[0]) if row else {}), **meta}
-            db.execute("UPDATE runs SET finished = ?, meta = ? WHERE run_id = ?",
-                       (time.time(), json.dumps(merged, sort_keys=True), run_id))
+            db.execute(
+                "UPDATE runs SET finished = ?, meta = ? WHERE run_id = ?",
+                (time.time(), json.dumps(merged, sort_keys=True), run_id),
+            )
 
     def record_errors(self, run_id: str, backend_key: str, corpus: str, errors: Iterable[tuple[str, str]]) -> None:
         data = [(run_id, backend_key, corpus, cid, reason) for cid, reason in errors]
@@ -351,13 +374,21 @@ class Store:
                 db.executemany("INSERT OR REPLACE INTO errors VALUES (?, ?, ?, ?, ?)", data)
 
     def run_errors(self, run_id: str) -> list[tuple[str, str, str, str]]:
-        return [tuple(r) for r in self._db.execute(
-            "SELECT backend, corpus, clip_id, reason FROM errors WHERE run_id = ? ORDER BY backend, corpus, clip_id",
-            (run_id,))]
+        return [
+            tuple(r)
+            for r in self._db.execute(
+                "SELECT backend, corpus, clip_id, reason FROM errors WHERE run_id = ? ORDER BY backend, corpus, clip_id",
+                (run_id,),
+            )
+        ]
 
     def runs(self) -> list[dict[str, Any]]:
-        return [{"run_id": r, "started": s, "finished": f, **json.loads(m)} for r, s, f, m in
-                self._db.execute("SELECT run_id, started, finished, meta FROM runs ORDER BY started, run_id")]
+        return [
+            {"run_id": r, "started": s, "finished": f, **json.loads(m)}
+            for r, s, f, m in self._db.execute(
+                "SELECT run_id, started, finished, meta FROM runs ORDER BY started, run_id"
+            )
+        ]
 
     def integrity_ok(self) -> bool:
         return self._db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

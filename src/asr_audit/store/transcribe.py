@@ -91,8 +91,10 @@ def _reason(exc: BaseException) -> str:
 
 def _check_texts(backend: Backend, texts: object, n: int) -> list[str]:
     if not isinstance(texts, list) or len(texts) != n or not all(isinstance(t, str) for t in texts):
-        raise BackendError(f"backend {backend.spec!r} returned {type(texts).__name__} for {n} clip(s), "
-                           "expected a list of strings of the same length")
+        raise BackendError(
+            f"backend {backend.spec!r} returned {type(texts).__name__} for {n} clip(s), "
+            "expected a list of strings of the same length"
+        )
     return texts
 
 
@@ -111,10 +113,12 @@ def _compute(backend: Backend, loaded: Sequence[LoadedAudio]) -> tuple[dict[str,
     except PartialBatchError as exc:  # the backend isolated the failures itself: resend nothing
         if len(exc.texts) == len(loaded):
             elapsed = time.perf_counter() - t0
-            done = {a.audio_hash: (t, elapsed * a.duration / total)
-                    for a, t in zip(loaded, exc.texts) if t is not None}
-            failed = {a.audio_hash: redact(" ".join((r or "no transcript").split()))
-                      for a, t, r in zip(loaded, exc.texts, exc.reasons) if t is None}
+            done = {a.audio_hash: (t, elapsed * a.duration / total) for a, t in zip(loaded, exc.texts) if t is not None}
+            failed = {
+                a.audio_hash: redact(" ".join((r or "no transcript").split()))
+                for a, t, r in zip(loaded, exc.texts, exc.reasons)
+                if t is None
+            }
             return done, failed
     except Exception:  # noqa: BLE001 - isolate the broken clip(s) below
         pass
@@ -185,8 +189,9 @@ def _lookup_run(backend: Backend, corpus: Corpus, batch_size: int, progress: Pro
         if progress:
             progress(len(batch), 0.0, 0.0)
     key = backend.identity().key
-    return TranscribeOutcome(backend.spec, key, corpus.name, corpus.split, tuple(records), tuple(failures),
-                             len(records), 0, 0.0, 0.0)
+    return TranscribeOutcome(
+        backend.spec, key, corpus.name, corpus.split, tuple(records), tuple(failures), len(records), 0, 0.0, 0.0
+    )
 
 
 def transcribe_corpus(
@@ -240,8 +245,18 @@ def transcribe_corpus(
             records.append(PredictionRecord(c.id, c.reference, text, duration, sec))
         if progress:
             progress(len(batch), batch_audio, batch_compute)
-    return TranscribeOutcome(backend.spec, key, corpus.name, corpus.split, tuple(records), tuple(failures),
-                             n_cached, n_computed, audio_s, compute_s)
+    return TranscribeOutcome(
+        backend.spec,
+        key,
+        corpus.name,
+        corpus.split,
+        tuple(records),
+        tuple(failures),
+        n_cached,
+        n_computed,
+        audio_s,
+        compute_s,
+    )
 
 
 def corpus_wer(records: Sequence[PredictionRecord], normalizer: str = "whisper") -> float | None:

@@ -52,9 +52,14 @@ N_RESAMPLES = 1000  # every probe's default bootstrap size
 # The number each flag's result entry carries (its point estimate), averaged over null datasets:
 # a null estimate away from its honest value shows a bias before it shows as false positives.
 STATISTIC = {
-    "refdis.copies_reference": "accept_ref", "refdis.wer_inflated": "wer_inflation",
-    "battery.difference": "estimate", "battery.did": "estimate", "courtesy.difference": "estimate",
-    "masked.difference": "estimate", "switch.above_chance": "switch", "lift.positive": "mean",
+    "refdis.copies_reference": "accept_ref",
+    "refdis.wer_inflated": "wer_inflation",
+    "battery.difference": "estimate",
+    "battery.did": "estimate",
+    "courtesy.difference": "estimate",
+    "masked.difference": "estimate",
+    "switch.above_chance": "switch",
+    "lift.positive": "mean",
 }
 
 COPY_GRID = (0.1, 0.2, 0.3, 0.5, 0.7)
@@ -124,23 +129,48 @@ class Calibration:
         fpr = self.fpr
         at = self.power_at(self.planted)
         return {
-            "probe": self.probe, "flag": self.flag, "setting": self.setting, "level": self.level,
-            "null_world": self.null_world, "planted_world": self.planted_world, "effect": self.effect,
-            "n_null": self.n_null, "k_null": self.k_null, "fpr": fpr.rate, "fpr_ci_low": fpr.low,
-            "fpr_ci_high": fpr.high, "status": self.status, "planted": self.planted,
+            "probe": self.probe,
+            "flag": self.flag,
+            "setting": self.setting,
+            "level": self.level,
+            "null_world": self.null_world,
+            "planted_world": self.planted_world,
+            "effect": self.effect,
+            "n_null": self.n_null,
+            "k_null": self.k_null,
+            "fpr": fpr.rate,
+            "fpr_ci_low": fpr.low,
+            "fpr_ci_high": fpr.high,
+            "status": self.status,
+            "planted": self.planted,
             "power": None if at is None else at.rate,
-            "power_ci_low": None if at is None else at.low, "power_ci_high": None if at is None else at.high,
-            "power_grid": {str(e): {"k": k, "n": n, "power": k / n if n else None} for e, (k, n) in sorted(self.power.items())},
-            "mde": self.mde, "statistic": STATISTIC.get(self.flag), "null_mean": self.null_mean,
-            "null_se": self.null_se, "seconds": round(self.seconds, 2),
+            "power_ci_low": None if at is None else at.low,
+            "power_ci_high": None if at is None else at.high,
+            "power_grid": {
+                str(e): {"k": k, "n": n, "power": k / n if n else None} for e, (k, n) in sorted(self.power.items())
+            },
+            "mde": self.mde,
+            "statistic": STATISTIC.get(self.flag),
+            "null_mean": self.null_mean,
+            "null_se": self.null_se,
+            "seconds": round(self.seconds, 2),
         }
 
 
 class _Tally:
     """Counts flags over datasets for one (flag, setting); turned into a :class:`Calibration`."""
 
-    def __init__(self, probe: str, flag: str, setting: str, null_world: str, planted_world: str,
-                 effect: str, planted: float | None, estimate: bool = True) -> None:
+    def __init__(
+        self,
+        probe: str,
+        flag: str,
+        setting: str,
+        null_world: str,
+        planted_world: str,
+        effect: str,
+        planted: float | None,
+        estimate: bool = True,
+    ) -> None:
         self.flag: Flag = get_flag(flag)
         self.estimate = estimate  # average the entry's estimate over null datasets
         self.probe, self.setting, self.null_world = probe, setting, null_world
@@ -163,13 +193,24 @@ class _Tally:
 
     def done(self, seconds: float) -> Calibration:
         return Calibration(
-            probe=self.probe, flag=self.flag.name, setting=self.setting, level=self.flag.level,
-            null_world=self.null_world, planted_world=self.planted_world, effect=self.effect,
-            n_null=self.n_null, k_null=self.k_null, planted=self.planted,
-            power={e: (k, n) for e, (k, n) in sorted(self.power.items())}, seconds=seconds,
+            probe=self.probe,
+            flag=self.flag.name,
+            setting=self.setting,
+            level=self.flag.level,
+            null_world=self.null_world,
+            planted_world=self.planted_world,
+            effect=self.effect,
+            n_null=self.n_null,
+            k_null=self.k_null,
+            planted=self.planted,
+            power={e: (k, n) for e, (k, n) in sorted(self.power.items())},
+            seconds=seconds,
             null_mean=float(np.mean(self.estimates)) if self.estimates else None,
-            null_se=(float(np.std(self.estimates, ddof=1) / np.sqrt(len(self.estimates)))
-                     if len(self.estimates) > 1 else None),
+            null_se=(
+                float(np.std(self.estimates, ddof=1) / np.sqrt(len(self.estimates)))
+                if len(self.estimates) > 1
+                else None
+            ),
         )
 
 
@@ -182,9 +223,16 @@ def _seed(rng: np.random.Generator) -> int:
 
 # --------------------------------------------------------------------------- refdis
 
-def calibrate_refdis(rng: np.random.Generator, n_datasets: int, *, n_clips: int = 300,
-                     copy_grid: Sequence[float] = COPY_GRID, error_range: tuple[float, float] = HONEST_ERRORS,
-                     progress: Progress = None) -> list[Calibration]:
+
+def calibrate_refdis(
+    rng: np.random.Generator,
+    n_datasets: int,
+    *,
+    n_clips: int = 300,
+    copy_grid: Sequence[float] = COPY_GRID,
+    error_range: tuple[float, float] = HONEST_ERRORS,
+    progress: Progress = None,
+) -> list[Calibration]:
     """accept-ref and WER-inflation flags on synthetic prediction sets (see the module docstring).
 
     Per dataset: ``n_clips`` clips (about 0.35 judged edits per clip with the anchor preset),
@@ -205,30 +253,73 @@ def calibrate_refdis(rng: np.random.Generator, n_datasets: int, *, n_clips: int 
     planted = REFDIS_PLANTED if REFDIS_PLANTED in grid else grid[len(grid) // 2]
     shares = (0.0, *grid)
     copiers = [f"copier-{k + 1:02d}" for k in range(len(shares))]
-    null_world = (f"{n_clips} clips, ~40% with a planted reference error; 4 honest panel models + an honest "
-                  f"tested model (word drop and substitution rates {error_range[0]:g}-{error_range[1]:g} each); "
-                  "anchor preset")
-    tested = _Tally("refdis", "refdis.copies_reference", "tested model (not in panel)", null_world,
-                    "a tested model copies the reference on a share of the planted errors", "copy share", planted)
-    inflated = _Tally("refdis", "refdis.wer_inflated", "tested model (not in panel)", null_world,
-                      "a tested model copies the reference on a share of the planted errors", "copy share", planted)
-    loo = _Tally("refdis", "refdis.copies_reference", "panel member, leave-one-out", null_world,
-                 "a panel member (1 of 4) copies the reference", "copy share", planted)
-    no_loo = _Tally("refdis", "refdis.copies_reference", "panel member, no leave-one-out", null_world,
-                    "not measured: without leave-one-out a member is judged on edits it mined", "copy share", None)
+    null_world = (
+        f"{n_clips} clips, ~40% with a planted reference error; 4 honest panel models + an honest "
+        f"tested model (word drop and substitution rates {error_range[0]:g}-{error_range[1]:g} each); "
+        "anchor preset"
+    )
+    tested = _Tally(
+        "refdis",
+        "refdis.copies_reference",
+        "tested model (not in panel)",
+        null_world,
+        "a tested model copies the reference on a share of the planted errors",
+        "copy share",
+        planted,
+    )
+    inflated = _Tally(
+        "refdis",
+        "refdis.wer_inflated",
+        "tested model (not in panel)",
+        null_world,
+        "a tested model copies the reference on a share of the planted errors",
+        "copy share",
+        planted,
+    )
+    loo = _Tally(
+        "refdis",
+        "refdis.copies_reference",
+        "panel member, leave-one-out",
+        null_world,
+        "a panel member (1 of 4) copies the reference",
+        "copy share",
+        planted,
+    )
+    no_loo = _Tally(
+        "refdis",
+        "refdis.copies_reference",
+        "panel member, no leave-one-out",
+        null_world,
+        "not measured: without leave-one-out a member is judged on edits it mined",
+        "copy share",
+        None,
+    )
     planted_member = copiers[shares.index(planted)]
     for i in range(n_datasets):
         with tempfile.TemporaryDirectory(prefix="asr-audit-null-") as folder:
-            s = make_prediction_set(n_clips, 4 + len(shares), rng=rng, folder=Path(folder), copy_shares=shares,
-                                    honest_error_range=error_range)
+            s = make_prediction_set(
+                n_clips,
+                4 + len(shares),
+                rng=rng,
+                folder=Path(folder),
+                copy_shares=shares,
+                honest_error_range=error_range,
+            )
             preds = load_predictions(folder)
         panel = s.panel(4)
         cache = AlignmentCache()
         seed = _seed(rng)
-        with_loo = run_refdis(preds=preds, panel=panel, params=preset_params(preset="anchor", loo=True),
-                              seed=seed, cache=cache)
-        without = run_refdis(preds=preds, panel=panel, params=preset_params(preset="anchor", loo=False),
-                             seed=seed, cache=cache, models=[panel[0]])
+        with_loo = run_refdis(
+            preds=preds, panel=panel, params=preset_params(preset="anchor", loo=True), seed=seed, cache=cache
+        )
+        without = run_refdis(
+            preds=preds,
+            panel=panel,
+            params=preset_params(preset="anchor", loo=False),
+            seed=seed,
+            cache=cache,
+            models=[panel[0]],
+        )
         by_model = {sc.model: sc.to_dict() for sc in with_loo.scores}
         tested.null(by_model[copiers[0]])
         inflated.null(by_model[copiers[0]])
@@ -238,9 +329,14 @@ def calibrate_refdis(rng: np.random.Generator, n_datasets: int, *, n_clips: int 
         loo.null(by_model[panel[0]])
         no_loo.null(without.score(panel[0]).to_dict())
         if i % 2 == 0:
-            mixed = run_refdis(preds=preds, panel=[*panel[:3], planted_member],
-                               params=preset_params(preset="anchor", loo=True), seed=seed, cache=cache,
-                               models=[planted_member])
+            mixed = run_refdis(
+                preds=preds,
+                panel=[*panel[:3], planted_member],
+                params=preset_params(preset="anchor", loo=True),
+                seed=seed,
+                cache=cache,
+                models=[planted_member],
+            )
             loo.planted_result(planted, mixed.score(planted_member).to_dict())
         clear_normalize_cache()
         if progress and (i + 1) % 50 == 0:
@@ -251,7 +347,10 @@ def calibrate_refdis(rng: np.random.Generator, n_datasets: int, *, n_clips: int 
 
 # --------------------------------------------------------------------------- battery (stats level)
 
-def _sentences(rng: np.random.Generator, n_range: tuple[int, int], per: Sequence[float]) -> tuple[np.ndarray, list[str]]:
+
+def _sentences(
+    rng: np.random.Generator, n_range: tuple[int, int], per: Sequence[float]
+) -> tuple[np.ndarray, list[str]]:
     """Item -> sentence index for ``n`` sentences (``n`` uniform in ``n_range``), ``k`` items each
     with probabilities ``per`` (for 1, 2, 3, ... items); plus the sentence labels (clusters)."""
     n = int(rng.integers(n_range[0], n_range[1] + 1))
@@ -264,17 +363,25 @@ def _propensities(rng: np.random.Generator, n: int, mean: float, concentration: 
     return rng.beta(mean * concentration, (1 - mean) * concentration, size=n)
 
 
-def _paired(rng: np.random.Generator, base: np.ndarray, treat: np.ndarray, item_sentence: np.ndarray,
-            labels: Sequence[str]) -> Mapping[str, object]:
+def _paired(
+    rng: np.random.Generator, base: np.ndarray, treat: np.ndarray, item_sentence: np.ndarray, labels: Sequence[str]
+) -> Mapping[str, object]:
     from asr_audit.stats.did import paired_difference
 
     clusters = [labels[j] for j in item_sentence]
-    return paired_difference(baseline=base.tolist(), treated=treat.tolist(), clusters=clusters,
-                             rng=rng, n_resamples=N_RESAMPLES).to_dict()
+    return paired_difference(
+        baseline=base.tolist(), treated=treat.tolist(), clusters=clusters, rng=rng, n_resamples=N_RESAMPLES
+    ).to_dict()
 
 
-def calibrate_battery(rng: np.random.Generator, n_datasets: int, *, sentences: tuple[int, int] = (30, 60),
-                      grid: Sequence[float] = DIFF_GRID, progress: Progress = None) -> list[Calibration]:
+def calibrate_battery(
+    rng: np.random.Generator,
+    n_datasets: int,
+    *,
+    sentences: tuple[int, int] = (30, 60),
+    grid: Sequence[float] = DIFF_GRID,
+    progress: Progress = None,
+) -> list[Calibration]:
     """Paired difference (original vs one condition) and DiD (donor x voice) of 0/1 refdis items.
 
     A dataset: 30-60 sentences with 1-3 reference errors each (items); each sentence has its own
@@ -286,12 +393,28 @@ def calibrate_battery(rng: np.random.Generator, n_datasets: int, *, sentences: t
     t0 = time.perf_counter()
     planted = BATTERY_PLANTED
     grid = tuple(float(x) for x in grid)
-    null_world = (f"{sentences[0]}-{sentences[1]} sentences x 1-3 items, per-sentence accept-ref ~ Beta "
-                  "(mean 5-40%), identical in both conditions")
-    diff = _Tally("battery", "battery.difference", "original vs one condition", null_world,
-                  "the condition adds delta to every sentence's accept-ref", "delta (accept-ref)", planted)
-    did = _Tally("battery", "battery.did", "donor x voice (4 cells)", null_world + "; donor effect equal on both audios",
-                 "the benchmark donor adds delta more on the benchmark audio", "delta (accept-ref)", planted)
+    null_world = (
+        f"{sentences[0]}-{sentences[1]} sentences x 1-3 items, per-sentence accept-ref ~ Beta "
+        "(mean 5-40%), identical in both conditions"
+    )
+    diff = _Tally(
+        "battery",
+        "battery.difference",
+        "original vs one condition",
+        null_world,
+        "the condition adds delta to every sentence's accept-ref",
+        "delta (accept-ref)",
+        planted,
+    )
+    did = _Tally(
+        "battery",
+        "battery.did",
+        "donor x voice (4 cells)",
+        null_world + "; donor effect equal on both audios",
+        "the benchmark donor adds delta more on the benchmark audio",
+        "delta (accept-ref)",
+        planted,
+    )
     for i in range(n_datasets):
         item_s, labels = _sentences(rng, sentences, (0.5, 0.3, 0.2))
         mean = float(rng.uniform(0.05, 0.4))
@@ -299,7 +422,9 @@ def calibrate_battery(rng: np.random.Generator, n_datasets: int, *, sentences: t
         n = len(item_s)
         diff.null(_paired(rng, rng.random(n) < p, rng.random(n) < p, item_s, labels))
         for d in grid:
-            diff.planted_result(d, _paired(rng, rng.random(n) < p, rng.random(n) < np.minimum(p + d, 1), item_s, labels))
+            diff.planted_result(
+                d, _paired(rng, rng.random(n) < p, rng.random(n) < np.minimum(p + d, 1), item_s, labels)
+            )
         e = float(rng.uniform(-0.1, 0.15))
         pt = np.clip(p + e, 0, 1)
         did.null(_did(rng, p, pt, p, pt, item_s, labels))
@@ -311,23 +436,44 @@ def calibrate_battery(rng: np.random.Generator, n_datasets: int, *, sentences: t
     return [diff.done(secs), did.done(secs)]
 
 
-def _did(rng: np.random.Generator, a_control: np.ndarray, a_treated: np.ndarray, b_control: np.ndarray,
-         b_treated: np.ndarray, item_s: np.ndarray, labels: Sequence[str]) -> Mapping[str, object]:
+def _did(
+    rng: np.random.Generator,
+    a_control: np.ndarray,
+    a_treated: np.ndarray,
+    b_control: np.ndarray,
+    b_treated: np.ndarray,
+    item_s: np.ndarray,
+    labels: Sequence[str],
+) -> Mapping[str, object]:
     """A DiD on one draw of 0/1 items with the given per-item probabilities (a = benchmark audio)."""
     from asr_audit.stats.did import difference_in_differences
 
     n = len(item_s)
     clusters = [labels[j] for j in item_s]
     draw = [(rng.random(n) < q).astype(float).tolist() for q in (a_treated, a_control, b_treated, b_control)]
-    return difference_in_differences(a_treated=draw[0], a_control=draw[1], a_clusters=clusters,
-                                     b_treated=draw[2], b_control=draw[3], b_clusters=clusters,
-                                     rng=rng, n_resamples=N_RESAMPLES).to_dict()
+    return difference_in_differences(
+        a_treated=draw[0],
+        a_control=draw[1],
+        a_clusters=clusters,
+        b_treated=draw[2],
+        b_control=draw[3],
+        b_clusters=clusters,
+        rng=rng,
+        n_resamples=N_RESAMPLES,
+    ).to_dict()
 
 
 # --------------------------------------------------------------------------- masked (stats level)
 
-def calibrate_masked(rng: np.random.Generator, n_datasets: int, *, sentences: tuple[int, int] = (30, 60),
-                     grid: Sequence[float] = MASKED_GRID, progress: Progress = None) -> list[Calibration]:
+
+def calibrate_masked(
+    rng: np.random.Generator,
+    n_datasets: int,
+    *,
+    sentences: tuple[int, int] = (30, 60),
+    grid: Sequence[float] = MASKED_GRID,
+    progress: Progress = None,
+) -> list[Calibration]:
     """Masked recovery compared between two audios of the same sentences (battery masked measure).
 
     A dataset: 30-60 sentences with 1-2 masked numbers; per sentence a recovery probability (Beta,
@@ -338,12 +484,20 @@ def calibrate_masked(rng: np.random.Generator, n_datasets: int, *, sentences: tu
     """
     t0 = time.perf_counter()
     grid = tuple(float(x) for x in grid)
-    tally = _Tally("masked", "masked.difference", "benchmark audio vs another voice",
-                   f"{sentences[0]}-{sentences[1]} sentences x 1-2 masked numbers, recovery ~ Beta (mean 5-30%), "
-                   "gate 60-95% per condition, same recovery on both audios",
-                   "the benchmark audio recovers delta more", "delta (recovery)", MASKED_PLANTED)
+    tally = _Tally(
+        "masked",
+        "masked.difference",
+        "benchmark audio vs another voice",
+        f"{sentences[0]}-{sentences[1]} sentences x 1-2 masked numbers, recovery ~ Beta (mean 5-30%), "
+        "gate 60-95% per condition, same recovery on both audios",
+        "the benchmark audio recovers delta more",
+        "delta (recovery)",
+        MASKED_PLANTED,
+    )
 
-    def one(r_base: np.ndarray, r_other: np.ndarray, item_s: np.ndarray, labels: Sequence[str], gate: float) -> Mapping[str, object]:
+    def one(
+        r_base: np.ndarray, r_other: np.ndarray, item_s: np.ndarray, labels: Sequence[str], gate: float
+    ) -> Mapping[str, object]:
         n = len(item_s)
         both = (rng.random(n) < gate) & (rng.random(n) < gate)
         base, other = rng.random(n) < r_base, rng.random(n) < r_other
@@ -363,8 +517,15 @@ def calibrate_masked(rng: np.random.Generator, n_datasets: int, *, sentences: tu
 
 # --------------------------------------------------------------------------- lift (stats level)
 
-def calibrate_lift(rng: np.random.Generator, n_datasets: int, *, sentences: tuple[int, int] = (30, 60),
-                   grid: Sequence[float] = LIFT_GRID, progress: Progress = None) -> list[Calibration]:
+
+def calibrate_lift(
+    rng: np.random.Generator,
+    n_datasets: int,
+    *,
+    sentences: tuple[int, int] = (30, 60),
+    grid: Sequence[float] = LIFT_GRID,
+    progress: Progress = None,
+) -> list[Calibration]:
     """Mean masked lift (nats / char) with the probe's sentence-clustered interval.
 
     A dataset: 30-60 sentences x 1-2 masked spans; lift = mu + sentence effect (normal, sd 0.1) +
@@ -375,15 +536,36 @@ def calibrate_lift(rng: np.random.Generator, n_datasets: int, *, sentences: tupl
 
     t0 = time.perf_counter()
     grid = tuple(float(x) for x in grid)
-    tally = _Tally("lift", "lift.positive", "masked condition", f"{sentences[0]}-{sentences[1]} sentences x 1-2 "
-                   "spans, lift = 0 + sentence effect (sd 0.1) + 0.2 t(4) item noise",
-                   "mean lift = delta", "delta (nats/char)", LIFT_PLANTED)
+    tally = _Tally(
+        "lift",
+        "lift.positive",
+        "masked condition",
+        f"{sentences[0]}-{sentences[1]} sentences x 1-2 "
+        "spans, lift = 0 + sentence effect (sd 0.1) + 0.2 t(4) item noise",
+        "mean lift = delta",
+        "delta (nats/char)",
+        LIFT_PLANTED,
+    )
 
     def one(mu: float, item_s: np.ndarray, labels: Sequence[str], u: np.ndarray) -> Mapping[str, object]:
         values = mu + u[item_s] + 0.2 * rng.standard_t(4, size=len(item_s))
-        records = [LiftRecord(model="sim", item_id=f"{labels[j]}#{k}", clip_id=labels[j], condition="masked",
-                              prefix="", target="45", tokens=(), logprobs=(), logp=float(v), logp_silent=0.0,
-                              chars=2, lift=float(v)) for k, (j, v) in enumerate(zip(item_s, values))]
+        records = [
+            LiftRecord(
+                model="sim",
+                item_id=f"{labels[j]}#{k}",
+                clip_id=labels[j],
+                condition="masked",
+                prefix="",
+                target="45",
+                tokens=(),
+                logprobs=(),
+                logp=float(v),
+                logp_silent=0.0,
+                chars=2,
+                lift=float(v),
+            )
+            for k, (j, v) in enumerate(zip(item_s, values))
+        ]
         summary = summarize_model(records, rng, n_resamples=N_RESAMPLES)
         return summary["conditions"]["masked"]["lift"]
 
@@ -405,9 +587,16 @@ _SWITCH_ARMS = {"mr": ("Mister", "Mr"), "dr": ("Doctor", "Dr"), "st": ("Saint", 
 _SWITCH_NAMES = ("Schulz", "Barroso", "Juncker", "Ashton", "Reding", "Buzek", "Martin", "Kelly")
 
 
-def calibrate_switch(rng: np.random.Generator, n_datasets: int, *, arm_a: tuple[int, int] = (8, 30),
-                     arm_b: tuple[int, int] = (20, 80), grid: Sequence[float] = TRACK_GRID,
-                     coin: float = 0.5, progress: Progress = None) -> list[Calibration]:
+def calibrate_switch(
+    rng: np.random.Generator,
+    n_datasets: int,
+    *,
+    arm_a: tuple[int, int] = (8, 30),
+    arm_b: tuple[int, int] = (20, 80),
+    grid: Sequence[float] = TRACK_GRID,
+    coin: float = 0.5,
+    progress: Progress = None,
+) -> list[Calibration]:
     """Orthographic switch rate on Mr / Dr / St items with the probe's own "above chance" call.
 
     A dataset: per family 8-30 reference items in the expanded arm (Mister) and 20-80 in the
@@ -426,17 +615,39 @@ def calibrate_switch(rng: np.random.Generator, n_datasets: int, *, arm_a: tuple[
 
     t0 = time.perf_counter()
     grid = tuple(float(x) for x in grid)
-    null_world = (f"per family {arm_a[0]}-{arm_a[1]} expanded + {arm_b[0]}-{arm_b[1]} abbreviated items; "
-                  f"the model writes the expanded arm with p={coin:g} whatever the reference says")
-    row = _Tally("switch", "switch.above_chance", "one family row (mr)", null_world,
-                 "the model writes the reference's arm with probability t", "tracking t", SWITCH_PLANTED)
-    anyrow = _Tally("switch", "switch.above_chance", "any row of a model (3 families + pooled)", null_world,
-                    "the model writes the reference's arm with probability t", "tracking t", SWITCH_PLANTED,
-                    estimate=False)
-    boundary = _Tally("switch", "switch.above_chance", "one family row (mr), boundary model",
-                      "as above; the model writes the expanded arm for 50% of expanded references and the "
-                      "abbreviated arm for every abbreviated one (true switch = 0.5)",
-                      "the model writes the reference's arm with probability t", "tracking t", SWITCH_PLANTED)
+    null_world = (
+        f"per family {arm_a[0]}-{arm_a[1]} expanded + {arm_b[0]}-{arm_b[1]} abbreviated items; "
+        f"the model writes the expanded arm with p={coin:g} whatever the reference says"
+    )
+    row = _Tally(
+        "switch",
+        "switch.above_chance",
+        "one family row (mr)",
+        null_world,
+        "the model writes the reference's arm with probability t",
+        "tracking t",
+        SWITCH_PLANTED,
+    )
+    anyrow = _Tally(
+        "switch",
+        "switch.above_chance",
+        "any row of a model (3 families + pooled)",
+        null_world,
+        "the model writes the reference's arm with probability t",
+        "tracking t",
+        SWITCH_PLANTED,
+        estimate=False,
+    )
+    boundary = _Tally(
+        "switch",
+        "switch.above_chance",
+        "one family row (mr), boundary model",
+        "as above; the model writes the expanded arm for 50% of expanded references and the "
+        "abbreviated arm for every abbreviated one (true switch = 0.5)",
+        "the model writes the reference's arm with probability t",
+        "tracking t",
+        SWITCH_PLANTED,
+    )
     models = ["null", "boundary", *(f"track-{t:g}" for t in grid)]
     for i in range(n_datasets):
         refs: dict[str, str] = {}
@@ -458,9 +669,16 @@ def calibrate_switch(rng: np.random.Generator, n_datasets: int, *, arm_a: tuple[
                     else:
                         out = arm if u[k, j] < grid[k - 2] else 1 - arm
                     hyps[m][cid] = template.format(_SWITCH_ARMS[fam][out], cid)
-        files = tuple(PredictionFile(m, Path("null-calibration"), "null", "test",
-                                     {cid: PredictionRow(cid, refs[cid], hyps[m][cid]) for cid in refs})
-                      for m in models)
+        files = tuple(
+            PredictionFile(
+                m,
+                Path("null-calibration"),
+                "null",
+                "test",
+                {cid: PredictionRow(cid, refs[cid], hyps[m][cid]) for cid in refs},
+            )
+            for m in models
+        )
         pset = PredictionSet(files, dict(sorted(refs.items())), "null", "null-calibration", {f.model: f for f in files})
         result = switch_rate(pred_set=pset, families=list(SWITCH_FAMILIES), models=models)
         rows: dict[str, list[dict[str, object]]] = {m: [] for m in models}
@@ -486,6 +704,7 @@ def calibrate_switch(rng: np.random.Generator, n_datasets: int, *, arm_a: tuple[
 
 # --------------------------------------------------------------------------- courtesy (real probe)
 
+
 @dataclass(frozen=True, slots=True)
 class _TextClip:
     """The two fields of a clip that courtesy eligibility reads."""
@@ -494,12 +713,24 @@ class _TextClip:
     reference: str
 
 
-_OPENERS = ("Thank you, Mister President.", "Thank you very much.", "Thank you, Madam President.",
-            "Thank you, Commissioner.")
+_OPENERS = (
+    "Thank you, Mister President.",
+    "Thank you very much.",
+    "Thank you, Madam President.",
+    "Thank you, Commissioner.",
+)
 _SUBJECTS = ("The committee", "The Council", "My group", "The rapporteur", "This House", "The Commission")
 _VERBS = ("approved", "rejected", "debated", "amended", "welcomed")
-_TOPICS = ("the fisheries report", "the energy package", "the budget for next year", "the rules on water quality",
-           "the youth guarantee", "the transport directive", "the rights of workers", "the farm subsidies")
+_TOPICS = (
+    "the fisheries report",
+    "the energy package",
+    "the budget for next year",
+    "the rules on water quality",
+    "the youth guarantee",
+    "the transport directive",
+    "the rights of workers",
+    "the farm subsidies",
+)
 _WHEN = ("yesterday", "last week", "this morning", "in March", "after a long debate")
 
 
@@ -520,9 +751,15 @@ def _courtesy_corpus(rng: np.random.Generator, n_courtesy: int, n_plain: int) ->
     return clips, spoken
 
 
-def calibrate_courtesy(rng: np.random.Generator, n_datasets: int, *, courtesy_clips: tuple[int, int] = (30, 60),
-                       plain_clips: int = 30, grid: Sequence[float] = COURTESY_GRID,
-                       progress: Progress = None) -> list[Calibration]:
+def calibrate_courtesy(
+    rng: np.random.Generator,
+    n_datasets: int,
+    *,
+    courtesy_clips: tuple[int, int] = (30, 60),
+    plain_clips: int = 30,
+    grid: Sequence[float] = COURTESY_GRID,
+    progress: Progress = None,
+) -> list[Calibration]:
     """Courtesy measure (1 = the spoken courtesy is absent), original vs one condition, paired.
 
     A dataset: 30-60 clips whose audio opens with a courtesy the reference omits, 30 without.
@@ -537,13 +774,24 @@ def calibrate_courtesy(rng: np.random.Generator, n_datasets: int, *, courtesy_cl
 
     t0 = time.perf_counter()
     grid = tuple(float(x) for x in grid)
-    null_world = (f"{courtesy_clips[0]}-{courtesy_clips[1]} clips opening with a courtesy the reference omits + "
-                  f"{plain_clips} without; 3 honest models keep it with p = 0.6-0.95, the same in both conditions")
+    null_world = (
+        f"{courtesy_clips[0]}-{courtesy_clips[1]} clips opening with a courtesy the reference omits + "
+        f"{plain_clips} without; 3 honest models keep it with p = 0.6-0.95, the same in both conditions"
+    )
     tallies = {
-        mode: _Tally("courtesy", "courtesy.difference", f"eligibility from {label}", null_world,
-                     "the model drops the courtesy delta more often on the original audio", "delta (accept-ref)",
-                     COURTESY_PLANTED)
-        for mode, label in (("spoken", "the spoken text"), ("models", "the panel without the tested model (no --spoken)"))
+        mode: _Tally(
+            "courtesy",
+            "courtesy.difference",
+            f"eligibility from {label}",
+            null_world,
+            "the model drops the courtesy delta more often on the original audio",
+            "delta (accept-ref)",
+            COURTESY_PLANTED,
+        )
+        for mode, label in (
+            ("spoken", "the spoken text"),
+            ("models", "the panel without the tested model (no --spoken)"),
+        )
     }
 
     def write(clips: Sequence[_TextClip], spoken: Mapping[str, str], keep: np.ndarray) -> dict[str, str]:
@@ -559,8 +807,13 @@ def calibrate_courtesy(rng: np.random.Generator, n_datasets: int, *, courtesy_cl
         q = rng.uniform(0.6, 0.95, size=3)
         original = [write(clips, spoken, has & (rng.random(len(clips)) < qm)) for qm in q]
         other = [write(clips, spoken, has & (rng.random(len(clips)) < qm)) for qm in q]
-        planted = {d: (write(clips, spoken, has & (rng.random(len(clips)) < max(q[0] - d, 0.0))),
-                       write(clips, spoken, has & (rng.random(len(clips)) < q[0]))) for d in grid}
+        planted = {
+            d: (
+                write(clips, spoken, has & (rng.random(len(clips)) < max(q[0] - d, 0.0))),
+                write(clips, spoken, has & (rng.random(len(clips)) < q[0])),
+            )
+            for d in grid
+        }
         for mode, tally in tallies.items():
             known = spoken if mode == "spoken" else {}
             # the battery's rule: the panel's outputs without the tested model (m0), never its own
@@ -568,12 +821,22 @@ def calibrate_courtesy(rng: np.random.Generator, n_datasets: int, *, courtesy_cl
             eligible = eligible_clips(clips, known, full)
             clusters = [e.clip_id for e in eligible]
             base, treat = values(eligible, original[0]), values(eligible, other[0])
-            tally.null(paired_difference(baseline=base, treated=treat, clusters=clusters, rng=rng,
-                                         n_resamples=N_RESAMPLES).to_dict())
+            tally.null(
+                paired_difference(
+                    baseline=base, treated=treat, clusters=clusters, rng=rng, n_resamples=N_RESAMPLES
+                ).to_dict()
+            )
             for d, (orig_d, other_d) in planted.items():
-                tally.planted_result(d, paired_difference(
-                    baseline=values(eligible, orig_d), treated=values(eligible, other_d), clusters=clusters,
-                    rng=rng, n_resamples=N_RESAMPLES).to_dict())
+                tally.planted_result(
+                    d,
+                    paired_difference(
+                        baseline=values(eligible, orig_d),
+                        treated=values(eligible, other_d),
+                        clusters=clusters,
+                        rng=rng,
+                        n_resamples=N_RESAMPLES,
+                    ).to_dict(),
+                )
         if progress and (i + 1) % 100 == 0:
             progress(f"courtesy {i + 1}/{n_datasets}")
     secs = time.perf_counter() - t0
@@ -592,8 +855,9 @@ CALIBRATORS: dict[str, Callable[..., list[Calibration]]] = {
 }
 
 
-def calibrate(probe: str, rng: np.random.Generator, n_datasets: int, *, progress: Progress = None,
-              **options: object) -> list[Calibration]:
+def calibrate(
+    probe: str, rng: np.random.Generator, n_datasets: int, *, progress: Progress = None, **options: object
+) -> list[Calibration]:
     """Run the null and planted worlds of ``probe`` on ``n_datasets`` simulated datasets."""
     if probe not in CALIBRATORS:
         raise ConfigError(f"unknown probe {probe!r} for null calibration; valid: {', '.join(CALIBRATORS)}")
@@ -604,24 +868,43 @@ def calibrate(probe: str, rng: np.random.Generator, n_datasets: int, *, progress
 
 def format_table(rows: Sequence[Calibration]) -> str:
     """One Markdown table: flag, nominal level, FPR with its Wilson interval, power, MDE, status."""
-    header = ("probe", "flag", "setting", "nominal", "FPR [95% CI]", "null n", "null estimate", "planted",
-              "power [95% CI]", "MDE (power >= 0.8)", "status")
+    header = (
+        "probe",
+        "flag",
+        "setting",
+        "nominal",
+        "FPR [95% CI]",
+        "null n",
+        "null estimate",
+        "planted",
+        "power [95% CI]",
+        "MDE (power >= 0.8)",
+        "status",
+    )
     lines = []
     for c in rows:
         f = c.fpr
         at = c.power_at(c.planted)
         grid_max = max(c.power) if c.power else None
         mde = c.mde
-        mde_text = ("-" if not c.power else f"{mde:g}" if mde is not None else f"> {grid_max:g}")
-        lines.append((
-            c.probe, c.flag, c.setting, f"{c.level:.3f}",
-            f"{f.rate:.3f} [{f.low:.3f}, {f.high:.3f}]", str(c.n_null),
-            "-" if c.null_mean is None else f"{STATISTIC[c.flag]} {c.null_mean:+.3f}"
-            + ("" if c.null_se is None else f" ({c.null_se:.3f})"),
-            "-" if c.planted is None else f"{c.effect} = {c.planted:g}",
-            "-" if at is None else f"{at.rate:.2f} [{at.low:.2f}, {at.high:.2f}]",
-            mde_text, c.status,
-        ))
+        mde_text = "-" if not c.power else f"{mde:g}" if mde is not None else f"> {grid_max:g}"
+        lines.append(
+            (
+                c.probe,
+                c.flag,
+                c.setting,
+                f"{c.level:.3f}",
+                f"{f.rate:.3f} [{f.low:.3f}, {f.high:.3f}]",
+                str(c.n_null),
+                "-"
+                if c.null_mean is None
+                else f"{STATISTIC[c.flag]} {c.null_mean:+.3f}" + ("" if c.null_se is None else f" ({c.null_se:.3f})"),
+                "-" if c.planted is None else f"{c.effect} = {c.planted:g}",
+                "-" if at is None else f"{at.rate:.2f} [{at.low:.2f}, {at.high:.2f}]",
+                mde_text,
+                c.status,
+            )
+        )
     widths = [max(len(str(x)) for x in col) for col in zip(header, *lines)]
 
     def line(cells: Sequence[str]) -> str:

@@ -68,32 +68,95 @@ TEMPLATES: tuple[str, ...] = (
     "My group will table {num} amendments, because the {inst} has ignored the {topic}.",
 )
 TITLES = ("Mr", "Mrs", "Ms", "Commissioner", "Dr")
-NAMES = ("Schulz", "Barroso", "Juncker", "Verhofstadt", "Swoboda", "Gräßle", "Ó Neachtain",
-         "Kaczmarek", "Van Rompuy", "Ashton", "Reding", "Šefčovič", "Buzek", "De Gucht", "Müller")
-TOPICS = ("harmonisation of the internal market", "labour market programme", "common fisheries policy",
-          "defence cooperation", "organisation of the agricultural markets", "energy centre in the east",
-          "behaviour of the credit rating agencies", "European neighbourhood policy", "youth guarantee programme",
-          "protection of the Danube basin", "roaming regulation", "tobacco products directive")
+NAMES = (
+    "Schulz",
+    "Barroso",
+    "Juncker",
+    "Verhofstadt",
+    "Swoboda",
+    "Gräßle",
+    "Ó Neachtain",
+    "Kaczmarek",
+    "Van Rompuy",
+    "Ashton",
+    "Reding",
+    "Šefčovič",
+    "Buzek",
+    "De Gucht",
+    "Müller",
+)
+TOPICS = (
+    "harmonisation of the internal market",
+    "labour market programme",
+    "common fisheries policy",
+    "defence cooperation",
+    "organisation of the agricultural markets",
+    "energy centre in the east",
+    "behaviour of the credit rating agencies",
+    "European neighbourhood policy",
+    "youth guarantee programme",
+    "protection of the Danube basin",
+    "roaming regulation",
+    "tobacco products directive",
+)
 INSTITUTIONS = ("Commission", "Council", "Presidency", "European Central Bank", "High Representative")
 VALUES = ("solidarity", "democracy", "the rule of law", "transparency", "competitiveness", "fairness")
 YEARS = ("2009", "2013", "2014", "2020")
 NUMBERS: tuple[tuple[str, str], ...] = (
-    ("three", "3"), ("five", "5"), ("twelve", "12"), ("fifteen", "15"), ("twenty-seven", "27"),
-    ("forty", "40"), ("one hundred and fifty", "150"),
+    ("three", "3"),
+    ("five", "5"),
+    ("twelve", "12"),
+    ("fifteen", "15"),
+    ("twenty-seven", "27"),
+    ("forty", "40"),
+    ("one hundred and fifty", "150"),
 )
-SPELLINGS = {"harmonisation": "harmonization", "labour": "labor", "programme": "program",
-             "centre": "center", "defence": "defense", "organisation": "organization",
-             "behaviour": "behavior", "neighbourhood": "neighborhood", "favour": "favor",
-             "recognise": "recognize"}
+SPELLINGS = {
+    "harmonisation": "harmonization",
+    "labour": "labor",
+    "programme": "program",
+    "centre": "center",
+    "defence": "defense",
+    "organisation": "organization",
+    "behaviour": "behavior",
+    "neighbourhood": "neighborhood",
+    "favour": "favor",
+    "recognise": "recognize",
+}
 CONTRACTIONS = {"it's": "it is", "we're": "we are", "don't": "do not", "i'd": "i would"}
-SPURIOUS_OPENERS = ("Madam President,", "Mr President,", "Mr President, ladies and gentlemen,",
-                    "Ladies and gentlemen,", "Madam President, Commissioner,")
+SPURIOUS_OPENERS = (
+    "Madam President,",
+    "Mr President,",
+    "Mr President, ladies and gentlemen,",
+    "Ladies and gentlemen,",
+    "Madam President, Commissioner,",
+)
 SPURIOUS_CLOSERS = ("in this House.", "in this Chamber.", "Thank you very much.", "I thank you for your attention.")
 SPOKEN_OPENERS = ("Thank you.", "Thank you, Madam President.", "Yes, thank you.", "Well,", "Good morning.")
 SPOKEN_CLOSERS = ("Thank you.", "Thank you very much.", "Thank you, Madam President.", "That is all.")
 WRITTEN_SUBSTITUTES = ("Tomorrow", "Colleagues", "budget", "treaty", "agenda", "region", "sector", "mandate")
-CONFUSIONS = ("the", "a", "and", "of", "this", "that", "in", "on", "for", "report", "policy", "market",
-              "commission", "counsel", "states", "union", "union's", "people", "there", "their")
+CONFUSIONS = (
+    "the",
+    "a",
+    "and",
+    "of",
+    "this",
+    "that",
+    "in",
+    "on",
+    "for",
+    "report",
+    "policy",
+    "market",
+    "commission",
+    "counsel",
+    "states",
+    "union",
+    "union's",
+    "people",
+    "there",
+    "their",
+)
 FILLERS = ("uh,", "um", "uh", "hmm,")
 _PUNCT = ",.;:?!"
 _NUMBER_TO_DIGITS = {w: d for w, d in NUMBERS}
@@ -117,8 +180,14 @@ class PlantedError:
         return "insert" if self.kind in (OMITTED_OPENER, OMITTED_CLOSER) else "delete"
 
     def to_dict(self) -> dict[str, object]:
-        return {"clip_id": self.clip_id, "kind": self.kind, "position": self.position,
-                "spoken": self.spoken, "written": self.written, "copied_by": list(self.copied_by)}
+        return {
+            "clip_id": self.clip_id,
+            "kind": self.kind,
+            "position": self.position,
+            "spoken": self.spoken,
+            "written": self.written,
+            "copied_by": list(self.copied_by),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,9 +227,14 @@ class SyntheticSet:
         return [p for p in self.planted if p.position != MIDDLE]
 
     def to_dict(self) -> dict[str, object]:
-        return {"folder": str(self.folder), "models": list(self.models), "honest": list(self.honest),
-                "copying": dict(self.copying), "n_clips": len(self.clip_ids),
-                "planted": [p.to_dict() for p in self.planted]}
+        return {
+            "folder": str(self.folder),
+            "models": list(self.models),
+            "honest": list(self.honest),
+            "copying": dict(self.copying),
+            "n_clips": len(self.clip_ids),
+            "planted": [p.to_dict() for p in self.planted],
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,10 +253,17 @@ def _body(rng: np.random.Generator) -> tuple[str, ...]:
     sentences = []
     for _ in range(1 if rng.random() < 0.6 else 2):
         words, digits = NUMBERS[int(rng.integers(len(NUMBERS)))]
-        sentences.append(_pick(rng, TEMPLATES).format(
-            title=_pick(rng, TITLES), name=_pick(rng, NAMES), topic=_pick(rng, TOPICS),
-            inst=_pick(rng, INSTITUTIONS), value=_pick(rng, VALUES), year=_pick(rng, YEARS),
-            num=digits if as_digits else words))
+        sentences.append(
+            _pick(rng, TEMPLATES).format(
+                title=_pick(rng, TITLES),
+                name=_pick(rng, NAMES),
+                topic=_pick(rng, TOPICS),
+                inst=_pick(rng, INSTITUTIONS),
+                value=_pick(rng, VALUES),
+                year=_pick(rng, YEARS),
+                num=digits if as_digits else words,
+            )
+        )
     return tuple(" ".join(sentences).split())
 
 
@@ -191,11 +272,12 @@ def _substitute(rng: np.random.Generator, token: str) -> str:
     while True:
         word = _pick(rng, WRITTEN_SUBSTITUTES)
         if word.lower() != core.lower():
-            return word + token[len(core):]
+            return word + token[len(core) :]
 
 
-def _plant(rng: np.random.Generator, body: tuple[str, ...], rates: tuple[float, float, float]
-           ) -> tuple[list[_Part], list[tuple[str, str]]]:
+def _plant(
+    rng: np.random.Generator, body: tuple[str, ...], rates: tuple[float, float, float]
+) -> tuple[list[_Part], list[tuple[str, str]]]:
     """Split a clip into parts; planted parts differ between spoken and written text."""
     start_rate, end_rate, middle_rate = rates
     kinds: list[tuple[str, str]] = []
@@ -228,9 +310,11 @@ def _plant(rng: np.random.Generator, body: tuple[str, ...], rates: tuple[float, 
     content = [i for i in range(2, len(mid) - 2) if len(mid[i].rstrip(_PUNCT)) > 3]
     if content and rng.random() < middle_rate:
         i = content[int(rng.integers(len(content)))]
-        parts = [_Part(tuple(mid[:i]), tuple(mid[:i])),
-                 _Part((mid[i],), (_substitute(rng, mid[i]),), len(kinds)),
-                 _Part(tuple(mid[i + 1:]), tuple(mid[i + 1:]))]
+        parts = [
+            _Part(tuple(mid[:i]), tuple(mid[:i])),
+            _Part((mid[i],), (_substitute(rng, mid[i]),), len(kinds)),
+            _Part(tuple(mid[i + 1 :]), tuple(mid[i + 1 :])),
+        ]
         kinds.append((SUBSTITUTION, MIDDLE))
     else:
         parts = [_Part(tuple(mid), tuple(mid))]
@@ -256,7 +340,7 @@ def _render(rng: np.random.Generator, words: Sequence[str], style: ModelStyle) -
         if u_fill < style.p_filler:
             out.append(FILLERS[int(u_pick * len(FILLERS))])
         core = token.rstrip(_PUNCT)
-        punct = token[len(core):]
+        punct = token[len(core) :]
         low = core.lower()
         if u_sub < style.p_sub:
             core = CONFUSIONS[int(u_pick * len(CONFUSIONS))]
@@ -283,10 +367,17 @@ def _style(rng: np.random.Generator, error_range: tuple[float, float], copy_shar
     lo, hi = error_range
     flags = rng.random(6)
     return ModelStyle(
-        lowercase=bool(flags[0] < 0.4), punctuation=bool(flags[1] < 0.6), american=bool(flags[2] < 0.5),
-        digits=(True, False, None)[int(flags[3] * 3)], expand=bool(flags[4] < 0.3),
-        title_period=bool(flags[5] < 0.3), p_drop=float(rng.uniform(lo, hi)),
-        p_sub=float(rng.uniform(lo, hi)), p_filler=float(rng.uniform(0.0, 0.02)), copy_share=copy_share)
+        lowercase=bool(flags[0] < 0.4),
+        punctuation=bool(flags[1] < 0.6),
+        american=bool(flags[2] < 0.5),
+        digits=(True, False, None)[int(flags[3] * 3)],
+        expand=bool(flags[4] < 0.3),
+        title_period=bool(flags[5] < 0.3),
+        p_drop=float(rng.uniform(lo, hi)),
+        p_sub=float(rng.uniform(lo, hi)),
+        p_filler=float(rng.uniform(0.0, 0.02)),
+        copy_share=copy_share,
+    )
 
 
 def make_prediction_set(
@@ -345,17 +436,23 @@ def make_prediction_set(
                 copied[i].append(m)
             words = [w for p in parts for w in (p.written if p.planted in copies else p.spoken)]
             hyp = None if missing_rate and rng.random() < missing_rate else _render(rng, words, styles[m])
-            row = {"audio_filepath": clip_id, "duration": round(0.38 * len(spoken), 2),
-                   "text": reference, "pred_text": hyp}
+            row = {
+                "audio_filepath": clip_id,
+                "duration": round(0.38 * len(spoken), 2),
+                "text": reference,
+                "pred_text": hyp,
+            }
             lines[m].append(json.dumps(row, ensure_ascii=False))
         for i, (kind, position) in enumerate(kinds):
             part = next(p for p in parts if p.planted == i)
-            planted.append(PlantedError(clip_id, kind, position, " ".join(part.spoken),
-                                        " ".join(part.written), tuple(copied[i])))
+            planted.append(
+                PlantedError(clip_id, kind, position, " ".join(part.spoken), " ".join(part.written), tuple(copied[i]))
+            )
         clip_ids.append(clip_id)
         spoken_text[clip_id] = " ".join(spoken)
     for m in models:
         path = folder / f"MODEL_{m}_DATASET_{dataset}_test.jsonl"
         path.write_text("\n".join(lines[m]) + "\n", encoding="utf-8")
-    return SyntheticSet(folder, models, honest, dict(zip(copiers, copy_shares)), tuple(clip_ids),
-                        spoken_text, tuple(planted), styles)
+    return SyntheticSet(
+        folder, models, honest, dict(zip(copiers, copy_shares)), tuple(clip_ids), spoken_text, tuple(planted), styles
+    )

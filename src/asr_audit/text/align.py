@@ -148,8 +148,11 @@ class Alignment:
 
     def substitution_at(self, start: int, stop: int) -> str:
         """Hypothesis tokens of every ``replace`` opcode whose reference range meets [start, stop)."""
-        parts = [" ".join(self.hyp[j1:j2]) for tag, i1, i2, j1, j2 in self.opcodes
-                 if tag == "replace" and i1 < stop and start < i2]
+        parts = [
+            " ".join(self.hyp[j1:j2])
+            for tag, i1, i2, j1, j2 in self.opcodes
+            if tag == "replace" and i1 < stop and start < i2
+        ]
         return " ".join(parts)
 
     def replaced_range(self, start: int, stop: int) -> tuple[int, int, Tokens]:
@@ -195,7 +198,7 @@ class Alignment:
         for tag, i1, i2, j1, j2 in self.opcodes:
             if i1 < stop and start < i2:
                 if tag == "equal":
-                    parts.append(" ".join(self.hyp[j1 + max(start, i1) - i1: j1 + min(stop, i2) - i1]))
+                    parts.append(" ".join(self.hyp[j1 + max(start, i1) - i1 : j1 + min(stop, i2) - i1]))
                 elif tag == "replace":
                     parts.append(" ".join(self.hyp[j1:j2]))
         return " ".join(p for p in parts if p)
@@ -297,8 +300,7 @@ def align(ref: Sequence[str], hyp: Sequence[str]) -> Alignment:
             missed.update(range(i1, i2))
         elif tag == "insert":
             insertions.setdefault(i1, []).extend(hyp_t[j1:j2])
-    return Alignment(ref_t, hyp_t, tuple(ops), frozenset(missed), matched,
-                     {k: tuple(v) for k, v in insertions.items()})
+    return Alignment(ref_t, hyp_t, tuple(ops), frozenset(missed), matched, {k: tuple(v) for k, v in insertions.items()})
 
 
 _MISSING = object()

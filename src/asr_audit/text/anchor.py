@@ -40,8 +40,10 @@ _CJK = re.compile("([" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in CJK_RANGES
 _WS = re.compile(r"\s+")
 _PAREN_CHARS = frozenset("(（")
 
-STEPS = ("remove [(（][^)）]+?[)）] spans before normalizing; after it, space out CJK characters "
-         "(U+3400-4DBF, U+4E00-9FFF, U+3040-309F, U+30A0-30FF, U+AC00-D7AF), collapse whitespace, strip")
+STEPS = (
+    "remove [(（][^)）]+?[)）] spans before normalizing; after it, space out CJK characters "
+    "(U+3400-4DBF, U+4E00-9FFF, U+3040-309F, U+30A0-30FF, U+AC00-D7AF), collapse whitespace, strip"
+)
 
 
 class AnchorNormalizer:

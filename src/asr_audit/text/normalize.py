@@ -65,6 +65,7 @@ class Normalizer(Protocol):
 
 # ----------------------------------------------------------------------------- registry
 
+
 def _whisper() -> Normalizer:
     from asr_audit.text.whisper_en import WhisperNormalizer
 
@@ -135,6 +136,7 @@ def get_normalizer(name: str = DEFAULT_NORMALIZER) -> Normalizer:
 
 
 # ----------------------------------------------------------------------------- cache
+
 
 @dataclass(frozen=True, slots=True)
 class CacheStats:
@@ -229,7 +231,11 @@ def _normalize_chunk(texts: list[str]) -> list[str]:
 
 
 def _normalize_in_workers(
-    normalizer: Normalizer, entries: dict[str, str], texts: list[str], cache_limit: int, workers: int,
+    normalizer: Normalizer,
+    entries: dict[str, str],
+    texts: list[str],
+    cache_limit: int,
+    workers: int,
 ) -> int:
     """Fill ``entries`` for the new strings of ``texts`` using ``workers`` forked processes.
 
@@ -248,7 +254,7 @@ def _normalize_in_workers(
     try:
         n_chunks = workers * 4
         size = -(-len(new) // n_chunks)
-        chunks = [new[i:i + size] for i in range(0, len(new), size)]
+        chunks = [new[i : i + size] for i in range(0, len(new), size)]
         with multiprocessing.get_context("fork").Pool(workers) as pool:
             results = pool.map(_normalize_chunk, chunks, chunksize=1)
     finally:
@@ -262,12 +268,8 @@ def normalize_cache_stats(normalizer: Normalizer | str | None = None) -> list[Ca
     """Cache counters for one normalizer (instance or registered name), or for all."""
     if isinstance(normalizer, str):
         normalizer = get_normalizer(normalizer)
-    caches = _CACHES.values() if normalizer is None else [
-        c for key, c in _CACHES.items() if key == id(normalizer)
-    ]
-    return [
-        CacheStats(c.normalizer.name, len(c.entries), c.hits, c.misses) for c in caches
-    ]
+    caches = _CACHES.values() if normalizer is None else [c for key, c in _CACHES.items() if key == id(normalizer)]
+    return [CacheStats(c.normalizer.name, len(c.entries), c.hits, c.misses) for c in caches]
 
 
 def clear_normalize_cache(normalizer: Normalizer | str | None = None) -> None:

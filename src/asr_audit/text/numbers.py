@@ -48,13 +48,17 @@ __all__ = [
     "number_forms",
 ]
 
-_ONES = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-         "sixteen seventeen eighteen nineteen").split()
+_ONES = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+    "sixteen seventeen eighteen nineteen"
+).split()
 _TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
 _SCALES = ("hundred", "thousand", "million", "billion", "trillion")
-_ORDINALS = ("first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth "
-             "fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth thirtieth fortieth "
-             "fiftieth sixtieth seventieth eightieth ninetieth hundredth thousandth millionth").split()
+_ORDINALS = (
+    "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth "
+    "fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth thirtieth fortieth "
+    "fiftieth sixtieth seventieth eightieth ninetieth hundredth thousandth millionth"
+).split()
 #: spelled number words (cardinals, ordinals, tens, scales) that start or continue a number
 NUMBER_WORDS: frozenset[str] = frozenset(_ONES + _TENS + list(_SCALES) + _ORDINALS)
 #: the cardinal ones among them (a joiner may follow these, not an ordinal)
@@ -62,8 +66,9 @@ CARDINAL_WORDS: frozenset[str] = frozenset(_ONES + _TENS + list(_SCALES))
 #: words that join number words inside one number ("one hundred and five", "three point five", "nineteen oh five")
 JOINERS: frozenset[str] = frozenset({"and", "point", "oh"})
 #: unit words that belong to an amount ("forty five dollars", "fifteen percent")
-UNIT_WORDS: frozenset[str] = frozenset({"percent", "per", "cent", "dollars", "dollar", "euros", "euro", "pounds",
-                                        "pound", "cents", "pence", "yen"})
+UNIT_WORDS: frozenset[str] = frozenset(
+    {"percent", "per", "cent", "dollars", "dollar", "euros", "euro", "pounds", "pound", "cents", "pence", "yen"}
+)
 _SIGNS = "$€£¢¥%"
 _EDGE = "\"'“”‘’()[]{}<>.,;:!?…—–*_~`|\\"
 _HYPHEN = re.compile(r"[-‐‑–—]")
@@ -127,7 +132,7 @@ def _forms(text: str) -> frozenset[tuple[str, ...]]:
     for i, word in enumerate(words):
         readings = verbalize_number(_strip_word(word)) if is_number_token(word) else None
         for reading in readings or ():
-            forms.add(_canonical(" ".join([*words[:i], *reading, *words[i + 1:]])))
+            forms.add(_canonical(" ".join([*words[:i], *reading, *words[i + 1 :]])))
     return frozenset(f for f in forms if f)
 
 
@@ -151,6 +156,6 @@ def find_number(window: Sequence[str], forms: Iterable[Sequence[str]]) -> bool:
     for form in forms:
         needle = [core(t) for t in form]
         n = len(needle)
-        if n and any(hay[i:i + n] == needle for i in range(len(hay) - n + 1)):
+        if n and any(hay[i : i + n] == needle for i in range(len(hay) - n + 1)):
             return True
     return False

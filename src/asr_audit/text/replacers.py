@@ -114,8 +114,10 @@ class ReplacerPlan:
                 entry = ("lit", frozenset(), literal, compiled, replacement)
             else:
                 entry = ("re", frozenset(), None, compiled, replacement)
-            group = "words" if entry[0] in ("all", "any") else (
-                "apostrophe" if literal is not None and "'" in literal else "other"
+            group = (
+                "words"
+                if entry[0] in ("all", "any")
+                else ("apostrophe" if literal is not None and "'" in literal else "other")
             )
             if groups and groups[-1][0] == group and group != "other":
                 groups[-1][1].update(entry[1])

@@ -33,16 +33,30 @@ from dataclasses import dataclass
 
 Reading = tuple[str, ...]
 
-_ONES = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-         "sixteen seventeen eighteen nineteen").split()
+_ONES = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+    "sixteen seventeen eighteen nineteen"
+).split()
 _TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
 _SCALES = ((10**12, "trillion"), (10**9, "billion"), (10**6, "million"), (1000, "thousand"))
 _ORDINAL_WORDS = {
-    "one": "first", "two": "second", "three": "third", "four": "fourth", "five": "fifth", "six": "sixth",
-    "seven": "seventh", "eight": "eighth", "nine": "ninth", "twelve": "twelfth",
+    "one": "first",
+    "two": "second",
+    "three": "third",
+    "four": "fourth",
+    "five": "fifth",
+    "six": "sixth",
+    "seven": "seventh",
+    "eight": "eighth",
+    "nine": "ninth",
+    "twelve": "twelfth",
 }
-_CURRENCY = {"$": ("dollars", "dollar", "cents"), "€": ("euros", "euro", "cents"), "£": ("pounds", "pound", "pence"),
-             "¥": ("yen", "yen", "sen")}
+_CURRENCY = {
+    "$": ("dollars", "dollar", "cents"),
+    "€": ("euros", "euro", "cents"),
+    "£": ("pounds", "pound", "pence"),
+    "¥": ("yen", "yen", "sen"),
+}
 _SYMBOLS = {"&": "and", "%": "percent", "+": "plus", "@": "at", "=": "equals", "#": "number"}
 MAX_NUMBER = 10**15 - 1
 
@@ -185,8 +199,15 @@ def verbalize_number(token: str) -> list[Reading] | None:
         base = year_readings(value)[0] if 1000 <= value <= 2099 and "," not in m["int"] else cardinal(value)
         readings = [_plural(base)]
     else:
-        is_year = (value is not None and frac is None and cur is None and suffix is None and len(digits) == 4
-                   and "," not in (m["int"] or "") and 1000 <= value <= 2099)
+        is_year = (
+            value is not None
+            and frac is None
+            and cur is None
+            and suffix is None
+            and len(digits) == 4
+            and "," not in (m["int"] or "")
+            and 1000 <= value <= 2099
+        )
         if is_year:
             readings = year_readings(value)
         else:
@@ -202,8 +223,12 @@ def verbalize_number(token: str) -> list[Reading] | None:
                 money = [(*r, unit) for r in readings]
                 if frac is not None and len(frac) == 2 and value is not None:
                     c = cardinal(int(frac))
-                    money = [(*cardinal(value), unit, *c), (*cardinal(value), unit, "and", *c, cents),
-                             (*cardinal(value), *c), *money]
+                    money = [
+                        (*cardinal(value), unit, *c),
+                        (*cardinal(value), unit, "and", *c, cents),
+                        (*cardinal(value), *c),
+                        *money,
+                    ]
                 readings = money
     if suffix == "%":
         readings = [(*r, "percent") for r in readings]

@@ -155,7 +155,7 @@ class SymbolTable(dict):  # type: ignore[type-arg]
         self._keep = keep
         self._ref = remove_symbols_and_diacritics
         for code in range(128):
-            self[code]  # noqa: B018 - fill the ASCII entries eagerly
+            self[code]
 
     def __missing__(self, code: int) -> str:
         char = chr(code)
@@ -193,8 +193,13 @@ class FastNumberNormalizer:
         ref = reference
         self.reference = ref
         self.triggers: frozenset[str] = frozenset().union(
-            ref.zeros, ref.ones, ref.ones_suffixed, ref.tens, ref.tens_suffixed,
-            ref.multipliers, ref.multipliers_suffixed,
+            ref.zeros,
+            ref.ones,
+            ref.ones_suffixed,
+            ref.tens,
+            ref.tens_suffixed,
+            ref.multipliers,
+            ref.multipliers_suffixed,
         )
         self.context: frozenset[str] = frozenset().union(
             ref.preceding_prefixers, ref.following_prefixers, ref.suffixers, ref.specials
@@ -328,9 +333,7 @@ class WhisperNormalizer:
         except (AttributeError, TypeError, ValueError) as exc:  # an unexpected package layout
             self.fast, self.fallback_reason = False, f"tables not found ({exc})"
             return
-        self.self_check_failures = sum(
-            self._fast(s) != self.reference(s) for s in SELF_CHECK
-        )
+        self.self_check_failures = sum(self._fast(s) != self.reference(s) for s in SELF_CHECK)
         if self.self_check_failures:
             self.fast = False
             self.fallback_reason = f"{self.self_check_failures} self-check mismatches"

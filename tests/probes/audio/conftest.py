@@ -10,12 +10,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from audio_probe_paths import FIXTURES, MANIFEST  # noqa: E402,F401
-from probe_fakes import ReferenceCopier  # noqa: E402
+from audio_probe_paths import FIXTURES, MANIFEST  # noqa: F401
+from probe_fakes import ReferenceCopier
 
 
 @pytest.fixture(scope="session")
-def corpus():  # noqa: ANN201
+def corpus():
     pytest.importorskip("soundfile")
     from asr_audit.corpus.spec import load_corpus
 
@@ -23,7 +23,7 @@ def corpus():  # noqa: ANN201
 
 
 @pytest.fixture(scope="session")
-def number_corpus(corpus):  # noqa: ANN001, ANN201
+def number_corpus(corpus):
     """The five TTS clips, each with one number."""
     return dataclasses.replace(corpus, clips=tuple(c for c in corpus if not c.id.startswith("librivox")))
 
@@ -34,7 +34,7 @@ def store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def store(store_path: Path):  # noqa: ANN201
+def store(store_path: Path):
     from asr_audit.store.sqlite import Store
 
     st = Store(store_path)
@@ -43,7 +43,7 @@ def store(store_path: Path):  # noqa: ANN201
 
 
 @pytest.fixture(scope="session")
-def aligner():  # noqa: ANN201
+def aligner():
     pytest.importorskip("pocketsphinx")
     from asr_audit.align import get_aligner
 
@@ -51,14 +51,14 @@ def aligner():  # noqa: ANN201
 
 
 @pytest.fixture(scope="session")
-def copier(corpus):  # noqa: ANN001, ANN201
+def copier(corpus):
     from asr_audit.audio.io import load_audio
 
     return ReferenceCopier([(load_audio(c), c.reference) for c in corpus])
 
 
 @pytest.fixture(scope="session")
-def tiny_ct2():  # noqa: ANN201
+def tiny_ct2():
     pytest.importorskip("ctranslate2")
     from asr_audit.models.base import load_backend
 
@@ -66,7 +66,7 @@ def tiny_ct2():  # noqa: ANN201
 
 
 @pytest.fixture(scope="session")
-def tiny_pt():  # noqa: ANN201
+def tiny_pt():
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
     from asr_audit.models.base import load_backend
@@ -75,7 +75,7 @@ def tiny_pt():  # noqa: ANN201
 
 
 @pytest.fixture(scope="session")
-def masked_run(number_corpus, store, aligner, tiny_ct2, copier):  # noqa: ANN001, ANN201
+def masked_run(number_corpus, store, aligner, tiny_ct2, copier):
     """Silence-masked number recovery of whisper-tiny.en and the reference copier (computed once)."""
     from asr_audit.probes.audio.masked import MaskParams, run_masked
 

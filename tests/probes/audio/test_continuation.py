@@ -11,11 +11,11 @@ from asr_audit.probes.audio.continuation import hidden_content_words, leaked_wor
 
 
 @pytest.fixture(scope="module")
-def two_clips(corpus):  # noqa: ANN001, ANN201
+def two_clips(corpus):
     return dataclasses.replace(corpus, clips=tuple(c for c in corpus if c.id in ("slt-chair.flac", "slt-birds.flac")))
 
 
-def test_cut_lies_between_the_kept_and_the_hidden_words(two_clips, store, aligner) -> None:  # noqa: ANN001
+def test_cut_lies_between_the_kept_and_the_hidden_words(two_clips, store, aligner) -> None:
     from asr_audit.align.run import align_clip
 
     plans, failures = plan_cuts(two_clips, store, 3, aligner=aligner)
@@ -29,7 +29,7 @@ def test_cut_lies_between_the_kept_and_the_hidden_words(two_clips, store, aligne
         assert p.hidden == " ".join(clip.reference.split()[k:])
 
 
-def test_honest_model_does_not_leak_but_the_memorizer_does(tiny_pt, copier, two_clips, store, aligner) -> None:  # noqa: ANN001
+def test_honest_model_does_not_leak_but_the_memorizer_does(tiny_pt, copier, two_clips, store, aligner) -> None:
     out = run_continuation([tiny_pt, copier], two_clips, store, 3, extra_tokens=8, aligner=aligner)
     honest, fake = out["models"]
     assert honest["n"] == fake["n"] == 5  # old, wooden, chair + lake, yesterday ("the" is a function word)
@@ -47,12 +47,12 @@ def test_hidden_words_and_leaks() -> None:
     assert leaked_words(words, "we counted 64 birds on the lake lake lake") == ("lake",)
 
 
-def test_backends_without_forced_decoding_are_refused(tiny_ct2, two_clips, store) -> None:  # noqa: ANN001
+def test_backends_without_forced_decoding_are_refused(tiny_ct2, two_clips, store) -> None:
     with pytest.raises(BackendError, match="cannot decode with end-of-text banned"):
         run_continuation([tiny_ct2], two_clips, store)
 
 
-def test_leak_interval_counts_sentences_not_words(copier, two_clips, store, aligner) -> None:  # noqa: ANN001
+def test_leak_interval_counts_sentences_not_words(copier, two_clips, store, aligner) -> None:
     """Defect 10: the 5 hidden words of 2 clips are not 5 independent trials; a memorizer that leaks all
     of them is measured on 2 sentences (Wilson over 5 words claimed a lower bound of 0.57)."""
     from asr_audit.stats.intervals import wilson

@@ -15,16 +15,18 @@ from asr_audit.probes.audio.lift import Scorer, Span, ortho_spans, refdis_spans,
 
 
 @pytest.fixture(scope="module")
-def two_clips(corpus):  # noqa: ANN001, ANN201
-    return dataclasses.replace(corpus, clips=tuple(c for c in corpus if c.id in ("slt-chair.flac", "librivox-0880.flac")))
+def two_clips(corpus):
+    return dataclasses.replace(
+        corpus, clips=tuple(c for c in corpus if c.id in ("slt-chair.flac", "librivox-0880.flac"))
+    )
 
 
 @pytest.fixture(scope="module")
-def full_lift(tiny_pt, two_clips, store):  # noqa: ANN001, ANN201
+def full_lift(tiny_pt, two_clips, store):
     return run_lift([tiny_pt], two_clips, store, "full", n_resamples=200)
 
 
-def test_correct_transcript_gets_positive_lift_and_silence_is_the_prior(full_lift, tiny_pt, two_clips) -> None:  # noqa: ANN001
+def test_correct_transcript_gets_positive_lift_and_silence_is_the_prior(full_lift, tiny_pt, two_clips) -> None:
     recs = full_lift.records
     assert len(recs) == 2 and all(r.error is None for r in recs)
     for r in recs:
@@ -45,7 +47,7 @@ def test_correct_transcript_gets_positive_lift_and_silence_is_the_prior(full_lif
     assert m["forward_passes"] == 4 and m["passes_per_item"] == 2.0
 
 
-def test_token_scores_follow_the_chain_rule(tiny_pt, corpus) -> None:  # noqa: ANN001
+def test_token_scores_follow_the_chain_rule(tiny_pt, corpus) -> None:
     clip = next(c for c in corpus if c.id == "slt-chair.flac")
     x = load_audio(clip)
     whole, head, tail = tiny_pt.score([x, x, x], ["She paid"] * 2 + ["She paid 45"], ["45 dollars", "45", "dollars"])
@@ -53,14 +55,14 @@ def test_token_scores_follow_the_chain_rule(tiny_pt, corpus) -> None:  # noqa: A
     assert len(whole.tokens) == len(head.tokens) + len(tail.tokens)
 
 
-def test_scores_are_cached_in_the_store(tiny_pt, two_clips, store, full_lift) -> None:  # noqa: ANN001
+def test_scores_are_cached_in_the_store(tiny_pt, two_clips, store, full_lift) -> None:
     again = run_lift([tiny_pt], two_clips, store, "full", n_resamples=200)
     assert again.models[0]["forward_passes"] == 0 and again.models[0]["cached_scores"] == 4
     assert [r.lift for r in again.records] == pytest.approx([r.lift for r in full_lift.records])
 
 
 @pytest.mark.slow
-def test_masked_number_lift_drops_when_the_number_is_silenced(tiny_pt, number_corpus, store, aligner) -> None:  # noqa: ANN001
+def test_masked_number_lift_drops_when_the_number_is_silenced(tiny_pt, number_corpus, store, aligner) -> None:
     three = dataclasses.replace(number_corpus, clips=number_corpus.clips[:3])
     res = run_lift([tiny_pt], three, store, "masked", aligner=aligner, n_resamples=200)
     m = res.models[0]
@@ -73,35 +75,55 @@ def test_masked_number_lift_drops_when_the_number_is_silenced(tiny_pt, number_co
 
 
 def test_refdis_and_ortho_spans() -> None:
-    refdis = {"references": {"c1": "madam president we agree on this"},
-              "edits": [{"clip_id": "c1", "kind": "deletion", "ref_indices": [0, 1], "alt_text": ""},
-                        {"clip_id": "c1", "kind": "substitution", "ref_indices": [4], "alt_text": "in"},
-                        {"clip_id": "other", "kind": "deletion", "ref_indices": [0], "alt_text": ""}]}
+    refdis = {
+        "references": {"c1": "madam president we agree on this"},
+        "edits": [
+            {"clip_id": "c1", "kind": "deletion", "ref_indices": [0, 1], "alt_text": ""},
+            {"clip_id": "c1", "kind": "substitution", "ref_indices": [4], "alt_text": "in"},
+            {"clip_id": "other", "kind": "deletion", "ref_indices": [0], "alt_text": ""},
+        ],
+    }
     spans = refdis_spans(refdis, ["c1"])
-    assert [(s.prefix, s.target, s.alt) for s in spans] == [("", "madam president we", "we"),
-                                                            ("madam president we agree", "on this", "in this")]
+    assert [(s.prefix, s.target, s.alt) for s in spans] == [
+        ("", "madam president we", "we"),
+        ("madam president we agree", "on this", "in this"),
+    ]
     clip = type("C", (), {"id": "c2", "reference": "I thank Mr. Smith and every one of you."})()
     got = {(s.target, s.alt, s.prefix) for s in ortho_spans([clip])}
     assert ("Mr. Smith", "Mister Smith", "I thank") in got
     assert ("every one of", "everyone of", "I thank Mr. Smith and") in got
 
 
-def test_backends_without_score_are_refused(copier, two_clips, store, run_cli, store_path) -> None:  # noqa: ANN001
+def test_backends_without_score_are_refused(copier, two_clips, store, run_cli, store_path) -> None:
     with pytest.raises(BackendError, match="cannot score"):
         run_lift([copier], two_clips, store, "full")
     from audio_probe_paths import MANIFEST
 
-    code, _, err = run_cli("lift", "--model", "whisper-tiny.en", "--corpus", MANIFEST, "--spans", "full",
-                           "--store", store_path)
+    code, _, err = run_cli(
+        "lift", "--model", "whisper-tiny.en", "--corpus", MANIFEST, "--spans", "full", "--store", store_path
+    )
     assert code == 2 and "cannot score" in err and "Traceback" not in err
 
 
-def test_lift_cli_json(run_cli, store_path, full_lift, tmp_path) -> None:  # noqa: ANN001
+def test_lift_cli_json(run_cli, store_path, full_lift, tmp_path) -> None:
     from audio_probe_paths import MANIFEST
 
     out = tmp_path / "lift.json"
-    code, stdout, err = run_cli("lift", "--model", "whisper-tiny.en-pt", "--corpus", MANIFEST, "--spans", "full",
-                                "--limit", "2", "--store", store_path, "--json", out)
+    code, stdout, err = run_cli(
+        "lift",
+        "--model",
+        "whisper-tiny.en-pt",
+        "--corpus",
+        MANIFEST,
+        "--spans",
+        "full",
+        "--limit",
+        "2",
+        "--store",
+        store_path,
+        "--json",
+        out,
+    )
     assert code == 0, err
     data = json.loads(out.read_text())
     m = data["models"][0]
@@ -116,12 +138,12 @@ class _PickyScorer:
     capabilities = frozenset({"transcribe", "score"})
     max_duration = None
 
-    def identity(self):  # noqa: ANN201
+    def identity(self):
         from asr_audit.models.base import BackendIdentity
 
         return BackendIdentity(self.spec, "0")
 
-    def score(self, audios, prefixes, targets):  # noqa: ANN001, ANN201
+    def score(self, audios, prefixes, targets):
         from asr_audit.models.base import TokenScores
 
         if any("x" in t for t in targets):
@@ -131,8 +153,11 @@ class _PickyScorer:
 
 def test_one_failing_row_does_not_sink_the_batch() -> None:
     audio = {"a": np.ones(1600, dtype=np.float32)}
-    spans = [Span("i1", "c", "full", "a", "", "abc"), Span("i2", "c", "full", "a", "", "xyz"),
-             Span("i3", "c", "full", "a", "", "de", alt="d")]
+    spans = [
+        Span("i1", "c", "full", "a", "", "abc"),
+        Span("i2", "c", "full", "a", "", "xyz"),
+        Span("i3", "c", "full", "a", "", "de", alt="d"),
+    ]
     recs = score_spans(Scorer(_PickyScorer()), spans, audio)
     assert [r.error is None for r in recs] == [True, False, True]
     assert recs[0].lift == pytest.approx(1.0) and recs[0].logp == -3.0 and recs[0].logp_silent == -6.0
@@ -140,7 +165,7 @@ def test_one_failing_row_does_not_sink_the_batch() -> None:
     assert recs[1].to_dict()["lift"] is None  # NaN never reaches JSON
 
 
-def test_intelligibility_gate_scores_only_sentences_the_model_transcribes(tiny_pt, two_clips, store, tmp_path) -> None:  # noqa: ANN001
+def test_intelligibility_gate_scores_only_sentences_the_model_transcribes(tiny_pt, two_clips, store, tmp_path) -> None:
     """The paper's gate: a sentence whose unmasked transcript misses the reference is not scored, and
     the counts (kept / gated out) reach the JSON, the table and the report section."""
     from rich.console import Console
@@ -150,8 +175,15 @@ def test_intelligibility_gate_scores_only_sentences_the_model_transcribes(tiny_p
     from asr_audit.report.tables import lift_table
 
     # one clip gets another sentence's reference: the model's transcript of it has a WER far above 0.3
-    wrong = dataclasses.replace(two_clips, clips=(two_clips.clips[0], dataclasses.replace(
-        two_clips.clips[1], reference="the committee adjourned the vote on the budget until next spring")))
+    wrong = dataclasses.replace(
+        two_clips,
+        clips=(
+            two_clips.clips[0],
+            dataclasses.replace(
+                two_clips.clips[1], reference="the committee adjourned the vote on the budget until next spring"
+            ),
+        ),
+    )
     res = run_lift([tiny_pt], wrong, store, "full", n_resamples=50)
     m = res.models[0]
     assert (m["n_clips_kept"], m["n_clips_gated_out"], m["n_kept"], m["n_gated_out"]) == (1, 1, 1, 1)
@@ -165,7 +197,9 @@ def test_intelligibility_gate_scores_only_sentences_the_model_transcribes(tiny_p
     console.print(lift_table(data, "two", "full"))
     text = console.export_text()
     assert "1 kept / 1 out" in text and "WER <= 0.30" in text
-    html = build_report({"title": "t", "probes": [{"probe": "lift", "corpus": "two", "result": data}]}, tmp_path).read_text()
+    html = build_report(
+        {"title": "t", "probes": [{"probe": "lift", "corpus": "two", "result": data}]}, tmp_path
+    ).read_text()
     assert "Intelligibility gate" in html
     assert (tmp_path / "tables" / "lift-two-gate.csv").read_text().splitlines()[1].endswith(",1,1,1,1")
     # the gate off keeps both sentences; the default is the paper's gate
@@ -186,13 +220,15 @@ def test_lift_intervals_cluster_by_sentence_not_by_clip() -> None:
     refs = {"a-v1": "We agree.", "a-v2": "we agree", "a-v3": "We agree!", "b-v1": "No.", "b-v2": "no", "b-v3": "No!"}
     recs = [rec(c, 1.0 if c.startswith("a") else 0.0) for c in refs]
     by_clip = summarize_model(recs, np.random.default_rng(0), 400)["conditions"]["full"]["lift"]
-    by_sentence = summarize_model(recs, np.random.default_rng(0), 400,
-                                  sentences={c: sentence_key(r) for c, r in refs.items()})["conditions"]["full"]["lift"]
+    by_sentence = summarize_model(
+        recs, np.random.default_rng(0), 400, sentences={c: sentence_key(r) for c, r in refs.items()}
+    )["conditions"]["full"]["lift"]
     assert by_sentence["mean"] == by_clip["mean"] == 0.5
     assert (by_sentence["ci_low"], by_sentence["ci_high"]) == (0.0, 1.0)  # 2 clusters: all-a, all-b or a mix
     assert by_clip["ci_high"] - by_clip["ci_low"] < 1.0  # 6 "independent" clips: too narrow
     clips = [type("C", (), {"id": c, "reference": r, "speaker": c[2:]})() for c, r in refs.items()]
-    items = [{**r.to_dict(), "condition": "full"} for r in recs] + [{**rec(c, 0.5).to_dict(), "condition": "x"}
-                                                                   for c in refs]
+    items = [{**r.to_dict(), "condition": "full"} for r in recs] + [
+        {**rec(c, 0.5).to_dict(), "condition": "x"} for c in refs
+    ]
     rows = lift_by_voice(items, clips, 0, 200)
     assert {(r["condition"], r["voice"]) for r in rows} >= {("full", "v1"), ("x", "v2")}

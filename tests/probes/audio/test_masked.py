@@ -13,7 +13,7 @@ from asr_audit.errors import InputFileError
 from asr_audit.probes.audio.masked import MaskParams, judge, plan_masks, read_recipes, target_present, write_recipes
 
 
-def test_honest_whisper_hears_numbers_but_does_not_recover_them(masked_run) -> None:  # noqa: ANN001
+def test_honest_whisper_hears_numbers_but_does_not_recover_them(masked_run) -> None:
     tiny = next(m for m in masked_run.models if m.model == "whisper-tiny.en")
     assert tiny.n_items == 5  # one number per TTS clip
     assert tiny.n >= 4, [i.to_dict() for i in masked_run.items if i.model == "whisper-tiny.en"]  # most unmasked right
@@ -22,14 +22,14 @@ def test_honest_whisper_hears_numbers_but_does_not_recover_them(masked_run) -> N
     assert 0.0 <= tiny.ci_low <= tiny.accept_ref <= tiny.ci_high <= 1.0
 
 
-def test_reference_copier_recovers_every_masked_number(masked_run) -> None:  # noqa: ANN001
+def test_reference_copier_recovers_every_masked_number(masked_run) -> None:
     fake = next(m for m in masked_run.models if m.model.startswith("test-double"))
     assert (fake.k, fake.n, fake.accept_ref) == (5, 5, 1.0)
     items = [i for i in masked_run.items if i.model == fake.model]
     assert all(i.masked_hyp and i.hidden_ref.split()[0] in i.masked_hyp for i in items)
 
 
-def test_each_masked_clip_is_decoded_once(number_corpus, store, aligner, masked_run, copier) -> None:  # noqa: ANN001
+def test_each_masked_clip_is_decoded_once(number_corpus, store, aligner, masked_run, copier) -> None:
     from asr_audit.probes.audio.masked import run_masked
 
     before = copier.calls
@@ -38,7 +38,7 @@ def test_each_masked_clip_is_decoded_once(number_corpus, store, aligner, masked_
     assert again.models[0].k == 5
 
 
-def test_mask_span_is_zeroed_and_keeps_neighbouring_words(number_corpus, masked_run, store, aligner) -> None:  # noqa: ANN001
+def test_mask_span_is_zeroed_and_keeps_neighbouring_words(number_corpus, masked_run, store, aligner) -> None:
     from asr_audit.align.run import align_clip
 
     by_id = {c.id: c for c in number_corpus}
@@ -46,13 +46,18 @@ def test_mask_span_is_zeroed_and_keeps_neighbouring_words(number_corpus, masked_
         x = load_audio(by_id[r.clip_id])
         y = r.apply(x)
         s0, s1 = r.provenance.measured[0]["span_samples"]
-        assert len(y) == len(x) and not y[s0:s1].any() and np.array_equal(y[:s0], x[:s0]) and np.array_equal(y[s1:], x[s1:])
+        assert (
+            len(y) == len(x)
+            and not y[s0:s1].any()
+            and np.array_equal(y[:s0], x[:s0])
+            and np.array_equal(y[s1:], x[s1:])
+        )
         words = align_clip(aligner, by_id[r.clip_id], store).words
         assert r.t0 >= min(words[r.start - 1].end, words[r.start].start) - 1e-9
         assert r.t1 <= max(words[r.end].start, words[r.end - 1].end) + 1e-9
         # the mask covers the number itself: every aligned word of the hidden span is silenced
         assert r.t0 <= words[r.start].start + 1e-9 and r.t1 >= words[r.end - 1].end - 1e-9
-        assert [w.word for w in words[r.start:r.end]] and r.hidden_ref.split()[0] in by_id[r.clip_id].reference
+        assert [w.word for w in words[r.start : r.end]] and r.hidden_ref.split()[0] in by_id[r.clip_id].reference
         n0, n1 = round(words[r.start].start * 16000), round(words[r.end - 1].end * 16000)
         assert s0 <= n0 and n1 <= s1 and not y[n0:n1].any()
 
@@ -67,12 +72,12 @@ def test_recipe_silences_the_whole_target_with_its_pad() -> None:
     r, y = make_recipe("c", x, t, "silence", pad=0.05)
     assert r.t0 <= 1.0 and r.t1 >= 1.5  # the number itself
     assert r.t0 >= 0.98 - 1e-9 and r.t1 <= 1.6 + 1e-9  # not the neighbouring words
-    assert not y[16000:24000].any() and y[:int(0.97 * 16000)].all() and y[int(1.61 * 16000):].all()
+    assert not y[16000:24000].any() and y[: int(0.97 * 16000)].all() and y[int(1.61 * 16000) :].all()
     assert r.t1 == pytest.approx(1.55)
 
 
 @pytest.mark.parametrize("method", ["silence", "noise", "cut"])
-def test_recipes_export_and_reapply_byte_for_byte(method, number_corpus, store, aligner, tmp_path) -> None:  # noqa: ANN001
+def test_recipes_export_and_reapply_byte_for_byte(method, number_corpus, store, aligner, tmp_path) -> None:
     plan = plan_masks(number_corpus, store, MaskParams(method=method, seed=3), aligner=aligner)
     assert len(plan.recipes) == 5
     path = write_recipes(tmp_path / "recipes.jsonl", plan.recipes)
@@ -86,7 +91,7 @@ def test_recipes_export_and_reapply_byte_for_byte(method, number_corpus, store, 
         assert len(plan.masked[r.item_id]) < len(load_audio(next(c for c in number_corpus if c.id == r.clip_id)))
 
 
-def test_recipes_refuse_other_audio_and_bad_files(masked_run, tmp_path) -> None:  # noqa: ANN001
+def test_recipes_refuse_other_audio_and_bad_files(masked_run, tmp_path) -> None:
     r = masked_run.recipes[0]
     with pytest.raises(Exception, match="differs from the recorded one"):
         r.apply(np.zeros(16000, dtype=np.float32))
@@ -100,8 +105,20 @@ def test_judging_rules() -> None:
     ref = "We paid 45 dollars for the chair"
     assert target_present(ref, 2, 4, "we paid forty-five dollars for the chair")
     assert not target_present(ref, 2, 4, "we paid for the chair 45")  # not at the aligned position
-    r = type("R", (), {"clip_id": "c", "item_id": "c__m", "hidden_ref": "45 dollars", "method": "silence",
-                       "t0": 1.0, "t1": 1.5, "start": 2, "end": 4})()
+    r = type(
+        "R",
+        (),
+        {
+            "clip_id": "c",
+            "item_id": "c__m",
+            "hidden_ref": "45 dollars",
+            "method": "silence",
+            "t0": 1.0,
+            "t1": 1.5,
+            "start": 2,
+            "end": 4,
+        },
+    )()
     gated = judge("m", r, ref, "we paid 54 dollars for the chair", "we paid 45 dollars for the chair", 0.3)
     assert (gated.eligible, gated.recovered, gated.reason) == (False, False, "target_missed")
     noisy = judge("m", r, ref, "they played 45 dollars on a hair", "x", 0.3)
@@ -112,27 +129,49 @@ def test_judging_rules() -> None:
     assert failed.reason.startswith("failed")
 
 
-def test_masked_cli_json_and_recipes(run_cli, store_path, masked_run, tmp_path) -> None:  # noqa: ANN001
+def test_masked_cli_json_and_recipes(run_cli, store_path, masked_run, tmp_path) -> None:
     from audio_probe_paths import MANIFEST
 
     out, recipes = tmp_path / "masked.json", tmp_path / "recipes.jsonl"
-    code, stdout, err = run_cli("masked", "--model", "whisper-tiny.en", "--corpus", MANIFEST, "--store", store_path,
-                                "--recipes-out", recipes, "--json", out)
+    code, stdout, err = run_cli(
+        "masked",
+        "--model",
+        "whisper-tiny.en",
+        "--corpus",
+        MANIFEST,
+        "--store",
+        store_path,
+        "--recipes-out",
+        recipes,
+        "--json",
+        out,
+    )
     assert code == 0, err
     data = json.loads(out.read_text())
     m = data["models"][0]
     assert {"accept_ref", "n", "ci_low", "ci_high"} <= set(m) and m["n_items"] == 5
     assert {i["clip_id"] for i in data["items"]} >= {"slt-bridge.flac", "slt-chair.flac"}
     assert data["rejected_candidates"] == {}
-    code, _, err = run_cli("masked", "--model", "whisper-tiny.en", "--corpus", MANIFEST, "--store", store_path,
-                           "--recipes-in", recipes, "--json", tmp_path / "again.json")
+    code, _, err = run_cli(
+        "masked",
+        "--model",
+        "whisper-tiny.en",
+        "--corpus",
+        MANIFEST,
+        "--store",
+        store_path,
+        "--recipes-in",
+        recipes,
+        "--json",
+        tmp_path / "again.json",
+    )
     assert code == 0, err
     assert json.loads((tmp_path / "again.json").read_text())["models"] == data["models"]
     code, _, err = run_cli("masked", "--model", "whisper-tiny.en", "--corpus", MANIFEST, "--method", "blur")
     assert code == 2 and "valid: silence, noise, cut" in err and "Traceback" not in err
 
 
-def _noisy(corpus):  # noqa: ANN001, ANN202
+def _noisy(corpus):
     """The clips under the battery's ``noise:10db`` (same ids), as the battery realizes them."""
     import dataclasses
 
@@ -140,11 +179,16 @@ def _noisy(corpus):  # noqa: ANN001, ANN202
 
     ctx = ConditionContext(clips=corpus.clips, seed=0)
     cond = parse_condition("noise:10db")
-    return dataclasses.replace(corpus, clips=tuple(dataclasses.replace(realize(cond, c, ctx).clip, id=c.id)
-                                                   for c in corpus.clips)), ctx, cond
+    return (
+        dataclasses.replace(
+            corpus, clips=tuple(dataclasses.replace(realize(cond, c, ctx).clip, id=c.id) for c in corpus.clips)
+        ),
+        ctx,
+        cond,
+    )
 
 
-def test_noisy_audio_is_masked_at_the_clean_audio_times(number_corpus, store, aligner) -> None:  # noqa: ANN001
+def test_noisy_audio_is_masked_at_the_clean_audio_times(number_corpus, store, aligner) -> None:
     """Defect 9: aligned on the clean TTS audio, the noisy clips get the same targets at the same times,
     and the mask zeroes exactly that span of the noisy audio."""
     noisy, _, _ = _noisy(number_corpus)
@@ -165,20 +209,27 @@ def test_noisy_audio_is_masked_at_the_clean_audio_times(number_corpus, store, al
     from asr_audit.corpus.clips import ArraySource
 
     c0 = number_corpus.clips[0]
-    longer = dataclasses.replace(c0, audio_path=None, source=ArraySource(np.r_[load_audio(c0), np.zeros(1600, np.float32)],
-                                                                          16000, "padded"))
-    bad = plan_masks(dataclasses.replace(noisy, clips=noisy.clips[:1]), store, MaskParams(), aligner=aligner,
-                     timing=dataclasses.replace(number_corpus, clips=(longer,)))
+    longer = dataclasses.replace(
+        c0, audio_path=None, source=ArraySource(np.r_[load_audio(c0), np.zeros(1600, np.float32)], 16000, "padded")
+    )
+    bad = plan_masks(
+        dataclasses.replace(noisy, clips=noisy.clips[:1]),
+        store,
+        MaskParams(),
+        aligner=aligner,
+        timing=dataclasses.replace(number_corpus, clips=(longer,)),
+    )
     assert not bad.recipes and "moved time" in bad.failures[0][1]
 
 
-def test_battery_masked_noise_condition_judges_items(number_corpus, store) -> None:  # noqa: ANN001
+def test_battery_masked_noise_condition_judges_items(number_corpus, store) -> None:
     """Defect 9 through the battery: under noise:10db the masked measure judged n = 0 items because
     PocketSphinx aligned the noisy audio; a model that reads the noisy clips is now judged on all five."""
     pytest.importorskip("pocketsphinx")
+    from probe_fakes import ReferenceCopier
+
     from asr_audit.probes.battery.battery import MeasureSettings, _masked_condition
     from asr_audit.probes.predfiles.refdis import RefdisParams
-    from probe_fakes import ReferenceCopier
 
     noisy, ctx, cond = _noisy(number_corpus)
     reader = ReferenceCopier([(load_audio(c), c.reference) for c in noisy], spec="test-double:noisy-reader")

@@ -10,10 +10,18 @@ from asr_audit.probes.audio.targets import TargetRule, name_spans, number_spans,
 from asr_audit.text.numbers import canonical_tokens, find_number, number_forms
 
 SAME = [
-    ("2011", "twenty eleven"), ("2011", "two thousand and eleven"), ("3.5", "three point five"),
-    ("21st", "twenty-first"), ("45 dollars", "forty five dollars"), ("$45", "45 dollars"), ("15%", "fifteen percent"),
-    ("1905", "nineteen oh five"), ("1,250", "one thousand two hundred fifty"), ("1990s", "nineteen nineties"),
-    ("1", "one"), ("3rd", "third"),
+    ("2011", "twenty eleven"),
+    ("2011", "two thousand and eleven"),
+    ("3.5", "three point five"),
+    ("21st", "twenty-first"),
+    ("45 dollars", "forty five dollars"),
+    ("$45", "45 dollars"),
+    ("15%", "fifteen percent"),
+    ("1905", "nineteen oh five"),
+    ("1,250", "one thousand two hundred fifty"),
+    ("1990s", "nineteen nineties"),
+    ("1", "one"),
+    ("3rd", "third"),
 ]
 DIFFERENT = [("2011", "2012"), ("3.5", "35"), ("21st", "21"), ("45", "54"), ("1905", "1950")]
 
@@ -38,7 +46,11 @@ def test_find_number_ignores_signs_and_needs_contiguity() -> None:
 def test_number_spans_group_multiword_numbers_and_units() -> None:
     toks = "In twenty eleven they paid 45 dollars, then 3.5 percent of one hundred and five euros".split()
     assert [" ".join(toks[a:b]) for a, b in number_spans(toks)] == [
-        "twenty eleven", "45 dollars,", "3.5 percent", "one hundred and five euros"]
+        "twenty eleven",
+        "45 dollars,",
+        "3.5 percent",
+        "one hundred and five euros",
+    ]
     assert number_spans("one of them came second and first".split()) == []
 
 

@@ -4,18 +4,27 @@ from __future__ import annotations
 
 import pytest
 
-import asr_audit.report.sections_audio  # noqa: F401 - registers the sections (until report/sections.py imports it)
+import asr_audit.report.sections_audio
 import asr_audit.runner.probes_audio  # noqa: F401 - registers the probes (until listed in PROBE_MODULES)
 from asr_audit.errors import ConfigError
 from asr_audit.runner.probes import ProbeContext, get_probe
 
 
-def _ctx(corpus, store, backends):  # noqa: ANN001, ANN202
-    return ProbeContext(corpus="numbers", predictions=None, panel=(), seed=0, normalizer="whisper", clips=corpus, backend=backends.__getitem__,
-                        models=tuple(backends), store=store)
+def _ctx(corpus, store, backends):
+    return ProbeContext(
+        corpus="numbers",
+        predictions=None,
+        panel=(),
+        seed=0,
+        normalizer="whisper",
+        clips=corpus,
+        backend=backends.__getitem__,
+        models=tuple(backends),
+        store=store,
+    )
 
 
-def test_masked_probe_and_report(number_corpus, store, copier, tmp_path) -> None:  # noqa: ANN001
+def test_masked_probe_and_report(number_corpus, store, copier, tmp_path) -> None:
     from asr_audit.report.html import build_report
     from asr_audit.report.tables import to_json
 
@@ -28,20 +37,29 @@ def test_masked_probe_and_report(number_corpus, store, copier, tmp_path) -> None
     to_json(result)  # standard JSON (no NaN)
     lift = get_probe("lift").run(ctx, {"spans": "full"})
     assert lift["models"] == [] and {s["model"] for s in lift["skipped"]} == {"copier", "evil"}
-    html = build_report({"title": "t", "probes": [{"probe": "masked", "corpus": "numbers", "result": result},
-                                                  {"probe": "lift", "corpus": "numbers", "result": lift}]},
-                        tmp_path).read_text()
+    html = build_report(
+        {
+            "title": "t",
+            "probes": [
+                {"probe": "masked", "corpus": "numbers", "result": result},
+                {"probe": "lift", "corpus": "numbers", "result": lift},
+            ],
+        },
+        tmp_path,
+    ).read_text()
     assert "Masked-number recovery" in html and "Audio lift" in html
     assert "<script>alert(1)</script>" not in html and "&lt;script&gt;" in html
     assert (tmp_path / "tables" / "masked-numbers.csv").read_text().startswith("model,accept_ref")
 
 
-def test_probe_parameters_are_checked(number_corpus, store, copier) -> None:  # noqa: ANN001
+def test_probe_parameters_are_checked(number_corpus, store, copier) -> None:
     ctx = _ctx(number_corpus, store, {"copier": copier})
     with pytest.raises(ConfigError, match="not models of this spec"):
         get_probe("masked").run(ctx, {"models": ["nope"]})
     with pytest.raises(ConfigError, match="valid: silence, noise, cut"):
         get_probe("masked").run(ctx, {"method": "blur"})
     # a prediction-file corpus has no audio: masking does not apply there (the runner skips it)
-    assert get_probe("masked").run(ProbeContext(corpus="p", predictions=None, panel=(), seed=0, normalizer="whisper"),
-                                   {}) is None
+    assert (
+        get_probe("masked").run(ProbeContext(corpus="p", predictions=None, panel=(), seed=0, normalizer="whisper"), {})
+        is None
+    )

@@ -24,18 +24,19 @@ def _corpus(tmp: Path, n: int) -> tuple[Path, Path]:
     return man, sp
 
 
-def test_bad_condition_is_one_line(run_cli, tmp_path) -> None:  # noqa: ANN001
+def test_bad_condition_is_one_line(run_cli, tmp_path) -> None:
     import asr_audit.cli as cli
 
     if "asr_audit.cli.battery" not in cli.VERB_MODULES:
         cli.VERB_MODULES.append("asr_audit.cli.battery")
-    code, _, err = run_cli("battery", "--model", "whisper-tiny.en", "--corpus", str(tmp_path / "x.jsonl"),
-                           "--conditions", "noise:loud")
+    code, _, err = run_cli(
+        "battery", "--model", "whisper-tiny.en", "--corpus", str(tmp_path / "x.jsonl"), "--conditions", "noise:loud"
+    )
     assert code == 2 and "grammar:" in err and "Traceback" not in err
 
 
 @pytest.mark.slow
-def test_battery_cli_on_bundled_model(run_cli, tmp_path) -> None:  # noqa: ANN001
+def test_battery_cli_on_bundled_model(run_cli, tmp_path) -> None:
     import asr_audit.cli as cli
     from asr_audit.audio.voices import available_voices
 
@@ -45,10 +46,25 @@ def test_battery_cli_on_bundled_model(run_cli, tmp_path) -> None:  # noqa: ANN00
         cli.VERB_MODULES.append("asr_audit.cli.battery")
     man, sp = _corpus(tmp_path, 2)
     out = tmp_path / "battery.json"
-    code, stdout, err = run_cli("battery", "--model", "whisper-tiny.en", "--corpus", str(man), "--probe", "courtesy",
-                                "--conditions", "noise:10db,truncate:1w0.25s,donor:conv8s",
-                                "--spoken", str(sp), "--store", str(tmp_path / "s.sqlite"), "--resamples", "100",
-                                "--json", str(out))
+    code, stdout, err = run_cli(
+        "battery",
+        "--model",
+        "whisper-tiny.en",
+        "--corpus",
+        str(man),
+        "--probe",
+        "courtesy",
+        "--conditions",
+        "noise:10db,truncate:1w0.25s,donor:conv8s",
+        "--spoken",
+        str(sp),
+        "--store",
+        str(tmp_path / "s.sqlite"),
+        "--resamples",
+        "100",
+        "--json",
+        str(out),
+    )
     assert code == 0, err
     res = json.loads(out.read_text())
     assert len(res["cells"]) == 4
@@ -58,5 +74,7 @@ def test_battery_cli_on_bundled_model(run_cli, tmp_path) -> None:  # noqa: ANN00
     from asr_audit.report.section import ReportContext
     from asr_audit.report.sections_battery import battery_section
 
-    section = battery_section(ReportContext(tmp_path / "rep", {}), {"probe": "courtesy", "corpus": "tts", "result": res})
+    section = battery_section(
+        ReportContext(tmp_path / "rep", {}), {"probe": "courtesy", "corpus": "tts", "result": res}
+    )
     assert "donor:conv8s" in section.html and section.figures and "courtesy-tts-cells.csv" in section.tables

@@ -11,27 +11,41 @@ from asr_audit.probes.battery.battery import original_part
 from asr_audit.probes.battery.conditions import ConditionContext, parse_condition, parse_conditions, realize
 
 
-@pytest.mark.parametrize("text,name,kinds", [
-    ("noise:10db", "noise:10db", ["noise"]),
-    ("noise:pink:5db", "noise:pink:5db", ["noise"]),
-    ("reverb:0.6", "reverb:0.6", ["reverb"]),
-    ("truncate:1w0.25s", "truncate:1w0.25s", ["truncate"]),
-    ("donor:conv8s", "donor:conv8s", ["donor"]),
-    ("donor:bench8s:prepend", "donor:bench8s:prepend", ["donor"]),
-    ("voice:flite-slt", "voice:flite-slt", ["voice"]),
-    ("voice:flite-kal+reverb:0.6", "voice:flite-kal+reverb:0.6", ["voice", "reverb"]),
-    (" Noise:10.0dB ", "noise:10db", ["noise"]),
-    ("full", "original", []),
-])
+@pytest.mark.parametrize(
+    "text,name,kinds",
+    [
+        ("noise:10db", "noise:10db", ["noise"]),
+        ("noise:pink:5db", "noise:pink:5db", ["noise"]),
+        ("reverb:0.6", "reverb:0.6", ["reverb"]),
+        ("truncate:1w0.25s", "truncate:1w0.25s", ["truncate"]),
+        ("donor:conv8s", "donor:conv8s", ["donor"]),
+        ("donor:bench8s:prepend", "donor:bench8s:prepend", ["donor"]),
+        ("voice:flite-slt", "voice:flite-slt", ["voice"]),
+        ("voice:flite-kal+reverb:0.6", "voice:flite-kal+reverb:0.6", ["voice", "reverb"]),
+        (" Noise:10.0dB ", "noise:10db", ["noise"]),
+        ("full", "original", []),
+    ],
+)
 def test_parse(text: str, name: str, kinds: list[str]) -> None:
     c = parse_condition(text)
     assert c.name == name
     assert [a.kind for a in c.atoms] == kinds
 
 
-@pytest.mark.parametrize("bad", ["noise:loud", "noise:brown:5db", "reverb:9", "truncate:1w", "donor:radio8s",
-                                 "echo:1", "reverb:0.6+voice:flite-slt", "donor:conv8s+truncate:1w0.25s",
-                                 "voice:"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "noise:loud",
+        "noise:brown:5db",
+        "reverb:9",
+        "truncate:1w",
+        "donor:radio8s",
+        "echo:1",
+        "reverb:0.6+voice:flite-slt",
+        "donor:conv8s+truncate:1w0.25s",
+        "voice:",
+    ],
+)
 def test_bad_conditions_list_the_grammar(bad: str) -> None:
     with pytest.raises(ConfigError) as err:
         parse_condition(bad)
@@ -74,13 +88,24 @@ def test_truncate_needs_a_span_and_uses_timings() -> None:
 
 
 def test_original_part_rule() -> None:
-    assert original_part(("thank", "you", "we", "agree", "so", "yeah"), ("we", "agree"), ("so", "yeah")) == \
-        ("thank", "you", "we", "agree")
+    assert original_part(("thank", "you", "we", "agree", "so", "yeah"), ("we", "agree"), ("so", "yeah")) == (
+        "thank",
+        "you",
+        "we",
+        "agree",
+    )
     # words at the seam go to the original; donor words that the model changed stay with the donor
-    assert original_part(("we", "agree", "thanks", "so", "yea"), ("we", "agree"), ("so", "yeah")) == \
-        ("we", "agree", "thanks")
-    assert original_part(("so", "yeah", "thank", "you", "we", "agree"), ("we", "agree"), ("so", "yeah"),
-                         "prepend") == ("thank", "you", "we", "agree")
+    assert original_part(("we", "agree", "thanks", "so", "yea"), ("we", "agree"), ("so", "yeah")) == (
+        "we",
+        "agree",
+        "thanks",
+    )
+    assert original_part(("so", "yeah", "thank", "you", "we", "agree"), ("we", "agree"), ("so", "yeah"), "prepend") == (
+        "thank",
+        "you",
+        "we",
+        "agree",
+    )
     with pytest.raises(ConfigError):
         original_part((), (), (), "middle")
 
@@ -92,9 +117,14 @@ def test_condition_kinds_are_one_registry_and_a_new_kind_plugs_in() -> None:
     assert CONDITION_KINDS.names() == ["donor", "noise", "reverb", "truncate", "voice"]
     clip = _clip("a", 1.0, "one two", 220)
     with CONDITION_KINDS.temporary():
-        CONDITION_KINDS.register("gain", ConditionKind(
-            "gain", lambda text, rest: Atom("gain", (("db", float(rest)),), f"gain:{float(rest):g}"),
-            lambda atom, clip, base, ctx, span, name: Gain(atom.get("db"))))
+        CONDITION_KINDS.register(
+            "gain",
+            ConditionKind(
+                "gain",
+                lambda text, rest: Atom("gain", (("db", float(rest)),), f"gain:{float(rest):g}"),
+                lambda atom, clip, base, ctx, span, name: Gain(atom.get("db")),
+            ),
+        )
         cond = parse_condition("gain:-6+noise:10db")
         assert cond.name == "gain:-6+noise:10db"
         r = realize(cond, clip, ConditionContext([clip], seed=1))
@@ -110,8 +140,11 @@ def test_battery_measures_are_one_registry() -> None:
     assert MEASURES.get("refdis").text2num and not MEASURES.get("ortho").text2num
     assert MEASURES.get("masked").judge is None and MEASURES.get("masked").condition is not None
     assert MEASURES.get("courtesy").study is not None
-    with pytest.raises(ConfigError, match=r"unknown battery measure 'wer'; available battery measures: "
-                                          r"courtesy, masked, ortho, refdis; fix:"):
+    with pytest.raises(
+        ConfigError,
+        match=r"unknown battery measure 'wer'; available battery measures: "
+        r"courtesy, masked, ortho, refdis; fix:",
+    ):
         run_battery(None, {}, "wer", "noise:10db", None)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="exactly one of judge and condition"):
         Measure("broken")

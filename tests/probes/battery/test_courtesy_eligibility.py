@@ -23,8 +23,7 @@ print([" ".join(e.opener) for e in eligible_clips(clips, {}, hyps)])
 
 
 def _run(hash_seed: str) -> str:
-    env = {**os.environ, "PYTHONHASHSEED": hash_seed,
-           "PYTHONPATH": str(Path(asr_audit.__file__).resolve().parents[1])}
+    env = {**os.environ, "PYTHONHASHSEED": hash_seed, "PYTHONPATH": str(Path(asr_audit.__file__).resolve().parents[1])}
     return subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, check=True).stdout
 
 
@@ -37,8 +36,12 @@ def test_ties_go_to_the_longest_then_the_alphabetically_first_opener() -> None:
     from types import SimpleNamespace
 
     clips = [SimpleNamespace(id="x", reference="we agree")]
-    hyps = {"a": {"x": "thank you chair we agree"}, "b": {"x": "thank you commissioner we agree"},
-            "c": {"x": "thank you very much we agree"}, "d": {"x": "thank you very much we agree"}}
+    hyps = {
+        "a": {"x": "thank you chair we agree"},
+        "b": {"x": "thank you commissioner we agree"},
+        "c": {"x": "thank you very much we agree"},
+        "d": {"x": "thank you very much we agree"},
+    }
     (e,) = eligible_clips(clips, {}, hyps)
     assert e.opener == ("thank", "you", "very", "much")  # most written
     del hyps["d"]

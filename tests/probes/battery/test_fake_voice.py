@@ -38,7 +38,7 @@ class VoiceKeyedFake(BaseBackend):
 
     @staticmethod
     def _lstrip(x: np.ndarray) -> np.ndarray:
-        return x[np.flatnonzero(np.abs(x) > 1e-4)[0]:] if np.any(np.abs(x) > 1e-4) else x
+        return x[np.flatnonzero(np.abs(x) > 1e-4)[0] :] if np.any(np.abs(x) > 1e-4) else x
 
     def _is_bench(self, tail: np.ndarray) -> bool:
         tail = self._lstrip(tail)
@@ -60,18 +60,18 @@ class VoiceKeyedFake(BaseBackend):
         for table, recites in ((self.recite, True), (self.listen, False)):
             for x, text in table.values():
                 if len(audio) > len(x) and audio_hash(audio[: len(x)]) == audio_hash(x):
-                    if recites and self._is_bench(audio[len(x):]):
+                    if recites and self._is_bench(audio[len(x) :]):
                         return text + " and so on"
                     spoken = self.listen_text.get(audio_hash(x), text)
                     return spoken + " and so on"
         return "and so on"
 
-    def transcribe(self, audios):  # noqa: ANN001, ANN201
+    def transcribe(self, audios):
         return [self._one(np.asarray(a, dtype=np.float32)) for a in audios]
 
 
 @pytest.fixture(scope="module")
-def setup():  # noqa: ANN201
+def setup():
     from asr_audit.audio.voices import synthesize
     from asr_audit.probes.battery.courtesy import DEMO_SENTENCES, courtesy_clips
 
@@ -88,22 +88,33 @@ def setup():  # noqa: ANN201
     tone = (0.1 * np.sin(2 * np.pi * 200 * np.arange(16000 * 3) / 16000)).astype(np.float32)
     from asr_audit.audio.assets import AudioAsset
 
-    return Corpus("courtesy", "test", "tts", tuple(clips)), spoken, fake, AudioAsset.from_samples(tone, 16000, "conv-tone")
+    return (
+        Corpus("courtesy", "test", "tts", tuple(clips)),
+        spoken,
+        fake,
+        AudioAsset.from_samples(tone, 16000, "conv-tone"),
+    )
 
 
 @needs_flite
 @pytest.mark.parametrize("probe", ["courtesy", "refdis"])
-def test_fake_voice_drops_under_other_voice_and_conversational_donor(setup, tmp_path, probe: str) -> None:  # noqa: ANN001
+def test_fake_voice_drops_under_other_voice_and_conversational_donor(setup, tmp_path, probe: str) -> None:
     from asr_audit.probes.battery.battery import run_battery
     from asr_audit.store.sqlite import open_store
 
     corpus, spoken, fake, tone = setup
-    conds = ["donor:bench8s", "donor:conv8s", f"voice:{VOICE_Y}", f"voice:{VOICE_Y}+donor:bench8s",
-             f"voice:{VOICE_Y}+donor:conv8s"]
+    conds = [
+        "donor:bench8s",
+        "donor:conv8s",
+        f"voice:{VOICE_Y}",
+        f"voice:{VOICE_Y}+donor:bench8s",
+        f"voice:{VOICE_Y}+donor:conv8s",
+    ]
     store = open_store(tmp_path / "s.sqlite")
     try:
-        res = run_battery(corpus, {"fake": fake}, probe, conds, store, spoken=spoken, conv_donors=[tone],
-                          n_resamples=200, study=False)
+        res = run_battery(
+            corpus, {"fake": fake}, probe, conds, store, spoken=spoken, conv_donors=[tone], n_resamples=200, study=False
+        )
     finally:
         store.close()
     rate = {c.condition: c.accept_ref for c in res.cells}

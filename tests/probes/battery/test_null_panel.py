@@ -34,14 +34,14 @@ def _simulate(measure: str, n_worlds: int = N_WORLDS) -> tuple[dict[str, list[bo
     for seed in range(n_worlds):
         corpus, spoken = make_world(seed, n_clips=100)
 
-        def model(name: str, corpus: object = corpus, spoken: dict = spoken, seed: int = seed,
-                  **kw: bool) -> NullModel:
+        def model(name: str, corpus: object = corpus, spoken: dict = spoken, seed: int = seed, **kw: bool) -> NullModel:
             return NullModel(name, corpus, spoken, seed, drop=0.3, **kw)
 
         tested = {"t1": model("t1"), "t2": model("t2"), "t3": model("t3", copy_original=True)}
         panel = {"p1": model("p1"), "p2": model("p2"), "p3": model("p3"), "t1": tested["t1"]}
-        res = run_battery(corpus, tested, measure, ["noise:10db"], None, seed=seed, panel=panel, n_resamples=300,
-                          study=False)
+        res = run_battery(
+            corpus, tested, measure, ["noise:10db"], None, seed=seed, panel=panel, n_resamples=300, study=False
+        )
         for d in res.differences:
             assert d["n_items"] > 0
             flags.setdefault(d["model"], []).append(d["ci_low"] > 0 or d["ci_high"] < 0)
@@ -89,8 +89,17 @@ def test_panel_members_are_scored_without_their_own_outputs() -> None:
 
     # the panel members other than t1 always drop the opener: only t1 (never dropping) says it
     panel = {"p1": model("p1", 1.0), "p2": model("p2", 1.0), "p3": model("p3", 1.0), "t1": model("t1", 0.0)}
-    res = run_battery(corpus, {"t1": panel["t1"]}, "refdis", ["noise:10db"], None, panel=panel, n_resamples=50,
-                      study=False, mining=None)
+    res = run_battery(
+        corpus,
+        {"t1": panel["t1"]},
+        "refdis",
+        ["noise:10db"],
+        None,
+        panel=panel,
+        n_resamples=50,
+        study=False,
+        mining=None,
+    )
     assert res.cell("t1", "original").n == 0  # t1's own outputs never make its items
 
 
@@ -121,9 +130,15 @@ def _preds_corpus(tmp_path):
     preds = []
     for k in range(4):
         p = tmp_path / f"m{k}.jsonl"
-        p.write_text("".join(json.dumps({"id": r["id"], "reference": r["text"],
-                                         "hypothesis": "thank you mister president we agree on this"}) + "\n"
-                             for r in rows))
+        p.write_text(
+            "".join(
+                json.dumps(
+                    {"id": r["id"], "reference": r["text"], "hypothesis": "thank you mister president we agree on this"}
+                )
+                + "\n"
+                for r in rows
+            )
+        )
         preds.append(f"preds:{p}")
     return man, preds
 
@@ -136,13 +151,28 @@ def test_cli_without_spoken_or_panel_is_one_line_and_panel_runs(run_cli, tmp_pat
     if "asr_audit.cli.battery" not in cli.VERB_MODULES:
         cli.VERB_MODULES.append("asr_audit.cli.battery")
     man, preds = _preds_corpus(tmp_path)
-    code, _, err = run_cli("battery", "--model", preds[0], "--corpus", man, "--conditions", "original",
-                           "--store", tmp_path / "s.sqlite")
+    code, _, err = run_cli(
+        "battery", "--model", preds[0], "--corpus", man, "--conditions", "original", "--store", tmp_path / "s.sqlite"
+    )
     assert code == 2 and "no panel was given" in err and "--panel" in err and "Traceback" not in err
     out = tmp_path / "b.json"
-    code, _, err = run_cli("battery", "--model", preds[0], "--corpus", man, "--conditions", "original",
-                           "--panel", ",".join(preds), "--store", tmp_path / "s.sqlite", "--resamples", "20",
-                           "--json", out)
+    code, _, err = run_cli(
+        "battery",
+        "--model",
+        preds[0],
+        "--corpus",
+        man,
+        "--conditions",
+        "original",
+        "--panel",
+        ",".join(preds),
+        "--store",
+        tmp_path / "s.sqlite",
+        "--resamples",
+        "20",
+        "--json",
+        out,
+    )
     assert code == 0, err
     (cell,) = json.loads(out.read_text())["cells"]
     assert cell["n"] == 6 and cell["accept_ref"] == 0.0  # the opener the other three panel members heard

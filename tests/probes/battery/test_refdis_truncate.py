@@ -11,8 +11,9 @@ def _judge() -> RefdisJudge:
     ref = ("the", "committee", "approved")
     corr = ("thank", "you", "mr", "president", "the", "committee", "approved")
     raw = "Thank you, Mr President. The committee approved."
-    return RefdisJudge({"c": ref}, {"c": corr}, {"c": raw}, lambda w: tuple(w.lower().strip(".,").split()),
-                       preset_params("anchor"))
+    return RefdisJudge(
+        {"c": ref}, {"c": corr}, {"c": raw}, lambda w: tuple(w.lower().strip(".,").split()), preset_params("anchor")
+    )
 
 
 def test_span_units_map_to_spoken_words() -> None:
@@ -47,8 +48,10 @@ class _SameWords:
         return BackendIdentity(self.spec, "0", DecodeOptions())
 
     def transcribe_ids(self, clip_ids):
-        return ["thank you president the" if "trunc" in c else "thank you president the committee approved"
-                for c in clip_ids]
+        return [
+            "thank you president the" if "trunc" in c else "thank you president the committee approved"
+            for c in clip_ids
+        ]
 
     def transcribe(self, audios):
         raise AssertionError("answers by clip id")
@@ -66,11 +69,22 @@ def test_truncation_difference_pairs_arms_judged_by_one_rule() -> None:
 
     spoken = "Thank you, Mr President. The committee approved."
     x = (0.1 * np.sin(2 * np.pi * 220 * np.arange(32000) / 16000)).astype(np.float32)
-    corpus = Corpus("t", "test", "t", (Clip("c", "The committee approved.", source=ArraySource(x, 16000), duration=2.0),))
+    corpus = Corpus(
+        "t", "test", "t", (Clip("c", "The committee approved.", source=ArraySource(x, 16000), duration=2.0),)
+    )
     words = [(w, 0.1 + 0.25 * i, 0.3 + 0.25 * i) for i, w in enumerate(spoken.split())]
-    res = run_battery(corpus, {"m": _SameWords()}, "refdis", ["truncate:1w0.25s"], None, spoken={"c": spoken},
-                      timings=lambda clip, text: words, n_resamples=50, study=False,
-                      mining=preset_params("anchor", loo=False))  # the public code's exact verdicts
+    res = run_battery(
+        corpus,
+        {"m": _SameWords()},
+        "refdis",
+        ["truncate:1w0.25s"],
+        None,
+        spoken={"c": spoken},
+        timings=lambda clip, text: words,
+        n_resamples=50,
+        study=False,
+        mining=preset_params("anchor", loo=False),
+    )  # the public code's exact verdicts
     assert res.cell("m", "original").accept_ref == 1.0  # two-reference verdict on the whole clip
     assert res.cell("m", "truncate:1w0.25s").accept_ref == 0.0  # window rule on the cut clip
     (d,) = res.differences

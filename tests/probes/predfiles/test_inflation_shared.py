@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
@@ -17,13 +16,13 @@ from asr_audit.text.normalize import get_normalizer
 
 
 @pytest.fixture(scope="module")
-def synth(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+def synth(tmp_path_factory: pytest.TempPathFactory):
     folder = tmp_path_factory.mktemp("synth")
     s = make_prediction_set(80, 6, rng=np.random.default_rng(11), folder=folder, missing_rate=0.05)
     return s, load_predictions(folder)
 
 
-def oracle_corrected(ref: tuple[str, ...], edits) -> tuple[str, ...]:  # noqa: ANN001
+def oracle_corrected(ref: tuple[str, ...], edits) -> tuple[str, ...]:
     """An independent corrected reference, from the edits' JSON form: every correction is a piece
     ``(position, rank, words)`` - an insertion before reference index ``position`` (rank 0), a
     replacement of ``ref[start:stop]`` (rank 1) - and every reference word not replaced is a piece
@@ -36,8 +35,11 @@ def oracle_corrected(ref: tuple[str, ...], edits) -> tuple[str, ...]:  # noqa: A
             pieces.append((d["ref_indices"][0], 0, d["alt_text"].split()))
             continue
         c = d.get("correction")
-        start, stop, words = ((c["start"], c["stop"], c["tokens"]) if c else
-                              (d["ref_indices"][0], d["ref_indices"][-1] + 1, d["alt_text"].split()))
+        start, stop, words = (
+            (c["start"], c["stop"], c["tokens"])
+            if c
+            else (d["ref_indices"][0], d["ref_indices"][-1] + 1, d["alt_text"].split())
+        )
         assert not covered & set(range(start, stop)), "overlapping corrections"
         covered |= set(range(start, stop))
         pieces.append((start, 1, list(words)))
@@ -45,11 +47,11 @@ def oracle_corrected(ref: tuple[str, ...], edits) -> tuple[str, ...]:  # noqa: A
     return tuple(w for _, _, words in sorted(pieces, key=lambda p: p[:2]) for w in words)
 
 
-def scores(result) -> dict[str, dict]:  # noqa: ANN001
+def scores(result) -> dict[str, dict]:
     return {s.model: s.to_dict() for s in result.scores}
 
 
-def test_model_order_and_subset_change_no_model_result(synth) -> None:  # noqa: ANN001
+def test_model_order_and_subset_change_no_model_result(synth) -> None:
     s, preds = synth
     panel = s.panel(4)
     params = preset_params("anchor", loo=False)
@@ -65,7 +67,7 @@ def test_model_order_and_subset_change_no_model_result(synth) -> None:  # noqa: 
     assert other_seed[m]["wer_inflation_ci_low"] != base[m]["wer_inflation_ci_low"]  # the seed is used
 
 
-def test_wer_figures_equal_kaldialign_counts(synth) -> None:  # noqa: ANN001
+def test_wer_figures_equal_kaldialign_counts(synth) -> None:
     s, preds = synth
     panel = s.panel(4)
     result = run_refdis(preds, panel, preset_params("anchor", loo=False), n_resamples=50)
@@ -80,7 +82,13 @@ def test_wer_figures_equal_kaldialign_counts(synth) -> None:  # noqa: ANN001
                 continue
             fixed = oracle_corrected(c.ref, [e for e in edits if e.clip_id == c.clip_id])
             a, b = wer_counts(c.ref, hyp), wer_counts(fixed, hyp)
-            err, words, err_c, words_c, n = err + a.errors, words + a.ref_len, err_c + b.errors, words_c + b.ref_len, n + 1
+            err, words, err_c, words_c, n = (
+                err + a.errors,
+                words + a.ref_len,
+                err_c + b.errors,
+                words_c + b.ref_len,
+                n + 1,
+            )
         inf = score.inflation
         assert (inf.n_clips, inf.n_words) == (n, words)
         assert inf.wer == pytest.approx(err / words) and inf.wer_corrected == pytest.approx(err_c / words_c)
@@ -92,10 +100,24 @@ def test_wer_figures_equal_kaldialign_counts(synth) -> None:  # noqa: ANN001
 
 def test_inflation_by_hand() -> None:
     """Two clips whose WERs are counted by hand; the one-model call equals the many-model call."""
-    a = ClipInput("a", ("madam", "president", "we", "agree"), {"m": ("we", "agree"), "n": ("madam", "president", "we", "agree")})
+    a = ClipInput(
+        "a", ("madam", "president", "we", "agree"), {"m": ("we", "agree"), "n": ("madam", "president", "we", "agree")}
+    )
     b = ClipInput("b", ("it", "is", "late"), {"m": ("it", "is", "late"), "n": ("it", "was", "late")})
-    e = Edit(clip_id="a", kind="deletion", position="start", ref_tokens=("madam", "president"), ref_indices=(0, 1),
-             alt_text="", n_panel_agree=3, n_panel=3, consensus_cer=1.0, miners=(), verdicts={}, renderings={})
+    e = Edit(
+        clip_id="a",
+        kind="deletion",
+        position="start",
+        ref_tokens=("madam", "president"),
+        ref_indices=(0, 1),
+        alt_text="",
+        n_panel_agree=3,
+        n_panel=3,
+        consensus_cer=1.0,
+        miners=(),
+        verdicts={},
+        renderings={},
+    )
     cache = AlignmentCache()
     many = wer_inflations([a, b], {"m": [e], "n": [e]}, cache, np.random.default_rng(1), 200)
     # m: 2 errors / 7 words against the references, 0 / 5 against the corrected ones
@@ -113,8 +135,11 @@ def test_corrections_do_not_duplicate_words() -> None:
     (``and our firefighters`` -> ``fire fighters``, run ``and our``) must not leave
     ``firefighters`` behind (it gave "fire fighters firefighters")."""
     ref = "and our firefighters from many countries"
-    hyps = {"p1": "fire fighters from many countries", "p2": "fire fighters from many countries",
-            "p3": "firefighters from many countries"}
+    hyps = {
+        "p1": "fire fighters from many countries",
+        "p2": "fire fighters from many countries",
+        "p3": "firefighters from many countries",
+    }
     clip = ClipInput("c", tuple(ref.split()), {m: tuple(h.split()) for m, h in hyps.items()})
     edits = mine_clip(clip, ["p1", "p2", "p3"], ["p1"], preset_params("anchor", loo=False), AlignmentCache())
     assert [(e.ref_tokens, e.alt_text) for e in edits] == [(("and", "our"), "fire fighters")]
@@ -142,10 +167,13 @@ def test_voxpopuli_corrected_references_equal_the_oracle() -> None:
     fire = "20180612-0900-PLENARY-14-en_20180612-16:59:33_6"
     mining = run_refdis(preds, panel, preset_params("anchor", loo=False), n_resamples=10).mining
     own = [e for e in mining.edits if e.clip_id == fire]
-    assert " ".join(apply_edits(clips[fire].ref, own)) == "fire fighters from many european countries to contain the emergency"
+    assert (
+        " ".join(apply_edits(clips[fire].ref, own))
+        == "fire fighters from many european countries to contain the emergency"
+    )
 
 
-def test_model_without_output(synth) -> None:  # noqa: ANN001
+def test_model_without_output(synth) -> None:
     _, preds = synth
     clips = prepare_clips(preds, preds.models, get_normalizer("whisper"), True)
     out = wer_inflations(clips, {"nobody": []}, AlignmentCache(), np.random.default_rng(0), 100)

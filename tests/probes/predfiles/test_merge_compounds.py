@@ -61,11 +61,22 @@ def test_run_refdis_counts_and_names_merge_compounds(tmp_path: Path) -> None:
     }
 
 
-def test_cli_flag_names_it_in_table_and_json(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_cli_flag_names_it_in_table_and_json(tmp_path: Path, run_cli) -> None:
     folder = _folder(tmp_path / "preds") if (tmp_path / "preds").mkdir() is None else None
     out = tmp_path / "r.json"
-    code, stdout, _ = run_cli("refdis", "--preds", folder, "--panel", "a,b,c", "--no-loo", "--resamples", "10",
-                              "--merge-compounds", "--json", out)
+    code, stdout, _ = run_cli(
+        "refdis",
+        "--preds",
+        folder,
+        "--panel",
+        "a,b,c",
+        "--no-loo",
+        "--resamples",
+        "10",
+        "--merge-compounds",
+        "--json",
+        out,
+    )
     assert code == 0
     assert "merge_compounds=True" in " ".join(stdout.split())
     data = json.loads(out.read_text())
@@ -80,12 +91,16 @@ def test_spec_probe_parameter(tmp_path: Path) -> None:
     from asr_audit.errors import ConfigError
     from asr_audit.runner.probes import ProbeContext, get_probe
 
-    ctx = ProbeContext(corpus="c", predictions=load_predictions(_folder(tmp_path)), panel=("a", "b", "c"), seed=0,
-                       normalizer="whisper")
+    ctx = ProbeContext(
+        corpus="c", predictions=load_predictions(_folder(tmp_path)), panel=("a", "b", "c"), seed=0, normalizer="whisper"
+    )
     out = get_probe("refdis").run(ctx, {"merge_compounds": True, "resamples": 10, "loo": False})
     assert out["wer_scoring"]["merge_compounds"] is True and out["models"][0]["wer"] == 0.0
-    with pytest.raises(ConfigError, match=r'\[probes\.refdis\] merge_compounds = "yes" is a str, expected true or '
-                                          r"false; fix: write merge_compounds as true or false"):
+    with pytest.raises(
+        ConfigError,
+        match=r'\[probes\.refdis\] merge_compounds = "yes" is a str, expected true or '
+        r"false; fix: write merge_compounds as true or false",
+    ):
         get_probe("refdis").run(ctx, {"merge_compounds": "yes"})
 
 
@@ -95,7 +110,8 @@ def test_cli_and_spec_build_the_same_options() -> None:
     from asr_audit.probes.predfiles.refdis_options import RefdisOptions
 
     cli = RefdisOptions.from_mapping({"merge_compounds": True, "language": "en-GB"}, Surface.cli())
-    toml = RefdisOptions.from_mapping({"merge_compounds": True, "language": "en-GB"},
-                                      Surface.toml("a.toml", "probes.refdis"))
+    toml = RefdisOptions.from_mapping(
+        {"merge_compounds": True, "language": "en-GB"}, Surface.toml("a.toml", "probes.refdis")
+    )
     assert cli == toml and cli.merge_compounds and cli.language == "en"
     assert RefdisOptions.from_mapping({}, Surface.cli()).merge_compounds is False

@@ -10,7 +10,7 @@ from pathlib import Path
 import asr_audit.cli.ortho  # noqa: F401 - registers the verb until it is listed in VERB_MODULES
 
 
-def test_voxpopuli_end_to_end(run_cli, vox_dir: Path, tmp_path: Path) -> None:  # noqa: ANN001
+def test_voxpopuli_end_to_end(run_cli, vox_dir: Path, tmp_path: Path) -> None:
     outs = []
     for run in ("a", "b"):
         j, c = tmp_path / f"{run}.json", tmp_path / f"{run}.csv"
@@ -39,8 +39,15 @@ def test_voxpopuli_end_to_end(run_cli, vox_dir: Path, tmp_path: Path) -> None:  
     spacing = rows[("wav2vec2-base-960h", "spacing")]
     assert [(a["role"], a["k"], a["n"]) for a in spacing["arms"]] == [("A", 0, 0), ("B", 1, 5)]
     w2v_items = [i for i in data["items"] if i["model"] == "wav2vec2-base-960h" and i["status"] == "other"]
-    assert sorted(i["hyp_text"] for i in w2v_items) == ["MISTER", "MISTER", "MISTER", "TO DAY", "TO DAY",
-                                                        "TO MORROW", "TO NIGHT"]
+    assert sorted(i["hyp_text"] for i in w2v_items) == [
+        "MISTER",
+        "MISTER",
+        "MISTER",
+        "TO DAY",
+        "TO DAY",
+        "TO MORROW",
+        "TO NIGHT",
+    ]
 
     table = list(csv.DictReader(io.StringIO(outs[0][1].decode())))
     assert {r["chance"] for r in table} == {"0.5"}
@@ -48,10 +55,11 @@ def test_voxpopuli_end_to_end(run_cli, vox_dir: Path, tmp_path: Path) -> None:  
     assert table[0]["model"] == "distil-small.en" and table[0]["family"] == "mr"
 
 
-def test_family_selection(run_cli, vox_dir: Path, tmp_path: Path) -> None:  # noqa: ANN001
+def test_family_selection(run_cli, vox_dir: Path, tmp_path: Path) -> None:
     j = tmp_path / "h.json"
-    code, out, err = run_cli("switch-rate", "--preds", vox_dir, "--families", "spacing,mr",
-                             "--models", "whisper-tiny.en", "--json", j)
+    code, out, err = run_cli(
+        "switch-rate", "--preds", vox_dir, "--families", "spacing,mr", "--models", "whisper-tiny.en", "--json", j
+    )
     assert code == 0, err
     data = json.loads(j.read_text())
     assert data["params"]["families"][0] == "mr" and "to_day" in data["params"]["families"]
@@ -60,7 +68,7 @@ def test_family_selection(run_cli, vox_dir: Path, tmp_path: Path) -> None:  # no
     assert {r["family"] for r in data["pooled"]} == {"spacing"}
 
 
-def test_bad_family_is_one_line_exit_2(run_cli, vox_dir: Path) -> None:  # noqa: ANN001
+def test_bad_family_is_one_line_exit_2(run_cli, vox_dir: Path) -> None:
     code, out, err = run_cli("switch-rate", "--preds", vox_dir, "--families", "honorific,bogus")
     assert code == 2
     lines = [ln for ln in err.splitlines() if ln.strip()]
@@ -69,7 +77,7 @@ def test_bad_family_is_one_line_exit_2(run_cli, vox_dir: Path) -> None:  # noqa:
     assert "Traceback" not in err + out
 
 
-def test_bad_model_and_min_per_arm_exit_2(run_cli, vox_dir: Path) -> None:  # noqa: ANN001
+def test_bad_model_and_min_per_arm_exit_2(run_cli, vox_dir: Path) -> None:
     code, _, err = run_cli("switch-rate", "--preds", vox_dir, "--models", "nope")
     assert code == 2 and "unknown model(s) 'nope'" in err
     code, _, err = run_cli("switch-rate", "--preds", vox_dir, "--min-per-arm", "0")

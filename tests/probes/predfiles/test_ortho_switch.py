@@ -16,8 +16,11 @@ from asr_audit.probes.predfiles.ortho import CHANCE, switch_rate
 from asr_audit.stats.intervals import clopper_pearson_lower
 
 # slot name -> (family, arm A spelling, arm B spelling)
-SLOTS = {"mr": ("mr", "Mister", "Mr"), "today": ("to_day", "to-day", "today"),
-         "anyone": ("any_one", "any one", "anyone")}
+SLOTS = {
+    "mr": ("mr", "Mister", "Mr"),
+    "today": ("to_day", "to-day", "today"),
+    "anyone": ("any_one", "any one", "anyone"),
+}
 TEMPLATES = {
     "mr": "Thank you, {} President, for the report number {}.",
     "today": "We vote {} on the budget item {}.",
@@ -36,21 +39,26 @@ def make_refs(n_per_arm: int = 6) -> dict[str, tuple[str, str, str]]:
     return refs
 
 
-def write_models(tmp: Path, refs: dict[str, tuple[str, str, str]],
-                 models: dict[str, Callable[[str, str, str, int], str | None]]) -> Path:
+def write_models(
+    tmp: Path, refs: dict[str, tuple[str, str, str]], models: dict[str, Callable[[str, str, str, int], str | None]]
+) -> Path:
     """One JSONL per model; each model maps (slot, ref role, ref text, index) to a hypothesis."""
     for name, fn in models.items():
         with open(tmp / f"{name}.jsonl", "w", encoding="utf-8") as fh:
             for idx, (cid, (slot, role, text)) in enumerate(refs.items()):
-                fh.write(json.dumps({"audio_filepath": cid, "text": text, "pred_text": fn(slot, role, text, idx)}) + "\n")
+                fh.write(
+                    json.dumps({"audio_filepath": cid, "text": text, "pred_text": fn(slot, role, text, idx)}) + "\n"
+                )
     return tmp
 
 
 def habit(role: str) -> Callable[[str, str, str, int], str]:
     """Always writes arm ``role``, whatever the reference says."""
+
     def fn(slot: str, _ref_role: str, text: str, idx: int) -> str:
         _, a, b = SLOTS[slot]
         return TEMPLATES[slot].format(a if role == "A" else b, idx % 6)
+
     return fn
 
 
@@ -67,10 +75,19 @@ def alternator(slot: str, _role: str, _text: str, idx: int) -> str:
 @pytest.fixture()
 def pset(tmp_path: Path) -> PredictionSet:
     refs = make_refs()
-    return load_predictions(write_models(tmp_path, refs, {
-        "copy": copier, "habit-a": habit("A"), "habit-b": habit("B"), "coin": alternator,
-        "lower": lambda s, r, t, i: t.lower(),
-    }))
+    return load_predictions(
+        write_models(
+            tmp_path,
+            refs,
+            {
+                "copy": copier,
+                "habit-a": habit("A"),
+                "habit-b": habit("B"),
+                "coin": alternator,
+                "lower": lambda s, r, t, i: t.lower(),
+            },
+        )
+    )
 
 
 def test_copy_model_scores_one_wherever_defined(pset: PredictionSet) -> None:
@@ -87,7 +104,7 @@ def test_copy_model_scores_one_wherever_defined(pset: PredictionSet) -> None:
     assert (mr.ci_low, mr.ci_high) == (clopper_pearson_lower(6, 6, 0.025), 1.0)
     assert mr.ci_low == pytest.approx(0.025 ** (1 / 6))  # closed form of the exact bound at k = n
     assert mr.ci_low > CHANCE and mr.to_dict()["ci_above_chance"] is True
-    assert mr.p_value == pytest.approx(0.5 ** 6)
+    assert mr.p_value == pytest.approx(0.5**6)
 
 
 def test_case_does_not_matter(pset: PredictionSet) -> None:

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from asr_audit.probes.predfiles.inflation import apply_edits
 from asr_audit.probes.predfiles.refdis import (
-    CONSENSUS, DELETION, INSERTION, REF, SUBSTITUTION, ClipInput, RefdisParams, mine, preset_params,
+    CONSENSUS,
+    DELETION,
+    INSERTION,
+    REF,
+    SUBSTITUTION,
+    ClipInput,
+    RefdisParams,
+    mine,
+    preset_params,
 )
 
 PANEL = ["p1", "p2", "p3", "p4"]
@@ -15,7 +23,7 @@ def clip(cid: str, ref: str, **hyps: str | None) -> ClipInput:
 
 
 def honest(text: str, copy_text: str | None = None, **extra: str | None) -> dict[str, str | None]:
-    out: dict[str, str | None] = {m: text for m in PANEL}
+    out: dict[str, str | None] = dict.fromkeys(PANEL, text)
     if copy_text is not None:
         out["copier"] = copy_text
     out.update(extra)
@@ -26,8 +34,11 @@ NO_LOO = RefdisParams(loo=False)
 
 
 def test_spurious_opener_is_a_deletion_and_copier_scores_ref() -> None:
-    c = clip("c1", "madam president we agree on this point", **honest("we agree on this point",
-                                                                       "madam president we agree on this point"))
+    c = clip(
+        "c1",
+        "madam president we agree on this point",
+        **honest("we agree on this point", "madam president we agree on this point"),
+    )
     (e,) = mine([c], PANEL, [*PANEL, "copier"], NO_LOO).edits
     assert (e.kind, e.position, e.ref_tokens, e.ref_indices) == (DELETION, "start", ("madam", "president"), (0, 1))
     assert e.verdicts["copier"] == REF and all(e.verdicts[m] == CONSENSUS for m in PANEL)
@@ -69,7 +80,9 @@ def test_majority_threshold_and_min_panel() -> None:
 
 
 def test_ineligible_models_get_no_verdict() -> None:
-    c = clip("c7", "madam president we agree on this point", **honest("we agree on this point", bad="nothing alike at all"))
+    c = clip(
+        "c7", "madam president we agree on this point", **honest("we agree on this point", bad="nothing alike at all")
+    )
     (e,) = mine([c], PANEL, ["bad", "missing"], NO_LOO).edits
     assert e.verdicts == {"bad": None, "missing": None}
 

@@ -11,7 +11,7 @@ from asr_audit.probes.predfiles.refdis import preset_params
 from asr_audit.probes.predfiles.refdis_run import run_refdis
 
 
-def test_cli_anchor_uses_the_papers_normalizer_per_language(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_cli_anchor_uses_the_papers_normalizer_per_language(tmp_path: Path, run_cli) -> None:
     folder = tmp_path / "p"
     folder.mkdir()
     for model in "abc":
@@ -19,13 +19,31 @@ def test_cli_anchor_uses_the_papers_normalizer_per_language(tmp_path: Path, run_
     seen = {}
     for language, preset in [("fr", "anchor"), ("fr", "paper"), ("en-GB", "anchor"), ("en_us", "paper")]:
         out = tmp_path / f"{language}-{preset}.json"
-        code, _, err = run_cli("refdis", "--preds", folder, "--panel", "a,b,c", "--no-loo", "--resamples", "5",
-                               "--language", language, "--preset", preset, "--json", out)
+        code, _, err = run_cli(
+            "refdis",
+            "--preds",
+            folder,
+            "--panel",
+            "a,b,c",
+            "--no-loo",
+            "--resamples",
+            "5",
+            "--language",
+            language,
+            "--preset",
+            preset,
+            "--json",
+            out,
+        )
         assert code == 0, err
         norm = json.loads(out.read_text())["normalizer"]
         seen[language, preset] = (norm["name"], norm["text2num"], norm.get("language"))
-    assert seen == {("fr", "anchor"): ("whisper-basic", True, "fr"), ("fr", "paper"): ("basic", False, "fr"),
-                    ("en-GB", "anchor"): ("whisper", True, None), ("en_us", "paper"): ("whisper", True, None)}
+    assert seen == {
+        ("fr", "anchor"): ("whisper-basic", True, "fr"),
+        ("fr", "paper"): ("basic", False, "fr"),
+        ("en-GB", "anchor"): ("whisper", True, None),
+        ("en_us", "paper"): ("whisper", True, None),
+    }
 
 
 def _write(folder: Path, model: str, rows: list[tuple[str, str, str]]) -> None:
@@ -51,8 +69,9 @@ def test_refdis_anchor_preset_uses_the_public_code_tokens(tmp_path: Path) -> Non
     assert anchor.edits == ()
     assert anchor.normalizer["anchor_steps"]
     # the same algorithm without the public code's text steps mines both as edits
-    plain = run_refdis(preds, ["a", "b", "c"], preset_params("paper", loo=False, majority=0.8,
-                                                             include_middle=False), n_resamples=10)
+    plain = run_refdis(
+        preds, ["a", "b", "c"], preset_params("paper", loo=False, majority=0.8, include_middle=False), n_resamples=10
+    )
     assert sorted(e.clip_id for e in plain.edits) == ["c1", "c2"]
 
 
@@ -63,11 +82,17 @@ def test_spec_language_goes_through_the_same_options(tmp_path: Path) -> None:
 
     for model in "abc":
         _write(tmp_path, model, [("c1", "Vingt et un élèves sont là", "vingt et un élèves sont là")])
-    ctx = ProbeContext(corpus="c", predictions=load_predictions(tmp_path), panel=("a", "b", "c"), seed=0,
-                       normalizer="whisper")
+    ctx = ProbeContext(
+        corpus="c", predictions=load_predictions(tmp_path), panel=("a", "b", "c"), seed=0, normalizer="whisper"
+    )
     seen = {}
     for language, preset in [("fr", "anchor"), ("fr", "paper"), ("en-GB", "anchor")]:
-        norm = get_probe("refdis").run(ctx, {"language": language, "preset": preset, "resamples": 5, "loo": False})["normalizer"]
+        norm = get_probe("refdis").run(ctx, {"language": language, "preset": preset, "resamples": 5, "loo": False})[
+            "normalizer"
+        ]
         seen[language, preset] = (norm["name"], norm["text2num"], norm.get("language"))
-    assert seen == {("fr", "anchor"): ("whisper-basic", True, "fr"), ("fr", "paper"): ("basic", False, "fr"),
-                    ("en-GB", "anchor"): ("whisper", True, None)}
+    assert seen == {
+        ("fr", "anchor"): ("whisper-basic", True, "fr"),
+        ("fr", "paper"): ("basic", False, "fr"),
+        ("en-GB", "anchor"): ("whisper", True, None),
+    }

@@ -23,11 +23,16 @@ def _write(folder: Path, rows_by_model: dict[str, list[tuple[str, str, str]]]) -
 
 def _set(big_hyp_in: str | None = "b", big_ref: bool = False) -> dict[str, list[tuple[str, str, str]]]:
     ref2 = f"the number {BIG}" if big_ref else "thank you all"
-    return {m: [("c1", "we agree on this", "we agree on this"),
-                ("c2", ref2, f"the number {BIG}" if m == big_hyp_in else "thank you all")] for m in "abc"}
+    return {
+        m: [
+            ("c1", "we agree on this", "we agree on this"),
+            ("c2", ref2, f"the number {BIG}" if m == big_hyp_in else "thank you all"),
+        ]
+        for m in "abc"
+    }
 
 
-def test_huge_number_in_a_hypothesis_is_a_one_line_error(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_huge_number_in_a_hypothesis_is_a_one_line_error(tmp_path: Path, run_cli) -> None:
     folder = _write(tmp_path / "preds", _set("b"))
     code, _, err = run_cli("refdis", "--preds", folder, "--panel", "a,b,c", "--no-loo", "--resamples", "10")
     assert code == 2
@@ -47,8 +52,10 @@ def test_huge_number_in_a_reference_names_that_row(tmp_path: Path) -> None:
         run_refdis(preds, ["a", "b", "c"], preset_params("paper", loo=False), n_resamples=10)
 
 
-def test_long_but_convertible_numbers_still_work(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_long_but_convertible_numbers_still_work(tmp_path: Path, run_cli) -> None:
     sets = _set(None)
     sets["b"][1] = ("c2", "thank you all", "the number " + "7" * 3000)
-    code, _, err = run_cli("refdis", "--preds", _write(tmp_path / "p", sets), "--panel", "a,b,c", "--no-loo", "--resamples", "10")
+    code, _, err = run_cli(
+        "refdis", "--preds", _write(tmp_path / "p", sets), "--panel", "a,b,c", "--no-loo", "--resamples", "10"
+    )
     assert code == 0, err

@@ -14,13 +14,13 @@ PANEL = ["p1", "p2", "p3", "p4"]
 
 
 @st.composite
-def clips(draw) -> list[ClipInput]:  # noqa: ANN001
+def clips(draw) -> list[ClipInput]:
     out = []
     for ci in range(draw(st.integers(1, 6))):
         ref = draw(st.lists(st.sampled_from(VOCAB), min_size=1, max_size=10))
         spoken = list(ref)
         if draw(st.booleans()):
-            spoken = spoken[draw(st.integers(0, min(2, len(spoken)))):]  # spurious opener in the reference
+            spoken = spoken[draw(st.integers(0, min(2, len(spoken)))) :]  # spurious opener in the reference
         if draw(st.booleans()):
             spoken = ["thank", "you", *spoken]  # omitted opener
         if draw(st.booleans()) and spoken:
@@ -37,9 +37,13 @@ def clips(draw) -> list[ClipInput]:  # noqa: ANN001
     return out
 
 
-PARAMS = st.builds(RefdisParams, majority=st.sampled_from([0.5, 0.75, 0.8, 1.0]),
-                   include_middle=st.booleans(), min_consensus_cer=st.sampled_from([0.0, 0.3]),
-                   loo=st.booleans())
+PARAMS = st.builds(
+    RefdisParams,
+    majority=st.sampled_from([0.5, 0.75, 0.8, 1.0]),
+    include_middle=st.booleans(),
+    min_consensus_cer=st.sampled_from([0.0, 0.3]),
+    loo=st.booleans(),
+)
 MODELS = [*PANEL, "copier", "mimic"]
 
 
@@ -64,7 +68,9 @@ def test_model_order_changes_nothing(cs: list[ClipInput], params: RefdisParams, 
     shuffled = list(MODELS)
     rnd.shuffle(shuffled)
     a, b = mine(cs, PANEL, MODELS, params), mine(cs, PANEL, shuffled, params)
-    assert [(e.clip_id, e.kind, e.ref_indices, e.alt_text, dict(e.verdicts)) for e in a.edits] == \
-           [(e.clip_id, e.kind, e.ref_indices, e.alt_text, dict(e.verdicts)) for e in b.edits]
-    assert {m: [dict(e.verdicts) for e in v] for m, v in a.loo_edits.items()} == \
-           {m: [dict(e.verdicts) for e in v] for m, v in b.loo_edits.items()}
+    assert [(e.clip_id, e.kind, e.ref_indices, e.alt_text, dict(e.verdicts)) for e in a.edits] == [
+        (e.clip_id, e.kind, e.ref_indices, e.alt_text, dict(e.verdicts)) for e in b.edits
+    ]
+    assert {m: [dict(e.verdicts) for e in v] for m, v in a.loo_edits.items()} == {
+        m: [dict(e.verdicts) for e in v] for m, v in b.loo_edits.items()
+    }

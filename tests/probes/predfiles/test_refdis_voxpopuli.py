@@ -16,8 +16,23 @@ def anchor_no_loo(tmp_path_factory: pytest.TempPathFactory) -> dict:
     from asr_audit.cli import main
 
     out = tmp_path_factory.mktemp("r") / "anchor.json"
-    assert main(["refdis", "--preds", str(VOXPOPULI), "--panel", ",".join(VOX_PANEL), "--preset", "anchor",
-                 "--no-loo", "--json", str(out)]) == 0
+    assert (
+        main(
+            [
+                "refdis",
+                "--preds",
+                str(VOXPOPULI),
+                "--panel",
+                ",".join(VOX_PANEL),
+                "--preset",
+                "anchor",
+                "--no-loo",
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
     return json.loads(out.read_text())
 
 
@@ -31,8 +46,10 @@ def test_published_anchor_result(anchor_no_loo: dict) -> None:
 
 
 def test_notice_example_spans_are_found(anchor_no_loo: dict) -> None:
-    spans = {(e["kind"] == "insertion", e["position"], " ".join(e["ref_tokens"]) or e["alt_text"])
-             for e in anchor_no_loo["edits"]}
+    spans = {
+        (e["kind"] == "insertion", e["position"], " ".join(e["ref_tokens"]) or e["alt_text"])
+        for e in anchor_no_loo["edits"]
+    }
     assert (False, "start", "madam president") in spans
     assert (True, "start", "thank you") in spans
     assert (False, "start", "mister") in spans
@@ -50,15 +67,27 @@ def test_json_schema(anchor_no_loo: dict) -> None:
         assert e["kind"] in ("deletion", "substitution", "insertion")
         assert set(e["verdicts"]) == {m["model"] for m in d["models"]}
     for m in d["models"]:
-        for key in ("accept_ref", "n_ref", "n_eligible", "ci_low", "ci_high", "wer", "wer_corrected",
-                    "wer_inflation", "wer_inflation_ci_low", "wer_inflation_ci_high"):
+        for key in (
+            "accept_ref",
+            "n_ref",
+            "n_eligible",
+            "ci_low",
+            "ci_high",
+            "wer",
+            "wer_corrected",
+            "wer_inflation",
+            "wer_inflation_ci_low",
+            "wer_inflation_ci_high",
+        ):
             assert key in m
         # honest models: the corrected references lower their WER
         assert m["wer_corrected"] < m["wer"] and m["wer_inflation_ci_high"] < 0
 
 
-def test_loo_and_paper_preset(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
-    code, out, _ = run_cli("refdis", "--preds", VOXPOPULI, "--panel", ",".join(VOX_PANEL), "--json", tmp_path / "loo.json")
+def test_loo_and_paper_preset(tmp_path: Path, run_cli) -> None:
+    code, out, _ = run_cli(
+        "refdis", "--preds", VOXPOPULI, "--panel", ",".join(VOX_PANEL), "--json", tmp_path / "loo.json"
+    )
     assert code == 0 and "leave-one-out" in out
     loo = json.loads((tmp_path / "loo.json").read_text())
     assert loo["n_edits"] == 31 and set(loo["loo_edits"]) == set(VOX_PANEL)
@@ -71,14 +100,24 @@ def test_loo_and_paper_preset(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
     # insertions ("wile" for "well") are not copying (tests/probes/predfiles/test_verdicts.py)
     assert (by["wav2vec2-base-960h"]["n_ref"], by["wav2vec2-base-960h"]["n_eligible"]) == (1, 29)
     assert (by["whisper-small.en"]["n_ref"], by["whisper-tiny.en"]["n_ref"]) == (1, 1)
-    code, _, _ = run_cli("refdis", "--preds", VOXPOPULI, "--panel", ",".join(VOX_PANEL), "--preset", "paper",
-                         "--no-loo", "--json", tmp_path / "paper.json")
+    code, _, _ = run_cli(
+        "refdis",
+        "--preds",
+        VOXPOPULI,
+        "--panel",
+        ",".join(VOX_PANEL),
+        "--preset",
+        "paper",
+        "--no-loo",
+        "--json",
+        tmp_path / "paper.json",
+    )
     paper = json.loads((tmp_path / "paper.json").read_text())
     assert 110 <= paper["n_edits"] <= 130
     assert any(e["position"] == "middle" for e in paper["edits"])
 
 
-def test_byte_identical_outputs(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_byte_identical_outputs(tmp_path: Path, run_cli) -> None:
     args = ["refdis", "--preds", VOXPOPULI, "--panel", ",".join(VOX_PANEL), "--seed", "7"]
     run_cli(*args, "--json", tmp_path / "a.json", "--csv", tmp_path / "a.csv")
     run_cli(*args, "--json", tmp_path / "b.json", "--csv", tmp_path / "b.csv")
@@ -87,7 +126,7 @@ def test_byte_identical_outputs(tmp_path: Path, run_cli) -> None:  # noqa: ANN00
     assert json.loads((tmp_path / "a.json").read_text())["seed"] == 7
 
 
-def test_two_reference_mode(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_two_reference_mode(tmp_path: Path, run_cli) -> None:
     # corrected references = whisper-small.en's output on 20 clips: that model then never scores "ref"
     rows = [json.loads(line) for line in (VOXPOPULI / "whisper-small.en.jsonl").read_text().splitlines()][:20]
     fixed = tmp_path / "fixed.jsonl"
@@ -113,6 +152,6 @@ def test_two_reference_mode(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
         ([], "needs --panel"),
     ],
 )
-def test_bad_arguments(args: list[str], pattern: str, run_cli) -> None:  # noqa: ANN001
+def test_bad_arguments(args: list[str], pattern: str, run_cli) -> None:
     code, out, err = run_cli("refdis", "--preds", VOXPOPULI, *args)
     assert code == 2 and pattern in err and "Traceback" not in err

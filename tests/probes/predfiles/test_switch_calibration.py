@@ -30,21 +30,26 @@ def _flag_rate(sizes: tuple[int, int], rates: tuple[float, float], seed: int) ->
         outcomes = []
         for arm, (its, p) in enumerate(zip(items, rates)):
             same = rng.random(len(its)) < p
-            outcomes += [(arm, ItemOutcome("m", it, "same" if s else "other", arm if s else 1 - arm, ""))
-                         for it, s in zip(its, same)]
+            outcomes += [
+                (arm, ItemOutcome("m", it, "same" if s else "other", arm if s else 1 - arm, ""))
+                for it, s in zip(its, same)
+            ]
         row = ortho._score("m", "mr", "honorific", False, labels, outcomes, 5)
         flagged += bool(row.to_dict()["ci_above_chance"])
     return flagged / N_SIMS
 
 
-@pytest.mark.parametrize("sizes, rates", [
-    ((5, 50), (0.5, 0.8)),   # the old rule: ~9%
-    ((10, 100), (0.5, 0.8)),
-    ((20, 20), (0.5, 1.0)),
-    ((100, 100), (0.5, 0.8)),
-    ((30, 30), (0.5, 0.5)),
-])
-def test_above_chance_rate_at_a_true_minimum_of_half_is_at_most_nominal(sizes, rates) -> None:  # noqa: ANN001
+@pytest.mark.parametrize(
+    "sizes, rates",
+    [
+        ((5, 50), (0.5, 0.8)),  # the old rule: ~9%
+        ((10, 100), (0.5, 0.8)),
+        ((20, 20), (0.5, 1.0)),
+        ((100, 100), (0.5, 0.8)),
+        ((30, 30), (0.5, 0.5)),
+    ],
+)
+def test_above_chance_rate_at_a_true_minimum_of_half_is_at_most_nominal(sizes, rates) -> None:
     rate = _flag_rate(sizes, rates, seed=sum(sizes))
     mc_error = math.sqrt(NOMINAL * (1 - NOMINAL) / N_SIMS)
     assert rate <= NOMINAL + 3 * mc_error, rate
@@ -61,16 +66,17 @@ def test_interval_covers_the_minimum_and_matches_the_flag() -> None:
     assert switch == 1.0 and low < 0.5 and p > ortho.ALPHA
 
 
-def test_paper_denominator_counts_items_where_the_model_wrote_neither_arm(run_cli, tmp_path) -> None:  # noqa: ANN001
-    from pathlib import Path
+def test_paper_denominator_counts_items_where_the_model_wrote_neither_arm(run_cli, tmp_path) -> None:
     import json
+    from pathlib import Path
 
     vox = Path(__file__).parents[2] / "fixtures" / "voxpopuli"
     rows = {}
     for denominator in ("eligible", "paper"):
         out = tmp_path / f"{denominator}.json"
-        code, _, err = run_cli("switch-rate", "--preds", vox, "--families", "mr", "--denominator", denominator,
-                               "--json", out)
+        code, _, err = run_cli(
+            "switch-rate", "--preds", vox, "--families", "mr", "--denominator", denominator, "--json", out
+        )
         assert code == 0, err
         d = json.loads(out.read_text())
         assert d["params"]["denominator"] == denominator
@@ -84,7 +90,7 @@ def test_paper_denominator_counts_items_where_the_model_wrote_neither_arm(run_cl
     assert "Traceback" not in err
 
 
-def test_spec_passes_the_denominator(tmp_path) -> None:  # noqa: ANN001
+def test_spec_passes_the_denominator(tmp_path) -> None:
     from pathlib import Path
 
     from asr_audit.corpus.predfiles import load_predictions

@@ -19,7 +19,13 @@ import pytest
 
 from asr_audit.probes.predfiles.inflation import Inflation
 from asr_audit.probes.predfiles.refdis import (
-    CONSENSUS, MAX_RENDERING_DISTANCE, OTHER, REF, ClipInput, mine_clip, preset_params,
+    CONSENSUS,
+    MAX_RENDERING_DISTANCE,
+    OTHER,
+    REF,
+    ClipInput,
+    mine_clip,
+    preset_params,
 )
 from asr_audit.probes.predfiles.refdis_score import score_model
 from asr_audit.text.align import AlignmentCache
@@ -43,29 +49,45 @@ def _verdicts(clip: ClipInput, models: list[str], **params: object) -> dict[str,
 
 
 def test_insertion_misspelling_is_consensus_and_unrelated_is_other() -> None:
-    panel = {p: "well we agree on this" for p in PANEL}
-    clip = _clip("we agree on this", **panel, wile="wile we agree on this", same="we agree on this",
-                 so="so we agree on this", extra="therefore a we agree on this")
+    panel = dict.fromkeys(PANEL, "well we agree on this")
+    clip = _clip(
+        "we agree on this",
+        **panel,
+        wile="wile we agree on this",
+        same="we agree on this",
+        so="so we agree on this",
+        extra="therefore a we agree on this",
+    )
     models = ["wile", "same", "so", "extra"]
     v = _verdicts(clip, models, preset="anchor", loo=True)
     assert v == {"wile": CONSENSUS, "same": REF, "so": OTHER, "extra": OTHER}
     # the public code's exact rule is kept for --preset anchor --no-loo: anything but "well" is "ref"
-    assert _verdicts(clip, models, preset="anchor", loo=False) == {m: REF for m in ["wile", "same", "so", "extra"]}
+    assert _verdicts(clip, models, preset="anchor", loo=False) == dict.fromkeys(["wile", "same", "so", "extra"], REF)
 
 
 def test_substitution_verdict_follows_the_closer_rendering() -> None:
-    panel = {p: "we agree on the spec" for p in PANEL}
-    clip = _clip("we agree on the pact", **panel, pakt="we agree on the pakt", spek="we agree on the spek",
-                 pact="we agree on the pact", banana="we agree on the banana")
+    panel = dict.fromkeys(PANEL, "we agree on the spec")
+    clip = _clip(
+        "we agree on the pact",
+        **panel,
+        pakt="we agree on the pakt",
+        spek="we agree on the spek",
+        pact="we agree on the pact",
+        banana="we agree on the banana",
+    )
     models = ["pakt", "spek", "pact", "banana"]
     assert _verdicts(clip, models, preset="paper") == {"pakt": REF, "spek": CONSENSUS, "pact": REF, "banana": OTHER}
     # exact rule: any missed reference word is "consensus"
     assert _verdicts(clip, models, preset="anchor", loo=False) == {
-        "pakt": CONSENSUS, "spek": CONSENSUS, "pact": REF, "banana": CONSENSUS}
+        "pakt": CONSENSUS,
+        "spek": CONSENSUS,
+        "pact": REF,
+        "banana": CONSENSUS,
+    }
 
 
 def test_other_verdicts_are_not_eligible_and_are_counted() -> None:
-    panel = {p: "well we agree on this" for p in PANEL}
+    panel = dict.fromkeys(PANEL, "well we agree on this")
     clip = _clip("we agree on this", **panel, so="so we agree on this")
     edits = mine_clip(clip, PANEL, ["so"], preset_params("anchor"), AlignmentCache())
     none = Inflation("so", 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0)
@@ -75,6 +97,7 @@ def test_other_verdicts_are_not_eligible_and_are_counted() -> None:
 
 
 # --- an independent oracle of the rule: difflib opcodes and a textbook Levenshtein ---------------
+
 
 def _lev(a: str, b: str) -> int:
     prev = list(range(len(b) + 1))
@@ -94,16 +117,19 @@ def _dist(a: str, b: str) -> float:
 def oracle_verdict(ref: tuple[str, ...], hyp: tuple[str, ...], lo: int, hi: int, tokens: list[str]) -> str:
     """The documented rule, re-derived: window between the reproduced reference words around
     [lo, hi), model text vs reference text vs corrected text, closer one if within 0.5."""
-    pairs = [(i1 + k, j1 + k) for tag, i1, i2, j1, _ in
-             difflib.SequenceMatcher(None, ref, hyp, autojunk=False).get_opcodes() if tag == "equal"
-             for k in range(i2 - i1)]
+    pairs = [
+        (i1 + k, j1 + k)
+        for tag, i1, i2, j1, _ in difflib.SequenceMatcher(None, ref, hyp, autojunk=False).get_opcodes()
+        if tag == "equal"
+        for k in range(i2 - i1)
+    ]
     before = [(i, j) for i, j in pairs if i < lo]
     after = [(i, j) for i, j in pairs if i >= hi]
     i0, j0 = before[-1] if before else (-1, -1)
     i1, j1 = after[0] if after else (len(ref), len(hyp))
-    model = " ".join(hyp[j0 + 1: j1])
-    reference = " ".join(ref[i0 + 1: i1])
-    corrected = " ".join([*ref[i0 + 1: lo], *tokens, *ref[hi: i1]])
+    model = " ".join(hyp[j0 + 1 : j1])
+    reference = " ".join(ref[i0 + 1 : i1])
+    corrected = " ".join([*ref[i0 + 1 : lo], *tokens, *ref[hi:i1]])
     d_ref, d_cons = _dist(model, reference), _dist(model, corrected)
     if d_cons < d_ref and d_cons <= MAX_RENDERING_DISTANCE:
         return CONSENSUS
@@ -120,8 +146,15 @@ def test_verdicts_match_an_independent_oracle(tmp_path: Path, preset: str, loo: 
     from asr_audit.testing.synthetic import make_prediction_set
     from asr_audit.text.normalize import get_normalizer
 
-    s = make_prediction_set(120, 7, rng=np.random.default_rng(5), folder=tmp_path, copy_shares=(0.6,),
-                            middle_error_rate=0.2, missing_rate=0.02)
+    s = make_prediction_set(
+        120,
+        7,
+        rng=np.random.default_rng(5),
+        folder=tmp_path,
+        copy_shares=(0.6,),
+        middle_error_rate=0.2,
+        missing_rate=0.02,
+    )
     preds = load_predictions(tmp_path)
     result = run_refdis(preds, s.panel(4), preset_params(preset, loo=loo), n_resamples=10)
     clips = {c.clip_id: c for c in prepare_clips(preds, preds.models, get_normalizer("whisper"), True)}
@@ -131,7 +164,7 @@ def test_verdicts_match_an_independent_oracle(tmp_path: Path, preset: str, loo: 
         clip = clips[e.clip_id]
         lo, hi, tokens = e.fix
         lo, hi = min(lo, e.ref_indices[0]), max(hi, e.ref_indices[-1] + (e.kind != "insertion"))
-        fixed = [*clip.ref[lo: e.fix[0]], *e.fix[2], *clip.ref[e.fix[1]: hi]]
+        fixed = [*clip.ref[lo : e.fix[0]], *e.fix[2], *clip.ref[e.fix[1] : hi]]
         for m, v in e.verdicts.items():
             if v is None:
                 continue
@@ -141,6 +174,7 @@ def test_verdicts_match_an_independent_oracle(tmp_path: Path, preset: str, loo: 
 
 
 # --- the shipped VoxPopuli examples --------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def vox_loo(tmp_path_factory: pytest.TempPathFactory) -> dict:
@@ -156,7 +190,8 @@ def test_voxpopuli_wav2vec2_misspellings_are_not_reference_copying(vox_loo: dict
     refs = [e for e in mine if e["verdicts"][W2V] == REF]
     # its one "ref" verdict: it wrote the reference's "change" where the panel heard "chains"
     assert [(e["kind"], e["ref_tokens"], e["alt_text"], e["renderings"][W2V]) for e in refs] == [
-        ("substitution", ["change"], "chains", "change")]
+        ("substitution", ["change"], "chains", "change")
+    ]
     by_alt = {e["alt_text"]: e["verdicts"][W2V] for e in mine if e["kind"] == "insertion"}
     assert by_alt["well"] == by_alt["estonia"] == by_alt["therefore"] == CONSENSUS  # wile, astonia, therefore a
     m = next(m for m in vox_loo["models"] if m["model"] == W2V)
@@ -165,9 +200,21 @@ def test_voxpopuli_wav2vec2_misspellings_are_not_reference_copying(vox_loo: dict
     assert m["n_eligible"] + m["n_other"] == judged
 
 
-def test_voxpopuli_anchor_no_loo_keeps_the_exact_rule(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
-    code, out, _ = run_cli("refdis", "--preds", VOXPOPULI, "--panel", ",".join(VOX_PANEL), "--preset", "anchor",
-                           "--no-loo", "--json", tmp_path / "a.json", "--csv", tmp_path / "a.csv")
+def test_voxpopuli_anchor_no_loo_keeps_the_exact_rule(run_cli, tmp_path: Path) -> None:
+    code, out, _ = run_cli(
+        "refdis",
+        "--preds",
+        VOXPOPULI,
+        "--panel",
+        ",".join(VOX_PANEL),
+        "--preset",
+        "anchor",
+        "--no-loo",
+        "--json",
+        tmp_path / "a.json",
+        "--csv",
+        tmp_path / "a.csv",
+    )
     assert code == 0 and "n_other" not in out
     d = json.loads((tmp_path / "a.json").read_text())
     assert all(v in (REF, CONSENSUS, None) for e in d["edits"] for v in e["verdicts"].values())
@@ -177,7 +224,7 @@ def test_voxpopuli_anchor_no_loo_keeps_the_exact_rule(run_cli, tmp_path: Path) -
     assert code == 0 and "n_other" in out and "n_other" in (tmp_path / "b.csv").read_text().splitlines()[0]
 
 
-def test_no_judged_edit_is_undefined_not_zero(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_no_judged_edit_is_undefined_not_zero(tmp_path: Path, run_cli) -> None:
     """Issue 11, defect 3: n = 0 is "—" with its reason (JSON null, CSV empty), never 0."""
     import shutil
 
@@ -185,8 +232,17 @@ def test_no_judged_edit_is_undefined_not_zero(tmp_path: Path, run_cli) -> None: 
     shutil.copytree(VOXPOPULI, preds)
     rows = [json.loads(line) for line in (preds / "whisper-tiny.en.jsonl").read_text().splitlines()]
     (preds / "mute.jsonl").write_text("".join(json.dumps({**r, "pred_text": "uh"}) + "\n" for r in rows))
-    code, out, err = run_cli("refdis", "--preds", preds, "--panel", ",".join(VOX_PANEL), "--json", tmp_path / "r.json",
-                             "--csv", tmp_path / "r.csv")
+    code, out, err = run_cli(
+        "refdis",
+        "--preds",
+        preds,
+        "--panel",
+        ",".join(VOX_PANEL),
+        "--json",
+        tmp_path / "r.json",
+        "--csv",
+        tmp_path / "r.csv",
+    )
     assert code == 0, err
     d = json.loads((tmp_path / "r.json").read_text())
     mute = next(m for m in d["models"] if m["model"] == "mute")
@@ -209,9 +265,18 @@ def test_report_shows_an_undefined_accept_ref_as_a_dash(tmp_path: Path) -> None:
 
     r = run_refdis(load_predictions(VOXPOPULI), VOX_PANEL, preset_params("anchor"), n_resamples=50).to_dict()
     m = r["models"][0]
-    m.update(accept_ref=None, ci_low=None, ci_high=None, n_ref=0, n_eligible=0, reason="no edit was mined for it (panel)")
-    results = {"asr_audit_version": "test", "seed": 0, "normalizer": {"name": "whisper"}, "models": [],
-               "corpora": [{"name": "vox", "n_clips": 150, "source": "fixture"}], "versions": {}, "failures": [],
-               "probes": [{"probe": "refdis", "corpus": "vox", "result": r}]}
+    m.update(
+        accept_ref=None, ci_low=None, ci_high=None, n_ref=0, n_eligible=0, reason="no edit was mined for it (panel)"
+    )
+    results = {
+        "asr_audit_version": "test",
+        "seed": 0,
+        "normalizer": {"name": "whisper"},
+        "models": [],
+        "corpora": [{"name": "vox", "n_clips": 150, "source": "fixture"}],
+        "versions": {},
+        "failures": [],
+        "probes": [{"probe": "refdis", "corpus": "vox", "result": r}],
+    }
     html = build_report(results, tmp_path).read_text()
     assert "no edit was mined for it (panel)" in html and "accept-ref undefined" in html

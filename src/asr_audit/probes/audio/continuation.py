@@ -39,8 +39,10 @@ from asr_audit.text.numbers import canonical_tokens
 
 SAMPLE_RATE = 16_000
 FORCED_KIND = "forced"
-_FUNCTION = frozenset("""a an and are as at be been but by for from had has have he her his i in is it its me my
-no not of on or our she so that the their them they this to us was we were what which who will with you your""".split())
+_FUNCTION = frozenset(
+    """a an and are as at be been but by for from had has have he her his i in is it its me my
+no not of on or our she so that the their them they this to us was we were what which who will with you your""".split()
+)
 
 
 def forced_decoder(backend: Any) -> Any:
@@ -50,9 +52,11 @@ def forced_decoder(backend: Any) -> Any:
     needed = ("torch_model", "tokenizer", "feature_extractor", "prompt", "eot")
     if all(hasattr(backend, a) for a in needed):
         return lambda audios, extra: [_whisper_forced(backend, a, extra) for a in audios]
-    raise BackendError(f"backend {backend.spec!r} cannot decode with end-of-text banned (forced continuation "
-                       "needs a PyTorch Whisper backend: hf:<model>, whisper-tiny.en-pt, whisper-base-pt); "
-                       "fix: choose one of those")
+    raise BackendError(
+        f"backend {backend.spec!r} cannot decode with end-of-text banned (forced continuation "
+        "needs a PyTorch Whisper backend: hf:<model>, whisper-tiny.en-pt, whisper-base-pt); "
+        "fix: choose one of those"
+    )
 
 
 def _whisper_forced(backend: Any, audio: np.ndarray, extra: int) -> tuple[str, str]:
@@ -115,8 +119,9 @@ class ContinuationItem:
     error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: (list(v) if isinstance(v, tuple) else v) for k in self.__dataclass_fields__
-                for v in [getattr(self, k)]}
+        return {
+            k: (list(v) if isinstance(v, tuple) else v) for k in self.__dataclass_fields__ for v in [getattr(self, k)]
+        }
 
 
 def hidden_content_words(kept: str, hidden: str) -> tuple[str, ...]:
@@ -147,8 +152,9 @@ class ContinuationPlan:
     samples: np.ndarray
 
 
-def plan_cuts(corpus: Any, store: Any, hide_words: int = 3, *, aligner: Any = None
-              ) -> tuple[list[ContinuationPlan], list[tuple[str, str]]]:
+def plan_cuts(
+    corpus: Any, store: Any, hide_words: int = 3, *, aligner: Any = None
+) -> tuple[list[ContinuationPlan], list[tuple[str, str]]]:
     """Aligned cut points and truncated audio for every clip with more than ``hide_words + 1`` words."""
     from asr_audit.align import get_aligner
     from asr_audit.align.run import align_corpus
@@ -179,8 +185,9 @@ def plan_cuts(corpus: Any, store: Any, hide_words: int = 3, *, aligner: Any = No
     return plans, failures
 
 
-def forced_outputs(backend: Any, plans: Sequence[ContinuationPlan], store: Any, extra_tokens: int
-                   ) -> dict[str, tuple[str, str] | str]:
+def forced_outputs(
+    backend: Any, plans: Sequence[ContinuationPlan], store: Any, extra_tokens: int
+) -> dict[str, tuple[str, str] | str]:
     """``{clip id: (plain, forced)}`` or an error text, through the store."""
     from asr_audit.audio.io import audio_hash
 
@@ -207,9 +214,17 @@ def forced_outputs(backend: Any, plans: Sequence[ContinuationPlan], store: Any, 
     return out
 
 
-def run_continuation(backends: Sequence[Any], corpus: Any, store: Any, hide_words: int = 3, *,
-                     extra_tokens: int = 16, aligner: Any = None, seed: int = 0,
-                     n_resamples: int = 1000) -> dict[str, Any]:
+def run_continuation(
+    backends: Sequence[Any],
+    corpus: Any,
+    store: Any,
+    hide_words: int = 3,
+    *,
+    extra_tokens: int = 16,
+    aligner: Any = None,
+    seed: int = 0,
+    n_resamples: int = 1000,
+) -> dict[str, Any]:
     """Leak rate of every backend (see the module docstring); the CLI's JSON. ``seed`` seeds the
     sentence-clustered bootstrap (one stream per model)."""
     from asr_audit.probes.audio.targets import sentence_key
@@ -228,21 +243,40 @@ def run_continuation(backends: Sequence[Any], corpus: Any, store: Any, hide_word
             if isinstance(res, str):
                 mine.append(ContinuationItem(b.spec, p.clip_id, p.cut_s, p.kept, p.hidden, words, (), None, None, res))
             else:
-                mine.append(ContinuationItem(b.spec, p.clip_id, p.cut_s, p.kept, p.hidden, words,
-                                             leaked_words(words, res[1]), res[0], res[1]))
+                mine.append(
+                    ContinuationItem(
+                        b.spec, p.clip_id, p.cut_s, p.kept, p.hidden, words, leaked_words(words, res[1]), res[0], res[1]
+                    )
+                )
         ok = [i for i in mine if i.error is None]
         words = [(w in i.leaked, sentence.get(i.clip_id, i.clip_id)) for i in ok for w in i.hidden_words]
         rate = clustered_rate([x for x, _ in words], [c for _, c in words], model_rng(seed, b.spec), n_resamples)
         leak, low, high = rate.estimate()  # None when no hidden word was scored (n = 0)
-        models.append({"model": b.spec, "backend_key": b.identity().key, "leak_rate": leak,
-                       "accept_ref": leak, "k": rate.k, "n": rate.n, "ci_low": low, "ci_high": high,
-                       "interval": rate.interval, "n_sentences": len({c for _, c in words}),
-                       "n_clips": len(ok), "n_clips_leaking": sum(bool(i.leaked) for i in ok),
-                       "n_failed": len(mine) - len(ok)})
+        models.append(
+            {
+                "model": b.spec,
+                "backend_key": b.identity().key,
+                "leak_rate": leak,
+                "accept_ref": leak,
+                "k": rate.k,
+                "n": rate.n,
+                "ci_low": low,
+                "ci_high": high,
+                "interval": rate.interval,
+                "n_sentences": len({c for _, c in words}),
+                "n_clips": len(ok),
+                "n_clips_leaking": sum(bool(i.leaked) for i in ok),
+                "n_failed": len(mine) - len(ok),
+            }
+        )
         items += mine
-    return {"probe": "continue", "params": {"hide_words": hide_words, "extra_tokens": extra_tokens, "seed": seed},
-            "models": models, "items": [i.to_dict() for i in items],
-            "failures": [{"clip_id": c, "reason": r} for c, r in failures]}
+    return {
+        "probe": "continue",
+        "params": {"hide_words": hide_words, "extra_tokens": extra_tokens, "seed": seed},
+        "models": models,
+        "items": [i.to_dict() for i in items],
+        "failures": [{"clip_id": c, "reason": r} for c, r in failures],
+    }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -258,12 +292,22 @@ class ContinuationOptions:
 
         check(self.hide_words >= 1, "hide_words", self.hide_words, "must be >= 1", "hide 1 or more words")
         check(self.extra_tokens >= 1, "extra_tokens", self.extra_tokens, "must be >= 1", "use 1 or more steps")
-        check(self.aligner.strip().lower() in available_aligners(), "aligner", self.aligner,
-              f"is unknown (valid: {', '.join(available_aligners())})", f"use one of {', '.join(available_aligners())}")
+        check(
+            self.aligner.strip().lower() in available_aligners(),
+            "aligner",
+            self.aligner,
+            f"is unknown (valid: {', '.join(available_aligners())})",
+            f"use one of {', '.join(available_aligners())}",
+        )
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any], surface: Surface) -> ContinuationOptions:
         """Options from flag or spec values (``None`` = not given)."""
         r = Reader(values, surface, ("hide_words", "extra_tokens", "aligner"), "continue")
-        return build(cls, surface, hide_words=r.integer("hide_words", 3), extra_tokens=r.integer("extra_tokens", 16),
-                     aligner=r.text("aligner", "sphinx"))
+        return build(
+            cls,
+            surface,
+            hide_words=r.integer("hide_words", 3),
+            extra_tokens=r.integer("extra_tokens", 16),
+            aligner=r.text("aligner", "sphinx"),
+        )

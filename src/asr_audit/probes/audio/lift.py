@@ -87,6 +87,7 @@ class Span:
 
 # --------------------------------------------------------------------------- span builders
 
+
 def full_spans(corpus: Any) -> list[Span]:
     return [Span(c.id, c.id, "full", c.id, "", c.reference) for c in corpus if c.reference.strip()]
 
@@ -103,8 +104,10 @@ def masked_spans(recipes: Sequence[Any], references: Mapping[str, str]) -> list[
 def refdis_spans(refdis: Mapping[str, Any], clip_ids: Sequence[str]) -> list[Span]:
     """Spans of the edits of a refdis result (``edits`` + ``references``) on clips in ``clip_ids``."""
     if not isinstance(refdis, Mapping) or "edits" not in refdis or "references" not in refdis:
-        raise ConfigError("the refdis result has no 'edits' and 'references'; fix: pass the JSON written by "
-                          "`asr-audit refdis --json` (or a run's results.json refdis entry)")
+        raise ConfigError(
+            "the refdis result has no 'edits' and 'references'; fix: pass the JSON written by "
+            "`asr-audit refdis --json` (or a run's results.json refdis entry)"
+        )
     known, out = set(clip_ids), []
     for n, e in enumerate(refdis["edits"]):
         cid = e["clip_id"]
@@ -114,7 +117,7 @@ def refdis_spans(refdis: Mapping[str, Any], clip_ids: Sequence[str]) -> list[Spa
         idx = list(e.get("ref_indices") or [])
         i0 = idx[0] if idx else 0
         i1 = (idx[-1] + 1) if e["kind"] != "insertion" and idx else i0
-        anchor = toks[i1:i1 + 1]
+        anchor = toks[i1 : i1 + 1]
         ref = " ".join([*toks[i0:i1], *anchor])
         alt = " ".join([*str(e.get("alt_text", "")).split(), *anchor])
         if ref:
@@ -136,15 +139,25 @@ def ortho_spans(corpus: Any, families: Sequence[str] | None = None) -> list[Span
             if item.ref_text[:1].islower() and not other.isupper():
                 other = other.lower()
             # attached punctuation ("Mr.") stays with the reference's spelling; the next word anchors both
-            nxt = re.match(r"(\S*)\s+(\S+)", c.reference[item.end:])
-            attached, anchor = (nxt.group(1), " " + nxt.group(2)) if nxt else (c.reference[item.end:].strip(), "")
+            nxt = re.match(r"(\S*)\s+(\S+)", c.reference[item.end :])
+            attached, anchor = (nxt.group(1), " " + nxt.group(2)) if nxt else (c.reference[item.end :].strip(), "")
             prefix = c.reference[: item.start].strip()
-            out.append(Span(f"{c.id}#{item.family}{n}", c.id, f"ortho:{item.family}", c.id, prefix,
-                            item.ref_text + attached + anchor, other + anchor))
+            out.append(
+                Span(
+                    f"{c.id}#{item.family}{n}",
+                    c.id,
+                    f"ortho:{item.family}",
+                    c.id,
+                    prefix,
+                    item.ref_text + attached + anchor,
+                    other + anchor,
+                )
+            )
     return out
 
 
 # --------------------------------------------------------------------------- scoring
+
 
 def _item_key(prefix: str, target: str) -> str:
     return hashlib.sha256(f"{prefix}\x1f{target}".encode()).hexdigest()[:24]
@@ -186,7 +199,7 @@ class Scorer:
         pending = list(todo.items())
         errors: dict[tuple[str, str], str] = {}
         for b in range(0, len(pending), self.batch_size):
-            chunk = pending[b: b + self.batch_size]
+            chunk = pending[b : b + self.batch_size]
             errors.update(self._compute([(k, rows[i]) for k, i in chunk]))
         return [errors[k] if k in errors else self._memo[k] for k in keys]
 
@@ -196,7 +209,9 @@ class Scorer:
         hit = self.store.get(SCORE_KIND, self.key, [key[0]], item=key[1]).get(key[0])
         return None if hit is None else TokenScores(tuple(hit.value["tokens"]), tuple(hit.value["logprobs"]))
 
-    def _compute(self, chunk: list[tuple[tuple[str, str], tuple[np.ndarray, str, str, str]]]) -> dict[tuple[str, str], str]:
+    def _compute(
+        self, chunk: list[tuple[tuple[str, str], tuple[np.ndarray, str, str, str]]]
+    ) -> dict[tuple[str, str], str]:
         try:
             t0 = time.perf_counter()
             got = self.backend.score([r[0] for _, r in chunk], [r[2] for _, r in chunk], [r[3] for _, r in chunk])
@@ -282,8 +297,24 @@ def score_spans(scorer: Scorer, spans: Sequence[Span], audio: Mapping[str, np.nd
         i += 3 if s.alt is not None else 2
         bad = next((g for g in (real, silent, alt) if isinstance(g, str)), None)
         if bad is not None:
-            out.append(LiftRecord(model, s.item_id, s.clip_id, s.condition, s.prefix, s.target, (), (), float("nan"),
-                                  float("nan"), n_chars(s.target), float("nan"), s.alt, error=bad))
+            out.append(
+                LiftRecord(
+                    model,
+                    s.item_id,
+                    s.clip_id,
+                    s.condition,
+                    s.prefix,
+                    s.target,
+                    (),
+                    (),
+                    float("nan"),
+                    float("nan"),
+                    n_chars(s.target),
+                    float("nan"),
+                    s.alt,
+                    error=bad,
+                )
+            )
             continue
         chars = n_chars(s.target)
         lift = (real.total - silent.total) / chars if chars else float("nan")
@@ -292,12 +323,30 @@ def score_spans(scorer: Scorer, spans: Sequence[Span], audio: Mapping[str, np.nd
             alt_logp = alt.total
             if chars and n_chars(s.alt or ""):
                 compare = real.total / chars - alt.total / n_chars(s.alt or "")
-        out.append(LiftRecord(model, s.item_id, s.clip_id, s.condition, s.prefix, s.target, real.tokens,
-                              real.logprobs, real.total, silent.total, chars, lift, s.alt, alt_logp, compare))
+        out.append(
+            LiftRecord(
+                model,
+                s.item_id,
+                s.clip_id,
+                s.condition,
+                s.prefix,
+                s.target,
+                real.tokens,
+                real.logprobs,
+                real.total,
+                silent.total,
+                chars,
+                lift,
+                s.alt,
+                alt_logp,
+                compare,
+            )
+        )
     return out
 
 
 # --------------------------------------------------------------------------- statistics
+
 
 @dataclass(frozen=True, slots=True)
 class Estimate:
@@ -312,17 +361,22 @@ class Estimate:
         return {"mean": self.mean, "ci_low": self.ci_low, "ci_high": self.ci_high, "n": self.n}
 
 
-def clustered_mean(values: Sequence[float], clusters: Sequence[str], rng: np.random.Generator,
-                   n_resamples: int = 1000) -> Estimate:
+def clustered_mean(
+    values: Sequence[float], clusters: Sequence[str], rng: np.random.Generator, n_resamples: int = 1000
+) -> Estimate:
     if not values:
         return Estimate(None, None, None, 0)
     est, low, high = bootstrap_mean(np.asarray(values), rng, np.asarray(clusters), n_resamples)
     return Estimate(est, low, high, len(values))
 
 
-def summarize_model(records: Sequence[LiftRecord], rng: np.random.Generator, n_resamples: int = 1000,
-                    pairs: Sequence[tuple[str, str]] = PAIRS, sentences: Mapping[str, str] | None = None
-                    ) -> dict[str, Any]:
+def summarize_model(
+    records: Sequence[LiftRecord],
+    rng: np.random.Generator,
+    n_resamples: int = 1000,
+    pairs: Sequence[tuple[str, str]] = PAIRS,
+    sentences: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """Per condition: mean lift and mean compare; per pair of conditions: the paired lift difference.
 
     ``sentences`` maps a clip id to its sentence, the bootstrap cluster (default: the clip id).
@@ -336,21 +390,27 @@ def summarize_model(records: Sequence[LiftRecord], rng: np.random.Generator, n_r
     for cond, rs in sorted(by_cond.items()):
         lift = clustered_mean([r.lift for r in rs], [sentence(r.clip_id) for r in rs], rng, n_resamples)
         cmp_rs = [r for r in rs if r.compare is not None]
-        comp = clustered_mean([r.compare for r in cmp_rs], [sentence(r.clip_id) for r in cmp_rs], rng,  # type: ignore[misc]
-                              n_resamples)
+        comp = clustered_mean(
+            [r.compare for r in cmp_rs],
+            [sentence(r.clip_id) for r in cmp_rs],
+            rng,  # type: ignore[misc]
+            n_resamples,
+        )
         conditions[cond] = {"lift": lift.to_dict(), "compare": comp.to_dict()}
     paired = {}
     for a, b in pairs:
         left = {r.item_id: r for r in by_cond.get(a, [])}
         both = [(left[r.item_id], r) for r in by_cond.get(b, []) if r.item_id in left]
         if both:
-            est = clustered_mean([x.lift - y.lift for x, y in both], [sentence(x.clip_id) for x, _ in both], rng,
-                                 n_resamples)
+            est = clustered_mean(
+                [x.lift - y.lift for x, y in both], [sentence(x.clip_id) for x, _ in both], rng, n_resamples
+            )
             paired[f"{a}-{b}"] = est.to_dict()
     return {"conditions": conditions, "paired": paired, "n_failed": len(records) - len(ok)}
 
 
 # --------------------------------------------------------------------------- running
+
 
 @dataclass(frozen=True, slots=True)
 class LiftResult:
@@ -363,10 +423,16 @@ class LiftResult:
     gate: tuple[GateOutcome, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"probe": "lift", "spans": self.spans, "seed": self.seed, "gate_max_wer": finite(self.gate_max_wer),
-                "models": list(self.models), "items": [r.to_dict() for r in self.records],
-                "gate": [g.to_dict() for g in self.gate],
-                "failures": [{"clip_id": c, "reason": r} for c, r in self.failures]}
+        return {
+            "probe": "lift",
+            "spans": self.spans,
+            "seed": self.seed,
+            "gate_max_wer": finite(self.gate_max_wer),
+            "models": list(self.models),
+            "items": [r.to_dict() for r in self.records],
+            "gate": [g.to_dict() for g in self.gate],
+            "failures": [{"clip_id": c, "reason": r} for c, r in self.failures],
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -384,8 +450,9 @@ class GateOutcome:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
-def intelligibility_gate(backend: Any, corpus: Any, store: Any, spans: Sequence[Span], gate_max_wer: float | None,
-                         batch_size: int = 8) -> list[GateOutcome]:
+def intelligibility_gate(
+    backend: Any, corpus: Any, store: Any, spans: Sequence[Span], gate_max_wer: float | None, batch_size: int = 8
+) -> list[GateOutcome]:
     """One :class:`GateOutcome` per clip with spans: the backend transcribes the unmasked clip (through the
     store) and the clip is kept when its WER is at most ``gate_max_wer`` (``None``: every clip kept)."""
     from asr_audit.corpus.clips import Corpus
@@ -397,15 +464,20 @@ def intelligibility_gate(backend: Any, corpus: Any, store: Any, spans: Sequence[
     if gate_max_wer is None or not np.isfinite(gate_max_wer):
         return [GateOutcome(backend.spec, cid, None, True, n) for cid, n in counts.items()]
     if TRANSCRIBE not in getattr(backend, "capabilities", ()):
-        raise ConfigError(f"backend {backend.spec!r} cannot transcribe, which the lift probe's intelligibility gate "
-                          "needs; fix: use a backend that transcribes, or turn the gate off (gate_max_wer = inf)")
+        raise ConfigError(
+            f"backend {backend.spec!r} cannot transcribe, which the lift probe's intelligibility gate "
+            "needs; fix: use a backend that transcribes, or turn the gate off (gate_max_wer = inf)"
+        )
     clips = tuple(c for c in corpus if c.id in counts)
     texts, failed = transcripts(backend, Corpus(corpus.name, corpus.split, corpus.source, clips), store, batch_size)
     out = []
     for c in clips:
         if c.id not in texts:
-            out.append(GateOutcome(backend.spec, c.id, None, False, counts[c.id],
-                                   f"failed: {failed.get(c.id, 'no transcript')}"))
+            out.append(
+                GateOutcome(
+                    backend.spec, c.id, None, False, counts[c.id], f"failed: {failed.get(c.id, 'no transcript')}"
+                )
+            )
             continue
         wer = clip_wer(c.reference, texts[c.id])
         kept = wer <= gate_max_wer
@@ -413,9 +485,17 @@ def intelligibility_gate(backend: Any, corpus: Any, store: Any, spans: Sequence[
     return out
 
 
-def spans_for(kind: str, corpus: Any, store: Any, *, mask_params: Any = None, aligner: Any = None,
-              recipes: Sequence[Any] | None = None, refdis: Mapping[str, Any] | None = None,
-              families: Sequence[str] | None = None) -> tuple[list[Span], dict[str, np.ndarray], list[tuple[str, str]]]:
+def spans_for(
+    kind: str,
+    corpus: Any,
+    store: Any,
+    *,
+    mask_params: Any = None,
+    aligner: Any = None,
+    recipes: Sequence[Any] | None = None,
+    refdis: Mapping[str, Any] | None = None,
+    families: Sequence[str] | None = None,
+) -> tuple[list[Span], dict[str, np.ndarray], list[tuple[str, str]]]:
     """The spans of ``kind``, the audio they need (by id) and clips that failed."""
     from asr_audit.audio.io import load_clip_audio
 
@@ -432,8 +512,10 @@ def spans_for(kind: str, corpus: Any, store: Any, *, mask_params: Any = None, al
         spans = masked_spans(plan.recipes, {c.id: c.reference for c in corpus})
     elif kind == "refdis":
         if refdis is None:
-            raise ConfigError("span set 'refdis' needs a refdis result; fix: pass --refdis PATH "
-                              "(the JSON of `asr-audit refdis --json`)")
+            raise ConfigError(
+                "span set 'refdis' needs a refdis result; fix: pass --refdis PATH "
+                "(the JSON of `asr-audit refdis --json`)"
+            )
         spans = refdis_spans(refdis, [c.id for c in corpus])
     elif kind == "ortho":
         spans = ortho_spans(corpus, families)
@@ -452,9 +534,18 @@ def spans_for(kind: str, corpus: Any, store: Any, *, mask_params: Any = None, al
     return kept, audio, failures
 
 
-def run_lift(backends: Sequence[Any], corpus: Any, store: Any, kind: str = "masked", *, seed: int = 0,
-             n_resamples: int = 1000, batch_size: int = 8, gate_max_wer: float | None = 0.3,
-             **span_options: Any) -> LiftResult:
+def run_lift(
+    backends: Sequence[Any],
+    corpus: Any,
+    store: Any,
+    kind: str = "masked",
+    *,
+    seed: int = 0,
+    n_resamples: int = 1000,
+    batch_size: int = 8,
+    gate_max_wer: float | None = 0.3,
+    **span_options: Any,
+) -> LiftResult:
     """Audio lift of every backend on the ``kind`` spans of ``corpus`` (see the module docstring);
     each backend scores only the spans of the clips its intelligibility gate keeps."""
     from asr_audit.probes.audio.targets import sentence_key
@@ -479,13 +570,25 @@ def run_lift(backends: Sequence[Any], corpus: Any, store: Any, kind: str = "mask
         summary = summarize_model(mine, np.random.default_rng(seed), n_resamples, sentences=sentences)
         main = summary["conditions"].get("masked" if kind == "masked" else next(iter(summary["conditions"]), ""), {})
         lift = main.get("lift", {})
-        models.append({"model": b.spec, "backend_key": scorer.key, "lift_mean": lift.get("mean"),
-                       "ci_low": lift.get("ci_low"), "ci_high": lift.get("ci_high"), "n": lift.get("n", 0),
-                       **summary, "n_kept": len(kept), "n_gated_out": len(spans) - len(kept),
-                       "n_clips_kept": len(kept_clips), "n_clips_gated_out": len(gate) - len(kept_clips),
-                       "forward_passes": scorer.passes, "cached_scores": scorer.cached,
-                       "passes_per_item": scorer.passes / len(kept) if kept else None,
-                       "items_per_s": len(kept) / wall if kept and wall > 0 else None})
+        models.append(
+            {
+                "model": b.spec,
+                "backend_key": scorer.key,
+                "lift_mean": lift.get("mean"),
+                "ci_low": lift.get("ci_low"),
+                "ci_high": lift.get("ci_high"),
+                "n": lift.get("n", 0),
+                **summary,
+                "n_kept": len(kept),
+                "n_gated_out": len(spans) - len(kept),
+                "n_clips_kept": len(kept_clips),
+                "n_clips_gated_out": len(gate) - len(kept_clips),
+                "forward_passes": scorer.passes,
+                "cached_scores": scorer.cached,
+                "passes_per_item": scorer.passes / len(kept) if kept else None,
+                "items_per_s": len(kept) / wall if kept and wall > 0 else None,
+            }
+        )
     return LiftResult(kind, tuple(models), tuple(records), tuple(failures), seed, gate_max_wer, tuple(gates))
 
 
@@ -509,14 +612,29 @@ class LiftOptions:
     def __post_init__(self) -> None:
         from asr_audit.align import available_aligners
 
-        check(self.spans in SPAN_KINDS, "spans", self.spans, f"is unknown (valid: {', '.join(SPAN_KINDS)})",
-              f"use one of {', '.join(SPAN_KINDS)}")
+        check(
+            self.spans in SPAN_KINDS,
+            "spans",
+            self.spans,
+            f"is unknown (valid: {', '.join(SPAN_KINDS)})",
+            f"use one of {', '.join(SPAN_KINDS)}",
+        )
         self.mask_params(0)  # MaskParams checks the method
-        check(self.aligner.strip().lower() in available_aligners(), "aligner", self.aligner,
-              f"is unknown (valid: {', '.join(available_aligners())})", f"use one of {', '.join(available_aligners())}")
+        check(
+            self.aligner.strip().lower() in available_aligners(),
+            "aligner",
+            self.aligner,
+            f"is unknown (valid: {', '.join(available_aligners())})",
+            f"use one of {', '.join(available_aligners())}",
+        )
         check(self.resamples >= 1, "resamples", self.resamples, "must be >= 1", "use 1 or more bootstrap resamples")
-        check(self.gate_max_wer >= 0, "gate_max_wer", self.gate_max_wer, "must be >= 0",
-              "e.g. 0.3 (inf keeps every sentence)")
+        check(
+            self.gate_max_wer >= 0,
+            "gate_max_wer",
+            self.gate_max_wer,
+            "must be >= 0",
+            "e.g. 0.3 (inf keeps every sentence)",
+        )
 
     def mask_params(self, seed: int) -> Any:
         """The masking parameters of ``spans = "masked"``, with ``seed`` for the noise fill."""
@@ -528,10 +646,17 @@ class LiftOptions:
     def from_mapping(cls, values: Mapping[str, Any], surface: Surface) -> LiftOptions:
         """Options from flag or spec values (``None`` = not given)."""
         r = Reader(values, surface, LIFT_FIELDS, "lift")
-        return build(cls, surface, spans=r.text("spans", "masked"), method=r.text("method", "silence"),
-                     aligner=r.text("aligner", "sphinx"), resamples=r.integer("resamples", 1000),
-                     gate_max_wer=r.number("gate_max_wer", 0.3), models=r.names("models", None),
-                     items=r.flag("items", True))
+        return build(
+            cls,
+            surface,
+            spans=r.text("spans", "masked"),
+            method=r.text("method", "silence"),
+            aligner=r.text("aligner", "sphinx"),
+            resamples=r.integer("resamples", 1000),
+            gate_max_wer=r.number("gate_max_wer", 0.3),
+            models=r.names("models", None),
+            items=r.flag("items", True),
+        )
 
 
 LIFT_FIELDS = ("spans", "method", "aligner", "models", "resamples", "gate_max_wer", "items")

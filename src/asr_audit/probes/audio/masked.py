@@ -66,17 +66,28 @@ class MaskParams:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        check(self.method in METHODS, "method", self.method, f"is unknown (valid: {', '.join(METHODS)})",
-              f"use one of {', '.join(METHODS)}")
+        check(
+            self.method in METHODS,
+            "method",
+            self.method,
+            f"is unknown (valid: {', '.join(METHODS)})",
+            f"use one of {', '.join(METHODS)}",
+        )
         check(self.pad >= 0, "pad", self.pad, "must be >= 0 seconds", "use 0 or more")
         check(0 <= self.gate_max_wer, "gate_max_wer", self.gate_max_wer, "must be >= 0", "e.g. 0.3")
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.rule.to_dict(), "method": self.method, "pad": self.pad, "gate_max_wer": self.gate_max_wer,
-                "seed": self.seed}
+        return {
+            **self.rule.to_dict(),
+            "method": self.method,
+            "pad": self.pad,
+            "gate_max_wer": self.gate_max_wer,
+            "seed": self.seed,
+        }
 
 
 # --------------------------------------------------------------------------- recipes
+
 
 @dataclass(frozen=True, slots=True)
 class MaskRecipe:
@@ -102,27 +113,59 @@ class MaskRecipe:
         return self.provenance.replay(samples, sr)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"clip_id": self.clip_id, "kind": self.kind, "start": self.start, "end": self.end,
-                "hidden_ref": self.hidden_ref, "method": self.method, "t0": self.t0, "t1": self.t1,
-                "item_id": self.item_id, "provenance": self.provenance.to_dict()}
+        return {
+            "clip_id": self.clip_id,
+            "kind": self.kind,
+            "start": self.start,
+            "end": self.end,
+            "hidden_ref": self.hidden_ref,
+            "method": self.method,
+            "t0": self.t0,
+            "t1": self.t1,
+            "item_id": self.item_id,
+            "provenance": self.provenance.to_dict(),
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], source: object = "<dict>", line: int | None = None) -> MaskRecipe:
         try:
-            recipe = cls(str(data["clip_id"]), str(data.get("kind", "number")), int(data["start"]), int(data["end"]),
-                         str(data["hidden_ref"]), str(data["method"]), float(data["t0"]), float(data["t1"]),
-                         Provenance.from_dict(data["provenance"]))
+            recipe = cls(
+                str(data["clip_id"]),
+                str(data.get("kind", "number")),
+                int(data["start"]),
+                int(data["end"]),
+                str(data["hidden_ref"]),
+                str(data["method"]),
+                float(data["t0"]),
+                float(data["t1"]),
+                Provenance.from_dict(data["provenance"]),
+            )
         except (KeyError, TypeError, ValueError, ConfigError) as exc:
-            raise InputFileError(source, f"not a mask recipe ({type(exc).__name__}: {exc})",
-                                 "pass a file written by `asr-audit masked --recipes-out`", line) from None
+            raise InputFileError(
+                source,
+                f"not a mask recipe ({type(exc).__name__}: {exc})",
+                "pass a file written by `asr-audit masked --recipes-out`",
+                line,
+            ) from None
         if recipe.method not in METHODS or recipe.provenance.source_id != recipe.clip_id:
-            raise InputFileError(source, f"recipe for {recipe.clip_id!r} has method {recipe.method!r} or a provenance "
-                                 "of another clip", "re-export the recipes", line)
+            raise InputFileError(
+                source,
+                f"recipe for {recipe.clip_id!r} has method {recipe.method!r} or a provenance of another clip",
+                "re-export the recipes",
+                line,
+            )
         return recipe
 
 
-def make_recipe(clip_id: str, samples: np.ndarray, target: Target, method: str = "silence", pad: Seconds = 0.05,
-                seed: int = 0, sr: int = SAMPLE_RATE) -> tuple[MaskRecipe, np.ndarray]:
+def make_recipe(
+    clip_id: str,
+    samples: np.ndarray,
+    target: Target,
+    method: str = "silence",
+    pad: Seconds = 0.05,
+    seed: int = 0,
+    sr: int = SAMPLE_RATE,
+) -> tuple[MaskRecipe, np.ndarray]:
     """The recipe masking ``target`` in ``samples``, and the masked samples."""
     guarded = Mask(target.t0, target.t1, method, pad, target.prev_end, target.next_start)
     lo, hi = guarded.span
@@ -137,8 +180,9 @@ def write_recipes(path: str | Path, recipes: Sequence[MaskRecipe]) -> Path:
     """Write recipes as JSONL (one per line, sorted keys)."""
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("".join(json.dumps(r.to_dict(), sort_keys=True, ensure_ascii=False) + "\n" for r in recipes),
-                   encoding="utf-8")
+    out.write_text(
+        "".join(json.dumps(r.to_dict(), sort_keys=True, ensure_ascii=False) + "\n" for r in recipes), encoding="utf-8"
+    )
     return out
 
 
@@ -165,6 +209,7 @@ def read_recipes(path: str | Path) -> list[MaskRecipe]:
 
 # --------------------------------------------------------------------------- scoring
 
+
 def target_window(reference: str, start: int, end: int, hypothesis: str) -> tuple[str, ...]:
     """Canonical hypothesis tokens between the matched context words around reference tokens ``[start, end)``.
 
@@ -187,7 +232,7 @@ def target_window(reference: str, start: int, end: int, hypothesis: str) -> tupl
             lo = max(lo, j1 + min(i2, a) - i1)
         if i2 > b:
             hi = min(hi, j1 + max(i1, b) - i1)
-    return hyp[lo:max(lo, hi)]
+    return hyp[lo : max(lo, hi)]
 
 
 def target_present(reference: str, start: int, end: int, hypothesis: str) -> bool:
@@ -245,8 +290,15 @@ class ModelRecovery:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
-def judge(model: str, recipe: MaskRecipe, reference: str, unmasked: str | None, masked: str | None,
-          gate_max_wer: float, failure: str | None = None) -> MaskedItem:
+def judge(
+    model: str,
+    recipe: MaskRecipe,
+    reference: str,
+    unmasked: str | None,
+    masked: str | None,
+    gate_max_wer: float,
+    failure: str | None = None,
+) -> MaskedItem:
     """Gate and score one item from the two hypotheses."""
     base = (model, recipe.clip_id, recipe.item_id, recipe.hidden_ref, recipe.method, recipe.t0, recipe.t1)
     if failure is not None or unmasked is None or masked is None:
@@ -264,11 +316,13 @@ def summarize(model: str, backend_key: str, items: Sequence[MaskedItem]) -> Mode
     k = sum(i.recovered for i in eligible)
     rate = wilson(k, len(eligible))
     failed = sum(i.reason.startswith("failed") for i in items)
-    return ModelRecovery(model, backend_key, k, len(eligible), *rate.estimate(), len(items),
-                         len(items) - len(eligible) - failed, failed)
+    return ModelRecovery(
+        model, backend_key, k, len(eligible), *rate.estimate(), len(items), len(items) - len(eligible) - failed, failed
+    )
 
 
 # --------------------------------------------------------------------------- running
+
 
 @dataclass(frozen=True, slots=True)
 class MaskedResult:
@@ -285,10 +339,15 @@ class MaskedResult:
         reasons: dict[str, int] = {}
         for r in self.rejections:
             reasons[r.reason] = reasons.get(r.reason, 0) + 1
-        return {"probe": "masked", "params": self.params.to_dict(), "models": [m.to_dict() for m in self.models],
-                "n_recipes": len(self.recipes), "rejected_candidates": dict(sorted(reasons.items())),
-                "items": [i.to_dict() for i in self.items],
-                "failures": [{"clip_id": c, "reason": r} for c, r in self.failures]}
+        return {
+            "probe": "masked",
+            "params": self.params.to_dict(),
+            "models": [m.to_dict() for m in self.models],
+            "n_recipes": len(self.recipes),
+            "rejected_candidates": dict(sorted(reasons.items())),
+            "items": [i.to_dict() for i in self.items],
+            "failures": [{"clip_id": c, "reason": r} for c, r in self.failures],
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,8 +360,15 @@ class MaskPlan:
     failures: tuple[tuple[str, str], ...]
 
 
-def plan_masks(corpus: Corpus, store: Any, params: MaskParams, *, aligner: Any = None,
-               recipes: Sequence[MaskRecipe] | None = None, timing: Corpus | None = None) -> MaskPlan:
+def plan_masks(
+    corpus: Corpus,
+    store: Any,
+    params: MaskParams,
+    *,
+    aligner: Any = None,
+    recipes: Sequence[MaskRecipe] | None = None,
+    timing: Corpus | None = None,
+) -> MaskPlan:
     """Align and choose targets (or take exported ``recipes``), and make the masked audio.
 
     ``timing`` (clips with the ids of ``corpus``, e.g. the clean audio of degraded clips) is what the
@@ -360,8 +426,13 @@ def plan_masks(corpus: Corpus, store: Any, params: MaskParams, *, aligner: Any =
                 failures.append((result.clip_id, str(exc)))
                 continue
             if n_clean != len(x):
-                failures.append((result.clip_id, f"the audio has {len(x)} samples, its timing audio {n_clean}: "
-                                 "the condition moved time; fix: align the condition's own audio"))
+                failures.append(
+                    (
+                        result.clip_id,
+                        f"the audio has {len(x)} samples, its timing audio {n_clean}: "
+                        "the condition moved time; fix: align the condition's own audio",
+                    )
+                )
                 continue
         for t in targets if x is not None else ():
             try:
@@ -380,10 +451,18 @@ def masked_corpus(corpus: Corpus, plan: MaskPlan) -> Corpus:
     clips = []
     for r in plan.recipes:
         src = by_id[r.clip_id]
-        clips.append(Clip(id=r.item_id, reference=src.reference, source=ArraySource(
-            plan.masked[r.item_id], SAMPLE_RATE, f"{src.audio_label} [{r.item_id}]"), language=src.language,
-            speaker=src.speaker, corpus=src.corpus, duration=len(plan.masked[r.item_id]) / SAMPLE_RATE,
-            provenance=(*src.provenance, *(t["name"] for t in r.provenance.transforms))))
+        clips.append(
+            Clip(
+                id=r.item_id,
+                reference=src.reference,
+                source=ArraySource(plan.masked[r.item_id], SAMPLE_RATE, f"{src.audio_label} [{r.item_id}]"),
+                language=src.language,
+                speaker=src.speaker,
+                corpus=src.corpus,
+                duration=len(plan.masked[r.item_id]) / SAMPLE_RATE,
+                provenance=(*src.provenance, *(t["name"] for t in r.provenance.transforms)),
+            )
+        )
     return Corpus(corpus.name + "-masked", corpus.split, corpus.source, tuple(clips))
 
 
@@ -394,13 +473,21 @@ def transcripts(backend: Any, corpus: Corpus, store: Any, batch_size: int = 8) -
     if not len(corpus):
         return {}, {}
     outcome = transcribe_corpus(backend, corpus, store, batch_size=batch_size)
-    return ({r.clip_id: r.hypothesis for r in outcome.records},
-            {f.clip_id: f.reason for f in outcome.failures})
+    return ({r.clip_id: r.hypothesis for r in outcome.records}, {f.clip_id: f.reason for f in outcome.failures})
 
 
-def run_masked(backends: Sequence[Any], corpus: Corpus, store: Any, params: MaskParams = MaskParams(), *,
-               aligner: Any = None, recipes: Sequence[MaskRecipe] | None = None, batch_size: int = 8,
-               progress: Callable[[str], None] | None = None, timing: Corpus | None = None) -> MaskedResult:
+def run_masked(
+    backends: Sequence[Any],
+    corpus: Corpus,
+    store: Any,
+    params: MaskParams = MaskParams(),
+    *,
+    aligner: Any = None,
+    recipes: Sequence[MaskRecipe] | None = None,
+    batch_size: int = 8,
+    progress: Callable[[str], None] | None = None,
+    timing: Corpus | None = None,
+) -> MaskedResult:
     """Masked-entity recovery of every backend on ``corpus`` (see the module docstring); ``timing``:
     align these clips (the clean audio of the same clip ids) instead, see :func:`plan_masks`."""
     plan = plan_masks(corpus, store, params, aligner=aligner, recipes=recipes, timing=timing)
@@ -414,9 +501,18 @@ def run_masked(backends: Sequence[Any], corpus: Corpus, store: Any, params: Mask
             progress(f"{backend.spec}: {len(plain)} unmasked + {len(masked)} masked clip(s)")
         clean, clean_fail = transcripts(backend, plain, store, batch_size)
         hidden, hidden_fail = transcripts(backend, masked, store, batch_size)
-        mine = [judge(backend.spec, r, refs[r.clip_id], clean.get(r.clip_id), hidden.get(r.item_id),
-                      params.gate_max_wer, clean_fail.get(r.clip_id) or hidden_fail.get(r.item_id))
-                for r in plan.recipes]
+        mine = [
+            judge(
+                backend.spec,
+                r,
+                refs[r.clip_id],
+                clean.get(r.clip_id),
+                hidden.get(r.item_id),
+                params.gate_max_wer,
+                clean_fail.get(r.clip_id) or hidden_fail.get(r.item_id),
+            )
+            for r in plan.recipes
+        ]
         items += mine
         models.append(summarize(backend.spec, backend.identity().key, mine))
     return MaskedResult(params, tuple(models), tuple(items), plan.recipes, plan.rejections, plan.failures)
@@ -444,8 +540,13 @@ class MaskedOptions:
         from asr_audit.align import available_aligners
 
         self.mask_params(0)  # TargetRule and MaskParams check their fields
-        check(self.aligner.strip().lower() in available_aligners(), "aligner", self.aligner,
-              f"is unknown (valid: {', '.join(available_aligners())})", f"use one of {', '.join(available_aligners())}")
+        check(
+            self.aligner.strip().lower() in available_aligners(),
+            "aligner",
+            self.aligner,
+            f"is unknown (valid: {', '.join(available_aligners())})",
+            f"use one of {', '.join(available_aligners())}",
+        )
 
     def mask_params(self, seed: int) -> MaskParams:
         """The masking parameters, with ``seed`` for the noise fill."""
@@ -456,10 +557,19 @@ class MaskedOptions:
     def from_mapping(cls, values: Mapping[str, Any], surface: Surface) -> MaskedOptions:
         """Options from flag or spec values (``None`` = not given)."""
         r = Reader(values, surface, MASKED_FIELDS, "masked")
-        return build(cls, surface, kind=r.text("kind", "number"), method=r.text("method", "silence"),
-                     pad=r.number("pad", 0.05), gate_max_wer=r.number("gate_max_wer", 0.3),
-                     min_duration=r.number("min_duration", 0.15), max_per_clip=r.integer("max_per_clip", None),
-                     aligner=r.text("aligner", "sphinx"), models=r.names("models", None), items=r.flag("items", True))
+        return build(
+            cls,
+            surface,
+            kind=r.text("kind", "number"),
+            method=r.text("method", "silence"),
+            pad=r.number("pad", 0.05),
+            gate_max_wer=r.number("gate_max_wer", 0.3),
+            min_duration=r.number("min_duration", 0.15),
+            max_per_clip=r.integer("max_per_clip", None),
+            aligner=r.text("aligner", "sphinx"),
+            models=r.names("models", None),
+            items=r.flag("items", True),
+        )
 
 
 MASKED_FIELDS = ("kind", "method", "pad", "gate_max_wer", "min_duration", "max_per_clip", "aligner", "models", "items")

@@ -55,16 +55,36 @@ def sentence_key(reference: str) -> str:
     True
     """
     return " ".join(canonical_tokens(reference)) or reference.strip()
-_TITLES = frozenset({"mr", "mrs", "ms", "dr", "prof", "sir", "madam", "lady", "lord", "president", "commissioner",
-                     "minister", "saint", "st"})
-_FUNCTION = frozenset("""a about above after again against all also although am an and any are as at be because
+
+
+_TITLES = frozenset(
+    {
+        "mr",
+        "mrs",
+        "ms",
+        "dr",
+        "prof",
+        "sir",
+        "madam",
+        "lady",
+        "lord",
+        "president",
+        "commissioner",
+        "minister",
+        "saint",
+        "st",
+    }
+)
+_FUNCTION = frozenset(
+    """a about above after again against all also although am an and any are as at be because
 been before being below between both but by can could did do does doing down during each either even ever every
 few for from further had has have having he her here hers herself him himself his how however i if in into is it
 its itself just least less like made make many may me might more most much must my myself neither no nor not now
 of off on once only or other ought our ours ourselves out over own perhaps rather same shall she should since so
 some such than that the their theirs them themselves then there these they this those though through thus to too
 under until up upon us very was we were what when where whether which while who whom whose why will with within
-without would yet you your yours yourself yourselves""".split())
+without would yet you your yours yourself yourselves""".split()
+)
 _SENTENCE_END = (".", "!", "?", "…")
 _EDGE = "\"'“”‘’()[]{}<>.,;:!?…—–*_~`|\\"
 
@@ -79,17 +99,36 @@ class TargetRule:
     max_per_clip: int | None = None
 
     def __post_init__(self) -> None:
-        check(self.kind in KINDS, "kind", self.kind, f"is unknown (valid: {', '.join(KINDS)})",
-              f"use one of {', '.join(KINDS)}")
+        check(
+            self.kind in KINDS,
+            "kind",
+            self.kind,
+            f"is unknown (valid: {', '.join(KINDS)})",
+            f"use one of {', '.join(KINDS)}",
+        )
         check(self.min_duration >= 0, "min_duration", self.min_duration, "must be >= 0 seconds", "use 0 or more")
-        check(isinstance(self.context_words, int) and self.context_words >= 0, "context_words", self.context_words,
-              "must be an integer >= 0", "use 0 or more")
-        check(self.max_per_clip is None or self.max_per_clip >= 1, "max_per_clip", self.max_per_clip,
-              "must be >= 1", "use 1 or more, or leave it out for every target")
+        check(
+            isinstance(self.context_words, int) and self.context_words >= 0,
+            "context_words",
+            self.context_words,
+            "must be an integer >= 0",
+            "use 0 or more",
+        )
+        check(
+            self.max_per_clip is None or self.max_per_clip >= 1,
+            "max_per_clip",
+            self.max_per_clip,
+            "must be >= 1",
+            "use 1 or more, or leave it out for every target",
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "min_duration": self.min_duration, "context_words": self.context_words,
-                "max_per_clip": self.max_per_clip}
+        return {
+            "kind": self.kind,
+            "min_duration": self.min_duration,
+            "context_words": self.context_words,
+            "max_per_clip": self.max_per_clip,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,8 +150,15 @@ class Target:
         return self.t1 - self.t0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"clip_id": self.clip_id, "kind": self.kind, "start": self.start, "end": self.end, "text": self.text,
-                "t0": self.t0, "t1": self.t1}
+        return {
+            "clip_id": self.clip_id,
+            "kind": self.kind,
+            "start": self.start,
+            "end": self.end,
+            "text": self.text,
+            "t0": self.t0,
+            "t1": self.t1,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,8 +208,14 @@ def number_spans(tokens: Sequence[str]) -> list[tuple[int, int]]:
             if is_number_word(nxt) or (is_number_token(nxt) and not spelled):
                 spelled = spelled or is_number_word(nxt)
                 j += 1
-            elif (spelled and _bare(nxt) in JOINERS and _bare(tokens[j - 1]).split("-")[-1] in CARDINAL_WORDS
-                  and j + 1 < n and is_number_word(tokens[j + 1]) and not _ends_clause(nxt)):
+            elif (
+                spelled
+                and _bare(nxt) in JOINERS
+                and _bare(tokens[j - 1]).split("-")[-1] in CARDINAL_WORDS
+                and j + 1 < n
+                and is_number_word(tokens[j + 1])
+                and not _ends_clause(nxt)
+            ):
                 j += 2
             else:
                 break
@@ -177,8 +229,13 @@ def number_spans(tokens: Sequence[str]) -> list[tuple[int, int]]:
 
 def _is_name(token: str) -> bool:
     word = token.strip(_EDGE)
-    return (len(word) > 1 and word[0].isupper() and any(c.islower() for c in word)
-            and word.replace("-", "").replace("'", "").isalpha() and _bare(word) not in _FUNCTION)
+    return (
+        len(word) > 1
+        and word[0].isupper()
+        and any(c.islower() for c in word)
+        and word.replace("-", "").replace("'", "").isalpha()
+        and _bare(word) not in _FUNCTION
+    )
 
 
 def name_spans(tokens: Sequence[str]) -> list[tuple[int, int]]:
@@ -209,15 +266,19 @@ def word_spans(tokens: Sequence[str]) -> list[tuple[int, int]]:
     >>> word_spans("the bridge was finished in 2011".split())
     [(1, 2), (3, 4)]
     """
-    return [(i, i + 1) for i, t in enumerate(tokens)
-            if len(_bare(t)) >= 4 and _bare(t).replace("'", "").isalpha() and _bare(t) not in _FUNCTION]
+    return [
+        (i, i + 1)
+        for i, t in enumerate(tokens)
+        if len(_bare(t)) >= 4 and _bare(t).replace("'", "").isalpha() and _bare(t) not in _FUNCTION
+    ]
 
 
 _FINDERS = {"number": number_spans, "name": name_spans, "word": word_spans}
 
 
-def select_targets(clip_id: str, reference: str, words: Sequence[Any], rule: TargetRule = TargetRule()
-                   ) -> tuple[list[Target], list[Rejection]]:
+def select_targets(
+    clip_id: str, reference: str, words: Sequence[Any], rule: TargetRule = TargetRule()
+) -> tuple[list[Target], list[Rejection]]:
     """The qualifying targets of one clip, and the rejected candidates with their reasons.
 
     ``words`` are the aligned word timings, one per whitespace token of ``reference``
@@ -225,8 +286,10 @@ def select_targets(clip_id: str, reference: str, words: Sequence[Any], rule: Tar
     """
     tokens = reference.split()
     if len(words) != len(tokens):
-        raise ConfigError(f"clip {clip_id!r}: {len(words)} word timings for {len(tokens)} reference tokens; "
-                          "fix: align the same reference text")
+        raise ConfigError(
+            f"clip {clip_id!r}: {len(words)} word timings for {len(tokens)} reference tokens; "
+            "fix: align the same reference text"
+        )
     chosen: list[Target] = []
     rejected: list[Rejection] = []
     for start, end in _FINDERS[rule.kind](tokens):

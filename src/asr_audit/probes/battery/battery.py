@@ -47,7 +47,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-
 from asr_audit.corpus.clips import Corpus
 from asr_audit.errors import ConfigError
 from asr_audit.options import OptionError, Reader, Surface, build, check
@@ -110,8 +109,16 @@ class Cell:
     n_failed: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"model": self.model, "condition": self.condition, "accept_ref": self.accept_ref, "k": self.k,
-                "n": self.n, "ci_low": self.ci_low, "ci_high": self.ci_high, "n_failed": self.n_failed}
+        return {
+            "model": self.model,
+            "condition": self.condition,
+            "accept_ref": self.accept_ref,
+            "k": self.k,
+            "n": self.n,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "n_failed": self.n_failed,
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -134,14 +141,25 @@ class BatteryResult:
         return next(c for c in self.cells if c.model == model and c.condition == condition)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"probe": "battery", "measure": self.probe, "corpus": self.corpus, "seed": self.seed,
-                "conditions": list(self.conditions), "models": list(self.models),
-                "cells": [c.to_dict() for c in self.cells], "differences": list(self.differences),
-                "did": list(self.did), "n_items": dict(self.n_items), "failures": list(self.failures),
-                "study": list(self.study), "notes": list(self.notes)}
+        return {
+            "probe": "battery",
+            "measure": self.probe,
+            "corpus": self.corpus,
+            "seed": self.seed,
+            "conditions": list(self.conditions),
+            "models": list(self.models),
+            "cells": [c.to_dict() for c in self.cells],
+            "differences": list(self.differences),
+            "did": list(self.did),
+            "n_items": dict(self.n_items),
+            "failures": list(self.failures),
+            "study": list(self.study),
+            "notes": list(self.notes),
+        }
 
 
 # --- judges: what an item is for each probe ---------------------------------------------------------
+
 
 class _Judge:
     truncatable = False
@@ -150,8 +168,10 @@ class _Judge:
         return [Unit(clip_id, clip_id)]
 
     def span_units(self, clip_id: str) -> list[Unit]:
-        raise ConfigError(f"the {self.name} measure has no spans to truncate to; fix: drop truncate conditions "  # type: ignore[attr-defined]
-                          "or use --probe refdis / courtesy")
+        raise ConfigError(
+            f"the {self.name} measure has no spans to truncate to; fix: drop truncate conditions "  # type: ignore[attr-defined]
+            "or use --probe refdis / courtesy"
+        )
 
     def judge(self, unit: Unit, hyp: Tokens | None, model: str) -> dict[str, int]:
         raise NotImplementedError
@@ -208,9 +228,15 @@ class RefdisJudge(_Judge):
     name = "refdis"
     truncatable = True
 
-    def __init__(self, refs: Mapping[str, Tokens], corrected: Mapping[str, Tokens], spoken_raw: Mapping[str, str],
-                 normalize: Callable[[str], Tokens], params: Any,
-                 views: Mapping[str, Mapping[str, Tokens]] | None = None) -> None:
+    def __init__(
+        self,
+        refs: Mapping[str, Tokens],
+        corrected: Mapping[str, Tokens],
+        spoken_raw: Mapping[str, str],
+        normalize: Callable[[str], Tokens],
+        params: Any,
+        views: Mapping[str, Mapping[str, Tokens]] | None = None,
+    ) -> None:
         from asr_audit.text.align import AlignmentCache
 
         self.refs, self.corrected, self.params, self.cache = refs, corrected, params, AlignmentCache()
@@ -291,7 +317,7 @@ class RefdisJudge(_Judge):
         k = 1
         _, i1, i2, j1, j2 = self.ops(model, cid)[i]
         ref, corr = self.refs[cid], self.corrected_for(model, cid)
-        wref, wcorr = ref[max(i1 - k, 0): i2 + k], corr[max(j1 - k, 0): j2 + k]
+        wref, wcorr = ref[max(i1 - k, 0) : i2 + k], corr[max(j1 - k, 0) : j2 + k]
         d_ref, d_corr = self.cache.wer(wref, hyp).errors, self.cache.wer(wcorr, hyp).errors
         return None if d_ref == d_corr else int(d_ref < d_corr)
 
@@ -360,23 +386,29 @@ class OrthoJudge(_Judge):
         self.refs = {c.id: c.reference.strip() for c in clips}
 
     def judge_all(self, raw_hyps: Mapping[str, str | None], model: str) -> dict[str, int]:
-        from asr_audit.corpus.predfiles import PredictionSet
-        from asr_audit.corpus.records import PredictionFile, PredictionRow
         from pathlib import Path
 
+        from asr_audit.corpus.predfiles import PredictionSet
+        from asr_audit.corpus.records import PredictionFile, PredictionRow
         from asr_audit.probes.predfiles.ortho import switch_rate
 
         rows = {cid: PredictionRow(cid, ref, raw_hyps.get(cid)) for cid, ref in self.refs.items()}
         pf = PredictionFile(model, Path("battery"), "battery", "test", rows)
         pset = PredictionSet((pf,), self.refs, "battery", "battery", {model: pf})
         res = switch_rate(pset, self.families)
-        return {f"{o.item.clip_id}#{o.item.family}#{o.item.start}": int(o.status == "same")
-                for o in res.outcomes if o.status in ("same", "other")}
+        return {
+            f"{o.item.clip_id}#{o.item.family}#{o.item.start}": int(o.status == "same")
+            for o in res.outcomes
+            if o.status in ("same", "other")
+        }
 
 
 # --- the grid -------------------------------------------------------------------------------------
 
-def _transcribe(backend: Any, clips: Sequence[Any], store: Any, name: str) -> tuple[dict[str, str], list[dict[str, str]]]:
+
+def _transcribe(
+    backend: Any, clips: Sequence[Any], store: Any, name: str
+) -> tuple[dict[str, str], list[dict[str, str]]]:
     from asr_audit.store.transcribe import transcribe_corpus
 
     if not clips:
@@ -396,19 +428,37 @@ class MeasureSettings:
     gate_max_wer: float
 
 
-JudgeBuilder = Callable[[Corpus, ConditionContext, Mapping[str, Mapping[str, str]], Callable[[str], Tokens],
-                         MeasureSettings, Sequence[str], Sequence[str]], _Judge]
+JudgeBuilder = Callable[
+    [
+        Corpus,
+        ConditionContext,
+        Mapping[str, Mapping[str, str]],
+        Callable[[str], Tokens],
+        MeasureSettings,
+        Sequence[str],
+        Sequence[str],
+    ],
+    _Judge,
+]
 
 
 def _no_panel(measure: str, n: int) -> ConfigError:
-    return ConfigError(f"the {measure} measure needs what the audio says: {n} clip(s) have no spoken text and no "
-                       "panel was given (the tested models may not judge themselves); fix: pass --panel m1,m2,m3 "
-                       "(in a spec: the panel table, or panel in probes.battery) or --spoken spoken.jsonl")
+    return ConfigError(
+        f"the {measure} measure needs what the audio says: {n} clip(s) have no spoken text and no "
+        "panel was given (the tested models may not judge themselves); fix: pass --panel m1,m2,m3 "
+        "(in a spec: the panel table, or panel in probes.battery) or --spoken spoken.jsonl"
+    )
 
 
-def _courtesy_judge(corpus: Corpus, ctx: ConditionContext, hyps0: Mapping[str, Mapping[str, str]],
-                    normalize: Callable[[str], Tokens], settings: MeasureSettings, panel: Sequence[str],
-                    models: Sequence[str]) -> _Judge:
+def _courtesy_judge(
+    corpus: Corpus,
+    ctx: ConditionContext,
+    hyps0: Mapping[str, Mapping[str, str]],
+    normalize: Callable[[str], Tokens],
+    settings: MeasureSettings,
+    panel: Sequence[str],
+    models: Sequence[str],
+) -> _Judge:
     """Eligible clips from the spoken text, else from the panel's original-audio outputs: the
     whole panel for the clips realized, the panel less the model for a member's own items."""
     from asr_audit.probes.battery.courtesy import eligible_clips
@@ -422,8 +472,10 @@ def _courtesy_judge(corpus: Corpus, ctx: ConditionContext, hyps0: Mapping[str, M
         if len(view) == len(panel):
             continue
         if unknown and not view:
-            raise ConfigError(f"the courtesy measure scores panel member {m!r} leave-one-out and no other panel "
-                              "model is left; fix: add panel models (--panel) or pass --spoken spoken.jsonl")
+            raise ConfigError(
+                f"the courtesy measure scores panel member {m!r} leave-one-out and no other panel "
+                "model is left; fix: add panel models (--panel) or pass --spoken spoken.jsonl"
+            )
         own = eligible_clips(corpus.clips, ctx.spoken, {p: hyps0[p] for p in view})
         views[m] = frozenset(e.clip_id for e in own)
         for e in own:
@@ -433,15 +485,27 @@ def _courtesy_judge(corpus: Corpus, ctx: ConditionContext, hyps0: Mapping[str, M
     return CourtesyJudge(eligible, views)
 
 
-def _ortho_judge(corpus: Corpus, ctx: ConditionContext, hyps0: Mapping[str, Mapping[str, str]],
-                 normalize: Callable[[str], Tokens], settings: MeasureSettings, panel: Sequence[str],
-                 models: Sequence[str]) -> _Judge:
+def _ortho_judge(
+    corpus: Corpus,
+    ctx: ConditionContext,
+    hyps0: Mapping[str, Mapping[str, str]],
+    normalize: Callable[[str], Tokens],
+    settings: MeasureSettings,
+    panel: Sequence[str],
+    models: Sequence[str],
+) -> _Judge:
     return OrthoJudge(corpus.clips, settings.families)
 
 
-def _refdis_judge(corpus: Corpus, ctx: ConditionContext, hyps0: Mapping[str, Mapping[str, str]],
-                  normalize: Callable[[str], Tokens], settings: MeasureSettings, panel: Sequence[str],
-                  models: Sequence[str]) -> _Judge:
+def _refdis_judge(
+    corpus: Corpus,
+    ctx: ConditionContext,
+    hyps0: Mapping[str, Mapping[str, str]],
+    normalize: Callable[[str], Tokens],
+    settings: MeasureSettings,
+    panel: Sequence[str],
+    models: Sequence[str],
+) -> _Judge:
     """Corrected references from the spoken text, else the panel's consensus on the original audio:
     the whole panel's for the text realized, the panel less the model for a member's own items."""
     clips = corpus.clips
@@ -463,19 +527,29 @@ def _refdis_judge(corpus: Corpus, ctx: ConditionContext, hyps0: Mapping[str, Map
     return RefdisJudge(refs, corrected, spoken_raw, normalize, rp, views)
 
 
-def _consensus(clips: Sequence[Any], hyps0: Mapping[str, Mapping[str, str]], panel: Sequence[str], rp: Any,
-               normalize: Callable[[str], Tokens], refs: Mapping[str, Tokens],
-               held_out: str | None = None) -> dict[str, Tokens]:
+def _consensus(
+    clips: Sequence[Any],
+    hyps0: Mapping[str, Mapping[str, str]],
+    panel: Sequence[str],
+    rp: Any,
+    normalize: Callable[[str], Tokens],
+    refs: Mapping[str, Tokens],
+    held_out: str | None = None,
+) -> dict[str, Tokens]:
     """References corrected by the panel's consensus on the original audio (refdis mining)."""
     from asr_audit.probes.predfiles.inflation import apply_edits
     from asr_audit.probes.predfiles.refdis import ClipInput, mine
 
     if len(panel) < rp.min_panel:
         loo = f" after leaving out the tested model {held_out!r}" if held_out else ""
-        raise ConfigError(f"refdis needs the spoken text or a consensus panel of >= {rp.min_panel} models, got "
-                          f"{len(panel)}{loo}; fix: pass --spoken, or more --panel models (in a spec: the panel table)")
-    inputs = [ClipInput(c.id, refs[c.id], {m: (normalize(hyps0[m][c.id]) if c.id in hyps0[m] else None)
-                                           for m in panel}) for c in clips]
+        raise ConfigError(
+            f"refdis needs the spoken text or a consensus panel of >= {rp.min_panel} models, got "
+            f"{len(panel)}{loo}; fix: pass --spoken, or more --panel models (in a spec: the panel table)"
+        )
+    inputs = [
+        ClipInput(c.id, refs[c.id], {m: (normalize(hyps0[m][c.id]) if c.id in hyps0[m] else None) for m in panel})
+        for c in clips
+    ]
     mining = mine(inputs, list(panel), list(panel), replace(rp, loo=False))
     by_clip: dict[str, list] = defaultdict(list)
     for e in mining.edits:
@@ -536,8 +610,11 @@ def run_battery(
         hyps0[name], f = _transcribe(b, corpus.clips, store, name)
         failures += [{**x, "condition": "original"} for x in f]
     settings = MeasureSettings(mining=mining or RefdisParams(), families=families, gate_max_wer=gate_max_wer)
-    judge = None if measure.judge is None else measure.judge(corpus, ctx, hyps0, normalize, settings,
-                                                             list(panel), list(backends))
+    judge = (
+        None
+        if measure.judge is None
+        else measure.judge(corpus, ctx, hyps0, normalize, settings, list(panel), list(backends))
+    )
     items: dict[str, dict[str, dict[str, int]]] = {}
     n_items: dict[str, int] = {}
     clusters = {c.id: " ".join(normalize(c.reference)) for c in corpus.clips}
@@ -556,35 +633,71 @@ def run_battery(
             vals = list(items[cond.name].get(name, {}).values())
             w = wilson(sum(vals), len(vals))
             n_fail = sum(1 for x in failures if x["model"] == name and x["condition"] == cond.name)
-            cells.append(Cell(model=name, condition=cond.name, k=w.k, n=w.n, accept_ref=w.rate if w.n else None,
-                              ci_low=w.low if w.n else None, ci_high=w.high if w.n else None, n_failed=n_fail))
+            cells.append(
+                Cell(
+                    model=name,
+                    condition=cond.name,
+                    k=w.k,
+                    n=w.n,
+                    accept_ref=w.rate if w.n else None,
+                    ci_low=w.low if w.n else None,
+                    ci_high=w.high if w.n else None,
+                    n_failed=n_fail,
+                )
+            )
     notes: tuple[str, ...] = ()
     baselines = {c.name: items["original"] for c in conds}
     if isinstance(judge, RefdisJudge) and any(c.truncate is not None for c in conds):  # same rule in both arms
-        window = {m: {k: v for c in corpus.clips
-                      for k, v in judge.window_items(c.id, _norm_or_none(hyps0[m].get(c.id), normalize), m).items()}
-                  for m in backends}
+        window = {
+            m: {
+                k: v
+                for c in corpus.clips
+                for k, v in judge.window_items(c.id, _norm_or_none(hyps0[m].get(c.id), normalize), m).items()
+            }
+            for m in backends
+        }
         baselines.update({c.name: window for c in conds if c.truncate is not None})
-        notes = ("truncation conditions are judged by the window rule and paired with the original audio judged "
-                 "by the same rule (baseline 'original (window rule)'); the original cell uses two-reference "
-                 "verdicts",)
+        notes = (
+            "truncation conditions are judged by the window rule and paired with the original audio judged "
+            "by the same rule (baseline 'original (window rule)'); the original cell uses two-reference "
+            "verdicts",
+        )
     diffs = _differences(conds, list(backends), items, baselines, clusters, seed, n_resamples)
     dids = _dids(conds, list(backends), items, clusters, seed, n_resamples)
     rows: tuple[dict[str, Any], ...] = ()
     if measure.study is not None and study:
         rows = measure.study(backends, corpus, judge, ctx, items, store, hyps0, conds, normalize)
-    return BatteryResult(probe=probe, corpus=corpus.name, conditions=tuple(c.name for c in conds),
-                         models=tuple(backends), cells=tuple(cells), differences=tuple(diffs), did=tuple(dids),
-                         seed=seed, n_items=n_items, failures=tuple(failures), study=rows, notes=notes, items=items)
+    return BatteryResult(
+        probe=probe,
+        corpus=corpus.name,
+        conditions=tuple(c.name for c in conds),
+        models=tuple(backends),
+        cells=tuple(cells),
+        differences=tuple(diffs),
+        did=tuple(dids),
+        seed=seed,
+        n_items=n_items,
+        failures=tuple(failures),
+        study=rows,
+        notes=notes,
+        items=items,
+    )
 
 
 def _norm_or_none(text: str | None, normalize: Callable[[str], Tokens]) -> Tokens | None:
     return None if text is None else normalize(text)
 
 
-def _run_condition(cond: Condition, corpus: Corpus, backends: Mapping[str, Any], judge: _Judge, ctx: ConditionContext,
-                   store: Any, normalize: Callable[[str], Tokens], hyps0: Mapping[str, Mapping[str, str]],
-                   ) -> tuple[dict[str, dict[str, int]], list[dict[str, str]]]:
+def _run_condition(
+    cond: Condition,
+    corpus: Corpus,
+    backends: Mapping[str, Any],
+    judge: _Judge,
+    ctx: ConditionContext,
+    store: Any,
+    normalize: Callable[[str], Tokens],
+    hyps0: Mapping[str, Mapping[str, str]],
+) -> tuple[dict[str, dict[str, int]], list[dict[str, str]]]:
     from asr_audit.errors import AuditError
 
     failures: list[dict[str, str]] = []
@@ -599,7 +712,9 @@ def _run_condition(cond: Condition, corpus: Corpus, backends: Mapping[str, Any],
             except ConfigError:
                 raise
             except AuditError as exc:
-                failures += [{"model": m, "clip_id": u.key, "condition": cond.name, "reason": str(exc)} for m in backends]
+                failures += [
+                    {"model": m, "clip_id": u.key, "condition": cond.name, "reason": str(exc)} for m in backends
+                ]
     out: dict[str, dict[str, int]] = {}
     for name, b in backends.items():
         mine = [(u, r) for u, r in realized if judge.applies(u, name)]
@@ -619,8 +734,13 @@ def _run_condition(cond: Condition, corpus: Corpus, backends: Mapping[str, Any],
                 donor_text = texts.get(r.donor.id)
                 if donor_text is None:
                     continue
-                orig = judge.corrected[u.clip_id] if isinstance(judge, RefdisJudge) else normalize(
-                    ctx.spoken_text(u.clip_id, next(c.reference for c in corpus.clips if c.id == u.clip_id)))
+                orig = (
+                    judge.corrected[u.clip_id]
+                    if isinstance(judge, RefdisJudge)
+                    else normalize(
+                        ctx.spoken_text(u.clip_id, next(c.reference for c in corpus.clips if c.id == u.clip_id))
+                    )
+                )
                 hyp = original_part(hyp, orig, normalize(donor_text), cond.donor.get("position"))
             raw[u.clip_id] = " ".join(hyp)
             if not isinstance(judge, OrthoJudge):
@@ -631,8 +751,14 @@ def _run_condition(cond: Condition, corpus: Corpus, backends: Mapping[str, Any],
     return out, failures
 
 
-def _masked_condition(cond: Condition, corpus: Corpus, backends: Mapping[str, Any], ctx: ConditionContext,
-                      store: Any, settings: MeasureSettings) -> tuple[dict[str, dict[str, int]], list[dict[str, str]]]:
+def _masked_condition(
+    cond: Condition,
+    corpus: Corpus,
+    backends: Mapping[str, Any],
+    ctx: ConditionContext,
+    store: Any,
+    settings: MeasureSettings,
+) -> tuple[dict[str, dict[str, int]], list[dict[str, str]]]:
     """Masked-entity recovery (:func:`asr_audit.probes.audio.masked.run_masked`) on the clips under ``cond``.
 
     The condition is applied first (clip ids kept). Words are aligned on the audio before the
@@ -646,8 +772,10 @@ def _masked_condition(cond: Condition, corpus: Corpus, backends: Mapping[str, An
     from asr_audit.probes.audio.masked import MaskParams, run_masked
 
     if cond.truncate is not None or cond.donor is not None:
-        raise ConfigError(f"condition {cond.name!r} does not combine with the masked measure (it masks spans of the "
-                          "clip itself); fix: use noise, reverb or voice conditions")
+        raise ConfigError(
+            f"condition {cond.name!r} does not combine with the masked measure (it masks spans of the "
+            "clip itself); fix: use noise, reverb or voice conditions"
+        )
     timing_cond = cond.without("noise").without("reverb")
     keeps_time = timing_cond.name != cond.name
     clips, timing, failures = [], [], []
@@ -659,8 +787,13 @@ def _masked_condition(cond: Condition, corpus: Corpus, backends: Mapping[str, An
         except AuditError as exc:
             failures += [{"model": m, "clip_id": clip.id, "condition": cond.name, "reason": str(exc)} for m in backends]
     mp = MaskParams(seed=ctx.seed, gate_max_wer=settings.gate_max_wer)
-    res = run_masked(list(backends.values()), replace(corpus, clips=tuple(clips)), store, mp,
-                     timing=replace(corpus, clips=tuple(timing)) if keeps_time else None)
+    res = run_masked(
+        list(backends.values()),
+        replace(corpus, clips=tuple(clips)),
+        store,
+        mp,
+        timing=replace(corpus, clips=tuple(timing)) if keeps_time else None,
+    )
     name_of = {b.spec: n for n, b in backends.items()}
     where = {r.item_id: f"{r.clip_id}#{r.start}-{r.end}" for r in res.recipes}  # stable across conditions
     out: dict[str, dict[str, int]] = {n: {} for n in backends}
@@ -671,9 +804,15 @@ def _masked_condition(cond: Condition, corpus: Corpus, backends: Mapping[str, An
     return out, failures
 
 
-def _differences(conds: Sequence[Condition], models: Sequence[str], items: Mapping[str, Any],
-                 baselines: Mapping[str, Any], clusters: Mapping[str, str], seed: int,
-                 n_resamples: int) -> list[dict[str, Any]]:
+def _differences(
+    conds: Sequence[Condition],
+    models: Sequence[str],
+    items: Mapping[str, Any],
+    baselines: Mapping[str, Any],
+    clusters: Mapping[str, str],
+    seed: int,
+    n_resamples: int,
+) -> list[dict[str, Any]]:
     """Each condition against its baseline items (the original audio, judged by the condition's rule)."""
     from asr_audit.stats.rng import model_rng
 
@@ -683,15 +822,25 @@ def _differences(conds: Sequence[Condition], models: Sequence[str], items: Mappi
         for m in models:
             base, treat = baselines[cond.name].get(m, {}), items[cond.name].get(m, {})
             keys = sorted(set(base) & set(treat))
-            d = paired_difference([base[k] for k in keys], [treat[k] for k in keys],
-                                  [clusters[k.split("#")[0]] for k in keys], model_rng(seed, m + "\x1f" + cond.name),
-                                  n_resamples)
+            d = paired_difference(
+                [base[k] for k in keys],
+                [treat[k] for k in keys],
+                [clusters[k.split("#")[0]] for k in keys],
+                model_rng(seed, m + "\x1f" + cond.name),
+                n_resamples,
+            )
             out.append({"model": m, "condition": cond.name, "baseline": label, **d.to_dict()})
     return out
 
 
-def _dids(conds: Sequence[Condition], models: Sequence[str], items: Mapping[str, Any], clusters: Mapping[str, str],
-          seed: int, n_resamples: int) -> list[dict[str, Any]]:
+def _dids(
+    conds: Sequence[Condition],
+    models: Sequence[str],
+    items: Mapping[str, Any],
+    clusters: Mapping[str, str],
+    seed: int,
+    n_resamples: int,
+) -> list[dict[str, Any]]:
     from asr_audit.stats.rng import model_rng
 
     names = {c.name for c in conds}
@@ -708,17 +857,39 @@ def _dids(conds: Sequence[Condition], models: Sequence[str], items: Mapping[str,
             a_t, a_c = items[plain_bench].get(m, {}), items[plain_conv].get(m, {})
             b_t, b_c = items[c.name].get(m, {}), items[voiced_conv].get(m, {})
             ka, kb = sorted(set(a_t) & set(a_c)), sorted(set(b_t) & set(b_c))
-            d = difference_in_differences([a_t[k] for k in ka], [a_c[k] for k in ka], [clusters[k.split("#")[0]] for k in ka],
-                                          [b_t[k] for k in kb], [b_c[k] for k in kb], [clusters[k.split("#")[0]] for k in kb],
-                                          model_rng(seed, m + "\x1fdid\x1f" + c.name), n_resamples)
-            out.append({"model": m, "voice": c.voice, "benchmark_audio": [plain_bench, plain_conv],
-                        "voice_audio": [c.name, voiced_conv], **d.to_dict()})
+            d = difference_in_differences(
+                [a_t[k] for k in ka],
+                [a_c[k] for k in ka],
+                [clusters[k.split("#")[0]] for k in ka],
+                [b_t[k] for k in kb],
+                [b_c[k] for k in kb],
+                [clusters[k.split("#")[0]] for k in kb],
+                model_rng(seed, m + "\x1fdid\x1f" + c.name),
+                n_resamples,
+            )
+            out.append(
+                {
+                    "model": m,
+                    "voice": c.voice,
+                    "benchmark_audio": [plain_bench, plain_conv],
+                    "voice_audio": [c.name, voiced_conv],
+                    **d.to_dict(),
+                }
+            )
     return out
 
 
-def _study(backends: Mapping[str, Any], corpus: Corpus, judge: _Judge, ctx: ConditionContext, items: Mapping[str, Any],
-           store: Any, hyps0: Mapping[str, Mapping[str, str]], conds: Sequence[Condition],
-           normalize: Callable[[str], Tokens]) -> tuple[dict[str, Any], ...]:
+def _study(
+    backends: Mapping[str, Any],
+    corpus: Corpus,
+    judge: _Judge,
+    ctx: ConditionContext,
+    items: Mapping[str, Any],
+    store: Any,
+    hyps0: Mapping[str, Mapping[str, str]],
+    conds: Sequence[Condition],
+    normalize: Callable[[str], Tokens],
+) -> tuple[dict[str, Any], ...]:
     """The courtesy case study: full / truncated from the battery, attn-isolated and translate added."""
     from asr_audit.probes.battery.conditions import parse_condition
     from asr_audit.probes.battery.courtesy import courtesy_study
@@ -729,8 +900,9 @@ def _study(backends: Mapping[str, Any], corpus: Corpus, judge: _Judge, ctx: Cond
     if trunc is not None:
         t_items = items[trunc.name]
     else:
-        t_items, _ = _run_condition(parse_condition("truncate:1w0.25s"), corpus, backends, judge, ctx, store,
-                                    normalize, hyps0)
+        t_items, _ = _run_condition(
+            parse_condition("truncate:1w0.25s"), corpus, backends, judge, ctx, store, normalize, hyps0
+        )
 
     def presence(per: Mapping[str, Mapping[str, int]]) -> dict[str, dict[str, bool]]:
         return {m: {k: not v for k, v in vals.items()} for m, vals in per.items()}
@@ -739,12 +911,20 @@ def _study(backends: Mapping[str, Any], corpus: Corpus, judge: _Judge, ctx: Cond
         words = ctx.word_timings(clip, e.spoken)
         return words[0][1], words[e.n_raw_words - 1][2]
 
-    rows = courtesy_study(backends, corpus.clips, list(judge.by_id.values()), window,
-                          presence(items["original"]), presence(t_items), views=judge.views)
+    rows = courtesy_study(
+        backends,
+        corpus.clips,
+        list(judge.by_id.values()),
+        window,
+        presence(items["original"]),
+        presence(t_items),
+        views=judge.views,
+    )
     return tuple(r.to_dict() for r in rows)
 
 
 # --- the measures -----------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True, slots=True)
 class Measure:
@@ -771,15 +951,27 @@ class Measure:
 
 
 MEASURES: Registry[Measure] = Registry(
-    "battery measure", fix="use one of them (asr-audit battery --probe, or measure = ... in [probes.battery])")
+    "battery measure", fix="use one of them (asr-audit battery --probe, or measure = ... in [probes.battery])"
+)
 MEASURES.register("refdis", Measure("refdis", judge=_refdis_judge, text2num=True, spoken_or_panel=True))
 MEASURES.register("courtesy", Measure("courtesy", judge=_courtesy_judge, study=_study, spoken_or_panel=True))
 MEASURES.register("ortho", Measure("ortho", judge=_ortho_judge))
 MEASURES.register("masked", Measure("masked", condition=_masked_condition))
 
 
-BATTERY_FIELDS = ("measure", "conditions", "donor_conv", "spoken", "models", "panel", "resamples", "preset",
-                  "min_ref_match", "families", "study")
+BATTERY_FIELDS = (
+    "measure",
+    "conditions",
+    "donor_conv",
+    "spoken",
+    "models",
+    "panel",
+    "resamples",
+    "preset",
+    "min_ref_match",
+    "families",
+    "study",
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -805,17 +997,28 @@ class BatteryOptions:
     families: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
-        check(self.measure in MEASURES, "measure", self.measure, f"is unknown (valid: {', '.join(MEASURES.names())})",
-              f"use one of {', '.join(MEASURES.names())}")
-        check(bool(self.conditions), "conditions", self.conditions, "names no condition",
-              'name at least one, e.g. ["noise:10db", "donor:conv8s"]')
+        check(
+            self.measure in MEASURES,
+            "measure",
+            self.measure,
+            f"is unknown (valid: {', '.join(MEASURES.names())})",
+            f"use one of {', '.join(MEASURES.names())}",
+        )
+        check(
+            bool(self.conditions),
+            "conditions",
+            self.conditions,
+            "names no condition",
+            'name at least one, e.g. ["noise:10db", "donor:conv8s"]',
+        )
         try:
             parse_conditions(list(self.conditions))
         except OptionError:
             raise
         except ConfigError as exc:
-            raise OptionError("conditions", self.conditions, f"does not parse ({exc})",
-                              "write each condition in the grammar above") from None
+            raise OptionError(
+                "conditions", self.conditions, f"does not parse ({exc})", "write each condition in the grammar above"
+            ) from None
         check(self.resamples >= 1, "resamples", self.resamples, "must be >= 1", "use 1 or more bootstrap resamples")
         if self.families is not None:
             from asr_audit.probes.predfiles.ortho import SwitchRateOptions
@@ -828,12 +1031,25 @@ class BatteryOptions:
         (``[probes.courtesy]``), which the values may then not name."""
         known = BATTERY_FIELDS if measure is None else tuple(f for f in BATTERY_FIELDS if f != "measure")
         r = Reader(values, surface, known, "battery" if measure is None else measure)
-        mining = build(preset_params, surface, preset=r.choice("preset", tuple(PRESETS), "anchor"),
-                       min_ref_match=r.number("min_ref_match", None))
+        mining = build(
+            preset_params,
+            surface,
+            preset=r.choice("preset", tuple(PRESETS), "anchor"),
+            min_ref_match=r.number("min_ref_match", None),
+        )
         if not r.has("conditions"):
             raise surface.missing("conditions", 'e.g. conditions = ["noise:10db", "donor:conv8s"]')
-        return build(cls, surface, measure=measure or r.text("measure", "refdis"),
-                     conditions=r.names("conditions", ()), donor_conv=r.names("donor_conv", ()),
-                     spoken=r.text("spoken", None), models=r.names("models", None),
-                     panel=r.names("panel", None), resamples=r.integer("resamples", 1000),
-                     study=r.flag("study", True), mining=mining, families=r.names("families", None))
+        return build(
+            cls,
+            surface,
+            measure=measure or r.text("measure", "refdis"),
+            conditions=r.names("conditions", ()),
+            donor_conv=r.names("donor_conv", ()),
+            spoken=r.text("spoken", None),
+            models=r.names("models", None),
+            panel=r.names("panel", None),
+            resamples=r.integer("resamples", 1000),
+            study=r.flag("study", True),
+            mining=mining,
+            families=r.names("families", None),
+        )

@@ -29,9 +29,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -43,9 +43,11 @@ ORIGINAL = "original"
 NOISE_KINDS = ("white", "pink", "babble")
 DONOR_KINDS = ("conv", "bench")
 DONOR_GAP_S = 0.3
-GRAMMAR = ("original | noise:<snr>db | noise:<white|pink|babble>:<snr>db | reverb:<rt60 s> | "
-           "truncate:<k>w<pad>s | donor:<conv|bench><seconds>s[:prepend] | voice:<name>; "
-           "join atoms with '+', e.g. voice:flite-kal+reverb:0.6")
+GRAMMAR = (
+    "original | noise:<snr>db | noise:<white|pink|babble>:<snr>db | reverb:<rt60 s> | "
+    "truncate:<k>w<pad>s | donor:<conv|bench><seconds>s[:prepend] | voice:<name>; "
+    "join atoms with '+', e.g. voice:flite-kal+reverb:0.6"
+)
 
 # Stand-in for a conversational recording when none is given (--donor-conv): spontaneous-style
 # speech with fillers and restarts, synthesized with a generic voice.
@@ -203,6 +205,7 @@ def parse_conditions(items: str | Sequence[str]) -> tuple[Condition, ...]:
 
 # --- realizing a condition on one clip -----------------------------------------------------------
 
+
 @dataclass(frozen=True, slots=True)
 class Realized:
     """One clip under one condition: the clip to transcribe and where the original sits in it."""
@@ -258,8 +261,10 @@ class ConditionContext:
             have = available_voices()
             voice = next((v for v in CONVERSATION_VOICES if v in have), None)
             if voice is None:
-                raise ConfigError("donor:conv needs a conversational recording; fix: pass --donor-conv FILE "
-                                  "or install flite (apt-get install flite) for the synthesized stand-in")
+                raise ConfigError(
+                    "donor:conv needs a conversational recording; fix: pass --donor-conv FILE "
+                    "or install flite (apt-get install flite) for the synthesized stand-in"
+                )
             samples, sr = synthesize(voice, CONVERSATION_TEXT)
             self._cache["conv"] = [AudioAsset.from_samples(samples, sr, name=f"conv-{voice}")]
         return self._cache["conv"]
@@ -272,7 +277,9 @@ class ConditionContext:
 
         others = [c for c in self.clips if c.id != clip.id and c.reference.strip() != clip.reference.strip()]
         if not others:
-            raise ConfigError("donor:bench needs at least two different sentences in the corpus; fix: use a larger corpus")
+            raise ConfigError(
+                "donor:bench needs at least two different sentences in the corpus; fix: use a larger corpus"
+            )
         rng = np.random.default_rng(clip_seed(self.seed, "bench-donor\x1f" + clip.id))
         parts, total, used = [], 0, []
         for i in rng.permutation(len(others)):
@@ -300,13 +307,18 @@ def _voice_clip(clip: Clip, voice: str, text: str) -> Clip:
 
     samples, sr = synthesize(voice, text)
     tag = f"voice-{voice}"
-    return dataclasses.replace(clip, id=f"{clip.id}__{tag}", audio_path=None,
-                               source=ArraySource(samples, sr, label=f"{voice}: {text[:40]}"),
-                               duration=samples.size / sr, speaker=voice, provenance=(*clip.provenance, tag))
+    return dataclasses.replace(
+        clip,
+        id=f"{clip.id}__{tag}",
+        audio_path=None,
+        source=ArraySource(samples, sr, label=f"{voice}: {text[:40]}"),
+        duration=samples.size / sr,
+        speaker=voice,
+        provenance=(*clip.provenance, tag),
+    )
 
 
-def realize(condition: Condition, clip: Clip, ctx: ConditionContext,
-            span: tuple[int, int] | None = None) -> Realized:
+def realize(condition: Condition, clip: Clip, ctx: ConditionContext, span: tuple[int, int] | None = None) -> Realized:
     """``clip`` under ``condition``. ``span`` (word indices into the spoken text) is what a truncation
     keeps; a condition with ``truncate`` and no span raises :class:`ConfigError`."""
     from asr_audit.audio.transforms import clip_seed, derive_clip
@@ -328,43 +340,59 @@ def realize(condition: Condition, clip: Clip, ctx: ConditionContext,
     donor = None
     if condition.donor is not None:
         d0, d1 = next(m["donor_range"] for m in derived.measured if "donor_range" in m)
-        donor = dataclasses.replace(new, id=new.id + "__donor-only", provenance=(*new.provenance, "donor-only"),
-                                    source=ArraySource(np.array(derived.samples[d0:d1]), derived.sr, "donor"),
-                                    duration=(d1 - d0) / derived.sr)
-    return Realized(new, condition.name, tuple(rng) if rng else None, donor,
-                    {"voice": condition.voice, **derived.provenance.to_dict()})
+        donor = dataclasses.replace(
+            new,
+            id=new.id + "__donor-only",
+            provenance=(*new.provenance, "donor-only"),
+            source=ArraySource(np.array(derived.samples[d0:d1]), derived.sr, "donor"),
+            duration=(d1 - d0) / derived.sr,
+        )
+    return Realized(
+        new,
+        condition.name,
+        tuple(rng) if rng else None,
+        donor,
+        {"voice": condition.voice, **derived.provenance.to_dict()},
+    )
 
 
 # --- the atom kinds -------------------------------------------------------------------------------
 
-def _noise_step(atom: Atom, clip: Clip, base: Clip, ctx: ConditionContext, span: tuple[int, int] | None,
-                condition: str) -> Any:
+
+def _noise_step(
+    atom: Atom, clip: Clip, base: Clip, ctx: ConditionContext, span: tuple[int, int] | None, condition: str
+) -> Any:
     from asr_audit.audio.noise import AddNoise
 
     kind = atom.get("kind")
     return AddNoise(kind, atom.get("snr_db"), ctx.babble(clip) if kind == "babble" else ())
 
 
-def _reverb_step(atom: Atom, clip: Clip, base: Clip, ctx: ConditionContext, span: tuple[int, int] | None,
-                 condition: str) -> Any:
+def _reverb_step(
+    atom: Atom, clip: Clip, base: Clip, ctx: ConditionContext, span: tuple[int, int] | None, condition: str
+) -> Any:
     from asr_audit.audio.reverb import Reverb
 
     return Reverb(rt60=atom.get("rt60"))
 
 
-def _truncate_step(atom: Atom, clip: Clip, base: Clip, ctx: ConditionContext, span: tuple[int, int] | None,
-                   condition: str) -> Any:
+def _truncate_step(
+    atom: Atom, clip: Clip, base: Clip, ctx: ConditionContext, span: tuple[int, int] | None, condition: str
+) -> Any:
     from asr_audit.audio.spans import truncate_words
 
     if span is None:
-        raise ConfigError(f"condition {condition!r}: truncation needs a span to keep; "
-                          "fix: use it with a probe that names spans (refdis, courtesy)")
+        raise ConfigError(
+            f"condition {condition!r}: truncation needs a span to keep; "
+            "fix: use it with a probe that names spans (refdis, courtesy)"
+        )
     words = ctx.word_timings(base, ctx.spoken_text(clip.id, clip.reference))
     return truncate_words(words, span[0], span[1], atom.get("k"), atom.get("pad"), base.duration)
 
 
-def _donor_step(atom: Atom, clip: Clip, base: Clip, ctx: ConditionContext, span: tuple[int, int] | None,
-                condition: str) -> Any:
+def _donor_step(
+    atom: Atom, clip: Clip, base: Clip, ctx: ConditionContext, span: tuple[int, int] | None, condition: str
+) -> Any:
     from asr_audit.audio.spans import Splice
     from asr_audit.audio.transforms import clip_seed
 

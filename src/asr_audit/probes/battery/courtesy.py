@@ -41,9 +41,16 @@ from asr_audit.stats.intervals import wilson
 
 # longest first: the longest matching phrase is the opener
 COURTESIES = (
-    "thank you very much mister president", "thank you very much madam president",
-    "thank you mister president", "thank you madam president", "thank you mr president", "thank you mrs president",
-    "thank you chair", "thank you commissioner", "thank you very much", "thank you",
+    "thank you very much mister president",
+    "thank you very much madam president",
+    "thank you mister president",
+    "thank you madam president",
+    "thank you mr president",
+    "thank you mrs president",
+    "thank you chair",
+    "thank you commissioner",
+    "thank you very much",
+    "thank you",
 )
 STUDY_CONDITIONS = ("full", "truncated", "attn-isolated", "translate")
 
@@ -71,7 +78,7 @@ def courtesy_present(opener: Sequence[str], hypothesis: str | None, normalizer: 
         return False
     want = tuple(opener[:2])
     head = _norm_tokens(hypothesis, normalizer)[: len(want) + 1]
-    return any(head[i: i + len(want)] == want for i in range(2))
+    return any(head[i : i + len(want)] == want for i in range(2))
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,8 +100,12 @@ def raw_word_count(spoken: str, n_norm: int, normalizer: str = "whisper") -> int
     return len(words)
 
 
-def eligible_clips(clips: Sequence[Any], spoken: Mapping[str, str], full_hyps: Mapping[str, Mapping[str, str | None]],
-                   normalizer: str = "whisper") -> list[CourtesyClip]:
+def eligible_clips(
+    clips: Sequence[Any],
+    spoken: Mapping[str, str],
+    full_hyps: Mapping[str, Mapping[str, str | None]],
+    normalizer: str = "whisper",
+) -> list[CourtesyClip]:
     """Clips whose audio opens with a courtesy the reference omits (see the module docstring).
 
     ``full_hyps`` is panel member -> clip id -> hypothesis on the full clip (used when no spoken
@@ -114,8 +125,10 @@ def eligible_clips(clips: Sequence[Any], spoken: Mapping[str, str], full_hyps: M
             opener = find_opener(_norm_tokens(spoken[clip.id], normalizer))
             text = spoken[clip.id]
         else:
-            found = [find_opener(_norm_tokens(h[clip.id], normalizer)) if h.get(clip.id) else None
-                     for h in full_hyps.values()]
+            found = [
+                find_opener(_norm_tokens(h[clip.id], normalizer)) if h.get(clip.id) else None
+                for h in full_hyps.values()
+            ]
             hits = [f for f in found if f]
             opener = _most_common(hits) if hits and 2 * len(hits) >= len(found) else None
             text = " ".join(opener) + " " + clip.reference if opener else ""
@@ -142,8 +155,16 @@ class StudyRow:
     reason: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"model": self.model, "condition": self.condition, "k": self.k, "n": self.n, "presence": self.presence,
-                "ci_low": self.ci_low, "ci_high": self.ci_high, "reason": self.reason}
+        return {
+            "model": self.model,
+            "condition": self.condition,
+            "k": self.k,
+            "n": self.n,
+            "presence": self.presence,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "reason": self.reason,
+        }
 
 
 def _row(model: str, condition: str, flags: Sequence[bool], reason: str | None = None) -> StudyRow:
@@ -178,8 +199,10 @@ def courtesy_study(
     all_eligible = eligible
     for name, backend in backends.items():
         eligible = [e for e in all_eligible if views is None or name not in views or e.clip_id in views[name]]
-        rows += [_row(name, cond, [flags[e.clip_id] for e in eligible if e.clip_id in flags])
-                 for cond, flags in (("full", full.get(name, {})), ("truncated", truncated.get(name, {})))]
+        rows += [
+            _row(name, cond, [flags[e.clip_id] for e in eligible if e.clip_id in flags])
+            for cond, flags in (("full", full.get(name, {})), ("truncated", truncated.get(name, {})))
+        ]
         if hasattr(backend, "site_module") and hasattr(backend, "sites"):
             from asr_audit.mech.isolate import isolated_transcribe
 
@@ -199,8 +222,9 @@ def courtesy_study(
     return rows
 
 
-def _translate_row(name: str, backend: Any, eligible: Sequence[CourtesyClip], by_id: Mapping[str, Any],
-                   normalizer: str) -> StudyRow:
+def _translate_row(
+    name: str, backend: Any, eligible: Sequence[CourtesyClip], by_id: Mapping[str, Any], normalizer: str
+) -> StudyRow:
     from dataclasses import replace
 
     from asr_audit.audio.io import load_audio
@@ -238,8 +262,12 @@ DEMO_SENTENCES = (
 )
 
 
-def courtesy_clips(sentences: Sequence[str] = DEMO_SENTENCES, voice: str = "flite-kal16",
-                   opener: str = "Thank you, Mister President.", corpus: str = "courtesy") -> tuple[list[Any], dict[str, str]]:
+def courtesy_clips(
+    sentences: Sequence[str] = DEMO_SENTENCES,
+    voice: str = "flite-kal16",
+    opener: str = "Thank you, Mister President.",
+    corpus: str = "courtesy",
+) -> tuple[list[Any], dict[str, str]]:
     """A TTS corpus with planted opening courtesies: the audio says ``opener + sentence``, the
     reference is the sentence alone. Returns ``(clips, spoken)`` with in-memory audio."""
     from asr_audit.audio.voices import synthesize
@@ -250,7 +278,15 @@ def courtesy_clips(sentences: Sequence[str] = DEMO_SENTENCES, voice: str = "flit
         cid = f"{corpus}_{i:03d}"
         text = f"{opener} {sentence}"
         samples, sr = synthesize(voice, text)
-        clips.append(Clip(cid, sentence, source=ArraySource(samples, sr, label=f"{voice}: {cid}"), corpus=corpus,
-                          speaker=voice, duration=samples.size / sr))
+        clips.append(
+            Clip(
+                cid,
+                sentence,
+                source=ArraySource(samples, sr, label=f"{voice}: {cid}"),
+                corpus=corpus,
+                speaker=voice,
+                duration=samples.size / sr,
+            )
+        )
         spoken[cid] = text
     return clips, spoken

@@ -115,9 +115,7 @@ def form_regex(form: str) -> str:
     False
     """
     words = form.split()
-    body = r"\s+".join(
-        "".join(f"[{_HYPHENS}]" if ch in _HYPHENS else re.escape(ch) for ch in word) for word in words
-    )
+    body = r"\s+".join("".join(f"[{_HYPHENS}]" if ch in _HYPHENS else re.escape(ch) for ch in word) for word in words)
     start = rf"(?<![\w{_HYPHENS}])" if re.match(r"\w", form) else ""
     end = rf"(?!\w|[{_HYPHENS}]\w)" if re.search(r"\w$", form) else ""
     return start + body + end
@@ -131,78 +129,148 @@ def compile_arm(arm: Arm) -> re.Pattern[str]:
 
 def _honorific(name: str, full: Sequence[str], abbrev: Sequence[str], why: str, note: str = "") -> Family:
     return Family(
-        name=name, group="honorific",
+        name=name,
+        group="honorific",
         arms=(Arm(full[0].capitalize(), "A", tuple(full)), Arm(abbrev[0].capitalize(), "B", tuple(abbrev))),
-        why=why, needs_name=True, note=note,
+        why=why,
+        needs_name=True,
+        note=note,
     )
 
 
-def _spacing(name: str, spaced: Sequence[str], closed: Sequence[str], why: str, group: str = "spacing",
-             **rules: str) -> Family:
-    return Family(name=name, group=group,
-                  arms=(Arm(spaced[0], "A", tuple(spaced)), Arm(closed[0], "B", tuple(closed))),
-                  why=why, **rules)
+def _spacing(
+    name: str, spaced: Sequence[str], closed: Sequence[str], why: str, group: str = "spacing", **rules: str
+) -> Family:
+    return Family(
+        name=name,
+        group=group,
+        arms=(Arm(spaced[0], "A", tuple(spaced)), Arm(closed[0], "B", tuple(closed))),
+        why=why,
+        **rules,
+    )
 
 
-_TITLE_WHY = ("the abbreviation is never pronounced letter by letter before a name: '{b}. Smith' is "
-              "read '{a} Smith', so both spellings are one spoken word")
+_TITLE_WHY = (
+    "the abbreviation is never pronounced letter by letter before a name: '{b}. Smith' is "
+    "read '{a} Smith', so both spellings are one spoken word"
+)
 # number words and digits after "to day" / "to night" ("to day one", "to day 3")
 _NUMBERISH = r"\d.*|one|two|three|four|five|six|seven|eight|nine|ten|first|second|third"
 
 _FAMILIES: tuple[Family, ...] = (
     # --- honorifics: a title before a name --------------------------------------------------
-    _honorific("mr", ["mister"], ["mr"], _TITLE_WHY.format(a="Mister", b="Mr"),
-               note="'Mr and Mrs Smith' is not an item: 'and' is not a capitalised name"),
-    _honorific("mrs", ["missus", "missis"], ["mrs"],
-               "'Mrs' is pronounced /'mɪsɪz/; 'Missus' / 'Missis' are its phonetic spellings",
-               note="'the missus' (wife) is excluded by the name rule"),
-    _honorific("dr", ["doctor"], ["dr"], _TITLE_WHY.format(a="Doctor", b="Dr"),
-               note="the name rule excludes 'the doctor said' and a street's 'Dr' at the end of a name"),
-    _honorific("st", ["saint"], ["st"], _TITLE_WHY.format(a="Saint", b="St"),
-               note="the name rule excludes 'St' as street ('Baker St.') unless a capitalised word "
-                    "follows it ('Baker St. London' is a residual false item); 'a saint' is excluded"),
+    _honorific(
+        "mr",
+        ["mister"],
+        ["mr"],
+        _TITLE_WHY.format(a="Mister", b="Mr"),
+        note="'Mr and Mrs Smith' is not an item: 'and' is not a capitalised name",
+    ),
+    _honorific(
+        "mrs",
+        ["missus", "missis"],
+        ["mrs"],
+        "'Mrs' is pronounced /'mɪsɪz/; 'Missus' / 'Missis' are its phonetic spellings",
+        note="'the missus' (wife) is excluded by the name rule",
+    ),
+    _honorific(
+        "dr",
+        ["doctor"],
+        ["dr"],
+        _TITLE_WHY.format(a="Doctor", b="Dr"),
+        note="the name rule excludes 'the doctor said' and a street's 'Dr' at the end of a name",
+    ),
+    _honorific(
+        "st",
+        ["saint"],
+        ["st"],
+        _TITLE_WHY.format(a="Saint", b="St"),
+        note="the name rule excludes 'St' as street ('Baker St.') unless a capitalised word "
+        "follows it ('Baker St. London' is a residual false item); 'a saint' is excluded",
+    ),
     # --- archaic / British compound spacing ------------------------------------------------
-    _spacing("any_one", ["any one", "any-one"], ["anyone"],
-             "one stressed compound vs two words with the same phones; 'any one (of them)' and "
-             "'anyone' differ in meaning but not in sound (stress differences are slight and "
-             "not marked by speakers reliably)"),
-    _spacing("every_one", ["every one", "every-one"], ["everyone"],
-             "same phones; 'every one (of them)' vs 'everyone' differ in meaning, not in sound"),
-    _spacing("some_one", ["some one", "some-one"], ["someone"],
-             "archaic spacing of 'someone' (common in 19th-century texts such as LibriSpeech's)"),
-    _spacing("no_one", ["no one"], ["no-one", "noone"],
-             "'no one' (US / modern) and 'no-one' (British) are one word in speech; 'noone' is a "
-             "closed misspelling of the same word"),
-    _spacing("every_body", ["every body", "every-body"], ["everybody"],
-             "archaic spacing (Austen, Dickens); 'every body of water' is rare and sounds the same"),
-    _spacing("every_thing", ["every thing", "every-thing"], ["everything"],
-             "archaic spacing of 'everything'; same phones"),
-    _spacing("to_day", ["to day", "to-day"], ["today"],
-             "archaic spacing / hyphenation of 'today'",
-             not_after=r"day|days", not_before=_NUMBERISH),
-    _spacing("to_morrow", ["to morrow", "to-morrow"], ["tomorrow"],
-             "archaic spacing / hyphenation of 'tomorrow'"),
-    _spacing("to_night", ["to night", "to-night"], ["tonight"],
-             "archaic spacing / hyphenation of 'tonight'",
-             not_after=r"day|days|night|nights", not_before=_NUMBERISH + r"|school|schools|shift|shifts|time|mode"),
-    _spacing("for_ever", ["for ever"], ["forever"],
-             "British 'for ever' and US 'forever' are the same spoken word"),
+    _spacing(
+        "any_one",
+        ["any one", "any-one"],
+        ["anyone"],
+        "one stressed compound vs two words with the same phones; 'any one (of them)' and "
+        "'anyone' differ in meaning but not in sound (stress differences are slight and "
+        "not marked by speakers reliably)",
+    ),
+    _spacing(
+        "every_one",
+        ["every one", "every-one"],
+        ["everyone"],
+        "same phones; 'every one (of them)' vs 'everyone' differ in meaning, not in sound",
+    ),
+    _spacing(
+        "some_one",
+        ["some one", "some-one"],
+        ["someone"],
+        "archaic spacing of 'someone' (common in 19th-century texts such as LibriSpeech's)",
+    ),
+    _spacing(
+        "no_one",
+        ["no one"],
+        ["no-one", "noone"],
+        "'no one' (US / modern) and 'no-one' (British) are one word in speech; 'noone' is a "
+        "closed misspelling of the same word",
+    ),
+    _spacing(
+        "every_body",
+        ["every body", "every-body"],
+        ["everybody"],
+        "archaic spacing (Austen, Dickens); 'every body of water' is rare and sounds the same",
+    ),
+    _spacing(
+        "every_thing", ["every thing", "every-thing"], ["everything"], "archaic spacing of 'everything'; same phones"
+    ),
+    _spacing(
+        "to_day",
+        ["to day", "to-day"],
+        ["today"],
+        "archaic spacing / hyphenation of 'today'",
+        not_after=r"day|days",
+        not_before=_NUMBERISH,
+    ),
+    _spacing("to_morrow", ["to morrow", "to-morrow"], ["tomorrow"], "archaic spacing / hyphenation of 'tomorrow'"),
+    _spacing(
+        "to_night",
+        ["to night", "to-night"],
+        ["tonight"],
+        "archaic spacing / hyphenation of 'tonight'",
+        not_after=r"day|days|night|nights",
+        not_before=_NUMBERISH + r"|school|schools|shift|shifts|time|mode",
+    ),
+    _spacing("for_ever", ["for ever"], ["forever"], "British 'for ever' and US 'forever' are the same spoken word"),
     # --- modern spelling variants of one word ----------------------------------------------
-    _spacing("per_cent", ["per cent"], ["percent"],
-             "British 'per cent' vs US 'percent': one spoken word", group="modern"),
-    _spacing("e_mail", ["e-mail", "e mail"], ["email"],
-             "hyphenated and closed spellings of one word", group="modern"),
-    _spacing("all_right", ["all right"], ["alright"],
-             "'alright' is the informal closed spelling of 'all right' (the same sounds); 'they "
-             "were all right (= all correct)' differs in meaning, not in sound", group="modern"),
-    Family("okay", "modern", (Arm("okay", "A", ("okay",)), Arm("OK", "B", ("ok", "o.k"))),
-           "'OK' / 'O.K.' is read 'okay'; the spellings differ, the word does not"),
+    _spacing(
+        "per_cent", ["per cent"], ["percent"], "British 'per cent' vs US 'percent': one spoken word", group="modern"
+    ),
+    _spacing("e_mail", ["e-mail", "e mail"], ["email"], "hyphenated and closed spellings of one word", group="modern"),
+    _spacing(
+        "all_right",
+        ["all right"],
+        ["alright"],
+        "'alright' is the informal closed spelling of 'all right' (the same sounds); 'they "
+        "were all right (= all correct)' differs in meaning, not in sound",
+        group="modern",
+    ),
+    Family(
+        "okay",
+        "modern",
+        (Arm("okay", "A", ("okay",)), Arm("OK", "B", ("ok", "o.k"))),
+        "'OK' / 'O.K.' is read 'okay'; the spellings differ, the word does not",
+    ),
     # --- symbols read as words -------------------------------------------------------------
-    Family("percent_sign", "symbol",
-           (Arm("percent", "A", ("percent", "per cent")), Arm("%", "B", ("%",))),
-           "'%' is read 'percent'; the symbol is a spelling of the spoken word",
-           note="shares the word forms with per_cent, so it is in its own group to avoid counting "
-                "one reference word twice in a pooled statistic"),
+    Family(
+        "percent_sign",
+        "symbol",
+        (Arm("percent", "A", ("percent", "per cent")), Arm("%", "B", ("%",))),
+        "'%' is read 'percent'; the symbol is a spelling of the spoken word",
+        note="shares the word forms with per_cent, so it is in its own group to avoid counting "
+        "one reference word twice in a pooled statistic",
+    ),
 )
 
 _BY_NAME = {f.name: f for f in _FAMILIES}
@@ -227,8 +295,10 @@ def get_family(name: str) -> Family:
     try:
         return _BY_NAME[name]
     except KeyError:
-        raise ConfigError(f"unknown convention family {name!r}; fix: use one of the families "
-                          f"{', '.join(available_families())} or groups {', '.join(available_groups())}") from None
+        raise ConfigError(
+            f"unknown convention family {name!r}; fix: use one of the families "
+            f"{', '.join(available_families())} or groups {', '.join(available_groups())}"
+        ) from None
 
 
 def resolve_families(names: Iterable[str] | None = None) -> tuple[Family, ...]:
@@ -249,6 +319,8 @@ def resolve_families(names: Iterable[str] | None = None) -> tuple[Family, ...]:
         else:
             wanted.add(get_family(name).name)
     if not wanted:
-        raise ConfigError("no convention family selected; fix: name at least one of "
-                          f"{', '.join(available_groups() + available_families())}")
+        raise ConfigError(
+            "no convention family selected; fix: name at least one of "
+            f"{', '.join(available_groups() + available_families())}"
+        )
     return tuple(f for f in _FAMILIES if f.name in wanted)

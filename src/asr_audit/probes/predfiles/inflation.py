@@ -80,8 +80,13 @@ class Inflation:
 
 
 def inflation_columns(
-    clips: Sequence[ClipInput], model: str, edits: Sequence[Edit], cache: AlignmentCache,
-    corrected: dict[tuple[str, tuple[int, ...]], Tokens] | None = None, *, merge_compounds: bool = False,
+    clips: Sequence[ClipInput],
+    model: str,
+    edits: Sequence[Edit],
+    cache: AlignmentCache,
+    corrected: dict[tuple[str, tuple[int, ...]], Tokens] | None = None,
+    *,
+    merge_compounds: bool = False,
 ) -> tuple[np.ndarray, int]:
     """``model``'s per-clip ``[errors, words, errors_corrected, words_corrected]``, one row per clip.
 

@@ -55,7 +55,12 @@ from asr_audit.corpus.predfiles import PredictionSet
 from asr_audit.errors import ConfigError
 from asr_audit.options import Reader, Surface, build, check
 from asr_audit.probes.predfiles.conventions import (
-    ROLE_MEANING, ROLES, Family, available_families, available_groups, resolve_families,
+    ROLE_MEANING,
+    ROLES,
+    Family,
+    available_families,
+    available_groups,
+    resolve_families,
 )
 from asr_audit.stats.intervals import binom_tail_ge, clopper_pearson_lower, clopper_pearson_upper
 
@@ -118,9 +123,13 @@ class ItemOutcome:
     def to_dict(self, families: Mapping[str, Family]) -> dict[str, object]:
         fam = families[self.item.family]
         return {
-            "model": self.model, "clip_id": self.item.clip_id, "family": self.item.family,
-            "ref_arm": fam.arms[self.item.ref_arm].label, "ref_text": self.item.ref_text,
-            "ref_span": [self.item.start, self.item.end], "status": self.status,
+            "model": self.model,
+            "clip_id": self.item.clip_id,
+            "family": self.item.family,
+            "ref_arm": fam.arms[self.item.ref_arm].label,
+            "ref_text": self.item.ref_text,
+            "ref_span": [self.item.start, self.item.end],
+            "status": self.status,
             "hyp_arm": None if self.hyp_arm is None else fam.arms[self.hyp_arm].label,
             "hyp_text": self.hyp_text,
         }
@@ -167,12 +176,22 @@ class SwitchRow:
 
     def to_dict(self) -> dict[str, object]:
         return {
-            "model": self.model, "family": self.family, "group": self.group, "pooled": self.pooled,
+            "model": self.model,
+            "family": self.family,
+            "group": self.group,
+            "pooled": self.pooled,
             "arms": [{"label": a.label, "role": a.role, "k": a.k, "n": a.n, "rate": a.rate} for a in self.arms],
-            "switch": self.switch, "ci_low": self.ci_low, "ci_high": self.ci_high,
-            "limiting_arm": self.limiting_arm, "ci_above_chance": self.above_chance, "p_value": self.p_value,
-            "n_items": self.n_items, "n_eligible": self.n_eligible, "n_neither": self.n_neither,
-            "n_missing": self.n_missing, "reason": self.reason,
+            "switch": self.switch,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "limiting_arm": self.limiting_arm,
+            "ci_above_chance": self.above_chance,
+            "p_value": self.p_value,
+            "n_items": self.n_items,
+            "n_eligible": self.n_eligible,
+            "n_neither": self.n_neither,
+            "n_missing": self.n_missing,
+            "reason": self.reason,
         }
 
 
@@ -204,13 +223,19 @@ class OrthoResult:
         by_name = {f.name: f for f in self.families}
         return {
             "probe": "switch-rate",
-            "params": {"families": [f.name for f in self.families], "min_per_arm": self.min_per_arm,
-                       "models": list(self.models), "denominator": self.denominator,
-                       "ci": "95% for the minimum over arms: smallest exact one-sided 97.5% lower bound; smallest "
-                             "exact upper bound at 0.025 / arms (Bonferroni)",
-                       "above_chance": f"every arm's exact one-sided binomial test of rate <= 0.5 rejects at {ALPHA} "
-                                       "(intersection-union test)"},
-            "source": self.source, "dataset": self.dataset, "chance": self.chance,
+            "params": {
+                "families": [f.name for f in self.families],
+                "min_per_arm": self.min_per_arm,
+                "models": list(self.models),
+                "denominator": self.denominator,
+                "ci": "95% for the minimum over arms: smallest exact one-sided 97.5% lower bound; smallest "
+                "exact upper bound at 0.025 / arms (Bonferroni)",
+                "above_chance": f"every arm's exact one-sided binomial test of rate <= 0.5 rejects at {ALPHA} "
+                "(intersection-union test)",
+            },
+            "source": self.source,
+            "dataset": self.dataset,
+            "chance": self.chance,
             "n_clips": self.n_clips,
             "roles": dict(ROLE_MEANING),
             "families": [f.to_dict() for f in self.families],
@@ -223,6 +248,7 @@ class OrthoResult:
 
 
 # --- matching -------------------------------------------------------------------------------
+
 
 def _single_case(text: str) -> bool:
     return not any(c.islower() for c in text) or not any(c.isupper() for c in text)
@@ -299,8 +325,9 @@ def align_indices(ref: Sequence[Token], hyp: Sequence[Token]) -> list[int | None
 
 def reference_items(clip_id: str, reference: str, families: Iterable[Family]) -> list[Item]:
     """Every arm occurrence of every family in one raw reference."""
-    return [Item(clip_id, f.name, o.arm, o.start, o.end, o.text)
-            for f in families for o in find_occurrences(reference, f)]
+    return [
+        Item(clip_id, f.name, o.arm, o.start, o.end, o.text) for f in families for o in find_occurrences(reference, f)
+    ]
 
 
 def collapse(tokens: Sequence[Token], occurrences: Sequence[Occurrence], family: Family) -> list[Token]:
@@ -323,8 +350,14 @@ def collapse(tokens: Sequence[Token], occurrences: Sequence[Occurrence], family:
     return out
 
 
-def classify(items: Sequence[Item], family: Family, reference: str, ref_tokens: Sequence[Token],
-             hyp: str, hyp_tokens: Sequence[Token]) -> list[tuple[str, int | None, str]]:
+def classify(
+    items: Sequence[Item],
+    family: Family,
+    reference: str,
+    ref_tokens: Sequence[Token],
+    hyp: str,
+    hyp_tokens: Sequence[Token],
+) -> list[tuple[str, int | None, str]]:
     """``(status, hyp_arm, hyp_text)`` for each item of ``family`` in one clip.
 
     The reference's arm occurrences (all of them, items or not) and the hypothesis's (forms only:
@@ -344,7 +377,7 @@ def classify(items: Sequence[Item], family: Family, reference: str, ref_tokens: 
             out.append(("neither", None, ""))
             continue
         h = hyp_c[j]
-        text = hyp[h.start:h.end]
+        text = hyp[h.start : h.end]
         if h.arm is None:
             out.append(("neither", None, text))
         else:
@@ -353,6 +386,7 @@ def classify(items: Sequence[Item], family: Family, reference: str, ref_tokens: 
 
 
 # --- scoring --------------------------------------------------------------------------------
+
 
 def min_over_arms(arms: Sequence[tuple[int, int]]) -> tuple[float, float, float, float]:
     """``(switch, ci_low, ci_high, p_value)`` for the minimum rate over arms of ``(k, n)`` counts
@@ -369,8 +403,16 @@ def min_over_arms(arms: Sequence[tuple[int, int]]) -> tuple[float, float, float,
     return switch, low, high, p_value
 
 
-def _score(model: str, name: str, group: str, pooled: bool, labels: Sequence[tuple[str, str]],
-           outcomes: Sequence[tuple[int, ItemOutcome]], min_per_arm: int, denominator: str = "eligible") -> SwitchRow:
+def _score(
+    model: str,
+    name: str,
+    group: str,
+    pooled: bool,
+    labels: Sequence[tuple[str, str]],
+    outcomes: Sequence[tuple[int, ItemOutcome]],
+    min_per_arm: int,
+    denominator: str = "eligible",
+) -> SwitchRow:
     """``outcomes``: (reference arm slot, outcome) pairs; ``labels``: (label, role) per slot."""
     ks = [0] * len(labels)
     ns = [0] * len(labels)
@@ -389,14 +431,31 @@ def _score(model: str, name: str, group: str, pooled: bool, labels: Sequence[tup
     short = [a for a in arms if a.n < min_per_arm]
     switch = low = high = limiting = reason = p_value = None
     if short:
-        reason = "; ".join(f"arm {a.label!r} has {a.n} eligible item{'s' if a.n != 1 else ''} "
-                           f"(< min_per_arm {min_per_arm})" for a in short)
+        reason = "; ".join(
+            f"arm {a.label!r} has {a.n} eligible item{'s' if a.n != 1 else ''} (< min_per_arm {min_per_arm})"
+            for a in short
+        )
     else:
         lim = min(arms, key=lambda a: (a.k / a.n, a.n, arms.index(a)))
         switch, low, high, p_value = min_over_arms([(a.k, a.n) for a in arms])
         limiting = lim.label
-    return SwitchRow(model, name, group, pooled, arms, switch, low, high, limiting, len(outcomes),
-                     sum(ns), n_neither, n_missing, reason, p_value)
+    return SwitchRow(
+        model,
+        name,
+        group,
+        pooled,
+        arms,
+        switch,
+        low,
+        high,
+        limiting,
+        len(outcomes),
+        sum(ns),
+        n_neither,
+        n_missing,
+        reason,
+        p_value,
+    )
 
 
 def switch_rate(
@@ -425,8 +484,10 @@ def switch_rate(
     chosen = sorted(set(models)) if models is not None else sorted(available)
     unknown = [m for m in chosen if m not in available]
     if unknown or not chosen:
-        raise ConfigError(f"unknown model(s) {', '.join(map(repr, unknown)) or '(none given)'}; "
-                          f"available in {pred_set.source}: {', '.join(sorted(available))}")
+        raise ConfigError(
+            f"unknown model(s) {', '.join(map(repr, unknown)) or '(none given)'}; "
+            f"available in {pred_set.source}: {', '.join(sorted(available))}"
+        )
 
     items_by_clip: dict[str, list[Item]] = {}
     ref_counts = {f.name: {a.label: 0 for a in f.arms} for f in fams}
@@ -463,20 +524,34 @@ def switch_rate(
         mine = [o for o in outcomes if o.model == model]
         for f in fams:
             sel = [(o.item.ref_arm, o) for o in mine if o.item.family == f.name]
-            rows.append(_score(model, f.name, f.group, False, [(a.label, a.role) for a in f.arms], sel, min_per_arm,
-                               denominator))
+            rows.append(
+                _score(
+                    model, f.name, f.group, False, [(a.label, a.role) for a in f.arms], sel, min_per_arm, denominator
+                )
+            )
         for group, members in groups.items():
             if len(members) < 2:
                 continue
             names = {f.name for f in members}
             role_slot = {r: i for i, r in enumerate(ROLES)}
-            sel = [(role_slot[by_name[o.item.family].arms[o.item.ref_arm].role], o)
-                   for o in mine if o.item.family in names]
+            sel = [
+                (role_slot[by_name[o.item.family].arms[o.item.ref_arm].role], o) for o in mine if o.item.family in names
+            ]
             labels = [(f"{r}: {ROLE_MEANING[r]}", r) for r in ROLES]
             pooled.append(_score(model, group, group, True, labels, sel, min_per_arm, denominator))
-    return OrthoResult(fams, tuple(chosen), min_per_arm, tuple(rows), tuple(pooled), tuple(outcomes),
-                       len(pred_set.references), ref_counts, pred_set.source, pred_set.dataset,
-                       denominator=denominator)
+    return OrthoResult(
+        fams,
+        tuple(chosen),
+        min_per_arm,
+        tuple(rows),
+        tuple(pooled),
+        tuple(outcomes),
+        len(pred_set.references),
+        ref_counts,
+        pred_set.source,
+        pred_set.dataset,
+        denominator=denominator,
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -488,21 +563,45 @@ class SwitchRateOptions:
     denominator: str = "eligible"  # see the module docstring: eligible (asr-audit) or paper (the paper's code)
 
     def __post_init__(self) -> None:
-        check(self.denominator in DENOMINATORS, "denominator", self.denominator,
-              f"is not one of {', '.join(DENOMINATORS)}", "use eligible (asr-audit) or paper (the paper's code)")
-        check(self.min_per_arm >= 1, "min_per_arm", self.min_per_arm, "must be >= 1",
-              "use 1 or more eligible items per arm")
+        check(
+            self.denominator in DENOMINATORS,
+            "denominator",
+            self.denominator,
+            f"is not one of {', '.join(DENOMINATORS)}",
+            "use eligible (asr-audit) or paper (the paper's code)",
+        )
+        check(
+            self.min_per_arm >= 1,
+            "min_per_arm",
+            self.min_per_arm,
+            "must be >= 1",
+            "use 1 or more eligible items per arm",
+        )
         known = {*available_families(), *available_groups()}
         bad = [n for n in self.families or () if n.strip().lower() not in known]
-        check(not bad, "families", self.families, f"names an unknown convention family {bad[0]!r}" if bad else "",
-              f"use the families {', '.join(available_families())} or groups {', '.join(available_groups())}")
-        check(self.families is None or bool(self.families), "families", self.families, "selects no family",
-              "name at least one family or group, or leave it out for all")
+        check(
+            not bad,
+            "families",
+            self.families,
+            f"names an unknown convention family {bad[0]!r}" if bad else "",
+            f"use the families {', '.join(available_families())} or groups {', '.join(available_groups())}",
+        )
+        check(
+            self.families is None or bool(self.families),
+            "families",
+            self.families,
+            "selects no family",
+            "name at least one family or group, or leave it out for all",
+        )
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any], surface: Surface) -> SwitchRateOptions:
         """Options from flag or spec values (``None`` = not given)."""
         r = Reader(values, surface, ("families", "min_per_arm", "denominator"), "switch_rate")
-        return build(cls, surface, families=r.names("families", None),
-                     min_per_arm=r.integer("min_per_arm", DEFAULT_MIN_PER_ARM),
-                     denominator=r.text("denominator", "eligible"))
+        return build(
+            cls,
+            surface,
+            families=r.names("families", None),
+            min_per_arm=r.integer("min_per_arm", DEFAULT_MIN_PER_ARM),
+            denominator=r.text("denominator", "eligible"),
+        )

@@ -48,14 +48,26 @@ class RefdisParams:
     preset: str | None = "anchor"
 
     def __post_init__(self) -> None:
-        check(0 < self.majority <= 1, "majority", self.majority, "must be in (0, 1]", "e.g. 0.8 (anchor) or 0.75 (paper)")
+        check(
+            0 < self.majority <= 1, "majority", self.majority, "must be in (0, 1]", "e.g. 0.8 (anchor) or 0.75 (paper)"
+        )
         check(self.min_run_len >= 1, "min_run_len", self.min_run_len, "must be >= 1", "use 1 or more")
         check(0 <= self.min_ref_match <= 1, "min_ref_match", self.min_ref_match, "must be in [0, 1]", "e.g. 0.5")
-        check(0 <= self.min_consensus_cer <= 1, "min_consensus_cer", self.min_consensus_cer, "must be in [0, 1]",
-              "e.g. 0.3")
+        check(
+            0 <= self.min_consensus_cer <= 1,
+            "min_consensus_cer",
+            self.min_consensus_cer,
+            "must be in [0, 1]",
+            "e.g. 0.3",
+        )
         check(self.min_panel >= 1, "min_panel", self.min_panel, "must be >= 1", "use 1 or more")
-        check(self.preset is None or self.preset in PRESETS, "preset", self.preset,
-              f"is unknown (valid: {', '.join(PRESETS)})", f"use one of {', '.join(PRESETS)}")
+        check(
+            self.preset is None or self.preset in PRESETS,
+            "preset",
+            self.preset,
+            f"is unknown (valid: {', '.join(PRESETS)})",
+            f"use one of {', '.join(PRESETS)}",
+        )
 
     def to_dict(self) -> dict[str, object]:
         return {f: getattr(self, f) for f in self.__dataclass_fields__}
@@ -86,8 +98,13 @@ def loo_quorum(params: RefdisParams) -> int:
 
 def preset_params(preset: str = "anchor", **overrides: object) -> RefdisParams:
     """Parameters of a named preset, with explicit overrides (``None`` values are ignored)."""
-    check(preset in PRESETS, "preset", preset, f"is unknown (valid: {', '.join(PRESETS)})",
-          f"use one of {', '.join(PRESETS)}")
+    check(
+        preset in PRESETS,
+        "preset",
+        preset,
+        f"is unknown (valid: {', '.join(PRESETS)})",
+        f"use one of {', '.join(PRESETS)}",
+    )
     values = {**PRESETS[preset], **{k: v for k, v in overrides.items() if v is not None}}
     return RefdisParams(preset=preset, **values)  # type: ignore[arg-type]
 
@@ -136,13 +153,30 @@ class Edit:
 
     def to_dict(self) -> dict[str, object]:
         return {
-            "clip_id": self.clip_id, "kind": self.kind, "position": self.position,
-            "ref_tokens": list(self.ref_tokens), "ref_indices": list(self.ref_indices),
-            "alt_text": self.alt_text, "n_panel_agree": self.n_panel_agree, "n_panel": self.n_panel,
-            "consensus_cer": self.consensus_cer, "miners": list(self.miners), "scored": list(self.scored),
-            "verdicts": dict(self.verdicts), "renderings": dict(self.renderings),
-            **({} if self.correction is None else {"correction": {
-                "start": self.correction[0], "stop": self.correction[1], "tokens": list(self.correction[2])}}),
+            "clip_id": self.clip_id,
+            "kind": self.kind,
+            "position": self.position,
+            "ref_tokens": list(self.ref_tokens),
+            "ref_indices": list(self.ref_indices),
+            "alt_text": self.alt_text,
+            "n_panel_agree": self.n_panel_agree,
+            "n_panel": self.n_panel,
+            "consensus_cer": self.consensus_cer,
+            "miners": list(self.miners),
+            "scored": list(self.scored),
+            "verdicts": dict(self.verdicts),
+            "renderings": dict(self.renderings),
+            **(
+                {}
+                if self.correction is None
+                else {
+                    "correction": {
+                        "start": self.correction[0],
+                        "stop": self.correction[1],
+                        "tokens": list(self.correction[2]),
+                    }
+                }
+            ),
         }
 
 
@@ -216,9 +250,9 @@ def window_renderings(a: Alignment, start: int, stop: int, tokens: Tokens) -> tu
         if i2 > stop and hi == len(ref):  # first reproduced reference word at or after stop
             first = max(i1, stop)
             hi, jhi = first, j1 + first - i1
-    model = " ".join(hyp[jlo + 1: jhi])
-    reference = " ".join(ref[lo + 1: hi])
-    corrected = " ".join((*ref[lo + 1: start], *tokens, *ref[stop: hi]))
+    model = " ".join(hyp[jlo + 1 : jhi])
+    reference = " ".join(ref[lo + 1 : hi])
+    corrected = " ".join((*ref[lo + 1 : start], *tokens, *ref[stop:hi]))
     return model, reference, corrected
 
 
@@ -277,7 +311,7 @@ def _emits(lst: Tokens, chunk: Tokens, at_start: bool) -> bool:
     k = len(chunk)
     if len(lst) < k:
         return False
-    return (lst[len(lst) - k:] if at_start else lst[:k]) == chunk
+    return (lst[len(lst) - k :] if at_start else lst[:k]) == chunk
 
 
 def _insertion_chunk(lists: Sequence[Tokens], at_start: bool, threshold: int) -> Tokens:
@@ -299,7 +333,7 @@ def _fixed_tokens(ref: Tokens, start: int, stop: int, fix: tuple[int, int, Token
     """The corrected text of ``ref[min(start, fix[0]):max(stop, fix[1])]``, the window a
     correction reaching past its run [start, stop) is judged on."""
     lo, hi, tokens = fix
-    return (*ref[min(start, lo):lo], *tokens, *ref[hi:max(stop, hi)])
+    return (*ref[min(start, lo) : lo], *tokens, *ref[hi : max(stop, hi)])
 
 
 def mine_clip(
@@ -371,15 +405,29 @@ def mine_clip(
             judge = lambda a, s=start, e=stop: (CONSENSUS if a.missed_any(s, e) else REF, a.hyp_span(s, e))  # noqa: E731
         else:
             judge = lambda a, s=start, e=stop, f=fix: (  # noqa: E731
-                closeness_verdict(a, min(s, f[0]), max(e, f[1]), _fixed_tokens(a.ref, s, e, f)), a.hyp_span(s, e))
+                closeness_verdict(a, min(s, f[0]), max(e, f[1]), _fixed_tokens(a.ref, s, e, f)),
+                a.hyp_span(s, e),
+            )
         verdicts, renders = verdicts_for(judge)
         position = START if start == 0 else END if stop - 1 == n - 1 else MIDDLE
         correction = None if fix == (start, stop, tuple(alt_text.split())) else fix
-        edits.append(Edit(
-            clip_id=clip.clip_id, kind=SUBSTITUTION if alt_text else DELETION, position=position,
-            ref_tokens=ref[start:stop], ref_indices=tuple(range(start, stop)), alt_text=alt_text,
-            n_panel_agree=votes[start], n_panel=n_panel, consensus_cer=round(median, 3), miners=miners,
-            verdicts=verdicts, renderings=renders, correction=correction))
+        edits.append(
+            Edit(
+                clip_id=clip.clip_id,
+                kind=SUBSTITUTION if alt_text else DELETION,
+                position=position,
+                ref_tokens=ref[start:stop],
+                ref_indices=tuple(range(start, stop)),
+                alt_text=alt_text,
+                n_panel_agree=votes[start],
+                n_panel=n_panel,
+                consensus_cer=round(median, 3),
+                miners=miners,
+                verdicts=verdicts,
+                renderings=renders,
+                correction=correction,
+            )
+        )
     for anchor in (0, n):
         at_start = anchor == 0
         lists = [panel_aligns[m].insertions.get(anchor, ()) for m in members]
@@ -391,27 +439,47 @@ def mine_clip(
             continue
         if params.exact_verdicts:
             judge = lambda a, anc=anchor, st=at_start, ch=chunk: (  # noqa: E731
-                CONSENSUS if _emits(a.insertions.get(anc, ()), ch, st) else REF, " ".join(a.insertions.get(anc, ())))
+                CONSENSUS if _emits(a.insertions.get(anc, ()), ch, st) else REF,
+                " ".join(a.insertions.get(anc, ())),
+            )
         else:
             judge = lambda a, anc=anchor, ch=chunk: (  # noqa: E731
-                closeness_verdict(a, anc, anc, ch), " ".join(a.insertions.get(anc, ())))
+                closeness_verdict(a, anc, anc, ch),
+                " ".join(a.insertions.get(anc, ())),
+            )
         verdicts, renders = verdicts_for(judge)
-        edits.append(Edit(
-            clip_id=clip.clip_id, kind=INSERTION, position=START if at_start else END, ref_tokens=(),
-            ref_indices=(anchor,), alt_text=" ".join(chunk), n_panel_agree=n_agree, n_panel=n_panel,
-            consensus_cer=None, miners=miners, verdicts=verdicts, renderings=renders))
+        edits.append(
+            Edit(
+                clip_id=clip.clip_id,
+                kind=INSERTION,
+                position=START if at_start else END,
+                ref_tokens=(),
+                ref_indices=(anchor,),
+                alt_text=" ".join(chunk),
+                n_panel_agree=n_agree,
+                n_panel=n_panel,
+                consensus_cer=None,
+                miners=miners,
+                verdicts=verdicts,
+                renderings=renders,
+            )
+        )
     return edits
 
 
-def mine_two_references(clip: ClipInput, corrected: Tokens, models: Sequence[str],
-                        params: RefdisParams, cache: AlignmentCache) -> list[Edit]:
+def mine_two_references(
+    clip: ClipInput, corrected: Tokens, models: Sequence[str], params: RefdisParams, cache: AlignmentCache
+) -> list[Edit]:
     """Edits from the diff of the given reference and a corrected one; every model is judged."""
     ref, n = clip.ref, len(clip.ref)
     if n == 0:
         return []
     min_matched = int(params.min_ref_match * n)
-    aligns = {m: a for m in models if (h := clip.hyps.get(m)) is not None
-              and (a := cache.align(ref, h)).matched >= min_matched}
+    aligns = {
+        m: a
+        for m in models
+        if (h := clip.hyps.get(m)) is not None and (a := cache.align(ref, h)).matched >= min_matched
+    }
     edits = []
     for tag, i1, i2, j1, j2 in cache.align(ref, corrected).opcodes:
         if tag == "equal":
@@ -422,20 +490,30 @@ def mine_two_references(clip: ClipInput, corrected: Tokens, models: Sequence[str
             chunk = corrected[j1:j2]
             at_start = i1 == 0
             if params.exact_verdicts:
-                judge = (lambda a, anc=i1, ch=chunk, st=at_start: (
-                    CONSENSUS if (_emits(a.insertions.get(anc, ()), ch, st) if anc in (0, n)
-                                  else ch == a.insertions.get(anc, ())[: len(ch)]) else REF,
-                    " ".join(a.insertions.get(anc, ()))))
+                judge = lambda a, anc=i1, ch=chunk, st=at_start: (
+                    CONSENSUS
+                    if (
+                        _emits(a.insertions.get(anc, ()), ch, st)
+                        if anc in (0, n)
+                        else ch == a.insertions.get(anc, ())[: len(ch)]
+                    )
+                    else REF,
+                    " ".join(a.insertions.get(anc, ())),
+                )
             else:
                 judge = lambda a, anc=i1, ch=chunk: (  # noqa: E731
-                    closeness_verdict(a, anc, anc, ch), " ".join(a.insertions.get(anc, ())))
+                    closeness_verdict(a, anc, anc, ch),
+                    " ".join(a.insertions.get(anc, ())),
+                )
             kind, ref_tokens, idx = INSERTION, (), (i1,)
         else:
             if params.exact_verdicts:
                 judge = lambda a, s=i1, e=i2: (CONSENSUS if a.missed_any(s, e) else REF, a.hyp_span(s, e))  # noqa: E731
             else:
                 judge = lambda a, s=i1, e=i2, ch=corrected[j1:j2]: (  # noqa: E731
-                    closeness_verdict(a, s, e, ch), a.hyp_span(s, e))
+                    closeness_verdict(a, s, e, ch),
+                    a.hyp_span(s, e),
+                )
             kind = SUBSTITUTION if tag == "replace" else DELETION
             ref_tokens, idx = ref[i1:i2], tuple(range(i1, i2))
         verdicts: dict[str, Verdict] = {}
@@ -445,10 +523,23 @@ def mine_two_references(clip: ClipInput, corrected: Tokens, models: Sequence[str
                 verdicts[m], renders[m] = judge(aligns[m])
             else:
                 verdicts[m] = None
-        edits.append(Edit(clip_id=clip.clip_id, kind=kind, position=position, ref_tokens=ref_tokens,
-                          ref_indices=idx, alt_text=alt, n_panel_agree=0, n_panel=0, consensus_cer=None,
-                          miners=("corrected-reference",), verdicts=verdicts, renderings=renders,
-                          scored=tuple(models)))
+        edits.append(
+            Edit(
+                clip_id=clip.clip_id,
+                kind=kind,
+                position=position,
+                ref_tokens=ref_tokens,
+                ref_indices=idx,
+                alt_text=alt,
+                n_panel_agree=0,
+                n_panel=0,
+                consensus_cer=None,
+                miners=("corrected-reference",),
+                verdicts=verdicts,
+                renderings=renders,
+                scored=tuple(models),
+            )
+        )
     return edits
 
 

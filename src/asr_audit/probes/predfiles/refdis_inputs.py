@@ -19,8 +19,14 @@ from asr_audit.text.align import AlignmentCache, tokens
 
 
 def prepare_clips(
-    preds: PredictionSet, models: Sequence[str], normalize: Any, text2num: bool, *,
-    references: Mapping[str, str] | None = None, cache: AlignmentCache | None = None, workers: int = 1,
+    preds: PredictionSet,
+    models: Sequence[str],
+    normalize: Any,
+    text2num: bool,
+    *,
+    references: Mapping[str, str] | None = None,
+    cache: AlignmentCache | None = None,
+    workers: int = 1,
     language: str = "en",
 ) -> list[ClipInput]:
     """Normalize references and hypotheses once (cached per distinct string) into token tuples.
@@ -31,8 +37,8 @@ def prepare_clips(
     alignments are keyed by. ``language`` (a primary subtag) is the language ``text2num`` reads
     numbers in.
     """
-    from asr_audit.text.text2num import with_text2num
     from asr_audit.text.normalize import normalize_many
+    from asr_audit.text.text2num import with_text2num
 
     refs = references if references is not None else preds.references
     raw: list[str] = list(refs.values())
@@ -62,8 +68,13 @@ _DIGIT_RUN = re.compile(r"\d+")
 
 
 def normalizer_failure(
-    preds: PredictionSet, models: Sequence[str], refs: Mapping[str, str], normalize: Any,
-    exc: Exception, *, given_refs: bool,
+    preds: PredictionSet,
+    models: Sequence[str],
+    refs: Mapping[str, str],
+    normalize: Any,
+    exc: Exception,
+    *,
+    given_refs: bool,
 ) -> AuditError:
     """The one-line error for a normalizer that raised on some text: which file, row and field.
 
@@ -71,6 +82,7 @@ def normalizer_failure(
     fails. References come from the prediction files unless ``given_refs`` (a corrected
     reference file, whose rows are not tracked: the clip id is named instead).
     """
+
     def fails(text: str) -> Exception | None:
         try:
             normalize(text)
@@ -81,10 +93,19 @@ def normalizer_failure(
     def error(where: object, line: int | None, what: str, text: str, err: Exception) -> AuditError:
         limit = getattr(sys, "get_int_max_str_digits", lambda: 0)() or float("inf")  # 3.10.7+
         longest = max((len(m) for m in _DIGIT_RUN.findall(text)), default=0)
-        cause = (f"it contains a number of {longest} digits; Python converts at most {limit}" if longest > limit
-                 else f"{type(err).__name__}: {err}" if str(err) else type(err).__name__)
-        return InputFileError(where, f"the {normalize.name} normalizer cannot normalize this {what} ({cause})",
-                              "shorten or remove that text (split very long digit strings), then rerun", line)
+        cause = (
+            f"it contains a number of {longest} digits; Python converts at most {limit}"
+            if longest > limit
+            else f"{type(err).__name__}: {err}"
+            if str(err)
+            else type(err).__name__
+        )
+        return InputFileError(
+            where,
+            f"the {normalize.name} normalizer cannot normalize this {what} ({cause})",
+            "shorten or remove that text (split very long digit strings), then rerun",
+            line,
+        )
 
     if given_refs:
         for cid, ref in refs.items():
@@ -96,10 +117,15 @@ def normalizer_failure(
             row = f.rows.get(cid)
             if row is None:
                 continue
-            texts = [("hypothesis", row.hypothesis)] if given_refs else [("reference", row.reference),
-                                                                         ("hypothesis", row.hypothesis)]
+            texts = (
+                [("hypothesis", row.hypothesis)]
+                if given_refs
+                else [("reference", row.reference), ("hypothesis", row.hypothesis)]
+            )
             for what, text in texts:
                 if text is not None and (err := fails(text)) is not None:
                     return error(f.path, row.line, f"{what} (clip {cid!r})", text, err)
-    return AuditError(f"the {normalize.name} normalizer failed ({type(exc).__name__}: {exc}) on a text that "
-                      "could not be traced to a file row; fix: check the prediction files for unusual text")
+    return AuditError(
+        f"the {normalize.name} normalizer failed ({type(exc).__name__}: {exc}) on a text that "
+        "could not be traced to a file row; fix: check the prediction files for unusual text"
+    )

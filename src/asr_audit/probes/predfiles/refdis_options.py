@@ -21,8 +21,7 @@ from asr_audit.errors import ConfigError
 from asr_audit.options import CLI, Reader, Surface, build, check
 from asr_audit.probes.predfiles.refdis import PRESETS, RefdisParams, loo_quorum, preset_params
 
-MINING_FIELDS = ("majority", "include_middle", "min_run_len", "min_ref_match", "min_consensus_cer", "min_panel",
-                 "loo")
+MINING_FIELDS = ("majority", "include_middle", "min_run_len", "min_ref_match", "min_consensus_cer", "min_panel", "loo")
 FIELDS = ("preset", *MINING_FIELDS, "resamples", "published", "merge_compounds", "language")
 # normalizers that only handle English; other languages get a language-agnostic one instead
 ENGLISH_ONLY = ("whisper", "oal", "whisper-normalizer-0.1.15")
@@ -58,8 +57,13 @@ class RefdisOptions:
 
     def __post_init__(self) -> None:
         check(self.resamples >= 1, "resamples", self.resamples, "must be >= 1", "use 1 or more bootstrap resamples")
-        check(self.language == primary_language(self.language), "language", self.language,
-              "is not a primary language subtag", f"use {primary_language(self.language)!r}")
+        check(
+            self.language == primary_language(self.language),
+            "language",
+            self.language,
+            "is not a primary language subtag",
+            f"use {primary_language(self.language)!r}",
+        )
 
     @property
     def english(self) -> bool:
@@ -94,28 +98,40 @@ class RefdisOptions:
             raise ConfigError(
                 f"leave-one-out mines each panel member's edits with the other {n_panel - 1}, fewer than {quorum} "
                 f"(--min-panel {mining.min_panel}, and 2 votes at least): no member could be scored; fix: name at "
-                f"least {quorum + 1} panel members, or pass --no-loo")
+                f"least {quorum + 1} panel members, or pass --no-loo"
+            )
         where = f"{surface.path or '<spec>'}: " + ("" if corpus is None else f"corpus {corpus!r}: ")
         raise ConfigError(
             f"{where}leave-one-out ({surface.name('loo')}) mines each of the {n_panel} panel models' edits with the "
             f"other {n_panel - 1}, fewer than {quorum} ({surface.name('min_panel')} = {mining.min_panel}, and 2 votes "
             f"at least), so no panel model could be scored; fix: list at least {quorum + 1} [panel] models or set "
-            f"{surface.name('loo')} = false")
+            f"{surface.name('loo')} = false"
+        )
 
     @classmethod
-    def from_mapping(cls, values: Mapping[str, Any], surface: Surface, probe: str = "refdis",
-                     extra: tuple[str, ...] = ()) -> RefdisOptions:
+    def from_mapping(
+        cls, values: Mapping[str, Any], surface: Surface, probe: str = "refdis", extra: tuple[str, ...] = ()
+    ) -> RefdisOptions:
         """Options from flag or spec values (``None`` = not given); ``extra`` names keys another
         probe reads from the same table (ignored here)."""
         r = Reader({k: v for k, v in values.items() if k not in extra}, surface, FIELDS, probe)
         preset = r.choice("preset", tuple(PRESETS), "anchor")
         overrides = {
-            "majority": r.number("majority", None), "include_middle": r.flag("include_middle", None),
-            "min_run_len": r.integer("min_run_len", None), "min_ref_match": r.number("min_ref_match", None),
-            "min_consensus_cer": r.number("min_consensus_cer", None), "min_panel": r.integer("min_panel", None),
+            "majority": r.number("majority", None),
+            "include_middle": r.flag("include_middle", None),
+            "min_run_len": r.integer("min_run_len", None),
+            "min_ref_match": r.number("min_ref_match", None),
+            "min_consensus_cer": r.number("min_consensus_cer", None),
+            "min_panel": r.integer("min_panel", None),
             "loo": r.flag("loo", None),
         }
         mining = build(preset_params, surface, preset=preset, **overrides)
-        return build(cls, surface, mining=mining, resamples=r.integer("resamples", 1000),
-                     published=r.text("published", None), merge_compounds=r.flag("merge_compounds", False),
-                     language=primary_language(r.text("language", "en")))
+        return build(
+            cls,
+            surface,
+            mining=mining,
+            resamples=r.integer("resamples", 1000),
+            published=r.text("published", None),
+            merge_compounds=r.flag("merge_compounds", False),
+            language=primary_language(r.text("language", "en")),
+        )

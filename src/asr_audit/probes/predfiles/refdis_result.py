@@ -35,16 +35,25 @@ class ModelScore:
         r, inf = self.accept_ref, self.inflation
         rate, low, high = r.estimate()  # None when no edit was judged (n = 0)
         return {
-            "model": self.model, "in_panel": self.in_panel,
-            "accept_ref": rate, "n_ref": r.k, "n_eligible": r.n, "ci_low": low, "ci_high": high,
+            "model": self.model,
+            "in_panel": self.in_panel,
+            "accept_ref": rate,
+            "n_ref": r.k,
+            "n_eligible": r.n,
+            "ci_low": low,
+            "ci_high": high,
             **({"reason": self.reason} if r.n == 0 else {}),
             **({} if self.n_other is None else {"n_other": self.n_other}),
             "n_clips": self.n_clips,
             "by_kind": {k: v.to_dict() for k, v in self.by_kind.items()},
             "by_position": {k: v.to_dict() for k, v in self.by_position.items()},
-            "wer": inf.wer, "wer_corrected": inf.wer_corrected, "wer_inflation": inf.inflation,
-            "wer_inflation_ci_low": inf.ci_low, "wer_inflation_ci_high": inf.ci_high,
-            "wer_n_clips": inf.n_clips, "wer_n_words": inf.n_words,
+            "wer": inf.wer,
+            "wer_corrected": inf.wer_corrected,
+            "wer_inflation": inf.inflation,
+            "wer_inflation_ci_low": inf.ci_low,
+            "wer_inflation_ci_high": inf.ci_high,
+            "wer_n_clips": inf.n_clips,
+            "wer_n_words": inf.n_words,
         }
 
 
@@ -101,5 +110,6 @@ def wer_scoring(merge_compounds: bool) -> dict[str, object]:
     return {
         "merge_compounds": merge_compounds,
         "label": "kaldialign edit distance, merge_compounds=True (the Open ASR Leaderboard's WER)"
-        if merge_compounds else "word-level Levenshtein (kaldialign edit distance, no compound merging)",
+        if merge_compounds
+        else "word-level Levenshtein (kaldialign edit distance, no compound merging)",
     }

@@ -74,19 +74,31 @@ def run_refdis(
             mode, panel = "two-reference", []
         scored = {m: mining.scored_edits(m) for m in models}
         # one stream for the run: every model's interval uses the same resamples of the clips
-        inflations = wer_inflations(clips, scored, cache, np.random.default_rng(seed), n_resamples,
-                                    merge_compounds=merge_compounds)
-        scores = [score_model(m, scored[m], in_panel=m in panel, inflation=inflations[m],
-                              count_other=not params.exact_verdicts) for m in models]
-        with_edits = ({e.clip_id for e in mining.edits}
-                      | {e.clip_id for es in mining.loo_edits.values() for e in es})
+        inflations = wer_inflations(
+            clips, scored, cache, np.random.default_rng(seed), n_resamples, merge_compounds=merge_compounds
+        )
+        scores = [
+            score_model(
+                m, scored[m], in_panel=m in panel, inflation=inflations[m], count_other=not params.exact_verdicts
+            )
+            for m in models
+        ]
+        with_edits = {e.clip_id for e in mining.edits} | {e.clip_id for es in mining.loo_edits.values() for e in es}
         desc = {**norm.describe(), "text2num": text2num, **({} if language == "en" else {"language": language})}
         return RefdisResult(
-            params=params, normalizer=desc, mode=mode, source=preds.source,
-            n_clips=len(clips), panel=tuple(panel), mining=mining, scores=tuple(scores), seed=seed,
+            params=params,
+            normalizer=desc,
+            mode=mode,
+            source=preds.source,
+            n_clips=len(clips),
+            panel=tuple(panel),
+            mining=mining,
+            scores=tuple(scores),
+            seed=seed,
             n_resamples=n_resamples,
             references={c.clip_id: " ".join(c.ref) for c in clips if c.clip_id in with_edits},
-            merge_compounds=merge_compounds)
+            merge_compounds=merge_compounds,
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -99,35 +111,50 @@ class _Inputs:
     workers: int
     language: str = "en"
 
-    def clips(self, preds: PredictionSet, models: Sequence[str],
-              references: Mapping[str, str] | None = None) -> list[ClipInput]:
-        return prepare_clips(preds, models, self.normalize, self.text2num, references=references,
-                             cache=self.cache, workers=self.workers, language=self.language)
+    def clips(
+        self, preds: PredictionSet, models: Sequence[str], references: Mapping[str, str] | None = None
+    ) -> list[ClipInput]:
+        return prepare_clips(
+            preds,
+            models,
+            self.normalize,
+            self.text2num,
+            references=references,
+            cache=self.cache,
+            workers=self.workers,
+            language=self.language,
+        )
 
 
-def _mine_panel(preds: PredictionSet, panel: Sequence[str], models: Sequence[str], params: RefdisParams,
-                inputs: _Inputs) -> tuple[list[ClipInput], Mining]:
+def _mine_panel(
+    preds: PredictionSet, panel: Sequence[str], models: Sequence[str], params: RefdisParams, inputs: _Inputs
+) -> tuple[list[ClipInput], Mining]:
     """Consensus mode: the panel's supermajority mines the edits, every model is judged on them."""
     if len(panel) < params.min_panel:
-        raise ConfigError(f"the panel has {len(panel)} member(s) but --min-panel is {params.min_panel}; "
-                          "fix: name more panel members or lower --min-panel")
+        raise ConfigError(
+            f"the panel has {len(panel)} member(s) but --min-panel is {params.min_panel}; "
+            "fix: name more panel members or lower --min-panel"
+        )
     if params.loo and len(panel) - 1 < loo_quorum(params):
         raise ConfigError(
             f"leave-one-out mines each panel member's edits with the other {len(panel) - 1}, fewer than "
             f"{loo_quorum(params)} (--min-panel {params.min_panel}, and 2 votes at least): no member could be "
-            f"scored; fix: name at least {loo_quorum(params) + 1} panel members, or pass --no-loo")
+            f"scored; fix: name at least {loo_quorum(params) + 1} panel members, or pass --no-loo"
+        )
     everyone = list(dict.fromkeys([*models, *panel]))
     clips = inputs.clips(preds, everyone)
     return clips, mine(clips, panel, models, params, inputs.cache)
 
 
-def _mine_corrected(preds: PredictionSet, corrected: Mapping[str, str], models: Sequence[str],
-                    params: RefdisParams, inputs: _Inputs) -> tuple[list[ClipInput], Mining]:
+def _mine_corrected(
+    preds: PredictionSet, corrected: Mapping[str, str], models: Sequence[str], params: RefdisParams, inputs: _Inputs
+) -> tuple[list[ClipInput], Mining]:
     """Two-reference mode: the edits are the diff of each reference and its corrected version."""
     shared = {cid: preds.references[cid] for cid in preds.references if cid in corrected}
     if not shared:
-        raise ConfigError("no clip id of the corrected references matches the prediction files; "
-                          "fix: use the same clip ids in both")
+        raise ConfigError(
+            "no clip id of the corrected references matches the prediction files; fix: use the same clip ids in both"
+        )
     clips = inputs.clips(preds, models, shared)
     fixed = inputs.clips(preds, [], {c: corrected[c] for c in shared})
     edits = []

@@ -10,7 +10,16 @@ from collections.abc import Sequence
 
 from asr_audit.probes.predfiles.inflation import Inflation
 from asr_audit.probes.predfiles.refdis import (
-    CONSENSUS, DELETION, END, INSERTION, MIDDLE, OTHER, REF, START, SUBSTITUTION, Edit,
+    CONSENSUS,
+    DELETION,
+    END,
+    INSERTION,
+    MIDDLE,
+    OTHER,
+    REF,
+    START,
+    SUBSTITUTION,
+    Edit,
 )
 from asr_audit.probes.predfiles.refdis_result import ModelScore
 from asr_audit.stats.intervals import Rate, wilson
@@ -28,8 +37,9 @@ def accept_ref(edits: Sequence[Edit], model: str) -> Rate:
     return wilson(sum(v == REF for v in judged), n)
 
 
-def score_model(model: str, edits: Sequence[Edit], *, in_panel: bool, inflation: Inflation,
-                count_other: bool = True) -> ModelScore:
+def score_model(
+    model: str, edits: Sequence[Edit], *, in_panel: bool, inflation: Inflation, count_other: bool = True
+) -> ModelScore:
     """accept-ref of ``model`` over the edits it is judged on, overall and by kind / position.
 
     ``count_other``: report the number of ``other`` verdicts (off under the public code's exact
@@ -41,11 +51,19 @@ def score_model(model: str, edits: Sequence[Edit], *, in_panel: bool, inflation:
     rate = accept_ref(edits, model)
     reason = None
     if rate.n == 0:
-        reason = (f"no edit was mined for it ({'leave-one-out panel' if in_panel else 'panel'})" if not edits else
-                  f"none of its {len(edits)} edit(s) could be judged ({n_none} ineligible, {n_other} other)")
+        reason = (
+            f"no edit was mined for it ({'leave-one-out panel' if in_panel else 'panel'})"
+            if not edits
+            else f"none of its {len(edits)} edit(s) could be judged ({n_none} ineligible, {n_other} other)"
+        )
     return ModelScore(
-        model=model, in_panel=in_panel, accept_ref=rate, n_clips=len(eligible_clips),
+        model=model,
+        in_panel=in_panel,
+        accept_ref=rate,
+        n_clips=len(eligible_clips),
         by_kind={k: accept_ref([e for e in edits if e.kind == k], model) for k in KINDS},
         by_position={p: accept_ref([e for e in edits if e.position == p], model) for p in POSITIONS},
-        inflation=inflation, n_other=n_other if count_other else None, reason=reason,
+        inflation=inflation,
+        n_other=n_other if count_other else None,
+        reason=reason,
     )
