@@ -3,5 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
-python3 -m pip install -q -e ".[all,test]"
+python3 -m pip install -q -e ".[all,test,lint]"
 python3 -m pytest -q "$@"

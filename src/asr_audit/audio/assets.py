@@ -69,7 +69,7 @@ class AudioAsset:
             raise InputFileError(p, "audio file not found", "check the path")
         try:
             data, sr = sf.read(str(p), dtype="float32", always_2d=True)
-        except Exception as exc:  # soundfile raises several types for unreadable files
+        except Exception as exc:  # noqa: BLE001 - soundfile raises several types for unreadable files
             raise InputFileError(
                 p, f"unreadable audio ({' '.join(str(exc).split())[:100]})", "re-encode it as WAV or FLAC"
             ) from None

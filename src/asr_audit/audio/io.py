@@ -78,7 +78,7 @@ def _read(clip: Clip) -> tuple[np.ndarray, int]:
         sf = require("soundfile", "audio")
         try:
             samples, sr = sf.read(str(path), dtype="float32", always_2d=True)
-        except Exception as exc:  # soundfile raises LibsndfileError / RuntimeError / TypeError
+        except Exception as exc:  # noqa: BLE001 - soundfile raises LibsndfileError / RuntimeError / TypeError
             raise ClipAudioError(
                 clip,
                 f"unreadable audio ({' '.join(str(exc).split())[:120]})",
@@ -90,7 +90,7 @@ def _read(clip: Clip) -> tuple[np.ndarray, int]:
         samples, sr = clip.source.load()
     except ClipAudioError:
         raise
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - any failure of one clip is recorded for that clip; the run goes on
         raise ClipAudioError(
             clip,
             f"unreadable audio ({type(exc).__name__}: {' '.join(str(exc).split())[:120]})",

@@ -41,7 +41,7 @@ def read_wav_bytes(data: bytes, what: str) -> tuple[np.ndarray, int]:
     sf = require("soundfile", "audio")
     try:
         samples, sr = sf.read(io.BytesIO(data), dtype="float32", always_2d=True)
-    except Exception as exc:  # soundfile raises several types for undecodable data
+    except Exception as exc:  # noqa: BLE001 - soundfile raises several types for undecodable data
         raise SynthesisError(
             f"{what} returned audio soundfile cannot decode ({' '.join(str(exc).split())[:80]}); "
             "fix: make the synthesizer write WAV"

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from asr_audit.calib.generate import CONVENTION, END, ERROR_KINDS, POSITIONS, START
 from asr_audit.calib.truth import Truth, TruthItem
@@ -34,6 +35,9 @@ from asr_audit.errors import InputFileError
 from asr_audit.probes.predfiles.refdis import DELETION, INSERTION, SUBSTITUTION, Edit
 from asr_audit.stats.intervals import Rate, clustered_rate
 from asr_audit.stats.rng import model_rng
+
+if TYPE_CHECKING:
+    from asr_audit.probes.predfiles.refdis_result import RefdisResult
 
 EDIT_KINDS = (DELETION, SUBSTITUTION, INSERTION)
 TRUE_POSITIVE, ON_CONVENTION, UNEXPLAINED = "error", "convention", "unexplained"
@@ -225,7 +229,7 @@ def score_edits(
 
 def score_miner(
     truth: Truth,
-    refdis_result,
+    refdis_result: RefdisResult,
     clip_ids: Iterable[str] | None = None,
     seed: int = 0,
 ) -> CalibScore:

@@ -85,7 +85,7 @@ def _open(arg: str) -> tuple[Any, str, str]:
     if folder.is_dir():
         try:
             ds = datasets.load_from_disk(str(folder))
-        except Exception as exc:  # datasets raises several types for foreign folders
+        except Exception as exc:  # noqa: BLE001 - datasets raises several types for foreign folders
             raise InputFileError(
                 folder,
                 f"not a dataset saved with save_to_disk ({type(exc).__name__}: {exc})",
@@ -109,7 +109,7 @@ def _open(arg: str) -> tuple[Any, str, str]:
     ds_id, config, split = "/".join(parts[:-2]), parts[-2], parts[-1]
     try:
         ds = datasets.load_dataset(ds_id, None if config == "default" else config, split=split)
-    except Exception as exc:  # offline, unknown id, unknown config/split
+    except Exception as exc:  # noqa: BLE001 - offline, unknown id, unknown config/split
         raise ConfigError(
             f"corpus spec {PREFIX}{arg}: could not load dataset {ds_id!r} config {config!r} split "
             f"{split!r} ({type(exc).__name__}: {str(exc)[:200]}); fix: check the names, or download it "

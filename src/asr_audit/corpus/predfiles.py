@@ -181,14 +181,13 @@ def _iter_parquet(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     pq = require("pyarrow.parquet", "parquet")
     try:
         table = pq.read_table(path)
-    except Exception as exc:  # pyarrow raises several types for corrupt files
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for corrupt files
         raise InputFileError(
             path,
             f"unreadable Parquet ({type(exc).__name__}: {exc})",
             "rewrite the file with pyarrow or pandas.to_parquet",
         ) from None
-    for i, row in enumerate(table.to_pylist(), start=1):
-        yield i, row
+    yield from enumerate(table.to_pylist(), start=1)
 
 
 _READERS = {

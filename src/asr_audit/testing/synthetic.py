@@ -159,7 +159,7 @@ CONFUSIONS = (
 )
 FILLERS = ("uh,", "um", "uh", "hmm,")
 _PUNCT = ",.;:?!"
-_NUMBER_TO_DIGITS = {w: d for w, d in NUMBERS}
+_NUMBER_TO_DIGITS = dict(NUMBERS)
 _DIGITS_TO_NUMBER = {d: w for w, d in NUMBERS}
 
 

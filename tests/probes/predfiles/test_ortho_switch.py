@@ -139,7 +139,7 @@ def test_pooled_counts_are_sums_by_role(pset: PredictionSet) -> None:
     for model in res.models:
         pooled = res.row(model, "spacing")
         members = [r for r in res.rows if r.model == model]
-        for slot, arm in enumerate(pooled.arms):
+        for arm in pooled.arms:
             assert arm.n == sum(a.n for r in members for a in r.arms if a.role == arm.role)
             assert arm.k == sum(a.k for r in members for a in r.arms if a.role == arm.role)
         assert len(pooled.arms) == 2

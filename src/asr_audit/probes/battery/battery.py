@@ -305,7 +305,7 @@ class RefdisJudge(_Judge):
             owner += [w_i] * len(toks)
         out = [0] * len(corrected)
         last = 0
-        for tag, i1, i2, j1, j2 in opcodes(corrected, tuple(flat)):
+        for _tag, i1, i2, j1, j2 in opcodes(corrected, tuple(flat)):
             for i in range(i1, i2):
                 j = j1 + (i - i1) * max(j2 - j1, 1) // max(i2 - i1, 1) if j2 > j1 else None
                 last = owner[min(j, len(owner) - 1)] if j is not None and owner else last

@@ -193,7 +193,7 @@ def parse_condition(text: str) -> Condition:
 
 def parse_conditions(items: str | Sequence[str]) -> tuple[Condition, ...]:
     """A comma-separated string or a list; ``original`` comes first (added when missing), duplicates dropped."""
-    raw = [p for p in (items.split(",") if isinstance(items, str) else list(items))]
+    raw = list(items.split(",") if isinstance(items, str) else items)
     if any(not str(p).strip() for p in raw) and len(raw) > 1:
         raise ConfigError(f"conditions {items!r} have an empty item; fix: e.g. noise:10db,reverb:0.6")
     out = {ORIGINAL: Condition(ORIGINAL)}

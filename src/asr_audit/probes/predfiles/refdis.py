@@ -241,7 +241,7 @@ def window_renderings(a: Alignment, start: int, stop: int, tokens: Tokens) -> tu
     """
     ref, hyp = a.ref, a.hyp
     lo, jlo, hi, jhi = -1, -1, len(ref), len(hyp)
-    for tag, i1, i2, j1, j2 in a.opcodes:
+    for tag, i1, i2, j1, _j2 in a.opcodes:
         if tag != "equal":
             continue
         if i1 < start:  # last reproduced reference word before the span
@@ -392,7 +392,7 @@ def mine_clip(
         text = " ".join(ref[start:stop])
         agreeing = [m for m in members if panel_aligns[m].missed_any(start, stop)]
         alts = [panel_aligns[m].substitution_at(start, stop) for m in agreeing]
-        cers = sorted(cache.memo(("cer", text, alt), lambda a=alt: char_error(text, a)) for alt in alts)
+        cers = sorted(cache.memo(("cer", text, alt), lambda a=alt, t=text: char_error(t, a)) for alt in alts)
         median = cers[len(cers) // 2] if cers else 1.0
         if median < params.min_consensus_cer:
             continue
@@ -490,15 +490,17 @@ def mine_two_references(
             chunk = corrected[j1:j2]
             at_start = i1 == 0
             if params.exact_verdicts:
-                judge = lambda a, anc=i1, ch=chunk, st=at_start: (
-                    CONSENSUS
-                    if (
-                        _emits(a.insertions.get(anc, ()), ch, st)
-                        if anc in (0, n)
-                        else ch == a.insertions.get(anc, ())[: len(ch)]
+                judge = (  # noqa: E731
+                    lambda a, anc=i1, ch=chunk, st=at_start: (
+                        CONSENSUS
+                        if (
+                            _emits(a.insertions.get(anc, ()), ch, st)
+                            if anc in (0, n)
+                            else ch == a.insertions.get(anc, ())[: len(ch)]
+                        )
+                        else REF,
+                        " ".join(a.insertions.get(anc, ())),
                     )
-                    else REF,
-                    " ".join(a.insertions.get(anc, ())),
                 )
             else:
                 judge = lambda a, anc=i1, ch=chunk: (  # noqa: E731

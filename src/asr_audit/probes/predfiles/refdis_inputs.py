@@ -52,7 +52,7 @@ def prepare_clips(
         normed = normalize_many(composed, distinct, workers=workers)
     except AuditError:
         raise
-    except Exception as exc:  # a normalizer crash on some text: name its file and row
+    except Exception as exc:  # noqa: BLE001 - a normalizer crash on some text: name its file and row
         raise normalizer_failure(preds, models, refs, composed, exc, given_refs=references is not None) from None
     to_tokens = tokens if cache is None else cache.tokens
     tok = {k: to_tokens(v) for k, v in zip(distinct, normed)}
@@ -86,7 +86,7 @@ def normalizer_failure(
     def fails(text: str) -> Exception | None:
         try:
             normalize(text)
-        except Exception as err:  # any crash of the normalizer is the user's text
+        except Exception as err:  # noqa: BLE001 - any crash of the normalizer is the user's text
             return err
         return None
 
