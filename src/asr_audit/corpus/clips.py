@@ -34,7 +34,8 @@ class AudioSource(Protocol):
     identity of the content (or ``None``) that lets the store skip decoding cached clips.
     """
 
-    label: str
+    @property
+    def label(self) -> str: ...
 
     @property
     def fingerprint(self) -> str | None: ...

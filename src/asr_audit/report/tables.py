@@ -134,7 +134,7 @@ def refdis_table(d: Mapping[str, Any]) -> Table:
 
 def refdis_csv(d: Mapping[str, Any]) -> str:
     """The per-model CSV from a refdis result's ``to_dict()``."""
-    cols = REFDIS_COLUMNS
+    cols: tuple[str, ...] = REFDIS_COLUMNS
     if any("n_other" in m for m in d["models"]):  # three-outcome verdicts: count "other" too
         cols = (*cols[:7], "n_other", *cols[7:])
     return to_csv(d["models"], cols)
@@ -288,8 +288,8 @@ def transcribe_table(rows: Sequence[Mapping[str, Any]], n_clips: int, wer_label:
 def coverage_table(source: str, n_clips: int, n_models: int, coverage: Sequence[ModelCoverage]) -> Table:
     """The ``asr-audit coverage`` table: rows, hypotheses, empty and missing per prediction file."""
     t = Table(title=f"{source}: {n_clips} clips, {n_models} models", title_justify="left")
-    for c in ("model", "file", "rows", "hypotheses", "empty", "missing"):
-        t.add_column(c)
+    for column in ("model", "file", "rows", "hypotheses", "empty", "missing"):
+        t.add_column(column)
     for c in coverage:
         t.add_row(c.model, c.path, str(c.n_rows), str(c.n_hyp), str(c.n_empty), str(c.n_missing))
     return t

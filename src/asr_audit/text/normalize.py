@@ -25,7 +25,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from asr_audit.errors import ConfigError
 from asr_audit.registry import Registry
@@ -58,8 +58,8 @@ class Normalizer(Protocol):
         """Return the normalized text."""
         ...
 
-    def describe(self) -> dict[str, str]:
-        """Name, implementation, package version and notes, recorded in every output."""
+    def describe(self) -> dict[str, Any]:
+        """Name, implementation, package version and notes (JSON values), recorded in every output."""
         ...
 
 
@@ -298,7 +298,7 @@ def _split_char_pattern() -> object:
     return regex.compile(f"(?=[{cls}])\\X")
 
 
-class _LetterMarkNumberTable(dict):  # type: ignore[type-arg]
+class _LetterMarkNumberTable(dict[int, str]):
     """``str.translate`` table: letters, marks and numbers stay, anything else -> space."""
 
     def __missing__(self, code: int) -> str:
