@@ -15,6 +15,8 @@ from asr_audit.report.csv_safe import safe_cell
 from asr_audit.report.format import UNDEFINED, csv_cell, fmt_ci, fmt_num, fmt_rate, json_safe
 
 if TYPE_CHECKING:
+    from rich.console import JustifyMethod
+
     from asr_audit.corpus.predfiles import ModelCoverage
 
 __all__ = [
@@ -96,7 +98,7 @@ def refdis_table(d: Mapping[str, Any]) -> Table:
         f"{'; WER merge_compounds=True' if d.get('wer_scoring', {}).get('merge_compounds') else ''})"
     )
     t = Table(title=title, title_justify="left")
-    for col, just in (
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
         ("model", "left"),
         ("accept-ref", "right"),
         ("95% CI", "right"),
@@ -106,8 +108,9 @@ def refdis_table(d: Mapping[str, Any]) -> Table:
         ("corrected WER", "right"),
         ("inflation (pts)", "right"),
         ("95% CI", "right"),
-    ):
-        t.add_column(col, justify=just)  # type: ignore[arg-type]
+    )
+    for col, just in columns:
+        t.add_column(col, justify=just)
     other = any("n_other" in m for m in d["models"])
     if other:  # three-outcome verdicts: "other" = neither rendering, not eligible
         t.add_column("n_other", justify="right")

@@ -289,7 +289,7 @@ _PARENS = re.compile(r"\(([^)]+?)\)")
 _WS = re.compile(r"\s+")
 
 
-def _split_char_pattern() -> object:
+def _split_char_pattern() -> Any:  # a compiled ``regex`` (third-party, imported lazily) pattern
     import regex
 
     scripts = ("Han", "Hiragana", "Katakana", "Thai", "Lao", "Khmer", "Myanmar")
@@ -339,7 +339,7 @@ class BasicNormalizer:
             s = _PARENS.sub("", s)
         s = s.translate(self._table)
         if not s.isascii():
-            s = self._split.sub(lambda m: f" {m.group()} ", s)  # type: ignore[attr-defined]
+            s = self._split.sub(lambda m: f" {m.group()} ", s)
         return _WS.sub(" ", s).strip()
 
     def describe(self) -> dict[str, str]:
