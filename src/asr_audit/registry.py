@@ -57,6 +57,7 @@ script imports only ``asr_audit.models``).
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -114,10 +115,10 @@ def declared_entry_points(group: str, pyproject: Path | None = None) -> list[tup
     path = pyproject if pyproject is not None else _source_pyproject()
     if path is None:
         return []
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+    else:  # Python 3.10
+        import tomli as tomllib
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):

@@ -9,7 +9,7 @@ yields a result with ``error`` set (never cached), and the run goes on.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from asr_audit.align.records import TIMINGS, AlignmentError, ClipAlignment, WordTiming, transcript_key
@@ -55,7 +55,7 @@ def align_clip(aligner: Aligner, clip: Clip, store: Store | None = None) -> Clip
 
 def align_corpus(
     aligner: Aligner,
-    clips: Iterator[Clip] | list[Clip],
+    clips: Iterable[Clip],
     store: Store | None = None,
     progress: Callable[[ClipAlignment], None] | None = None,
 ) -> Iterator[ClipAlignment]:

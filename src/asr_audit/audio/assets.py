@@ -42,7 +42,8 @@ class AudioAsset:
     sha256: str
     sr: int
     path: str | None = None
-    samples: np.ndarray = field(default=None, compare=False, repr=False)  # type: ignore[assignment]
+    # default None only so that __post_init__ can raise a one-line error naming the fix
+    samples: np.ndarray = field(default=None, compare=False, repr=False)  # type: ignore[arg-type]
 
     def __post_init__(self) -> None:
         if self.samples is None:

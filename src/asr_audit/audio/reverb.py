@@ -205,7 +205,7 @@ def _load_cached(path: Path, key: str) -> RoomIR | None:
             ir,
             int(meta["sr"]),
             float(meta["rt60_target"]),
-            Rt60(float(meta["rt60"]), str(meta["method"]), tuple(meta["fit_db"])),  # type: ignore[arg-type]
+            Rt60(float(meta["rt60"]), str(meta["method"]), tuple(meta["fit_db"])),
             float(meta["absorption"]),
             int(meta["max_order"]),
             int(meta["iterations"]),

@@ -307,6 +307,7 @@ class Provenance:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Provenance:
         try:
+            start, stop = (int(v) for v in data.get("source_range", (0, 0)))
             return cls(
                 str(data["source_id"]),
                 str(data["source_hash"]),
@@ -315,8 +316,8 @@ class Provenance:
                 None if data.get("seed") is None else int(data["seed"]),
                 str(data["output_hash"]),
                 tuple(dict(m) for m in data.get("measured", ())),
-                tuple(int(v) for v in data.get("source_range", (0, 0))),
-            )  # type: ignore[arg-type]
+                (start, stop),
+            )
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(
                 f"provenance record is malformed ({exc}); fix: write it with Provenance.to_dict"
@@ -367,7 +368,7 @@ def derive(
         audio_hash(y),
         tuple(jsonable(i) for i in info["steps"]),
         tuple(info["source_range"]),
-    )  # type: ignore[arg-type]
+    )
     return DerivedAudio(new_id, y, sr, prov)
 
 

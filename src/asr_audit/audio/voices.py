@@ -197,6 +197,7 @@ def register_voice(voice: Voice, replace: bool = False) -> Voice:
 def register_voices(config: Mapping[str, Any] | str | os.PathLike[str], replace: bool = False) -> list[str]:
     """Register the voices of a TOML file (or an already-parsed dict) with a ``[voices.<name>]`` table each."""
     where = "voice config"
+    data: Mapping[str, Any]
     if not isinstance(config, Mapping):
         path = Path(config)
         where = str(path)
@@ -207,12 +208,14 @@ def register_voices(config: Mapping[str, Any] | str | os.PathLike[str], replace:
 
             tomllib = require("tomli", "tts")
         try:
-            config = tomllib.loads(path.read_text(encoding="utf-8"))
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
         except OSError as exc:
             raise ConfigError(f"{path}: cannot read voice config ({exc.strerror}); fix: check the path") from None
         except ValueError as exc:
             raise ConfigError(f"{path}: invalid TOML ({exc}); fix: correct the file") from None
-    table = config.get("voices")
+    else:
+        data = config
+    table = data.get("voices")
     if not isinstance(table, Mapping) or not table:
         raise ConfigError(f"{where}: no [voices.<name>] tables found; fix: see asr_audit.audio.voices for the format")
     voices = []

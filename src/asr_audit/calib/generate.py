@@ -20,7 +20,7 @@ type gives the error away (the design lesson of the model-organism study).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -143,7 +143,7 @@ class CalibConfig:
 _SENTENCE_START = re.compile(r"(^|[.?!] )([a-z])")
 
 
-def render(units: tuple[Unit, ...] | list[Unit], side: str) -> str:
+def render(units: Iterable[Unit], side: str) -> str:
     """The text of one side: pieces joined by spaces, punctuation attached, sentences capitalized.
 
     >>> render([Unit("we", "we", "word"), Unit("act", "act", "word"), Unit(".", ".", "punct"),

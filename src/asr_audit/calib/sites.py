@@ -110,6 +110,11 @@ def _rate(outcomes: Sequence[SiteOutcome], keep: Callable[[SiteOutcome], bool], 
     return wilson(sum(o.outcome == what for o in sel), len(sel))
 
 
+def _rate_where(outcomes: Sequence[SiteOutcome], field: Callable[[SiteOutcome], str], value: str) -> Rate:
+    """:func:`_rate` over the outcomes whose ``field`` is ``value``."""
+    return _rate(outcomes, lambda o: field(o) == value)
+
+
 def score_sites(
     items: Iterable[TruthItem],
     references: Mapping[str, str],
@@ -142,9 +147,9 @@ def score_sites(
     return SiteScore(
         accept_ref=_rate(outcomes, lambda o: True),
         spoken=_rate(outcomes, lambda o: True, SPOKEN),
-        by_kind={k: _rate(outcomes, lambda o, k=k: o.kind == k) for k in kinds},
-        by_position={p: _rate(outcomes, lambda o, p=p: o.position == p) for p in positions},
-        by_detail={d: _rate(outcomes, lambda o, d=d: o.detail == d) for d in details},
+        by_kind={k: _rate_where(outcomes, lambda o: o.kind, k) for k in kinds},
+        by_position={p: _rate_where(outcomes, lambda o: o.position, p) for p in positions},
+        by_detail={d: _rate_where(outcomes, lambda o: o.detail, d) for d in details},
         outcomes=tuple(outcomes),
     )
 

@@ -15,6 +15,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from asr_audit.calib.generate import CONVENTION, END, MIDDLE, START, CalibSentence, Unit, render
 from asr_audit.errors import InputFileError
@@ -72,7 +73,7 @@ class TruthItem:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, object]) -> TruthItem:
+    def from_dict(cls, d: Mapping[str, Any]) -> TruthItem:
         return cls(
             str(d["clip_id"]),
             str(d["sentence_id"]),

@@ -144,8 +144,8 @@ def main(argv: list[str] | None = None) -> int:
     _register()
     usage_errors = _exception_types("UsageError")
     click_errors = _exception_types("ClickException")
-    exits = (typer.Exit, *_exception_types("Exit"))
-    aborts = (typer.Abort, *_exception_types("Abort"))
+    exits: tuple[type[BaseException], ...] = (typer.Exit, *_exception_types("Exit"))
+    aborts: tuple[type[BaseException], ...] = (typer.Abort, *_exception_types("Abort"))
     args = list(sys.argv[1:] if argv is None else argv)
     if not args:  # bare `asr-audit`: the help, and exit 2 as click >= 8.2 does, on every click version
         app(args=["--help"], prog_name="asr-audit", standalone_mode=False)

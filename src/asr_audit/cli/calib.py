@@ -4,6 +4,7 @@ consensus miner's precision and recall on it."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.text import Text
@@ -66,7 +67,7 @@ def build(
     from asr_audit.calib.build import build_calibration
     from asr_audit.calib.generate import CalibConfig
 
-    extra = {
+    extra: dict[str, Any] = {  # CalibConfig keyword arguments given on the command line
         k: v
         for k, v in (("kinds", parse_weights(kinds, "--kinds")), ("positions", parse_weights(positions, "--positions")))
         if v is not None

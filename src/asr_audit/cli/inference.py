@@ -96,8 +96,9 @@ def transcribe(
                     _bar.update(_task, advance=n, audio=fields["audio"] + audio, compute=fields["compute"] + compute)
 
                 outcome = transcribe_corpus(backend, corp, st, batch_size=batch_size, progress=advance)
-            if callable(getattr(backend, "close", None)):
-                backend.close()
+            close = getattr(backend, "close", None)
+            if callable(close):
+                close()
             path = None
             if outcome.records:
                 path = write_predictions(

@@ -34,7 +34,8 @@ class AudioSource(Protocol):
     identity of the content (or ``None``) that lets the store skip decoding cached clips.
     """
 
-    label: str
+    @property
+    def label(self) -> str: ...
 
     @property
     def fingerprint(self) -> str | None: ...
@@ -102,7 +103,9 @@ class Clip:
     @property
     def audio_label(self) -> str:
         """The audio's location, for messages."""
-        return self.audio_path if self.audio_path is not None else self.source.label  # type: ignore[union-attr]
+        if self.source is not None:  # exactly one of audio_path and source is set (__post_init__)
+            return self.source.label
+        return str(self.audio_path)
 
     def derive(self, step: str, samples: np.ndarray, sample_rate: int) -> Clip:
         """A new clip holding ``samples``, recording ``step`` in its provenance and id."""

@@ -99,7 +99,7 @@ def _parse_jsonl_fast(path: Path) -> list[tuple[int, dict[str, Any]]] | None:
         text = path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError:
         return None
-    scan = _DECODER.scan_once
+    scan = _DECODER.scan_once  # type: ignore[attr-defined]  # set in JSONDecoder.__init__; typeshed omits it
     out: list[tuple[int, dict[str, Any]]] = []
     append = out.append
     for lineno, line in enumerate(text.split("\n"), start=1):

@@ -136,9 +136,18 @@ class TokenScores:
 class Backend(Protocol):
     """A loaded ASR model. Implementations set the attributes and the methods they support."""
 
-    spec: str
-    capabilities: frozenset[str]
-    max_duration: Seconds | None  # longest clip the backend accepts, None = unlimited
+    # Read-only in the protocol, so that implementations may narrow them (a ``ClassVar``
+    # ``capabilities``, a ``max_duration`` that is always ``None`` or always a number).
+    @property
+    def spec(self) -> str: ...
+
+    @property
+    def capabilities(self) -> frozenset[str]: ...
+
+    @property
+    def max_duration(self) -> Seconds | None:
+        """Longest clip the backend accepts, ``None`` = unlimited."""
+        ...
 
     def identity(self) -> BackendIdentity: ...
 

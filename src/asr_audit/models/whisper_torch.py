@@ -98,6 +98,9 @@ class TorchWhisperBackend(BaseBackend):
     capabilities = frozenset({TRANSCRIBE, SCORE, SITES})
     code_version = "torch-whisper/1"
     max_duration = WHISPER_MAX_SECONDS
+    # Declared, not defaulted: set only on the organism backends (asr_audit.organism.backend),
+    # to the metadata of the delta file applied to the weights.
+    organism_meta: dict[str, Any]
 
     def __init__(
         self,

@@ -15,6 +15,8 @@ from asr_audit.report.csv_safe import safe_cell
 from asr_audit.report.format import UNDEFINED, csv_cell, fmt_ci, fmt_num, fmt_rate, json_safe
 
 if TYPE_CHECKING:
+    from rich.console import JustifyMethod
+
     from asr_audit.corpus.predfiles import ModelCoverage
 
 __all__ = [
@@ -96,7 +98,7 @@ def refdis_table(d: Mapping[str, Any]) -> Table:
         f"{'; WER merge_compounds=True' if d.get('wer_scoring', {}).get('merge_compounds') else ''})"
     )
     t = Table(title=title, title_justify="left")
-    for col, just in (
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
         ("model", "left"),
         ("accept-ref", "right"),
         ("95% CI", "right"),
@@ -106,8 +108,9 @@ def refdis_table(d: Mapping[str, Any]) -> Table:
         ("corrected WER", "right"),
         ("inflation (pts)", "right"),
         ("95% CI", "right"),
-    ):
-        t.add_column(col, justify=just)  # type: ignore[arg-type]
+    )
+    for col, just in columns:
+        t.add_column(col, justify=just)
     other = any("n_other" in m for m in d["models"])
     if other:  # three-outcome verdicts: "other" = neither rendering, not eligible
         t.add_column("n_other", justify="right")
@@ -134,7 +137,7 @@ def refdis_table(d: Mapping[str, Any]) -> Table:
 
 def refdis_csv(d: Mapping[str, Any]) -> str:
     """The per-model CSV from a refdis result's ``to_dict()``."""
-    cols = REFDIS_COLUMNS
+    cols: tuple[str, ...] = REFDIS_COLUMNS
     if any("n_other" in m for m in d["models"]):  # three-outcome verdicts: count "other" too
         cols = (*cols[:7], "n_other", *cols[7:])
     return to_csv(d["models"], cols)
@@ -288,8 +291,8 @@ def transcribe_table(rows: Sequence[Mapping[str, Any]], n_clips: int, wer_label:
 def coverage_table(source: str, n_clips: int, n_models: int, coverage: Sequence[ModelCoverage]) -> Table:
     """The ``asr-audit coverage`` table: rows, hypotheses, empty and missing per prediction file."""
     t = Table(title=f"{source}: {n_clips} clips, {n_models} models", title_justify="left")
-    for c in ("model", "file", "rows", "hypotheses", "empty", "missing"):
-        t.add_column(c)
+    for column in ("model", "file", "rows", "hypotheses", "empty", "missing"):
+        t.add_column(column)
     for c in coverage:
         t.add_row(c.model, c.path, str(c.n_rows), str(c.n_hyp), str(c.n_empty), str(c.n_missing))
     return t

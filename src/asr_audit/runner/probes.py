@@ -55,7 +55,7 @@ class ProbeContext:
         return Surface.toml(self.spec_path, f"probes.{probe}")
 
 
-ProbeFn = Callable[[ProbeContext, Mapping[str, Any]], dict[str, Any]]
+ProbeFn = Callable[[ProbeContext, Mapping[str, Any]], dict[str, Any] | None]  # None: not for this corpus
 OptionsFn = Callable[[Mapping[str, Any], Surface], Any]
 
 
@@ -83,7 +83,8 @@ def register_probe(
     name: str, params: Sequence[str], description: str = "", options: OptionsFn | None = None
 ) -> Callable[[ProbeFn], ProbeFn]:
     """Decorator registering ``fn(ctx, params) -> dict`` as the probe ``name`` with its parameter names
-    (and ``options``, the builder of its options record)."""
+    (and ``options``, the builder of its options record). ``fn`` returns ``None`` when the probe
+    does not apply to the corpus."""
 
     def deco(fn: ProbeFn) -> ProbeFn:
         PROBES.register(

@@ -160,7 +160,7 @@ def plan(spec: ExperimentSpec, shard: Shard | None = None) -> tuple[list[Job], d
     from asr_audit.corpus.spec import load_corpus
 
     corpora = {}
-    jobs = []
+    jobs: list[Job] = []
     for c in spec.corpora:
         if c.spec is None:
             continue
@@ -270,8 +270,10 @@ def _run(
         else:
             preds = load_predictions(c.predictions, c.dataset)  # type: ignore[arg-type]
             src = preds.source
-            for m in preds.models:
-                models_meta.setdefault(m, {"name": m, "spec": f"preds:{preds.file(m).path}", "identity": None})
+            for model_name in preds.models:
+                models_meta.setdefault(
+                    model_name, {"name": model_name, "spec": f"preds:{preds.file(model_name).path}", "identity": None}
+                )
         corpora_meta.append(
             {
                 "name": c.name,

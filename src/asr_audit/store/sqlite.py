@@ -324,7 +324,8 @@ class Store:
         return self.put(TRANSCRIPT, backend_key, rows)
 
     def count(self, kind: str | None = None, backend_key: str | None = None) -> int:
-        sql, args = "SELECT COUNT(*) FROM results WHERE 1 = 1", []
+        sql = "SELECT COUNT(*) FROM results WHERE 1 = 1"
+        args: list[str] = []
         if kind is not None:
             sql, args = sql + " AND kind = ?", [*args, kind]
         if backend_key is not None:

@@ -103,6 +103,8 @@ def _compute(backend: Backend, loaded: Sequence[LoadedAudio]) -> tuple[dict[str,
     if not loaded:
         return {}, {}
     total = sum(a.duration for a in loaded) or 1.0
+    done: dict[str, tuple[str, Seconds]]
+    failed: dict[str, str]
     try:
         t0 = time.perf_counter()
         texts = _check_texts(backend, backend.transcribe([a.samples for a in loaded]), len(loaded))
@@ -122,8 +124,7 @@ def _compute(backend: Backend, loaded: Sequence[LoadedAudio]) -> tuple[dict[str,
             return done, failed
     except Exception:  # noqa: BLE001 - isolate the broken clip(s) below
         pass
-    done: dict[str, tuple[str, Seconds]] = {}
-    failed: dict[str, str] = {}
+    done, failed = {}, {}
     for a in loaded:  # isolate the broken clip(s)
         try:
             t0 = time.perf_counter()
@@ -168,8 +169,8 @@ def _resolve(batch: Sequence[Clip], backend: Backend, key: str, store: Store) ->
             continue
         loaded[c.id] = a
         hashes[c.id] = (a.audio_hash, a.duration)
-        if fps[c.id]:
-            remember.append((fps[c.id], a.audio_hash, a.duration))
+        if fp := fps[c.id]:
+            remember.append((fp, a.audio_hash, a.duration))
     store.remember_audio(remember)
     cached.update(store.get_transcripts(key, [a.audio_hash for a in loaded.values()]))
     return _Resolved(hashes, cached, loaded, bad)
@@ -227,7 +228,7 @@ def transcribe_corpus(
         store.put_transcripts(key, [(h, text, sec) for h, (text, sec) in done.items()])
         # another process may have stored these keys first: report what the store holds
         stored = store.get_transcripts(key, list(done))
-        done = {h: (stored[h].value, stored[h].seconds) if h in stored else v for h, v in done.items()}
+        served = {h: (stored[h].value, stored[h].seconds) if h in stored else v for h, v in done.items()}
         audio_s, compute_s = audio_s + batch_audio, compute_s + batch_compute
         for c in batch:
             if c.id in bad:
@@ -240,7 +241,7 @@ def transcribe_corpus(
             if h in cached:
                 text, sec, n_cached = cached[h].value, cached[h].seconds, n_cached + 1
             else:
-                (text, sec), n_computed = done[h], n_computed + 1
+                (text, sec), n_computed = served[h], n_computed + 1
             duration = c.duration if c.duration is not None else dur
             records.append(PredictionRecord(c.id, c.reference, text, duration, sec))
         if progress:

@@ -769,7 +769,7 @@ def calibrate_courtesy(
     original audio. Planted: a model drops the courtesy ``delta`` more often on the original
     audio (it follows the reference), judged on the same eligible clips.
     """
-    from asr_audit.probes.battery.courtesy import courtesy_present, eligible_clips
+    from asr_audit.probes.battery.courtesy import CourtesyClip, courtesy_present, eligible_clips
     from asr_audit.stats.did import paired_difference
 
     t0 = time.perf_counter()
@@ -797,8 +797,8 @@ def calibrate_courtesy(
     def write(clips: Sequence[_TextClip], spoken: Mapping[str, str], keep: np.ndarray) -> dict[str, str]:
         return {c.id: spoken[c.id] if k else c.reference for c, k in zip(clips, keep)}
 
-    def values(eligible: Sequence[object], hyps: Mapping[str, str]) -> list[int]:
-        return [int(not courtesy_present(e.opener, hyps[e.clip_id])) for e in eligible]  # type: ignore[attr-defined]
+    def values(eligible: Sequence[CourtesyClip], hyps: Mapping[str, str]) -> list[int]:
+        return [int(not courtesy_present(e.opener, hyps[e.clip_id])) for e in eligible]
 
     for i in range(n_datasets):
         n_c = int(rng.integers(courtesy_clips[0], courtesy_clips[1] + 1))

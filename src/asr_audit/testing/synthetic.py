@@ -320,8 +320,8 @@ def _plant(
         parts = [_Part(tuple(mid), tuple(mid))]
     if tail and tail[0].written and tail[0].written[0][0].islower() and parts[-1].written:
         # a continuation closer ("in this House.") takes over the sentence's full stop
-        last = parts[-1]
-        parts[-1] = _Part(last.spoken, (*last.written[:-1], last.written[-1].rstrip(".")), last.planted)
+        closer = parts[-1]
+        parts[-1] = _Part(closer.spoken, (*closer.written[:-1], closer.written[-1].rstrip(".")), closer.planted)
     return head + parts + tail, kinds
 
 

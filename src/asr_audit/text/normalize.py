@@ -25,7 +25,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from asr_audit.errors import ConfigError
 from asr_audit.registry import Registry
@@ -58,8 +58,8 @@ class Normalizer(Protocol):
         """Return the normalized text."""
         ...
 
-    def describe(self) -> dict[str, str]:
-        """Name, implementation, package version and notes, recorded in every output."""
+    def describe(self) -> dict[str, Any]:
+        """Name, implementation, package version and notes (JSON values), recorded in every output."""
         ...
 
 
@@ -289,7 +289,7 @@ _PARENS = re.compile(r"\(([^)]+?)\)")
 _WS = re.compile(r"\s+")
 
 
-def _split_char_pattern() -> object:
+def _split_char_pattern() -> Any:  # a compiled ``regex`` (third-party, imported lazily) pattern
     import regex
 
     scripts = ("Han", "Hiragana", "Katakana", "Thai", "Lao", "Khmer", "Myanmar")
@@ -298,7 +298,7 @@ def _split_char_pattern() -> object:
     return regex.compile(f"(?=[{cls}])\\X")
 
 
-class _LetterMarkNumberTable(dict):  # type: ignore[type-arg]
+class _LetterMarkNumberTable(dict[int, str]):
     """``str.translate`` table: letters, marks and numbers stay, anything else -> space."""
 
     def __missing__(self, code: int) -> str:
@@ -339,7 +339,7 @@ class BasicNormalizer:
             s = _PARENS.sub("", s)
         s = s.translate(self._table)
         if not s.isascii():
-            s = self._split.sub(lambda m: f" {m.group()} ", s)  # type: ignore[attr-defined]
+            s = self._split.sub(lambda m: f" {m.group()} ", s)
         return _WS.sub(" ", s).strip()
 
     def describe(self) -> dict[str, str]:

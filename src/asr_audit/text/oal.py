@@ -140,7 +140,7 @@ _TWO_SINGLES = re.compile(r"(?<!\S)\S \S(?!\S)")  # two adjacent one-character t
 
 def load_table(name: str) -> Any:
     """One of the packaged JSON tables, e.g. ``load_table("english_name_normalizer")``."""
-    path = resources.files("asr_audit").joinpath("data", "oal", f"{name}.json")
+    path = resources.files("asr_audit") / "data" / "oal" / f"{name}.json"
     return json.loads(path.read_text(encoding="utf-8"))
 
 

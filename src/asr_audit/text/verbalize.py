@@ -177,9 +177,11 @@ def verbalize_number(token: str) -> list[Reading] | None:
     """
     t = _TIME_RE.match(token)
     if t:
-        h, m = int(t["h"]), int(t["m"])
-        if h <= 24 and m < 60:
-            tail: list[Reading] = [("o'clock",)] if m == 0 else ([("oh", _ONES[m])] if m < 10 else [cardinal(m)])
+        h, minute = int(t["h"]), int(t["m"])
+        if h <= 24 and minute < 60:
+            tail: list[Reading] = (
+                [("o'clock",)] if minute == 0 else ([("oh", _ONES[minute])] if minute < 10 else [cardinal(minute)])
+            )
             return [(*cardinal(h), *r) for r in tail]
     m = _NUMBER_RE.match(token)
     if not m or (m["int"] is None and m["frac"] is None):
@@ -208,7 +210,7 @@ def verbalize_number(token: str) -> list[Reading] | None:
             and "," not in (m["int"] or "")
             and 1000 <= value <= 2099
         )
-        if is_year:
+        if is_year and value is not None:  # is_year implies it; the check narrows the type
             readings = year_readings(value)
         else:
             head = [cardinal(value), cardinal(value, british_and=True)] if value is not None else [()]

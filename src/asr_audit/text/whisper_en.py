@@ -140,7 +140,7 @@ def package_version(dist: str) -> str:
         return "unknown"
 
 
-class SymbolTable(dict):  # type: ignore[type-arg]
+class SymbolTable(dict[int, str]):
     """``str.translate`` table equal to ``remove_symbols_and_diacritics(c, keep)`` per character.
 
     Valid only on NFKD-normalized text (each character of an NFKD string is its own NFKD

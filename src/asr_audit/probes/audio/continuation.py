@@ -201,7 +201,7 @@ def forced_outputs(
     for p in plans:
         h = hashes[p.clip_id]
         if h in cached:
-            out[p.clip_id] = tuple(cached[h].value)  # type: ignore[assignment]
+            out[p.clip_id] = tuple(cached[h].value)
             continue
         try:
             got = decode([p.samples], extra_tokens)[0]
@@ -249,8 +249,8 @@ def run_continuation(
                     )
                 )
         ok = [i for i in mine if i.error is None]
-        words = [(w in i.leaked, sentence.get(i.clip_id, i.clip_id)) for i in ok for w in i.hidden_words]
-        rate = clustered_rate([x for x, _ in words], [c for _, c in words], model_rng(seed, b.spec), n_resamples)
+        scored = [(w in i.leaked, sentence.get(i.clip_id, i.clip_id)) for i in ok for w in i.hidden_words]
+        rate = clustered_rate([x for x, _ in scored], [c for _, c in scored], model_rng(seed, b.spec), n_resamples)
         leak, low, high = rate.estimate()  # None when no hidden word was scored (n = 0)
         models.append(
             {
@@ -263,7 +263,7 @@ def run_continuation(
                 "ci_low": low,
                 "ci_high": high,
                 "interval": rate.interval,
-                "n_sentences": len({c for _, c in words}),
+                "n_sentences": len({c for _, c in scored}),
                 "n_clips": len(ok),
                 "n_clips_leaking": sum(bool(i.leaked) for i in ok),
                 "n_failed": len(mine) - len(ok),

@@ -295,8 +295,8 @@ def score_spans(scorer: Scorer, spans: Sequence[Span], audio: Mapping[str, np.nd
         real, silent = got[i], got[i + 1]
         alt = got[i + 2] if s.alt is not None else None
         i += 3 if s.alt is not None else 2
-        bad = next((g for g in (real, silent, alt) if isinstance(g, str)), None)
-        if bad is not None:
+        if isinstance(real, str) or isinstance(silent, str) or isinstance(alt, str):  # a failure reason
+            bad = next(g for g in (real, silent, alt) if isinstance(g, str))
             out.append(
                 LiftRecord(
                     model,
@@ -389,13 +389,8 @@ def summarize_model(
     conditions = {}
     for cond, rs in sorted(by_cond.items()):
         lift = clustered_mean([r.lift for r in rs], [sentence(r.clip_id) for r in rs], rng, n_resamples)
-        cmp_rs = [r for r in rs if r.compare is not None]
-        comp = clustered_mean(
-            [r.compare for r in cmp_rs],
-            [sentence(r.clip_id) for r in cmp_rs],
-            rng,  # type: ignore[misc]
-            n_resamples,
-        )
+        compared = [(r.compare, sentence(r.clip_id)) for r in rs if r.compare is not None]
+        comp = clustered_mean([c for c, _ in compared], [s for _, s in compared], rng, n_resamples)
         conditions[cond] = {"lift": lift.to_dict(), "compare": comp.to_dict()}
     paired = {}
     for a, b in pairs:

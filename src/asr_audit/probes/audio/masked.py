@@ -199,7 +199,7 @@ def read_recipes(path: str | Path) -> list[MaskRecipe]:
             continue
         try:
             data = json.loads(line)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise InputFileError(p, f"invalid JSON ({exc.msg})", "re-export the recipes", no) from None
         if not isinstance(data, dict):
             raise InputFileError(p, "line is not a JSON object", "re-export the recipes", no)
@@ -434,7 +434,9 @@ def plan_masks(
                     )
                 )
                 continue
-        for t in targets if x is not None else ():
+        if x is None:
+            continue
+        for t in targets:
             try:
                 recipe, y = make_recipe(t.clip_id, x, t, params.method, params.pad, params.seed)
             except AuditError as exc:

@@ -623,7 +623,7 @@ def run_battery(
             progress(cond.name)
         if measure.condition is not None:
             items[cond.name], f = measure.condition(cond, corpus, backends, ctx, store, settings)
-        else:
+        elif judge is not None:  # a measure has exactly one of condition and judge (Measure.__post_init__)
             items[cond.name], f = _run_condition(cond, corpus, backends, judge, ctx, store, normalize, hyps0)
         failures += f
         n_items[cond.name] = len({k for per in items[cond.name].values() for k in per})
@@ -730,7 +730,7 @@ def _run_condition(
             if text is None:
                 continue
             hyp = normalize(text)
-            if r.donor is not None:
+            if r.donor is not None and cond.donor is not None:  # a realized donor implies the condition's
                 donor_text = texts.get(r.donor.id)
                 if donor_text is None:
                     continue

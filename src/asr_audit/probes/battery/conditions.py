@@ -350,7 +350,7 @@ def realize(condition: Condition, clip: Clip, ctx: ConditionContext, span: tuple
     return Realized(
         new,
         condition.name,
-        tuple(rng) if rng else None,
+        rng if rng else None,
         donor,
         {"voice": condition.voice, **derived.provenance.to_dict()},
     )

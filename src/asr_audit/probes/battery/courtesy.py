@@ -126,7 +126,7 @@ def eligible_clips(
             text = spoken[clip.id]
         else:
             found = [
-                find_opener(_norm_tokens(h[clip.id], normalizer)) if h.get(clip.id) else None
+                find_opener(_norm_tokens(hyp, normalizer)) if (hyp := h.get(clip.id)) else None
                 for h in full_hyps.values()
             ]
             hits = [f for f in found if f]

@@ -139,14 +139,22 @@ def _honorific(name: str, full: Sequence[str], abbrev: Sequence[str], why: str, 
 
 
 def _spacing(
-    name: str, spaced: Sequence[str], closed: Sequence[str], why: str, group: str = "spacing", **rules: str
+    name: str,
+    spaced: Sequence[str],
+    closed: Sequence[str],
+    why: str,
+    group: str = "spacing",
+    *,
+    not_after: str | None = None,
+    not_before: str | None = None,
 ) -> Family:
     return Family(
         name=name,
         group=group,
         arms=(Arm(spaced[0], "A", tuple(spaced)), Arm(closed[0], "B", tuple(closed))),
         why=why,
-        **rules,
+        not_after=not_after,
+        not_before=not_before,
     )
 
 

@@ -369,7 +369,7 @@ def classify(
     hyp_c = collapse(hyp_tokens, find_occurrences(hyp, family, context=False), family)
     mapping = align_indices(ref_c, hyp_c)
     where = {t.start: i for i, t in enumerate(ref_c) if t.arm is not None}
-    out = []
+    out: list[tuple[str, int | None, str]] = []
     for it in items:
         i = where.get(it.start)
         j = None if i is None else mapping[i]
@@ -521,9 +521,9 @@ def switch_rate(
     for f in fams:
         groups.setdefault(f.group, []).append(f)
     for model in chosen:
-        mine = [o for o in outcomes if o.model == model]
+        own = [o for o in outcomes if o.model == model]
         for f in fams:
-            sel = [(o.item.ref_arm, o) for o in mine if o.item.family == f.name]
+            sel = [(o.item.ref_arm, o) for o in own if o.item.family == f.name]
             rows.append(
                 _score(
                     model, f.name, f.group, False, [(a.label, a.role) for a in f.arms], sel, min_per_arm, denominator
@@ -535,7 +535,7 @@ def switch_rate(
             names = {f.name for f in members}
             role_slot = {r: i for i, r in enumerate(ROLES)}
             sel = [
-                (role_slot[by_name[o.item.family].arms[o.item.ref_arm].role], o) for o in mine if o.item.family in names
+                (role_slot[by_name[o.item.family].arms[o.item.ref_arm].role], o) for o in own if o.item.family in names
             ]
             labels = [(f"{r}: {ROLE_MEANING[r]}", r) for r in ROLES]
             pooled.append(_score(model, group, group, True, labels, sel, min_per_arm, denominator))

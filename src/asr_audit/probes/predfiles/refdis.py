@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from asr_audit.options import check
@@ -21,6 +21,7 @@ REF = "ref"
 CONSENSUS = "consensus"
 OTHER = "other"
 Verdict = str | None  # "ref" | "consensus" | "other" | None (ineligible)
+_Judge = Callable[..., tuple[str, str]]  # (alignment, bound defaults...) -> (verdict, rendering)
 
 #: A rendering is "close" when its character distance (:func:`char_distance`) to the model's
 #: output is at most this; see :func:`closeness_verdict`.
@@ -386,6 +387,7 @@ def mine_clip(
     for m in members:
         for i in panel_aligns[m].missed:
             votes[i] += 1
+    judge: _Judge
     for start, stop in _runs(votes, threshold, params.min_run_len):
         if not params.include_middle and start != 0 and stop - 1 != n - 1:
             continue
@@ -481,6 +483,9 @@ def mine_two_references(
         if (h := clip.hyps.get(m)) is not None and (a := cache.align(ref, h)).matched >= min_matched
     }
     edits = []
+    judge: _Judge
+    ref_tokens: Tokens
+    idx: tuple[int, ...]
     for tag, i1, i2, j1, j2 in cache.align(ref, corrected).opcodes:
         if tag == "equal":
             continue

@@ -15,7 +15,7 @@ from typing import Any
 from asr_audit.corpus.predfiles import PredictionSet
 from asr_audit.errors import AuditError, InputFileError
 from asr_audit.probes.predfiles.refdis import ClipInput
-from asr_audit.text.align import AlignmentCache, tokens
+from asr_audit.text.align import AlignmentCache, Tokens, tokens
 
 
 def prepare_clips(
@@ -55,7 +55,7 @@ def prepare_clips(
     except Exception as exc:  # noqa: BLE001 - a normalizer crash on some text: name its file and row
         raise normalizer_failure(preds, models, refs, composed, exc, given_refs=references is not None) from None
     to_tokens = tokens if cache is None else cache.tokens
-    tok = {k: to_tokens(v) for k, v in zip(distinct, normed)}
+    tok: dict[str | None, Tokens] = {k: to_tokens(v) for k, v in zip(distinct, normed)}
     tok_get = tok.get
     columns = [[tok_get(h) for h in col] for col in hyp_rows]  # None stays None
     clips = []
