@@ -191,7 +191,12 @@ def parse_spec(data: Mapping[str, Any], path: str = "<spec>") -> ExperimentSpec:
         if m.batch_size < 1:
             f.fail(f"model[{i}].batch_size", f"is {m.batch_size}", "use a positive number")
         from asr_audit.models.base import DecodeOptions
+        from asr_audit.models.base import parse_spec as parse_model_spec
 
+        try:  # every [[model]], also one no corpus transcribes, fails here rather than never or late
+            parse_model_spec(m.spec)
+        except ConfigError as exc:
+            f.fail(f"model[{i}].spec", f"is invalid ({exc})", "use a spec `asr-audit models` lists")
         try:
             DecodeOptions.from_dict(dict(m.options))
         except (ConfigError, TypeError) as exc:
