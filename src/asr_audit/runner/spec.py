@@ -269,6 +269,10 @@ def load_spec(path: str | Path) -> ExperimentSpec:
         data = tomllib.loads(p.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{p}: not valid TOML ({exc}); fix: check the syntax at that line") from None
+    except RecursionError:
+        raise ConfigError(f"{p}: TOML nested too deeply to read; fix: write a flat experiment spec") from None
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot read ({exc.strerror or exc}); fix: check the file's permissions") from None
     spec = parse_spec(data, str(p))
     base = p.resolve().parent
 
