@@ -82,3 +82,44 @@ def test_long_wav_rejected_from_its_header(tmp_path: Path, monkeypatch: pytest.M
         io.load_clip_audio(clip, max_duration=30)
     monkeypatch.undo()
     assert io.load_clip_audio(clip, max_duration=None).duration == pytest.approx(40.0)
+
+
+def _record(hyp: str, ref: str = "a b") -> object:
+    from asr_audit.store.export import PredictionRecord
+
+    return PredictionRecord(clip_id="c1", reference=ref, hypothesis=hyp, duration=1.0, time=0.1)
+
+
+def test_prediction_file_on_a_full_disk_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+    import os
+
+    from asr_audit.errors import InputFileError
+    from asr_audit.store import export
+
+    class Full:
+        def __init__(self, fd: int, *a: object) -> None:
+            os.close(fd)
+
+        def __enter__(self) -> Full:
+            return self
+
+        def __exit__(self, *a: object) -> None:
+            return None
+
+        def write(self, data: bytes) -> int:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(export.os, "fdopen", Full)
+    with pytest.raises(InputFileError, match=r"p\.jsonl: disk full; fix: free disk space"):
+        export.write_predictions(tmp_path / "p.jsonl", [_record("a b")])
+    assert list(tmp_path.iterdir()) == []  # no half-written file, no temporary left
+
+
+def test_prediction_file_with_a_lone_surrogate_is_one_line(tmp_path: Path) -> None:
+    from asr_audit.errors import InputFileError
+    from asr_audit.store.export import write_predictions
+
+    with pytest.raises(InputFileError, match="lone surrogate"):
+        write_predictions(tmp_path / "p.jsonl", [_record("a \ud800")])
+    assert write_predictions(tmp_path / "q.jsonl", [_record("a b")]).read_text().count("\n") == 1

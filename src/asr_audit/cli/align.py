@@ -62,11 +62,21 @@ def align(
                     n_cached += result.cached
                 else:
                     failures.append((result.clip_id, result.error or ""))
+        except OSError as exc:  # a full disk while writing: the store keeps what was aligned
+            raise InputFileError(
+                out if out is not None else "stdout",
+                f"cannot write ({exc.strerror or exc})",
+                "free disk space and rerun (timings in the store are reused)",
+            ) from None
         finally:
-            if out is not None:
-                sink.close()
-            else:
-                sink.flush()
+            try:
+                sink.close() if out is not None else sink.flush()
+            except OSError as exc:  # the last buffer did not fit on the disk
+                raise InputFileError(
+                    out if out is not None else "stdout",
+                    f"cannot write ({exc.strerror or exc})",
+                    "free disk space and rerun (timings in the store are reused)",
+                ) from None
     where = f" -> {out}" if out is not None else ""
     err_console.print(
         f"aligned {n_ok}/{len(corp)} clip(s) with {engine.identity().spec} ({n_cached} from the store){where}",
