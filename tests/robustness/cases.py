@@ -1278,6 +1278,12 @@ CASES += [
         OK,
         "warning: panel model mc shares no answered clip id",
     ),
+    Case(
+        "run-panel-member-shares-no-clip-warned-ok",
+        lambda t: ["run", str(_isolated_spec(t)), "--no-progress"],
+        OK,
+        "warning: corpus 'vox': panel model mc shares no answered clip id",
+    ),
     Case("refdis-language-bogus-ok", _refdis(good_folder, "--language", "xx"), OK),
     Case("refdis-min-ref-match-above-1", _refdis(good_folder, "--min-ref-match", "2"), ERROR, "min-ref-match"),
     Case("refdis-min-run-len-zero", _refdis(good_folder, "--min-run-len", "0"), ERROR, "min-run-len"),
@@ -1326,6 +1332,14 @@ CASES += [
         "coverage-missing-hypotheses-ok", pf({"m.jsonl": '{"id": "a", "reference": "a b", "hypothesis": null}\n'}), OK
     ),
 ]
+
+
+def _isolated_spec(tmp: Path) -> Path:
+    p = pred_spec(tmp, preds=str(_isolated(tmp)))
+    p.write_text(
+        p.read_text().replace('["whisper-base.en", "whisper-small.en", "wav2vec2-base-960h"]', '["ma", "mb", "mc"]')
+    )
+    return p
 
 
 def _run_twice(tmp: Path) -> list[str]:

@@ -285,10 +285,18 @@ def _run(
                 "kind": "audio" if c.spec else "predictions",
             }
         )
+        panel = _panel_for(spec, c, preds.models) if preds.models else ()
+        from asr_audit.probes.predfiles.refdis_run import isolated_panel_members
+
+        for m in isolated_panel_members(preds, panel):
+            log(
+                f"warning: corpus {c.name!r}: panel model {m} shares no answered clip id with the other panel "
+                "models; it never votes beside them (is its file from another corpus?)"
+            )
         ctx = ProbeContext(
             corpus=c.name,
             predictions=preds,
-            panel=_panel_for(spec, c, preds.models) if preds.models else (),
+            panel=panel,
             seed=spec.seed,
             normalizer=spec.normalizer,
             clips=corpora.get(c.name),
