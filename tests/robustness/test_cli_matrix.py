@@ -49,3 +49,5 @@ def test_cli_contract(case: Case, tmp_path: Path, run_cli, monkeypatch: pytest.M
         assert "fix:" in errors[0], errors[0]
     else:
         assert not errors, err
+        if case.needle:  # a successful run that must show something (coverage, a warning)
+            assert case.needle.format(tmp=work) in out + err, out[-3000:] + err[-2000:]

@@ -70,12 +70,20 @@ def to_mono_16k(samples: np.ndarray, sample_rate: int) -> np.ndarray:
     return np.ascontiguousarray(x, dtype=np.float32)
 
 
-def _read(clip: Clip) -> tuple[np.ndarray, int]:
+def _read(clip: Clip, max_duration: Seconds | None = None) -> tuple[np.ndarray, int]:
     if clip.audio_path is not None:
         path = Path(clip.audio_path)
         if not path.is_file():
             raise ClipAudioError(clip, "audio file not found", "check the path in the corpus, or remove the clip")
         sf = require("soundfile", "audio")
+        if max_duration is not None:  # the header's length first: never decode 2 hours to reject them
+            try:
+                info = sf.info(str(path))
+                seconds = info.frames / info.samplerate if info.samplerate > 0 else None
+            except Exception:  # noqa: BLE001 - an unreadable header fails in sf.read below, with its reason
+                seconds = None
+            if seconds is not None:
+                check_duration(clip, seconds, max_duration)
         try:
             samples, sr = sf.read(str(path), dtype="float32", always_2d=True)
         except Exception as exc:  # noqa: BLE001 - soundfile raises LibsndfileError / RuntimeError / TypeError
@@ -111,7 +119,7 @@ def check_duration(clip: Clip, seconds: Seconds, max_duration: Seconds | None) -
 
 def load_clip_audio(clip: Clip, max_duration: Seconds | None = None) -> LoadedAudio:
     """Decode, validate and convert a clip's audio; see the module docstring for rejections."""
-    raw, sr = _read(clip)
+    raw, sr = _read(clip, max_duration)
     if sr <= 0:
         raise ClipAudioError(clip, f"invalid sample rate {sr}", "re-encode the file with a valid sample rate")
     channels = 1 if raw.ndim == 1 else int(raw.shape[1])

@@ -12,6 +12,8 @@ from rich.text import Text
 
 from asr_audit.cli import app, err_console
 from asr_audit.cli.common import CORPUS_HELP, STORE_HELP, load_clips, store_session
+from asr_audit.errors import InputFileError
+from asr_audit.outputs import check_output_file
 
 
 @app.command()
@@ -38,14 +40,20 @@ def align(
     from asr_audit.align import get_aligner
     from asr_audit.align.run import align_corpus
 
+    check_output_file(out, "--out")  # before any clip is aligned
     corp = load_clips(corpus, limit)
     engine = get_aligner(aligner, model)
     n_ok = n_cached = 0
     failures: list[tuple[str, str]] = []
     with store_session(store) if cache else nullcontext() as st:
-        if out is not None:
-            out.parent.mkdir(parents=True, exist_ok=True)
-        sink = open(out, "w", encoding="utf-8") if out is not None else sys.stdout
+        try:
+            if out is not None:
+                out.parent.mkdir(parents=True, exist_ok=True)
+            sink = open(out, "w", encoding="utf-8") if out is not None else sys.stdout
+        except OSError as exc:
+            raise InputFileError(
+                out, f"cannot write ({exc.strerror or exc})", "choose a writable output path"
+            ) from None
         try:
             for result in align_corpus(engine, corp, st):
                 sink.write(json.dumps(result.to_dict(), ensure_ascii=False) + "\n")
@@ -54,11 +62,21 @@ def align(
                     n_cached += result.cached
                 else:
                     failures.append((result.clip_id, result.error or ""))
+        except OSError as exc:  # a full disk while writing: the store keeps what was aligned
+            raise InputFileError(
+                out if out is not None else "stdout",
+                f"cannot write ({exc.strerror or exc})",
+                "free disk space and rerun (timings in the store are reused)",
+            ) from None
         finally:
-            if out is not None:
-                sink.close()
-            else:
-                sink.flush()
+            try:
+                sink.close() if out is not None else sink.flush()
+            except OSError as exc:  # the last buffer did not fit on the disk
+                raise InputFileError(
+                    out if out is not None else "stdout",
+                    f"cannot write ({exc.strerror or exc})",
+                    "free disk space and rerun (timings in the store are reused)",
+                ) from None
     where = f" -> {out}" if out is not None else ""
     err_console.print(
         f"aligned {n_ok}/{len(corp)} clip(s) with {engine.identity().spec} ({n_cached} from the store){where}",

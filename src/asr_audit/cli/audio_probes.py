@@ -14,6 +14,7 @@ from asr_audit.cli.common import CORPUS_HELP as _CORPUS_HELP
 from asr_audit.cli.common import STORE_HELP as _STORE_HELP
 from asr_audit.cli.common import load_backends, load_clips, model_specs, print_failures, store_session, write_json
 from asr_audit.errors import ConfigError, InputFileError
+from asr_audit.outputs import check_output_file
 
 
 @app.command()
@@ -60,6 +61,8 @@ def masked(
     )
     params = options.mask_params(seed)
     specs = model_specs(model)
+    check_output_file(recipes_out, "--recipes-out")  # outputs checked before any model runs
+    check_output_file(json_out, "--json")
     recipes = read_recipes(recipes_in) if recipes_in is not None else None
     corp = load_clips(corpus, limit)
     engine = None if recipes is not None else get_aligner(options.aligner)
@@ -115,6 +118,7 @@ def lift(
         {"spans": spans, "method": method, "aligner": aligner, "gate_max_wer": gate_max_wer}, Surface.cli()
     )
     specs = model_specs(model)
+    check_output_file(json_out, "--json")  # before any model runs
     options: dict[str, Any] = {}
     if spans == "refdis":
         if refdis is None:
@@ -170,6 +174,7 @@ def continue_(
         {"hide_words": hide_words, "extra_tokens": extra_tokens, "aligner": aligner}, Surface.cli()
     )
     specs = model_specs(model)
+    check_output_file(json_out, "--json")  # before any model runs
     corp = load_clips(corpus, limit)
     with store_session(store) as st:
         data = run_continuation(

@@ -8,6 +8,7 @@ import typer
 
 from asr_audit.cli import app, console, split_list
 from asr_audit.cli.common import STORE_HELP, load_backends, load_clips, model_specs, store_session, write_json
+from asr_audit.outputs import check_output_file
 
 
 @app.command("battery")
@@ -62,6 +63,7 @@ def battery_cmd(
     )
     conds = parse_conditions(list(options.conditions))
     specs = model_specs(model)
+    check_output_file(json_out, "--json")  # before any model runs
     donors = [AudioAsset.from_file(p) for p in options.donor_conv]
     spoken_map = load_spoken(options.spoken) if options.spoken else {}
     clips = load_clips(corpus, limit)

@@ -11,6 +11,7 @@ from rich.text import Text
 
 from asr_audit.cli import app, console, split_list
 from asr_audit.errors import ConfigError
+from asr_audit.outputs import check_output_dir, check_output_file
 
 calib_app = typer.Typer(
     help="Calibration benchmark with planted ground truth: build it, score the miner on it.", no_args_is_help=True
@@ -67,6 +68,7 @@ def build(
     from asr_audit.calib.build import build_calibration
     from asr_audit.calib.generate import CalibConfig
 
+    check_output_dir(out, "--out", force=True)  # a file or a path under a file fails before any synthesis
     extra: dict[str, Any] = {  # CalibConfig keyword arguments given on the command line
         k: v
         for k, v in (("kinds", parse_weights(kinds, "--kinds")), ("positions", parse_weights(positions, "--positions")))
@@ -122,6 +124,7 @@ def score(
     from asr_audit.probes.predfiles.refdis_run import run_refdis
     from asr_audit.report.tables import calib_score_table, to_json, write_text
 
+    check_output_file(json_out, "--json")
     truth = load_truth(corpus)
     pset = load_predictions(preds, dataset)
     bad = check_references(truth, pset.references)

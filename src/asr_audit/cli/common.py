@@ -76,9 +76,32 @@ def write_json(path: Path | None, data: Any, out: Console = err_console) -> None
     out.print(f"wrote {write_text(path, to_json(data))}", highlight=False)
 
 
+FAILURES_SHOWN = 10  # failures listed one per line; the rest are summarized by reason
+
+
 def print_failures(failures: Sequence[dict[str, str]], what: str = "clip(s) gave no items") -> None:
-    """List the clips a verb skipped, with their reasons, on stderr."""
-    if failures:
-        err_console.print(Text(f"{len(failures)} {what}:", "yellow"), highlight=False)
-        for f in failures:
-            err_console.print(f"  {f['clip_id']}: {f['reason']}", highlight=False, soft_wrap=True)
+    """List the clips a verb skipped, with their reasons, on stderr: the first
+    :data:`FAILURES_SHOWN` one per line, then the count of the rest by reason (never 100,000 lines)."""
+    if not failures:
+        return
+    err_console.print(Text(f"{len(failures)} {what}:", "yellow"), highlight=False)
+    for f in failures[:FAILURES_SHOWN]:
+        err_console.print(f"  {f['clip_id']}: {f['reason']}", highlight=False, soft_wrap=True)
+    rest = failures[FAILURES_SHOWN:]
+    if rest:
+        counts: dict[str, int] = {}
+        for f in rest:
+            key = _reason_kind(f["reason"])
+            counts[key] = counts.get(key, 0) + 1
+        err_console.print(f"  ... and {len(rest)} more:", highlight=False)
+        for reason, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:FAILURES_SHOWN]:
+            err_console.print(f"    {n} x {reason}", highlight=False, soft_wrap=True)
+        if len(counts) > FAILURES_SHOWN:
+            err_console.print(f"    ... {len(counts) - FAILURES_SHOWN} other reason(s)", highlight=False)
+
+
+def _reason_kind(reason: str) -> str:
+    """A failure reason with its clip-specific paths and numbers blanked, so alike reasons count together."""
+    import re
+
+    return re.sub(r"\S*/\S*|\d+(\.\d+)?", "…", reason)

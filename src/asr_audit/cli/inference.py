@@ -12,7 +12,9 @@ from rich.table import Table
 from rich.text import Text
 
 from asr_audit.cli import app, console, err_console
-from asr_audit.cli.common import CORPUS_HELP, STORE_HELP, load_clips, model_specs, store_session
+from asr_audit.cli.common import CORPUS_HELP, STORE_HELP, load_clips, model_specs, print_failures, store_session
+from asr_audit.errors import AuditError
+from asr_audit.outputs import check_output_dir
 
 # the module that shows an extra is installed
 EXTRA_MODULES = {
@@ -64,7 +66,8 @@ def transcribe(
 
     Writes MODEL_<model>_DATASET_<corpus>_<split>.jsonl per model into --out. Results already in
     the store are reused, so an interrupted run resumes where it stopped. Clips with unusable
-    audio are skipped and listed with their reason at the end (the exit code stays 0).
+    audio are skipped and listed with their reason at the end (the exit code stays 0); a model
+    for which every clip failed is an error (exit 2).
     """
     from asr_audit.models.base import DecodeOptions, load_backend
     from asr_audit.store.export import prediction_file_name, write_predictions
@@ -74,9 +77,11 @@ def transcribe(
     info = get_normalizer(normalizer).describe()  # fail on an unknown name before any work
     wer_label = str(info.get("label", info["name"]))
     specs = model_specs(model)  # fails on a bad spec before any work
+    check_output_dir(out, "--out", force=True)  # a file or a folder under a file fails before any work
     options = DecodeOptions(language=None if language.lower() == "none" else language)
     corp = load_clips(corpus, limit)
     results = []
+    refs = {c.id: c.reference for c in corp.clips}
     with store_session(store) as st:
         run_id = st.start_run({"argv": sys.argv[1:], "models": specs, "corpus": corp.source, "n_clips": len(corp)})
         for spec in specs:
@@ -107,13 +112,23 @@ def transcribe(
             st.record_errors(
                 run_id, outcome.backend_key, corp.source, [(f.clip_id, f.reason) for f in outcome.failures]
             )
-            results.append((outcome, corpus_wer(outcome.records, normalizer), path))
+            missing = [refs[f.clip_id] for f in outcome.failures if f.clip_id in refs]  # count as deletions
+            results.append((outcome, corpus_wer(outcome.records, normalizer, missing), path))
         st.finish_run(run_id, {"failed_clips": sum(len(o.failures) for o, _, _ in results)})
     _summary(results, len(corp), wer_label)
+    empty = [o for o, _, _ in results if not o.records]
+    if empty:
+        first = empty[0].failures[0].reason if empty[0].failures else "no clip"
+        raise AuditError(
+            f"{', '.join(o.spec for o in empty)}: every one of the {len(corp)} clip(s) of {corp.source} failed, "
+            f"no prediction file written (first: {first}); fix: see the failures above, then rerun "
+            "(transcripts already stored are reused)"
+        )
 
 
 def _summary(results: list, n_clips: int, wer_label: str = "") -> None:
     from asr_audit.report.tables import transcribe_table
+    from asr_audit.store.transcribe import coverage
 
     rows = [
         {
@@ -123,17 +138,15 @@ def _summary(results: list, n_clips: int, wer_label: str = "") -> None:
             "computed": o.n_computed,
             "failed": len(o.failures),
             "wer": wer,
+            "coverage": coverage(o),
             "rtfx": o.rtfx,
             "file": path,
         }
         for o, wer, path in results
     ]
     console.print(transcribe_table(rows, n_clips, wer_label))
-    failures = [(o.spec, f) for o, _, _ in results for f in o.failures]
-    if failures:
-        err_console.print(Text(f"{len(failures)} clip(s) failed and were skipped:", "yellow"), highlight=False)
-        for spec, f in failures:
-            err_console.print(f"  {spec}  {f.clip_id}: {f.reason}", highlight=False, soft_wrap=True)
+    failures = [{"clip_id": f"{o.spec}  {f.clip_id}", "reason": f.reason} for o, _, _ in results for f in o.failures]
+    print_failures(failures, "clip(s) failed and were skipped")
 
 
 @app.command()

@@ -11,6 +11,7 @@ from pathlib import Path
 import typer
 
 from asr_audit.cli import app, console, split_list
+from asr_audit.outputs import check_output_file
 from asr_audit.probes.predfiles.ortho import DEFAULT_MIN_PER_ARM
 from asr_audit.report.switch_rate import switch_rate_csv, switch_rate_json, switch_rate_table
 from asr_audit.report.tables import write_text
@@ -49,6 +50,8 @@ def switch_rate_cmd(
         {"families": split_list(families, "--families"), "min_per_arm": min_per_arm, "denominator": denominator},
         Surface.cli(),
     )
+    check_output_file(json_out, "--json")  # outputs checked before the work
+    check_output_file(csv_out, "--csv")
     pset = load_predictions(preds, dataset)
     result = switch_rate(
         pset, options.families, options.min_per_arm, split_list(models, "--models"), options.denominator

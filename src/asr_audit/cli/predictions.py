@@ -6,8 +6,9 @@ from pathlib import Path
 
 import typer
 
-from asr_audit.cli import app, console, split_list
-from asr_audit.errors import ConfigError
+from asr_audit.cli import app, console, err_console, split_list
+from asr_audit.errors import ConfigError, InputFileError
+from asr_audit.outputs import check_output_file
 
 
 @app.command()
@@ -70,7 +71,7 @@ def refdis(
     from asr_audit.corpus.predfiles import load_predictions, load_references
     from asr_audit.options import Surface
     from asr_audit.probes.predfiles.refdis_options import RefdisOptions
-    from asr_audit.probes.predfiles.refdis_run import run_refdis
+    from asr_audit.probes.predfiles.refdis_run import isolated_panel_members, run_refdis
     from asr_audit.report.tables import refdis_csv, refdis_table, to_json, write_text
 
     if panel is None and corrected is None:
@@ -91,6 +92,8 @@ def refdis(
         },
         Surface.cli(),
     )
+    check_output_file(json_out, "--json")  # outputs checked before the work
+    check_output_file(csv_out, "--csv")
     if normalize_workers < 0:
         raise ConfigError(f"--normalize-workers {normalize_workers} must be >= 0 (0 = one per core)")
     import os
@@ -98,9 +101,24 @@ def refdis(
     workers = normalize_workers or (os.cpu_count() or 1)
     pset = load_predictions(preds, dataset)
     refs = load_references(corrected) if corrected is not None else None
+    if refs is not None and corrected is not None and not any(c in pset.references for c in refs):
+        raise InputFileError(
+            corrected,
+            f"no clip id matches the prediction files of {preds} "
+            f"(here first {next(iter(refs))!r}, there first {next(iter(pset.references))!r})",
+            "use the clip ids of the prediction files",
+        )
+    panel_names = split_list(panel, "--panel") or []
+    for m in isolated_panel_members(pset, [p for p in panel_names if p in pset.models]):
+        err_console.print(
+            f"warning: panel model {m} shares no answered clip id with the other panel models; "
+            "it never votes beside them (is its file from another corpus?)",
+            highlight=False,
+            soft_wrap=True,
+        )
     result = run_refdis(
         pset,
-        split_list(panel, "--panel") or [],
+        panel_names,
         options.mining,
         normalizer=options.normalizer_for(normalizer),
         models=split_list(models, "--models"),

@@ -8,6 +8,8 @@ import typer
 from rich.text import Text
 
 from asr_audit.cli import app, console
+from asr_audit.errors import ConfigError
+from asr_audit.outputs import check_output_dir
 
 
 @app.command()
@@ -17,6 +19,9 @@ def run(
     store: Path | None = typer.Option(None, "--store", help="SQLite store (default: the spec's, else the user cache)."),
     out: Path | None = typer.Option(None, "--out", help="Output folder (default: the spec's 'output')."),
     no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress display."),
+    force: bool = typer.Option(
+        False, "--force", help="Write into a non-empty output folder that is not asr-audit output."
+    ),
 ) -> None:
     """Plan, transcribe (cached, resumable), probe and write the HTML report for a spec."""
     from dataclasses import replace
@@ -27,6 +32,8 @@ def run(
     spec = load_spec(spec_path)
     if out is not None:
         spec = replace(spec, output=str(out))
+    if not shard:
+        check_output_dir(Path(spec.output), f"{spec_path}: output" if out is None else "--out", force)
     outcome = run_experiment(
         spec,
         Shard.parse(shard) if shard else None,
@@ -40,6 +47,12 @@ def run(
             f"{len(outcome.results['failures'])} failure(s)"
         )
         console.print(Text.assemble(("report:", "bold"), f" {outcome.report.resolve()}"))
+    if outcome.config_errors:
+        more = len(outcome.config_errors) - 1
+        raise ConfigError(
+            f"{spec_path}: {outcome.config_errors[0]}"
+            + (f" (and {more} more probe configuration error(s), listed in the report)" if more else "")
+        )
 
 
 @app.command()

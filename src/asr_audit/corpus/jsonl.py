@@ -25,6 +25,13 @@ def iter_jsonl(path: Path, what: str = "file") -> Iterator[tuple[int, dict[str, 
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as exc:
+                if exc.msg == "Extra data" and "\r" in line.rstrip("\r\n"):
+                    raise InputFileError(
+                        path,
+                        "lines end in a carriage return only (CR, old Mac line ends), so the file reads as one line",
+                        "convert the line ends to LF, e.g. tr '\\r' '\\n' < in.jsonl > out.jsonl",
+                        lineno,
+                    ) from None
                 raise InputFileError(
                     path, f"bad JSON at column {exc.colno}: {exc.msg}", "write one JSON object per line (JSONL)", lineno
                 ) from None

@@ -85,6 +85,14 @@ def parse_manifest_row(path: Path, line: int, obj: dict[str, Any], corpus: str) 
     if not audio_path.is_absolute():
         audio_path = path.parent / audio_path
     clip_id = _field_str(path, line, obj, "id") or audio
+    for what, value in (("'text'", text), ("clip id", clip_id)):
+        if any("\ud800" <= ch <= "\udfff" for ch in value):  # only a \udXXX escape puts one there
+            raise InputFileError(
+                path,
+                f"{what} holds a lone surrogate escape (\\ud800-\\udfff), which is not text",
+                "write the text as valid Unicode (a surrogate pair or the character itself)",
+                line,
+            )
     return Clip(
         id=clip_id,
         reference=text,

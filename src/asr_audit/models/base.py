@@ -55,12 +55,24 @@ class DecodeOptions:
     compute_type: str = "default"  # ct2 / torch dtype request: default | float32 | float16 | int8
 
     def __post_init__(self) -> None:
+        for name, typ, what in (
+            ("language", (str, type(None)), 'a language code such as "en" (or leave it out)'),
+            ("task", str, '"transcribe" or "translate"'),
+            ("beam_size", int, "a whole number >= 1"),
+            ("max_new_tokens", int, "a whole number >= 1"),
+            ("compute_type", str, '"default", "float32", "float16" or "int8"'),
+        ):
+            value = getattr(self, name)
+            if not isinstance(value, typ) or isinstance(value, bool):
+                raise ConfigError(
+                    f"decode option {name} = {value!r} is a {type(value).__name__}; fix: write {name} as {what}"
+                )
         if self.task not in ("transcribe", "translate"):
             raise ConfigError(f"decode option task={self.task!r} is unknown; fix: use transcribe or translate")
         if self.beam_size < 1:
-            raise ConfigError(f"decode option beam_size={self.beam_size} must be >= 1")
+            raise ConfigError(f"decode option beam_size={self.beam_size} must be >= 1; fix: use 1 (greedy) or more")
         if self.max_new_tokens < 1:
-            raise ConfigError(f"decode option max_new_tokens={self.max_new_tokens} must be >= 1")
+            raise ConfigError(f"decode option max_new_tokens={self.max_new_tokens} must be >= 1; fix: use e.g. 440")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -70,7 +82,9 @@ class DecodeOptions:
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
-            raise ConfigError(f"unknown decode option(s) {', '.join(unknown)}; valid: {', '.join(sorted(known))}")
+            raise ConfigError(
+                f"unknown decode option(s) {', '.join(unknown)}; fix: use only {', '.join(sorted(known))}"
+            )
         return cls(**data)
 
 
@@ -257,7 +271,9 @@ def parse_spec(spec: str) -> tuple[str, str]:
             raise ConfigError(f"model spec {spec!r} has nothing after '{kind}:'; fix: e.g. {kind}:<model id or path>")
         return kind, arg
     valid = ", ".join(k.name + ("" if k.bundled else ":<arg>") for k in available_backends())
-    raise ConfigError(f"model spec {spec!r} is not recognised; valid forms: {valid}")
+    raise ConfigError(
+        f"model spec {spec!r} is not recognised; fix: use one of the forms {valid} (see `asr-audit models`)"
+    )
 
 
 def load_backend(spec: str, options: DecodeOptions | None = None) -> Backend:

@@ -37,6 +37,11 @@ def fmt_num(x: Any, digits: int = 3, *, signed: bool = False, scale: float = 1.0
     return f"{x * scale:{'+' if signed else ''}.{digits}f}{suffix}"
 
 
+def fmt_coverage(x: Any) -> str:
+    """A share of clips answered as a percentage with one decimal (``100.0%``), or "—"."""
+    return fmt_num(x, 1, scale=100, suffix="%")
+
+
 def fmt_rate(x: Any) -> str:
     """A rate in [0, 1] with three decimals, or "—"."""
     return fmt_num(x, 3)

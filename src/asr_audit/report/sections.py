@@ -53,7 +53,7 @@ def refdis_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
                 "ci_high": m["ci_high"],
             }
             for m in models
-            if m["accept_ref"] is not None
+            if m["accept_ref"] is not None and m["wer"] is not None
         ],
         [
             {"name": p.model, "rate": p.rate, "ci_low": p.ci_low, "ci_high": p.ci_high, "in_panel": p.in_panel}
@@ -69,7 +69,7 @@ def refdis_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
         ),
         ctx.figure(
             f"{anchor}-inflation.png",
-            plots.inflation(models, f"WER inflation on {corpus}"),
+            plots.inflation([m for m in models if m["wer_inflation"] is not None], f"WER inflation on {corpus}"),
             "WER against consensus-corrected references minus WER, with clip-bootstrap 95% intervals",
         ),
     ]
@@ -99,7 +99,7 @@ def transcribe_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
     r = entry["result"]
     corpus = entry.get("corpus", "")
     html = ctx.render("transcribe.html.j2", r=r, **TEMPLATE_HELPERS)
-    cols = ("model", "n_clips", "n_failed", "wer")
+    cols = ("model", "n_clips", "n_failed", "wer", "coverage")
     return Section(
         f"Transcription — {corpus}",
         ctx.slug(f"transcribe-{corpus}"),

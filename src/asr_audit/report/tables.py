@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from rich.table import Table
 
 from asr_audit.report.csv_safe import safe_cell
-from asr_audit.report.format import UNDEFINED, csv_cell, fmt_ci, fmt_num, fmt_rate, json_safe
+from asr_audit.report.format import UNDEFINED, csv_cell, fmt_ci, fmt_coverage, fmt_num, fmt_rate, json_safe
 
 if TYPE_CHECKING:
     from rich.console import JustifyMethod
@@ -82,6 +82,7 @@ REFDIS_COLUMNS = (
     "n_eligible",
     "n_clips",
     "wer",
+    "wer_coverage",
     "wer_corrected",
     "wer_inflation",
     "wer_inflation_ci_low",
@@ -105,6 +106,7 @@ def refdis_table(d: Mapping[str, Any]) -> Table:
         ("n_ref", "right"),
         ("n_eligible", "right"),
         ("WER", "right"),
+        ("coverage", "right"),
         ("corrected WER", "right"),
         ("inflation (pts)", "right"),
         ("95% CI", "right"),
@@ -127,6 +129,7 @@ def refdis_table(d: Mapping[str, Any]) -> Table:
             str(m["n_ref"]),
             str(m["n_eligible"]),
             fmt_num(m["wer"], 2, scale=100),
+            fmt_coverage(m.get("wer_coverage")),
             fmt_num(m["wer_corrected"], 2, scale=100),
             fmt_num(m["wer_inflation"], 2, signed=True),
             fmt_ci(m["wer_inflation_ci_low"], m["wer_inflation_ci_high"], 2),
@@ -264,11 +267,13 @@ def study_table(d: Mapping[str, Any]) -> Table:
     return t
 
 
-TRANSCRIBE_SUMMARY_COLUMNS = ("model", "ok", "cached", "computed", "failed", "WER", "RTFx", "file")
+TRANSCRIBE_SUMMARY_COLUMNS = ("model", "ok", "cached", "computed", "failed", "WER", "coverage", "RTFx", "file")
 
 
 def transcribe_table(rows: Sequence[Mapping[str, Any]], n_clips: int, wer_label: str = "") -> Table:
-    """The ``asr-audit transcribe`` summary; rows: model, ok, cached, computed, failed, wer, rtfx, file.
+    """The ``asr-audit transcribe`` summary; rows: model, ok, cached, computed, failed, wer, coverage, rtfx, file.
+
+    WER counts failed clips as deleting their reference; coverage is the share of clips transcribed.
 
     ``wer_label`` names the exact normalizer the WER column was computed after (in the title).
     """
@@ -282,6 +287,7 @@ def transcribe_table(rows: Sequence[Mapping[str, Any]], n_clips: int, wer_label:
             str(r["computed"]),
             str(r["failed"]),
             fmt_num(r["wer"], 2, scale=100, suffix="%"),
+            fmt_coverage(r.get("coverage")),
             fmt_num(r["rtfx"], 1),
             str(r["file"]) if r["file"] else UNDEFINED,
         )

@@ -51,6 +51,8 @@ def inflation_sentence(m: Mapping[str, Any]) -> str:
     'WER would be 1.4 points higher [0.9, 1.9] against corrected references: the reference errors flatter its benchmark score'
     """
     x, lo, hi = m["wer_inflation"], m["wer_inflation_ci_low"], m["wer_inflation_ci_high"]
+    if x is None or lo is None or hi is None:
+        return "WER undefined (—): no reference word to score"
     if m.get("wer") == m.get("wer_corrected") and lo == hi == 0:
         return "WER inflation not measured (—): no edit corrected its references"
     if lo > 0:

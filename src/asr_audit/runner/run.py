@@ -151,6 +151,7 @@ class RunOutcome:
     n_computed: int
     n_cached: int
     sharded: bool
+    config_errors: tuple[str, ...] = ()  # probes that failed on a configuration error (the run exits 2)
 
 
 def plan(spec: ExperimentSpec, shard: Shard | None = None) -> tuple[list[Job], dict[str, Any]]:
@@ -211,6 +212,7 @@ def _run(
         executor.models.update({m.name: m for m in spec.models})
     jobs, corpora = plan(spec, shard)
     failures: list[dict[str, str]] = []
+    config_errors: list[str] = []
     entries: list[dict[str, Any]] = []
     corpora_meta: list[dict[str, Any]] = []
     models_meta: dict[str, dict[str, Any]] = {}
@@ -245,14 +247,17 @@ def _run(
             for r in job_results:
                 if r.corpus != c.name:
                     continue
-                from asr_audit.store.transcribe import corpus_wer
+                from asr_audit.store.transcribe import corpus_wer, coverage
 
+                refs = {x.id: x.reference for x in corpus.clips}
+                missing = [refs[f.clip_id] for f in r.outcome.failures if f.clip_id in refs]
                 transcribe_rows.append(
                     {
                         "model": r.model,
                         "n_clips": len(r.outcome.records),
                         "n_failed": len(r.outcome.failures),
-                        "wer": corpus_wer(r.outcome.records),
+                        "wer": corpus_wer(r.outcome.records, missing=missing),
+                        "coverage": coverage(r.outcome),
                     }
                 )
                 timings.append(
@@ -282,10 +287,18 @@ def _run(
                 "kind": "audio" if c.spec else "predictions",
             }
         )
+        panel = _panel_for(spec, c, preds.models) if preds.models else ()
+        from asr_audit.probes.predfiles.refdis_run import isolated_panel_members
+
+        for member in isolated_panel_members(preds, panel):
+            log(
+                f"warning: corpus {c.name!r}: panel model {member} shares no answered clip id with the other panel "
+                "models; it never votes beside them (is its file from another corpus?)"
+            )
         ctx = ProbeContext(
             corpus=c.name,
             predictions=preds,
-            panel=_panel_for(spec, c, preds.models) if preds.models else (),
+            panel=panel,
             seed=spec.seed,
             normalizer=spec.normalizer,
             clips=corpora.get(c.name),
@@ -301,6 +314,8 @@ def _run(
             try:
                 result = get_probe(name).run(ctx, params)
             except AuditError as exc:
+                if isinstance(exc, ConfigError):
+                    config_errors.append(f"probe {name} on corpus {c.name!r}: {exc}")
                 failures.append({"model": "*", "corpus": c.name, "clip_id": "*", "reason": f"probe {name}: {exc}"})
                 continue
             if result is None:  # the probe does not apply to this corpus
@@ -325,8 +340,11 @@ def _run(
         "failures": sorted(failures, key=lambda f: (f["corpus"], f["model"], f["clip_id"])),
         "probes": entries,
     }
+    from asr_audit.outputs import mark_output_dir
+
+    mark_output_dir(Path(spec.output))  # a rerun into this folder is allowed without --force
     report = build_report(results, spec.output)
     from asr_audit.report.tables import to_json, write_text
 
     write_text(Path(spec.output) / "run.json", to_json({"computed": n_computed, "cached": n_cached, "jobs": timings}))
-    return RunOutcome(results, report, n_computed, n_cached, False)
+    return RunOutcome(results, report, n_computed, n_cached, False, tuple(config_errors))

@@ -191,7 +191,12 @@ def parse_spec(data: Mapping[str, Any], path: str = "<spec>") -> ExperimentSpec:
         if m.batch_size < 1:
             f.fail(f"model[{i}].batch_size", f"is {m.batch_size}", "use a positive number")
         from asr_audit.models.base import DecodeOptions
+        from asr_audit.models.base import parse_spec as parse_model_spec
 
+        try:  # every [[model]], also one no corpus transcribes, fails here rather than never or late
+            parse_model_spec(m.spec)
+        except ConfigError as exc:
+            f.fail(f"model[{i}].spec", f"is invalid ({exc})", "use a spec `asr-audit models` lists")
         try:
             DecodeOptions.from_dict(dict(m.options))
         except (ConfigError, TypeError) as exc:
@@ -264,6 +269,10 @@ def load_spec(path: str | Path) -> ExperimentSpec:
         data = tomllib.loads(p.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{p}: not valid TOML ({exc}); fix: check the syntax at that line") from None
+    except RecursionError:
+        raise ConfigError(f"{p}: TOML nested too deeply to read; fix: write a flat experiment spec") from None
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot read ({exc.strerror or exc}); fix: check the file's permissions") from None
     spec = parse_spec(data, str(p))
     base = p.resolve().parent
 

@@ -10,6 +10,7 @@ results; ``include_time=False`` leaves it out for byte-for-byte comparisons.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -71,16 +72,43 @@ def render_predictions(records: Iterable[PredictionRecord], include_time: bool =
 
 
 def write_predictions(path: str | Path, records: Iterable[PredictionRecord], include_time: bool = True) -> Path:
-    """Atomically write a prediction file (a reader never sees a half-written one)."""
+    """Atomically write a prediction file (a reader never sees a half-written one).
+
+    An unwritable path or a full disk, and text that is not Unicode (a lone surrogate), are
+    one-line :class:`~asr_audit.errors.InputFileError` naming the file; the store keeps the
+    transcripts, so a rerun writes the file without recomputing them.
+    """
+    from asr_audit.errors import InputFileError
+
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     text = render_predictions(records, include_time)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputFileError(
+            path,
+            "a transcript or reference holds a lone surrogate (\\ud800-\\udfff), which is not text",
+            "fix the corpus's text (or report the backend that produced it)",
+        ) from None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    except OSError as exc:
+        raise InputFileError(path, f"cannot write ({exc.strerror or exc})", "choose a writable --out folder") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            full = getattr(exc, "errno", None) == errno.ENOSPC
+            raise InputFileError(
+                path,
+                "disk full" if full else f"cannot write ({exc.strerror or exc})",
+                "free disk space and rerun (stored transcripts are reused)"
+                if full
+                else "choose a writable --out folder",
+            ) from None
         raise
     return path

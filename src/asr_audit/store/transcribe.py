@@ -260,13 +260,26 @@ def transcribe_corpus(
     )
 
 
-def corpus_wer(records: Sequence[PredictionRecord], normalizer: str = "whisper") -> float | None:
-    """Corpus WER of the records' hypotheses after ``normalizer`` (None without reference words)."""
+def corpus_wer(
+    records: Sequence[PredictionRecord], normalizer: str = "whisper", missing: Sequence[str] = ()
+) -> float | None:
+    """Corpus WER of the records' hypotheses after ``normalizer`` (None without reference words).
+
+    ``missing`` holds the references of clips without a hypothesis (failed clips): each counts as
+    an empty hypothesis, every reference word deleted, so failures never lower the WER.
+    """
     from asr_audit.text.align import corpus_wer as wer_of_pairs
     from asr_audit.text.normalize import normalize_many
 
-    refs = [t.split() for t in normalize_many(normalizer, [r.reference for r in records])]
+    refs = [t.split() for t in normalize_many(normalizer, [r.reference for r in records] + list(missing))]
     hyps = [t.split() for t in normalize_many(normalizer, [r.hypothesis for r in records])]
+    hyps += [[] for _ in missing]
     if not any(refs):
         return None
     return wer_of_pairs(zip(refs, hyps))
+
+
+def coverage(outcome: TranscribeOutcome) -> float | None:
+    """Share of the clips that got a transcript (``None`` when the corpus had none)."""
+    n = len(outcome.records) + len(outcome.failures)
+    return len(outcome.records) / n if n else None

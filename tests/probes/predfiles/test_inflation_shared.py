@@ -78,8 +78,10 @@ def test_wer_figures_equal_kaldialign_counts(synth) -> None:
         err = words = err_c = words_c = n = 0
         for c in clips:
             hyp = c.hyps.get(m)
-            if hyp is None or not c.ref:
+            if not c.ref:
                 continue
+            answered = hyp is not None
+            hyp = hyp if answered else ()  # a missing hypothesis deletes every reference word (issue 12 defect 7)
             fixed = oracle_corrected(c.ref, [e for e in edits if e.clip_id == c.clip_id])
             a, b = wer_counts(c.ref, hyp), wer_counts(fixed, hyp)
             err, words, err_c, words_c, n = (
@@ -87,7 +89,7 @@ def test_wer_figures_equal_kaldialign_counts(synth) -> None:
                 words + a.ref_len,
                 err_c + b.errors,
                 words_c + b.ref_len,
-                n + 1,
+                n + answered,
             )
         inf = score.inflation
         assert (inf.n_clips, inf.n_words) == (n, words)
@@ -177,4 +179,19 @@ def test_model_without_output(synth) -> None:
     _, preds = synth
     clips = prepare_clips(preds, preds.models, get_normalizer("whisper"), True)
     out = wer_inflations(clips, {"nobody": []}, AlignmentCache(), np.random.default_rng(0), 100)
-    assert (out["nobody"].n_clips, out["nobody"].wer, out["nobody"].ci_high) == (0, 0.0, 0.0)
+    # issue 12 defect 7: no output is every word deleted (WER 1.0, coverage 0), never the best WER
+    nobody = out["nobody"]
+    assert (nobody.n_clips, nobody.wer, nobody.wer_corrected, nobody.coverage) == (0, 1.0, 1.0, 0.0)
+    assert nobody.n_words == sum(len(c.ref) for c in clips)
+
+
+def test_all_empty_references_leave_wer_undefined() -> None:
+    clips = [ClipInput("a", (), {"m": ("x",)}), ClipInput("b", (), {"m": ()})]
+    out = wer_inflations(clips, {"m": []}, AlignmentCache(), np.random.default_rng(0), 10)["m"]
+    assert (out.wer, out.wer_corrected, out.inflation, out.coverage) == (None, None, None, None)
+
+
+def test_partial_coverage_counts_missing_as_deletions() -> None:
+    clips = [ClipInput("a", ("one", "two"), {"m": ("one", "two")}), ClipInput("b", ("three", "four"), {})]
+    out = wer_inflations(clips, {"m": []}, AlignmentCache(), np.random.default_rng(0), 10)["m"]
+    assert (out.wer, out.coverage, out.n_clips, out.n_words) == (0.5, 0.5, 1, 4)

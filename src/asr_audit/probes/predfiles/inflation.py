@@ -69,14 +69,25 @@ def apply_edits(ref: Tokens, edits: Sequence[Edit]) -> Tokens:
 
 @dataclass(frozen=True, slots=True)
 class Inflation:
+    """One model's WER figures. ``n_clips`` clips with a reference were answered out of
+    ``n_ref_clips``; a missing hypothesis counts as deleting its reference, so a model that
+    answered nothing has WER 1.0, never 0. With no reference word at all every figure is
+    undefined (``None``)."""
+
     model: str
     n_clips: int
     n_words: int
-    wer: float
-    wer_corrected: float
-    inflation: float  # points (percent)
-    ci_low: float
-    ci_high: float
+    wer: float | None
+    wer_corrected: float | None
+    inflation: float | None  # points (percent)
+    ci_low: float | None
+    ci_high: float | None
+    n_ref_clips: int = 0  # clips with a non-empty reference (the WER's denominator clips)
+
+    @property
+    def coverage(self) -> float | None:
+        """Share of the clips with a reference that the model answered (``None``: no such clip)."""
+        return self.n_clips / self.n_ref_clips if self.n_ref_clips else None
 
 
 def inflation_columns(
@@ -90,8 +101,9 @@ def inflation_columns(
 ) -> tuple[np.ndarray, int]:
     """``model``'s per-clip ``[errors, words, errors_corrected, words_corrected]``, one row per clip.
 
-    Rows follow ``clips``; a clip where ``model`` has no hypothesis, or whose reference is empty,
-    is a row of zeros. Also returns the number of clips with a hypothesis and a reference.
+    Rows follow ``clips``; a clip whose reference is empty is a row of zeros; a clip where
+    ``model`` has no hypothesis counts as an empty hypothesis (every reference word deleted), so
+    missing output never lowers WER. Also returns the number of clips with a hypothesis and a reference.
     ``corrected`` memoizes corrected references by (clip, edit objects) across models that are
     judged on the same edits (pass one dict to every call while the edits are alive).
     ``merge_compounds`` counts errors as the Open ASR Leaderboard does (kaldialign's option).
@@ -103,11 +115,18 @@ def inflation_columns(
     out = np.zeros((len(clips), 4), dtype=np.float64)
     rows: list[tuple[int, int, int, int, int]] = []
     errors = cache.errors if not merge_compounds else partial(cache.errors, merge_compounds=True)
+    n_answered = 0
     for i, clip in enumerate(clips):
         ref = clip.ref
-        hyp = clip.hyps.get(model)
-        if hyp is None or not ref:
+        if not ref:
             continue
+        hyp = clip.hyps.get(model)
+        if hyp is None:  # no output: every reference word is deleted
+            own = by_clip.get(clip.clip_id)
+            fixed_len = len(ref) if own is None else len(apply_edits(ref, own))
+            rows.append((i, len(ref), len(ref), fixed_len, fixed_len))
+            continue
+        n_answered += 1
         err = errors(ref, hyp)
         own = by_clip.get(clip.clip_id)
         if own is None:  # no edit to apply: the corrected reference is the reference
@@ -121,7 +140,7 @@ def inflation_columns(
     if rows:
         data = np.array(rows, dtype=np.int64)
         out[data[:, 0]] = data[:, 1:]
-    return out, len(rows)
+    return out, n_answered
 
 
 def wer_inflations(
@@ -155,12 +174,12 @@ def wer_inflations(
     intervals = bootstrap_ratio_differences(err_c, words_c, err, words, rng, n_resamples)
     out: dict[str, Inflation] = {}
     for j, m in enumerate(models):
-        if counted[j] == 0:
-            out[m] = Inflation(m, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0)
-            continue
         e, w, ec, wc = (int(x[:, j].sum()) for x in (err, words, err_c, words_c))
+        if w == 0:  # no reference word at all: WER is undefined, never 0
+            out[m] = Inflation(m, counted[j], 0, None, None, None, None, None, len(rows))
+            continue
         est, low, high = intervals[j]
-        out[m] = Inflation(m, counted[j], w, e / max(w, 1), ec / max(wc, 1), 100 * est, 100 * low, 100 * high)
+        out[m] = Inflation(m, counted[j], w, e / w, ec / max(wc, 1), 100 * est, 100 * low, 100 * high, len(rows))
     return out
 
 

@@ -54,6 +54,7 @@ class ModelScore:
             "wer_inflation_ci_high": inf.ci_high,
             "wer_n_clips": inf.n_clips,
             "wer_n_words": inf.n_words,
+            "wer_coverage": inf.coverage,
         }
 
 

@@ -101,6 +101,17 @@ def run_refdis(
         )
 
 
+def isolated_panel_members(preds: PredictionSet, panel: Sequence[str]) -> list[str]:
+    """Panel models that share no answered clip id with the rest of the panel: such a member never
+    votes beside the others, so the panel is smaller than it looks (usually a file of another corpus)."""
+    answered = {m: {c for c, r in preds.file(m).rows.items() if r.hypothesis is not None} for m in panel}
+    return [
+        m
+        for m in panel
+        if len(panel) > 1 and answered[m].isdisjoint(set().union(*(answered[o] for o in panel if o != m)))
+    ]
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Inputs:
     """How a run turns prediction rows into mining inputs (one normalizer, one cache)."""
