@@ -20,21 +20,10 @@ from typing import Any
 
 from asr_audit.errors import ConfigError
 from asr_audit.options import Surface
+from asr_audit.probes.battery.battery import BATTERY_FIELDS
 from asr_audit.runner.probes import ProbeContext, register_probe
 
-BATTERY_PARAMS = (
-    "measure",
-    "conditions",
-    "donor_conv",
-    "spoken",
-    "models",
-    "panel",
-    "resamples",
-    "preset",
-    "min_ref_match",
-    "families",
-    "study",
-)  # = probes.battery.battery.BATTERY_FIELDS (that imports numpy)
+BATTERY_PARAMS = BATTERY_FIELDS  # the spec reads the same fields as the options record
 
 
 def load_spoken(path: str) -> dict[str, str]:
