@@ -8,10 +8,15 @@ and the minimum detectable effect of the grid. A flag whose false-positive rate 
 nominal level beyond Monte-Carlo error (the Wilson interval lies above it) is marked FAIL and the
 script exits 1. Documented in ``docs/validity.md``.
 
-    python benchmarks/null_calibration.py                       # 500 datasets per probe (~15 min, 2 cores)
+    python benchmarks/null_calibration.py                       # 500 datasets per probe (~15-30 min, 2 cores)
     python benchmarks/null_calibration.py --n-datasets 60 --only switch
     python benchmarks/null_calibration.py --seed 1 --json null-calibration.json
     python benchmarks/null_calibration.py --only refdis --refdis-errors 0.03,0.10   # noisier models
+    python benchmarks/null_calibration.py --n-datasets 500 --seed 0 --write-data   # the rates the report cites
+
+``--write-data`` (a full run only: every probe, default worlds) stores each flag's measured
+false-positive rate in ``src/asr_audit/data/null_calibration.json``
+(:data:`asr_audit.stats.flags.MEASURED_FPR_FILE`), which the report's verdict sentences cite.
 """
 
 from __future__ import annotations
@@ -25,7 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
-from asr_audit.testing.null_worlds import PROBES, calibrate, format_table
+from asr_audit.stats.flags import MEASURED_FPR_FILE, REGENERATE
+from asr_audit.testing.null_worlds import PROBES, Calibration, calibrate, format_table
 
 
 def say(msg: str) -> None:
@@ -49,9 +55,17 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="per-word drop and substitution rates of the refdis world's models (default 0.01,0.05)",
     )
+    ap.add_argument(
+        "--write-data",
+        action="store_true",
+        help=f"store the measured false-positive rates the report cites in {MEASURED_FPR_FILE.name} "
+        "(a full run only: no --only, no --refdis-errors)",
+    )
     args = ap.parse_args(argv)
     if args.n_datasets < 1:
         ap.error(f"--n-datasets {args.n_datasets} must be >= 1")
+    if args.write_data and (args.only or args.refdis_errors):
+        ap.error("--write-data stores the rates of a full run: drop --only and --refdis-errors")
     options: dict[str, dict[str, object]] = {}
     if args.refdis_errors:
         try:
@@ -96,7 +110,27 @@ def main(argv: list[str] | None = None) -> int:
             + "\n",
             encoding="utf-8",
         )
+    if args.write_data:
+        write_data(rows, args.n_datasets, args.seed, MEASURED_FPR_FILE)
+        say(f"wrote {MEASURED_FPR_FILE}")
     return 1 if failed else 0
+
+
+def write_data(rows: list[Calibration], n_datasets: int, seed: int, path: Path) -> None:
+    """Each flag's measured false-positive rate, by setting, as the report reads it
+    (:func:`asr_audit.stats.flags.measured_fpr`)."""
+    keys = ("probe", "flag", "setting", "level", "k_null", "n_null", "fpr", "fpr_ci_low", "fpr_ci_high", "status")
+    data = {
+        "what": "false-positive rate of each flag on simulated honest models (docs/validity.md)",
+        "regenerate": REGENERATE,
+        "date": time.strftime("%Y-%m-%d"),
+        "n_datasets": n_datasets,
+        "seed": seed,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "rows": [{k: r.to_dict()[k] for k in keys} for r in rows],
+    }
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

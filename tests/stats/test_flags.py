@@ -68,3 +68,62 @@ def test_registry_levels_and_unknown_names() -> None:
         assert f.to_dict()["name"] == f.name
     with pytest.raises(ConfigError, match="unknown flag 'nope'; valid: refdis.copies_reference"):
         get_flag("nope")
+
+
+def test_claims_cite_the_measured_rate_of_their_setting(tmp_path) -> None:
+    """A copying or inflation claim ends with the stored false-positive rate of the flag in the
+    setting the model was scored in; a sentence that accuses nobody cites nothing."""
+    from asr_audit.report import verdict
+    from asr_audit.stats.flags import PANEL_MEMBER_LOO, PANEL_MEMBER_LOO_SMALL, TESTED_MODEL, measured_fpr
+
+    copier = {"n_eligible": 200, "n_ref": 60, "accept_ref": 0.3, "ci_low": 0.24, "ci_high": 0.37}
+    for entry, kwargs, setting in (
+        (copier, {}, TESTED_MODEL),
+        ({**copier, "in_panel": True}, {"panel_size": 4}, PANEL_MEMBER_LOO),
+        ({**copier, "in_panel": True}, {"panel_size": 3}, PANEL_MEMBER_LOO_SMALL),
+    ):
+        m = measured_fpr("refdis.copies_reference", setting)
+        assert m is not None
+        sentence = verdict.acceptref_sentence(entry, **kwargs)
+        caveat = flags.SMALL_PANEL_CAVEAT if setting == PANEL_MEMBER_LOO_SMALL else ""
+        assert sentence.endswith(m.note(caveat)), (setting, sentence)
+        assert f"{100 * m.rate:.1f}%" in sentence and f"in {m.n} simulated datasets" in sentence
+    honest = {"n_eligible": 200, "n_ref": 2, "accept_ref": 0.01, "ci_low": 0.003, "ci_high": 0.036}
+    assert "false-positive" not in verdict.acceptref_sentence(honest)
+    inflated = {"wer_inflation": 1.4, "wer_inflation_ci_low": 0.9, "wer_inflation_ci_high": 1.9}
+    m = measured_fpr("refdis.wer_inflated", TESTED_MODEL)
+    assert m is not None and verdict.inflation_sentence(inflated).endswith(m.note())
+    assert "false-positive" not in verdict.inflation_sentence({**inflated, "wer_inflation_ci_low": -0.1})
+    line = verdict.model_verdict({**copier, **inflated, "in_panel": True}, loo=False)
+    assert line.count("not calibrated: a panel member scored without leave-one-out") == 2 and line.endswith(".")
+
+
+def test_stored_rates_load_from_the_benchmark_file(tmp_path) -> None:
+    """The file the benchmark's ``--write-data`` writes is what :func:`measured_fpr` reads."""
+    import importlib.util
+    from pathlib import Path
+
+    from asr_audit.testing.null_worlds import Calibration
+
+    spec = importlib.util.spec_from_file_location(
+        "null_calibration", Path(__file__).parents[2] / "benchmarks" / "null_calibration.py"
+    )
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    row = Calibration(
+        probe="refdis",
+        flag="refdis.copies_reference",
+        setting="s",
+        level=0.025,
+        null_world="",
+        planted_world="",
+        effect="",
+        n_null=400,
+        k_null=6,
+        planted=None,
+    )
+    path = tmp_path / "rates.json"
+    bench.write_data([row], 400, 7, path)
+    got = flags._measured(path)[("refdis.copies_reference", "s")]
+    assert (got.k, got.n, got.seed, got.n_datasets) == (6, 400, 7, 400)
+    assert got.note().startswith("(flag's false-positive rate 1.5% [0.7%, 3.2%] in 400 simulated datasets")

@@ -110,14 +110,18 @@ def test_refdis_planted_copying_is_caught(refdis: dict[str, Calibration]) -> Non
     tested = refdis["refdis.copies_reference: tested model (not in panel)"]
     assert tested.power[0.3] == (6, 6)  # 30% copying on ~70 edits: caught every time
     assert refdis["refdis.copies_reference: panel member, leave-one-out"].power[0.3][0] > 0
+    small = refdis["refdis.copies_reference: panel member, leave-one-out, 3-member panel (--min-panel 2)"]
+    assert small.power[0.3][0] > 0
     assert refdis["refdis.wer_inflated: tested model (not in panel)"].power[0.9][0] > 0  # copying 90% flatters WER
 
 
 def test_refdis_tested_model_panel_member_and_wer_inflation_are_calibrated(refdis: dict[str, Calibration]) -> None:
-    """(The leave-one-out panel member is not here: 7% at 2.5% in the full run, see docs/validity.md;
-    a few datasets cannot show it.)"""
+    """Every refdis setting, including leave-one-out panel members (4-member panel, and the smallest
+    panel leave-one-out accepts: 3 members, min_panel 2); full run in docs/validity.md."""
     for key in (
         "refdis.copies_reference: tested model (not in panel)",
+        "refdis.copies_reference: panel member, leave-one-out",
+        "refdis.copies_reference: panel member, leave-one-out, 3-member panel (--min-panel 2)",
         "refdis.copies_reference: panel member, no leave-one-out",
         "refdis.wer_inflated: tested model (not in panel)",
     ):
@@ -131,6 +135,12 @@ def test_refdis_honest_models_accept_ref_is_near_zero(refdis: dict[str, Calibrat
     ):
         row = refdis[key]
         assert row.null_mean is not None and row.null_mean <= 0.02, f"{key}: mean accept-ref {row.null_mean:.3f}"
+    # Two voters (3-member panel less one) mine coincident misses of both as edits, and the held-out
+    # member, writing the true word, is judged "ref": biased (2.3% in the full run, 8% with noisier
+    # models, docs/validity.md), but below the 5% bound of a claim at these error rates.
+    key = "refdis.copies_reference: panel member, leave-one-out, 3-member panel (--min-panel 2)"
+    row = refdis[key]
+    assert row.null_mean is not None and row.null_mean <= 0.05, f"{key}: mean accept-ref {row.null_mean:.3f}"
 
 
 def _row(
@@ -182,3 +192,71 @@ def test_same_seed_same_table() -> None:
     a = format_table(calibrate("lift", np.random.default_rng(3), 5))
     b = format_table(calibrate("lift", np.random.default_rng(3), 5))
     assert a == b
+
+
+def test_lift_world_clusters_by_sentence_not_clip() -> None:
+    """The lift world reads each span in its own clip and passes the sentence map, as the probe
+    does: were the map ignored, every span would be its own cluster and the interval too narrow."""
+    from asr_audit.probes.audio import lift
+
+    seen: list[object] = []
+    real = lift.summarize_model
+
+    def spy(records, rng, n_resamples=1000, pairs=lift.PAIRS, sentences=None):
+        seen.append(sentences)
+        return real(records, rng, n_resamples, pairs, sentences)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(lift, "summarize_model", spy)
+        calibrate("lift", np.random.default_rng(0), 1, grid=())
+    (sentences,) = seen
+    assert isinstance(sentences, dict) and len(set(sentences.values())) < len(sentences)
+    assert all(clip.startswith(sentence + "/") for clip, sentence in sentences.items())
+
+
+def test_stored_rates_come_from_the_settings_the_benchmark_measures(refdis: dict[str, Calibration]) -> None:
+    """The shipped rates (``--write-data``) name the benchmark's own flags and settings, and the
+    settings the report cites are among them, every one calibrated."""
+    from asr_audit.stats.flags import (
+        PANEL_MEMBER_LOO,
+        PANEL_MEMBER_LOO_SMALL,
+        TESTED_MODEL,
+        measured_fpr,
+    )
+
+    for row in refdis.values():
+        m = measured_fpr(row.flag, row.setting)
+        assert m is not None, f"{row.flag} ({row.setting}) has no stored rate; regenerate with --write-data"
+        assert m.n >= 300 and m.low <= row.level
+    for flag, setting in (
+        ("refdis.copies_reference", TESTED_MODEL),
+        ("refdis.copies_reference", PANEL_MEMBER_LOO),
+        ("refdis.copies_reference", PANEL_MEMBER_LOO_SMALL),
+        ("refdis.wer_inflated", TESTED_MODEL),
+    ):
+        assert measured_fpr(flag, setting) is not None, (flag, setting)
+
+
+@pytest.fixture(scope="module")
+def battery_refdis() -> dict[str, Calibration]:
+    return _run("battery-refdis", 30, 0, grid=(0.3,))
+
+
+def test_battery_refdis_with_panel_mining_is_calibrated(battery_refdis: dict[str, Calibration]) -> None:
+    """The battery's refdis measure without --spoken (references corrected by the panel, leave-one-out
+    for a tested member): honest behaviour in both conditions shows no difference (issue 11, defect 2)."""
+    for row in battery_refdis.values():
+        _calibrated(row)
+        _unbiased(row)
+    _has_power(battery_refdis["battery.difference: no --spoken: tested model (not in panel)"])
+
+
+def test_battery_refdis_world_sees_a_member_judging_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The world can fail: were a tested panel member's items mined with its own outputs (no
+    leave-one-out, defect 2), its null difference would be biased upwards."""
+    from asr_audit.probes.battery import battery
+
+    monkeypatch.setattr(battery, "panel_views", lambda panel, models: {m: tuple(panel) for m in models})
+    row = _run("battery-refdis", 30, 0, grid=())["battery.difference: no --spoken: panel member, leave-one-out"]
+    assert row.null_mean is not None and row.null_se is not None
+    assert row.null_mean > 4 * row.null_se + 0.002, f"null estimate {row.null_mean:+.4f} (se {row.null_se:.4f})"

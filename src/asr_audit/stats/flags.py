@@ -19,12 +19,24 @@ False
 False
 >>> get_flag("refdis.copies_reference").level
 0.025
+
+The measured rates ship with the package (:data:`MEASURED_FPR_FILE`, written by the benchmark's
+``--write-data``; regenerate with :data:`REGENERATE`), so the report can cite the rate of the test
+behind each claim:
+
+>>> measured_fpr("refdis.copies_reference", "tested model (not in panel)").n_datasets >= 300
+True
+>>> measured_fpr("refdis.copies_reference", "no such setting") is None
+True
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 from asr_audit.errors import ConfigError
@@ -208,3 +220,108 @@ def get_flag(name: str) -> Flag:
         return FLAGS[name]
     except KeyError:
         raise ConfigError(f"unknown flag {name!r}; valid: {', '.join(FLAGS)}") from None
+
+
+# --------------------------------------------------------------------------- measured rates
+
+#: The measured false-positive rates (``benchmarks/null_calibration.py --write-data``).
+MEASURED_FPR_FILE = Path(__file__).resolve().parents[1] / "data" / "null_calibration.json"
+#: The command that regenerates :data:`MEASURED_FPR_FILE` (documented in ``docs/validity.md``).
+REGENERATE = "python benchmarks/null_calibration.py --n-datasets 500 --seed 0 --write-data"
+
+# The benchmark's setting names the report cites (``asr_audit.testing.null_worlds``).
+TESTED_MODEL = "tested model (not in panel)"
+PANEL_MEMBER_LOO = "panel member, leave-one-out"
+PANEL_MEMBER_LOO_SMALL = "panel member, leave-one-out, 3-member panel (--min-panel 2)"
+PANEL_MEMBER_NO_LOO = "panel member, no leave-one-out"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MeasuredFpr:
+    """A flag's false-positive rate measured in one null-world setting of the benchmark."""
+
+    flag: str
+    setting: str
+    k: int  # null datasets on which the flag fired
+    n: int  # null datasets
+    rate: float
+    low: float  # Wilson 95% interval
+    high: float
+    n_datasets: int
+    seed: int
+    date: str
+
+    def note(self, caveat: str = "") -> str:
+        """The parenthesis a verdict sentence appends (``caveat``: a clause added before the doc link).
+
+        >>> MeasuredFpr(flag="f", setting="s", k=12, n=500, rate=0.024, low=0.014, high=0.041,
+        ...             n_datasets=500, seed=0, date="2026-11-30").note()
+        "(flag's false-positive rate 2.4% [1.4%, 4.1%] in 500 simulated datasets of honest models, docs/validity.md)"
+        """
+        return (
+            f"(flag's false-positive rate {100 * self.rate:.1f}% [{100 * self.low:.1f}%, {100 * self.high:.1f}%] "
+            f"in {self.n} simulated datasets of honest models{'; ' + caveat if caveat else ''}, docs/validity.md)"
+        )
+
+
+@cache
+def _measured(path: Path = MEASURED_FPR_FILE) -> dict[tuple[str, str], MeasuredFpr]:
+    if not path.is_file():
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {
+        (r["flag"], r["setting"]): MeasuredFpr(
+            flag=r["flag"],
+            setting=r["setting"],
+            k=int(r["k_null"]),
+            n=int(r["n_null"]),
+            rate=float(r["fpr"]),
+            low=float(r["fpr_ci_low"]),
+            high=float(r["fpr_ci_high"]),
+            n_datasets=int(data["n_datasets"]),
+            seed=int(data["seed"]),
+            date=str(data["date"]),
+        )
+        for r in data["rows"]
+    }
+
+
+def measured_fpr(flag: str, setting: str) -> MeasuredFpr | None:
+    """The false-positive rate of ``flag`` measured in ``setting`` (``None``: not measured)."""
+    return _measured().get((flag, setting))
+
+
+def refdis_setting(model: Result, *, loo: bool = True, panel_size: int | None = None) -> str:
+    """The benchmark setting a refdis ``models`` entry was scored in: a tested model, or a panel
+    member with or without leave-one-out (with a 3-member panel, the smallest leave-one-out accepts).
+
+    >>> refdis_setting({"in_panel": False}), refdis_setting({"in_panel": True}, panel_size=3)
+    ('tested model (not in panel)', 'panel member, leave-one-out, 3-member panel (--min-panel 2)')
+    """
+    if not model.get("in_panel"):
+        return TESTED_MODEL
+    if not loo:
+        return PANEL_MEMBER_NO_LOO
+    return PANEL_MEMBER_LOO_SMALL if panel_size is not None and panel_size <= 3 else PANEL_MEMBER_LOO
+
+
+def fpr_note(flag: str, setting: str) -> str:
+    """The note a claim made with ``flag`` carries: its measured false-positive rate in ``setting``.
+
+    A panel member scored without leave-one-out is judged on edits it mined itself, so no null
+    world measures anything for it; a setting the benchmark did not measure says so.
+
+    >>> fpr_note("refdis.copies_reference", "panel member, no leave-one-out")
+    '(not calibrated: a panel member scored without leave-one-out is judged on edits it mined, docs/validity.md)'
+    """
+    if setting == PANEL_MEMBER_NO_LOO:
+        return "(not calibrated: a panel member scored without leave-one-out is judged on edits it mined, docs/validity.md)"
+    measured = measured_fpr(flag, setting)
+    if measured is None:
+        return "(false-positive rate not measured in this setting, docs/validity.md)"
+    return measured.note(SMALL_PANEL_CAVEAT if setting == PANEL_MEMBER_LOO_SMALL else "")
+
+
+#: Two voters (a 3-member panel less the held-out member) mine coincident misses of both as edits;
+#: with noisier models the rate is far above nominal (docs/validity.md, "noisier honest models").
+SMALL_PANEL_CAVEAT = "34% [26%, 43%] when the two other panel models are noisier, 6-20% WER"

@@ -9,7 +9,9 @@ runs the probe's real code through its public functions:
 * ``refdis``: :func:`~asr_audit.testing.synthetic.make_prediction_set` writes a prediction set
   (4 honest panel models, one honest tested model, copiers at a grid of copy shares), and
   :func:`~asr_audit.probes.predfiles.refdis_run.run_refdis` scores it in-process, with and without
-  leave-one-out; a second run puts a 30% copier in the panel (leave-one-out);
+  leave-one-out, and once more with the smallest panel leave-one-out accepts (3 members,
+  ``min_panel`` 2: each member's edits mined by the other two); further runs put a 30% copier in
+  the panel (leave-one-out);
 * ``switch``: :func:`~asr_audit.probes.predfiles.ortho.switch_rate` on an in-memory prediction set of
   Mr / Mister, Dr / Doctor, St / Saint items (a coin-flip writer vs models that track the
   reference's arm);
@@ -34,6 +36,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -41,7 +44,8 @@ from asr_audit.errors import ConfigError
 from asr_audit.stats.flags import Flag, get_flag
 from asr_audit.stats.intervals import Rate, wilson
 
-PROBES = ("refdis", "battery", "courtesy", "switch", "masked", "lift")
+# new probes go at the end: a probe's generator is default_rng([seed, its index])
+PROBES = ("refdis", "battery", "courtesy", "switch", "masked", "lift", "battery-refdis")
 POWER_TARGET = 0.8
 # A flag FAILs when the Wilson lower bound of its false-positive rate at z = 3 (one-sided 0.13%)
 # exceeds its nominal level: with a dozen rows, a table of correctly calibrated flags then shows a
@@ -238,8 +242,10 @@ def calibrate_refdis(
     Per dataset: ``n_clips`` clips (about 0.35 judged edits per clip with the anchor preset),
     4 honest panel models, 1 honest tested model and one copier per share of ``copy_grid``; every
     model drops and substitutes words at its own rates drawn from ``error_range`` (each), about
-    2-10% WER. The copier planted in the panel (leave-one-out power) is measured on every other
-    dataset.
+    2-10% WER. Leave-one-out runs with the 4-member panel (``min_panel`` 3) and with the smallest
+    panel leave-one-out accepts (:func:`~asr_audit.probes.predfiles.refdis.loo_quorum`): the first 3
+    members, ``min_panel`` 2. The copier planted in the panel (leave-one-out power, both panels) is
+    measured on every other dataset.
     """
     from asr_audit.corpus.predfiles import load_predictions
     from asr_audit.probes.predfiles.refdis import preset_params
@@ -282,6 +288,15 @@ def calibrate_refdis(
         "panel member, leave-one-out",
         null_world,
         "a panel member (1 of 4) copies the reference",
+        "copy share",
+        planted,
+    )
+    small = _Tally(
+        "refdis",
+        "refdis.copies_reference",
+        "panel member, leave-one-out, 3-member panel (--min-panel 2)",
+        null_world.replace("4 honest panel models", "3 honest panel models (min_panel 2: leave-one-out quorum 2)"),
+        "a panel member (1 of 3) copies the reference",
         "copy share",
         planted,
     )
@@ -328,6 +343,11 @@ def calibrate_refdis(
             inflated.planted_result(share, by_model[name])
         loo.null(by_model[panel[0]])
         no_loo.null(without.score(panel[0]).to_dict())
+        # the smallest panel leave-one-out accepts: 3 members, min_panel 2 (each member's edits are
+        # mined by the other two, unanimously)
+        small_params = preset_params(preset="anchor", loo=True, min_panel=2)
+        three = run_refdis(preds=preds, panel=panel[:3], params=small_params, seed=seed, cache=cache, models=[panel[0]])
+        small.null(three.score(panel[0]).to_dict())
         if i % 2 == 0:
             mixed = run_refdis(
                 preds=preds,
@@ -338,11 +358,20 @@ def calibrate_refdis(
                 models=[planted_member],
             )
             loo.planted_result(planted, mixed.score(planted_member).to_dict())
+            mixed3 = run_refdis(
+                preds=preds,
+                panel=[*panel[:2], planted_member],
+                params=small_params,
+                seed=seed,
+                cache=cache,
+                models=[planted_member],
+            )
+            small.planted_result(planted, mixed3.score(planted_member).to_dict())
         clear_normalize_cache()
         if progress and (i + 1) % 50 == 0:
             progress(f"refdis {i + 1}/{n_datasets}")
     secs = time.perf_counter() - t0
-    return [t.done(secs) for t in (tested, loo, no_loo, inflated)]
+    return [t.done(secs) for t in (tested, loo, small, no_loo, inflated)]
 
 
 # --------------------------------------------------------------------------- battery (stats level)
@@ -529,7 +558,8 @@ def calibrate_lift(
     """Mean masked lift (nats / char) with the probe's sentence-clustered interval.
 
     A dataset: 30-60 sentences x 1-2 masked spans; lift = mu + sentence effect (normal, sd 0.1) +
-    item noise (0.2 x Student t with 4 df, heavy tails). Null: mu = 0 (the rest of the clip
+    item noise (0.2 x Student t with 4 df, heavy tails); each span of a sentence is read in its own
+    clip (voice) and the summary clusters by sentence (``sentences=``), as the probe does. Null: mu = 0 (the rest of the clip
     carries no cue to the hidden span). Planted: mu = delta.
     """
     from asr_audit.probes.audio.lift import LiftRecord, summarize_model
@@ -553,7 +583,7 @@ def calibrate_lift(
             LiftRecord(
                 model="sim",
                 item_id=f"{labels[j]}#{k}",
-                clip_id=labels[j],
+                clip_id=f"{labels[j]}/voice-{k}",
                 condition="masked",
                 prefix="",
                 target="45",
@@ -566,7 +596,10 @@ def calibrate_lift(
             )
             for k, (j, v) in enumerate(zip(item_s, values))
         ]
-        summary = summarize_model(records, rng, n_resamples=N_RESAMPLES)
+        # each span from its own clip (a voice) of its sentence: the probe clusters by sentence
+        summary = summarize_model(
+            records, rng, n_resamples=N_RESAMPLES, sentences={r.clip_id: r.clip_id.split("/")[0] for r in records}
+        )
         return summary["conditions"]["masked"]["lift"]
 
     for i in range(n_datasets):
@@ -843,6 +876,162 @@ def calibrate_courtesy(
     return [t.done(secs) for t in tallies.values()]
 
 
+# --------------------------------------------------------------------------- battery refdis (real mining)
+
+BATTERY_TEXT_GRID = (0.1, 0.2, 0.3)
+BATTERY_TEXT_PLANTED = 0.3
+
+
+def _transcribe(
+    rng: np.random.Generator, written: Mapping[str, Sequence[Any]], style: Any, copy: float
+) -> dict[str, str]:
+    """One model's outputs on every clip (``written``: clip id -> its planted parts): each planted
+    error copied from the reference with probability ``copy``, the model's own errors drawn anew."""
+    from asr_audit.testing.synthetic import _render
+
+    out = {}
+    for cid, parts in written.items():
+        copied = {p.planted for p in parts if p.planted is not None and copy > 0 and rng.random() < copy}
+        words = [w for p in parts for w in (p.written if p.planted in copied else p.spoken)]
+        out[cid] = _render(rng, words, style)
+    return out
+
+
+def _judged(judge: Any, model: str, hyps: Mapping[str, str], normalize: Callable[[str], Any]) -> dict[str, int]:
+    """The battery judge's 0/1 items of ``model`` on one condition's outputs (as the battery loops)."""
+    per: dict[str, int] = {}
+    for cid, text in hyps.items():
+        for u in judge.units(cid):
+            if judge.applies(u, model):
+                per.update(judge.judge(u, normalize(text), model))
+    return per
+
+
+def calibrate_battery_refdis(
+    rng: np.random.Generator,
+    n_datasets: int,
+    *,
+    clips: tuple[int, int] = (30, 60),
+    grid: Sequence[float] = BATTERY_TEXT_GRID,
+    error_range: tuple[float, float] = HONEST_ERRORS,
+    progress: Progress = None,
+) -> list[Calibration]:
+    """The battery's refdis measure without ``--spoken``: references corrected by the panel.
+
+    Text level, real code: the battery's own judge builder (``_refdis_judge``: the panel's
+    consensus on the original audio, leave-one-out for a tested panel member, never the tested
+    model's own output) and its :class:`~asr_audit.probes.battery.battery.RefdisJudge` verdicts on
+    each condition's outputs, paired by item and clustered by sentence as the battery does. A
+    dataset: 30-60 synthetic Parliament clips, each with 1-2 planted reference errors (spurious /
+    omitted openers and closers, substitutions); 4 honest panel models and an honest tested model
+    (word drop and substitution rates 1-5% each) transcribe the original audio and one condition
+    with the same behaviour (independent draws). The tested model and panel member 1 each copy
+    every planted error with their own probability (5-40%), the same in both conditions, so that
+    accept-ref varies and the test can fire. Null: the tested model (not in the panel) and panel
+    member 1 (leave-one-out: its own outputs must not select its items). Planted: a model outside
+    the panel copies with the tested model's probability on the original audio and ``delta`` more
+    in the condition.
+    """
+    from asr_audit.corpus.clips import Clip, Corpus
+    from asr_audit.probes.battery.battery import MeasureSettings, _refdis_judge
+    from asr_audit.probes.battery.conditions import ConditionContext
+    from asr_audit.probes.predfiles.refdis import RefdisParams
+    from asr_audit.stats.did import paired_difference
+    from asr_audit.testing.synthetic import _body, _plant, _style
+    from asr_audit.text.normalize import get_normalizer, normalize_many
+    from asr_audit.text.text2num import with_text2num
+
+    t0 = time.perf_counter()
+    grid = tuple(float(x) for x in grid)
+    norm = with_text2num(get_normalizer("whisper"))
+
+    def normalize(text: str) -> tuple[str, ...]:
+        return tuple(normalize_many(norm, [text])[0].split())
+
+    null_world = (
+        f"{clips[0]}-{clips[1]} clips with 1-2 planted reference errors; 4 panel models + a tested model "
+        f"(drop and substitution rates {error_range[0]:g}-{error_range[1]:g} each; the tested model and "
+        "panel member 1 copy with p = 0.05-0.4), the same in both conditions; references corrected by "
+        "the panel on the original audio"
+    )
+    planted_world = "a model outside the panel copies delta more often in the condition"
+    tested = _Tally(
+        "battery-refdis",
+        "battery.difference",
+        "no --spoken: tested model (not in panel)",
+        null_world,
+        planted_world,
+        "delta (copy share)",
+        BATTERY_TEXT_PLANTED,
+    )
+    member = _Tally(
+        "battery-refdis",
+        "battery.difference",
+        "no --spoken: panel member, leave-one-out",
+        null_world,
+        "not measured (the planted model is outside the panel)",
+        "delta (copy share)",
+        None,
+    )
+    panel = [f"panel-{k + 1}" for k in range(4)]
+    copiers = [f"copier-{d:g}" for d in grid]
+    settings = MeasureSettings(mining=RefdisParams(), families=None, gate_max_wer=0.3)
+    for i in range(n_datasets):
+        n = int(rng.integers(clips[0], clips[1] + 1))
+        corpus_clips, written = [], {}
+        for c in range(n):
+            parts, kinds = [], []
+            while not kinds:  # the battery's corpus: clips that carry a reference error
+                parts, kinds = _plant(rng, _body(rng), (0.5, 0.5, 0.1))
+            cid = f"battery/clip-{c:03d}"
+            ref = " ".join(w for part in parts for w in part.written)
+            corpus_clips.append(Clip(cid, ref, audio_path=f"{cid}.wav"))  # text only: no audio is read
+            written[cid] = parts
+        styles = {m: _style(rng, error_range) for m in [*panel, "tested", *copiers]}
+        share = dict.fromkeys(panel, 0.0) | {
+            panel[0]: float(rng.uniform(0.05, 0.4)),
+            "tested": float(rng.uniform(0.05, 0.4)),
+        }
+        share |= dict.fromkeys(copiers, share["tested"])
+        original = {m: _transcribe(rng, written, styles[m], share[m]) for m in [*panel, "tested", *copiers]}
+        condition = {m: _transcribe(rng, written, styles[m], share[m]) for m in [*panel, "tested"]}
+        condition.update(
+            {m: _transcribe(rng, written, styles[m], min(share[m] + d, 1.0)) for m, d in zip(copiers, grid)}
+        )
+        corpus = Corpus("battery", "test", "null-calibration", tuple(corpus_clips))
+        judge = _refdis_judge(
+            corpus,
+            ConditionContext(corpus.clips),
+            original,
+            normalize,
+            settings,
+            panel,
+            ["tested", panel[0], *copiers],
+        )
+
+        def difference(
+            m: str, judge: Any = judge, original: Any = original, condition: Any = condition
+        ) -> Mapping[str, object]:
+            base, treat = _judged(judge, m, original[m], normalize), _judged(judge, m, condition[m], normalize)
+            keys = sorted(set(base) & set(treat))
+            return paired_difference(
+                [base[k] for k in keys],
+                [treat[k] for k in keys],
+                [k.split("#")[0] for k in keys],  # one clip per sentence: the clip is the cluster
+                rng,
+                N_RESAMPLES,
+            ).to_dict()
+
+        tested.null(difference("tested"))
+        member.null(difference(panel[0]))
+        for m, d in zip(copiers, grid):
+            tested.planted_result(d, difference(m))
+        if progress and (i + 1) % 100 == 0:
+            progress(f"battery-refdis {i + 1}/{n_datasets}")
+    secs = time.perf_counter() - t0
+    return [tested.done(secs), member.done(secs)]
+
+
 # --------------------------------------------------------------------------- registry
 
 CALIBRATORS: dict[str, Callable[..., list[Calibration]]] = {
@@ -852,6 +1041,7 @@ CALIBRATORS: dict[str, Callable[..., list[Calibration]]] = {
     "switch": calibrate_switch,
     "masked": calibrate_masked,
     "lift": calibrate_lift,
+    "battery-refdis": calibrate_battery_refdis,
 }
 
 
