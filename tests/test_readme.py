@@ -118,11 +118,12 @@ def test_readme_refdis_commands_run(tmp_path: Path, run_cli, monkeypatch: pytest
 
 
 def test_too_small_panel_for_leave_one_out_is_refused(tmp_path: Path, run_cli) -> None:
-    """The README's old example: a two-model panel with min_panel = 2 and leave-one-out."""
+    """The README's old examples: a two- or three-model panel with min_panel = 2 and leave-one-out
+    (three is refused too: two voters are no consensus)."""
     spec = _offline(_spec_blocks()[0], tmp_path).replace(
-        f"models = {json.dumps(list(VOXPOPULI_PANEL[:3]))}", f"models = {json.dumps(list(VOXPOPULI_PANEL[:2]))}"
+        f"models = {json.dumps(list(VOXPOPULI_PANEL[:4]))}", f"models = {json.dumps(list(VOXPOPULI_PANEL[:3]))}"
     )
-    assert json.dumps(list(VOXPOPULI_PANEL[:2])) in spec
+    assert json.dumps(list(VOXPOPULI_PANEL[:3])) in spec
     path = tmp_path / "audit.toml"
     path.write_text(spec)
     code, _, err = run_cli("run", path, "--no-progress")

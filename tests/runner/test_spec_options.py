@@ -199,15 +199,16 @@ resamples = 30
 
 def test_leave_one_out_quorum_is_refused_at_load_naming_the_toml_fields(tmp_path: Path) -> None:
     """Issue 11, defect 3: a panel of 3 with min_panel 3 leaves 2 models to mine each member's
-    edits: refused when the spec loads (before any inference), in the spec's own words."""
+    edits (two voters are no consensus): refused when the spec loads (before any inference), in
+    the spec's own words."""
     with pytest.raises(ConfigError) as info:
         load(tmp_path, "[probes.refdis]")
     msg = str(info.value)
     assert msg == (
         f"{tmp_path / 'audit.toml'}: corpus 'vox': leave-one-out ([probes.refdis] loo) mines each of the "
-        "3 panel models' edits with the other 2, fewer than 3 ([probes.refdis] min_panel = 3, and 2 votes "
-        "at least), so no panel model could be scored; fix: list at least 4 [panel] models or set "
-        "[probes.refdis] loo = false"
+        "3 panel models' edits with the other 2, fewer than 3 ([probes.refdis] min_panel = 3, and 3 voters "
+        "at least: two are no consensus), so its panel models cannot be judged fairly; fix: list at least 4 "
+        "[panel] models or set [probes.refdis] loo = false"
     )
     with pytest.raises(
         ConfigError,
@@ -223,7 +224,6 @@ def test_leave_one_out_quorum_is_refused_at_load_naming_the_toml_fields(tmp_path
     ("probes", "override"),
     [
         ("[probes.refdis]\nloo = false", ""),  # no leave-one-out
-        ("[probes.refdis]\nmin_panel = 2", ""),  # 2 left to mine, 2 needed
         ("[probes.refdis]", "[corpus.probes.refdis]\nskip = true"),  # the corpus does not run it
         ("[probes.refdis]\nmin_panel = 4", ""),  # below min_panel: the run's own error names it
         ("[probes.miner_calibration]", ""),  # no calibration folder: the probe does not run

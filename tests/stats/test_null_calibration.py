@@ -110,22 +110,33 @@ def test_refdis_planted_copying_is_caught(refdis: dict[str, Calibration]) -> Non
     tested = refdis["refdis.copies_reference: tested model (not in panel)"]
     assert tested.power[0.3] == (6, 6)  # 30% copying on ~70 edits: caught every time
     assert refdis["refdis.copies_reference: panel member, leave-one-out"].power[0.3][0] > 0
-    small = refdis["refdis.copies_reference: panel member, leave-one-out, 3-member panel (--min-panel 2)"]
-    assert small.power[0.3][0] > 0
     assert refdis["refdis.wer_inflated: tested model (not in panel)"].power[0.9][0] > 0  # copying 90% flatters WER
 
 
 def test_refdis_tested_model_panel_member_and_wer_inflation_are_calibrated(refdis: dict[str, Calibration]) -> None:
-    """Every refdis setting, including leave-one-out panel members (4-member panel, and the smallest
-    panel leave-one-out accepts: 3 members, min_panel 2); full run in docs/validity.md."""
+    """Every refdis setting, including leave-one-out panel members (a 4-member panel: the smallest
+    leave-one-out accepts); full run in docs/validity.md."""
     for key in (
         "refdis.copies_reference: tested model (not in panel)",
         "refdis.copies_reference: panel member, leave-one-out",
-        "refdis.copies_reference: panel member, leave-one-out, 3-member panel (--min-panel 2)",
         "refdis.copies_reference: panel member, no leave-one-out",
         "refdis.wer_inflated: tested model (not in panel)",
     ):
         _calibrated(refdis[key])
+
+
+def test_a_three_member_panel_is_refused_for_leave_one_out() -> None:
+    """Two voters are no consensus: the setting the full run measured at 34% false accusations with
+    noisier panel models (docs/validity.md) is refused, not scored."""
+    from asr_audit.errors import ConfigError
+    from asr_audit.probes.predfiles.refdis import loo_quorum, preset_params
+
+    assert loo_quorum(preset_params(preset="anchor", loo=True, min_panel=2)) == 3
+    with pytest.raises(ConfigError, match="two are no consensus"):
+        from asr_audit.options import Surface
+        from asr_audit.probes.predfiles.refdis_options import RefdisOptions
+
+        RefdisOptions.from_mapping({"min_panel": 2}, Surface.cli()).check_panel(3, Surface.cli())
 
 
 def test_refdis_honest_models_accept_ref_is_near_zero(refdis: dict[str, Calibration]) -> None:
@@ -135,12 +146,6 @@ def test_refdis_honest_models_accept_ref_is_near_zero(refdis: dict[str, Calibrat
     ):
         row = refdis[key]
         assert row.null_mean is not None and row.null_mean <= 0.02, f"{key}: mean accept-ref {row.null_mean:.3f}"
-    # Two voters (3-member panel less one) mine coincident misses of both as edits, and the held-out
-    # member, writing the true word, is judged "ref": biased (2.3% in the full run, 8% with noisier
-    # models, docs/validity.md), but below the 5% bound of a claim at these error rates.
-    key = "refdis.copies_reference: panel member, leave-one-out, 3-member panel (--min-panel 2)"
-    row = refdis[key]
-    assert row.null_mean is not None and row.null_mean <= 0.05, f"{key}: mean accept-ref {row.null_mean:.3f}"
 
 
 def _row(

@@ -293,10 +293,12 @@ def measured_fpr(flag: str, setting: str) -> MeasuredFpr | None:
 
 def refdis_setting(model: Result, *, loo: bool = True, panel_size: int | None = None) -> str:
     """The benchmark setting a refdis ``models`` entry was scored in: a tested model, or a panel
-    member with or without leave-one-out (with a 3-member panel, the smallest leave-one-out accepts).
+    member with or without leave-one-out (which needs 4 panel models: a 3-member panel, measured
+    once as ``PANEL_MEMBER_LOO_SMALL``, is refused by
+    :func:`~asr_audit.probes.predfiles.refdis.loo_quorum`).
 
-    >>> refdis_setting({"in_panel": False}), refdis_setting({"in_panel": True}, panel_size=3)
-    ('tested model (not in panel)', 'panel member, leave-one-out, 3-member panel (--min-panel 2)')
+    >>> refdis_setting({"in_panel": False}), refdis_setting({"in_panel": True}, panel_size=4)
+    ('tested model (not in panel)', 'panel member, leave-one-out')
     """
     if not model.get("in_panel"):
         return TESTED_MODEL

@@ -88,13 +88,15 @@ PRESETS: dict[str, dict[str, object]] = {
 
 
 def loo_quorum(params: RefdisParams) -> int:
-    """The fewest members a leave-one-out panel (the panel less one) needs to mine anything:
-    ``min_panel``, and at least 2 (an edit needs 2 agreeing votes).
+    """The fewest members a leave-one-out panel (the panel less one) needs: ``min_panel``, and at
+    least 3. Two voters are no consensus: when both miss the word that was said, the held-out
+    member who wrote it is judged a copier (null calibration, ``docs/validity.md``: with noisier
+    panel models, 34% of honest members flagged). So leave-one-out needs 4 panel models.
 
-    >>> loo_quorum(RefdisParams(min_panel=2)), loo_quorum(RefdisParams(min_panel=1))
-    (2, 2)
+    >>> loo_quorum(RefdisParams(min_panel=2)), loo_quorum(RefdisParams(min_panel=4))
+    (3, 4)
     """
-    return max(params.min_panel, 2)
+    return max(params.min_panel, 3)
 
 
 def preset_params(preset: str = "anchor", **overrides: object) -> RefdisParams:

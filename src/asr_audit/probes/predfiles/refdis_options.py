@@ -97,14 +97,15 @@ class RefdisOptions:
         if surface.kind == CLI:
             raise ConfigError(
                 f"leave-one-out mines each panel member's edits with the other {n_panel - 1}, fewer than {quorum} "
-                f"(--min-panel {mining.min_panel}, and 2 votes at least): no member could be scored; fix: name at "
+                f"(--min-panel {mining.min_panel}, and 3 voters at least: two are no consensus): its members cannot be "
+                f"judged fairly; fix: name at "
                 f"least {quorum + 1} panel members, or pass --no-loo"
             )
         where = f"{surface.path or '<spec>'}: " + ("" if corpus is None else f"corpus {corpus!r}: ")
         raise ConfigError(
             f"{where}leave-one-out ({surface.name('loo')}) mines each of the {n_panel} panel models' edits with the "
-            f"other {n_panel - 1}, fewer than {quorum} ({surface.name('min_panel')} = {mining.min_panel}, and 2 votes "
-            f"at least), so no panel model could be scored; fix: list at least {quorum + 1} [panel] models or set "
+            f"other {n_panel - 1}, fewer than {quorum} ({surface.name('min_panel')} = {mining.min_panel}, and 3 voters "
+            f"at least: two are no consensus), so its panel models cannot be judged fairly; fix: list at least {quorum + 1} [panel] models or set "
             f"{surface.name('loo')} = false"
         )
 

@@ -149,8 +149,8 @@ def _mine_panel(
     if params.loo and len(panel) - 1 < loo_quorum(params):
         raise ConfigError(
             f"leave-one-out mines each panel member's edits with the other {len(panel) - 1}, fewer than "
-            f"{loo_quorum(params)} (--min-panel {params.min_panel}, and 2 votes at least): no member could be "
-            f"scored; fix: name at least {loo_quorum(params) + 1} panel members, or pass --no-loo"
+            f"{loo_quorum(params)} (--min-panel {params.min_panel}, and 3 voters at least: two are no consensus): "
+            f"its members cannot be judged fairly; fix: name at least {loo_quorum(params) + 1} panel members, or pass --no-loo"
         )
     everyone = list(dict.fromkeys([*models, *panel]))
     clips = inputs.clips(preds, everyone)
