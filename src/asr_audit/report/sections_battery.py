@@ -13,6 +13,7 @@ from asr_audit.report import plots
 from asr_audit.report.format import TEMPLATE_HELPERS
 from asr_audit.report.section import ReportContext, Section, register_section
 from asr_audit.report.tables import to_csv
+from asr_audit.stats.flags import MIN_CLUSTERS_FOR_A_CLAIM
 
 CELL_COLUMNS = ("model", "condition", "accept_ref", "k", "n", "ci_low", "ci_high", "n_failed")
 DIFF_COLUMNS = ("model", "condition", "baseline", "estimate", "ci_low", "ci_high", "n_items", "n_clusters")
@@ -48,7 +49,13 @@ def battery_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
             )
         )
     html = ctx.render(
-        "battery.html.j2", r=r, corpus=corpus or r["corpus"], cells=cells, diffs=diffs, **TEMPLATE_HELPERS
+        "battery.html.j2",
+        r=r,
+        corpus=corpus or r["corpus"],
+        cells=cells,
+        diffs=diffs,
+        min_clusters=MIN_CLUSTERS_FOR_A_CLAIM,
+        **TEMPLATE_HELPERS,
     )
     tables = {
         f"{anchor}-cells.csv": to_csv(r["cells"], CELL_COLUMNS),
