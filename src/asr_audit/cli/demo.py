@@ -45,7 +45,7 @@ def demo_spec(out: Path, audio: bool = True, calib_dir: Path | None = None, seed
                     "spec": str(calib_dir / "calib-train.jsonl"),
                     "probes": {
                         "refdis": {"min_panel": 2, "loo": False},  # three panel models: no leave-one-out
-                        "miner_calibration": {"truth": str(calib_dir), "split": "train", "min_panel": 2},
+                        "miner_calibration": {"truth": str(calib_dir), "split": "train", "min_panel": 2, "loo": False},
                     },
                 }
             )
