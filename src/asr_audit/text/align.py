@@ -317,6 +317,7 @@ class AlignmentCache:
         self._keys = TokenKeys()  # one vocabulary check for every pair this cache sees
         self._tokens: dict[str, Tokens] = {}
         self._interned: dict[Tokens, Tokens] = {}
+        self._words: dict[str, str] = {}  # one object per distinct token
         self._memo: dict[tuple[object, ...], object] = {}
 
     def memo(self, key: tuple[object, ...], compute):  # noqa: ANN001, ANN201
@@ -331,11 +332,14 @@ class AlignmentCache:
         """:func:`tokens` of ``text``, the same tuple object every time for the same text.
 
         Sharing token tuples makes the pair look-ups below cheap: dict keys compare by
-        identity first, so a reused tuple never has its words compared again.
+        identity first, so a reused tuple never has its words compared again. The words are
+        shared too (one string object per distinct token across every tuple of the cache): a
+        million transcripts hold a vocabulary of words, not thirty million copies of them.
         """
         hit = self._tokens.get(text)
         if hit is None:
-            hit = self._tokens[text] = self.intern(tuple(text.split()))
+            word = self._words.setdefault
+            hit = self._tokens[text] = self.intern(tuple([word(w, w) for w in text.split()]))
         return hit
 
     def intern(self, toks: Tokens) -> Tokens:
