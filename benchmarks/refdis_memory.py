@@ -111,27 +111,42 @@ def run_cli(src: Path, folder: Path, panel: list[str], workers: int) -> tuple[fl
 
 
 def trace(folder: Path, panel: list[str], top: int) -> None:
-    """Run load + ``run_refdis`` here under tracemalloc; print the peak and its top allocation sites."""
+    """Run the steps of ``refdis`` here under tracemalloc; print each step's peak, and the top
+    allocation sites held after loading and after normalizing (the inputs mining works on)."""
     import tracemalloc
 
     sys.path.insert(0, str(SRC))
     from asr_audit.corpus.predfiles import load_predictions
-    from asr_audit.probes.predfiles.refdis import preset_params
+    from asr_audit.probes.predfiles.refdis import mine, preset_params
+    from asr_audit.probes.predfiles.refdis_inputs import prepare_clips
     from asr_audit.probes.predfiles.refdis_run import run_refdis
+    from asr_audit.text.align import AlignmentCache
+    from asr_audit.text.anchor import anchor_normalizer
+    from asr_audit.text.normalize import clear_normalize_cache, get_normalizer
 
-    tracemalloc.start(8)
+    def report(step: str, snapshot: bool = False) -> None:
+        cur, peak = tracemalloc.get_traced_memory()
+        print(f"{step}: {cur / 1e6:,.0f} MB held, step peak {peak / 1e6:,.0f} MB")
+        if snapshot:
+            for stat in tracemalloc.take_snapshot().statistics("lineno")[:top]:
+                print(f"  {stat.size / 1e6:9,.1f} MB  {stat.traceback[0]}")
+        tracemalloc.reset_peak()
+
+    params = preset_params("anchor", loo=False)
+    norm = anchor_normalizer(get_normalizer("whisper"))
+    tracemalloc.start(4)
     preds = load_predictions(folder)
-    loaded = tracemalloc.take_snapshot()
-    cur, peak = tracemalloc.get_traced_memory()
-    print(f"after loading: {cur / 1e6:,.0f} MB held, peak {peak / 1e6:,.0f} MB")
-    for stat in loaded.statistics("lineno")[:top]:
-        print(f"  {stat.size / 1e6:9,.1f} MB  {stat.traceback[0]}")
-    result = run_refdis(preds, panel, preset_params("anchor", loo=False), normalize_workers=1)
-    cur, peak = tracemalloc.get_traced_memory()
-    snap = tracemalloc.take_snapshot()
-    print(f"after run_refdis: {cur / 1e6:,.0f} MB held, peak {peak / 1e6:,.0f} MB; {len(result.edits):,} edits")
-    for stat in snap.statistics("lineno")[:top]:
-        print(f"  {stat.size / 1e6:9,.1f} MB  {stat.traceback[0]}")
+    report("load_predictions", snapshot=True)
+    cache = AlignmentCache()
+    clips = prepare_clips(preds, preds.models, norm, True, cache=cache)
+    report("prepare_clips", snapshot=True)
+    mining = mine(clips, panel, preds.models, params, cache)
+    report(f"mine ({len(mining.edits):,} edits)", snapshot=True)
+    del clips, mining, cache
+    clear_normalize_cache()
+    report("(dropped the steps' results and the normalizer cache)")
+    result = run_refdis(preds, panel, params, normalize_workers=1)
+    report(f"run_refdis from scratch ({len(result.edits):,} edits)")
 
 
 def main(argv: list[str] | None = None) -> int:

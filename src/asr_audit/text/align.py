@@ -338,8 +338,8 @@ class AlignmentCache:
         """
         hit = self._tokens.get(text)
         if hit is None:
-            word = self._words.setdefault
-            hit = self._tokens[text] = self.intern(tuple([word(w, w) for w in text.split()]))
+            words = text.split()
+            hit = self._tokens[text] = self.intern(tuple(map(self._words.setdefault, words, words)))
         return hit
 
     def intern(self, toks: Tokens) -> Tokens:
