@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 Tokens = tuple[str, ...]
 Opcode = tuple[str, int, int, int, int]
@@ -300,7 +301,13 @@ def align(ref: Sequence[str], hyp: Sequence[str]) -> Alignment:
             missed.update(range(i1, i2))
         elif tag == "insert":
             insertions.setdefault(i1, []).extend(hyp_t[j1:j2])
-    return Alignment(ref_t, hyp_t, tuple(ops), frozenset(missed), matched, {k: tuple(v) for k, v in insertions.items()})
+    inserted = {k: tuple(v) for k, v in insertions.items()} if insertions else _NO_INSERTIONS
+    return Alignment(ref_t, hyp_t, tuple(ops), frozenset(missed), matched, inserted)
+
+
+# most alignments insert nothing: they share one read-only empty mapping (a dict each is 64 bytes
+# times every (reference, hypothesis) pair of a run)
+_NO_INSERTIONS: Mapping[int, Tokens] = MappingProxyType({})
 
 
 _MISSING = object()
