@@ -85,40 +85,55 @@ _DECODER = json.JSONDecoder()  # json.loads' defaults
 _JSON_WS = " \t\n\r"  # the whitespace json.loads skips around a value
 
 
-def _parse_jsonl_fast(path: Path) -> list[tuple[int, dict[str, Any]]] | None:
-    """What :func:`iter_jsonl` yields for a well-formed file, read faster; ``None`` otherwise.
+def _scan_jsonl(path: Path, failed: list[int]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """What :func:`iter_jsonl` yields for a well-formed file, read faster, one line at a time.
 
-    One read and decode of the whole file, then per line the decoder's C scanner, as
-    ``json.loads`` does less its Python wrapper. Lines are split on ``\n`` like the binary file
-    iteration of :func:`iter_jsonl` (the byte never occurs inside a UTF-8 sequence), blank lines
+    Per line the decoder's C scanner, as ``json.loads`` does less its Python wrapper. Lines are
+    the binary file's lines as in :func:`iter_jsonl` (a BOM is allowed on the first), blank lines
     are skipped by the same test, and a value must span its line (``json.loads``' "extra data"
-    rule). Anything else (bad UTF-8, bad JSON, a non-object line) returns ``None``, so the caller
-    falls back to :func:`iter_jsonl`, which raises the one-line error naming the line.
+    rule). At the first line it cannot read (bad UTF-8, bad JSON, a non-object line) it appends
+    that line's number to ``failed`` and stops. Only one line's text is held at a time: a large
+    file is never decoded whole.
     """
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return None
     scan = _DECODER.scan_once  # type: ignore[attr-defined]  # set in JSONDecoder.__init__; typeshed omits it
-    out: list[tuple[int, dict[str, Any]]] = []
-    append = out.append
-    for lineno, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():  # iter_jsonl's blank-line test
-            continue
-        value = line.strip(_JSON_WS)
-        try:
-            obj, end = scan(value, 0)
-        except (StopIteration, ValueError, RecursionError):
-            return None
-        if end != len(value) or type(obj) is not dict:
-            return None
-        append((lineno, obj))
-    return out
+    with open(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            try:
+                line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+            except UnicodeDecodeError:
+                failed.append(lineno)
+                return
+            if not line.strip():  # iter_jsonl's blank-line test
+                continue
+            value = line.strip(_JSON_WS)
+            try:
+                obj, end = scan(value, 0)
+            except (StopIteration, ValueError, RecursionError):
+                failed.append(lineno)
+                return
+            if end != len(value) or type(obj) is not dict:
+                failed.append(lineno)
+                return
+            yield lineno, obj
+
+
+def _parse_jsonl_fast(path: Path) -> list[tuple[int, dict[str, Any]]] | None:
+    """Every row :func:`_scan_jsonl` reads from a well-formed file; ``None`` if some line is not."""
+    failed: list[int] = []
+    rows = list(_scan_jsonl(path, failed))
+    return None if failed else rows
 
 
 def _iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    fast = _parse_jsonl_fast(path)
-    return iter(fast) if fast is not None else iter_jsonl(path, "prediction file")
+    """:func:`iter_jsonl`'s rows, streamed by :func:`_scan_jsonl` up to the first line it cannot
+    read; from that line on they come from :func:`iter_jsonl`, which raises the one-line error
+    naming the line (the rows before it were already yielded, as its own lazy reading would)."""
+    failed: list[int] = []
+    yield from _scan_jsonl(path, failed)
+    if failed:
+        for lineno, obj in iter_jsonl(path, "prediction file"):
+            if lineno >= failed[0]:
+                yield lineno, obj
 
 
 def _read_text(path: Path) -> str:
@@ -233,8 +248,15 @@ def _optional_str(value: Any) -> str | None:
     return str(value)
 
 
-def read_prediction_file(path: Path, name: FileName | None = None) -> PredictionFile:
-    """Read one prediction file into a :class:`PredictionFile`."""
+def read_prediction_file(
+    path: Path, name: FileName | None = None, *, shared: dict[str, str] | None = None
+) -> PredictionFile:
+    """Read one prediction file into a :class:`PredictionFile`.
+
+    ``shared`` (a dict kept across the files of one set) hands out one string object per
+    distinct clip id, reference and hypothesis text, so that N models' files hold each clip's
+    id and reference once rather than N times.
+    """
     path = Path(path)
     if not path.is_file():
         raise InputFileError(path, "no such file", "check the path")
@@ -293,6 +315,11 @@ def read_prediction_file(path: Path, name: FileName | None = None) -> Prediction
                 "keep one row per clip in each prediction file",
                 line,
             )
+        if shared is not None:
+            clip_id = shared.setdefault(clip_id, clip_id)
+            ref = shared.setdefault(ref, ref)
+            if hyp is not None:
+                hyp = shared.setdefault(hyp, hyp)
         get = obj.get
         duration, at, language, speaker = get("duration"), get("time"), get("language"), get("speaker")
         rows[clip_id] = PredictionRow(
@@ -316,10 +343,23 @@ def read_prediction_file(path: Path, name: FileName | None = None) -> Prediction
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
+def _has_surrogate_escape(path: Path, chunk: int = 1 << 20) -> bool:
+    """Whether the file's bytes hold a ``\\ud8XX``-``\\udfXX`` escape, read a chunk at a time
+    (consecutive chunks overlap by 5 bytes, so an escape across a boundary is seen)."""
+    tail = b""
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            window = tail + block
+            if _SURROGATE_ESCAPE.search(window):
+                return True
+            tail = window[-5:]
+    return False
+
+
 def _check_no_surrogates(path: Path, rows: Mapping[str, PredictionRow]) -> None:
     """Refuse text holding a lone UTF-16 surrogate (only a ``\\udXXX`` JSON escape can put one there:
     valid UTF-8 cannot); such text cannot be normalized, written or hashed. One byte scan per file."""
-    if path.suffix.lower() not in (".jsonl", ".ndjson", ".json") or not _SURROGATE_ESCAPE.search(path.read_bytes()):
+    if path.suffix.lower() not in (".jsonl", ".ndjson", ".json") or not _has_surrogate_escape(path):
         return
     for row in rows.values():
         for what, text in (("clip id", row.clip_id), ("reference", row.reference), ("hypothesis", row.hypothesis)):
@@ -514,9 +554,9 @@ def _load_predictions(path: str | Path, dataset: str | None) -> PredictionSet:
     files: list[PredictionFile] = []
     by_model: dict[str, PredictionFile] = {}
     references: dict[str, str] = {}
-    ref_origin: dict[str, tuple[Path, int]] = {}
+    shared: dict[str, str] = {}  # one object per distinct text across the files
     for p, name in found:
-        pf = read_prediction_file(p, name)
+        pf = read_prediction_file(p, name, shared=shared)
         if pf.model in by_model:
             raise InputFileError(
                 p,
@@ -529,7 +569,8 @@ def _load_predictions(path: str | Path, dataset: str | None) -> PredictionSet:
             ref = row.reference.strip()
             if cid in references:
                 if references[cid] != ref:
-                    op, ol = ref_origin[cid]
+                    first = next(f for f in files if cid in f.rows)  # the file that gave the reference
+                    op, ol = first.path, first.rows[cid].line
                     raise InputFileError(
                         p,
                         f"clip {cid!r} has reference {ref[:60]!r} here but {references[cid][:60]!r} in {op}:{ol}",
@@ -538,7 +579,6 @@ def _load_predictions(path: str | Path, dataset: str | None) -> PredictionSet:
                     )
             else:
                 references[cid] = ref
-                ref_origin[cid] = (p, row.line)
     refs_sorted = {cid: references[cid] for cid in sorted(references)}
     return PredictionSet(tuple(files), refs_sorted, dataset or (datasets[0] if datasets else None), str(root), by_model)
 

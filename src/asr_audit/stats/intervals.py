@@ -319,7 +319,7 @@ def bootstrap_ratio_differences(
     rng: np.random.Generator,
     n_resamples: int = 1000,
     level: float = 0.95,
-    max_cells: int = 5_000_000,
+    max_cells: int = 1_000_000,
 ) -> list[tuple[float, float, float]]:
     """:func:`bootstrap_ratio_difference` for ``k`` statistics at once, on common resamples.
 

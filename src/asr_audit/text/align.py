@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 Tokens = tuple[str, ...]
 Opcode = tuple[str, int, int, int, int]
@@ -300,7 +301,13 @@ def align(ref: Sequence[str], hyp: Sequence[str]) -> Alignment:
             missed.update(range(i1, i2))
         elif tag == "insert":
             insertions.setdefault(i1, []).extend(hyp_t[j1:j2])
-    return Alignment(ref_t, hyp_t, tuple(ops), frozenset(missed), matched, {k: tuple(v) for k, v in insertions.items()})
+    inserted = {k: tuple(v) for k, v in insertions.items()} if insertions else _NO_INSERTIONS
+    return Alignment(ref_t, hyp_t, tuple(ops), frozenset(missed), matched, inserted)
+
+
+# most alignments insert nothing: they share one read-only empty mapping (a dict each is 64 bytes
+# times every (reference, hypothesis) pair of a run)
+_NO_INSERTIONS: Mapping[int, Tokens] = MappingProxyType({})
 
 
 _MISSING = object()
@@ -317,6 +324,7 @@ class AlignmentCache:
         self._keys = TokenKeys()  # one vocabulary check for every pair this cache sees
         self._tokens: dict[str, Tokens] = {}
         self._interned: dict[Tokens, Tokens] = {}
+        self._words: dict[str, str] = {}  # one object per distinct token
         self._memo: dict[tuple[object, ...], object] = {}
 
     def memo(self, key: tuple[object, ...], compute):  # noqa: ANN001, ANN201
@@ -331,11 +339,14 @@ class AlignmentCache:
         """:func:`tokens` of ``text``, the same tuple object every time for the same text.
 
         Sharing token tuples makes the pair look-ups below cheap: dict keys compare by
-        identity first, so a reused tuple never has its words compared again.
+        identity first, so a reused tuple never has its words compared again. The words are
+        shared too (one string object per distinct token across every tuple of the cache): a
+        million transcripts hold a vocabulary of words, not thirty million copies of them.
         """
         hit = self._tokens.get(text)
         if hit is None:
-            hit = self._tokens[text] = self.intern(tuple(text.split()))
+            words = text.split()
+            hit = self._tokens[text] = self.intern(tuple(map(self._words.setdefault, words, words)))
         return hit
 
     def intern(self, toks: Tokens) -> Tokens:
