@@ -187,6 +187,24 @@ CASES: list[Case] = [
     Case("preds-only-unrelated-files", pf({"README.txt": "hello"}), ERROR, "{tmp}/preds"),
     Case("preds-empty-file", pf({"m.jsonl": ""}), ERROR, "m.jsonl"),
     Case("preds-malformed-json-line", pf({"m.jsonl": GOOD_ROWS + "{not json\n"}), ERROR, "m.jsonl"),
+    Case(
+        "preds-huge-hypothesis",
+        pf(
+            {
+                "m.jsonl": GOOD_ROWS
+                + json.dumps({"id": "big", "reference": "a b", "hypothesis": "word " * 200_001})
+                + "\n"
+            }
+        ),
+        ERROR,
+        "m.jsonl:5",
+    ),
+    Case(
+        "preds-huge-reference-csv",
+        pf({"m.csv": "id,reference,hypothesis\nc0," + "x" * 1_000_001 + ",a\n"}),
+        ERROR,
+        "m.csv",
+    ),
     Case("preds-json-array-line", pf({"m.jsonl": "[1, 2]\n"}), ERROR, "m.jsonl"),
     Case("preds-row-missing-id", pf({"m.jsonl": '{"reference": "a", "hypothesis": "a"}\n'}), ERROR, "m.jsonl"),
     Case("preds-row-missing-reference", pf({"m.jsonl": '{"id": "a", "hypothesis": "a"}\n'}), ERROR, "m.jsonl"),

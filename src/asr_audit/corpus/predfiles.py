@@ -35,6 +35,10 @@ from asr_audit.errors import InputFileError, require
 ID_COLUMNS = ("audio_filepath", "id", "key", "__key__", "utt_id")
 REF_COLUMNS = ("text", "reference", "ref", "ground_truth", "target")
 HYP_COLUMNS = ("pred_text", "prediction", "hypothesis", "hyp", "transcription", "pred")
+MAX_TEXT_CHARS = 1_000_000
+"""The longest reference or hypothesis a row may carry: about 15 hours of speech. Longer text is
+not a transcript (a whole file pasted into one cell) and would cost gigabytes to normalize and
+align, so it is refused with the file and row named."""
 DATA_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".parquet")
 # files that may sit beside prediction files and are not data
 IGNORED_SUFFIXES = (".md", ".txt", ".rst", ".html", ".pdf", ".png", ".svg", ".log", ".yaml", ".yml", ".toml")
@@ -308,6 +312,15 @@ def read_prediction_file(
                 "write the hypothesis as a JSON string (null when the model gave none)",
                 line,
             )
+        for what, text in (("reference", ref), ("hypothesis", hyp)):
+            if text is not None and len(text) > MAX_TEXT_CHARS:
+                raise InputFileError(
+                    path,
+                    f"the {what} of clip {clip_id!r} has {len(text):,} characters, more than any transcript "
+                    f"({MAX_TEXT_CHARS:,} at most, about 15 hours of speech)",
+                    "split long recordings into chunks with one row each, or fix the row",
+                    line,
+                )
         if clip_id in rows:
             raise InputFileError(
                 path,
