@@ -215,10 +215,8 @@ def cluster_bootstrap_difference(
     ...                              np.random.default_rng(0))
     (None, None, None)
     """
-    arrays = [np.asarray(x, dtype=np.float64) for x in (num_a, den_a, num_b, den_b)]
+    arrays = _per_cluster(num_a, den_a, num_b, den_b)
     m = len(arrays[0])
-    if any(len(a) != m for a in arrays):
-        raise ValueError("all arrays must have one value per cluster")
     na, da, nb, db = (float(a.sum()) for a in arrays)
     if m == 0 or da <= 0 or db <= 0:
         return None, None, None
@@ -231,8 +229,7 @@ def cluster_bootstrap_difference(
     values = np.concatenate(draws)
     if not values.size:
         return est, None, None
-    alpha = (1 - level) / 2
-    return est, float(np.quantile(values, alpha)), float(np.quantile(values, 1 - alpha))
+    return (est, *_percentiles(values, level))
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,18 +259,27 @@ def bootstrap_ratio_difference(
     replacement, keeping a cluster's a and b values together (a paired design). Returns
     ``(estimate, low, high)`` with a percentile interval.
     """
-    arrays = [np.asarray(x, dtype=np.float64) for x in (num_a, den_a, num_b, den_b)]
+    arrays = _per_cluster(num_a, den_a, num_b, den_b)
     m = len(arrays[0])
-    if any(len(a) != m for a in arrays):
-        raise ValueError("all arrays must have one value per cluster")
-
     est = float(_ratio_difference(*(np.array([a.sum()]) for a in arrays))[0])
     if m == 0:
         return 0.0, 0.0, 0.0
     draws = [_ratio_difference(*(counts @ a for a in arrays)) for counts in resample_counts(rng, m, n_resamples, chunk)]
-    values = np.concatenate(draws)
+    return (est, *_percentiles(np.concatenate(draws), level))
+
+
+def _per_cluster(*arrays: np.ndarray) -> list[np.ndarray]:
+    """The arrays as float64, checked to hold one value per cluster each."""
+    out = [np.asarray(x, dtype=np.float64) for x in arrays]
+    if any(len(a) != len(out[0]) for a in out):
+        raise ValueError("all arrays must have one value per cluster")
+    return out
+
+
+def _percentiles(values: np.ndarray, level: float) -> tuple[float, float]:
+    """The two-sided percentile interval of the bootstrap ``values`` at ``level``."""
     alpha = (1 - level) / 2
-    return est, float(np.quantile(values, alpha)), float(np.quantile(values, 1 - alpha))
+    return float(np.quantile(values, alpha)), float(np.quantile(values, 1 - alpha))
 
 
 def resample_counts(
