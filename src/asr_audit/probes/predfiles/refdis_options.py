@@ -85,29 +85,8 @@ class RefdisOptions:
         return "whisper-basic" if self.mining.preset == "anchor" else "basic"
 
     def check_panel(self, n_panel: int, surface: Surface, corpus: str | None = None) -> None:
-        """Refuse leave-one-out when the panel less one is below :func:`loo_quorum` (issue 11,
-        defect 3): every panel member would be scored on 0 edits. Checked where the panel is known
-        (the spec's ``[panel]`` when it loads, the CLI's ``--panel``), before any inference; the
-        error names the flags (CLI) or the TOML fields (spec). A panel below ``min_panel`` is left
-        to the run's own error."""
-        mining = self.mining
-        quorum = loo_quorum(mining)
-        if not mining.loo or n_panel < mining.min_panel or n_panel - 1 >= quorum:
-            return
-        if surface.kind == CLI:
-            raise ConfigError(
-                f"leave-one-out mines each panel member's edits with the other {n_panel - 1}, fewer than {quorum} "
-                f"(--min-panel {mining.min_panel}, and 3 voters at least: two are no consensus): its members cannot be "
-                f"judged fairly; fix: name at "
-                f"least {quorum + 1} panel members, or pass --no-loo"
-            )
-        where = f"{surface.path or '<spec>'}: " + ("" if corpus is None else f"corpus {corpus!r}: ")
-        raise ConfigError(
-            f"{where}leave-one-out ({surface.name('loo')}) mines each of the {n_panel} panel models' edits with the "
-            f"other {n_panel - 1}, fewer than {quorum} ({surface.name('min_panel')} = {mining.min_panel}, and 3 voters "
-            f"at least: two are no consensus), so its panel models cannot be judged fairly; fix: list at least {quorum + 1} [panel] models or set "
-            f"{surface.name('loo')} = false"
-        )
+        """Refuse leave-one-out for a panel of ``n_panel`` too small for it: :func:`check_loo_panel`."""
+        check_loo_panel(self.mining, n_panel, surface, corpus)
 
     @classmethod
     def from_mapping(
@@ -136,3 +115,27 @@ class RefdisOptions:
             merge_compounds=r.flag("merge_compounds", False),
             language=primary_language(r.text("language", "en")),
         )
+
+
+def check_loo_panel(mining: RefdisParams, n_panel: int, surface: Surface, corpus: str | None = None) -> None:
+    """Refuse leave-one-out when the panel less one is below :func:`loo_quorum` (issue 11,
+    defect 3): its members could not be judged fairly. Checked where the panel is known (the
+    spec's ``[panel]`` when it loads, the CLI's ``--panel``, and :func:`run_refdis` for library
+    callers), before any inference; the error names the flags (CLI) or the TOML fields (spec). A
+    panel below ``min_panel`` is left to the run's own error."""
+    quorum = loo_quorum(mining)
+    if not mining.loo or n_panel < mining.min_panel or n_panel - 1 >= quorum:
+        return
+    if surface.kind == CLI:
+        raise ConfigError(
+            f"leave-one-out mines each panel member's edits with the other {n_panel - 1}, fewer than {quorum} "
+            f"(--min-panel {mining.min_panel}, and 3 voters at least: two are no consensus): its members cannot be "
+            f"judged fairly; fix: name at least {quorum + 1} panel members, or pass --no-loo"
+        )
+    where = f"{surface.path or '<spec>'}: " + ("" if corpus is None else f"corpus {corpus!r}: ")
+    raise ConfigError(
+        f"{where}leave-one-out ({surface.name('loo')}) mines each of the {n_panel} panel models' edits with the "
+        f"other {n_panel - 1}, fewer than {quorum} ({surface.name('min_panel')} = {mining.min_panel}, and 3 voters "
+        f"at least: two are no consensus), so its panel models cannot be judged fairly; fix: list at least "
+        f"{quorum + 1} [panel] models or set {surface.name('loo')} = false"
+    )

@@ -19,9 +19,11 @@ import numpy as np
 
 from asr_audit.corpus.predfiles import PredictionSet, gc_paused
 from asr_audit.errors import ConfigError
+from asr_audit.options import Surface
 from asr_audit.probes.predfiles.inflation import wer_inflations
-from asr_audit.probes.predfiles.refdis import ClipInput, Mining, RefdisParams, loo_quorum, mine, mine_two_references
+from asr_audit.probes.predfiles.refdis import ClipInput, Mining, RefdisParams, mine, mine_two_references
 from asr_audit.probes.predfiles.refdis_inputs import prepare_clips
+from asr_audit.probes.predfiles.refdis_options import check_loo_panel
 from asr_audit.probes.predfiles.refdis_result import RefdisResult
 from asr_audit.probes.predfiles.refdis_score import score_model
 from asr_audit.text.align import AlignmentCache
@@ -146,12 +148,7 @@ def _mine_panel(
             f"the panel has {len(panel)} member(s) but --min-panel is {params.min_panel}; "
             "fix: name more panel members or lower --min-panel"
         )
-    if params.loo and len(panel) - 1 < loo_quorum(params):
-        raise ConfigError(
-            f"leave-one-out mines each panel member's edits with the other {len(panel) - 1}, fewer than "
-            f"{loo_quorum(params)} (--min-panel {params.min_panel}, and 3 voters at least: two are no consensus): "
-            f"its members cannot be judged fairly; fix: name at least {loo_quorum(params) + 1} panel members, or pass --no-loo"
-        )
+    check_loo_panel(params, len(panel), Surface.cli())
     everyone = list(dict.fromkeys([*models, *panel]))
     clips = inputs.clips(preds, everyone)
     return clips, mine(clips, panel, models, params, inputs.cache)
