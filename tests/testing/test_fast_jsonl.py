@@ -10,10 +10,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from asr_audit.corpus.jsonl import iter_jsonl
-from asr_audit.corpus.predfiles import _parse_jsonl_fast, read_prediction_file
+from asr_audit.corpus.predfiles import _scan_jsonl, read_prediction_file
 from asr_audit.errors import InputFileError
 
 ROW = {"audio_filepath": "a", "text": "Hello\u2028there \u00e9", "pred_text": "hello there", "duration": 1.5}
+
+
+def _parse_jsonl_fast(path: Path) -> list[tuple[int, dict]] | None:
+    """Every row the loader's fast scan reads from a well-formed file; ``None`` if some line is not."""
+    failed: list[int] = []
+    rows = list(_scan_jsonl(path, failed))
+    return None if failed else rows
 
 
 def write(tmp_path: Path, data: bytes) -> Path:

@@ -121,13 +121,6 @@ def _scan_jsonl(path: Path, failed: list[int]) -> Iterator[tuple[int, dict[str, 
             yield lineno, obj
 
 
-def _parse_jsonl_fast(path: Path) -> list[tuple[int, dict[str, Any]]] | None:
-    """Every row :func:`_scan_jsonl` reads from a well-formed file; ``None`` if some line is not."""
-    failed: list[int] = []
-    rows = list(_scan_jsonl(path, failed))
-    return None if failed else rows
-
-
 def _iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """:func:`iter_jsonl`'s rows, streamed by :func:`_scan_jsonl` up to the first line it cannot
     read; from that line on they come from :func:`iter_jsonl`, which raises the one-line error
