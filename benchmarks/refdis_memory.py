@@ -97,7 +97,7 @@ def run_cli(src: Path, folder: Path, panel: list[str], workers: int) -> tuple[fl
     """(wall seconds, peak RSS in MB, exit status, last output line) of one ``refdis`` child process."""
     env = {**os.environ, "PYTHONPATH": str(src)}
     cmd = [sys.executable, "-m", "asr_audit", "refdis", "--preds", str(folder), "--panel", ",".join(panel)]
-    cmd += ["--no-loo", "--normalize-workers", str(workers)]
+    cmd += ["--no-loo", "--normalize-workers", str(workers), "--no-text-cache"]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     assert proc.stdout is not None

@@ -62,6 +62,12 @@ def refdis(
         "--normalize-workers",
         help="Processes normalizing a large prediction set (>= 20k new strings); 0 = one per core, 1 = serial.",
     ),
+    text_cache: bool = typer.Option(
+        True,
+        "--text-cache/--no-text-cache",
+        help="Reuse the normalized texts and alignments of earlier runs on the same files "
+        "($ASR_AUDIT_CACHE_DIR/text; results are identical either way).",
+    ),
     json_out: Path | None = typer.Option(
         None, "--json", help="Write the full result (edits, verdicts, params) as JSON."
     ),
@@ -71,7 +77,7 @@ def refdis(
     from asr_audit.corpus.predfiles import load_predictions, load_references
     from asr_audit.options import Surface
     from asr_audit.probes.predfiles.refdis_options import RefdisOptions
-    from asr_audit.probes.predfiles.refdis_run import isolated_panel_members, run_refdis
+    from asr_audit.probes.predfiles.refdis_run import isolated_panel_members, refdis_text_cache, run_refdis
     from asr_audit.report.tables import refdis_csv, refdis_table, to_json, write_text
 
     if panel is None and corrected is None:
@@ -116,11 +122,17 @@ def refdis(
             highlight=False,
             soft_wrap=True,
         )
+    norm_name = options.normalizer_for(normalizer)
+    persist = (
+        refdis_text_cache(norm_name, options.mining.preset, text2num=options.text2num, language=options.language)
+        if text_cache
+        else None
+    )
     result = run_refdis(
         pset,
         panel_names,
         options.mining,
-        normalizer=options.normalizer_for(normalizer),
+        normalizer=norm_name,
         models=split_list(models, "--models"),
         corrected=refs,
         seed=seed,
@@ -129,7 +141,10 @@ def refdis(
         normalize_workers=workers,
         merge_compounds=options.merge_compounds,
         language=options.language,
+        text_cache=persist,
     )
+    if persist is not None:
+        err_console.print(persist.stats().describe(), highlight=False, soft_wrap=True)
     data = result.to_dict()
     console.print(refdis_table(data))
     if json_out:

@@ -29,6 +29,7 @@ from types import MappingProxyType
 
 Tokens = tuple[str, ...]
 Opcode = tuple[str, int, int, int, int]
+PairKey = tuple[Tokens, Tokens]  # (reference tokens, hypothesis tokens)
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,6 +292,12 @@ def align(ref: Sequence[str], hyp: Sequence[str]) -> Alignment:
         ops: list[Opcode] = [("equal", 0, len(ref_t), 0, len(hyp_t))] if ref_t else []
     else:
         ops = opcodes(ref_t, hyp_t)
+    return alignment_from_opcodes(ref_t, hyp_t, ops)
+
+
+def alignment_from_opcodes(ref_t: Tokens, hyp_t: Tokens, ops: Sequence[Opcode]) -> Alignment:
+    """The :class:`Alignment` of ``ref_t`` and ``hyp_t`` given their difflib opcodes (computed
+    earlier, e.g. read back from the persistent text cache); :func:`align` ends here."""
     missed: set[int] = set()
     matched = 0
     insertions: dict[int, list[str]] = {}
@@ -326,6 +333,8 @@ class AlignmentCache:
         self._interned: dict[Tokens, Tokens] = {}
         self._words: dict[str, str] = {}  # one object per distinct token
         self._memo: dict[tuple[object, ...], object] = {}
+        self._pending: dict[PairKey, tuple[Opcode, ...]] = {}  # opcodes known, not yet built
+        self.computed = 0  # results computed here (not seeded): tells a persistent cache whether to write
 
     def memo(self, key: tuple[object, ...], compute):  # noqa: ANN001, ANN201
         """``compute()`` the first time ``key`` is seen, the stored value after (any pure result
@@ -357,13 +366,47 @@ class AlignmentCache:
         key = (ref, hyp)
         hit = self._align.get(key)
         if hit is None:
-            hit = self._align[key] = align(ref, hyp)
+            ops = self._pending.pop(key, None) if self._pending else None
+            if ops is None:
+                self.computed += 1
+                hit = self._align[key] = align(ref, hyp)
+            else:
+                hit = self._align[key] = alignment_from_opcodes(ref, hyp, ops)
         return hit
+
+    def seed(
+        self,
+        opcodes: Mapping[PairKey, Sequence[Opcode]] = MappingProxyType({}),
+        errors: Mapping[PairKey, int] = MappingProxyType({}),
+        merged: Mapping[PairKey, int] = MappingProxyType({}),
+    ) -> None:
+        """Results computed earlier for these token pairs (e.g. by another process, read back from
+        :mod:`asr_audit.text.persist`): :meth:`align`, :meth:`errors` answer them without
+        recomputing. Pairs should be built from :meth:`tokens` so look-ups hit by identity. An
+        alignment is built from its opcodes only when first asked for."""
+        for key, ops in opcodes.items():
+            if key not in self._align:
+                self._pending[key] = tuple(ops)
+        for key, n in errors.items():
+            self._errors.setdefault(key, n)
+        for key, n in merged.items():
+            self._merged.setdefault(key, n)
+
+    def known(self) -> tuple[dict[PairKey, tuple[Opcode, ...]], dict[PairKey, int], dict[PairKey, int]]:
+        """Every pair's opcodes, edit distance and merged-compound edit distance this cache holds
+        (computed or seeded): what :mod:`asr_audit.text.persist` writes back."""
+        ops = {key: a.opcodes for key, a in self._align.items()}
+        ops.update(self._pending)
+        errors = dict(self._errors)
+        for key, counts in self._wer.items():
+            errors.setdefault(key, counts.errors)
+        return ops, errors, dict(self._merged)
 
     def wer(self, ref: Tokens, hyp: Tokens) -> EditCounts:
         key = (ref, hyp)
         hit = self._wer.get(key)
         if hit is None:
+            self.computed += 1
             hit = self._wer[key] = wer_counts(ref, hyp)
         return hit
 
@@ -377,10 +420,12 @@ class AlignmentCache:
         if merge_compounds:
             merged = self._merged.get(key)
             if merged is None:
+                self.computed += 1
                 merged = self._merged[key] = wer_counts(ref, hyp, merge_compounds=True).errors
             return merged
         hit = self._errors.get(key)
         if hit is None:
+            self.computed += 1
             counts = self._wer.get(key)
             hit = self._errors[key] = counts.errors if counts is not None else _distance(ref, hyp, self._keys)
         return hit

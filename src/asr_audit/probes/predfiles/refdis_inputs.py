@@ -28,6 +28,7 @@ def prepare_clips(
     cache: AlignmentCache | None = None,
     workers: int = 1,
     language: str = "en",
+    known: dict[str, str] | None = None,
 ) -> list[ClipInput]:
     """Normalize references and hypotheses once (cached per distinct string) into token tuples.
 
@@ -35,7 +36,9 @@ def prepare_clips(
     the prediction set's own (e.g. corrected references). With ``cache``, token tuples come from
     :meth:`AlignmentCache.tokens`, so a run that reuses the cache gets the very tuples its
     alignments are keyed by. ``language`` (a primary subtag) is the language ``text2num`` reads
-    numbers in.
+    numbers in. ``known`` maps raw texts to their normalized form computed earlier with this
+    very normalizer (the persistent text cache, :mod:`asr_audit.text.persist`): those are not
+    normalized again, and every text normalized here is added to it.
     """
     from asr_audit.text.normalize import normalize_many
     from asr_audit.text.text2num import with_text2num
@@ -48,12 +51,18 @@ def prepare_clips(
         hyp_rows.append([None if (r := get(cid)) is None else r.hypothesis for cid in refs])
     distinct = list(dict.fromkeys([*raw, *(h for col in hyp_rows for h in col if h is not None)]))
     composed = with_text2num(normalize, language) if text2num else normalize
+    todo = distinct if not known else [t for t in distinct if t not in known]
     try:
-        normed = normalize_many(composed, distinct, workers=workers)
+        fresh = normalize_many(composed, todo, workers=workers)
     except AuditError:
         raise
     except Exception as exc:  # noqa: BLE001 - a normalizer crash on some text: name its file and row
         raise normalizer_failure(preds, models, refs, composed, exc, given_refs=references is not None) from None
+    if known is None:
+        normed = fresh
+    else:
+        known.update(zip(todo, fresh))
+        normed = [known[t] for t in distinct]
     to_tokens = tokens if cache is None else cache.tokens
     tok: dict[str | None, Tokens] = {k: to_tokens(v) for k, v in zip(distinct, normed)}
     tok_get = tok.get

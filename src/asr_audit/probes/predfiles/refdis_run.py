@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,7 @@ from asr_audit.probes.predfiles.refdis_options import check_loo_panel
 from asr_audit.probes.predfiles.refdis_result import RefdisResult
 from asr_audit.probes.predfiles.refdis_score import score_model
 from asr_audit.text.align import AlignmentCache
+from asr_audit.text.persist import TextCache, fingerprint
 
 
 def run_refdis(
@@ -44,6 +46,7 @@ def run_refdis(
     normalize_workers: int = 1,
     merge_compounds: bool = False,
     language: str = "en",
+    text_cache: TextCache | None = None,
 ) -> RefdisResult:
     """Reference disagreement over ``preds`` with ``panel`` (or a corrected reference set).
 
@@ -53,6 +56,9 @@ def run_refdis(
     ``merge_compounds=True``); mining is unchanged. ``language`` (a primary subtag) is the
     language ``text2num`` reads numbers in. Under the ``anchor`` preset the normalizer runs
     inside the public code's parenthesis and CJK steps (:mod:`asr_audit.text.anchor`).
+    ``text_cache`` (from :func:`refdis_text_cache` with the same normalizer, preset, text2num and
+    language) reads normalized texts and alignments of earlier runs on the same files and writes
+    this run's back; the result is the same with or without it.
     """
     from asr_audit.text.anchor import anchor_normalizer
     from asr_audit.text.normalize import get_normalizer
@@ -67,7 +73,14 @@ def run_refdis(
         if len(set(panel)) != len(panel):
             raise ConfigError(f"--panel names a model twice: {','.join(panel)}")
         cache = AlignmentCache() if cache is None else cache  # an empty cache is falsy (__len__)
-        inputs = _Inputs(normalize=norm, text2num=text2num, cache=cache, workers=normalize_workers, language=language)
+        known: dict[str, str] | None = None
+        files = [preds.file(m) for m in dict.fromkeys([*models, *panel])]
+        if text_cache is not None:
+            known = {}
+            text_cache.load([(f.model, f.path) for f in files], known, cache)
+        inputs = _Inputs(
+            normalize=norm, text2num=text2num, cache=cache, workers=normalize_workers, language=language, known=known
+        )
         if corrected is None:
             clips, mining = _mine_panel(preds, panel, models, params, inputs)
             mode = "panel"
@@ -85,6 +98,10 @@ def run_refdis(
             )
             for m in models
         ]
+        if text_cache is not None and known is not None:
+            hyps = {(f.model, f.path): [r.hypothesis for r in f.rows.values()] for f in files}
+            refs = {(f.model, f.path): [r.reference for r in f.rows.values()] for f in files}
+            text_cache.save(hyps, refs, known, cache)
         with_edits = {e.clip_id for e in mining.edits} | {e.clip_id for es in mining.loo_edits.values() for e in es}
         desc = {**norm.describe(), "text2num": text2num, **({} if language == "en" else {"language": language})}
         return RefdisResult(
@@ -101,6 +118,25 @@ def run_refdis(
             references={c.clip_id: " ".join(c.ref) for c in clips if c.clip_id in with_edits},
             merge_compounds=merge_compounds,
         )
+
+
+def refdis_text_cache(
+    normalizer: str, preset: str | None, *, text2num: bool = True, language: str = "en", root: str | Path | None = None
+) -> TextCache:
+    """The persistent text cache :func:`run_refdis` reads and writes for these settings.
+
+    ``root`` defaults to ``<cache dir>/text`` (``$ASR_AUDIT_CACHE_DIR``); the normalizer is keyed
+    as the run uses it (wrapped in the public code's steps under the ``anchor`` preset).
+    """
+    from asr_audit.paths import cache_dir
+    from asr_audit.text.anchor import anchor_normalizer
+    from asr_audit.text.normalize import get_normalizer
+
+    norm = get_normalizer(normalizer)
+    if preset == "anchor":
+        norm = anchor_normalizer(norm)
+    key = fingerprint(norm.describe(), text2num=text2num, language=language)
+    return TextCache(cache_dir() / "text" if root is None else root, key)
 
 
 def isolated_panel_members(preds: PredictionSet, panel: Sequence[str]) -> list[str]:
@@ -123,6 +159,7 @@ class _Inputs:
     cache: AlignmentCache
     workers: int
     language: str = "en"
+    known: dict[str, str] | None = None  # raw -> normalized texts of the persistent cache (grown here)
 
     def clips(
         self, preds: PredictionSet, models: Sequence[str], references: Mapping[str, str] | None = None
@@ -136,6 +173,7 @@ class _Inputs:
             cache=self.cache,
             workers=self.workers,
             language=self.language,
+            known=self.known,
         )
 
 

@@ -1,0 +1,272 @@
+"""The persistent text cache: normalized texts and alignments kept on disk between runs.
+
+A re-run of a prediction-file probe on the same files with other parameters (another majority,
+preset, panel) spends most of its time normalizing every transcript again and aligning every
+(reference, hypothesis) pair again, though neither depends on those parameters. This cache keeps
+both on disk, so a warm run skips them:
+
+* **key**: the normalizer's fingerprint (its :meth:`describe` record: name, implementation,
+  package and version; plus ``text2num``, the language, the cache format and the asr-audit
+  version) and the content hash (BLAKE2b) of each prediction file with the model read from it. A file whose bytes change, a
+  normalizer upgrade or a new asr-audit version is a different key: nothing stale is ever read.
+* **value**, one file per (fingerprint, prediction file): every raw text of that file's rows that
+  the run normalized, with its normalized form, and every (normalized reference, normalized
+  hypothesis) pair of the run whose hypothesis is one of that file's, with what the run computed
+  for it (difflib opcodes, edit distance, edit distance with merged compounds).
+
+What is stored is a pure function of the texts, so a hit gives the very result a recomputation
+would (``tests/text/test_persist.py`` checks warm and cold runs agree byte for byte). Entries are
+written atomically (a temporary file renamed into place), so a killed run leaves either the old
+entry or the new one; an unreadable entry (truncated, another format) is ignored and rewritten.
+Entries are Python pickles of plain strings, ints and tuples: the directory belongs to the user
+running asr-audit (``$ASR_AUDIT_CACHE_DIR/text``) and must not be shared with untrusted users.
+Nothing is evicted: remove the directory to reclaim the space.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from asr_audit.text.align import AlignmentCache, Opcode, PairKey
+
+FORMAT = 2
+_CHUNK = 1 << 20
+
+Pair = tuple[str, str]  # (normalized reference, normalized hypothesis), tokens joined by one space
+Source = tuple[str, Path]  # (model, prediction file)
+
+
+def file_digest(path: str | Path) -> str:
+    """BLAKE2b-128 of a file's bytes, hex."""
+    h = hashlib.blake2b(digest_size=16)
+    with open(path, "rb") as f:
+        while chunk := f.read(_CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def fingerprint(describe: Mapping[str, object], *, text2num: bool, language: str) -> str:
+    """The key part naming the normalizer (its describe record), text2num, language, format and version."""
+    from asr_audit import __version__
+
+    record = {
+        "normalizer": dict(describe),
+        "text2num": text2num,
+        "language": language,
+        "format": FORMAT,
+        "asr_audit": __version__,
+    }
+    blob = json.dumps(record, sort_keys=True, default=str).encode()
+    return hashlib.blake2b(blob, digest_size=16).hexdigest()
+
+
+@dataclass(slots=True)
+class _Entry:
+    """One prediction file's cached texts and pairs, as stored: pairs index into ``strings``."""
+
+    norm: dict[str, str] = field(default_factory=dict)
+    strings: list[str] = field(default_factory=list)  # normalized texts the pairs refer to
+    ops: dict[tuple[int, int], tuple[Opcode, ...]] = field(default_factory=dict)
+    errors: dict[tuple[int, int], int] = field(default_factory=dict)
+    merged: dict[tuple[int, int], int] = field(default_factory=dict)
+
+    def size(self) -> int:
+        return len(self.norm) + len(self.ops) + len(self.errors) + len(self.merged)
+
+
+@dataclass(frozen=True, slots=True)
+class CacheStats:
+    """What a run found in the cache and what it wrote back."""
+
+    files: int  # prediction files of the run
+    warm: int  # files with a readable entry
+    texts: int  # normalized texts read back
+    pairs: int  # pairs with at least one stored result read back
+    written: int  # entries (re)written at the end of the run
+
+    def describe(self) -> str:
+        """One line for a command's summary."""
+        return (
+            f"text cache: {self.warm}/{self.files} prediction files warm "
+            f"({self.texts:,} normalized texts, {self.pairs:,} alignments reused; {self.written} entries written)"
+        )
+
+
+class TextCache:
+    """The on-disk cache of one normalizer fingerprint (see the module docstring).
+
+    Use: :meth:`load` the run's prediction files before normalizing (it seeds ``known`` texts and
+    the :class:`~asr_audit.text.align.AlignmentCache`), run, then :meth:`save` with the raw
+    hypotheses of each file.
+    """
+
+    def __init__(self, root: str | Path, key: str) -> None:
+        self.folder = Path(root) / key
+        self._digests: dict[Source, str] = {}
+        self._entries: dict[Source, _Entry] = {}
+        self._sizes: dict[Source, int] = {}
+        self._files: dict[Path, str] = {}  # file -> content digest (a file may hold several models)
+        self._texts = self._pairs = self._warm = self._written = 0
+        self._computed = self._known = -1  # what the caches held after load (-1: never loaded)
+
+    @classmethod
+    def default(cls, describe: Mapping[str, object], *, text2num: bool, language: str) -> TextCache:
+        """The cache under ``<cache dir>/text`` for this normalizer fingerprint."""
+        from asr_audit.paths import cache_dir
+
+        return cls(cache_dir() / "text", fingerprint(describe, text2num=text2num, language=language))
+
+    def _path(self, digest: str) -> Path:
+        return self.folder / digest[:2] / f"{digest}.pkl"
+
+    def _read(self, digest: str) -> _Entry | None:
+        try:
+            with open(self._path(digest), "rb") as f:
+                data = pickle.load(f)
+            if not isinstance(data, dict) or data.get("format") != FORMAT:
+                return None
+            return _Entry(data["norm"], data["strings"], data["ops"], data["errors"], data["merged"])
+        except FileNotFoundError:
+            return None
+        except Exception:  # noqa: BLE001 - a damaged entry is a miss; the run rewrites it
+            return None
+
+    def load(self, sources: Iterable[Source], known: dict[str, str], cache: AlignmentCache) -> None:
+        """Read the entries of ``sources`` ((model, file) pairs): their texts go into ``known``,
+        their pairs into ``cache``."""
+        ops: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[Opcode, ...]] = {}
+        errors: dict[tuple[tuple[str, ...], tuple[str, ...]], int] = {}
+        merged: dict[tuple[tuple[str, ...], tuple[str, ...]], int] = {}
+        toks = cache.tokens
+        for model, raw_path in sources:
+            source = (model, Path(raw_path))
+            if source in self._digests:
+                continue
+            content = self._files.get(source[1])
+            if content is None:
+                content = self._files[source[1]] = file_digest(source[1])
+            digest = hashlib.blake2b(f"{content}\0{model}".encode(), digest_size=16).hexdigest()
+            self._digests[source] = digest
+            entry = self._read(digest)
+            if entry is None:
+                self._entries[source] = _Entry()
+                self._sizes[source] = 0
+                continue
+            self._warm += 1
+            self._entries[source] = entry
+            self._sizes[source] = entry.size()
+            known.update(entry.norm)
+            self._texts += len(entry.norm)
+            tl = [toks(t) for t in entry.strings]
+            ops.update(((tl[i], tl[j]), v) for (i, j), v in entry.ops.items())
+            errors.update(((tl[i], tl[j]), n) for (i, j), n in entry.errors.items())
+            merged.update(((tl[i], tl[j]), n) for (i, j), n in entry.merged.items())
+        self._pairs = len(ops.keys() | errors.keys() | merged.keys())
+        cache.seed(ops, errors, merged)
+        self._computed, self._known = cache.computed, len(known)
+
+    def save(
+        self,
+        hypotheses: Mapping[Source, Sequence[str | None]],
+        references: Mapping[Source, Sequence[str | None]],
+        known: Mapping[str, str],
+        cache: AlignmentCache,
+    ) -> int:
+        """Write back each file's texts and the pairs whose hypothesis is one of its own.
+
+        ``hypotheses`` and ``references`` map each loaded (model, file) to the raw texts of its
+        rows. Returns how many entries were written: none when the run computed nothing new,
+        else those that grew.
+        """
+        if cache.computed == self._computed and len(known) == self._known:
+            return 0  # everything came from the cache: nothing to add
+        ops, errors, merged = cache.known()
+        by_hyp: dict[str, list[Source]] = {}
+        file_texts: dict[Source, list[str]] = {}
+        for (model, raw_path), hyps in hypotheses.items():
+            source = (model, Path(raw_path))
+            if source not in self._entries:
+                continue
+            texts = [h for h in dict.fromkeys(hyps) if h is not None and h in known]
+            file_texts[source] = texts
+            for h in dict.fromkeys(known[t] for t in texts):
+                by_hyp.setdefault(h, []).append(source)
+        index: dict[Source, dict[str, int]] = {}
+        for source in file_texts:
+            entry = self._entries[source]
+            entry.norm.update((t, known[t]) for t in file_texts[source])
+            entry.norm.update((t, known[t]) for t in references.get(source, ()) if t is not None and t in known)
+            index[source] = {t: i for i, t in enumerate(entry.strings)}
+        joined: dict[tuple[str, ...], str] = {}
+
+        def text(t: tuple[str, ...]) -> str:
+            s = joined.get(t)
+            if s is None:
+                s = joined[t] = " ".join(t)
+            return s
+
+        def at(source: Source, t: str) -> int:
+            where = index[source]
+            i = where.get(t)
+            if i is None:
+                i = where[t] = len(self._entries[source].strings)
+                self._entries[source].strings.append(t)
+            return i
+
+        def spread(values: Mapping[PairKey, Any], name: str) -> None:
+            for (ref_t, hyp_t), value in values.items():
+                owners = by_hyp.get(text(hyp_t))
+                if not owners:
+                    continue
+                rt, ht = text(ref_t), text(hyp_t)
+                for source in owners:
+                    getattr(self._entries[source], name)[(at(source, rt), at(source, ht))] = value
+
+        spread(ops, "ops")
+        spread(errors, "errors")
+        spread(merged, "merged")
+        written = 0
+        for source in file_texts:
+            entry = self._entries[source]
+            if entry.size() > self._sizes[source]:
+                self._write(self._digests[source], entry)
+                self._sizes[source] = entry.size()
+                written += 1
+        self._written += written
+        self._computed, self._known = cache.computed, len(known)
+        return written
+
+    def _write(self, digest: str, entry: _Entry) -> None:
+        target = self._path(digest)
+        data = {
+            "format": FORMAT,
+            "norm": entry.norm,
+            "strings": entry.strings,
+            "ops": entry.ops,
+            "errors": entry.errors,
+            "merged": entry.merged,
+        }
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".pkl")
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    pickle.dump(data, f, protocol=pickle.HIGHEST_PROTOCOL)
+                os.replace(tmp, target)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        except OSError:
+            return  # a read-only or full cache directory costs speed, never the run
+
+    def stats(self) -> CacheStats:
+        """Counters of this run (sources, warm sources, texts and pairs read back, entries written)."""
+        return CacheStats(len(self._digests), self._warm, self._texts, self._pairs, self._written)
