@@ -1,0 +1,197 @@
+"""Fresh corpora, pure parts: pause segmentation, locating pieces in a book, the LibriVox feed, downloads."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from asr_audit.errors import AuditError, InputFileError
+from asr_audit.fresh.fetch import Fetcher, FetchError
+from asr_audit.fresh.librivox import (
+    feed_url,
+    gutenberg_text_url,
+    list_sections,
+    parse_books,
+    read_speakers,
+    strip_gutenberg,
+)
+from asr_audit.fresh.locate import Book, locate, match_form
+from asr_audit.fresh.segment import segment_speech
+
+SR = 16_000
+
+
+def _speech(seconds: float, rng: np.random.Generator) -> np.ndarray:
+    return (0.3 * rng.standard_normal(int(seconds * SR))).astype(np.float32)
+
+
+def _silence(seconds: float) -> np.ndarray:
+    return np.zeros(int(seconds * SR), dtype=np.float32)
+
+
+def test_segments_cut_at_the_longest_pause_in_the_window() -> None:
+    rng = np.random.default_rng(0)
+    x = np.concatenate(
+        [_silence(0.5), _speech(3, rng), _silence(0.3), _speech(2, rng), _silence(0.8), _speech(4, rng), _silence(0.5)]
+    )
+    segs = segment_speech(x, min_s=2.0, max_s=7.0)
+    assert len(segs) == 2
+    # the cut is the 0.8 s pause (3 + 0.3 + 2 s of speech before it), not the 0.3 s one
+    assert abs(segs[0].end - (0.5 + 3 + 0.3 + 2 + 0.1)) < 0.05
+    assert abs(segs[1].start - (0.5 + 3 + 0.3 + 2 + 0.8 - 0.1)) < 0.05
+    assert not any(s.forced for s in segs)
+
+
+def test_segments_without_pauses_are_forced_and_silence_has_none() -> None:
+    rng = np.random.default_rng(1)
+    segs = segment_speech(np.concatenate([_silence(0.2), _speech(12.5, rng)]), min_s=2.0, max_s=5.0)
+    assert [s.forced for s in segs] == [True, True, False]
+    assert all(s.duration <= 5.0 + 0.25 for s in segs)
+    assert segment_speech(_silence(3.0)) == []
+    with pytest.raises(ValueError):
+        segment_speech(_speech(3, rng), min_s=5, max_s=2)
+
+
+BOOK = (
+    "CHAPTER I. It was a bright cold day in April, and the clocks were striking thirteen. "
+    "Winston Smith, his chin nuzzled into his breast, slipped quickly through the glass doors. "
+    "The hallway smelt of boiled cabbage and old rag mats. At one end of it a coloured poster "
+    "had been tacked to the wall."
+)
+
+
+def test_locate_takes_the_books_words_and_gives_edge_words_to_the_piece_that_missed_them() -> None:
+    book = Book.from_text(BOOK)
+    pieces = [
+        "this is a librivox recording all librivox recordings are in the public domain",
+        "it was a bright cold day in april and the clocks were striking",
+        "fourteen winston smith his chin nuzzled into his breast slipped quickly through the glass doors",
+        "the hallway smelt of boiled cabbage and old rag mats",
+    ]
+    found = locate(book, pieces)
+    assert found[0].match < 0.3  # the spoken preamble is not in the book
+    assert book.reference(found[1].lo, found[1].hi) == "It was a bright cold day in April, and the clocks were striking"
+    # "thirteen" was misheard at the start of the next piece: the book's word goes to that piece
+    assert book.reference(found[2].lo, found[2].hi).startswith("thirteen. Winston Smith,")
+    assert book.reference(found[3].lo, found[3].hi) == "The hallway smelt of boiled cabbage and old rag mats."
+    assert found[3].match == 1.0
+
+
+def test_locate_without_shared_words_finds_nothing() -> None:
+    found = locate(Book.from_text(BOOK), ["completely unrelated words here", ""])
+    assert all(f.lo == f.hi for f in found)
+    assert match_form("“Don’t!”") == "don't"
+
+
+def test_parse_books_reads_lists_objects_and_the_end_of_the_feed() -> None:
+    book = {
+        "id": "7",
+        "title": "A Book",
+        "language": "English",
+        "url_text_source": "http://www.gutenberg.org/ebooks/1342",
+        "sections": [
+            {
+                "id": "70",
+                "section_number": "1",
+                "title": "One",
+                "listen_url": "http://x/1.mp3",
+                "playtime": "00:10:05",
+                "readers": [{"reader_id": "19", "display_name": "Reader"}],
+            },
+            {"id": "71", "title": "no audio"},
+        ],
+    }
+    secs = parse_books({"books": [book]}, "u")
+    assert len(secs) == 1 and secs[0].playtime == 605 and secs[0].reader_ids == {"19"}
+    assert parse_books({"books": {"7": book}}, "u")[0].section_id == "70"
+    assert parse_books({"error": "Audiobooks could not be found"}, "u") == []
+    with pytest.raises(FetchError, match="expected a JSON object"):
+        parse_books([1, 2], "u")
+    assert "since=1735689600" in feed_url("https://librivox.org/api", dt.date(2025, 1, 1), 50, 0)
+
+
+def test_gutenberg_urls_and_texts(tmp_path: Path) -> None:
+    assert (
+        gutenberg_text_url("https://www.gutenberg.org/etext/84") == "https://www.gutenberg.org/cache/epub/84/pg84.txt"
+    )
+    assert gutenberg_text_url("http://example.org/book.txt") == "http://example.org/book.txt"
+    assert gutenberg_text_url("http://example.org/book.html") is None
+    text = "header\n*** START OF THE PROJECT GUTENBERG EBOOK X ***\nThe book.\n*** END OF THE PROJECT GUTENBERG EBOOK X ***\nlicence"
+    assert strip_gutenberg(text) == "The book."
+    f = tmp_path / "SPEAKERS.TXT"
+    f.write_text(
+        "; ID | SEX | SUBSET | MINUTES | NAME\n14 | F | train-clean-360 | 25.03 | Kristin LeMoine\n16   | F | train-clean-360 | 25.11 | Alys AtteWater\n"
+    )
+    assert read_speakers(f) == {"14", "16"}
+    f.write_text("14\nnot-an-id\n")
+    with pytest.raises(InputFileError, match="SPEAKERS.TXT:2: 'not-an-id' is not a reader id"):
+        read_speakers(f)
+
+
+def test_list_sections_pages_until_the_end_and_filters(tmp_path: Path) -> None:
+    pages = tmp_path / "pages"
+    pages.mkdir()
+
+    def page(books: list[dict]) -> str:
+        p = pages / f"p{len(list(pages.iterdir()))}.json"
+        p.write_text(json.dumps({"books": books}))
+        return p.as_uri()
+
+    class Paged(Fetcher):
+        def json(self, url: str, *, accept: tuple[int, ...] = ()) -> object:
+            offset = int(url.split("offset=")[1])
+            if offset == 0:
+                return {
+                    "books": [
+                        {
+                            "id": "1",
+                            "language": "English",
+                            "date_catalog": "2025-03-01",
+                            "sections": [
+                                {"id": "10", "listen_url": "a", "readers": [{"reader_id": "19"}]},
+                                {"id": "11", "listen_url": "b", "readers": [{"reader_id": "99"}]},
+                            ],
+                        },
+                        {
+                            "id": "2",
+                            "language": "French",
+                            "sections": [{"id": "20", "listen_url": "c", "readers": [{"reader_id": "19"}]}],
+                        },
+                    ]
+                }
+            if offset == 2:
+                return {
+                    "books": [
+                        {
+                            "id": "3",
+                            "language": "English",
+                            "date_catalog": "2026-01-01",
+                            "sections": [{"id": "30", "listen_url": "d", "readers": [{"reader_id": "19"}]}],
+                        }
+                    ]
+                }
+            return {"error": "Audiobooks could not be found"}
+
+    got = list_sections(
+        Paged(), since=dt.date(2025, 1, 1), until=dt.date(2025, 12, 31), readers=frozenset({"19"}), page_size=2
+    )
+    assert [s.section_id for s in got] == ["10"]
+
+
+def test_fetcher_errors_name_the_url_and_the_cache_serves_reruns(tmp_path: Path) -> None:
+    with pytest.raises(FetchError, match="cannot fetch a ftp URL"):
+        Fetcher().get("ftp://example.org/x")
+    src = tmp_path / "a.txt"
+    src.write_text("hello")
+    f = Fetcher(cache=tmp_path / "cache")
+    assert f.text(src.as_uri()) == "hello"
+    src.write_text("changed")
+    assert f.text(src.as_uri()) == "hello"  # cached: a rerun downloads nothing
+    with pytest.raises(FetchError, match=r"missing\.txt: .*fix: check the network connection and the URL"):
+        Fetcher(retries=0).get((tmp_path / "missing.txt").as_uri())
+    with pytest.raises(AuditError):
+        Fetcher().json(src.as_uri())
