@@ -23,7 +23,7 @@ Two alignments, each matching a reference implementation exactly:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -392,15 +392,21 @@ class AlignmentCache:
         for key, n in merged.items():
             self._merged.setdefault(key, n)
 
-    def known(self) -> tuple[dict[PairKey, tuple[Opcode, ...]], dict[PairKey, int], dict[PairKey, int]]:
-        """Every pair's opcodes, edit distance and merged-compound edit distance this cache holds
-        (computed or seeded): what :mod:`asr_audit.text.persist` writes back."""
-        ops = {key: a.opcodes for key, a in self._align.items()}
-        ops.update(self._pending)
-        errors = dict(self._errors)
+    def known(self) -> Iterator[tuple[str, PairKey, object]]:
+        """Every result this cache holds (computed or seeded), without copying it: ``("ops", pair,
+        opcodes)``, ``("errors", pair, edit distance)``, ``("merged", pair, edit distance with
+        merged compounds)`` — what :mod:`asr_audit.text.persist` writes back."""
+        for key, a in self._align.items():
+            yield "ops", key, a.opcodes
+        for key, ops in self._pending.items():
+            yield "ops", key, ops
+        for key, n in self._errors.items():
+            yield "errors", key, n
         for key, counts in self._wer.items():
-            errors.setdefault(key, counts.errors)
-        return ops, errors, dict(self._merged)
+            if key not in self._errors:
+                yield "errors", key, counts.errors
+        for key, n in self._merged.items():
+            yield "merged", key, n
 
     def wer(self, ref: Tokens, hyp: Tokens) -> EditCounts:
         key = (ref, hyp)

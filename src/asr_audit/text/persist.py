@@ -33,9 +33,8 @@ import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from asr_audit.text.align import AlignmentCache, Opcode, PairKey
+from asr_audit.text.align import AlignmentCache, Opcode
 
 FORMAT = 2
 _CHUNK = 1 << 20
@@ -188,7 +187,6 @@ class TextCache:
         """
         if cache.computed == self._computed and len(known) == self._known:
             return 0  # everything came from the cache: nothing to add
-        ops, errors, merged = cache.known()
         by_hyp: dict[str, list[Source]] = {}
         file_texts: dict[Source, list[str]] = {}
         for (model, raw_path), hyps in hypotheses.items():
@@ -221,18 +219,13 @@ class TextCache:
                 self._entries[source].strings.append(t)
             return i
 
-        def spread(values: Mapping[PairKey, Any], name: str) -> None:
-            for (ref_t, hyp_t), value in values.items():
-                owners = by_hyp.get(text(hyp_t))
-                if not owners:
-                    continue
-                rt, ht = text(ref_t), text(hyp_t)
-                for source in owners:
-                    getattr(self._entries[source], name)[(at(source, rt), at(source, ht))] = value
-
-        spread(ops, "ops")
-        spread(errors, "errors")
-        spread(merged, "merged")
+        for name, (ref_t, hyp_t), value in cache.known():
+            owners = by_hyp.get(text(hyp_t))
+            if not owners:
+                continue
+            rt, ht = text(ref_t), text(hyp_t)
+            for source in owners:
+                getattr(self._entries[source], name)[(at(source, rt), at(source, ht))] = value
         written = 0
         for source in file_texts:
             entry = self._entries[source]
