@@ -110,7 +110,7 @@ class TextCache:
     def __init__(self, root: str | Path, key: str) -> None:
         self.folder = Path(root) / key
         self._digests: dict[Source, str] = {}
-        self._entries: dict[Source, _Entry] = {}
+        self._entries: dict[Source, _Entry] = {}  # only while save() merges
         self._sizes: dict[Source, int] = {}
         self._files: dict[Path, str] = {}  # file -> content digest (a file may hold several models)
         self._texts = self._pairs = self._warm = self._written = 0
@@ -156,12 +156,10 @@ class TextCache:
             self._digests[source] = digest
             entry = self._read(digest)
             if entry is None:
-                self._entries[source] = _Entry()
                 self._sizes[source] = 0
                 continue
             self._warm += 1
-            self._entries[source] = entry
-            self._sizes[source] = entry.size()
+            self._sizes[source] = entry.size()  # the entry itself is dropped: save() reads it again
             known.update(entry.norm)
             self._texts += len(entry.norm)
             tl = [toks(t) for t in entry.strings]
@@ -191,7 +189,7 @@ class TextCache:
         file_texts: dict[Source, list[str]] = {}
         for (model, raw_path), hyps in hypotheses.items():
             source = (model, Path(raw_path))
-            if source not in self._entries:
+            if source not in self._sizes:
                 continue
             texts = [h for h in dict.fromkeys(hyps) if h is not None and h in known]
             file_texts[source] = texts
@@ -199,7 +197,7 @@ class TextCache:
                 by_hyp.setdefault(h, []).append(source)
         index: dict[Source, dict[str, int]] = {}
         for source in file_texts:
-            entry = self._entries[source]
+            entry = self._entries[source] = self._read(self._digests[source]) or _Entry()
             entry.norm.update((t, known[t]) for t in file_texts[source])
             entry.norm.update((t, known[t]) for t in references.get(source, ()) if t is not None and t in known)
             index[source] = {t: i for i, t in enumerate(entry.strings)}
@@ -233,6 +231,7 @@ class TextCache:
                 self._write(self._digests[source], entry)
                 self._sizes[source] = entry.size()
                 written += 1
+        self._entries.clear()
         self._written += written
         self._computed, self._known = cache.computed, len(known)
         return written
