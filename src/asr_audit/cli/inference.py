@@ -54,7 +54,9 @@ def transcribe(
     normalizer: str = typer.Option(
         "whisper",
         "--normalizer",
-        help="Text normalizer for the WER column: whisper (OpenAI Whisper's) | whisper-normalizer-0.1.15 | oal | basic | whisper-basic.",
+        help="Text normalizer for the WER column: whisper (OpenAI Whisper's) | whisper-normalizer-0.1.15 | oal | basic | "
+        "whisper-basic | basic-es | basic-fr | basic-de. Under a non-English --language an English-only one becomes "
+        "basic, and Chinese, Japanese, Korean, Thai, Lao, Khmer and Myanmar are scored by character (basic-chars: CER).",
     ),
     timings: bool = typer.Option(
         True,
@@ -72,9 +74,13 @@ def transcribe(
     from asr_audit.models.base import DecodeOptions, load_backend
     from asr_audit.store.export import prediction_file_name, write_predictions
     from asr_audit.store.transcribe import corpus_wer, transcribe_corpus
+    from asr_audit.text.languages import scoring_normalizer
     from asr_audit.text.normalize import get_normalizer
 
-    info = get_normalizer(normalizer).describe()  # fail on an unknown name before any work
+    get_normalizer(normalizer)  # fail on an unknown name before any work
+    if language.lower() != "none":
+        normalizer = scoring_normalizer(normalizer, language)
+    info = get_normalizer(normalizer).describe()
     wer_label = str(info.get("label", info["name"]))
     specs = model_specs(model)  # fails on a bad spec before any work
     check_output_dir(out, "--out", force=True)  # a file or a folder under a file fails before any work
