@@ -136,7 +136,12 @@ class LanguagePack:
 
     ``abbreviations``: (regex on the raw text, expansion), applied in order before lower-casing
     (so a pattern may require a capital); ``percent``: the word(s) ``%`` is read as;
-    ``euro`` / ``euros``: the currency word after 1 and after any other amount.
+    ``euro`` / ``euros``: the currency word after 1 and after any other amount; ``digits``: the
+    words for 2 to 9, written as digits before the percent word (``alpha2digit`` leaves a lone
+    small number in words); ``respell``: (regex, replacement) on the normalized text before
+    ``alpha2digit``, for forms it does not read (Spanish ``veintiún``); ``number_ahead``: a
+    regex of the words a number starts with: the percent words followed by one are no percent
+    ("pour cent soixante familles" is "for 160 families").
     """
 
     language: str
@@ -144,6 +149,9 @@ class LanguagePack:
     percent: str
     euro: str
     euros: str
+    digits: tuple[str, ...] = ()
+    respell: tuple[tuple[str, str], ...] = ()
+    number_ahead: str = ""
 
 
 _NAME_AHEAD = r"(?=\s+[^\W\d_])"  # a title stands before a word (its name)
@@ -164,6 +172,10 @@ _PACKS: dict[str, LanguagePack] = {
         "por ciento",
         "euro",
         "euros",
+        tuple("dos tres cuatro cinco seis siete ocho nueve".split()),
+        ((r"\bveintiún\b", "veintiuno"),),
+        r"un|uno|una|dos|tres|cuatro|cinco|seis|siete|ocho|nueve|diez|once|doce|trece|catorce|quince|dieci\w*"
+        r"|veint\w*|treinta|cuarenta|cincuenta|sesenta|setenta|ochenta|noventa|cien\w*|\w+cient[oa]s|mil|\d+",
     ),
     "fr": LanguagePack(
         "fr",
@@ -178,6 +190,10 @@ _PACKS: dict[str, LanguagePack] = {
         "pour cent",
         "euro",
         "euros",
+        tuple("deux trois quatre cinq six sept huit neuf".split()),
+        (),
+        r"un|une|deux|trois|quatre|cinq|six|sept|huit|neuf|dix|onze|douze|treize|quatorze|quinze|seize"
+        r"|vingt\w*|trente|quarante|cinquante|soixante|cent\w*|mille|\d+",
     ),
     "de": LanguagePack(
         "de",
@@ -195,10 +211,14 @@ _PACKS: dict[str, LanguagePack] = {
         "prozent",
         "euro",
         "euro",
+        tuple("zwei drei vier fünf sechs sieben acht neun".split()),
     ),
 }
 LANGUAGE_NORMALIZERS = tuple(f"basic-{lang}" for lang in _PACKS)
 
+_THOUSANDS = re.compile(r"(?<=\d)[.\u00a0\u202f](?=\d{3}(?!\d))")  # "42.000", "42 000" (no-break space)
+# "42 millones": text2num reads the scale word alone (1000000) after digits; join the two
+_SCALED = re.compile(r"(?<![\d.,])(\d{1,3}) (1000|1000000|1000000000)\b")
 _EURO_FIRST = re.compile(r"€\s*(\d[\d.,]*)")  # "€5" is read "five euros": the amount first
 _ONE_EURO = re.compile(r"(?<![\d.,])1\s*€")
 _EURO = re.compile(r"\s*€")
@@ -221,10 +241,12 @@ def language_pack(language: str) -> LanguagePack:
 class LanguageNormalizer:
     """``base`` (the ``basic`` normalizer) with a language's abbreviations, symbols and spelled numbers (``basic-<lang>``).
 
-    Steps: the pack's abbreviations expanded on the raw text; ``€ 5`` -> ``5 €``; ``€`` and
+    Steps: thousands separators inside numbers dropped (``42.000``, ``42\u00a0000``: these
+    languages write a period or a no-break space); the pack's abbreviations expanded on the raw text; ``€ 5`` -> ``5 €``; ``€`` and
     ``%`` replaced by the language's words; the ``basic`` normalizer (NFKC, lowercase, tags and
     asides out, punctuation out); then ``text_to_num.alpha2digit`` in the language, with the
-    percent word held out of it (``cent`` / ``ciento`` would read as 100).
+    percent word held out of it (``cent`` / ``ciento`` would read as 100), and digits before a
+    scale word joined with it (``42 millones`` -> ``42000000``, as the spelled-out amount reads).
 
     >>> from asr_audit.text.normalize import get_normalizer
     >>> get_normalizer("basic-fr")("M. Dupont et Mme Durand : vingt-et-un pour cent, soit 21 %.")
@@ -239,26 +261,38 @@ class LanguageNormalizer:
         self._basic = base
         self._alpha2digit = alpha2digit
         self._abbreviations = tuple((re.compile(p), r) for p, r in self.pack.abbreviations)
-        self._percent = re.compile(rf"\b{re.escape(self.pack.percent)}\b")
+        ahead = rf"(?!\s+(?:{self.pack.number_ahead})\b)" if self.pack.number_ahead else ""
+        words = r"\s+".join(map(re.escape, self.pack.percent.split()))
+        self._percent = re.compile(rf"\b{words}\b{ahead}", re.IGNORECASE)  # on the raw text: commas still there
         self._placeholder = "".join(self.pack.percent.split())  # one word text2num leaves alone
+        self._respell = tuple((re.compile(p), r) for p, r in self.pack.respell)
+        self._small = {w: str(i) for i, w in enumerate(self.pack.digits, start=2)}
+        # after alpha2digit the percent word is its one-word placeholder (or itself, one word already)
+        self._small_percent = re.compile(rf"\b({'|'.join(self.pack.digits)}) (?={re.escape(self._placeholder)}\b)")
 
     def __call__(self, text: str) -> str:
-        s = text
+        s = _THOUSANDS.sub("", text) if "." in text or "\u00a0" in text or "\u202f" in text else text
         for pattern, expansion in self._abbreviations:
             s = pattern.sub(expansion, s)
         if "€" in s:
             s = _EURO_FIRST.sub(r"\1 €", s)
             s = _ONE_EURO.sub(f"1 {self.pack.euro}", s)
             s = _EURO.sub(f" {self.pack.euros}", s)
-        if "%" in s:
-            s = _PERCENT.sub(f" {self.pack.percent}", s)
-        s = self._basic(s)
-        if not s:
-            return s
+        if "%" in s:  # the one-word placeholder: a sign is a percent whatever follows it
+            s = _PERCENT.sub(f" {self._placeholder}", s)
         held = self._placeholder != self.pack.percent
         if held:
             s = self._percent.sub(self._placeholder, s)
+        s = self._basic(s)
+        if not s:
+            return s
+        for pattern, replacement in self._respell:
+            s = pattern.sub(replacement, s)
         s = self._alpha2digit(s, self.pack.language)
+        if self._small:  # a lone small number alpha2digit left in words
+            s = self._small_percent.sub(lambda m: self._small[m.group(1)] + " ", s)
+        if " 1000" in s:
+            s = _SCALED.sub(lambda m: str(int(m.group(1)) * int(m.group(2))), s)
         if held:
             s = re.sub(rf"\b{self._placeholder}\b", self.pack.percent, s)
         return s
