@@ -305,7 +305,7 @@ SPANISH = Vocabulary(
         _grouped("."),
         _es_amount,
         "por ciento",
-        (("señor", "Sr."), ("señora", "Sra.")),
+        (("señor", "Sr."),),  # templates put "del" / "al" / "el" before a person: masculine titles only
         ("comisario", "ministro", "presidente"),
         ("García", "Martínez", "López", "Sánchez", "Romero", "Navarro", "Torres", "Ruiz", "Moreno", "Castro"),
     ),
@@ -384,7 +384,7 @@ FRENCH = Vocabulary(
         _fr_amount,
         "pour cent",
         (("monsieur", "M."), ("madame", "Mme")),
-        ("le commissaire", "la ministre", "le président"),
+        ("la commissaire", "la ministre", "la présidente"),  # "de la ...": no "de le"
         ("Dupont", "Martin", "Bernard", "Durand", "Lefèvre", "Moreau", "Girard", "Roux", "Fournier", "Mercier"),
     ),
     thanks="Merci",
