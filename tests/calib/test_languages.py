@@ -13,8 +13,8 @@ from asr_audit.calib import build as build_mod
 from asr_audit.calib.build import build_calibration, generate_sentences
 from asr_audit.calib.generate import CONVENTION, CalibConfig
 from asr_audit.calib.languages import calib_normalizer, french_words, german_words, spanish_words
-from asr_audit.errors import ConfigError
 from asr_audit.calib.truth import load_truth
+from asr_audit.errors import ConfigError
 from asr_audit.store.export import PredictionRecord, write_predictions
 from asr_audit.text.normalize import get_normalizer
 

@@ -53,3 +53,24 @@ def test_scoring_normalizer_rule() -> None:
 def test_unknown_pack_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="no language normalizer for 'pl'"):
         language_pack("pl")
+
+
+def test_transcribe_scores_japanese_and_korean_by_character(tmp_path, run_cli) -> None:
+    """``transcribe --language ja``: the WER column becomes CER over basic-chars tokens."""
+    import json
+
+    refs = {"a": "東京は晴れです", "b": "서울은 맑습니다"}
+    hyps = {"a": "東京は晴れでした", "b": "서울는 맑습니다"}  # 2 of 7 characters wrong, then 1 of 7
+    (tmp_path / "m.jsonl").write_text(
+        "".join(json.dumps({"audio_filepath": f"{c}.wav", "id": c, "text": t}) + "\n" for c, t in refs.items())
+    )
+    (tmp_path / "h.jsonl").write_text(
+        "".join(json.dumps({"id": c, "text": refs[c], "pred_text": t}) + "\n" for c, t in hyps.items())
+    )
+    args = ["transcribe", "-m", f"preds:{tmp_path / 'h.jsonl'}", "-c", tmp_path / "m.jsonl", "-o", tmp_path / "o"]
+    code, out, err = run_cli(*args, "--store", tmp_path / "s.sqlite", "--language", "ja")
+    assert code == 0, err
+    assert "CER after the basic-chars" in out and "21.43%" in out  # 3 / 14 characters
+    code, out, err = run_cli(*args, "--store", tmp_path / "s.sqlite", "--language", "en")
+    assert code == 0, err
+    assert "WER after the whisper" in out and "CER" not in out

@@ -121,7 +121,7 @@ def transcribe(
             missing = [refs[f.clip_id] for f in outcome.failures if f.clip_id in refs]  # count as deletions
             results.append((outcome, corpus_wer(outcome.records, normalizer, missing), path))
         st.finish_run(run_id, {"failed_clips": sum(len(o.failures) for o, _, _ in results)})
-    _summary(results, len(corp), wer_label)
+    _summary(results, len(corp), wer_label, "CER" if info.get("unit") == "character" else "WER")
     empty = [o for o, _, _ in results if not o.records]
     if empty:
         first = empty[0].failures[0].reason if empty[0].failures else "no clip"
@@ -132,7 +132,7 @@ def transcribe(
         )
 
 
-def _summary(results: list, n_clips: int, wer_label: str = "") -> None:
+def _summary(results: list, n_clips: int, wer_label: str = "", metric: str = "WER") -> None:
     from asr_audit.report.tables import transcribe_table
     from asr_audit.store.transcribe import coverage
 
@@ -150,7 +150,7 @@ def _summary(results: list, n_clips: int, wer_label: str = "") -> None:
         }
         for o, wer, path in results
     ]
-    console.print(transcribe_table(rows, n_clips, wer_label))
+    console.print(transcribe_table(rows, n_clips, wer_label, metric))
     failures = [{"clip_id": f"{o.spec}  {f.clip_id}", "reason": f.reason} for o, _, _ in results for f in o.failures]
     print_failures(failures, "clip(s) failed and were skipped")
 

@@ -120,7 +120,7 @@ class CharTokens:
         return {
             **base,
             "name": self.name,
-            "label": "basic-chars (basic, one token per character: WER over it is CER)",
+            "label": "basic-chars (basic, one token per character)",
             "implementation": "asr_audit.text.languages.CharTokens",
             "unit": "character",
             "notes": base["notes"] + "; then every character (with its combining marks) is one token",
