@@ -74,3 +74,18 @@ def test_transcribe_scores_japanese_and_korean_by_character(tmp_path, run_cli) -
     code, out, err = run_cli(*args, "--store", tmp_path / "s.sqlite", "--language", "en")
     assert code == 0, err
     assert "WER after the whisper" in out and "CER" not in out
+
+
+def test_refdis_options_pick_cer_for_korean_on_both_surfaces() -> None:
+    from asr_audit.options import Surface
+    from asr_audit.probes.predfiles.refdis_options import RefdisOptions
+
+    for surface in (Surface.cli(), Surface.toml("a.toml", "probes.refdis")):
+        paper = RefdisOptions.from_mapping({"preset": "paper", "language": "ko-KR"}, surface)
+        anchor = RefdisOptions.from_mapping({"language": "ko"}, surface)
+        assert paper.normalizer_for("whisper") == "basic-chars" and not paper.text2num
+        assert anchor.normalizer_for("whisper") == "whisper-basic"  # the paper's code spaces Hangul itself
+    assert (
+        RefdisOptions.from_mapping({"preset": "paper", "language": "de"}, Surface.cli()).normalizer_for("basic-de")
+        == "basic-de"
+    )
