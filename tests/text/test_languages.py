@@ -45,7 +45,8 @@ def test_a_lone_abbreviation_letter_is_no_title() -> None:
 
 def test_scoring_normalizer_rule() -> None:
     assert scoring_normalizer("oal", "en-US") == "oal"
-    assert scoring_normalizer("whisper", "de") == "basic"
+    assert scoring_normalizer("whisper", "de") == "basic-de" and scoring_normalizer("basic", "de") == "basic"
+    assert scoring_normalizer("oal", "pt-BR") == "basic"  # no pack: the language-agnostic one
     assert scoring_normalizer("basic-de", "de-AT") == "basic-de"
     assert {scoring_normalizer("whisper", lang) for lang in ("zh", "ja", "ko", "yue", "th")} == {"basic-chars"}
 

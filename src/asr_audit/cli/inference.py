@@ -56,7 +56,8 @@ def transcribe(
         "--normalizer",
         help="Text normalizer for the WER column: whisper (OpenAI Whisper's) | whisper-normalizer-0.1.15 | oal | basic | "
         "whisper-basic | basic-es | basic-fr | basic-de. Under a non-English --language an English-only one becomes "
-        "basic, and Chinese, Japanese, Korean, Thai, Lao, Khmer and Myanmar are scored by character (basic-chars: CER).",
+        "basic-es / basic-fr / basic-de (or basic), and Chinese, Japanese, Korean, Thai, Lao, Khmer and Myanmar are "
+        "scored by character (basic-chars: CER).",
     ),
     timings: bool = typer.Option(
         True,

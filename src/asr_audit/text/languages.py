@@ -13,9 +13,10 @@ character error rate (CER) of the normalized text::
     '서 울 은 맑 습 니 다'
 
 :func:`scoring_normalizer` is the one rule for which normalizer a language gets when a verb was
-asked for ``requested``: English keeps it; a CER language gets ``basic-chars``; any other
-language gets ``basic`` in place of an English-only normalizer (``whisper``, ``oal``,
-``whisper-normalizer-0.1.15``), whose number, spelling and contraction rules are English.
+asked for ``requested``: English keeps it; a CER language gets ``basic-chars``; in place of an
+English-only normalizer (``whisper``, ``oal``, ``whisper-normalizer-0.1.15``), whose number,
+spelling and contraction rules are English, Spanish, French and German get their own
+(``basic-es``, ``basic-fr``, ``basic-de``) and any other language gets ``basic``.
 
 :class:`LanguageNormalizer` adds to ``basic`` what makes two acoustically identical spellings of
 Spanish, French or German equal (the convention families of
@@ -79,19 +80,22 @@ def scoring_normalizer(requested: str, language: str) -> str:
     """The normalizer a verb uses for ``language`` when ``requested`` was asked for.
 
     English keeps ``requested``; a CER language (:data:`CER_LANGUAGES`) gets ``basic-chars``;
-    any other language keeps ``requested`` unless it is English-only, which becomes ``basic``.
+    any other language keeps ``requested`` unless it is English-only, which becomes the
+    language's own normalizer (``basic-es``, ``basic-fr``, ``basic-de``) or else ``basic``.
 
     >>> scoring_normalizer("whisper", "en-GB"), scoring_normalizer("oal", "fr"), scoring_normalizer("whisper", "ja")
-    ('whisper', 'basic', 'basic-chars')
-    >>> scoring_normalizer("basic-fr", "fr"), scoring_normalizer("basic", "zh")
-    ('basic-fr', 'basic-chars')
+    ('whisper', 'basic-fr', 'basic-chars')
+    >>> scoring_normalizer("basic", "fr"), scoring_normalizer("whisper", "pl"), scoring_normalizer("basic", "zh")
+    ('basic', 'basic', 'basic-chars')
     """
     lang = primary_language(language)
     if lang == "en":
         return requested
     if lang in CER_LANGUAGES:
         return "basic-chars"
-    return "basic" if requested in ENGLISH_ONLY else requested
+    if requested not in ENGLISH_ONLY:
+        return requested
+    return f"basic-{lang}" if lang in _PACKS else "basic"
 
 
 class CharTokens:

@@ -38,7 +38,7 @@ class RefdisOptions:
     ('whisper-basic', True)
     >>> paper = RefdisOptions(mining=preset_params("paper"), language="fr")
     >>> paper.normalizer_for("whisper"), paper.text2num
-    ('basic', False)
+    ('basic-fr', False)
     >>> RefdisOptions(mining=preset_params("paper"), language="ja").normalizer_for("whisper")
     'basic-chars'
     """
@@ -74,8 +74,9 @@ class RefdisOptions:
         """The normalizer a run uses when ``requested`` was asked for: an English-only one on a
         non-English corpus becomes ``whisper-basic`` under ``anchor`` (the paper's code: OpenAI's
         ``BasicTextNormalizer(remove_diacritics=True)``, whose CJK characters the anchor steps space
-        out); otherwise :func:`~asr_audit.text.languages.scoring_normalizer` decides (``basic``, or
-        ``basic-chars`` for a language scored by character: Chinese, Japanese, Korean, ...)."""
+        out); otherwise :func:`~asr_audit.text.languages.scoring_normalizer` decides (``basic-es``,
+        ``basic-fr``, ``basic-de`` for those languages, ``basic-chars`` for a language scored by
+        character: Chinese, Japanese, Korean, ...; ``basic`` for the rest)."""
         if self.mining.preset == "anchor":
             return "whisper-basic" if not self.english and requested in ENGLISH_ONLY else requested
         return scoring_normalizer(requested, self.language)
