@@ -312,6 +312,7 @@ class LanguageNormalizer:
             "package": "text2num",
             "package_version": package_version("text2num"),
             "language": self.pack.language,
-            "notes": f"{self.pack.language} title/common abbreviations expanded, % and € as words, "
-            "then basic, then text_to_num.alpha2digit (percent word held out)",
+            "notes": f"thousands separators dropped, {self.pack.language} title/common abbreviations expanded, "
+            "% and € as words, then basic, then text_to_num.alpha2digit (percent word held out, digits joined "
+            "with a following scale word)",
         }
