@@ -166,7 +166,7 @@ _PACKS: dict[str, LanguagePack] = {
             (r"(?i)\bsrta\.?" + _NAME_AHEAD, "señorita"),
             (r"(?i)\bsra\.?" + _NAME_AHEAD, "señora"),
             (r"(?i)\bsr\.?" + _NAME_AHEAD, "señor"),
-            (r"(?i)\bd[ñn]a\.?" + _NAME_AHEAD, "doña"),
+            (r"(?i)\b(?:dña\.?|dna\.)" + _NAME_AHEAD, "doña"),  # "dna" only with its period (not DNA)
             (r"(?i)\bdr\.?" + _NAME_AHEAD, "doctor"),
             (r"(?i)\bdra\.?" + _NAME_AHEAD, "doctora"),
             (r"(?i)\buds\.", "ustedes"),

@@ -384,7 +384,7 @@ _OTHER_FAMILIES: tuple[Family, ...] = (
         "dona",
         "honorific",
         ["doña", "dona"],
-        ["dña", "dna"],
+        ["dña", "dna."],
         _ES_TITLE.format(a="doña", b="Dña."),
         labels=("doña", "Dña"),
         needs_name=True,
