@@ -91,3 +91,18 @@ def test_voices_speak_the_sets_language(tmp_path: Path) -> None:
     assert sr == 16000 and len(samples) > sr // 2
     with pytest.raises(ConfigError, match=r"espeak-en-us speaks en, the set is 'es'; fix: use --voices espeak-es"):
         build_calibration(tmp_path / "x", CalibConfig(n_sentences=2, language="es"), ["espeak-en-us"], 0)
+
+
+def test_a_registered_voice_declares_its_language() -> None:
+    from asr_audit.audio import voices as voices_mod
+
+    with voices_mod.VOICES.temporary():
+        voices_mod.register_voices(
+            {"voices": {"clone-es": {"engine": "command", "command": "tts {text} {out}", "language": "es-ES"}}}
+        )
+        voice = voices_mod.get_voice("clone-es")
+        assert voice.language == "es" and voice.to_dict()["language"] == "es"
+        assert "language" not in voices_mod.get_voice("espeak-en-us").to_dict()  # English cache keys unchanged
+        build_mod.check_voice_languages(["clone-es"], "es")
+        with pytest.raises(ConfigError, match="clone-es speaks es, the set is 'fr'"):
+            build_mod.check_voice_languages(["clone-es"], "fr")
