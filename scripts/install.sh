@@ -6,7 +6,8 @@ if command -v apt-get >/dev/null 2>&1; then
   export DEBIAN_FRONTEND=noninteractive
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
-  # real speech (LibriVox clips), TTS voices, sox, headless browser for the report test
+  # real speech (LibriVox clips), TTS voices (espeak-ng also speaks es/fr/de for calib build --language),
+  # sox, headless browser for the report test
   $SUDO apt-get install -y -qq \
     pocketsphinx-testdata flite espeak-ng festival festvox-us-slt-hts festvox-kallpc16k sox libsndfile1 chromium >/dev/null
 fi

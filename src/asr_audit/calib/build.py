@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from asr_audit.calib import generate as G
+from asr_audit.calib.languages import calib_normalizer
 from asr_audit.calib.truth import NORMALIZER, TRUTH_FILE, TruthItem, clip_items, render_truth, sentence_items
 from asr_audit.errors import AuditError, ConfigError, require
 
@@ -52,7 +53,7 @@ def generate_sentences(config: G.CalibConfig, rng: np.random.Generator) -> Sente
     """``config.n_sentences`` distinct sentences, errors planted, split into train/test."""
     from asr_audit.text.normalize import get_normalizer
 
-    normalize = get_normalizer(NORMALIZER)
+    normalize = get_normalizer(calib_normalizer(config.language))
     far = far_enough(normalize)
     est = [G.strip_sites(G.clean_sentence(rng, config)[1]) for _ in range(100)]
     mean_words = float(np.mean([len(normalize(G.render(u, "written")).split()) for u in est]))
@@ -82,8 +83,9 @@ def generate_sentences(config: G.CalibConfig, rng: np.random.Generator) -> Sente
     return Sentences(sentences, tuple(tuple(d[2]) for d in drawn), rejected)
 
 
-def realized_rates(sentences: Sentences) -> dict[str, object]:
-    """Shares of sentences with an error and of reference words in error, and counts by kind/position."""
+def realized_rates(sentences: Sentences, normalizer: str = NORMALIZER) -> dict[str, object]:
+    """Shares of sentences with an error and of reference words in error, and counts by kind/position
+    (words counted after ``normalizer``, the set's own)."""
     n_words = err_words = n_err_sent = 0
     by_kind: dict[str, int] = {}
     by_pos: dict[str, int] = {}
@@ -100,7 +102,7 @@ def realized_rates(sentences: Sentences) -> dict[str, object]:
     # sentences without any item still count their words
     from asr_audit.text.normalize import get_normalizer
 
-    normalize = get_normalizer(NORMALIZER)
+    normalize = get_normalizer(normalizer)
     n_words += sum(
         len(normalize(s.reference).split()) for s, items in zip(sentences.sentences, sentences.items) if not items
     )
@@ -115,6 +117,21 @@ def realized_rates(sentences: Sentences) -> dict[str, object]:
         "items_by_kind": dict(sorted(by_kind.items())),
         "errors_by_position": dict(sorted(by_pos.items())),
     }
+
+
+def check_voice_languages(voices: Sequence[str], language: str) -> None:
+    """Refuse a voice that speaks another language than the set's (a voice without a declared
+    language, such as a registered clone, is trusted)."""
+    from asr_audit.audio.voices import VOICES, get_voice, voices_for_language
+
+    known = set(VOICES.names())  # resolve_voice has refused any other name
+    wrong = [v for v in voices if v in known and get_voice(v).language not in (None, language)]
+    if wrong:
+        suggestion = ",".join(voices_for_language(language)) or f"a registered voice with language = {language!r}"
+        raise ConfigError(
+            f"--voices {','.join(wrong)} speak{'s' if len(wrong) == 1 else ''} "
+            f"{get_voice(wrong[0]).language}, the set is {language!r}; fix: use --voices {suggestion}"
+        )
 
 
 def resolve_voice(name: str) -> str:
@@ -177,6 +194,7 @@ def build_calibration(
         from asr_audit.audio.voices import synthesize as synth
 
         voices = [resolve_voice(v) for v in voices]
+        check_voice_languages(voices, config.language)
         synthesize = synth
     if len(set(voices)) != len(voices):
         raise ConfigError(f"--voices names a voice twice: {','.join(voices)}")
@@ -208,20 +226,21 @@ def build_calibration(
                 "speaker": voice,
                 "spoken": sent.spoken,
                 "sentence_id": sent.sentence_id,
+                **({} if config.language == "en" else {"language": config.language}),
             }
             rows[sent.split].append(json.dumps(row, ensure_ascii=False))
             truth.extend(clip_items(clip_id, sent.sentence_id, items))
     for split, lines in rows.items():
         write_text_atomic(out / f"calib-{split}.jsonl", "".join(line + "\n" for line in lines))
     write_text_atomic(out / TRUTH_FILE, render_truth(truth))
-    rates = realized_rates(sents)
+    rates = realized_rates(sents, calib_normalizer(config.language))
     meta = {
         "format": "asr-audit-calib",
         "version": FORMAT_VERSION,
         "seed": seed,
         "config": config.to_dict(),
         "voices": list(voices),
-        "normalizer": NORMALIZER,
+        "normalizer": calib_normalizer(config.language),
         "rejected_draws": sents.n_rejected,
         "sentences_by_split": {s: sum(x.split == s for x in sents.sentences) for s in G.SPLITS},
         "clips_by_split": {s: len(v) for s, v in rows.items()},

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from asr_audit.calib import templates as T
+from asr_audit.calib.languages import vocabulary
 from asr_audit.errors import ConfigError
 
 SPURIOUS = "spurious_insertion_in_reference"
@@ -110,6 +111,7 @@ class CalibConfig:
     p_closer: float = 0.2
     p_adverb: float = 0.25
     p_second: float = 0.9  # a clip holds a second sentence body (VoxPopuli clips run ~20-30 words)
+    language: str = "en"  # the vocabulary: en, es, fr, de (asr_audit.calib.languages)
 
     def __post_init__(self) -> None:
         if not isinstance(self.n_sentences, int) or self.n_sentences < 1:
@@ -130,13 +132,21 @@ class CalibConfig:
                 raise ConfigError(f"--{name.replace('_', '-')} {v!r} must be in [0, 1]")
         if self.split_by not in ("sentence", "template"):
             raise ConfigError(f"--split-by {self.split_by!r}: valid: sentence, template")
+        vocabulary(self.language)  # an unknown language fails here, naming the valid ones
         object.__setattr__(self, "kinds", _pairs(self.kinds, ERROR_KINDS, "--kinds"))
         object.__setattr__(self, "positions", _pairs(self.positions, POSITIONS, "--positions"))
 
     def to_dict(self) -> dict[str, object]:
         out = {f: getattr(self, f) for f in self.__dataclass_fields__}
         out["kinds"], out["positions"] = dict(self.kinds), dict(self.positions)
+        if self.language == "en":  # English sets keep their calib.json byte for byte
+            del out["language"]
         return out
+
+    @property
+    def vocabulary(self) -> T.Vocabulary:
+        """The language's templates, formalities, lexicon and fillers."""
+        return vocabulary(self.language)
 
 
 # --- rendering ---------------------------------------------------------------------------------
@@ -169,14 +179,16 @@ def _convention(spoken: str, written: str) -> str:
     return "spacing" if squash else "spelling"
 
 
-def parse_template(template: str, rng: np.random.Generator, convention_rate: float) -> list[Unit]:
+def parse_template(
+    template: str, rng: np.random.Generator, convention_rate: float, vocab: T.Vocabulary = T.ENGLISH
+) -> list[Unit]:
     """Body units of ``template`` with its slots filled (conventions applied at ``convention_rate``)."""
     units: list[Unit] = []
     for tok in template.split():
         if tok == "^":
             units.append(Unit(None, None, "site"))
         elif tok.startswith("{"):
-            fill = T.FILLERS[tok.strip("{}")](rng)
+            fill = vocab.fillers[tok.strip("{}")](rng)
             keep = fill.convention is not None and rng.random() >= convention_rate
             written = fill.spoken if keep else fill.written
             units.append(
@@ -188,12 +200,12 @@ def parse_template(template: str, rng: np.random.Generator, convention_rate: flo
                 written = spoken
             units.append(Unit(spoken, written, "word", _convention(spoken, written) if written != spoken else None))
         else:
-            units.append(Unit(tok, tok, "word", subs=T.LEXICON.get(tok.lower(), ())))
+            units.append(Unit(tok, tok, "word", subs=vocab.lexicon.get(tok.lower(), ())))
     return units
 
 
-def _opener(rng: np.random.Generator, convention_rate: float) -> Unit:
-    spoken, written = _pick(rng, T.OPENERS)
+def _opener(rng: np.random.Generator, convention_rate: float, vocab: T.Vocabulary = T.ENGLISH) -> Unit:
+    spoken, written = _pick(rng, vocab.openers)
     if written != spoken and rng.random() >= convention_rate:
         written = spoken
     return Unit(spoken, written, "opener", "honorific" if written != spoken else None)
@@ -201,28 +213,29 @@ def _opener(rng: np.random.Generator, convention_rate: float) -> Unit:
 
 def clean_sentence(rng: np.random.Generator, config: CalibConfig) -> tuple[tuple[int, ...], list[Unit]]:
     """Template indices and the units of a clip (one or two sentence bodies) whose record matches the speech."""
-    tids = [int(rng.integers(len(T.TEMPLATES)))]
+    vocab = config.vocabulary
+    tids = [int(rng.integers(len(vocab.templates)))]
     if rng.random() < config.p_second:
-        tids.append(int(rng.integers(len(T.TEMPLATES))))
+        tids.append(int(rng.integers(len(vocab.templates))))
     body: list[Unit] = []
     for j, tid in enumerate(tids):
         if j:
             body.append(Unit(".", ".", "punct"))
-        body.extend(parse_template(T.TEMPLATES[tid], rng, config.convention_rate))
+        body.extend(parse_template(vocab.templates[tid], rng, config.convention_rate, vocab))
     units: list[Unit] = []
     if rng.random() < config.p_opener:
-        units.append(_opener(rng, config.convention_rate))
+        units.append(_opener(rng, config.convention_rate, vocab))
     if rng.random() < config.p_adverb:
         sites = [i for i, u in enumerate(body) if u.role == "site"]
-        a = _pick(rng, T.ADVERBS)
+        a = _pick(rng, vocab.adverbs)
         body[_pick(rng, sites)] = Unit(a, a, "adverb")
     units.extend(body)
     if rng.random() < config.p_tail:
-        t = _pick(rng, T.TAILS)
+        t = _pick(rng, vocab.tails)
         units.append(Unit(t, t, "tail"))
     units.append(Unit(".", ".", "punct"))
     if rng.random() < config.p_closer:
-        c = _pick(rng, T.CLOSERS)
+        c = _pick(rng, vocab.closers)
         units.append(Unit(c, c, "closer"))
     return tuple(tids), units
 
@@ -237,7 +250,9 @@ def _body_span(units: list[Unit]) -> tuple[int, int]:
     return idx[0], idx[-1]
 
 
-def _substitute(u: Unit, rng: np.random.Generator, far_enough: FarEnough) -> Unit | None:
+def _substitute(
+    u: Unit, rng: np.random.Generator, far_enough: FarEnough, vocab: T.Vocabulary = T.ENGLISH
+) -> Unit | None:
     if u.error:
         return None
     if u.subs:
@@ -246,14 +261,19 @@ def _substitute(u: Unit, rng: np.random.Generator, far_enough: FarEnough) -> Uni
             alt = alt[:1].upper() + alt[1:]
         return replace(u, written=alt, error=SUBSTITUTION, detail="word", convention=None)
     if u.fill is not None:
-        alt = T.substitute_number(u.fill, rng, lambda a: far_enough(u.fill.written, a))
+        alt = vocab.substitute_number(u.fill, rng, lambda a: far_enough(u.fill.written, a))
         if alt is not None:
             return replace(u, written=alt, error=SUBSTITUTION, detail="number", convention=None)
     return None
 
 
 def plant(
-    units: list[Unit], kind: str, position: str, rng: np.random.Generator, far_enough: FarEnough
+    units: list[Unit],
+    kind: str,
+    position: str,
+    rng: np.random.Generator,
+    far_enough: FarEnough,
+    vocab: T.Vocabulary = T.ENGLISH,
 ) -> list[Unit] | None:
     """``units`` with one error of ``kind`` at ``position`` planted, or None if it cannot go there.
 
@@ -262,14 +282,14 @@ def plant(
     units = list(units)
     if position == START:
         if kind == SPURIOUS:
-            o = _pick(rng, [w for _, w in T.OPENERS if not w.startswith("Thank")])
+            o = _pick(rng, [w for _, w in vocab.openers if not w.startswith(vocab.thanks)])
             return [Unit(None, o, "opener", error=SPURIOUS, detail="opener"), *_drop_roles(units, ("opener",))]
         if kind == OMITTED:
-            o = _pick(rng, T.OPENERS)[0]
+            o = _pick(rng, vocab.openers)[0]
             return [Unit(o, None, "opener", error=OMITTED, detail="opener"), *_drop_roles(units, ("opener",))]
         units = _drop_roles(units, ("opener",))
         first, _ = _body_span(units)
-        new = _substitute(units[first], rng, far_enough)
+        new = _substitute(units[first], rng, far_enough, vocab)
         return None if new is None else [*units[:first], new, *units[first + 1 :]]
     if position == END:
         if any(u.error for u in units if u.role in ("tail", "closer")):
@@ -277,12 +297,12 @@ def plant(
         if kind == SUBSTITUTION:
             units = _drop_roles(units, ("tail", "closer"))
             _, last = _body_span(units)
-            new = _substitute(units[last], rng, far_enough)
+            new = _substitute(units[last], rng, far_enough, vocab)
             return None if new is None else [*units[:last], new, *units[last + 1 :]]
         has_tail = any(u.role == "tail" for u in units)
         units = _drop_roles(units, ("closer",))
         use_tail = not has_tail and rng.random() < 0.5
-        text = _pick(rng, T.TAILS if use_tail else T.CLOSERS)
+        text = _pick(rng, vocab.tails if use_tail else vocab.closers)
         said, recorded = (text, None) if kind == OMITTED else (None, text)
         new = Unit(
             said, recorded, "tail" if use_tail else "closer", error=kind, detail="tail" if use_tail else "closer"
@@ -301,7 +321,7 @@ def plant(
         ]
         while cands:
             i = cands.pop(int(rng.integers(len(cands))))
-            new = _substitute(units[i], rng, far_enough)
+            new = _substitute(units[i], rng, far_enough, vocab)
             if new is not None:
                 return [*units[:i], new, *units[i + 1 :]]
         return None
@@ -309,7 +329,7 @@ def plant(
     if not sites:
         return None
     i = _pick(rng, sites)
-    a = _pick(rng, T.ADVERBS)
+    a = _pick(rng, vocab.adverbs)
     said, recorded = (a, None) if kind == OMITTED else (None, a)
     return [*units[:i], Unit(said, recorded, "adverb", error=kind, detail="adverb"), *units[i + 1 :]]
 
@@ -328,7 +348,7 @@ def plant_errors(
     """Plant up to ``n_errors`` errors, each at a different position."""
     for position in _weighted(rng, config.positions)[:n_errors]:
         for kind in _weighted(rng, config.kinds):
-            planted = plant(units, kind, position, rng, far_enough)
+            planted = plant(units, kind, position, rng, far_enough, config.vocabulary)
             if planted is not None:
                 units = planted
                 break
@@ -348,8 +368,9 @@ def assign_splits(template_ids: list[tuple[int, ...]], config: CalibConfig, rng:
     whole (a clip using any held-out template is a test clip, so no training clip uses one)."""
     n = len(template_ids)
     if config.split_by == "template":
-        n_held = round(len(T.TEMPLATES) * config.test_fraction)
-        held = {int(t) for t in rng.permutation(len(T.TEMPLATES))[:n_held]}
+        n_templates = len(config.vocabulary.templates)
+        n_held = round(n_templates * config.test_fraction)
+        held = {int(t) for t in rng.permutation(n_templates)[:n_held]}
         return ["test" if held.intersection(tids) else "train" for tids in template_ids]
     n_test = round(n * config.test_fraction)
     test_idx = {int(i) for i in rng.permutation(n)[:n_test]}

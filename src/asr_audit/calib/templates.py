@@ -18,6 +18,7 @@ nothing about a sentence's class predicts whether its reference is wrong.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -284,11 +285,17 @@ FILLERS = {
 }
 
 
-def substitute_number(fill: Fill, rng: np.random.Generator, far_enough) -> str | None:  # noqa: ANN001
+def substitute_number(
+    fill: Fill,
+    rng: np.random.Generator,
+    far_enough,  # noqa: ANN001
+    written: Callable[[int], str] = digits,
+) -> str | None:
     """A different number in the record's style for a year or count slot (``None`` if none found).
 
     ``far_enough(written_alt)`` says whether the alternative differs enough from the original
-    for the miner to see it (the artefact filter drops renderings within 30% character error).
+    for the miner to see it (the artefact filter drops renderings within 30% character error);
+    ``written`` renders a count as the record does (:func:`digits` in English).
     """
     if fill.number is None or fill.convention not in ("year", "count"):
         return None
@@ -296,7 +303,34 @@ def substitute_number(fill: Fill, rng: np.random.Generator, far_enough) -> str |
         if fill.convention == "year":
             alt = str(int(rng.integers(1990, 2031)))
         else:
-            alt = digits(int(rng.integers(10, 1000)))
+            alt = written(int(rng.integers(10, 1000)))
         if alt != fill.written and far_enough(alt):
             return alt
     return None
+
+
+# --- one language's vocabulary -------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Vocabulary:
+    """Everything the generator draws from, for one language: templates, formalities, the
+    substitution lexicon, slot fillers and the record's rendering of numbers. ``thanks`` starts
+    the openers that thank (never planted as a spurious opener: a record does not invent thanks).
+    """
+
+    language: str
+    templates: tuple[str, ...]
+    openers: tuple[tuple[str, str], ...]
+    tails: tuple[str, ...]
+    closers: tuple[str, ...]
+    adverbs: tuple[str, ...]
+    lexicon: Mapping[str, tuple[str, ...]]
+    fillers: Mapping[str, Callable[[np.random.Generator], Fill]]
+    thanks: str = "Thank"
+    digits: Callable[[int], str] = digits
+
+    def substitute_number(self, fill: Fill, rng: np.random.Generator, far_enough) -> str | None:  # noqa: ANN001
+        """:func:`substitute_number` with this language's rendering of counts."""
+        return substitute_number(fill, rng, far_enough, self.digits)
+
+
+ENGLISH = Vocabulary("en", TEMPLATES, OPENERS, TAILS, CLOSERS, ADVERBS, LEXICON, FILLERS)

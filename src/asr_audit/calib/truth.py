@@ -212,6 +212,23 @@ def _read_jsonl(path: Path) -> list[tuple[int, dict]]:
     return list(iter_jsonl(path, "calibration file"))
 
 
+def set_language(corpus_dir: str | Path) -> str:
+    """The language a calibration set was built in (``calib.json``'s config; ``en`` when absent,
+    as in every set built before languages, or when there is no ``calib.json``)."""
+    path = Path(corpus_dir) / "calib.json"
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return "en"
+    except (OSError, ValueError) as exc:
+        raise InputFileError(path, f"cannot be read as JSON ({exc.__class__.__name__})", "rebuild the set") from None
+    config = meta.get("config") if isinstance(meta, dict) else None
+    language = config.get("language", "en") if isinstance(config, dict) else "en"
+    if not isinstance(language, str):
+        raise InputFileError(path, f"config.language is {language!r}, not a language code", "rebuild the set")
+    return language
+
+
 def load_truth(corpus_dir: str | Path, split: str | None = None) -> Truth:
     """Read a calibration set's manifests and ``truth.jsonl`` (only ``split``'s clips when given)."""
     root = Path(corpus_dir)

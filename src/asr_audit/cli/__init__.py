@@ -39,6 +39,7 @@ EXIT_USAGE, EXIT_INTERRUPTED = 2, 130
 VERB_MODULES = [
     "asr_audit.cli.predictions",
     "asr_audit.cli.ortho",
+    "asr_audit.cli.normalize",
     "asr_audit.cli.inference",
     "asr_audit.cli.align",
     "asr_audit.cli.run",

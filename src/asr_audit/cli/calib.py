@@ -40,12 +40,34 @@ def parse_weights(value: str | None, flag: str) -> tuple[tuple[str, float], ...]
     return tuple(out)
 
 
+def default_voices(language: str) -> list[str]:
+    """The voices ``calib build`` uses without ``--voices``: four flite voices in English, the
+    installed voices of ``language`` otherwise (an error naming the fix when there are none)."""
+    if language == "en":
+        return ["slt", "rms", "awb", "kal"]
+    from asr_audit.audio.voices import voices_for_language
+
+    found = voices_for_language(language)
+    if not found:
+        raise ConfigError(
+            f"no installed TTS voice speaks {language!r}; fix: apt-get install espeak-ng, or register one "
+            f"with language = {language!r} and pass it with --voices"
+        )
+    return found
+
+
 @calib_app.command("build")
 def build(
     out: Path = typer.Option(..., "--out", "-o", help="Folder to write the set into."),
     n_sentences: int = typer.Option(200, "--n-sentences", help="Distinct sentences (each rendered by every voice)."),
-    voices: str = typer.Option(
-        "slt,rms,awb,kal", "--voices", help="TTS voices (short flite names or any registered voice)."
+    voices: str | None = typer.Option(
+        None,
+        "--voices",
+        help="TTS voices (short flite names or any registered voice); default slt,rms,awb,kal in English, "
+        "the installed voices of --language otherwise (espeak-ng: espeak-es, espeak-fr, espeak-de, ...).",
+    ),
+    language: str = typer.Option(
+        "en", "--language", help="Language of the set: en, es, fr or de (templates, numbers, conventions, voices)."
     ),
     seed: int = typer.Option(0, "--seed", help="Seed: the same seed gives byte-identical manifests and truth."),
     error_rate: float = typer.Option(0.4, "--error-rate", help="Share of sentences with planted reference errors."),
@@ -67,6 +89,7 @@ def build(
 
     from asr_audit.calib.build import build_calibration
     from asr_audit.calib.generate import CalibConfig
+    from asr_audit.text.languages import primary_language
 
     check_output_dir(out, "--out", force=True)  # a file or a path under a file fails before any synthesis
     extra: dict[str, Any] = {  # CalibConfig keyword arguments given on the command line
@@ -81,9 +104,10 @@ def build(
         test_fraction=test_fraction,
         split_by=split_by,
         convention_rate=convention_rate,
+        language=primary_language(language),
         **extra,
     )
-    names = split_list(voices, "--voices") or []
+    names = split_list(voices, "--voices") or default_voices(config.language)
     with Progress(console=console, transient=True) as bar:
         task = bar.add_task("synthesizing", total=None)
         result = build_calibration(
@@ -116,8 +140,9 @@ def score(
     ),
 ) -> None:
     """Mine the calibration set's predictions with the panel; report the miner's precision and recall."""
+    from asr_audit.calib.languages import calib_normalizer
     from asr_audit.calib.score import check_references, score_miner
-    from asr_audit.calib.truth import load_truth
+    from asr_audit.calib.truth import load_truth, set_language
     from asr_audit.corpus.predfiles import load_predictions
     from asr_audit.options import Surface
     from asr_audit.probes.predfiles.refdis_options import RefdisOptions
@@ -136,7 +161,17 @@ def score(
         )
     names = split_list(panel, "--panel") or []
     options = RefdisOptions.from_mapping({"preset": preset, "loo": False}, Surface.cli())
-    result = run_refdis(pset, names, options.mining, normalizer="whisper", models=names, n_resamples=1)
+    language = set_language(corpus)  # the set's own: its normalizer reads its numbers and abbreviations
+    result = run_refdis(
+        pset,
+        names,
+        options.mining,
+        normalizer=calib_normalizer(language),
+        models=names,
+        n_resamples=1,
+        text2num=language == "en",  # basic-es/fr/de read numbers themselves
+        language=language,
+    )
     calib = score_miner(truth, result, clip_ids=pset.clip_ids)
     data = calib.to_dict()
     console.print(calib_score_table(data))

@@ -54,7 +54,10 @@ def transcribe(
     normalizer: str = typer.Option(
         "whisper",
         "--normalizer",
-        help="Text normalizer for the WER column: whisper (OpenAI Whisper's) | whisper-normalizer-0.1.15 | oal | basic | whisper-basic.",
+        help="Text normalizer for the WER column: whisper (OpenAI Whisper's) | whisper-normalizer-0.1.15 | oal | basic | "
+        "whisper-basic | basic-es | basic-fr | basic-de. Under a non-English --language an English-only one becomes "
+        "basic-es / basic-fr / basic-de (or basic), and Chinese, Japanese, Korean, Thai, Lao, Khmer and Myanmar are "
+        "scored by character (basic-chars: CER).",
     ),
     timings: bool = typer.Option(
         True,
@@ -72,9 +75,13 @@ def transcribe(
     from asr_audit.models.base import DecodeOptions, load_backend
     from asr_audit.store.export import prediction_file_name, write_predictions
     from asr_audit.store.transcribe import corpus_wer, transcribe_corpus
+    from asr_audit.text.languages import scoring_normalizer
     from asr_audit.text.normalize import get_normalizer
 
-    info = get_normalizer(normalizer).describe()  # fail on an unknown name before any work
+    get_normalizer(normalizer)  # fail on an unknown name before any work
+    if language.lower() != "none":
+        normalizer = scoring_normalizer(normalizer, language)
+    info = get_normalizer(normalizer).describe()
     wer_label = str(info.get("label", info["name"]))
     specs = model_specs(model)  # fails on a bad spec before any work
     check_output_dir(out, "--out", force=True)  # a file or a folder under a file fails before any work
@@ -115,7 +122,7 @@ def transcribe(
             missing = [refs[f.clip_id] for f in outcome.failures if f.clip_id in refs]  # count as deletions
             results.append((outcome, corpus_wer(outcome.records, normalizer, missing), path))
         st.finish_run(run_id, {"failed_clips": sum(len(o.failures) for o, _, _ in results)})
-    _summary(results, len(corp), wer_label)
+    _summary(results, len(corp), wer_label, "CER" if info.get("unit") == "character" else "WER")
     empty = [o for o, _, _ in results if not o.records]
     if empty:
         first = empty[0].failures[0].reason if empty[0].failures else "no clip"
@@ -126,7 +133,7 @@ def transcribe(
         )
 
 
-def _summary(results: list, n_clips: int, wer_label: str = "") -> None:
+def _summary(results: list, n_clips: int, wer_label: str = "", metric: str = "WER") -> None:
     from asr_audit.report.tables import transcribe_table
     from asr_audit.store.transcribe import coverage
 
@@ -144,7 +151,7 @@ def _summary(results: list, n_clips: int, wer_label: str = "") -> None:
         }
         for o, wer, path in results
     ]
-    console.print(transcribe_table(rows, n_clips, wer_label))
+    console.print(transcribe_table(rows, n_clips, wer_label, metric))
     failures = [{"clip_id": f"{o.spec}  {f.clip_id}", "reason": f.reason} for o, _, _ in results for f in o.failures]
     print_failures(failures, "clip(s) failed and were skipped")
 

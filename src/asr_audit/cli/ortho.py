@@ -23,7 +23,14 @@ def switch_rate_cmd(
     families: str | None = typer.Option(
         None,
         "--families",
-        help="Comma-separated families and/or groups (honorific, spacing, modern, symbol); default all.",
+        help="Comma-separated families and/or groups (English: honorific, spacing, modern, symbol; "
+        "es/fr/de: honorific, abbreviation, symbol); default all of the language's.",
+    ),
+    language: str = typer.Option(
+        "en",
+        "--language",
+        help="Language of the references (primary subtag decides): whose convention families are scored "
+        "(en, es, fr, de; percent only: it, nl, pl, pt).",
     ),
     min_per_arm: int = typer.Option(
         DEFAULT_MIN_PER_ARM, "--min-per-arm", help="Eligible items an arm needs for the switch rate to be defined."
@@ -47,14 +54,24 @@ def switch_rate_cmd(
 
     # fails on a bad family name, --min-per-arm or --denominator before reading any file
     options = SwitchRateOptions.from_mapping(
-        {"families": split_list(families, "--families"), "min_per_arm": min_per_arm, "denominator": denominator},
+        {
+            "families": split_list(families, "--families"),
+            "min_per_arm": min_per_arm,
+            "denominator": denominator,
+            "language": language,
+        },
         Surface.cli(),
     )
     check_output_file(json_out, "--json")  # outputs checked before the work
     check_output_file(csv_out, "--csv")
     pset = load_predictions(preds, dataset)
     result = switch_rate(
-        pset, options.families, options.min_per_arm, split_list(models, "--models"), options.denominator
+        pset,
+        options.families,
+        options.min_per_arm,
+        split_list(models, "--models"),
+        options.denominator,
+        options.language,
     )
     data = result.to_dict()
     console.print(switch_rate_table(data, show_empty))

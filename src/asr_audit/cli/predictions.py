@@ -40,7 +40,8 @@ def refdis(
     normalizer: str = typer.Option(
         "whisper",
         "--normalizer",
-        help="whisper (OpenAI Whisper's) | whisper-normalizer-0.1.15 | oal | basic | whisper-basic",
+        help="whisper (OpenAI Whisper's) | whisper-normalizer-0.1.15 | oal | basic | whisper-basic | "
+        "basic-es | basic-fr | basic-de | basic-chars (see docs/normalizers.md)",
     ),
     merge_compounds: bool = typer.Option(
         False,
@@ -52,7 +53,9 @@ def refdis(
         "en",
         "--language",
         help="Language of the corpus, its primary subtag decides (en-GB is English). "
-        "Non-English text uses the basic normalizer (under --preset anchor: whisper-basic, as the paper's code).",
+        "Non-English text uses basic-es / basic-fr / basic-de for those languages, basic for others (under "
+        "--preset anchor: whisper-basic, as the paper's code); Chinese, Japanese, Korean, Thai, Lao, Khmer and "
+        "Myanmar are scored by character (basic-chars; anchor: the paper's CJK spacing).",
     ),
     dataset: str | None = typer.Option(None, "--dataset", help="Pick one dataset in a bucketed folder."),
     seed: int = typer.Option(0, "--seed", help="Seed for the bootstrap intervals."),

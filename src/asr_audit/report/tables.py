@@ -270,15 +270,19 @@ def study_table(d: Mapping[str, Any]) -> Table:
 TRANSCRIBE_SUMMARY_COLUMNS = ("model", "ok", "cached", "computed", "failed", "WER", "coverage", "RTFx", "file")
 
 
-def transcribe_table(rows: Sequence[Mapping[str, Any]], n_clips: int, wer_label: str = "") -> Table:
+def transcribe_table(
+    rows: Sequence[Mapping[str, Any]], n_clips: int, wer_label: str = "", metric: str = "WER"
+) -> Table:
     """The ``asr-audit transcribe`` summary; rows: model, ok, cached, computed, failed, wer, coverage, rtfx, file.
 
     WER counts failed clips as deleting their reference; coverage is the share of clips transcribed.
 
-    ``wer_label`` names the exact normalizer the WER column was computed after (in the title).
+    ``wer_label`` names the exact normalizer the WER column was computed after (in the title);
+    ``metric`` is ``CER`` when that normalizer's tokens are characters (the column is renamed).
     """
-    title = f"transcribed {n_clips} clip(s)" + (f"; WER after the {wer_label} normalizer" if wer_label else "")
-    t = _table(title, TRANSCRIBE_SUMMARY_COLUMNS, ("model", "file"))
+    title = f"transcribed {n_clips} clip(s)" + (f"; {metric} after the {wer_label} normalizer" if wer_label else "")
+    columns = tuple(metric if c == "WER" else c for c in TRANSCRIBE_SUMMARY_COLUMNS)
+    t = _table(title, columns, ("model", "file"))
     for r in rows:
         t.add_row(
             r["model"],

@@ -197,7 +197,7 @@ def refdis_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]
 
 @register_probe(
     "switch_rate",
-    ("families", "min_per_arm", "denominator"),
+    ("families", "min_per_arm", "denominator", "language"),
     "orthographic switch rate on convention families",
     options=_switch_rate_options,
 )
@@ -206,5 +206,9 @@ def switch_rate_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str,
 
     options = _switch_rate_options(params, ctx.surface("switch_rate"))
     return switch_rate(
-        ctx.predictions, options.families, options.min_per_arm, denominator=options.denominator
+        ctx.predictions,
+        options.families,
+        options.min_per_arm,
+        denominator=options.denominator,
+        language=options.language,
     ).to_dict()

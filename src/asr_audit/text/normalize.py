@@ -13,7 +13,11 @@ en-GB -> en-US spelling map (exactly ``openai-whisper``'s ``EnglishTextNormalize
 kinda/sorta/dunno/cause rewrites (asr-audit's ``whisper`` before 0.2); ``whisper-basic`` is
 OpenAI Whisper's ``BasicTextNormalizer(remove_diacritics=True)`` (the paper's code for
 non-English text); ``oal`` is the Open ASR Leaderboard's current English normalizer;
-``basic`` is a language-agnostic normalizer (see :class:`BasicNormalizer`).
+``basic`` is a language-agnostic normalizer (see :class:`BasicNormalizer`); ``basic-chars`` is
+``basic`` with one token per character, so WER over it is CER (for Chinese, Japanese, Korean, ...);
+``basic-es``, ``basic-fr`` and ``basic-de`` add a language's abbreviations, ``%`` / ``€`` words
+and spelled numbers to ``basic`` (see :mod:`asr_audit.text.languages`, and
+``docs/normalizers.md`` for all of them side by side).
 
 :func:`normalize_many` keeps one cache per normalizer instance keyed by the raw string, so a
 reference scored against ten models is normalized once.
@@ -94,12 +98,30 @@ def _basic() -> Normalizer:
     return BasicNormalizer()
 
 
+def _basic_chars() -> Normalizer:
+    from asr_audit.text.languages import CharTokens
+
+    return CharTokens(get_normalizer("basic"))
+
+
+def _basic_language(language: str) -> Callable[[], Normalizer]:
+    def factory() -> Normalizer:
+        from asr_audit.text.languages import LanguageNormalizer
+
+        return LanguageNormalizer(language, get_normalizer("basic"))
+
+    return factory
+
+
 NORMALIZERS: Registry[Callable[[], Normalizer]] = Registry("normalizer", fix="use one of them")
 NORMALIZERS.register("whisper", _whisper)
 NORMALIZERS.register("oal", _oal)
 NORMALIZERS.register("basic", _basic)
 NORMALIZERS.register("whisper-normalizer-0.1.15", _whisper_0_1_15)
 NORMALIZERS.register("whisper-basic", _whisper_basic)
+NORMALIZERS.register("basic-chars", _basic_chars)
+for _language in ("es", "fr", "de"):
+    NORMALIZERS.register(f"basic-{_language}", _basic_language(_language))
 _INSTANCES: dict[str, Normalizer] = {}
 
 
@@ -107,7 +129,7 @@ def available_normalizers() -> list[str]:
     """Registered normalizer names, sorted.
 
     >>> available_normalizers()
-    ['basic', 'oal', 'whisper', 'whisper-basic', 'whisper-normalizer-0.1.15']
+    ['basic', 'basic-chars', 'basic-de', 'basic-es', 'basic-fr', 'oal', 'whisper', 'whisper-basic', 'whisper-normalizer-0.1.15']
     """
     return NORMALIZERS.names()
 
@@ -126,7 +148,7 @@ def get_normalizer(name: str = DEFAULT_NORMALIZER) -> Normalizer:
     >>> get_normalizer("nope")
     Traceback (most recent call last):
     ...
-    asr_audit.errors.ConfigError: unknown normalizer 'nope'; available normalizers: basic, oal, whisper, whisper-basic, whisper-normalizer-0.1.15; fix: use one of them
+    asr_audit.errors.ConfigError: unknown normalizer 'nope'; available normalizers: basic, basic-chars, basic-de, basic-es, basic-fr, oal, whisper, whisper-basic, whisper-normalizer-0.1.15; fix: use one of them
     """
     instance = _INSTANCES.get(name)
     if instance is not None:

@@ -40,7 +40,7 @@ def test_cli_anchor_uses_the_papers_normalizer_per_language(tmp_path: Path, run_
         seen[language, preset] = (norm["name"], norm["text2num"], norm.get("language"))
     assert seen == {
         ("fr", "anchor"): ("whisper-basic", True, "fr"),
-        ("fr", "paper"): ("basic", False, "fr"),
+        ("fr", "paper"): ("basic-fr", False, "fr"),  # numbers read by basic-fr itself (issue 16)
         ("en-GB", "anchor"): ("whisper", True, None),
         ("en_us", "paper"): ("whisper", True, None),
     }
@@ -93,6 +93,6 @@ def test_spec_language_goes_through_the_same_options(tmp_path: Path) -> None:
         seen[language, preset] = (norm["name"], norm["text2num"], norm.get("language"))
     assert seen == {
         ("fr", "anchor"): ("whisper-basic", True, "fr"),
-        ("fr", "paper"): ("basic", False, "fr"),
+        ("fr", "paper"): ("basic-fr", False, "fr"),  # numbers read by basic-fr itself (issue 16)
         ("en-GB", "anchor"): ("whisper", True, None),
     }

@@ -26,7 +26,16 @@ partition is not biased towards one arm):
   name: "St Paul", not "Baker St"); in single-case text (all lower or all upper case) where
   capitalisation carries no information, any following alphabetic word is accepted;
 * ``not_after`` / ``not_before``: a regex that the immediately preceding / following word must
-  not match (``"day to day"`` is not the archaic "to day").
+  not match (``"day to day"`` is not the archaic "to day");
+* ``needs_number``: the occurrence must stand next to an amount: a number (digits, or a number
+  word of the family's language, possibly followed by ``de`` / ``d'``) right before it, or digits
+  right after it (``€5``); "la zona euro" is no item, "veinte euros" and "20 €" are.
+
+Every family belongs to one language (``language``, a primary subtag). English has the families
+below; Spanish, French and German have honorifics, common abbreviations, percent and currency
+(after the paper's code, which also has percent for Italian, Dutch, Polish and Portuguese:
+those are here too). :func:`families_for` lists a language's families and the selection
+functions take a ``language`` (English by default).
 """
 
 from __future__ import annotations
@@ -72,6 +81,8 @@ class Family:
     not_after: str | None = None
     not_before: str | None = None
     note: str = ""
+    language: str = "en"
+    needs_number: bool = False
     _patterns: tuple[re.Pattern[str], ...] = field(default=(), repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -92,7 +103,7 @@ class Family:
         return self._patterns
 
     def to_dict(self) -> dict[str, object]:
-        return {
+        out: dict[str, object] = {
             "name": self.name,
             "group": self.group,
             "arms": [a.to_dict() for a in self.arms],
@@ -102,6 +113,9 @@ class Family:
             "not_before": self.not_before,
             "note": self.note,
         }
+        if self.language != "en":  # English records keep their pre-language shape
+            out.update(language=self.language, needs_number=self.needs_number)
+        return out
 
 
 def form_regex(form: str) -> str:
@@ -281,54 +295,316 @@ _FAMILIES: tuple[Family, ...] = (
     ),
 )
 
-_BY_NAME = {f.name: f for f in _FAMILIES}
-_GROUPS: dict[str, tuple[str, ...]] = {}
-for _f in _FAMILIES:
-    _GROUPS.setdefault(_f.group, ())
-    _GROUPS[_f.group] += (_f.name,)
+# --- other languages (honorifics, common abbreviations, percent, currency) ------------------
+_ES_TITLE = "the abbreviation is read as the full title before a name ('{b} García' is '{a} García')"
+_PERCENT_WHY = "'%' after an amount is read '{a}'; the symbol is a spelling of the spoken words"
+_EURO_WHY = "'€' with an amount is read '{a}' ('20 €' and '€20' are 'twenty {a}' in the language)"
 
 
-def available_families() -> list[str]:
-    """Family names, in registry order."""
-    return [f.name for f in _FAMILIES]
+def _other(
+    language: str,
+    name: str,
+    group: str,
+    full: Sequence[str],
+    abbrev: Sequence[str],
+    why: str,
+    *,
+    labels: tuple[str, str] | None = None,
+    needs_name: bool = False,
+    needs_number: bool = False,
+    note: str = "",
+) -> Family:
+    a, b = labels or (full[0], abbrev[0])
+    return Family(
+        name=name,
+        group=group,
+        arms=(Arm(a, "A", tuple(full)), Arm(b, "B", tuple(abbrev))),
+        why=why,
+        needs_name=needs_name,
+        note=note,
+        language=language,
+        needs_number=needs_number,
+    )
 
 
-def available_groups() -> list[str]:
-    """Group names (``honorific``, ``spacing``, ...), in registry order."""
-    return list(_GROUPS)
+def _percent(language: str, words: Sequence[str]) -> Family:
+    return _other(
+        language, f"percent_{language}", "symbol", words, ["%"], _PERCENT_WHY.format(a=words[0]), needs_number=True
+    )
 
 
-def get_family(name: str) -> Family:
-    """The family called ``name``; an unknown name raises :class:`ConfigError` listing valid ones."""
-    try:
-        return _BY_NAME[name]
-    except KeyError:
-        raise ConfigError(
-            f"unknown convention family {name!r}; fix: use one of the families "
-            f"{', '.join(available_families())} or groups {', '.join(available_groups())}"
-        ) from None
+def _euro(language: str, words: Sequence[str]) -> Family:
+    return _other(
+        language,
+        f"euro_{language}",
+        "symbol",
+        words,
+        ["€"],
+        _EURO_WHY.format(a=words[0]),
+        needs_number=True,
+        note="only next to an amount: 'la zone euro' is no item",
+    )
 
 
-def resolve_families(names: Iterable[str] | None = None) -> tuple[Family, ...]:
-    """Families selected by names of families and/or groups, in registry order (``None``: all).
+_OTHER_FAMILIES: tuple[Family, ...] = (
+    # --- Spanish -----------------------------------------------------------------------------
+    _other(
+        "es",
+        "senor",
+        "honorific",
+        ["señor", "senor"],
+        ["sr"],
+        _ES_TITLE.format(a="señor", b="Sr."),
+        labels=("señor", "Sr"),
+        needs_name=True,
+        note="'el señor dijo' is excluded by the name rule",
+    ),
+    _other(
+        "es",
+        "senora",
+        "honorific",
+        ["señora", "senora"],
+        ["sra"],
+        _ES_TITLE.format(a="señora", b="Sra."),
+        labels=("señora", "Sra"),
+        needs_name=True,
+    ),
+    _other(
+        "es",
+        "senorita",
+        "honorific",
+        ["señorita", "senorita"],
+        ["srta"],
+        _ES_TITLE.format(a="señorita", b="Srta."),
+        labels=("señorita", "Srta"),
+        needs_name=True,
+    ),
+    _other(
+        "es",
+        "dona",
+        "honorific",
+        ["doña", "dona"],
+        ["dña", "dna."],
+        _ES_TITLE.format(a="doña", b="Dña."),
+        labels=("doña", "Dña"),
+        needs_name=True,
+    ),
+    _other(
+        "es",
+        "etcetera_es",
+        "abbreviation",
+        ["etcétera", "etcetera"],
+        ["etc"],
+        "'etc.' is read 'etcétera'",
+        labels=("etcétera", "etc."),
+    ),
+    _percent("es", ["por ciento", "porciento"]),
+    _euro("es", ["euros", "euro"]),
+    # --- French ------------------------------------------------------------------------------
+    _other(
+        "fr",
+        "monsieur",
+        "honorific",
+        ["monsieur"],
+        ["m."],
+        "'M. Dupont' is read 'monsieur Dupont'",
+        labels=("monsieur", "M."),
+        needs_name=True,
+        note="the abbreviation needs its period ('M.'); 'le monsieur' is excluded by the name rule",
+    ),
+    _other(
+        "fr",
+        "madame",
+        "honorific",
+        ["madame"],
+        ["mme"],
+        "'Mme Durand' is read 'madame Durand'",
+        labels=("madame", "Mme"),
+        needs_name=True,
+    ),
+    _other(
+        "fr",
+        "mademoiselle",
+        "honorific",
+        ["mademoiselle"],
+        ["mlle"],
+        "'Mlle Roux' is read 'mademoiselle Roux'",
+        labels=("mademoiselle", "Mlle"),
+        needs_name=True,
+    ),
+    _percent("fr", ["pour cent", "pourcent"]),
+    _euro("fr", ["euros", "euro"]),
+    # --- German ------------------------------------------------------------------------------
+    _other(
+        "de",
+        "dr_de",
+        "honorific",
+        ["doktor"],
+        ["dr"],
+        "'Dr. Müller' is read 'Doktor Müller'",
+        labels=("Doktor", "Dr"),
+        needs_name=True,
+    ),
+    _other(
+        "de",
+        "usw",
+        "abbreviation",
+        ["und so weiter"],
+        ["usw"],
+        "'usw.' is read 'und so weiter'",
+        labels=("und so weiter", "usw."),
+    ),
+    _other(
+        "de",
+        "bzw",
+        "abbreviation",
+        ["beziehungsweise"],
+        ["bzw"],
+        "'bzw.' is read 'beziehungsweise'",
+        labels=("beziehungsweise", "bzw."),
+    ),
+    _other(
+        "de",
+        "dh",
+        "abbreviation",
+        ["das heißt", "das heisst"],
+        ["d.h", "d. h"],
+        "'d. h.' is read 'das heißt'",
+        labels=("das heißt", "d. h."),
+    ),
+    _other(
+        "de",
+        "zb",
+        "abbreviation",
+        ["zum beispiel"],
+        ["z.b", "z. b"],
+        "'z. B.' is read 'zum Beispiel'",
+        labels=("zum Beispiel", "z. B."),
+    ),
+    _percent("de", ["prozent"]),
+    _euro("de", ["euro", "euros"]),
+    # --- percent, remaining languages of the paper's code -----------------------------------
+    _percent("it", ["per cento", "percento"]),
+    _percent("nl", ["procent"]),
+    _percent("pl", ["procent", "procentu", "procenty", "procentów", "procentach"]),
+    _percent("pt", ["por cento", "porcento"]),
+)
+_ALL: tuple[Family, ...] = _FAMILIES + _OTHER_FAMILIES
+
+# number words that may stand before an amount's unit ("veinte euros"), per language; a German
+# compound ("dreiundzwanzig") ends in one of its number stems
+NUMBER_WORDS: dict[str, str] = {
+    "en": r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\w+teen|\w+ty|hundred|thousand"
+    r"|million|millions|billion|billions|half",
+    "es": r"un|uno|una|dos|tres|cuatro|cinco|seis|siete|ocho|nueve|diez|once|doce|trece|catorce|quince|dieci\w+"
+    r"|veinte|veinti\w+|treinta|cuarenta|cincuenta|sesenta|setenta|ochenta|noventa|cien|ciento|\w+cientos"
+    r"|\w+cientas|mil|millón|millon|millones|medio",
+    "fr": r"un|une|deux|trois|quatre|cinq|six|sept|huit|neuf|dix|onze|douze|treize|quatorze|quinze|seize"
+    r"|vingt|vingts|trente|quarante|cinquante|soixante|cent|cents|mille|million|millions|milliard|milliards|demi",
+    "de": r"\w*(?:eins|ein|eine|einen|zwei|drei|vier|fünf|sechs|sieben|acht|neun|zehn|elf|zwölf|zig|ßig|sig"
+    r"|hundert|tausend)|million|millionen|milliarde|milliarden|halb",
+    "it": r"\w*(?:uno|una|due|tre|quattro|cinque|sei|sette|otto|nove|dieci|undici|dodici|venti|trenta|anta"
+    r"|cento|mila|mille)|milione|milioni",
+    "pt": r"um|uma|dois|duas|três|tres|quatro|cinco|seis|sete|oito|nove|dez|onze|doze|\w+ze|vinte|trinta"
+    r"|quarenta|cinquenta|sessenta|setenta|oitenta|noventa|cem|cento|\w+centos|mil|milhão|milhões",
+    "nl": r"\w*(?:een|twee|drie|vier|vijf|zes|zeven|acht|negen|tien|elf|twaalf|tig|honderd|duizend)|miljoen",
+    "pl": r"\w*(?:jeden|jedna|dwa|dwie|trzy|cztery|pięć|sześć|siedem|osiem|dziewięć|dziesięć|naście|dzieścia"
+    r"|dziesiąt|sto|set|tysiąc|tysięcy)",
+}
+# words between an amount and its unit ("20 millones de euros", "20 millions d'euros")
+NUMBER_GLUE: dict[str, str] = {"es": r"de", "fr": r"de|d", "pt": r"de", "it": r"di"}
+
+_BY_NAME = {f.name: f for f in _ALL}
+
+
+def _language(language: str) -> str:
+    return language.replace("_", "-").split("-")[0].lower() or "en"
+
+
+def families_for(language: str = "en") -> tuple[Family, ...]:
+    """The families of ``language`` (any tag: ``es-MX`` is Spanish), in registry order.
+
+    >>> [f.name for f in families_for("fr")]
+    ['monsieur', 'madame', 'mademoiselle', 'percent_fr', 'euro_fr']
+    """
+    lang = _language(language)
+    return tuple(f for f in _ALL if f.language == lang)
+
+
+def available_languages() -> list[str]:
+    """Languages with at least one family, English first.
+
+    >>> available_languages()
+    ['en', 'es', 'fr', 'de', 'it', 'nl', 'pl', 'pt']
+    """
+    return list(dict.fromkeys(f.language for f in _ALL))
+
+
+def _groups(language: str) -> dict[str, tuple[str, ...]]:
+    groups: dict[str, tuple[str, ...]] = {}
+    for f in families_for(language):
+        groups[f.group] = groups.get(f.group, ()) + (f.name,)
+    return groups
+
+
+def available_families(language: str = "en") -> list[str]:
+    """Family names of ``language``, in registry order."""
+    return [f.name for f in families_for(language)]
+
+
+def available_groups(language: str = "en") -> list[str]:
+    """Group names (``honorific``, ``spacing``, ...) of ``language``, in registry order."""
+    return list(_groups(language))
+
+
+def _no_family_fix(language: str) -> str:
+    if not families_for(language):
+        return f"no convention family is defined for language {language!r}; fix: use one of {', '.join(available_languages())}"
+    return ""
+
+
+def get_family(name: str, language: str = "en") -> Family:
+    """The family called ``name`` in ``language``; an unknown name raises :class:`ConfigError` listing valid ones."""
+    family = _BY_NAME.get(name)
+    if family is not None and family.language == _language(language):
+        return family
+    no_language = _no_family_fix(language)
+    if no_language:
+        raise ConfigError(no_language)
+    where = "" if _language(language) == "en" else f" of language {_language(language)!r}"
+    raise ConfigError(
+        f"unknown convention family {name!r}{where}; fix: use one of the families "
+        f"{', '.join(available_families(language))} or groups {', '.join(available_groups(language))}"
+    )
+
+
+def resolve_families(names: Iterable[str] | None = None, language: str = "en") -> tuple[Family, ...]:
+    """Families of ``language`` selected by names of families and/or groups, in registry order
+    (``None``: all of the language's).
 
     >>> [f.name for f in resolve_families(["mr", "honorific"])]
     ['mr', 'mrs', 'dr', 'st']
+    >>> [f.name for f in resolve_families(["symbol"], language="es")]
+    ['percent_es', 'euro_es']
     """
+    no_language = _no_family_fix(language)
+    if no_language:
+        raise ConfigError(no_language)
     if names is None:
-        return _FAMILIES
+        return families_for(language)
     if isinstance(names, str):
         names = names.split(",")
+    groups = _groups(language)
     wanted: set[str] = set()
     for raw in names:
         name = raw.strip().lower()
-        if name in _GROUPS:
-            wanted.update(_GROUPS[name])
+        if name in groups:
+            wanted.update(groups[name])
         else:
-            wanted.add(get_family(name).name)
+            wanted.add(get_family(name, language).name)
     if not wanted:
         raise ConfigError(
             "no convention family selected; fix: name at least one of "
-            f"{', '.join(available_groups() + available_families())}"
+            f"{', '.join(available_groups(language) + available_families(language))}"
         )
-    return tuple(f for f in _FAMILIES if f.name in wanted)
+    return tuple(f for f in families_for(language) if f.name in wanted)

@@ -55,14 +55,19 @@ from asr_audit.corpus.predfiles import PredictionSet
 from asr_audit.errors import ConfigError
 from asr_audit.options import Reader, Surface, build, check
 from asr_audit.probes.predfiles.conventions import (
+    NUMBER_GLUE,
+    NUMBER_WORDS,
     ROLE_MEANING,
     ROLES,
     Family,
     available_families,
     available_groups,
+    available_languages,
+    families_for,
     resolve_families,
 )
 from asr_audit.stats.intervals import binom_tail_ge, clopper_pearson_lower, clopper_pearson_upper
+from asr_audit.text.languages import primary_language
 
 CHANCE = 0.5
 ALPHA = 0.025  # one-sided level of "above chance" (the lower end of a two-sided 95% interval)
@@ -71,6 +76,10 @@ STATUSES = ("same", "other", "neither", "missing")
 DENOMINATORS = ("eligible", "paper")
 
 _TOKEN = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)*|%")
+_TOKEN_CURRENCY = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)*|%|€")  # non-English: the euro families' symbol
+_DIGITS_AFTER = re.compile(r"\s*\d")
+_DIGIT_BEFORE = re.compile(r"\d\s*$")
+_WORDS_BEFORE = re.compile(r"([\w'\u2019]+)\W*$")
 _NEXT_WORD = re.compile(r"\.?\s*([^\W\d_][\w'\u2019]*)")
 _PREV_WORD = re.compile(r"([\w'\u2019]+)\W*$")
 _FOLLOW_WORD = re.compile(r"\W*?([\w'\u2019]+)")
@@ -211,6 +220,7 @@ class OrthoResult:
     dataset: str | None = None
     chance: float = CHANCE
     denominator: str = "eligible"
+    language: str = "en"
 
     def row(self, model: str, family: str) -> SwitchRow:
         """The row for ``model`` on ``family`` (a family or pooled group name)."""
@@ -228,6 +238,7 @@ class OrthoResult:
                 "min_per_arm": self.min_per_arm,
                 "models": list(self.models),
                 "denominator": self.denominator,
+                **({} if self.language == "en" else {"language": self.language}),
                 "ci": "95% for the minimum over arms: smallest exact one-sided 97.5% lower bound; smallest "
                 "exact upper bound at 0.025 / arms (Bonferroni)",
                 "above_chance": f"every arm's exact one-sided binomial test of rate <= 0.5 rejects at {ALPHA} "
@@ -267,7 +278,30 @@ def _context_ok(family: Family, text: str, start: int, end: int) -> bool:
         m = _FOLLOW_WORD.match(text, end)
         if m and re.fullmatch(family.not_before, m.group(1), re.IGNORECASE):
             return False
+    if family.needs_number and not _next_to_amount(family.language, text, start, end):
+        return False
     return True
+
+
+def _next_to_amount(language: str, text: str, start: int, end: int) -> bool:
+    """Digits right after ``end`` (``€5``), or a number right before ``start``: digits, or a number
+    word of ``language``, optionally followed by a glue word (``20 millones de euros``)."""
+    if _DIGITS_AFTER.match(text, end) or _DIGIT_BEFORE.search(text, 0, start):
+        return True
+    words = NUMBER_WORDS.get(language)
+    before = text[:start]
+    for _ in range(2):  # the word before, then (past one glue word) the one before that
+        m = _WORDS_BEFORE.search(before)
+        if m is None:
+            return False
+        word = m.group(1).lower()
+        if word[-1].isdigit() or (words is not None and re.fullmatch(words, word)):
+            return True
+        glue = NUMBER_GLUE.get(language)
+        if glue is None or not re.fullmatch(glue, word.rstrip("'\u2019")):
+            return False
+        before = before[: m.start()]
+    return False
 
 
 def find_occurrences(text: str, family: Family, context: bool = True) -> list[Occurrence]:
@@ -295,13 +329,17 @@ def find_occurrences(text: str, family: Family, context: bool = True) -> list[Oc
     return out
 
 
-def tokenize(text: str) -> list[Token]:
-    """Lower-cased word tokens of raw text with their character spans (hyphens split words).
+def tokenize(text: str, currency: bool = False) -> list[Token]:
+    """Lower-cased word tokens of raw text with their character spans (hyphens split words);
+    ``currency``: ``€`` is a token too (for the non-English euro families).
 
     >>> [t.norm for t in tokenize("To-day, Mr. O'Neil paid 5% of £20.")]
     ['to', 'day', 'mr', "o'neil", 'paid', '5', '%', 'of', '20']
+    >>> [t.norm for t in tokenize("Son 5€", currency=True)]
+    ['son', '5', '€']
     """
-    return [Token(m.group().lower().replace("\u2019", "'"), m.start(), m.end()) for m in _TOKEN.finditer(text)]
+    pattern = _TOKEN_CURRENCY if currency else _TOKEN
+    return [Token(m.group().lower().replace("\u2019", "'"), m.start(), m.end()) for m in pattern.finditer(text)]
 
 
 def align_indices(ref: Sequence[Token], hyp: Sequence[Token]) -> list[int | None]:
@@ -464,11 +502,13 @@ def switch_rate(
     min_per_arm: int = DEFAULT_MIN_PER_ARM,
     models: Sequence[str] | None = None,
     denominator: str = "eligible",
+    language: str = "en",
 ) -> OrthoResult:
     """Orthographic switch rate of every model on every selected family (see the module docstring).
 
     ``denominator``: ``eligible`` (items where the model wrote either arm) or ``paper`` (also
-    the items where it wrote neither, as the paper's code counts).
+    the items where it wrote neither, as the paper's code counts). ``language`` (a primary
+    subtag) picks the convention families (:func:`~asr_audit.probes.predfiles.conventions.families_for`).
 
     ``families`` names families and/or groups (``None``: all); ``models`` a subset of the
     prediction set's models (``None``: all). Output is sorted by model name and registry order, so
@@ -478,7 +518,8 @@ def switch_rate(
         raise ConfigError(f"min_per_arm {min_per_arm!r} must be an integer >= 1")
     if denominator not in DENOMINATORS:
         raise ConfigError(f"unknown switch-rate denominator {denominator!r}; valid: {', '.join(DENOMINATORS)}")
-    fams = resolve_families(families)
+    fams = resolve_families(families, language)
+    currency = language != "en"  # English keeps its tokens (and its outputs) as before
     by_name = {f.name: f for f in fams}
     available = set(pred_set.models)
     chosen = sorted(set(models)) if models is not None else sorted(available)
@@ -506,7 +547,7 @@ def switch_rate(
             if hyp is None:
                 outcomes.extend(ItemOutcome(model, it, "missing", None, "") for it in items_by_clip[clip_id])
                 continue
-            ref_tokens, hyp_tokens = tokenize(ref), tokenize(hyp)
+            ref_tokens, hyp_tokens = tokenize(ref, currency), tokenize(hyp, currency)
             for f in fams:
                 mine = [it for it in items_by_clip[clip_id] if it.family == f.name]
                 if mine:
@@ -551,6 +592,7 @@ def switch_rate(
         pred_set.source,
         pred_set.dataset,
         denominator=denominator,
+        language=language,
     )
 
 
@@ -561,8 +603,16 @@ class SwitchRateOptions:
     families: tuple[str, ...] | None = None  # families and/or groups; None: all
     min_per_arm: int = DEFAULT_MIN_PER_ARM
     denominator: str = "eligible"  # see the module docstring: eligible (asr-audit) or paper (the paper's code)
+    language: str = "en"  # a primary subtag: whose convention families are scored
 
     def __post_init__(self) -> None:
+        check(
+            bool(families_for(self.language)) and self.language == self.language.lower(),
+            "language",
+            self.language,
+            "has no convention families",
+            f"use one of {', '.join(available_languages())}",
+        )
         check(
             self.denominator in DENOMINATORS,
             "denominator",
@@ -577,14 +627,16 @@ class SwitchRateOptions:
             "must be >= 1",
             "use 1 or more eligible items per arm",
         )
-        known = {*available_families(), *available_groups()}
+        known = {*available_families(self.language), *available_groups(self.language)}
         bad = [n for n in self.families or () if n.strip().lower() not in known]
+        where = "" if self.language == "en" else f" of language {self.language!r}"
         check(
             not bad,
             "families",
             self.families,
-            f"names an unknown convention family {bad[0]!r}" if bad else "",
-            f"use the families {', '.join(available_families())} or groups {', '.join(available_groups())}",
+            f"names an unknown convention family{where} {bad[0]!r}" if bad else "",
+            f"use the families {', '.join(available_families(self.language))} "
+            f"or groups {', '.join(available_groups(self.language))}",
         )
         check(
             self.families is None or bool(self.families),
@@ -597,11 +649,12 @@ class SwitchRateOptions:
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any], surface: Surface) -> SwitchRateOptions:
         """Options from flag or spec values (``None`` = not given)."""
-        r = Reader(values, surface, ("families", "min_per_arm", "denominator"), "switch_rate")
+        r = Reader(values, surface, ("families", "min_per_arm", "denominator", "language"), "switch_rate")
         return build(
             cls,
             surface,
             families=r.names("families", None),
             min_per_arm=r.integer("min_per_arm", DEFAULT_MIN_PER_ARM),
             denominator=r.text("denominator", "eligible"),
+            language=primary_language(r.text("language", "en")),
         )

@@ -20,20 +20,12 @@ from typing import Any
 from asr_audit.errors import ConfigError
 from asr_audit.options import CLI, Reader, Surface, build, check
 from asr_audit.probes.predfiles.refdis import PRESETS, RefdisParams, loo_quorum, preset_params
+from asr_audit.text.languages import ENGLISH_ONLY, primary_language, scoring_normalizer
+
+__all__ = ["ENGLISH_ONLY", "FIELDS", "MINING_FIELDS", "RefdisOptions", "check_loo_panel", "primary_language"]
 
 MINING_FIELDS = ("majority", "include_middle", "min_run_len", "min_ref_match", "min_consensus_cer", "min_panel", "loo")
 FIELDS = ("preset", *MINING_FIELDS, "resamples", "published", "merge_compounds", "language")
-# normalizers that only handle English; other languages get a language-agnostic one instead
-ENGLISH_ONLY = ("whisper", "oal", "whisper-normalizer-0.1.15")
-
-
-def primary_language(tag: str) -> str:
-    """The primary subtag of a language tag, lower case (``""`` reads as English).
-
-    >>> primary_language("en-GB"), primary_language("en_us"), primary_language("FR"), primary_language("")
-    ('en', 'en', 'fr', 'en')
-    """
-    return tag.replace("_", "-").split("-")[0].lower() or "en"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -46,7 +38,9 @@ class RefdisOptions:
     ('whisper-basic', True)
     >>> paper = RefdisOptions(mining=preset_params("paper"), language="fr")
     >>> paper.normalizer_for("whisper"), paper.text2num
-    ('basic', False)
+    ('basic-fr', False)
+    >>> RefdisOptions(mining=preset_params("paper"), language="ja").normalizer_for("whisper")
+    'basic-chars'
     """
 
     mining: RefdisParams = field(default_factory=RefdisParams)
@@ -79,10 +73,13 @@ class RefdisOptions:
     def normalizer_for(self, requested: str) -> str:
         """The normalizer a run uses when ``requested`` was asked for: an English-only one on a
         non-English corpus becomes ``whisper-basic`` under ``anchor`` (the paper's code: OpenAI's
-        ``BasicTextNormalizer(remove_diacritics=True)``), ``basic`` otherwise."""
-        if self.english or requested not in ENGLISH_ONLY:
-            return requested
-        return "whisper-basic" if self.mining.preset == "anchor" else "basic"
+        ``BasicTextNormalizer(remove_diacritics=True)``, whose CJK characters the anchor steps space
+        out); otherwise :func:`~asr_audit.text.languages.scoring_normalizer` decides (``basic-es``,
+        ``basic-fr``, ``basic-de`` for those languages, ``basic-chars`` for a language scored by
+        character: Chinese, Japanese, Korean, ...; ``basic`` for the rest)."""
+        if self.mining.preset == "anchor":
+            return "whisper-basic" if not self.english and requested in ENGLISH_ONLY else requested
+        return scoring_normalizer(requested, self.language)
 
     def check_panel(self, n_panel: int, surface: Surface, corpus: str | None = None) -> None:
         """Refuse leave-one-out for a panel of ``n_panel`` too small for it: :func:`check_loo_panel`."""

@@ -1,0 +1,60 @@
+"""Verb ``normalize``: normalize text with one or several normalizers, side by side.
+
+The verb reads the texts, calls :func:`~asr_audit.text.compare.compare_normalizers` once and
+prints :func:`~asr_audit.report.normalizers.normalize_compare_table` (or writes JSON).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from asr_audit.cli import app, console
+from asr_audit.errors import ConfigError, InputFileError
+from asr_audit.outputs import check_output_file
+from asr_audit.text.compare import DEFAULT_COMPARE
+
+
+@app.command(
+    epilog="Examples:\n\n"
+    '  asr-audit normalize "Mr. Brown\'s colour, thirty six at 10:00 AM"\n\n'
+    "  asr-audit normalize --compare whisper,oal,basic-es --file refs.txt --json side.json"
+)
+def normalize(
+    text: str | None = typer.Argument(None, help="The text to normalize (or use --file)."),
+    compare: str = typer.Option(
+        ",".join(DEFAULT_COMPARE),
+        "--compare",
+        help="Comma-separated normalizers, the first is the baseline others are marked against "
+        "(see docs/normalizers.md for every registered one).",
+    ),
+    file: Path | None = typer.Option(None, "--file", "-f", help="A UTF-8 file of texts, one per line."),
+    json_out: Path | None = typer.Option(None, "--json", help="Write every output (and its marks) as JSON."),
+) -> None:
+    """Normalize text with several normalizers side by side; [..] marks tokens unlike the first's."""
+    from asr_audit.report.normalizers import normalize_compare_table
+    from asr_audit.report.tables import to_json, write_text
+    from asr_audit.text.compare import compare_normalizers, parse_names
+
+    if (text is None) == (file is None):
+        raise ConfigError(
+            "normalize needs a TEXT argument or --file F (not both); fix: e.g. asr-audit normalize 'Mr. Brown'"
+        )
+    names = parse_names(compare)  # an unknown name fails before any file is read
+    check_output_file(json_out, "--json")
+    if file is not None:
+        try:
+            raw = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputFileError(file, f"cannot be read ({exc.__class__.__name__})", "pass a UTF-8 text file") from None
+        texts = [line for line in raw.splitlines() if line.strip()]
+        if not texts:
+            raise InputFileError(file, "holds no text", "write one text per line")
+    else:
+        assert text is not None
+        texts = [text]
+    rows = [c.to_dict() for c in compare_normalizers(names, texts)]
+    console.print(normalize_compare_table(rows, names))
+    if json_out:
+        console.print(f"wrote {write_text(json_out, to_json({'normalizers': list(names), 'texts': rows}))}")
