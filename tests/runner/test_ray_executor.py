@@ -1,0 +1,100 @@
+"""The Ray executor on a local Ray (``ray.init(num_cpus=2)``): byte-identical ``results.json`` to the
+local executor, resume after the driver dies mid-run, and a worker killed mid-batch costs a retry.
+
+Marked ``ray``: these run only inside a loopback-only network namespace (``tests/conftest.py``;
+``scripts/test.sh`` starts them with ``unshare -n``), so Ray never binds this machine's address.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ray = pytest.importorskip("ray")
+
+import ray_backends as rb  # noqa: E402 - tests/support, after the skip
+
+from asr_audit.runner import ray_exec  # noqa: E402
+from asr_audit.runner.ray_exec import RayExecutor  # noqa: E402
+from asr_audit.runner.run import LocalExecutor  # noqa: E402
+from asr_audit.store.sqlite import open_store  # noqa: E402
+
+pytestmark = pytest.mark.ray
+
+SRC = Path(rb.__file__).resolve().parents[2] / "src"
+
+
+def _start_env() -> None:
+    """Workers import this checkout's asr_audit and the test backends (they inherit the environment)."""
+    paths = [str(SRC), str(Path(rb.__file__).parent), os.environ.get("PYTHONPATH", "")]
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+    rb.setup()
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    _start_env()
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        logging_level="ERROR",
+        runtime_env={"worker_process_setup_hook": "ray_backends.setup"},
+    )
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ray-world")
+    spec = rb.write_spec(root, rb.build_world(root))
+    _, expected = rb.run_both(spec, LocalExecutor(False), root / "local.sqlite")
+    return root, spec, expected
+
+
+def test_results_json_byte_identical_to_local(local_ray, world) -> None:
+    root, spec, expected = world
+    outcome, got = rb.run_both(spec, RayExecutor(show_progress=False), root / "ray.sqlite")
+    assert got == expected
+    assert (outcome.n_computed, outcome.n_cached) == (4, 3)  # 4 echo clips computed, 3 preds answers
+    # a rerun is served by the store alone: nothing is sent to a worker
+    outcome, got = rb.run_both(spec, RayExecutor(show_progress=False), root / "ray.sqlite")
+    assert got == expected and (outcome.n_computed, outcome.n_cached) == (0, 7)
+
+
+def test_resume_after_the_driver_dies_mid_run(local_ray, world, monkeypatch) -> None:
+    root, spec, expected = world
+    store = root / "resume.sqlite"
+    finish, calls = ray_exec._finish, []
+
+    def dying(batch, pool, st) -> None:  # the driver is killed right after committing two batches
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        calls.append(batch.index)
+        finish(batch, pool, st)
+
+    monkeypatch.setattr(ray_exec, "_finish", dying)
+    with pytest.raises(KeyboardInterrupt):
+        rb.run_both(spec, RayExecutor(show_progress=False), store)
+    monkeypatch.setattr(ray_exec, "_finish", finish)
+    with open_store(store) as st:
+        assert st.count("transcript") == 2  # what was committed survives
+    outcome, got = rb.run_both(spec, RayExecutor(show_progress=False), store)
+    assert got == expected
+    assert outcome.n_computed == 2  # only the two clips that were lost are computed again
+
+
+def test_worker_killed_mid_batch_costs_only_a_retry(local_ray, tmp_path) -> None:
+    marker = tmp_path / "crashed"
+    spec = rb.write_spec(tmp_path, rb.build_world(tmp_path), echo=f"crash-once-test:{marker}", replicas=1)
+    marker.write_text("local")  # the local reference run does not crash
+    _, expected = rb.run_both(spec, LocalExecutor(False), tmp_path / "local.sqlite")
+    marker.unlink()
+    outcome, got = rb.run_both(spec, RayExecutor(show_progress=False), tmp_path / "ray.sqlite")
+    assert marker.read_text() != "local"  # a worker did die (it wrote its pid and exited)
+    assert got == expected  # nothing lost: every clip has its transcript
+    with open_store(tmp_path / "ray.sqlite") as st:
+        assert st.count("transcript") == 4  # nothing duplicated
+    assert outcome.n_computed == 4
