@@ -89,27 +89,13 @@ def build_world(root: Path, folder: str = "audio") -> Path:
     return manifest
 
 
-def write_spec(root: Path, manifest: Path, echo: str = "echo-test:a", replicas: int = 2, num_cpus: float = 0.5) -> Path:
-    """An experiment spec: the manifest's corpus, the echo model (``replicas`` actors, one clip per
-    batch) and the prediction-file model, refdis over both."""
-    spec = root / "audit.toml"
-    spec.write_text(
-        f"""
-title = "ray"
-seed = 1
-output = "out"
-[[corpus]]
-name = "clips"
-spec = "{manifest}"
-[corpus.probes.refdis]
-min_panel = 2
-loo = false
-[[model]]
-name = "echo"
-spec = "{echo}"
-batch_size = 1
-num_cpus = {num_cpus}
-replicas = {replicas}
+def write_spec(
+    root: Path, manifest: Path, echo: str = "echo-test:a", replicas: int = 2, num_cpus: float = 0.5, full: bool = True
+) -> Path:
+    """An experiment spec: the manifest's corpus and the echo model (``replicas`` actors, one clip per
+    batch); ``full`` adds the prediction-file model and refdis over both, else no probe runs."""
+    corpus_probes = "[corpus.probes.refdis]\nmin_panel = 2\nloo = false" if full else ""
+    preds = f"""
 [[model]]
 name = "preds"
 spec = "preds:{root / "preds.jsonl"}"
@@ -119,6 +105,24 @@ num_cpus = {num_cpus}
 models = ["echo", "preds"]
 [probes.refdis]
 resamples = 20
+"""
+    spec = root / "audit.toml"
+    spec.write_text(
+        f"""
+title = "ray"
+seed = 1
+output = "out"
+[[corpus]]
+name = "clips"
+spec = "{manifest}"
+{corpus_probes}
+[[model]]
+name = "echo"
+spec = "{echo}"
+batch_size = 1
+num_cpus = {num_cpus}
+replicas = {replicas}
+{preds if full else "[probes]"}
 """
     )
     return spec

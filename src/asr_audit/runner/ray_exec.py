@@ -112,6 +112,8 @@ class RayExecutor:
     in_flight: int = 2  # batches queued per actor
     models: dict[str, ModelSpec] = field(default_factory=dict)
     identities: dict[str, dict[str, Any]] = field(default_factory=dict)
+    nodes: dict[str, set[str]] = field(default_factory=dict)  # model -> the workers its actors ran on
+    n_shipped: int = 0  # clips whose audio the driver shipped (no worker could read it)
     local: LocalExecutor = field(default_factory=lambda: LocalExecutor(False))
 
     # ------------------------------------------------------------------ the executor interface
@@ -219,6 +221,7 @@ class RayExecutor:
     def _on_info(self, pool: _Pool, actor: Any, info: WorkerInfo, store: Any) -> None:
         if info.fatal:
             raise AuditError(info.fatal)
+        self.nodes.setdefault(pool.model.name, set()).add(info.node)
         if pool.info is None:
             pool.info = info
             self.identities[pool.model.name] = info.identity.to_dict()
@@ -273,6 +276,7 @@ class RayExecutor:
             source = EncodedSource(path.read_bytes(), label=str(c.audio_path))
             shipped.append(dataclasses.replace(c, audio_path=None, source=source))
         if shipped:
+            self.n_shipped += len(shipped)
             batch.pending += 1
             pool.busy += 1
             inflight[actor.transcribe.remote(shipped)] = ("shipped", pool, actor, batch)

@@ -67,7 +67,14 @@ def reachable(clip: Clip) -> bool:
 
 
 def _node() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
+    """This worker for messages: host, process and Ray node id."""
+    try:
+        import ray
+
+        node = ray.get_runtime_context().get_node_id()[:12]
+    except Exception:  # noqa: BLE001 - outside Ray (a unit test) there is no node id
+        node = "-"
+    return f"{socket.gethostname()}:{os.getpid()} (node {node})"
 
 
 class ModelWorker:
