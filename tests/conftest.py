@@ -60,5 +60,5 @@ def pytest_collection_modifyitems(config, items) -> None:
         "python3 -m pytest -m ray'), as scripts/test.sh does"
     )
     for item in items:
-        if "ray" in item.keywords:
+        if item.get_closest_marker("ray") is not None:
             item.add_marker(skip)

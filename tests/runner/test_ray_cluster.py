@@ -34,7 +34,11 @@ def two_nodes():
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
     cluster.add_node(num_cpus=1)
     # every worker treats the `driver-only` folder as out of its reach
-    ray.init(address=cluster.address, logging_level="ERROR", runtime_env={"worker_process_setup_hook": "ray_backends.setup_hide"})
+    ray.init(
+        address=cluster.address,
+        logging_level="ERROR",
+        runtime_env={"worker_process_setup_hook": "ray_backends.setup_hide"},
+    )
     yield cluster
     ray.shutdown()
     cluster.shutdown()

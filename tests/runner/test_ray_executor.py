@@ -54,13 +54,6 @@ def world(tmp_path_factory):
     return root, spec, expected
 
 
-def test_results_json_byte_identical_to_local(local_ray, world) -> None:
-    root, spec, expected = world
-    outcome, got = rb.run_both(spec, RayExecutor(show_progress=False), root / "ray.sqlite")
-    assert got == expected
-    assert (outcome.n_computed, outcome.n_cached) == (4, 3)  # 4 echo clips computed, 3 preds answers
-
-
 def test_resume_after_the_driver_dies_mid_run(local_ray, tmp_path, monkeypatch) -> None:
     spec = rb.write_spec(tmp_path, rb.build_world(tmp_path), replicas=1, full=False)
     _, expected = rb.run_both(spec, LocalExecutor(False), tmp_path / "local.sqlite")
@@ -86,9 +79,7 @@ def test_resume_after_the_driver_dies_mid_run(local_ray, tmp_path, monkeypatch) 
 
 def test_worker_killed_mid_batch_costs_only_a_retry(local_ray, tmp_path) -> None:
     marker = tmp_path / "crashed"
-    spec = rb.write_spec(
-        tmp_path, rb.build_world(tmp_path), echo=f"crash-once-test:{marker}", replicas=1, full=False
-    )
+    spec = rb.write_spec(tmp_path, rb.build_world(tmp_path), echo=f"crash-once-test:{marker}", replicas=1, full=False)
     marker.write_text("local")  # the local reference run does not crash
     _, expected = rb.run_both(spec, LocalExecutor(False), tmp_path / "local.sqlite")
     marker.unlink()
@@ -98,3 +89,13 @@ def test_worker_killed_mid_batch_costs_only_a_retry(local_ray, tmp_path) -> None
     with open_store(tmp_path / "ray.sqlite") as st:
         assert st.count("transcript") == 4  # nothing duplicated
     assert outcome.n_computed == 4
+
+
+def test_cli_run_with_executor_ray_matches_local_byte_for_byte(local_ray, world, run_cli) -> None:
+    root, spec, expected = world  # expected: results.json of the local executor
+    code, out, err = run_cli("run", spec, "--executor", "ray", "--store", root / "cli.sqlite")
+    assert code == 0, err
+    assert (root / "out" / "results.json").read_bytes() == expected
+    assert "4 transcriptions computed, 3 from the store" in out  # 4 echo clips, 3 preds answers
+    code, _, err = run_cli("run", spec, "--address", "auto", "--store", root / "cli.sqlite")
+    assert code == 2 and "--address names a Ray cluster; fix: add --executor ray" in err

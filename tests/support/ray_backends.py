@@ -128,7 +128,7 @@ replicas = {replicas}
     return spec
 
 
-def run_both(spec_path: Path, executor, store: Path):  # noqa: ANN201
+def run_both(spec_path: Path, executor, store: Path):
     """Run ``spec_path`` with ``executor`` into its output folder; returns (outcome, results.json bytes)."""
     from asr_audit.runner.run import run_experiment
     from asr_audit.runner.spec import load_spec

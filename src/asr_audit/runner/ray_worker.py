@@ -68,12 +68,10 @@ def reachable(clip: Clip) -> bool:
 
 def _node() -> str:
     """This worker for messages: host, process and Ray node id."""
-    try:
-        import ray
+    import sys
 
-        node = ray.get_runtime_context().get_node_id()[:12]
-    except Exception:  # noqa: BLE001 - outside Ray (a unit test) there is no node id
-        node = "-"
+    ray = sys.modules.get("ray")  # never import (let alone start) Ray here: outside a worker there is no node
+    node = ray.get_runtime_context().get_node_id()[:12] if ray is not None and ray.is_initialized() else "-"
     return f"{socket.gethostname()}:{os.getpid()} (node {node})"
 
 
