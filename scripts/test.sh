@@ -9,5 +9,6 @@ python3 -m pytest -q "$@"
 # unless it has none: run them in a loopback-only network namespace (unshare from util-linux, ip
 # from iproute2). Exit code 5 = no ray test among the arguments given.
 NS="unshare -n"; [ "$(id -u)" -ne 0 ] && NS="unshare -rn"
+[ "$#" -gt 0 ] || set -- tests/runner/test_ray_*.py  # where the ray tests live (collecting all tests is slow)
 rc=0; $NS sh -c 'ip link set lo up && exec python3 -m pytest -q -m ray "$@"' sh "$@" || rc=$?
 [ "$rc" -eq 0 ] || [ "$rc" -eq 5 ] || exit "$rc"

@@ -43,8 +43,8 @@ from typing import Any
 
 from asr_audit.corpus.clips import Clip, EncodedSource
 from asr_audit.errors import AuditError, ConfigError, require
+from asr_audit.runner.executor import Job, JobResult
 from asr_audit.runner.ray_worker import ModelWorker, WorkerBatch, WorkerInfo
-from asr_audit.runner.run import Job, JobResult, LocalExecutor
 from asr_audit.runner.spec import ModelSpec
 
 Seconds = float
@@ -112,19 +112,27 @@ class RayExecutor:
     in_flight: int = 2  # batches queued per actor
     models: dict[str, ModelSpec] = field(default_factory=dict)
     identities: dict[str, dict[str, Any]] = field(default_factory=dict)
+    backends: dict[str, Any] = field(default_factory=dict)  # loaded on the driver, for the audio probes
     nodes: dict[str, set[str]] = field(default_factory=dict)  # model -> the workers its actors ran on
     n_shipped: int = 0  # clips whose audio the driver shipped (no worker could read it)
-    local: LocalExecutor = field(default_factory=lambda: LocalExecutor(False))
 
     # ------------------------------------------------------------------ the executor interface
     def backend_by_name(self, name: str) -> Any:
         """A backend for the audio probes, loaded on the driver (as the local executor does)."""
-        self.local.models.update(self.models)
-        return self.local.backend_by_name(name)
+        from asr_audit.models.base import DecodeOptions, load_backend
+
+        m = self.models.get(name)
+        if m is None:
+            raise ConfigError(f"no model named {name!r} in the spec; available: {', '.join(self.models)}")
+        if name not in self.backends:
+            self.backends[name] = load_backend(m.spec, DecodeOptions.from_dict(dict(m.options)))
+        return self.backends[name]
 
     def identity(self, name: str) -> dict[str, Any] | None:
-        """The identity (spec, weights, options, code, key) the model's actors reported."""
-        return self.identities.get(name) or self.local.identity(name)
+        """The identity (spec, weights, options, code, key) the model's actors (or the driver) loaded."""
+        if name in self.identities:
+            return self.identities[name]
+        return self.backends[name].identity().to_dict() if name in self.backends else None
 
     def run(self, jobs: Sequence[Job], store: Any) -> list[JobResult]:
         from asr_audit.runner.progress import RunProgress

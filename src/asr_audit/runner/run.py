@@ -21,10 +21,13 @@ import platform
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from asr_audit.errors import AuditError, ConfigError
+from asr_audit.runner.executor import Executor, Job, JobResult
 from asr_audit.runner.spec import CorpusSpec, ExperimentSpec, ModelSpec
+
+__all__ = ["Executor", "Job", "JobResult", "LocalExecutor", "RunOutcome", "Shard", "make_executor", "run_experiment"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,25 +55,6 @@ class Shard:
     def owns(self, clip_id: str) -> bool:
         h = int.from_bytes(hashlib.sha256(clip_id.encode()).digest()[:8], "big")
         return h % self.count == self.index
-
-
-@dataclass(frozen=True, slots=True)
-class Job:
-    """Transcribe one audio corpus with one model."""
-
-    model: ModelSpec
-    corpus: Any  # asr_audit.corpus.clips.Corpus
-
-
-@dataclass
-class JobResult:
-    model: str
-    corpus: str
-    outcome: Any  # TranscribeOutcome
-
-
-class Executor(Protocol):
-    def run(self, jobs: Sequence[Job], store: Any) -> list[JobResult]: ...
 
 
 def make_executor(
