@@ -102,6 +102,8 @@ def test_cli_run_with_executor_ray_matches_local_byte_for_byte(local_ray, world,
 
 
 def test_a_model_that_cannot_load_on_the_workers_stops_the_run_with_its_reason(local_ray, tmp_path, run_cli) -> None:
-    spec = rb.write_spec(tmp_path, rb.build_world(tmp_path), echo=f"preds:{tmp_path / 'nope.jsonl'}", full=False)
+    spec = rb.write_spec(
+        tmp_path, rb.build_world(tmp_path), echo=f"preds:{tmp_path / 'nope.jsonl'}", replicas=1, full=False
+    )
     code, _, err = run_cli("run", spec, "--executor", "ray", "--no-progress", "--store", tmp_path / "s.sqlite")
     assert code == 2 and "nope.jsonl" in err and "on Ray worker" in err and len(err.strip().splitlines()) == 1

@@ -213,8 +213,8 @@ class RayExecutor:
                 pool.busy -= 1
                 if what == "batch":  # a shipped follow-up took no slot of its own
                     pool.free.append(actor)
-                batch: _Batch = payload
-                answer = _get(ray, ref, pool, batch)
+                batch, sent = payload
+                answer = _get(ray, ref, pool, batch, sent)
                 if pool.info is not None and pool.info.lookup:
                     _finish_lookup(batch, answer, pool.info.spec)
                     continue
@@ -265,7 +265,7 @@ class RayExecutor:
                 ref = actor.transcribe.remote(send)
             batch.pending = 1
             pool.busy += 1
-            inflight[ref] = ("batch", pool, actor, batch)
+            inflight[ref] = ("batch", pool, actor, (batch, [c.id for c in batch.clips]))
 
     def _ship_unreachable(
         self, batch: _Batch, answer: WorkerBatch, pool: _Pool, actor: Any, inflight: dict[Any, Any]
@@ -287,7 +287,7 @@ class RayExecutor:
             self.n_shipped += len(shipped)
             batch.pending += 1
             pool.busy += 1
-            inflight[actor.transcribe.remote(shipped)] = ("shipped", pool, actor, batch)
+            inflight[actor.transcribe.remote(shipped)] = ("shipped", pool, actor, (batch, [c.id for c in shipped]))
 
     def _result(self, state: _JobState, pool: _Pool) -> JobResult:
         from asr_audit.store.transcribe import ClipFailure, TranscribeOutcome
@@ -335,8 +335,8 @@ def _check_resources(m: ModelSpec, total: dict[str, float], *, strict: bool, log
             log(f"warning: {msg}; its actors wait until the cluster provides them")
 
 
-def _get(ray: Any, ref: Any, pool: _Pool, batch: _Batch | None) -> Any:
-    """``ray.get`` one answer; a batch whose worker died on every retry fails its clips."""
+def _get(ray: Any, ref: Any, pool: _Pool, batch: _Batch | None, sent: Sequence[str] = ()) -> Any:
+    """``ray.get`` one answer; a task whose worker died on every retry fails the clips it carried (``sent``)."""
     try:
         return ray.get(ref)
     except ray.exceptions.RayActorError as exc:
@@ -348,7 +348,7 @@ def _get(ray: Any, ref: Any, pool: _Pool, batch: _Batch | None) -> Any:
         reason = f"the Ray worker died on this batch ({' '.join(str(exc).split())[:120]})"
         if pool.info is not None and pool.info.lookup:
             return [None] * len(batch.clips), reason
-        return WorkerBatch(bad={c.id: reason for c in batch.clips if c.id not in batch.bad})
+        return WorkerBatch(bad=dict.fromkeys(sent, reason))
 
 
 def _resolve(batch: _Batch, pool: _Pool, store: Any) -> list[Clip]:
