@@ -41,3 +41,20 @@ def test_worker_that_cannot_load_its_model_says_why() -> None:
     w = ModelWorker("preds:/nonexistent/preds.jsonl", {})
     assert w.info().fatal is not None and "Ray worker" in w.info().fatal
     assert w.transcribe([]).fatal == w.info().fatal
+
+
+def test_resources_beyond_the_cluster_fail_on_a_local_ray_and_warn_on_a_joined_one() -> None:
+    import pytest
+
+    from asr_audit.errors import ConfigError
+    from asr_audit.runner.ray_exec import _check_resources
+    from asr_audit.runner.spec import ModelSpec
+
+    m = ModelSpec("large", "hf:x", num_gpus=1)
+    with pytest.raises(ConfigError, match=r"'large' asks for num_gpus = 1 per actor but the Ray cluster has 0 GPU"):
+        _check_resources(m, {"CPU": 2.0}, strict=True, log=print)
+    said: list[str] = []
+    _check_resources(m, {"CPU": 2.0}, strict=False, log=said.append)
+    assert len(said) == 1 and "wait until the cluster provides them" in said[0]
+    _check_resources(m, {"CPU": 2.0, "GPU": 8.0}, strict=True, log=said.append)
+    assert len(said) == 1
