@@ -37,6 +37,7 @@ def _start_env() -> None:
 def local_ray():
     _start_env()
     ray.init(
+        address="local",  # a new Ray even where a `ray start` cluster runs
         num_cpus=2,
         include_dashboard=False,
         logging_level="ERROR",
@@ -107,3 +108,20 @@ def test_a_model_that_cannot_load_on_the_workers_stops_the_run_with_its_reason(l
     )
     code, _, err = run_cli("run", spec, "--executor", "ray", "--no-progress", "--store", tmp_path / "s.sqlite")
     assert code == 2 and "nope.jsonl" in err and "on Ray worker" in err and len(err.strip().splitlines()) == 1
+
+
+def test_audio_only_the_driver_can_load_is_decoded_there_and_shipped(local_ray, tmp_path) -> None:
+    from asr_audit.runner.executor import Job
+    from asr_audit.runner.spec import ModelSpec
+
+    job = Job(ModelSpec("echo", "echo-test:a", batch_size=3), rb.driver_only_corpus())
+    with open_store(tmp_path / "local.sqlite") as st:
+        local = LocalExecutor(False).run([job], st)[0].outcome
+    with open_store(tmp_path / "ray.sqlite") as st:
+        remote = RayExecutor(show_progress=False).run([job], st)[0].outcome
+
+    def rows(o):  # everything but the compute time
+        return [(r.clip_id, r.reference, r.hypothesis, r.duration) for r in o.records]
+
+    assert len(remote.records) == 2 and rows(remote) == rows(local)
+    assert remote.failures == local.failures and "damaged" in remote.failures[0].reason

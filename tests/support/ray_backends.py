@@ -12,6 +12,7 @@ unreachable, so the driver must ship their bytes.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +39,46 @@ class CrashOnceBackend(EchoBackend):
             self.marker.write_text(str(os.getpid()))
             os._exit(1)  # the worker process dies mid-batch
         return super().transcribe(audios)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class DriverOnlySource:
+    """Audio only the process that made it can load (like an ``hf-dataset:`` row whose Arrow cache a
+    worker cannot see); ``broken`` sources fail to load anywhere."""
+
+    samples: np.ndarray
+    pid: int
+    broken: bool = False
+    label: str = "<driver-only>"
+
+    @property
+    def fingerprint(self) -> str | None:
+        return None
+
+    def load(self) -> tuple[np.ndarray, int]:
+        if self.broken:
+            raise ValueError("this row's audio is damaged")
+        if os.getpid() != self.pid:
+            raise RuntimeError(f"loaded in process {os.getpid()}, not on the driver")
+        return self.samples, 8000
+
+
+def driver_only_corpus():
+    """Three clips behind :class:`DriverOnlySource` (8 kHz tones; the last one broken)."""
+    from asr_audit.corpus.clips import Clip, Corpus
+
+    t = np.arange(8000, dtype=np.float32) / 8000
+    clips = tuple(
+        Clip(
+            id=f"row{i}",
+            reference="a tone",
+            source=DriverOnlySource(
+                (0.1 * (i + 1) * np.sin(2 * np.pi * 220 * (i + 1) * t)).astype(np.float32), os.getpid(), i == 2
+            ),
+        )
+        for i in range(3)
+    )
+    return Corpus("rows", "test", "memory", clips)
 
 
 def setup() -> None:

@@ -16,7 +16,8 @@ How the work flows (the reasons are in ``docs/scale.md``):
   (Ray queues them, the object store carries the arguments and spills if it must);
 * **audio is read where it is needed**: paths and fsspec URLs travel as strings and the worker
   reads them; a file the worker cannot see comes back *unreachable* and the driver ships its
-  bytes through the object store; in-memory audio travels inside the clip;
+  bytes through the object store; in-memory audio travels inside the clip, and audio behind any
+  other source (an ``hf-dataset:`` row) is decoded on the driver and travels as samples;
 * **the driver is the only writer of the store**: each batch's answers are committed as they
   stream in (one short transaction, as locally), so killing the run loses at most the batches in
   flight and a rerun resumes from the store; the per-job records are assembled in plan order;
@@ -41,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from asr_audit.corpus.clips import Clip, EncodedSource
+from asr_audit.corpus.clips import ArraySource, Clip, EncodedSource
 from asr_audit.errors import AuditError, ConfigError, require
 from asr_audit.runner.executor import Job, JobResult
 from asr_audit.runner.ray_worker import ModelWorker, WorkerBatch, WorkerInfo
@@ -63,10 +64,6 @@ class _JobState:
     n_computed: int = 0
     audio_s: Seconds = 0.0
     compute_s: Seconds = 0.0
-
-    @property
-    def complete(self) -> bool:
-        return self.next >= len(self.batches) and len(self.entries) == len(self.batches)
 
 
 @dataclass
@@ -163,8 +160,13 @@ class RayExecutor:
         try:
             if self.address:
                 ray.init(address=self.address, logging_level=logging.WARNING)
-            else:  # a one-machine Ray listens on loopback only
-                ray.init(include_dashboard=False, logging_level=logging.WARNING, _node_ip_address="127.0.0.1")
+            else:  # a new one-machine Ray (not a `ray start` cluster found here), its node address loopback
+                ray.init(
+                    address="local",
+                    include_dashboard=False,
+                    logging_level=logging.WARNING,
+                    _node_ip_address="127.0.0.1",
+                )
         except ConnectionError as exc:
             raise ConfigError(
                 f"cannot join the Ray cluster at {self.address!r} ({' '.join(str(exc).split())[:200]}); fix: "
@@ -366,14 +368,26 @@ def _resolve(batch: _Batch, pool: _Pool, store: Any) -> list[Clip]:
     batch.cached = store.get_transcripts(pool.key, [h for h, _ in batch.hits.values()])
     send = []
     for c in batch.clips:
-        if c.id in batch.hits and batch.hits[c.id][0] in batch.cached:
-            try:
+        try:
+            if c.id in batch.hits and batch.hits[c.id][0] in batch.cached:
                 check_duration(c, batch.hits[c.id][1], pool.info.max_duration)
-            except ClipAudioError as exc:
-                batch.bad[c.id] = exc.reason
-            continue
-        send.append(c)
+                continue
+            send.append(_portable(c, pool.info.max_duration))
+        except ClipAudioError as exc:
+            batch.bad[c.id] = exc.reason
     return send
+
+
+def _portable(clip: Clip, max_duration: Seconds | None) -> Clip:
+    """``clip`` as it can travel to a worker: paths, URLs and plain in-memory audio as they are; audio
+    behind any other source (an ``hf-dataset:`` row holds a handle on the driver's Arrow cache) is
+    decoded here, as a local run decodes it, and travels as 16 kHz samples."""
+    from asr_audit.audio.io import SAMPLE_RATE, load_clip_audio
+
+    if clip.source is None or isinstance(clip.source, (ArraySource, EncodedSource)):
+        return clip
+    audio = load_clip_audio(clip, max_duration)  # a ClipAudioError is the clip's failure, as locally
+    return dataclasses.replace(clip, source=ArraySource(audio.samples, SAMPLE_RATE, clip.audio_label))
 
 
 def _finish(batch: _Batch, pool: _Pool, store: Any) -> None:
