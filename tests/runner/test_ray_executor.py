@@ -98,6 +98,7 @@ def test_cli_run_with_executor_ray_matches_local_byte_for_byte(local_ray, world,
     assert code == 0, err
     assert (root / "out" / "results.json").read_bytes() == expected
     assert "4 transcriptions computed, 3 from the store" in out  # 4 echo clips, 3 preds answers
+    assert "Ray cluster: 1 node(s), 2 CPU, 0 GPU; echo: 2 actor(s) x 0 GPU, 0.5 CPU" in " ".join(out.split())
     code, _, err = run_cli("run", spec, "--address", "auto", "--store", root / "cli.sqlite")
     assert code == 2 and "--address names a Ray cluster; fix: add --executor ray" in err
 

@@ -177,6 +177,12 @@ class RayExecutor:
     def _start_pools(self, ray: Any, states: Sequence[_JobState], started: bool) -> dict[str, _Pool]:
         pools: dict[str, _Pool] = {}
         total = ray.cluster_resources()
+        models = list({s.job.model.name: s.job.model for s in states}.values())
+        self.log(
+            f"Ray cluster: {len([n for n in ray.nodes() if n.get('Alive')])} node(s), "
+            f"{total.get('CPU', 0):g} CPU, {total.get('GPU', 0):g} GPU; "
+            + ", ".join(f"{m.name}: {m.replicas} actor(s) x {m.num_gpus:g} GPU, {m.num_cpus:g} CPU" for m in models)
+        )
         for s in states:
             m = s.job.model
             if m.name not in pools:
