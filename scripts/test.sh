@@ -5,7 +5,7 @@ cd "$(dirname "$0")/.."
 bash scripts/install.sh
 python3 -m pip install -q -e ".[all,test,lint]"
 python3 -m pytest -q "$@"
-# The Ray tests (marker `ray`; skipped above) start Ray, which binds this machine's own address
+# The Ray tests (marker `ray`; skipped above unless this machine has no address but loopback) start Ray, which binds this machine's own address
 # unless it has none: run them in a loopback-only network namespace (unshare from util-linux, ip
 # from iproute2). Exit code 5 = no ray test among the arguments given.
 NS="unshare -n"; [ "$(id -u)" -ne 0 ] && NS="unshare -rn"
