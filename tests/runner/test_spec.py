@@ -55,6 +55,14 @@ def test_good_spec_resolves_paths(tmp_path: Path) -> None:
         (('options = { language = "en" }', "options = { beam = 2 }"), r"field 'model\[0\]\.options' is invalid"),
         (('spec = "whisper-tiny.en"', ""), r"field 'model\[0\]\.spec' is missing"),
         (('title = "t"', 'title = "t"\nextra = 1'), r"field 'extra' is not a known field"),
+        (('title = "t"', 'title = "t"\nexecutor = "dask"'), r"field 'executor' is 'dask'; fix: use one of local, ray"),
+        (('title = "t"', 'title = "t"\nray_address = "auto"'), r"field 'ray_address' is set but executor is 'local'"),
+        (('options = { language = "en" }', "num_gpus = -1"), r"field 'model\[0\]\.num_gpus' is -1\.0"),
+        (
+            ('options = { language = "en" }', "num_cpus = true"),
+            r"field 'model\[0\]\.num_cpus' is True, expected a number",
+        ),
+        (('options = { language = "en" }', "replicas = 0"), r"field 'model\[0\]\.replicas' is 0"),
     ],
 )
 def test_bad_fields(tmp_path: Path, change: tuple[str, str], pattern: str) -> None:
@@ -79,3 +87,25 @@ def test_shards_partition_clips() -> None:
     for bad in ("3/3", "x", "1/0"):
         with pytest.raises(ConfigError):
             Shard.parse(bad)
+
+
+def test_executor_fields_stay_out_of_results(tmp_path: Path) -> None:
+    """Where the work runs changes no number: results.json (spec.to_dict) is the same either way."""
+    ray_spec = GOOD.replace('title = "t"', 'title = "t"\nexecutor = "ray"\nray_address = "auto"').replace(
+        'options = { language = "en" }', 'options = { language = "en" }\nnum_gpus = 0.5\nnum_cpus = 2\nreplicas = 3'
+    )
+    s = load_spec(write(tmp_path, ray_spec))
+    assert (s.executor, s.ray_address) == ("ray", "auto")
+    assert (s.models[0].num_gpus, s.models[0].num_cpus, s.models[0].replicas) == (0.5, 2.0, 3)
+    assert s.to_dict() == load_spec(write(tmp_path, GOOD)).to_dict()
+
+
+def test_make_executor() -> None:
+    from asr_audit.runner.run import LocalExecutor, make_executor
+
+    assert isinstance(make_executor("local"), LocalExecutor)
+    assert type(make_executor("ray", address="auto")).__name__ == "RayExecutor"  # Ray itself loads on run
+    with pytest.raises(ConfigError, match="--address names a Ray cluster; fix: add --executor ray"):
+        make_executor("local", address="auto")
+    with pytest.raises(ConfigError, match="--executor 'dask' is not an executor"):
+        make_executor("dask")

@@ -4,6 +4,9 @@ Any sample rate is resampled with soxr (HQ); several channels are averaged. A cl
 with a :class:`ClipAudioError` naming the clip and the reason when its file is missing or
 unreadable, has no samples, holds NaN/inf, or is longer than the backend's ``max_duration``.
 
+A clip's ``audio_path`` may be an fsspec URL (``s3://``, ``gs://``, ``hf://``, ``file://``): it is
+read through fsspec, so a Ray worker reads the audio where it runs (``docs/scale.md``).
+
 The audio content hash (sha256 of the 16 kHz float32 little-endian bytes) is the store key of
 the audio: the same sound reached through two paths or corpora is transcribed once.
 """
@@ -70,7 +73,47 @@ def to_mono_16k(samples: np.ndarray, sample_rate: int) -> np.ndarray:
     return np.ascontiguousarray(x, dtype=np.float32)
 
 
+def is_url(path: str) -> bool:
+    """Whether a clip's ``audio_path`` is an fsspec URL (``s3://``, ``gs://``, ``hf://``, ``file://`` ...).
+
+    >>> is_url("s3://bucket/a.flac"), is_url("/data/a.flac")
+    (True, False)
+    """
+    scheme, sep, _ = path.partition("://")
+    return bool(sep) and scheme.replace("+", "").replace("-", "").isalnum()
+
+
+def _read_url(clip: Clip, url: str) -> tuple[np.ndarray, int]:
+    """Read audio through fsspec (whatever file systems are installed: s3fs, gcsfs, huggingface_hub)."""
+    import io
+
+    fsspec = require("fsspec", "ray")
+    sf = require("soundfile", "audio")
+    try:
+        with fsspec.open(url, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        raise ClipAudioError(clip, "audio file not found", "check the URL in the corpus, or remove the clip") from None
+    except Exception as exc:  # noqa: BLE001 - a missing file system package, credentials, network: recorded for the clip
+        raise ClipAudioError(
+            clip,
+            f"cannot read the URL ({type(exc).__name__}: {' '.join(str(exc).split())[:120]})",
+            "install the fsspec file system for its scheme (s3fs, gcsfs, huggingface_hub) and check credentials",
+        ) from None
+    try:
+        samples, sr = sf.read(io.BytesIO(data), dtype="float32", always_2d=True)
+    except Exception as exc:  # noqa: BLE001 - soundfile raises LibsndfileError / RuntimeError / TypeError
+        raise ClipAudioError(
+            clip,
+            f"unreadable audio ({' '.join(str(exc).split())[:120]})",
+            "re-encode the file as WAV or FLAC (e.g. with sox or ffmpeg)",
+        ) from None
+    return samples, int(sr)
+
+
 def _read(clip: Clip, max_duration: Seconds | None = None) -> tuple[np.ndarray, int]:
+    if clip.audio_path is not None and is_url(clip.audio_path):
+        return _read_url(clip, clip.audio_path)
     if clip.audio_path is not None:
         path = Path(clip.audio_path)
         if not path.is_file():

@@ -22,22 +22,41 @@ def run(
     force: bool = typer.Option(
         False, "--force", help="Write into a non-empty output folder that is not asr-audit output."
     ),
+    executor: str | None = typer.Option(
+        None, "--executor", help="Where transcription runs: local or ray (default: the spec's 'executor', else local)."
+    ),
+    address: str | None = typer.Option(
+        None,
+        "--address",
+        help="Ray cluster to join with --executor ray: auto (a `ray start` cluster on this machine) or "
+        "ray://<head>:10001 (default: the spec's 'ray_address', else start Ray on this machine).",
+    ),
 ) -> None:
-    """Plan, transcribe (cached, resumable), probe and write the HTML report for a spec."""
+    """Plan, transcribe (cached, resumable), probe and write the HTML report for a spec.
+
+    Examples:
+
+        asr-audit run audit.toml --out audit-out
+
+        asr-audit run audit.toml --executor ray --address ray://head:10001
+    """
     from dataclasses import replace
 
-    from asr_audit.runner.run import LocalExecutor, Shard, run_experiment
+    from asr_audit.runner.run import Shard, make_executor, run_experiment
     from asr_audit.runner.spec import load_spec
 
     spec = load_spec(spec_path)
     if out is not None:
         spec = replace(spec, output=str(out))
+    kind = executor or spec.executor
+    ray_address = address if address is not None else (spec.ray_address if kind == "ray" else None)
+    runner = make_executor(kind, address=ray_address, show_progress=not no_progress, log=console.print)
     if not shard:
         check_output_dir(Path(spec.output), f"{spec_path}: output" if out is None else "--out", force)
     outcome = run_experiment(
         spec,
         Shard.parse(shard) if shard else None,
-        LocalExecutor(not no_progress),
+        runner,
         str(store) if store else None,
         log=console.print,
     )

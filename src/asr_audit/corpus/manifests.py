@@ -1,6 +1,7 @@
 """Leaderboard-style JSONL manifests: one JSON object per line.
 
-Fields: ``audio_filepath`` (required; relative paths resolve against the manifest's folder),
+Fields: ``audio_filepath`` (required; relative paths resolve against the manifest's folder, fsspec
+URLs such as ``s3://`` stay as written),
 ``text`` (required reference, may be empty), ``duration`` (seconds, optional), optional
 ``speaker``, ``language`` and ``id``. The clip id is ``id`` when given, else ``audio_filepath``
 exactly as written — the value the leaderboard's prediction files carry in ``audio_filepath``.
@@ -81,9 +82,9 @@ def parse_manifest_row(path: Path, line: int, obj: dict[str, Any], corpus: str) 
                 line,
             )
         duration = float(duration)
-    audio_path = Path(audio)
-    if not audio_path.is_absolute():
-        audio_path = path.parent / audio_path
+    audio_path: str | Path = audio
+    if "://" not in audio:  # an fsspec URL (s3://, gs://, hf://) is read as written
+        audio_path = Path(audio) if Path(audio).is_absolute() else path.parent / audio
     clip_id = _field_str(path, line, obj, "id") or audio
     for what, value in (("'text'", text), ("clip id", clip_id)):
         if any("\ud800" <= ch <= "\udfff" for ch in value):  # only a \udXXX escape puts one there

@@ -10,7 +10,8 @@
 4. **report** — ``results.json``, CSV tables, plots and ``report.html`` in the output folder.
 
 Executors are an interface (:class:`Executor`): :class:`LocalExecutor` runs jobs in this process
-with one progress display; a distributed executor can take its place.
+with one progress display; :class:`~asr_audit.runner.ray_exec.RayExecutor` runs them on a Ray
+cluster (``make_executor`` picks one by name).
 """
 
 from __future__ import annotations
@@ -20,10 +21,13 @@ import platform
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from asr_audit.errors import AuditError, ConfigError
+from asr_audit.runner.executor import Executor, Job, JobResult
 from asr_audit.runner.spec import CorpusSpec, ExperimentSpec, ModelSpec
+
+__all__ = ["Executor", "Job", "JobResult", "LocalExecutor", "RunOutcome", "Shard", "make_executor", "run_experiment"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,23 +57,19 @@ class Shard:
         return h % self.count == self.index
 
 
-@dataclass(frozen=True, slots=True)
-class Job:
-    """Transcribe one audio corpus with one model."""
+def make_executor(
+    kind: str, *, address: str | None = None, show_progress: bool = True, log: Callable[[str], None] = print
+) -> Any:
+    """The executor named ``kind`` (``local`` or ``ray``; ``address`` only with ``ray``)."""
+    if kind == "local":
+        if address is not None:
+            raise ConfigError("--address names a Ray cluster; fix: add --executor ray, or drop --address")
+        return LocalExecutor(show_progress)
+    if kind == "ray":
+        from asr_audit.runner.ray_exec import RayExecutor
 
-    model: ModelSpec
-    corpus: Any  # asr_audit.corpus.clips.Corpus
-
-
-@dataclass
-class JobResult:
-    model: str
-    corpus: str
-    outcome: Any  # TranscribeOutcome
-
-
-class Executor(Protocol):
-    def run(self, jobs: Sequence[Job], store: Any) -> list[JobResult]: ...
+        return RayExecutor(address, show_progress, log)
+    raise ConfigError(f"--executor {kind!r} is not an executor; fix: use local or ray")
 
 
 @dataclass
@@ -93,6 +93,10 @@ class LocalExecutor:
         if m is None:
             raise ConfigError(f"no model named {name!r} in the spec; available: {', '.join(self.models)}")
         return self._backend(m)
+
+    def identity(self, name: str) -> dict[str, Any] | None:
+        """The identity of the model ``name``'s loaded backend (``None`` if it was never loaded)."""
+        return self.backends[name].identity().to_dict() if name in self.backends else None
 
     def run(self, jobs: Sequence[Job], store: Any) -> list[JobResult]:
         from asr_audit.runner.progress import RunProgress
@@ -196,7 +200,9 @@ def run_experiment(
 
     store_handle = open_store(store_path or spec.store)
     try:
-        return _run(spec, shard, executor or LocalExecutor(), store_handle, log)
+        if executor is None:
+            executor = make_executor(spec.executor, address=spec.ray_address, log=log)
+        return _run(spec, shard, executor, store_handle, log)
     finally:
         store_handle.close()
 
@@ -208,8 +214,8 @@ def _run(
     from asr_audit.report.html import build_report
     from asr_audit.runner.probes import ProbeContext, get_probe
 
-    if isinstance(executor, LocalExecutor):
-        executor.models.update({m.name: m for m in spec.models})
+    if isinstance(getattr(executor, "models", None), dict):  # executors that load backends by model name
+        executor.models.update({m.name: m for m in spec.models})  # type: ignore[attr-defined]
     jobs, corpora = plan(spec, shard)
     failures: list[dict[str, str]] = []
     config_errors: list[str] = []
@@ -222,8 +228,8 @@ def _run(
         o = r.outcome
         n_computed += o.n_computed
         n_cached += o.n_cached
-        loaded = getattr(executor, "backends", {})  # an executor that keeps its backends can name their identity
-        ident = loaded[r.model].identity().to_dict() if r.model in loaded else None
+        identity = getattr(executor, "identity", None)  # an executor that knows its backends can name them
+        ident = identity(r.model) if identity is not None else None
         m = next(x for x in spec.models if x.name == r.model)
         models_meta[r.model] = {"name": r.model, "spec": m.spec, "options": dict(m.options), "identity": ident}
         failures.extend(

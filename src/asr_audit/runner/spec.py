@@ -7,6 +7,8 @@ Example (``asr-audit run audit.toml``)::
     output = "audit-out"
     normalizer = "whisper"
     store = "audit-store.sqlite"        # optional; default: the user cache store
+    executor = "local"                  # or "ray" (a Ray cluster; see docs/scale.md)
+    ray_address = "auto"                # optional, with executor = "ray": the cluster to join
 
     [[corpus]]
     name = "librivox"
@@ -21,6 +23,10 @@ Example (``asr-audit run audit.toml``)::
     name = "tiny"
     spec = "whisper-tiny.en"
     options = { language = "en" }       # decode options (see DecodeOptions)
+    # with executor = "ray": resources of each actor and how many actors serve this model
+    num_gpus = 1
+    num_cpus = 2
+    replicas = 4
 
     [panel]
     models = ["tiny", "base", "sphinx"]
@@ -31,7 +37,9 @@ Example (``asr-audit run audit.toml``)::
 
     [probes.switch_rate]
 
-Validation errors name the file and the field, and say what to write instead.
+Validation errors name the file and the field, and say what to write instead. Where the work
+runs (``executor``, ``ray_address``, a model's ``num_gpus`` / ``num_cpus`` / ``replicas``) does
+not change a number, so it stays out of :meth:`ExperimentSpec.to_dict` and ``results.json``.
 """
 
 from __future__ import annotations
@@ -43,6 +51,8 @@ from pathlib import Path
 from typing import Any
 
 from asr_audit.errors import ConfigError
+
+EXECUTORS = ("local", "ray")
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -67,6 +77,9 @@ class ModelSpec:
     spec: str
     options: Mapping[str, Any] = field(default_factory=dict)
     batch_size: int = 8
+    num_gpus: float = 0.0  # per Ray actor (executor = "ray")
+    num_cpus: float = 1.0  # per Ray actor
+    replicas: int = 1  # Ray actors serving this model
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -81,6 +94,8 @@ class ExperimentSpec:
     models: tuple[ModelSpec, ...]
     panel: tuple[str, ...]
     probes: Mapping[str, Mapping[str, Any]]
+    executor: str = "local"  # "local" or "ray"; where the work runs, not what it computes
+    ray_address: str | None = None  # the Ray cluster to join (None: start one on this machine)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -127,8 +142,9 @@ class _Fields:
                 self.fail(name, "is missing", fix or f"add {key} = ...")
             return default
         value = self.table[key]
-        if isinstance(value, bool) and typ in (int, float):
-            self.fail(name, f"is {value!r}, expected a {typ.__name__}", fix or f"write {key} as a number")
+        if isinstance(value, bool) and (typ in (int, float) or typ == (int, float)):
+            want = typ.__name__ if isinstance(typ, type) else "number"
+            self.fail(name, f"is {value!r}, expected a {want}", fix or f"write {key} as a number")
         if not isinstance(value, typ):
             want = typ.__name__ if isinstance(typ, type) else " or ".join(t.__name__ for t in typ)
             self.fail(
@@ -153,6 +169,12 @@ def parse_spec(data: Mapping[str, Any], path: str = "<spec>") -> ExperimentSpec:
     output = top.get("output", str, "asr-audit-out")
     normalizer = top.get("normalizer", str, "whisper")
     store = top.get("store", str, None)
+    executor = top.get("executor", str, "local")
+    if executor not in EXECUTORS:
+        top.fail("executor", f"is {executor!r}", f"use one of {', '.join(EXECUTORS)}")
+    ray_address = top.get("ray_address", str, None)
+    if ray_address is not None and executor != "ray":
+        top.fail("ray_address", f"is set but executor is {executor!r}", 'add executor = "ray" or remove ray_address')
     corpora = []
     raw_corpora = top.get("corpus", list, fix="add at least one [[corpus]] table with name and spec (or predictions)")
     for i, raw in enumerate(raw_corpora):
@@ -185,11 +207,22 @@ def parse_spec(data: Mapping[str, Any], path: str = "<spec>") -> ExperimentSpec:
     for i, raw in enumerate(top.get("model", list, [])):
         f = _Fields(path, f"model[{i}]", raw)
         m = ModelSpec(
-            f.get("name", str), f.get("spec", str), dict(f.get("options", dict, {})), f.get("batch_size", int, 8)
+            f.get("name", str),
+            f.get("spec", str),
+            dict(f.get("options", dict, {})),
+            f.get("batch_size", int, 8),
+            float(f.get("num_gpus", (int, float), 0.0)),
+            float(f.get("num_cpus", (int, float), 1.0)),
+            f.get("replicas", int, 1),
         )
         f.done()
         if m.batch_size < 1:
             f.fail(f"model[{i}].batch_size", f"is {m.batch_size}", "use a positive number")
+        for what, value in (("num_gpus", m.num_gpus), ("num_cpus", m.num_cpus)):
+            if not value >= 0 or value == float("inf"):
+                f.fail(f"model[{i}].{what}", f"is {value}", "use a finite number >= 0 (a fraction shares a device)")
+        if m.replicas < 1:
+            f.fail(f"model[{i}].replicas", f"is {m.replicas}", "use a positive number of Ray actors")
         from asr_audit.models.base import DecodeOptions
         from asr_audit.models.base import parse_spec as parse_model_spec
 
@@ -232,6 +265,8 @@ def parse_spec(data: Mapping[str, Any], path: str = "<spec>") -> ExperimentSpec:
         models=tuple(models),
         panel=panel,
         probes=probes,
+        executor=executor,
+        ray_address=ray_address,
     )
     from asr_audit.options import Surface
     from asr_audit.runner.probes import validate_probe_options, validate_probe_params

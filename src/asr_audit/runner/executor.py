@@ -1,0 +1,35 @@
+"""The executor interface: where a spec's transcription jobs run.
+
+A :class:`Job` is one model over one audio corpus; an :class:`Executor` turns jobs into
+:class:`JobResult` s through the store. :class:`~asr_audit.runner.run.LocalExecutor` runs them in
+this process, :class:`~asr_audit.runner.ray_exec.RayExecutor` on a Ray cluster. An executor may
+also hand the audio probes a backend by model name (``backend_by_name``) and name a model's
+backend identity (``identity``); ``run_experiment`` uses both when present.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from asr_audit.runner.spec import ModelSpec
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """Transcribe one audio corpus with one model."""
+
+    model: ModelSpec
+    corpus: Any  # asr_audit.corpus.clips.Corpus
+
+
+@dataclass
+class JobResult:
+    model: str
+    corpus: str
+    outcome: Any  # TranscribeOutcome
+
+
+class Executor(Protocol):
+    def run(self, jobs: Sequence[Job], store: Any) -> list[JobResult]: ...

@@ -1,0 +1,472 @@
+"""The Ray executor: a spec's transcription jobs on a Ray cluster, results committed by the driver.
+
+``asr-audit run spec.toml --executor ray [--address auto|ray://host:10001]`` (or ``executor =
+"ray"`` in the spec) swaps :class:`~asr_audit.runner.run.LocalExecutor` for :class:`RayExecutor`.
+Everything after transcription — probes, report, ``results.json`` — is the same code, and
+``results.json`` is byte-identical to a local run's.
+
+How the work flows (the reasons are in ``docs/scale.md``):
+
+* **one actor pool per model**: ``replicas`` Ray actors (:class:`~asr_audit.runner.ray_worker.
+  ModelWorker`), each with the model's ``num_gpus`` / ``num_cpus``, load the backend once; a pool
+  is released as soon as its model has no work left, so the next model's actors can take the GPUs;
+* **the driver plans, the workers compute**: per batch of ``batch_size`` clips the driver looks
+  the clips up in the store (fingerprint index + cached transcripts) and sends only what is
+  missing; each actor holds at most ``in_flight`` batches, so the driver never floods the cluster
+  (Ray queues them, the object store carries the arguments and spills if it must);
+* **audio is read where it is needed**: paths and fsspec URLs travel as strings and the worker
+  reads them; a file the worker cannot see comes back *unreachable* and the driver ships its
+  bytes through the object store; in-memory audio travels inside the clip, and audio behind any
+  other source (an ``hf-dataset:`` row) is decoded on the driver and travels as samples;
+* **the driver is the only writer of the store**: each batch's answers are committed as they
+  stream in (one short transaction, as locally), so killing the run loses at most the batches in
+  flight and a rerun resumes from the store; the per-job records are assembled in plan order;
+* **faults cost a retry**: actors restart (``max_restarts=-1``) and a task that died with its
+  actor is retried by Ray (``max_task_retries``); rows are write-once, so a retried batch never
+  duplicates anything. A batch whose worker dies on every attempt fails its clips (recorded, the
+  run goes on), and a rerun tries them again;
+* **one progress display**: the driver feeds the same :class:`~asr_audit.runner.progress.
+  RunProgress` as a local run (clips/s, RTFx, per model, ETA) for the whole cluster.
+
+Audio probes (masked, lift, battery ...) ask the executor for a backend by name; they get one
+loaded on the driver, as locally.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from asr_audit.corpus.clips import ArraySource, Clip, EncodedSource
+from asr_audit.errors import AuditError, ConfigError, require
+from asr_audit.runner.executor import Job, JobResult
+from asr_audit.runner.ray_worker import ModelWorker, WorkerBatch, WorkerInfo
+from asr_audit.runner.spec import ModelSpec
+
+Seconds = float
+
+
+@dataclass
+class _JobState:
+    """One (model, corpus) job: its batches, the answers so far, in plan order."""
+
+    job: Job
+    batches: list[tuple[Clip, ...]]
+    hook: Callable[[int, Seconds, Seconds], None]
+    next: int = 0
+    entries: dict[int, list[Any]] = field(default_factory=dict)  # batch index -> records and failures
+    n_cached: int = 0
+    n_computed: int = 0
+    audio_s: Seconds = 0.0
+    compute_s: Seconds = 0.0
+
+
+@dataclass
+class _Batch:
+    """A batch on its way: what the driver resolved from the store and what the workers answered."""
+
+    state: _JobState
+    index: int
+    clips: tuple[Clip, ...]
+    fps: dict[str, str | None] = field(default_factory=dict)
+    hits: dict[str, tuple[str, Seconds]] = field(default_factory=dict)  # indexed clips: (hash, duration)
+    cached: dict[str, Any] = field(default_factory=dict)  # audio hash -> StoredResult
+    bad: dict[str, str] = field(default_factory=dict)
+    parts: list[WorkerBatch] = field(default_factory=list)
+    pending: int = 0
+
+
+@dataclass
+class _Pool:
+    """The actors of one model and the jobs waiting for them."""
+
+    model: ModelSpec
+    actors: list[Any]
+    jobs: deque[_JobState]
+    info: WorkerInfo | None = None
+    free: list[Any] = field(default_factory=list)  # actor slots that may take a batch now
+    busy: int = 0
+
+    @property
+    def key(self) -> str:
+        assert self.info is not None
+        return str(self.info.identity.key)
+
+
+@dataclass
+class RayExecutor:
+    """Runs transcription jobs on a Ray cluster (see the module docstring)."""
+
+    address: str | None = None  # None: start Ray on this machine; "auto" / "ray://host:port": join that cluster
+    show_progress: bool = True
+    log: Callable[[str], None] = print
+    max_task_retries: int = 3  # Ray's retries of a batch whose actor died
+    in_flight: int = 2  # batches queued per actor
+    models: dict[str, ModelSpec] = field(default_factory=dict)
+    identities: dict[str, dict[str, Any]] = field(default_factory=dict)
+    backends: dict[str, Any] = field(default_factory=dict)  # loaded on the driver, for the audio probes
+    nodes: dict[str, set[str]] = field(default_factory=dict)  # model -> the workers its actors ran on
+    n_shipped: int = 0  # clips whose audio the driver shipped (no worker could read it)
+
+    # ------------------------------------------------------------------ the executor interface
+    def backend_by_name(self, name: str) -> Any:
+        """A backend for the audio probes, loaded on the driver (as the local executor does)."""
+        from asr_audit.models.base import DecodeOptions, load_backend
+
+        m = self.models.get(name)
+        if m is None:
+            raise ConfigError(f"no model named {name!r} in the spec; available: {', '.join(self.models)}")
+        if name not in self.backends:
+            self.backends[name] = load_backend(m.spec, DecodeOptions.from_dict(dict(m.options)))
+        return self.backends[name]
+
+    def identity(self, name: str) -> dict[str, Any] | None:
+        """The identity (spec, weights, options, code, key) the model's actors (or the driver) loaded."""
+        if name in self.identities:
+            return self.identities[name]
+        return self.backends[name].identity().to_dict() if name in self.backends else None
+
+    def run(self, jobs: Sequence[Job], store: Any) -> list[JobResult]:
+        from asr_audit.runner.progress import RunProgress
+
+        ray = require("ray", "ray")
+        started = self._connect(ray)
+        pools: dict[str, _Pool] = {}
+        try:
+            with RunProgress([(j.model.name, len(j.corpus)) for j in jobs], enabled=self.show_progress) as progress:
+                states = [
+                    _JobState(j, _batches(j.corpus.clips, j.model.batch_size), progress.callback(j.model.name))
+                    for j in jobs
+                ]
+                pools = self._start_pools(ray, states, started)
+                self._drive(ray, pools, store)
+            return [self._result(s, pools[s.job.model.name]) for s in states]
+        finally:
+            for pool in pools.values():
+                _release(ray, pool)
+            if started:
+                ray.shutdown()
+
+    # ------------------------------------------------------------------ cluster and pools
+    def _connect(self, ray: Any) -> bool:
+        """Join the cluster at ``address`` or start Ray here; True when this call started it."""
+        if ray.is_initialized():
+            return False
+        try:
+            if self.address:
+                ray.init(address=self.address, logging_level=logging.WARNING)
+            else:  # a new one-machine Ray (not a `ray start` cluster found here), its node address loopback
+                ray.init(
+                    address="local",
+                    include_dashboard=False,
+                    logging_level=logging.WARNING,
+                    _node_ip_address="127.0.0.1",
+                )
+        except ConnectionError as exc:
+            raise ConfigError(
+                f"cannot join the Ray cluster at {self.address!r} ({' '.join(str(exc).split())[:200]}); fix: "
+                "start it with `ray start --head` (docs/scale.md), or pass --address ray://<head>:10001"
+            ) from None
+        return True
+
+    def _start_pools(self, ray: Any, states: Sequence[_JobState], started: bool) -> dict[str, _Pool]:
+        pools: dict[str, _Pool] = {}
+        total = ray.cluster_resources()
+        models = list({s.job.model.name: s.job.model for s in states}.values())
+        self.log(
+            f"Ray cluster: {len([n for n in ray.nodes() if n.get('Alive')])} node(s), "
+            f"{total.get('CPU', 0):g} CPU, {total.get('GPU', 0):g} GPU; "
+            + ", ".join(f"{m.name}: {m.replicas} actor(s) x {m.num_gpus:g} GPU, {m.num_cpus:g} CPU" for m in models)
+        )
+        for s in states:
+            m = s.job.model
+            if m.name not in pools:
+                _check_resources(m, total, strict=started, log=self.log)
+                actor_cls = ray.remote(ModelWorker).options(
+                    num_cpus=m.num_cpus,
+                    num_gpus=m.num_gpus,
+                    max_restarts=-1,
+                    max_task_retries=self.max_task_retries,
+                )
+                actors = [actor_cls.remote(m.spec, dict(m.options)) for _ in range(m.replicas)]
+                pools[m.name] = _Pool(m, actors, deque())
+            pools[m.name].jobs.append(s)
+        return pools
+
+    # ------------------------------------------------------------------ the loop
+    def _drive(self, ray: Any, pools: dict[str, _Pool], store: Any) -> None:
+        inflight: dict[Any, tuple[str, _Pool, Any, Any]] = {}
+        for pool in pools.values():
+            for actor in pool.actors:
+                inflight[actor.info.remote()] = ("info", pool, actor, None)
+        while True:
+            for pool in pools.values():
+                self._fill(pool, store, inflight)
+                if pool.info is not None and not pool.jobs and pool.busy == 0 and pool.actors:
+                    _release(ray, pool)  # its model is done: free the GPUs for the next pool
+            if not inflight:
+                return
+            ready, _ = ray.wait(list(inflight), num_returns=1)
+            for ref in ready:
+                what, pool, actor, payload = inflight.pop(ref)
+                if what == "info":
+                    if pool.actors:  # (a released pool's late actors are gone)
+                        self._on_info(pool, actor, _get(ray, ref, pool, None), store)
+                    continue
+                pool.busy -= 1
+                if what == "batch":  # a shipped follow-up took no slot of its own
+                    pool.free.append(actor)
+                batch, sent = payload
+                answer = _get(ray, ref, pool, batch, sent)
+                if pool.info is not None and pool.info.lookup:
+                    _finish_lookup(batch, answer, pool.info.spec)
+                    continue
+                if answer.fatal:
+                    raise AuditError(answer.fatal)
+                batch.parts.append(answer)
+                self._ship_unreachable(batch, answer, pool, actor, inflight)
+                batch.pending -= 1
+                if batch.pending == 0:
+                    _finish(batch, pool, store)
+
+    def _on_info(self, pool: _Pool, actor: Any, info: WorkerInfo, store: Any) -> None:
+        if info.fatal:
+            raise AuditError(info.fatal)
+        self.nodes.setdefault(pool.model.name, set()).add(info.node)
+        if pool.info is None:
+            pool.info = info
+            self.identities[pool.model.name] = info.identity.to_dict()
+            if not info.lookup:
+                store.register_backend(info.identity)
+        elif info.identity.key != pool.info.identity.key:
+            raise ConfigError(
+                f"model {pool.model.name!r}: its Ray actors resolved different identities ({pool.info.node}: "
+                f"{pool.info.identity.to_dict()['code']}, {info.node}: {info.identity.to_dict()['code']}), e.g. on "
+                "different GPU types; fix: pin the options that resolve at load time, or give the model "
+                "resources only one kind of node has"
+            )
+        pool.free.extend([actor] * self.in_flight)
+
+    def _fill(self, pool: _Pool, store: Any, inflight: dict[Any, tuple[str, _Pool, Any, Any]]) -> None:
+        """Give the pool's free actors the next batches (resolving cached clips on the driver)."""
+        while pool.info is not None and pool.free and pool.jobs:
+            state = pool.jobs[0]
+            if state.next >= len(state.batches):
+                pool.jobs.popleft()
+                continue
+            batch = _Batch(state, state.next, state.batches[state.next])
+            state.next += 1
+            actor = pool.free.pop()
+            if pool.info.lookup:
+                ref = actor.lookup.remote([c.id for c in batch.clips])
+            else:
+                send = _resolve(batch, pool, store)
+                if not send:  # everything cached (or unusable): no worker needed
+                    pool.free.append(actor)
+                    _finish(batch, pool, store)
+                    continue
+                ref = actor.transcribe.remote(send)
+            batch.pending = 1
+            pool.busy += 1
+            inflight[ref] = ("batch", pool, actor, (batch, [c.id for c in batch.clips]))
+
+    def _ship_unreachable(
+        self, batch: _Batch, answer: WorkerBatch, pool: _Pool, actor: Any, inflight: dict[Any, Any]
+    ) -> None:
+        """Clips the worker could not see: the driver reads their bytes and ships them (object store)."""
+        if not answer.unreachable:
+            return
+        by_id = {c.id: c for c in batch.clips}
+        shipped = []
+        for cid in answer.unreachable:
+            c = by_id[cid]
+            path = Path(str(c.audio_path))
+            if not path.is_file():
+                batch.bad[cid] = "audio file not found"  # the driver cannot read it either (as a local run says)
+                continue
+            source = EncodedSource(path.read_bytes(), label=str(c.audio_path))
+            shipped.append(dataclasses.replace(c, audio_path=None, source=source))
+        if shipped:
+            self.n_shipped += len(shipped)
+            batch.pending += 1
+            pool.busy += 1
+            inflight[actor.transcribe.remote(shipped)] = ("shipped", pool, actor, (batch, [c.id for c in shipped]))
+
+    def _result(self, state: _JobState, pool: _Pool) -> JobResult:
+        from asr_audit.store.transcribe import ClipFailure, TranscribeOutcome
+
+        assert pool.info is not None
+        entries = [e for i in range(len(state.batches)) for e in state.entries[i]]
+        records = tuple(e for e in entries if not isinstance(e, ClipFailure))
+        failures = tuple(e for e in entries if isinstance(e, ClipFailure))
+        corpus = state.job.corpus
+        outcome = TranscribeOutcome(
+            pool.info.spec,
+            pool.key,
+            corpus.name,
+            corpus.split,
+            records,
+            failures,
+            len(records) if pool.info.lookup else state.n_cached,
+            state.n_computed,
+            state.audio_s,
+            state.compute_s,
+        )
+        return JobResult(state.job.model.name, corpus.name, outcome)
+
+
+# ---------------------------------------------------------------------- helpers (driver side)
+
+
+def _batches(clips: Sequence[Clip], size: int) -> list[tuple[Clip, ...]]:
+    if size < 1:
+        raise ConfigError(f"--batch-size must be >= 1, got {size}")
+    return [tuple(clips[i : i + size]) for i in range(0, len(clips), size)]
+
+
+def _check_resources(m: ModelSpec, total: dict[str, float], *, strict: bool, log: Callable[[str], None]) -> None:
+    """A model asking for more than the cluster has: an error on a Ray started here, a warning on a
+    cluster that may still grow (an autoscaler adds nodes when actors wait)."""
+    for what, key, want in (("num_gpus", "GPU", m.num_gpus), ("num_cpus", "CPU", m.num_cpus)):
+        have = float(total.get(key, 0.0))
+        if want > have:
+            msg = f"model {m.name!r} asks for {what} = {want:g} per actor but the Ray cluster has {have:g} {key}(s)"
+            if strict:
+                raise ConfigError(
+                    f"{msg}; fix: lower {what} in its [[model]] table, or join a cluster that has them (--address)"
+                )
+            log(f"warning: {msg}; its actors wait until the cluster provides them")
+
+
+def _get(ray: Any, ref: Any, pool: _Pool, batch: _Batch | None, sent: Sequence[str] = ()) -> Any:
+    """``ray.get`` one answer; a task whose worker died on every retry fails the clips it carried (``sent``)."""
+    try:
+        return ray.get(ref)
+    except ray.exceptions.RayActorError as exc:
+        if batch is None:
+            raise AuditError(
+                f"model {pool.model.name!r}: its Ray actor could not start ({' '.join(str(exc).split())[:200]}); "
+                "fix: check the worker logs (`ray logs`) and that asr-audit with the model's extra is installed there"
+            ) from None
+        reason = f"the Ray worker died on this batch ({' '.join(str(exc).split())[:120]})"
+        if pool.info is not None and pool.info.lookup:
+            return [None] * len(batch.clips), reason
+        return WorkerBatch(bad=dict.fromkeys(sent, reason))
+
+
+def _resolve(batch: _Batch, pool: _Pool, store: Any) -> list[Clip]:
+    """Look the batch up in the store; returns the clips a worker must read (as a local run decodes)."""
+    from asr_audit.audio.io import ClipAudioError, check_duration
+    from asr_audit.store.transcribe import file_fingerprint
+
+    assert pool.info is not None
+    batch.fps = {c.id: file_fingerprint(c) for c in batch.clips}
+    index = store.lookup_audio([f for f in batch.fps.values() if f])
+    for c in batch.clips:
+        entry = index.get(batch.fps[c.id] or "")
+        if entry is not None:
+            batch.hits[c.id] = (entry.audio_hash, entry.duration)
+    batch.cached = store.get_transcripts(pool.key, [h for h, _ in batch.hits.values()])
+    send = []
+    for c in batch.clips:
+        try:
+            if c.id in batch.hits and batch.hits[c.id][0] in batch.cached:
+                check_duration(c, batch.hits[c.id][1], pool.info.max_duration)
+                continue
+            send.append(_portable(c, pool.info.max_duration))
+        except ClipAudioError as exc:
+            batch.bad[c.id] = exc.reason
+    return send
+
+
+def _portable(clip: Clip, max_duration: Seconds | None) -> Clip:
+    """``clip`` as it can travel to a worker: paths, URLs and plain in-memory audio as they are; audio
+    behind any other source (an ``hf-dataset:`` row holds a handle on the driver's Arrow cache) is
+    decoded here, as a local run decodes it, and travels as 16 kHz samples."""
+    from asr_audit.audio.io import SAMPLE_RATE, load_clip_audio
+
+    if clip.source is None or isinstance(clip.source, (ArraySource, EncodedSource)):
+        return clip
+    audio = load_clip_audio(clip, max_duration)  # a ClipAudioError is the clip's failure, as locally
+    return dataclasses.replace(clip, source=ArraySource(audio.samples, SAMPLE_RATE, clip.audio_label))
+
+
+def _finish(batch: _Batch, pool: _Pool, store: Any) -> None:
+    """Commit a batch's new transcripts and record its clips in order (as ``transcribe_corpus`` does)."""
+    from asr_audit.store.export import PredictionRecord
+    from asr_audit.store.transcribe import ClipFailure
+
+    state, key = batch.state, pool.key
+    hashes = {cid: hit for cid, hit in batch.hits.items() if hit[0] in batch.cached}
+    bad = dict(batch.bad)
+    done: dict[str, tuple[str, Seconds]] = {}
+    failed: dict[str, str] = {}
+    remember = []
+    for part in batch.parts:
+        bad.update(part.bad)
+        done.update(part.done)
+        failed.update(part.failed)
+        for cid, (h, dur) in part.hashes.items():
+            hashes[cid] = (h, dur)
+            fp = batch.fps.get(cid) or part.fingerprints.get(cid)
+            if fp:
+                remember.append((fp, h, dur))
+    store.remember_audio(remember)
+    loaded = sorted({h for part in batch.parts for h, _ in part.hashes.values()})
+    cached = {**batch.cached, **store.get_transcripts(key, loaded)}
+    durations = dict(hashes.values())
+    fresh = {h: v for h, v in done.items() if h not in cached}
+    failed = {h: r for h, r in failed.items() if h not in cached}
+    batch_audio = sum(durations[h] for h in fresh)
+    batch_compute = sum(sec for _, sec in fresh.values())
+    store.put_transcripts(key, [(h, text, sec) for h, (text, sec) in fresh.items()])
+    stored = store.get_transcripts(key, list(fresh))
+    served = {h: (stored[h].value, stored[h].seconds) if h in stored else v for h, v in fresh.items()}
+    entries: list[Any] = []
+    for c in batch.clips:
+        if c.id in bad:
+            entries.append(ClipFailure(c.id, bad[c.id]))
+            continue
+        h, dur = hashes[c.id]
+        if h in failed:
+            entries.append(ClipFailure(c.id, failed[h]))
+            continue
+        if h in cached:
+            text, sec = cached[h].value, cached[h].seconds
+            state.n_cached += 1
+        else:
+            (text, sec), state.n_computed = served[h], state.n_computed + 1
+        entries.append(PredictionRecord(c.id, c.reference, text, c.duration if c.duration is not None else dur, sec))
+    state.entries[batch.index] = entries
+    state.audio_s += batch_audio
+    state.compute_s += batch_compute
+    state.hook(len(batch.clips), batch_audio, batch_compute)
+
+
+def _finish_lookup(batch: _Batch, answer: list[str | None] | tuple[list[None], str], spec: str) -> None:
+    """A lookup backend's batch (``preds:``), recorded as ``transcribe_corpus`` records it."""
+    from asr_audit.store.export import PredictionRecord
+    from asr_audit.store.transcribe import ClipFailure
+
+    texts, died = (answer, None) if isinstance(answer, list) else answer
+    entries: list[Any] = []
+    for clip, text in zip(batch.clips, texts):
+        if text is None:
+            entries.append(ClipFailure(clip.id, died or f"no prediction for this clip in {spec}"))
+        else:
+            entries.append(PredictionRecord(clip.id, clip.reference, text, clip.duration, None))
+    batch.state.entries[batch.index] = entries
+    batch.state.hook(len(batch.clips), 0.0, 0.0)
+
+
+def _release(ray: Any, pool: _Pool) -> None:
+    """Kill the pool's actors (their resources return to the cluster)."""
+    for actor in pool.actors:
+        ray.kill(actor, no_restart=True)
+    pool.actors = []
+    pool.free = []

@@ -1,0 +1,137 @@
+"""What runs on a Ray worker: one model's backend inside an actor, answering batches of clips.
+
+A :class:`ModelWorker` loads its backend once (spec + decode options, on the device its actor's
+resources give it) and then answers batches. For each clip it reads the audio where it runs — a
+path it can reach, an fsspec URL (``s3://``, ``gs://``, ``hf://``), or audio that travelled inside
+the clip (an in-memory source, or bytes the driver shipped through the object store) — hashes
+it, and transcribes the unique audio with the same batch-then-clip-by-clip isolation as a local
+run (:func:`asr_audit.store.transcribe._compute`). A clip whose file this worker cannot see is
+answered as *unreachable*, so the driver can ship its bytes instead.
+
+The worker never opens the store: it returns plain records (:class:`WorkerBatch`) and the driver,
+the store's only writer, commits them. A problem that stops the run (a missing extra, a bad
+option) comes back as ``fatal`` text rather than an exception, so the driver can raise it as the
+one-line error a local run raises.
+
+The class is plain Python; :mod:`asr_audit.runner.ray_exec` wraps it with ``ray.remote`` and its
+resources, so this module imports nothing from Ray and every worker imports it by name.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from asr_audit.corpus.clips import Clip
+
+Seconds = float
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerInfo:
+    """What the driver needs of a loaded backend: its identity, limits and calling convention."""
+
+    spec: str
+    identity: Any  # asr_audit.models.base.BackendIdentity
+    max_duration: Seconds | None
+    lookup: bool  # answers by clip id (``preds:``): no audio is read
+    node: str
+    fatal: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerBatch:
+    """One batch's answer: per clip an audio hash, a failure or *unreachable*; per hash a text or a failure."""
+
+    hashes: dict[str, tuple[str, Seconds]] = field(default_factory=dict)  # clip id -> (audio hash, duration)
+    fingerprints: dict[str, str] = field(default_factory=dict)  # clip id -> fingerprint seen by the worker
+    bad: dict[str, str] = field(default_factory=dict)  # clip id -> why its audio cannot be used
+    unreachable: tuple[str, ...] = ()  # clip ids whose file this worker cannot see
+    done: dict[str, tuple[str, Seconds]] = field(default_factory=dict)  # audio hash -> (text, compute s)
+    failed: dict[str, str] = field(default_factory=dict)  # audio hash -> failure reason
+    fatal: str | None = None  # a configuration problem that stops the run
+
+
+def reachable(clip: Clip) -> bool:
+    """Whether this process can read the clip's audio: in-clip audio and URLs always count (a URL's
+    failure is the clip's failure, as in a local run); a path counts when the file is here."""
+    from asr_audit.audio.io import is_url
+
+    if clip.audio_path is None or is_url(clip.audio_path):
+        return True
+    return Path(clip.audio_path).is_file()
+
+
+def _node() -> str:
+    """This worker for messages: host, process and Ray node id."""
+    import sys
+
+    ray = sys.modules.get("ray")  # never import (let alone start) Ray here: outside a worker there is no node
+    node = ray.get_runtime_context().get_node_id()[:12] if ray is not None and ray.is_initialized() else "-"
+    return f"{socket.gethostname()}:{os.getpid()} (node {node})"
+
+
+class ModelWorker:
+    """One model's backend in one Ray actor (see the module docstring)."""
+
+    def __init__(self, spec: str, options: dict[str, Any]) -> None:
+        from asr_audit.errors import AuditError
+        from asr_audit.models.base import DecodeOptions, load_backend
+
+        self.backend: Any = None
+        self.fatal: str | None = None
+        self.spec = spec
+        try:
+            self.backend = load_backend(spec, DecodeOptions.from_dict(dict(options)))
+        except AuditError as exc:
+            self.fatal = f"{exc} (loading model {spec!r} on Ray worker {_node()})"
+
+    def info(self) -> WorkerInfo:
+        """The backend's identity and limits (or the reason it could not load)."""
+        from asr_audit.models.preds import is_lookup_backend
+
+        if self.backend is None:
+            return WorkerInfo(self.spec, None, None, False, _node(), self.fatal)
+        b = self.backend
+        return WorkerInfo(b.spec, b.identity(), b.max_duration, is_lookup_backend(b), _node())
+
+    def lookup(self, clip_ids: Sequence[str]) -> list[str | None]:
+        """A lookup backend's answers (``preds:``), one per clip id, ``None`` where it has none."""
+        return list(self.backend.transcribe_ids(list(clip_ids)))
+
+    def transcribe(self, clips: Sequence[Clip]) -> WorkerBatch:
+        """Read, hash and transcribe ``clips`` (see the module docstring)."""
+        from asr_audit.audio.io import ClipAudioError, LoadedAudio, load_clip_audio
+        from asr_audit.errors import ConfigError, MissingExtraError
+        from asr_audit.store.transcribe import _compute, file_fingerprint
+
+        if self.backend is None:
+            return WorkerBatch(fatal=self.fatal)
+        out = WorkerBatch()
+        unreachable: list[str] = []
+        loaded: dict[str, LoadedAudio] = {}
+        for c in clips:
+            if not reachable(c):
+                unreachable.append(c.id)
+                continue
+            try:
+                a = load_clip_audio(c, self.backend.max_duration)
+            except ClipAudioError as exc:
+                out.bad[c.id] = exc.reason
+                continue
+            loaded[c.id] = a
+            out.hashes[c.id] = (a.audio_hash, a.duration)
+            if fp := file_fingerprint(c):
+                out.fingerprints[c.id] = fp
+        unique = {a.audio_hash: a for a in loaded.values()}
+        try:
+            done, failed = _compute(self.backend, list(unique.values()))
+        except (MissingExtraError, ConfigError) as exc:
+            return WorkerBatch(fatal=f"{exc} (model {self.spec!r} on Ray worker {_node()})")
+        out.done.update(done)
+        out.failed.update(failed)
+        return WorkerBatch(out.hashes, out.fingerprints, out.bad, tuple(unreachable), out.done, out.failed)

@@ -1,0 +1,128 @@
+"""The Ray executor on a local Ray (``ray.init(num_cpus=2)``): byte-identical ``results.json`` to the
+local executor, resume after the driver dies mid-run, and a worker killed mid-batch costs a retry.
+
+Marked ``ray``: these run only inside a loopback-only network namespace (``tests/conftest.py``;
+``scripts/test.sh`` starts them with ``unshare -n``), so Ray never binds this machine's address.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ray = pytest.importorskip("ray")
+
+import ray_backends as rb  # noqa: E402 - tests/support, after the skip
+
+from asr_audit.runner import ray_exec  # noqa: E402
+from asr_audit.runner.ray_exec import RayExecutor  # noqa: E402
+from asr_audit.runner.run import LocalExecutor  # noqa: E402
+from asr_audit.store.sqlite import open_store  # noqa: E402
+
+pytestmark = pytest.mark.ray
+
+SRC = Path(rb.__file__).resolve().parents[2] / "src"
+
+
+def _start_env() -> None:
+    """Workers import this checkout's asr_audit and the test backends (they inherit the environment)."""
+    paths = [str(SRC), str(Path(rb.__file__).parent), os.environ.get("PYTHONPATH", "")]
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+    rb.setup()
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    _start_env()
+    ray.init(
+        address="local",  # a new Ray even where a `ray start` cluster runs
+        num_cpus=2,
+        include_dashboard=False,
+        logging_level="ERROR",
+        runtime_env={"worker_process_setup_hook": "ray_backends.setup"},
+    )
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ray-world")
+    spec = rb.write_spec(root, rb.build_world(root))
+    _, expected = rb.run_both(spec, LocalExecutor(False), root / "local.sqlite")
+    return root, spec, expected
+
+
+def test_resume_after_the_driver_dies_mid_run(local_ray, tmp_path, monkeypatch) -> None:
+    spec = rb.write_spec(tmp_path, rb.build_world(tmp_path), replicas=1, full=False)
+    _, expected = rb.run_both(spec, LocalExecutor(False), tmp_path / "local.sqlite")
+    store = tmp_path / "resume.sqlite"
+    finish, calls = ray_exec._finish, []
+
+    def dying(batch, pool, st) -> None:  # the driver is killed right after committing two batches
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        calls.append(batch.index)
+        finish(batch, pool, st)
+
+    monkeypatch.setattr(ray_exec, "_finish", dying)
+    with pytest.raises(KeyboardInterrupt):
+        rb.run_both(spec, RayExecutor(show_progress=False), store)
+    monkeypatch.setattr(ray_exec, "_finish", finish)
+    with open_store(store) as st:
+        assert st.count("transcript") == 2  # what was committed survives
+    outcome, got = rb.run_both(spec, RayExecutor(show_progress=False), store)
+    assert got == expected
+    assert (outcome.n_computed, outcome.n_cached) == (2, 2)  # the two lost clips computed, the two stored reused
+
+
+def test_worker_killed_mid_batch_costs_only_a_retry(local_ray, tmp_path) -> None:
+    marker = tmp_path / "crashed"
+    spec = rb.write_spec(tmp_path, rb.build_world(tmp_path), echo=f"crash-once-test:{marker}", replicas=1, full=False)
+    marker.write_text("local")  # the local reference run does not crash
+    _, expected = rb.run_both(spec, LocalExecutor(False), tmp_path / "local.sqlite")
+    marker.unlink()
+    outcome, got = rb.run_both(spec, RayExecutor(show_progress=False), tmp_path / "ray.sqlite")
+    assert marker.read_text() != "local"  # a worker did die (it wrote its pid and exited)
+    assert got == expected  # nothing lost: every clip has its transcript
+    with open_store(tmp_path / "ray.sqlite") as st:
+        assert st.count("transcript") == 4  # nothing duplicated
+    assert outcome.n_computed == 4
+
+
+def test_cli_run_with_executor_ray_matches_local_byte_for_byte(local_ray, world, run_cli) -> None:
+    root, spec, expected = world  # expected: results.json of the local executor
+    code, out, err = run_cli("run", spec, "--executor", "ray", "--store", root / "cli.sqlite")
+    assert code == 0, err
+    assert (root / "out" / "results.json").read_bytes() == expected
+    assert "4 transcriptions computed, 3 from the store" in out  # 4 echo clips, 3 preds answers
+    assert "Ray cluster: 1 node(s), 2 CPU, 0 GPU; echo: 2 actor(s) x 0 GPU, 0.5 CPU" in " ".join(out.split())
+    code, _, err = run_cli("run", spec, "--address", "auto", "--store", root / "cli.sqlite")
+    assert code == 2 and "--address names a Ray cluster; fix: add --executor ray" in err
+
+
+def test_a_model_that_cannot_load_on_the_workers_stops_the_run_with_its_reason(local_ray, tmp_path, run_cli) -> None:
+    spec = rb.write_spec(
+        tmp_path, rb.build_world(tmp_path), echo=f"preds:{tmp_path / 'nope.jsonl'}", replicas=1, full=False
+    )
+    code, _, err = run_cli("run", spec, "--executor", "ray", "--no-progress", "--store", tmp_path / "s.sqlite")
+    assert code == 2 and "nope.jsonl" in err and "on Ray worker" in err and len(err.strip().splitlines()) == 1
+
+
+def test_audio_only_the_driver_can_load_is_decoded_there_and_shipped(local_ray, tmp_path) -> None:
+    from asr_audit.runner.executor import Job
+    from asr_audit.runner.spec import ModelSpec
+
+    job = Job(ModelSpec("echo", "echo-test:a", batch_size=3), rb.driver_only_corpus())
+    with open_store(tmp_path / "local.sqlite") as st:
+        local = LocalExecutor(False).run([job], st)[0].outcome
+    with open_store(tmp_path / "ray.sqlite") as st:
+        remote = RayExecutor(show_progress=False).run([job], st)[0].outcome
+
+    def rows(o):  # everything but the compute time
+        return [(r.clip_id, r.reference, r.hypothesis, r.duration) for r in o.records]
+
+    assert len(remote.records) == 2 and rows(remote) == rows(local)
+    assert remote.failures == local.failures and "damaged" in remote.failures[0].reason

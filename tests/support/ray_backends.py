@@ -1,0 +1,179 @@
+"""Cheap backends for the Ray executor tests, registered in the test process and, through Ray's
+``worker_process_setup_hook`` (``ray_backends.setup``), in every Ray worker.
+
+* ``echo-test:<tag>`` — a deterministic text made from the audio (its length and level);
+* ``crash-once-test:<marker file>`` — the same texts, but the first call anywhere creates the
+  marker and kills its own process (``os._exit``), as a worker lost mid-batch would.
+
+``setup_hide`` also makes every worker treat files under a folder named ``driver-only`` as
+unreachable, so the driver must ship their bytes.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from asr_audit.models.base import BACKENDS, TRANSCRIBE, BaseBackend, DecodeOptions, register_backend
+
+HIDDEN = "driver-only"
+
+
+class EchoBackend(BaseBackend):
+    code_version = "echo-test/1"
+
+    def transcribe(self, audios):
+        return [f"clip of {len(a) // 1600} tenths at level {int(np.abs(a).max() * 10)}" for a in audios]
+
+
+class CrashOnceBackend(EchoBackend):
+    def __init__(self, spec: str, options: DecodeOptions, marker: str) -> None:
+        super().__init__(spec, options, "none")
+        self.marker = Path(marker)
+
+    def transcribe(self, audios):
+        if not self.marker.exists():
+            self.marker.write_text(str(os.getpid()))
+            os._exit(1)  # the worker process dies mid-batch
+        return super().transcribe(audios)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class DriverOnlySource:
+    """Audio only the process that made it can load (like an ``hf-dataset:`` row whose Arrow cache a
+    worker cannot see); ``broken`` sources fail to load anywhere."""
+
+    samples: np.ndarray
+    pid: int
+    broken: bool = False
+    label: str = "<driver-only>"
+
+    @property
+    def fingerprint(self) -> str | None:
+        return None
+
+    def load(self) -> tuple[np.ndarray, int]:
+        if self.broken:
+            raise ValueError("this row's audio is damaged")
+        if os.getpid() != self.pid:
+            raise RuntimeError(f"loaded in process {os.getpid()}, not on the driver")
+        return self.samples, 8000
+
+
+def driver_only_corpus():
+    """Three clips behind :class:`DriverOnlySource` (8 kHz tones; the last one broken)."""
+    from asr_audit.corpus.clips import Clip, Corpus
+
+    t = np.arange(8000, dtype=np.float32) / 8000
+    clips = tuple(
+        Clip(
+            id=f"row{i}",
+            reference="a tone",
+            source=DriverOnlySource(
+                (0.1 * (i + 1) * np.sin(2 * np.pi * 220 * (i + 1) * t)).astype(np.float32), os.getpid(), i == 2
+            ),
+        )
+        for i in range(3)
+    )
+    return Corpus("rows", "test", "memory", clips)
+
+
+def setup() -> None:
+    """Register the test backends (idempotent; Ray calls it in every worker process)."""
+    if "echo-test" not in BACKENDS:
+        register_backend("echo-test", description="test echo", capabilities=[TRANSCRIBE])(
+            lambda arg, options: EchoBackend(f"echo-test:{arg}", options, "none")
+        )
+    if "crash-once-test" not in BACKENDS:
+        register_backend("crash-once-test", description="test crash", capabilities=[TRANSCRIBE])(
+            lambda arg, options: CrashOnceBackend(f"crash-once-test:{arg}", options, arg)
+        )
+
+
+def setup_hide() -> None:
+    """:func:`setup`, and files under a ``driver-only`` folder are unreachable from this worker."""
+    from asr_audit.runner import ray_worker
+
+    setup()
+    plain = ray_worker.reachable
+    ray_worker.reachable = lambda clip: HIDDEN not in str(clip.audio_path) and plain(clip)
+
+
+CLIPS = ("0880.flac", "0930.flac", "0890.flac", "0920.flac")
+
+
+def build_world(root: Path, folder: str = "audio") -> Path:
+    """Four LibriVox clips and one missing file in ``root/folder``, with a manifest, and a prediction
+    file answering three of them; returns the manifest."""
+    import json
+    import shutil
+
+    from asr_audit.data import LIBRIVOX_MANIFEST
+
+    rows = {json.loads(line)["audio_filepath"]: json.loads(line) for line in LIBRIVOX_MANIFEST.read_text().splitlines()}
+    audio = root / folder
+    audio.mkdir(parents=True, exist_ok=True)
+    lines, preds = [], []
+    for name in CLIPS:
+        shutil.copy(LIBRIVOX_MANIFEST.parent / name, audio / name)
+        lines.append(json.dumps({"audio_filepath": name, "text": rows[name]["text"]}))
+    lines.append(json.dumps({"audio_filepath": "gone.flac", "text": "A CLIP WHOSE FILE IS MISSING"}))
+    for name in CLIPS[:3]:
+        words = rows[name]["text"].split()
+        preds.append(json.dumps({"audio_filepath": name, "text": rows[name]["text"], "pred_text": " ".join(words[1:])}))
+    manifest = audio / "manifest.jsonl"
+    manifest.write_text("\n".join(lines) + "\n")
+    (root / "preds.jsonl").write_text("\n".join(preds) + "\n")
+    return manifest
+
+
+def write_spec(
+    root: Path, manifest: Path, echo: str = "echo-test:a", replicas: int = 2, num_cpus: float = 0.5, full: bool = True
+) -> Path:
+    """An experiment spec: the manifest's corpus and the echo model (``replicas`` actors, one clip per
+    batch); ``full`` adds the prediction-file model and refdis over both, else no probe runs."""
+    corpus_probes = "[corpus.probes.refdis]\nmin_panel = 2\nloo = false" if full else ""
+    preds = f"""
+[[model]]
+name = "preds"
+spec = "preds:{root / "preds.jsonl"}"
+batch_size = 2
+num_cpus = {num_cpus}
+[panel]
+models = ["echo", "preds"]
+[probes.refdis]
+resamples = 20
+"""
+    spec = root / "audit.toml"
+    spec.write_text(
+        f"""
+title = "ray"
+seed = 1
+output = "out"
+[[corpus]]
+name = "clips"
+spec = "{manifest}"
+{corpus_probes}
+[[model]]
+name = "echo"
+spec = "{echo}"
+batch_size = 1
+num_cpus = {num_cpus}
+replicas = {replicas}
+{preds if full else "[probes]"}
+"""
+    )
+    return spec
+
+
+def run_both(spec_path: Path, executor, store: Path):
+    """Run ``spec_path`` with ``executor`` into its output folder; returns (outcome, results.json bytes)."""
+    from asr_audit.runner.run import run_experiment
+    from asr_audit.runner.spec import load_spec
+
+    spec = load_spec(spec_path)
+    outcome = run_experiment(spec, executor=executor, store_path=str(store), log=lambda _: None)
+    return outcome, (Path(spec.output) / "results.json").read_bytes()
