@@ -47,6 +47,7 @@ VERB_MODULES = [
     "asr_audit.cli.battery",
     "asr_audit.cli.organism",
     "asr_audit.cli.demo",
+    "asr_audit.cli.gate",
 ]
 
 
