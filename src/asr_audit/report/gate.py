@@ -13,7 +13,8 @@ from typing import Any
 
 from rich.table import Table
 
-from asr_audit.report.format import UNDEFINED, fmt_num
+from asr_audit.report.format import TEMPLATE_HELPERS, UNDEFINED, fmt_num
+from asr_audit.report.section import ReportContext, Section, register_section
 
 LABELS = {"accept_ref": "accept-ref", "wer_inflation": "WER inflation", "wer": "WER"}
 ICONS = {"pass": "✅", "regression": "❌", "undecided": "⚠️"}
@@ -96,3 +97,47 @@ def gate_table(d: Mapping[str, Any]) -> Table:
             r["status"] if r["status"] != "not tested" else f"not tested: {r.get('reason', '')}",
         )
     return t
+
+
+GATE_CSV_COLUMNS = (
+    "measure",
+    "candidate",
+    "baseline",
+    "difference",
+    "lower_bound",
+    "upper_bound",
+    "alpha",
+    "min_effect",
+    "p_value",
+    "n_clusters",
+    "status",
+    "reason",
+)
+
+
+@register_section("gate")
+def gate_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
+    """The report's section for a run with ``[probes.gate]``: the decision and one row per measure."""
+    from asr_audit.report.tables import to_csv
+    from asr_audit.stats.flags import fpr_note
+
+    r = entry["result"]
+    corpus = entry.get("corpus", "")
+    anchor = ctx.slug(f"gate-{corpus}")
+    headline = {
+        "pass": f"pass: no regression of {r['candidate']} against {r['baseline']}",
+        "regression": f"regression: {r['candidate']} is worse than {r['baseline']}",
+        "undecided": "undecided: too little data to test any measure",
+    }[r["decision"]]
+    html = ctx.render(
+        "gate.html.j2",
+        r=r,
+        headline=headline,
+        labels=LABELS,
+        fpr_note=fpr_note("gate.regression", "equal models, default min effects"),
+        **TEMPLATE_HELPERS,
+    )
+    rows = [{k: t.get(k) for k in GATE_CSV_COLUMNS} for t in r["tests"]]
+    return Section(
+        f"Regression gate — {corpus}", anchor, html, tables={f"{anchor}.csv": to_csv(rows, GATE_CSV_COLUMNS)}
+    )

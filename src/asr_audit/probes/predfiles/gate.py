@@ -32,9 +32,10 @@ import numpy as np
 
 from asr_audit.corpus.predfiles import PredictionSet
 from asr_audit.errors import ConfigError
-from asr_audit.options import check
+from asr_audit.options import Reader, Surface, build, check
 from asr_audit.probes.predfiles.inflation import inflation_columns
 from asr_audit.probes.predfiles.refdis import CONSENSUS, REF, ClipInput, Edit, RefdisParams
+from asr_audit.probes.predfiles.refdis_options import RefdisOptions
 from asr_audit.probes.predfiles.refdis_result import RefdisResult
 from asr_audit.stats.contrast import Contrast, cluster_sums, ratio_contrast
 from asr_audit.text.align import AlignmentCache
@@ -115,6 +116,72 @@ class GateOptions:
             "min_clusters": self.min_clusters,
             "min_edits": self.min_edits,
         }
+
+
+GATE_KEYS = ("candidate", "baseline", "level", "min_effect", "measures", "resamples", "min_clusters", "min_edits")
+REFDIS_KEYS = ("preset", "loo", "min_panel", "majority", "include_middle", "merge_compounds", "language")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GateRunOptions:
+    """A run's ``[probes.gate]`` table: the two models, the gate's options and refdis's mining options."""
+
+    candidate: str
+    baseline: str
+    gate: GateOptions
+    refdis: RefdisOptions
+
+    def __post_init__(self) -> None:
+        check(
+            self.candidate != self.baseline,
+            "baseline",
+            self.baseline,
+            "is the candidate too",
+            "name two different models of the run",
+        )
+
+    def check_panel(self, n_panel: int, surface: Surface, corpus: str | None = None) -> None:
+        """The refdis options' leave-one-out quorum check (the gate mines with them)."""
+        self.refdis.check_panel(n_panel, surface, corpus)
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, object], surface: Surface) -> GateRunOptions:
+        """Options from a spec table (``None`` = not given); ``candidate`` and ``baseline`` are required."""
+        r = Reader(values, surface, (*GATE_KEYS, *REFDIS_KEYS), "gate")
+        for key in ("candidate", "baseline"):
+            if not r.has(key):
+                raise surface.missing(key, f'name the {key} model, e.g. {key} = "my-model"')
+        raw = r.values.get("min_effect")
+        if isinstance(raw, Mapping):
+            effects = {str(k): v for k, v in raw.items()}
+            for k, v in effects.items():
+                if isinstance(v, bool) or not isinstance(v, (int, float)):
+                    raise surface.error(
+                        "min_effect", dict(raw), f"has {k} = {v!r}, not a number", "write points, e.g. { wer = 0.5 }"
+                    )
+            min_effect = {k: float(v) for k, v in effects.items()}
+        elif isinstance(raw, (int, float)) and not isinstance(raw, bool):
+            min_effect = dict.fromkeys(MEASURES, float(raw))
+        elif raw is None:
+            min_effect = dict(DEFAULT_MIN_EFFECT)
+        else:
+            raise surface.error(
+                "min_effect", raw, "is not a number or a table", "write min_effect = 0.5 or { wer = 0.5 }"
+            )
+        gate = build(
+            GateOptions,
+            surface,
+            level=r.number("level", 0.025),
+            min_effect=min_effect,
+            measures=r.names("measures", MEASURES),
+            n_resamples=r.integer("resamples", 2000),
+            min_clusters=r.integer("min_clusters", MIN_CLUSTERS),
+            min_edits=r.integer("min_edits", MIN_EDITS),
+        )
+        refdis = RefdisOptions.from_mapping({k: values.get(k) for k in REFDIS_KEYS}, surface, "gate")
+        return build(
+            cls, surface, candidate=r.text("candidate", ""), baseline=r.text("baseline", ""), gate=gate, refdis=refdis
+        )
 
 
 def parse_min_effect(text: str | None) -> dict[str, float]:
