@@ -48,6 +48,7 @@ VERB_MODULES = [
     "asr_audit.cli.organism",
     "asr_audit.cli.demo",
     "asr_audit.cli.gate",
+    "asr_audit.cli.export",
 ]
 
 
