@@ -236,12 +236,13 @@ def eval_results_yaml(
         for r in mine:
             if r["probe"] == probe and r["measure"] not in by_measure and r["value"] is not None:
                 by_measure[r["measure"]] = r
-    entries, missing = [], []
+    entries: list[tuple[str, float, str]] = []
+    missing: list[str] = []
     for m in measures:
-        r = by_measure.get(m)
-        if r is None:
+        if m not in by_measure:
             missing.append(m)
             continue
+        r = by_measure[m]
         value = r["value"] * 100 if r["unit"] == "share" else r["value"]
         unit = "%" if r["unit"] == "share" else "percentage points"
         interval = (
