@@ -49,6 +49,7 @@ VERB_MODULES = [
     "asr_audit.cli.demo",
     "asr_audit.cli.gate",
     "asr_audit.cli.export",
+    "asr_audit.cli.longform",
 ]
 
 

@@ -3,7 +3,7 @@
 A group assignment comes from a regular expression over clip ids (named group ``group``, or the
 first group; optionally ``index`` for the chunk order and ``start`` for its start time in seconds)
 or from a mapping file (JSONL/JSON/CSV/Parquet, the prediction files' formats) with a clip id
-column, a group column (``group``, ``recording``, ``recording_id``, ``cluster``, ``sentence``,
+column (a prediction file's id column, or ``clip_id`` / ``chunk_id``), a group column (``group``, ``recording``, ``recording_id``, ``cluster``, ``sentence``,
 ``sentence_id``) and optional ``index`` / ``order`` and ``start`` / ``offset`` columns.
 
 The gate clusters its bootstrap by these groups; long-form scoring concatenates each group's
@@ -20,6 +20,7 @@ from pathlib import Path
 
 from asr_audit.errors import ConfigError, InputFileError
 
+CLIP_COLUMNS = ("clip_id", "chunk_id")  # besides the prediction files' id columns
 GROUP_COLUMNS = ("group", "recording", "recording_id", "cluster", "sentence", "sentence_id")
 INDEX_COLUMNS = ("index", "order", "chunk", "chunk_index")
 START_COLUMNS = ("start", "offset", "start_time")
@@ -109,12 +110,12 @@ def load_group_file(path: str | Path) -> dict[str, Member]:
         if cols is None:
             keys = [str(k) for k in obj]
             cols = (
-                _first(keys, ID_COLUMNS),
+                _first(keys, (*ID_COLUMNS, *CLIP_COLUMNS)),
                 _first(keys, GROUP_COLUMNS),
                 _first(keys, INDEX_COLUMNS),
                 _first(keys, START_COLUMNS),
             )
-            for col, names, what in zip(cols[:2], (ID_COLUMNS, GROUP_COLUMNS), ("clip id", "group")):
+            for col, names, what in zip(cols[:2], ((*ID_COLUMNS, *CLIP_COLUMNS), GROUP_COLUMNS), ("clip id", "group")):
                 if col is None:
                     raise InputFileError(
                         path,

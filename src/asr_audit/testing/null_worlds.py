@@ -1071,8 +1071,9 @@ def calibrate_gate(
         GATE_PLANTED,
         estimate=False,
     )
-    zero = GateOptions(min_effect=dict.fromkeys(MEASURES, 0.0), n_resamples=N_RESAMPLES)
-    usual = GateOptions(min_effect=dict(DEFAULT_MIN_EFFECT), n_resamples=N_RESAMPLES)
+    # the verb's defaults (2,000 resamples: the lower bound is a quantile at level / 3)
+    zero = GateOptions(min_effect=dict.fromkeys(MEASURES, 0.0))
+    usual = GateOptions(min_effect=dict(DEFAULT_MIN_EFFECT))
     params = preset_params(preset="anchor", loo=True)
     panel = [f"panel-{k + 1}" for k in range(4)]
     copiers = [f"candidate+{d:g}" for d in grid]
