@@ -102,7 +102,16 @@ def _refdis(corpus: str, r: Mapping[str, Any]) -> list[dict[str, Any]]:
 def _wer_models(probe: str) -> Any:
     def rows(corpus: str, r: Mapping[str, Any]) -> list[dict[str, Any]]:
         return [
-            _row(m["model"], corpus, probe, "wer", r, value=m.get("wer"), n=m.get("n_words"), unit="share")
+            _row(
+                m["model"],
+                corpus,
+                probe,
+                "wer",
+                r,
+                value=m.get("wer"),
+                n=m.get("n_words", m.get("wer_n_words")),
+                unit="share",
+            )
             for m in r.get("models", [])
         ]
 
