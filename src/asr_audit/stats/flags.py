@@ -309,9 +309,10 @@ def _measured(path: Path = MEASURED_FPR_FILE) -> dict[tuple[str, str], MeasuredF
             rate=float(r["fpr"]),
             low=float(r["fpr_ci_low"]),
             high=float(r["fpr_ci_high"]),
-            n_datasets=int(data["n_datasets"]),
-            seed=int(data["seed"]),
-            date=str(data["date"]),
+            # a row measured apart from the full run (e.g. a probe added later) carries its own
+            n_datasets=int(r.get("n_datasets", data["n_datasets"])),
+            seed=int(r.get("seed", data["seed"])),
+            date=str(r.get("date", data["date"])),
         )
         for r in data["rows"]
     }
