@@ -126,3 +126,14 @@ def test_write_corrected_errors(tmp_path: Path, run_cli) -> None:
     ):  # fmt: skip
         code, _, err = run_cli(*base, *args)
         assert code == 2 and message in err and "fix:" in err, (args, err)
+
+
+def test_the_cleaned_file_gates_two_result_files_without_a_panel(cleaned: tuple[Path, dict], run_cli) -> None:
+    path, _ = cleaned
+    code, out, err = run_cli(
+        "gate", "--candidate", VOXPOPULI_EXAMPLES / "whisper-tiny.en.jsonl", "--baseline",
+        VOXPOPULI_EXAMPLES / "whisper-small.en.jsonl", "--corrected-refs", path, "--min-effect", "wer=2.5",
+        "--resamples", "500",
+    )  # fmt: skip
+    assert code == 0, err
+    assert "two-reference (corrected references)" in out and "| WER | 9.22 | 7.31 | +1.91 |" in out
