@@ -13,10 +13,13 @@ script exits 1. Documented in ``docs/validity.md``.
     python benchmarks/null_calibration.py --seed 1 --json null-calibration.json
     python benchmarks/null_calibration.py --only refdis --refdis-errors 0.03,0.10   # noisier models
     python benchmarks/null_calibration.py --n-datasets 500 --seed 0 --write-data   # the rates the report cites
+    python benchmarks/null_calibration.py --only gate --n-datasets 150 --seed 0 --update-data  # one probe's rows
 
 ``--write-data`` (a full run only: every probe, default worlds) stores each flag's measured
 false-positive rate in ``src/asr_audit/data/null_calibration.json``
 (:data:`asr_audit.stats.flags.MEASURED_FPR_FILE`), which the report's verdict sentences cite.
+``--update-data`` (with ``--only``) replaces only the rows of the probes run, each row carrying its
+own dataset count, seed and date; the other probes' rows stay as their full run wrote them.
 """
 
 from __future__ import annotations
@@ -61,11 +64,21 @@ def main(argv: list[str] | None = None) -> int:
         help=f"store the measured false-positive rates the report cites in {MEASURED_FPR_FILE.name} "
         "(a full run only: no --only, no --refdis-errors)",
     )
+    ap.add_argument(
+        "--update-data",
+        action="store_true",
+        help=f"replace only the --only probes' rows in {MEASURED_FPR_FILE.name} (each row keeps its own "
+        "dataset count, seed and date)",
+    )
     args = ap.parse_args(argv)
     if args.n_datasets < 1:
         ap.error(f"--n-datasets {args.n_datasets} must be >= 1")
     if args.write_data and (args.only or args.refdis_errors):
         ap.error("--write-data stores the rates of a full run: drop --only and --refdis-errors")
+    if args.update_data and (not args.only or args.refdis_errors or args.write_data):
+        ap.error(
+            "--update-data replaces the rows of the --only probes: name them, drop --refdis-errors and --write-data"
+        )
     options: dict[str, dict[str, object]] = {}
     if args.refdis_errors:
         try:
@@ -113,6 +126,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.write_data:
         write_data(rows, args.n_datasets, args.seed, MEASURED_FPR_FILE)
         say(f"wrote {MEASURED_FPR_FILE}")
+    if args.update_data:
+        update_data(rows, probes, args.n_datasets, args.seed, MEASURED_FPR_FILE)
+        say(f"updated the {', '.join(probes)} rows of {MEASURED_FPR_FILE}")
     return 1 if failed else 0
 
 
@@ -130,6 +146,17 @@ def write_data(rows: list[Calibration], n_datasets: int, seed: int, path: Path) 
         "numpy": np.__version__,
         "rows": [{k: r.to_dict()[k] for k in keys} for r in rows],
     }
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
+def update_data(rows: list[Calibration], probes: list[str], n_datasets: int, seed: int, path: Path) -> None:
+    """Replace the rows of ``probes`` in the stored rates with ``rows``, each stamped with its own
+    dataset count, seed and date (:func:`asr_audit.stats.flags.measured_fpr` reads them)."""
+    keys = ("probe", "flag", "setting", "level", "k_null", "n_null", "fpr", "fpr_ci_low", "fpr_ci_high", "status")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    kept = [r for r in data["rows"] if r["probe"] not in probes]
+    stamp = {"n_datasets": n_datasets, "seed": seed, "date": time.strftime("%Y-%m-%d")}
+    data["rows"] = kept + [{**{k: r.to_dict()[k] for k in keys}, **stamp} for r in rows]
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
 

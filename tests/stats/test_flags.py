@@ -127,3 +127,31 @@ def test_stored_rates_load_from_the_benchmark_file(tmp_path) -> None:
     got = flags._measured(path)[("refdis.copies_reference", "s")]
     assert (got.k, got.n, got.seed, got.n_datasets) == (6, 400, 7, 400)
     assert got.note().startswith("(flag's false-positive rate 1.5% [0.7%, 3.2%] in 400 simulated datasets")
+
+
+def test_update_data_replaces_one_probes_rows_with_their_own_stamp(tmp_path) -> None:
+    """``--update-data`` keeps the other probes' rows and stamps the new rows with their own run."""
+    import importlib.util
+    from pathlib import Path
+
+    from asr_audit.testing.null_worlds import Calibration
+
+    spec = importlib.util.spec_from_file_location(
+        "null_calibration", Path(__file__).parents[2] / "benchmarks" / "null_calibration.py"
+    )
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+
+    def row(probe: str, flag: str, k: int, n: int) -> Calibration:
+        return Calibration(probe=probe, flag=flag, setting="s", level=0.025, null_world="", planted_world="",
+                           effect="", n_null=n, k_null=k, planted=None)  # fmt: skip
+
+    path = tmp_path / "rates.json"
+    bench.write_data([row("refdis", "refdis.copies_reference", 6, 400)], 400, 7, path)
+    bench.update_data([row("gate", "gate.regression", 1, 150)], ["gate"], 150, 0, path)
+    bench.update_data([row("gate", "gate.regression", 2, 120)], ["gate"], 120, 3, path)
+    stored = flags._measured(path)
+    old, new = stored[("refdis.copies_reference", "s")], stored[("gate.regression", "s")]
+    assert (old.k, old.n, old.seed, old.n_datasets) == (6, 400, 7, 400)
+    assert (new.k, new.n, new.seed, new.n_datasets) == (2, 120, 3, 120)
+    assert len(stored) == 2

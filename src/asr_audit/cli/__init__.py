@@ -49,6 +49,9 @@ VERB_MODULES = [
     "asr_audit.cli.organism",
     "asr_audit.cli.demo",
     "asr_audit.cli.corpus",
+    "asr_audit.cli.gate",
+    "asr_audit.cli.export",
+    "asr_audit.cli.longform",
 ]
 
 

@@ -75,6 +75,17 @@ def refdis(
         None, "--json", help="Write the full result (edits, verdicts, params) as JSON."
     ),
     csv_out: Path | None = typer.Option(None, "--csv", help="Write the per-model table as CSV."),
+    write_corrected: Path | None = typer.Option(
+        None,
+        "--write-corrected",
+        help="Write the consensus-corrected references (a cleaned benchmark, manifest JSONL) with every change.",
+    ),
+    verify_with: str | None = typer.Option(
+        None, "--verify-with", help="Scoring backend that checks each correction on the audio (needs --audio-root)."
+    ),
+    audio_root: Path | None = typer.Option(
+        None, "--audio-root", help="Folder of the clips' audio (clip id = path under it), for --verify-with."
+    ),
 ) -> None:
     """Mine reference errors with a consensus panel and score how often each model reproduces them."""
     from asr_audit.corpus.predfiles import load_predictions, load_references
@@ -103,6 +114,15 @@ def refdis(
     )
     check_output_file(json_out, "--json")  # outputs checked before the work
     check_output_file(csv_out, "--csv")
+    check_output_file(write_corrected, "--write-corrected")
+    if verify_with is not None and write_corrected is None:
+        raise ConfigError(
+            "--verify-with checks the corrections --write-corrected writes; fix: add --write-corrected FILE"
+        )
+    if write_corrected is not None and corrected is not None:
+        raise ConfigError(
+            "--write-corrected writes the panel's corrections, but --corrected-refs gives them; fix: use --panel"
+        )
     if normalize_workers < 0:
         raise ConfigError(f"--normalize-workers {normalize_workers} must be >= 0 (0 = one per core)")
     import os
@@ -154,6 +174,16 @@ def refdis(
         console.print(f"wrote {write_text(json_out, to_json(data))}")
     if csv_out:
         console.print(f"wrote {write_text(csv_out, refdis_csv(data))}")
+    if write_corrected:
+        from asr_audit.probes.audio.verify import cleaned_benchmark
+        from asr_audit.probes.predfiles.corrected import corrected_jsonl
+
+        clips, text_form = cleaned_benchmark(
+            pset, result, verify_with=verify_with, audio_root=None if audio_root is None else str(audio_root)
+        )
+        changed = sum(bool(c.changes) for c in clips)
+        path = write_text(write_corrected, corrected_jsonl(clips, text_form))
+        console.print(f"wrote {path} ({len(clips)} clips, {changed} corrected)")
 
 
 @app.command()

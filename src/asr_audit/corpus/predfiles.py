@@ -630,3 +630,44 @@ def load_references(path: str | Path) -> dict[str, str]:
     if not out:
         raise InputFileError(path, "file has no rows", "write at least one reference row")
     return out
+
+
+def add_prediction_files(
+    pset: PredictionSet | None, files: Sequence[PredictionFile], source: str = ""
+) -> PredictionSet:
+    """``pset`` (or an empty set) with ``files`` added, checked as :func:`load_predictions` checks a folder.
+
+    A model name already in the set, or a reference that differs from the set's for the same clip
+    id, is an :class:`~asr_audit.errors.InputFileError` naming the file and row.
+    """
+    have: list[PredictionFile] = list(pset.files) if pset is not None else []
+    by_model = {f.model: f for f in have}
+    references = dict(pset.references) if pset is not None else {}
+    origin: dict[str, tuple[Path, int]] = {}
+    for f in have:
+        for cid, r in f.rows.items():
+            origin.setdefault(cid, (f.path, r.line))
+    for pf in files:
+        if pf.model in by_model:
+            raise InputFileError(
+                pf.path,
+                f"a second prediction file for model {pf.model!r} (first: {by_model[pf.model].path})",
+                "keep one file per model, or rename one of them",
+            )
+        for cid, row in pf.rows.items():
+            ref = row.reference.strip()
+            if cid in references and references[cid] != ref:
+                op, ol = origin[cid]
+                raise InputFileError(
+                    pf.path,
+                    f"clip {cid!r} has reference {ref[:60]!r} here but {references[cid][:60]!r} in {op}:{ol}",
+                    "use the same reference text for a clip in every prediction file",
+                    row.line,
+                )
+            if cid not in references:
+                references[cid], origin[cid] = ref, (pf.path, row.line)
+        by_model[pf.model] = pf
+        have.append(pf)
+    refs_sorted = {cid: references[cid] for cid in sorted(references)}
+    dataset = pset.dataset if pset is not None else None
+    return PredictionSet(tuple(have), refs_sorted, dataset, source or (pset.source if pset else ""), by_model)

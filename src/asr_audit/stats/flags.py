@@ -116,6 +116,16 @@ def lift_positive(estimate: Result) -> bool:
     return int(estimate.get("n", 0)) > 0 and estimate.get("ci_low") is not None and float(estimate["ci_low"]) > 0
 
 
+def gate_regression(result: Result) -> bool:
+    """The regression gate: its decision is ``regression`` (some measure's one-sided bound is
+    above its minimum effect; ``result`` is a gate result, ``GateResult.to_dict()``).
+
+    >>> gate_regression({"decision": "regression"}), gate_regression({"decision": "undecided"})
+    (True, False)
+    """
+    return result.get("decision") == "regression"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Flag:
     """One flag: the probe that raises it, its rule, its nominal level and what it reads."""
@@ -217,6 +227,15 @@ FLAGS: dict[str, Flag] = {
             reads="lift conditions.masked.lift estimate",
             claim="the rest of the clip retrieves the hidden span (lift above 0)",
         ),
+        Flag(
+            name="gate.regression",
+            probe="gate",
+            rule=gate_regression,
+            level=0.025,
+            sided="one-sided",
+            reads="gate result (decision), default --level 0.025",
+            claim="the candidate is worse than the baseline beyond noise and the minimum effect",
+        ),
     )
 }
 
@@ -290,9 +309,10 @@ def _measured(path: Path = MEASURED_FPR_FILE) -> dict[tuple[str, str], MeasuredF
             rate=float(r["fpr"]),
             low=float(r["fpr_ci_low"]),
             high=float(r["fpr_ci_high"]),
-            n_datasets=int(data["n_datasets"]),
-            seed=int(data["seed"]),
-            date=str(data["date"]),
+            # a row measured apart from the full run (e.g. a probe added later) carries its own
+            n_datasets=int(r.get("n_datasets", data["n_datasets"])),
+            seed=int(r.get("seed", data["seed"])),
+            date=str(r.get("date", data["date"])),
         )
         for r in data["rows"]
     }

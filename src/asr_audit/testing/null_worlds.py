@@ -44,7 +44,7 @@ from asr_audit.stats.flags import Flag, get_flag
 from asr_audit.stats.intervals import Rate, wilson
 
 # new probes go at the end: a probe's generator is default_rng([seed, its index])
-PROBES = ("refdis", "battery", "courtesy", "switch", "masked", "lift", "battery-refdis")
+PROBES = ("refdis", "battery", "courtesy", "switch", "masked", "lift", "battery-refdis", "gate")
 POWER_TARGET = 0.8
 # A flag FAILs when the Wilson lower bound of its false-positive rate at z = 3 (one-sided 0.13%)
 # exceeds its nominal level: with a dozen rows, a table of correctly calibrated flags then shows a
@@ -1009,6 +1009,118 @@ def calibrate_battery_refdis(
     return [tested.done(secs), member.done(secs)]
 
 
+# --------------------------------------------------------------------------- gate (real refdis + gate code)
+
+GATE_GRID = (0.1, 0.2, 0.3)
+GATE_PLANTED = 0.2
+
+
+def calibrate_gate(
+    rng: np.random.Generator,
+    n_datasets: int,
+    *,
+    n_clips: int = 300,
+    grid: Sequence[float] = GATE_GRID,
+    error_range: tuple[float, float] = HONEST_ERRORS,
+    progress: Progress = None,
+) -> list[Calibration]:
+    """The regression gate's decision (every measure, Bonferroni) on two equally good models.
+
+    A dataset: ``n_clips`` synthetic Parliament clips (about 40% with a planted reference error);
+    4 honest panel models (drop and substitution rates from ``error_range`` each) and a baseline
+    and a candidate that share one style, one pair of error rates and one copy share (0-30% of the
+    planted errors), outputs drawn independently: the null's boundary (no difference). The gate
+    (:func:`~asr_audit.probes.predfiles.gate.run_gate`: refdis mining with the anchor preset and
+    leave-one-out, the paired clip bootstrap, one-sided tests) runs with every minimum effect at
+    0 (the boundary: the worst case) and with the default minimum effects. Planted: the candidate
+    copies ``delta`` more of the planted errors than the baseline.
+    """
+    from asr_audit.corpus.predfiles import add_prediction_files
+    from asr_audit.corpus.records import PredictionFile, PredictionRow
+    from asr_audit.probes.predfiles.gate import DEFAULT_MIN_EFFECT, MEASURES, GateOptions, run_gate
+    from asr_audit.probes.predfiles.refdis import preset_params
+    from asr_audit.testing.synthetic import _body, _plant, _style
+    from asr_audit.text.align import AlignmentCache
+    from asr_audit.text.normalize import clear_normalize_cache
+
+    t0 = time.perf_counter()
+    grid = tuple(float(x) for x in grid)
+    null_world = (
+        f"{n_clips} clips, ~40% with a planted reference error; 4 honest panel models; baseline and candidate "
+        f"with one style, one pair of drop / substitution rates ({error_range[0]:g}-{error_range[1]:g}) and one "
+        "copy share (0-0.3), independent outputs; anchor preset"
+    )
+    planted_world = "the candidate copies delta more of the planted errors than the baseline"
+    boundary = _Tally(
+        "gate",
+        "gate.regression",
+        "equal models, min effect 0 (boundary)",
+        null_world,
+        planted_world,
+        "delta (copy share)",
+        GATE_PLANTED,
+        estimate=False,
+    )
+    default = _Tally(
+        "gate",
+        "gate.regression",
+        "equal models, default min effects",
+        null_world,
+        planted_world,
+        "delta (copy share)",
+        GATE_PLANTED,
+        estimate=False,
+    )
+    # the verb's defaults (2,000 resamples: the lower bound is a quantile at level / 3)
+    zero = GateOptions(min_effect=dict.fromkeys(MEASURES, 0.0))
+    usual = GateOptions(min_effect=dict(DEFAULT_MIN_EFFECT))
+    params = preset_params(preset="anchor", loo=True)
+    panel = [f"panel-{k + 1}" for k in range(4)]
+    copiers = [f"candidate+{d:g}" for d in grid]
+    for i in range(n_datasets):
+        written: dict[str, Any] = {}
+        references: dict[str, str] = {}
+        for c in range(n_clips):
+            parts, _ = _plant(rng, _body(rng), (0.2, 0.2, 0.05))
+            cid = f"gate/clip-{c:04d}"
+            written[cid] = parts
+            references[cid] = " ".join(w for part in parts for w in part.written)
+        pair_style = _style(rng, error_range)
+        share = float(rng.uniform(0.0, 0.3))
+        styles = {m: _style(rng, error_range) for m in panel} | dict.fromkeys(
+            ["baseline", "candidate", *copiers], pair_style
+        )
+        copy = dict.fromkeys(panel, 0.0) | {"baseline": share, "candidate": share}
+        copy |= {m: min(share + d, 1.0) for m, d in zip(copiers, grid)}
+        files = []
+        for m in [*panel, "baseline", "candidate", *copiers]:
+            hyps = _transcribe(rng, written, styles[m], copy[m])
+            rows = {cid: PredictionRow(cid, references[cid], hyps[cid], line=k + 1) for k, cid in enumerate(references)}
+            files.append(PredictionFile(model=m, path=Path(f"{m}.jsonl"), dataset="gate", split="test", rows=rows))
+        preds = add_prediction_files(None, files, source="null world")
+        cache = AlignmentCache()
+        seed = _seed(rng)
+
+        def decision(
+            cand: str, options: Any, preds: Any = preds, cache: Any = cache, seed: int = seed
+        ) -> Mapping[str, object]:
+            return run_gate(
+                preds, cand, "baseline", params, panel=panel, options=options, seed=seed, cache=cache
+            ).to_dict()
+
+        boundary.null(decision("candidate", zero))
+        default.null(decision("candidate", usual))
+        for m, d in zip(copiers, grid):
+            result = decision(m, usual)
+            default.planted_result(d, result)
+            boundary.planted_result(d, decision(m, zero))
+        clear_normalize_cache()
+        if progress and (i + 1) % 10 == 0:
+            progress(f"gate {i + 1}/{n_datasets}")
+    secs = time.perf_counter() - t0
+    return [boundary.done(secs), default.done(secs)]
+
+
 # --------------------------------------------------------------------------- registry
 
 CALIBRATORS: dict[str, Callable[..., list[Calibration]]] = {
@@ -1019,6 +1131,7 @@ CALIBRATORS: dict[str, Callable[..., list[Calibration]]] = {
     "masked": calibrate_masked,
     "lift": calibrate_lift,
     "battery-refdis": calibrate_battery_refdis,
+    "gate": calibrate_gate,
 }
 
 

@@ -1,0 +1,536 @@
+"""A regression gate for CI: is a candidate model worse than its baseline, beyond noise?
+
+Both models are scored by the refdis probe on the same clips and the same mined edits (a
+consensus panel, or a corrected reference file: :func:`~asr_audit.probes.predfiles.refdis_run.run_refdis`),
+then three measures are compared pairwise, candidate minus baseline, in percentage points:
+
+* ``accept_ref``: the share of judged reference errors a model reproduces (higher: copies more);
+* ``wer``: WER against the given references;
+* ``wer_inflation``: corrected-reference WER minus given WER (higher: the reference's errors
+  flatter it more).
+
+For each measure: a paired cluster bootstrap (clusters are clips, or sentences / recordings
+given by a mapping) of the difference (:func:`~asr_audit.stats.contrast.ratio_contrast`) and a
+one-sided test of ``difference <= min_effect``: a *regression* when the bootstrap's lower
+percentile bound at ``level / k`` is above ``min_effect`` (Bonferroni over the ``k`` measures that
+have enough data, so the gate as a whole is a ``level`` test). A measure without enough data
+(fewer than ``min_clusters`` clusters, or fewer than ``min_edits`` judged edits in an arm) is not
+tested and says why; a gate that tested nothing is *undecided*. Exit codes of
+``asr-audit gate``: 0 pass, 1 regression, 2 error or undecided (:attr:`GateResult.exit_code`).
+
+The false-positive rate of the whole decision on two equally good models is measured by the
+null-calibration benchmark (``benchmarks/null_calibration.py --only gate``, ``docs/validity.md``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+import numpy as np
+
+from asr_audit.corpus.predfiles import PredictionSet
+from asr_audit.errors import ConfigError
+from asr_audit.options import Reader, Surface, build, check
+from asr_audit.probes.predfiles.inflation import inflation_columns
+from asr_audit.probes.predfiles.refdis import CONSENSUS, REF, ClipInput, Edit, RefdisParams
+from asr_audit.probes.predfiles.refdis_options import RefdisOptions
+from asr_audit.probes.predfiles.refdis_result import RefdisResult
+from asr_audit.stats.contrast import Contrast, cluster_sums, ratio_contrast
+from asr_audit.text.align import AlignmentCache
+
+ACCEPT_REF, WER, WER_INFLATION = "accept_ref", "wer", "wer_inflation"
+MEASURES = (ACCEPT_REF, WER_INFLATION, WER)
+#: Default minimum effect (percentage points) below which a worse candidate still passes.
+DEFAULT_MIN_EFFECT: Mapping[str, float] = MappingProxyType({ACCEPT_REF: 2.0, WER_INFLATION: 0.5, WER: 0.5})
+#: Clusters a measure needs before it is tested (the percentile bootstrap under-covers with few;
+#: the battery's rule, :data:`asr_audit.stats.flags.MIN_CLUSTERS_FOR_A_CLAIM`).
+MIN_CLUSTERS = 30
+#: Judged edits each model needs before accept-ref is compared (the refdis verdict's minimum).
+MIN_EDITS = 10
+PASS, REGRESSION, UNDECIDED, NOT_TESTED = "pass", "regression", "undecided", "not tested"
+EXIT_CODES = MappingProxyType({PASS: 0, REGRESSION: 1, UNDECIDED: 2})
+
+# columns of gate_columns(): ref verdicts, judged verdicts, errors, words, corrected errors, corrected words
+_K, _N, _E, _W, _EC, _WC = range(6)
+# (numerator, denominator) column pairs and coefficients of each measure's candidate-minus-baseline contrast
+_RATIOS: Mapping[str, tuple[tuple[tuple[int, int], ...], tuple[float, ...]]] = {
+    ACCEPT_REF: (((_K, _N),), (1.0,)),
+    WER: (((_E, _W),), (1.0,)),
+    WER_INFLATION: (((_EC, _WC), (_E, _W)), (1.0, -1.0)),
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GateOptions:
+    """How the gate decides. ``min_effect`` is in percentage points per measure."""
+
+    level: float = 0.025
+    min_effect: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_MIN_EFFECT))
+    measures: tuple[str, ...] = MEASURES
+    n_resamples: int = 2000
+    min_clusters: int = MIN_CLUSTERS
+    min_edits: int = MIN_EDITS
+
+    def __post_init__(self) -> None:
+        check(0 < self.level < 0.5, "level", self.level, "must be in (0, 0.5)", "e.g. --level 0.025")
+        check(
+            len(self.measures) > 0 and all(m in MEASURES for m in self.measures),
+            "measures",
+            ",".join(self.measures),
+            f"names an unknown measure (valid: {', '.join(MEASURES)})",
+            f"e.g. --measures {','.join(MEASURES)}",
+        )
+        check(
+            len(set(self.measures)) == len(self.measures),
+            "measures",
+            ",".join(self.measures),
+            "names a measure twice",
+            "name each once",
+        )
+        for name, value in self.min_effect.items():
+            check(
+                name in MEASURES,
+                "min_effect",
+                name,
+                f"is not a measure (valid: {', '.join(MEASURES)})",
+                "e.g. --min-effect wer=0.5",
+            )
+            check(value >= 0, "min_effect", f"{name}={value}", "must be >= 0 (points)", "e.g. --min-effect wer=0.5")
+        check(self.n_resamples >= 200, "resamples", self.n_resamples, "must be >= 200", "use 2000 (the default)")
+        check(self.min_clusters >= 2, "min_clusters", self.min_clusters, "must be >= 2", "use 30 (the default)")
+        check(self.min_edits >= 1, "min_edits", self.min_edits, "must be >= 1", "use 10 (the default)")
+
+    def effect(self, measure: str) -> float:
+        """The minimum effect (points) of ``measure``: given, else the default."""
+        return float(self.min_effect.get(measure, DEFAULT_MIN_EFFECT[measure]))
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "level": self.level,
+            "correction": "bonferroni over the tested measures",
+            "min_effect_points": {m: self.effect(m) for m in self.measures},
+            "measures": list(self.measures),
+            "bootstrap_resamples": self.n_resamples,
+            "min_clusters": self.min_clusters,
+            "min_edits": self.min_edits,
+        }
+
+
+GATE_KEYS = ("candidate", "baseline", "level", "min_effect", "measures", "resamples", "min_clusters", "min_edits")
+REFDIS_KEYS = ("preset", "loo", "min_panel", "majority", "include_middle", "merge_compounds", "language")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GateRunOptions:
+    """A run's ``[probes.gate]`` table: the two models, the gate's options and refdis's mining options."""
+
+    candidate: str
+    baseline: str
+    gate: GateOptions
+    refdis: RefdisOptions
+
+    def __post_init__(self) -> None:
+        check(
+            self.candidate != self.baseline,
+            "baseline",
+            self.baseline,
+            "is the candidate too",
+            "name two different models of the run",
+        )
+
+    def check_panel(self, n_panel: int, surface: Surface, corpus: str | None = None) -> None:
+        """The refdis options' leave-one-out quorum check (the gate mines with them)."""
+        self.refdis.check_panel(n_panel, surface, corpus)
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, object], surface: Surface) -> GateRunOptions:
+        """Options from a spec table (``None`` = not given); ``candidate`` and ``baseline`` are required."""
+        r = Reader(values, surface, (*GATE_KEYS, *REFDIS_KEYS), "gate")
+        for key in ("candidate", "baseline"):
+            if not r.has(key):
+                raise surface.missing(key, f'name the {key} model, e.g. {key} = "my-model"')
+        raw = r.values.get("min_effect")
+        if isinstance(raw, Mapping):
+            effects = {str(k): v for k, v in raw.items()}
+            for k, v in effects.items():
+                if isinstance(v, bool) or not isinstance(v, (int, float)):
+                    raise surface.error(
+                        "min_effect", dict(raw), f"has {k} = {v!r}, not a number", "write points, e.g. { wer = 0.5 }"
+                    )
+            min_effect = {k: float(v) for k, v in effects.items()}
+        elif isinstance(raw, (int, float)) and not isinstance(raw, bool):
+            min_effect = dict.fromkeys(MEASURES, float(raw))
+        elif raw is None:
+            min_effect = dict(DEFAULT_MIN_EFFECT)
+        else:
+            raise surface.error(
+                "min_effect", raw, "is not a number or a table", "write min_effect = 0.5 or { wer = 0.5 }"
+            )
+        gate = build(
+            GateOptions,
+            surface,
+            level=r.number("level", 0.025),
+            min_effect=min_effect,
+            measures=r.names("measures", MEASURES),
+            n_resamples=r.integer("resamples", 2000),
+            min_clusters=r.integer("min_clusters", MIN_CLUSTERS),
+            min_edits=r.integer("min_edits", MIN_EDITS),
+        )
+        refdis = RefdisOptions.from_mapping({k: values.get(k) for k in REFDIS_KEYS}, surface, "gate")
+        return build(
+            cls, surface, candidate=r.text("candidate", ""), baseline=r.text("baseline", ""), gate=gate, refdis=refdis
+        )
+
+
+def parse_min_effect(text: str | None) -> dict[str, float]:
+    """``--min-effect``: one number for every measure, or ``measure=points`` pairs.
+
+    >>> parse_min_effect("1"), parse_min_effect("wer=0.25,accept_ref=3")
+    ({'accept_ref': 1.0, 'wer_inflation': 1.0, 'wer': 1.0}, {'wer': 0.25, 'accept_ref': 3.0})
+    """
+    if text is None:
+        return dict(DEFAULT_MIN_EFFECT)
+    fix = "fix: e.g. --min-effect 1 (points, every measure) or --min-effect wer=0.5,accept_ref=2"
+    try:
+        if "=" not in text:
+            return dict.fromkeys(MEASURES, float(text))
+        out = {}
+        for item in text.split(","):
+            name, _, value = item.partition("=")
+            name = name.strip().replace("-", "_")
+            if name not in MEASURES:
+                raise ConfigError(
+                    f"--min-effect {text!r}: {name!r} is not a measure (valid: {', '.join(MEASURES)}); {fix}"
+                )
+            out[name] = float(value)
+        return out
+    except ValueError:
+        raise ConfigError(f"--min-effect {text!r} is not a number or measure=number list; {fix}") from None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MeasureTest:
+    """One measure's comparison: both models' values, the difference and the decision (points)."""
+
+    measure: str
+    candidate: float | None
+    baseline: float | None
+    difference: float | None
+    lower: float | None  # one-sided lower bound at alpha (percentile)
+    upper: float | None  # one-sided upper bound at alpha
+    alpha: float | None  # this measure's level after the Bonferroni split (None: not tested)
+    min_effect: float
+    p_value: float | None  # bootstrap share of differences <= min_effect
+    n_clusters: int
+    status: str  # regression | pass | not tested
+    reason: str | None = None  # why not tested
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "measure": self.measure,
+            "candidate": self.candidate,
+            "baseline": self.baseline,
+            "difference": self.difference,
+            "lower_bound": self.lower,
+            "upper_bound": self.upper,
+            "alpha": self.alpha,
+            "min_effect": self.min_effect,
+            "p_value": self.p_value,
+            "n_clusters": self.n_clusters,
+            "status": self.status,
+            **({"reason": self.reason} if self.reason else {}),
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GateResult:
+    """The gate's decision with every measure's test and what is needed to reproduce it."""
+
+    candidate: str
+    baseline: str
+    mode: str  # panel | two-reference
+    source: str
+    panel: tuple[str, ...]
+    clustering: str
+    n_clips: int
+    n_edits: int
+    options: GateOptions
+    tests: tuple[MeasureTest, ...]
+    normalizer: Mapping[str, object]
+    seed: int
+
+    @property
+    def decision(self) -> str:
+        tested = [t for t in self.tests if t.status != NOT_TESTED]
+        if not tested:
+            return UNDECIDED
+        return REGRESSION if any(t.status == REGRESSION for t in tested) else PASS
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.decision]
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "probe": "gate",
+            "decision": self.decision,
+            "exit_code": self.exit_code,
+            "candidate": self.candidate,
+            "baseline": self.baseline,
+            "mode": self.mode,
+            "source": self.source,
+            "panel": list(self.panel),
+            "clustering": self.clustering,
+            "n_clips": self.n_clips,
+            "n_edits": self.n_edits,
+            "options": self.options.to_dict(),
+            "tests": [t.to_dict() for t in self.tests],
+            "normalizer": dict(self.normalizer),
+            "seed": self.seed,
+        }
+
+
+def gate_columns(
+    clips: Sequence[ClipInput],
+    model: str,
+    edits: Sequence[Edit],
+    cache: AlignmentCache,
+    *,
+    merge_compounds: bool = False,
+) -> np.ndarray:
+    """``model``'s per-clip ``[ref verdicts, judged verdicts, errors, words, corrected errors,
+    corrected words]`` (one row per clip of ``clips``), from the edits it is judged on.
+
+    The WER columns are :func:`~asr_audit.probes.predfiles.inflation.inflation_columns`' (a missing
+    hypothesis deletes every reference word); the verdict columns count ``ref`` and ``ref`` or
+    ``consensus`` verdicts, as accept-ref does.
+    """
+    wer, _ = inflation_columns(clips, model, edits, cache, merge_compounds=merge_compounds)
+    row = {c.clip_id: i for i, c in enumerate(clips)}
+    verdicts = np.zeros((len(clips), 2), dtype=np.float64)
+    for e in edits:
+        v = e.verdicts.get(model)
+        if v in (REF, CONSENSUS) and e.clip_id in row:
+            verdicts[row[e.clip_id], 0] += v == REF
+            verdicts[row[e.clip_id], 1] += 1
+    return np.concatenate([verdicts, wer], axis=1)
+
+
+def compare(
+    candidate: np.ndarray,
+    baseline: np.ndarray,
+    options: GateOptions,
+    rng: np.random.Generator,
+    clusters: Sequence[object] | None = None,
+) -> tuple[MeasureTest, ...]:
+    """Every measure of ``options`` compared on :func:`gate_columns` arrays of the two models.
+
+    ``clusters`` labels each row (clip) with its cluster (sentence, recording); ``None``: each clip
+    is its own. Resamples are drawn from ``rng`` in the order of ``options.measures``.
+    """
+    if candidate.shape != baseline.shape:
+        raise ValueError(f"gate arrays differ in shape: {candidate.shape} vs {baseline.shape}")
+    cand, base = cluster_sums(candidate, clusters), cluster_sums(baseline, clusters)
+    reasons = {m: _not_enough(m, cand, base, options) for m in options.measures}
+    n_tested = sum(r is None for r in reasons.values())
+    alpha = options.level / n_tested if n_tested else None
+    out = []
+    for m in options.measures:
+        pairs, coef = _RATIOS[m]
+        cols = [(arm, num, den) for arm in (cand, base) for num, den in pairs]
+        nums = np.stack([arm[:, num] for arm, num, _ in cols], axis=1)
+        dens = np.stack([arm[:, den] for arm, _, den in cols], axis=1)
+        weights = (*coef, *(-c for c in coef))
+        value_c = _ratio_value(cand, pairs, coef)
+        value_b = _ratio_value(base, pairs, coef)
+        effect = options.effect(m)
+        used = int(np.sum((dens > 0).any(axis=1)))
+        if reasons[m] is not None or alpha is None:
+            diff = None if value_c is None or value_b is None else value_c - value_b
+            out.append(
+                MeasureTest(
+                    measure=m,
+                    candidate=value_c,
+                    baseline=value_b,
+                    difference=diff,
+                    lower=None,
+                    upper=None,
+                    alpha=None,
+                    min_effect=effect,
+                    p_value=None,
+                    n_clusters=used,
+                    status=NOT_TESTED,
+                    reason=reasons[m],
+                )
+            )
+            continue
+        c: Contrast = ratio_contrast(
+            nums, dens, weights, rng, n_resamples=options.n_resamples, alpha=alpha, threshold=effect / 100
+        )
+        regression = c.lower is not None and 100 * c.lower > effect
+        out.append(
+            MeasureTest(
+                measure=m,
+                candidate=value_c,
+                baseline=value_b,
+                difference=_points(c.estimate),
+                lower=_points(c.lower),
+                upper=_points(c.upper),
+                alpha=alpha,
+                min_effect=effect,
+                p_value=c.p_at_or_below,
+                n_clusters=used,
+                status=REGRESSION if regression else PASS,
+            )
+        )
+    return tuple(out)
+
+
+def _points(x: float | None) -> float | None:
+    return None if x is None else 100 * x
+
+
+def _ratio_value(arm: np.ndarray, pairs: Sequence[tuple[int, int]], coef: Sequence[float]) -> float | None:
+    """One model's measure in points (``None`` when a denominator is 0)."""
+    total = 0.0
+    for (num, den), w in zip(pairs, coef):
+        d = arm[:, den].sum()
+        if d <= 0:
+            return None
+        total += w * arm[:, num].sum() / d
+    return 100 * total
+
+
+def _not_enough(measure: str, cand: np.ndarray, base: np.ndarray, options: GateOptions) -> str | None:
+    """Why ``measure`` cannot be tested on these clusters (``None``: it can)."""
+    den = _N if measure == ACCEPT_REF else _W
+    clusters = int(np.sum((cand[:, den] > 0) | (base[:, den] > 0)))
+    if clusters < options.min_clusters:
+        what = "with a judged edit" if measure == ACCEPT_REF else "with reference words"
+        return f"{clusters} cluster(s) {what}, fewer than {options.min_clusters}"
+    if measure in (ACCEPT_REF, WER_INFLATION):
+        judged = [int(arm[:, _N].sum()) for arm in (cand, base)]
+        if min(judged) < options.min_edits:
+            return f"judged edits {judged[0]} (candidate) and {judged[1]} (baseline), need {options.min_edits} each"
+    return None
+
+
+def run_gate(
+    preds: PredictionSet,
+    candidate: str,
+    baseline: str,
+    params: RefdisParams,
+    *,
+    panel: Sequence[str] = (),
+    corrected: Mapping[str, str] | None = None,
+    options: GateOptions | None = None,
+    clusters: Mapping[str, str] | None = None,
+    clustering: str = "clip",
+    normalizer: str = "whisper",
+    text2num: bool = True,
+    seed: int = 0,
+    merge_compounds: bool = False,
+    language: str = "en",
+    normalize_workers: int = 1,
+    cache: AlignmentCache | None = None,
+) -> GateResult:
+    """Score ``candidate`` and ``baseline`` with refdis on ``preds`` and compare them.
+
+    ``panel`` (consensus mode) or ``corrected`` (two-reference mode) as for
+    :func:`~asr_audit.probes.predfiles.refdis_run.run_refdis`. ``clusters`` maps clip ids to their
+    cluster (a clip absent from it is its own); ``clustering`` names where they came from.
+    ``cache`` (an :class:`~asr_audit.text.align.AlignmentCache`) may be shared by gates on the same set.
+    """
+    from asr_audit.probes.predfiles.refdis_inputs import prepare_clips
+    from asr_audit.probes.predfiles.refdis_run import run_refdis
+    from asr_audit.text.anchor import anchor_normalizer
+    from asr_audit.text.normalize import get_normalizer
+
+    options = options or GateOptions()
+    if candidate == baseline:
+        raise ConfigError(f"--candidate and --baseline are the same model {candidate!r}; fix: name two models")
+    cache = AlignmentCache() if cache is None else cache  # an empty cache is falsy (__len__)
+    result: RefdisResult = run_refdis(
+        preds,
+        list(panel),
+        params,
+        normalizer=normalizer,
+        models=[candidate, baseline],
+        corrected=corrected,
+        seed=seed,
+        n_resamples=200,  # the run's own intervals are not used by the gate
+        text2num=text2num,
+        cache=cache,
+        normalize_workers=normalize_workers,
+        merge_compounds=merge_compounds,
+        language=language,
+    )
+    norm = get_normalizer(normalizer)
+    if params.preset == "anchor":
+        norm = anchor_normalizer(norm)
+    refs = None if corrected is None else {c: preds.references[c] for c in preds.references if c in corrected}
+    clips = prepare_clips(preds, [candidate, baseline], norm, text2num, references=refs, cache=cache, language=language)
+    columns = {
+        m: gate_columns(clips, m, result.mining.scored_edits(m), cache, merge_compounds=merge_compounds)
+        for m in (candidate, baseline)
+    }
+    labels = None if clusters is None else [clusters.get(c.clip_id, c.clip_id) for c in clips]
+    tests = compare(columns[candidate], columns[baseline], options, np.random.default_rng(seed), labels)
+    return GateResult(
+        candidate=candidate,
+        baseline=baseline,
+        mode=result.mode,
+        source=result.source,
+        panel=result.panel,
+        clustering=clustering,
+        n_clips=len(clips),
+        n_edits=len(result.edits),
+        options=options,
+        tests=tests,
+        normalizer=result.normalizer,
+        seed=seed,
+    )
+
+
+def gate_inputs(
+    preds: str | None, candidate: str, baseline: str, dataset: str | None = None
+) -> tuple[PredictionSet, str, str]:
+    """The prediction set a gate runs on and the candidate's and baseline's model names in it.
+
+    ``candidate`` and ``baseline`` are each a model of ``preds`` (two models in one run) or a
+    prediction file of its own (two result files), added to ``preds``' set (or to an empty one);
+    a file whose model name is already taken is named ``candidate:<name>`` / ``baseline:<name>``.
+    """
+    from dataclasses import replace
+    from pathlib import Path
+
+    from asr_audit.corpus.predfiles import add_prediction_files, load_predictions, read_prediction_file
+
+    pset = load_predictions(preds, dataset) if preds is not None else None
+    files, names = [], []
+    taken = set(pset.models) if pset is not None else set()
+    for role, value in (("candidate", candidate), ("baseline", baseline)):
+        path = Path(value)
+        if pset is not None and value in pset.models:
+            names.append(value)
+            continue
+        if not path.is_file():
+            have = f"models of {preds}: {', '.join(pset.models)}" if pset is not None else "no --preds folder"
+            raise ConfigError(
+                f"--{role} {value!r} is neither a model of the prediction folder nor a prediction file ({have}); "
+                f"fix: name a model of --preds or pass the path of its prediction file"
+            )
+        pf = read_prediction_file(path)
+        if pf.model in taken:
+            pf = replace(pf, model=f"{role}:{pf.model}")
+        taken.add(pf.model)
+        files.append(pf)
+        names.append(pf.model)
+    if files:
+        source = str(preds) if preds is not None else " + ".join(str(f.path) for f in files)
+        pset = add_prediction_files(pset, files, source)
+    if pset is None:  # unreachable: without --preds both roles are files
+        raise ConfigError("gate needs --preds or two prediction files; fix: pass --preds DIR")
+    return pset, names[0], names[1]

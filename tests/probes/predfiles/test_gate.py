@@ -1,0 +1,158 @@
+"""The regression gate on the shipped VoxPopuli example predictions: decisions, exit codes, inputs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from asr_audit.cli import main
+from asr_audit.errors import ConfigError, InputFileError
+
+VOXPOPULI = Path(__file__).parents[2] / "fixtures" / "voxpopuli"
+SMALL_PANEL = "whisper-tiny.en,whisper-base.en,distil-small.en"
+
+
+def _gate(tmp_path: Path, *args: str) -> tuple[int, dict, str]:
+    out, md = tmp_path / "gate.json", tmp_path / "gate.md"
+    rc = main(["gate", *args, "--no-loo", "--resamples", "500", "--json", str(out), "--markdown", str(md)])
+    if rc == 2 and not out.exists():
+        return rc, {}, ""
+    return rc, json.loads(out.read_text()), md.read_text()
+
+
+def test_a_worse_model_fails_and_the_reverse_passes(tmp_path: Path) -> None:
+    """wav2vec2 (WER 20.8) against whisper-small.en (7.3): exit 1; swapped: exit 0 (one-sided)."""
+    rc, d, md = _gate(
+        tmp_path, "--preds", str(VOXPOPULI), "--candidate", "wav2vec2-base-960h", "--baseline", "whisper-small.en",
+        "--panel", SMALL_PANEL,
+    )  # fmt: skip
+    assert rc == 1 and d["decision"] == "regression" and d["exit_code"] == 1
+    wer = next(t for t in d["tests"] if t["measure"] == "wer")
+    assert wer["status"] == "regression" and wer["lower_bound"] > wer["min_effect"] == 0.5
+    assert wer["difference"] == pytest.approx(wer["candidate"] - wer["baseline"])
+    assert abs(wer["candidate"] - 20.75) < 0.01 and abs(wer["baseline"] - 7.31) < 0.01
+    assert md.startswith("### ❌ asr-audit gate: **wav2vec2-base-960h** regresses against **whisper-small.en**")
+    assert "| WER | 20.75 | 7.31 | +13.44 |" in md
+    rc, d, md = _gate(
+        tmp_path, "--preds", str(VOXPOPULI), "--candidate", "whisper-small.en", "--baseline", "wav2vec2-base-960h",
+        "--panel", SMALL_PANEL,
+    )  # fmt: skip
+    assert rc == 0 and d["decision"] == "pass" and md.startswith("### ✅")
+    assert all(t["status"] == "pass" and t["difference"] < 0 for t in d["tests"])
+
+
+def test_two_result_files_equal_two_models_in_one_run(tmp_path: Path) -> None:
+    """The candidate and baseline as files of their own give the same test as models of --preds."""
+    args = ["--panel", "whisper-base.en,distil-small.en,wav2vec2-base-960h", "--min-effect", "wer=2"]
+    _, by_name, _ = _gate(
+        tmp_path, "--preds", str(VOXPOPULI), "--candidate", "whisper-tiny.en", "--baseline", "whisper-small.en", *args
+    )
+    _, by_file, _ = _gate(
+        tmp_path, "--preds", str(VOXPOPULI), "--candidate", str(VOXPOPULI / "whisper-tiny.en.jsonl"),
+        "--baseline", str(VOXPOPULI / "whisper-small.en.jsonl"), *args,
+    )  # fmt: skip
+    assert by_file["candidate"] == "candidate:whisper-tiny.en" and by_file["baseline"] == "baseline:whisper-small.en"
+    assert by_file["tests"] == by_name["tests"]
+    wer = next(t for t in by_name["tests"] if t["measure"] == "wer")
+    assert wer["min_effect"] == 2.0 and wer["status"] == "pass" and wer["difference"] > 0  # worse, but not by 2 points
+
+
+def test_too_few_clusters_is_undecided_with_exit_2(tmp_path: Path) -> None:
+    """Clustered by the year of the session, the 150 clips are a handful of clusters: nothing is tested."""
+    rc, d, md = _gate(
+        tmp_path, "--preds", str(VOXPOPULI), "--candidate", "whisper-tiny.en", "--baseline", "whisper-small.en",
+        "--panel", "whisper-base.en,distil-small.en,wav2vec2-base-960h", "--cluster-pattern", r"^(\d{4})",
+    )  # fmt: skip
+    assert rc == 2 and d["decision"] == "undecided" and d["clustering"] == r"pattern ^(\d{4})"
+    assert all(t["status"] == "not tested" and "fewer than 30" in t["reason"] for t in d["tests"])
+    assert md.startswith("### ⚠️ asr-audit gate: undecided")
+
+
+def test_bad_inputs_are_one_line_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["--preds", str(VOXPOPULI), "--panel", SMALL_PANEL, "--baseline", "whisper-small.en"]
+    cases = [
+        (
+            ["--candidate", "nope"],
+            "--candidate 'nope' is neither a model of the prediction folder nor a prediction file",
+        ),
+        (["--candidate", "whisper-small.en"], "are the same model 'whisper-small.en'"),
+        (["--candidate", "distil-small.en", "--min-effect", "wer=x"], "--min-effect 'wer=x' is not a number"),
+        (["--candidate", "distil-small.en", "--min-effect", "cer=1"], "'cer' is not a measure"),
+        (["--candidate", "distil-small.en", "--measures", "wer,bleu"], "names an unknown measure"),
+        (["--candidate", "distil-small.en", "--level", "0.7"], "--level 0.7 must be in (0, 0.5)"),
+        (["--candidate", "distil-small.en", "--cluster-pattern", "zzz"], "has no group"),
+        (["--candidate", "distil-small.en", "--cluster-pattern", "(zzz)"], "does not match clip id"),
+    ]
+    for extra, message in cases:
+        assert main(["gate", *base, *extra]) == 2
+        err = capsys.readouterr().err
+        assert message in err and "fix:" in err and len(err.strip().splitlines()) == 1, (extra, err)
+
+
+def test_a_result_file_with_other_references_names_file_and_row(tmp_path: Path) -> None:
+    from asr_audit.probes.predfiles.gate import gate_inputs
+
+    rows = [json.loads(x) for x in (VOXPOPULI / "whisper-tiny.en.jsonl").read_text().splitlines()]
+    rows[3]["text"] = "a different reference"
+    cand = tmp_path / "cand.jsonl"
+    cand.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(InputFileError, match=r"cand\.jsonl:4: clip .* has reference 'a different reference' here"):
+        gate_inputs(str(VOXPOPULI), str(cand), "whisper-small.en")
+    folder = tmp_path / "two"
+    folder.mkdir()
+    shutil.copy(VOXPOPULI / "whisper-base.en.jsonl", folder)
+    with pytest.raises(ConfigError, match="fix: name a model of --preds"):
+        gate_inputs(str(folder), "whisper-tiny.en", "whisper-base.en")
+
+
+def test_contrast_equals_the_cluster_bootstrap_difference() -> None:
+    """A two-column contrast draws the resamples cluster_bootstrap_difference draws: same bounds."""
+    from asr_audit.stats.contrast import ratio_contrast
+    from asr_audit.stats.intervals import cluster_bootstrap_difference
+
+    rng = np.random.default_rng(3)
+    num = rng.integers(0, 5, size=(40, 2)).astype(float)
+    den = rng.integers(5, 20, size=(40, 2)).astype(float)
+    est, low, high = cluster_bootstrap_difference(
+        num[:, 0], den[:, 0], num[:, 1], den[:, 1], np.random.default_rng(7), 400, level=0.9
+    )
+    c = ratio_contrast(num, den, (1, -1), np.random.default_rng(7), n_resamples=400, alpha=0.05)
+    assert (c.estimate, c.lower, c.upper) == pytest.approx((est, low, high))
+    assert c.n_used == 400 and 0 < c.p_at_or_below < 1
+
+
+def test_markdown_escapes_model_names() -> None:
+    from asr_audit.report.gate import gate_markdown, md_escape
+
+    assert md_escape("a|b <img src=x>\nrow") == r"a\|b \<img src=x\> row"
+    d = {
+        "decision": "pass",
+        "candidate": "evil|model",
+        "baseline": "`base`",
+        "options": {"level": 0.025, "bootstrap_resamples": 200},
+        "tests": [],
+        "mode": "two-reference",
+        "panel": [],
+        "n_clips": 3,
+        "clustering": "clip",
+        "n_edits": 0,
+        "normalizer": {"name": "whisper"},
+        "seed": 0,
+    }
+    md = gate_markdown(d)
+    assert r"**evil\|model**" in md and r"**\`base\`**" in md
+
+
+def test_gate_null_world_runs_the_real_gate() -> None:
+    """Two datasets of the gate's null calibration: both settings tallied, the largest planted copier caught."""
+    from asr_audit.testing.null_worlds import calibrate
+
+    rows = calibrate("gate", np.random.default_rng([0, 7]), 2, n_clips=200, grid=(0.5,))
+    assert [r.setting for r in rows] == ["equal models, min effect 0 (boundary)", "equal models, default min effects"]
+    for r in rows:
+        assert r.n_null == 2 and r.flag == "gate.regression" and r.level == 0.025
+        assert r.power[0.5] == (2, 2)
