@@ -42,6 +42,12 @@ def test_good_spec_resolves_paths(tmp_path: Path) -> None:
     assert s.models[0].options == {"language": "en"}
     assert s.probes == {"refdis": {"preset": "paper"}, "switch_rate": {"min_per_arm": 2}}
     assert s.to_dict()["seed"] == 3
+    assert s.models[0].device is None and "device" not in s.to_dict()["models"][0]  # unset: not written
+
+
+def test_model_device_is_read_and_recorded(tmp_path: Path) -> None:
+    s = load_spec(write(tmp_path, GOOD.replace('spec = "whisper-tiny.en"', 'spec = "whisper-tiny.en"\ndevice = "cuda:1"')))
+    assert s.models[0].device == "cuda:1" and s.to_dict()["models"][0]["device"] == "cuda:1"
 
 
 @pytest.mark.parametrize(
@@ -55,6 +61,7 @@ def test_good_spec_resolves_paths(tmp_path: Path) -> None:
         (('options = { language = "en" }', "options = { beam = 2 }"), r"field 'model\[0\]\.options' is invalid"),
         (('spec = "whisper-tiny.en"', ""), r"field 'model\[0\]\.spec' is missing"),
         (('title = "t"', 'title = "t"\nextra = 1'), r"field 'extra' is not a known field"),
+        (('spec = "whisper-tiny.en"', 'spec = "whisper-tiny.en"\ndevice = "tpu"'), r"'model\[0\]\.device' is 'tpu'"),
     ],
 )
 def test_bad_fields(tmp_path: Path, change: tuple[str, str], pattern: str) -> None:

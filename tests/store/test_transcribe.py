@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import os
@@ -121,6 +122,39 @@ def test_a_failing_clip_does_not_sink_its_batch(tmp_path: Path) -> None:
         backend.poison = -1  # fixed: a rerun computes only the failed clip
         again = transcribe_corpus(backend, _mem_corpus([10, 30, 20, 40]), st, batch_size=4)
         assert (again.n_cached, again.n_computed, backend.batches[-1]) == (3, 1, 1)
+
+
+class BatchLog(LengthBackend):
+    """Records the sample counts of every batch it is sent."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[list[int]] = []
+
+    def transcribe(self, audios: Sequence[np.ndarray]) -> list[str]:
+        self.seen.append([len(a) for a in audios])
+        return super().transcribe(audios)
+
+
+def test_batches_are_length_sorted_and_records_come_back_in_corpus_order(tmp_path: Path) -> None:
+    lengths = [160, 800, 320, 1600, 480, 640]
+    clips = [
+        Clip(id=f"c{i}", reference="r", source=ArraySource(np.full(n, 0.01 * (i + 1), np.float32), 16000))
+        for i, n in enumerate(lengths)
+    ]
+    # declared durations sort the batches (longest first); c5 has none and goes last
+    clips = [c if i == 5 else dataclasses.replace(c, duration=lengths[i] / 16000) for i, c in enumerate(clips)]
+    corpus = Corpus("mem", "test", "mem", tuple(clips))
+    backend = BatchLog()
+    with Store(tmp_path / "s.sqlite") as st:
+        out = transcribe_corpus(backend, corpus, st, batch_size=2)
+        assert backend.seen == [[1600, 800], [480, 320], [160, 640]]
+        assert [r.clip_id for r in out.records] == [f"c{i}" for i in range(6)]
+        assert [r.hypothesis for r in out.records] == [f"n{n}" for n in lengths]
+        assert st.count("transcript") == 6  # each result written once
+        again = transcribe_corpus(backend, corpus, st, batch_size=4)
+        assert (again.n_cached, again.n_computed, len(backend.seen)) == (6, 0, 3)
+        assert again.records == out.records
 
 
 def test_preds_backend_looks_up_clip_ids(tmp_path: Path) -> None:

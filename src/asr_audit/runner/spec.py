@@ -66,7 +66,8 @@ class ModelSpec:
     name: str
     spec: str
     options: Mapping[str, Any] = field(default_factory=dict)
-    batch_size: int = 8
+    batch_size: int = 8  # clips per store commit and per forward pass
+    device: str | None = None  # cpu | cuda | cuda:N | auto; None = $ASR_AUDIT_DEVICE, else auto
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -98,7 +99,13 @@ class ExperimentSpec:
                 for c in self.corpora
             ],
             "models": [
-                {"name": m.name, "spec": m.spec, "options": dict(m.options), "batch_size": m.batch_size}
+                {
+                    "name": m.name,
+                    "spec": m.spec,
+                    "options": dict(m.options),
+                    "batch_size": m.batch_size,
+                    **({"device": m.device} if m.device is not None else {}),
+                }
                 for m in self.models
             ],
             "panel": list(self.panel),
@@ -185,13 +192,22 @@ def parse_spec(data: Mapping[str, Any], path: str = "<spec>") -> ExperimentSpec:
     for i, raw in enumerate(top.get("model", list, [])):
         f = _Fields(path, f"model[{i}]", raw)
         m = ModelSpec(
-            f.get("name", str), f.get("spec", str), dict(f.get("options", dict, {})), f.get("batch_size", int, 8)
+            f.get("name", str),
+            f.get("spec", str),
+            dict(f.get("options", dict, {})),
+            f.get("batch_size", int, 8),
+            f.get("device", str, None),
         )
         f.done()
         if m.batch_size < 1:
             f.fail(f"model[{i}].batch_size", f"is {m.batch_size}", "use a positive number")
-        from asr_audit.models.base import DecodeOptions
+        from asr_audit.models.base import DecodeOptions, RuntimeOptions
         from asr_audit.models.base import parse_spec as parse_model_spec
+
+        try:
+            RuntimeOptions(device=m.device)
+        except ConfigError:
+            f.fail(f"model[{i}].device", f"is {m.device!r}", 'use "cpu", "cuda", "cuda:N" or "auto"')
 
         try:  # every [[model]], also one no corpus transcribes, fails here rather than never or late
             parse_model_spec(m.spec)

@@ -11,6 +11,12 @@ Per batch of clips:
    its transcripts are kept and nothing is sent again;
 4. commit the batch's new transcripts in one short transaction.
 
+Batches are **length-sorted**: clips with a declared duration go longest first (ties in corpus
+order), clips without one after them in corpus order, so clips of similar length share a
+backend call (less padding, a batch's decoding ends soon after its rows do). Records and
+failures come back in corpus order whatever the batch order, and each result is written once
+in the batch that computed it, so resume semantics do not depend on the order.
+
 A clip that cannot be used (missing/corrupt/empty/NaN audio, too long for the backend, a
 backend error on it) is recorded as a :class:`ClipFailure` and the run goes on. Killing the
 process loses at most the batch in flight; rerunning resumes from the store.
@@ -195,6 +201,16 @@ def _lookup_run(backend: Backend, corpus: Corpus, batch_size: int, progress: Pro
     )
 
 
+def length_order(clips: Sequence[Clip]) -> list[int]:
+    """Indices of ``clips``: declared durations longest first, then clips without one, stable.
+
+    >>> from asr_audit.corpus.clips import Clip
+    >>> length_order([Clip("a", "", duration=2.0), Clip("b", ""), Clip("c", "", duration=5.0)])
+    [2, 0, 1]
+    """
+    return sorted(range(len(clips)), key=lambda i: (clips[i].duration is None, -(clips[i].duration or 0.0), i))
+
+
 def transcribe_corpus(
     backend: Backend,
     corpus: Corpus,
@@ -212,13 +228,15 @@ def transcribe_corpus(
     identity = backend.identity()
     key = identity.key
     store.register_backend(identity)
-    records: list[PredictionRecord] = []
-    failures: list[ClipFailure] = []
+    # per corpus position: its record or its failure (batches run in length order)
+    slots: dict[int, PredictionRecord | ClipFailure] = {}
     n_cached = n_computed = 0
     audio_s = compute_s = 0.0
     clips = corpus.clips
+    order = length_order(clips)
     for start in range(0, len(clips), batch_size):
-        batch = clips[start : start + batch_size]
+        positions = order[start : start + batch_size]
+        batch = [clips[i] for i in positions]
         res = _resolve(batch, backend, key, store)
         hashes, cached, loaded, bad = res.hashes, res.cached, res.loaded, res.bad
         unique = {a.audio_hash: a for a in loaded.values() if a.audio_hash not in cached}
@@ -230,22 +248,25 @@ def transcribe_corpus(
         stored = store.get_transcripts(key, list(done))
         served = {h: (stored[h].value, stored[h].seconds) if h in stored else v for h, v in done.items()}
         audio_s, compute_s = audio_s + batch_audio, compute_s + batch_compute
-        for c in batch:
+        for pos, c in zip(positions, batch):
             if c.id in bad:
-                failures.append(ClipFailure(c.id, bad[c.id]))
+                slots[pos] = ClipFailure(c.id, bad[c.id])
                 continue
             h, dur = hashes[c.id]
             if h in failed:
-                failures.append(ClipFailure(c.id, failed[h]))
+                slots[pos] = ClipFailure(c.id, failed[h])
                 continue
             if h in cached:
                 text, sec, n_cached = cached[h].value, cached[h].seconds, n_cached + 1
             else:
                 (text, sec), n_computed = served[h], n_computed + 1
             duration = c.duration if c.duration is not None else dur
-            records.append(PredictionRecord(c.id, c.reference, text, duration, sec))
+            slots[pos] = PredictionRecord(c.id, c.reference, text, duration, sec)
         if progress:
             progress(len(batch), batch_audio, batch_compute)
+    in_order = [slots[i] for i in range(len(clips))]
+    records = [r for r in in_order if isinstance(r, PredictionRecord)]
+    failures = [f for f in in_order if isinstance(f, ClipFailure)]
     return TranscribeOutcome(
         backend.spec,
         key,
