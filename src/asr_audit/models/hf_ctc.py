@@ -90,6 +90,7 @@ class HFCTCBackend(BaseBackend):
         )
         super().__init__(spec, options, weights_hash_)
         self.dtype = str(dtype).removeprefix("torch.")
+        self.model_dir = Path(model_dir)
         self.batch_size = batch_size
         try:
             model = transformers.AutoModelForCTC.from_pretrained(str(model_dir), **dtype_kwarg(dtype))
