@@ -46,7 +46,9 @@ def test_good_spec_resolves_paths(tmp_path: Path) -> None:
 
 
 def test_model_device_is_read_and_recorded(tmp_path: Path) -> None:
-    s = load_spec(write(tmp_path, GOOD.replace('spec = "whisper-tiny.en"', 'spec = "whisper-tiny.en"\ndevice = "cuda:1"')))
+    s = load_spec(
+        write(tmp_path, GOOD.replace('spec = "whisper-tiny.en"', 'spec = "whisper-tiny.en"\ndevice = "cuda:1"'))
+    )
     assert s.models[0].device == "cuda:1" and s.to_dict()["models"][0]["device"] == "cuda:1"
 
 
