@@ -10,6 +10,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -155,6 +156,32 @@ def test_batches_are_length_sorted_and_records_come_back_in_corpus_order(tmp_pat
         again = transcribe_corpus(backend, corpus, st, batch_size=4)
         assert (again.n_cached, again.n_computed, len(backend.seen)) == (6, 0, 3)
         assert again.records == out.records
+
+
+def test_audio_decodes_on_the_prefetch_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batch k+1's audio decodes on the background thread while batch k is transcribed: the first
+    backend call waits for the second batch's decoding to start, which cannot happen in sequence."""
+    threads: set[str] = set()
+    second_batch_loading = threading.Event()
+    real_load = runner.load_clip_audio
+
+    def load(clip: Clip, max_duration: float | None = None):  # type: ignore[no-untyped-def]
+        threads.add(threading.current_thread().name.split("_")[0])
+        if clip.id == "c2":
+            second_batch_loading.set()
+        return real_load(clip, max_duration)
+
+    class Waiting(LengthBackend):
+        def transcribe(self, audios: Sequence[np.ndarray]) -> list[str]:
+            if not self.batches:
+                assert second_batch_loading.wait(timeout=20), "the next batch was not decoded in the background"
+            return super().transcribe(audios)
+
+    monkeypatch.setattr(runner, "load_clip_audio", load)
+    with Store(tmp_path / "s.sqlite") as st:
+        out = transcribe_corpus(Waiting(), _mem_corpus([10, 20, 30, 40]), st, batch_size=2)
+    assert [r.hypothesis for r in out.records] == ["n10", "n20", "n30", "n40"] and not out.failures
+    assert threads == {"asr-audit-audio"}
 
 
 def test_preds_backend_looks_up_clip_ids(tmp_path: Path) -> None:
