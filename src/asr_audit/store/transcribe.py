@@ -232,7 +232,8 @@ def length_order(clips: Sequence[Clip]) -> list[int]:
     """Indices of ``clips``: declared durations longest first, then clips without one, stable.
 
     >>> from asr_audit.corpus.clips import Clip
-    >>> length_order([Clip("a", "", duration=2.0), Clip("b", ""), Clip("c", "", duration=5.0)])
+    >>> clip = lambda id, duration: Clip(id, "", audio_path=f"{id}.wav", duration=duration)
+    >>> length_order([clip("a", 2.0), clip("b", None), clip("c", 5.0)])
     [2, 0, 1]
     """
     return sorted(range(len(clips)), key=lambda i: (clips[i].duration is None, -(clips[i].duration or 0.0), i))
