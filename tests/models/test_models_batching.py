@@ -42,7 +42,7 @@ def test_a_backend_without_placement_refuses_a_gpu() -> None:
 
 def test_ct2_length_sorted_batches_equal_unbatched(tiny_ct2, librivox, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("ctranslate2")
-    audios = librivox[0][:4]  # 7.1, 3.0, 5.3, 6.1 s: batches [0, 3] and [2, 1]
+    audios = librivox[0][:3]  # 7.1, 3.0, 5.3 s: batches [0, 2] and [1]
     monkeypatch.setattr(tiny_ct2, "batch_size", 2)
     batched = tiny_ct2.transcribe(audios)
     assert batched == [tiny_ct2.transcribe([a])[0] for a in audios]
