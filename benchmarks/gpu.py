@@ -241,9 +241,11 @@ def main() -> None:
         dtype = str(getattr(backend, "dtype", None) or getattr(backend, "compute_type", "?"))
 
         def sync(_device: str = device) -> None:
-            if _device.startswith("cuda"):
-                import torch
-
+            if _device.startswith("cuda"):  # CTranslate2 returns finished results; torch queues kernels
+                try:
+                    import torch
+                except ImportError:
+                    return
                 torch.cuda.synchronize()
 
         raw = raw_engine(backend)
