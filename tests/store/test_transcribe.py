@@ -249,6 +249,10 @@ def test_models_verb_lists_light_backends(run_cli) -> None:
 def test_bad_model_spec_is_one_line_error(tmp_path: Path, run_cli, librispeech_dir: Path) -> None:
     code, _, err = run_cli("transcribe", "--model", "nope:x", "--corpus", librispeech_dir, "--out", tmp_path)
     assert code == 2 and "not recognised" in err and "Traceback" not in err
+    code, _, err = run_cli(
+        "transcribe", "--model", "whisper-tiny.en", "--corpus", librispeech_dir, "--out", tmp_path, "--device", "tpu"
+    )
+    assert code == 2 and "device 'tpu' is unknown; fix: use cpu, cuda, cuda:N or auto" in err
 
 
 def _transcribe_cmd(manifest: Path, out: Path, store: Path) -> list[str]:
