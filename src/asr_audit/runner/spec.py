@@ -67,7 +67,9 @@ class ModelSpec:
     spec: str
     options: Mapping[str, Any] = field(default_factory=dict)
     batch_size: int = 8  # clips per store commit and per forward pass
-    device: str | None = None  # cpu | cuda | cuda:N | auto; None = $ASR_AUDIT_DEVICE, else auto
+    # cpu | cuda | cuda:N | auto (None: $ASR_AUDIT_DEVICE, else auto). Not in to_dict: the
+    # backend identity in results.json records the resolved device kind where it changes outputs.
+    device: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -99,13 +101,7 @@ class ExperimentSpec:
                 for c in self.corpora
             ],
             "models": [
-                {
-                    "name": m.name,
-                    "spec": m.spec,
-                    "options": dict(m.options),
-                    "batch_size": m.batch_size,
-                    **({"device": m.device} if m.device is not None else {}),
-                }
+                {"name": m.name, "spec": m.spec, "options": dict(m.options), "batch_size": m.batch_size}
                 for m in self.models
             ],
             "panel": list(self.panel),
@@ -196,7 +192,7 @@ def parse_spec(data: Mapping[str, Any], path: str = "<spec>") -> ExperimentSpec:
             f.get("spec", str),
             dict(f.get("options", dict, {})),
             f.get("batch_size", int, 8),
-            f.get("device", str, None),
+            device=f.get("device", str, None),
         )
         f.done()
         if m.batch_size < 1:
