@@ -11,12 +11,13 @@ Per batch of clips:
    its transcripts are kept and nothing is sent again;
 4. commit the batch's new transcripts in one short transaction.
 
-While a batch is transcribed, the next batch's audio decodes on one background thread (the
-store is only touched from the calling thread). Batches are **length-sorted**: clips with a declared duration go longest first (ties in corpus
+Batches are **length-sorted**: clips with a declared duration go longest first (ties in corpus
 order), clips without one after them in corpus order, so clips of similar length share a
 backend call (less padding, a batch's decoding ends soon after its rows do). Records and
 failures come back in corpus order whatever the batch order, and each result is written once
-in the batch that computed it, so resume semantics do not depend on the order.
+in the batch that computed it, so resume semantics do not depend on the order. While a batch is
+transcribed, the next batch's audio decodes on one background thread (the store is touched
+only from the calling thread).
 
 A clip that cannot be used (missing/corrupt/empty/NaN audio, too long for the backend, a
 backend error on it) is recorded as a :class:`ClipFailure` and the run goes on. Killing the
