@@ -87,6 +87,22 @@ def test_transcribe_is_greedy_ctc_and_batch_independent(tiny_ctc, clips) -> None
     assert texts[0] == " ".join(by_hand.split())
 
 
+def test_length_sorted_batches_mask_the_padding(tiny_ctc, clips, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batches of 2 sort the clips by length (12000 + 8000 samples, then 5600): padded rows give
+    the unbatched frames, transcripts and likelihoods, back in input order."""
+    alone = [tiny_ctc._log_probs([c])[0] for c in clips]
+    texts = [tiny_ctc.transcribe([c])[0] for c in clips]
+    lls = [tiny_ctc.log_likelihood([c], ["abc"])[0] for c in clips]
+    monkeypatch.setattr(tiny_ctc, "batch_size", 2)
+    got = tiny_ctc._sorted_log_probs(clips)
+    assert [i for i, _ in got] == [2, 0, 1]
+    for i, lp in got:
+        assert lp.shape == alone[i].shape
+        np.testing.assert_allclose(lp, alone[i], atol=1e-4)
+    assert tiny_ctc.transcribe(clips) == texts
+    np.testing.assert_allclose(tiny_ctc.log_likelihood(clips, ["abc"] * 3), lls, rtol=1e-5)
+
+
 def test_log_likelihood_equals_minus_ctc_loss(tiny_ctc, clips) -> None:
     torch = pytest.importorskip("torch")
     text = "abc dea"

@@ -42,6 +42,15 @@ def test_good_spec_resolves_paths(tmp_path: Path) -> None:
     assert s.models[0].options == {"language": "en"}
     assert s.probes == {"refdis": {"preset": "paper"}, "switch_rate": {"min_per_arm": 2}}
     assert s.to_dict()["seed"] == 3
+    assert s.models[0].device is None
+
+
+def test_model_device_is_read_and_recorded(tmp_path: Path) -> None:
+    s = load_spec(
+        write(tmp_path, GOOD.replace('spec = "whisper-tiny.en"', 'spec = "whisper-tiny.en"\ndevice = "cuda:1"'))
+    )
+    assert s.models[0].device == "cuda:1"
+    assert "device" not in s.to_dict()["models"][0]  # the identity records the resolved device kind
 
 
 @pytest.mark.parametrize(
@@ -63,6 +72,7 @@ def test_good_spec_resolves_paths(tmp_path: Path) -> None:
             r"field 'model\[0\]\.num_cpus' is True, expected a number",
         ),
         (('options = { language = "en" }', "replicas = 0"), r"field 'model\[0\]\.replicas' is 0"),
+        (('spec = "whisper-tiny.en"', 'spec = "whisper-tiny.en"\ndevice = "tpu"'), r"'model\[0\]\.device' is 'tpu'"),
     ],
 )
 def test_bad_fields(tmp_path: Path, change: tuple[str, str], pattern: str) -> None:

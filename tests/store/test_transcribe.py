@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import os
@@ -9,6 +10,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -123,6 +125,65 @@ def test_a_failing_clip_does_not_sink_its_batch(tmp_path: Path) -> None:
         assert (again.n_cached, again.n_computed, backend.batches[-1]) == (3, 1, 1)
 
 
+class BatchLog(LengthBackend):
+    """Records the sample counts of every batch it is sent."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[list[int]] = []
+
+    def transcribe(self, audios: Sequence[np.ndarray]) -> list[str]:
+        self.seen.append([len(a) for a in audios])
+        return super().transcribe(audios)
+
+
+def test_batches_are_length_sorted_and_records_come_back_in_corpus_order(tmp_path: Path) -> None:
+    lengths = [160, 800, 320, 1600, 480, 640]
+    clips = [
+        Clip(id=f"c{i}", reference="r", source=ArraySource(np.full(n, 0.01 * (i + 1), np.float32), 16000))
+        for i, n in enumerate(lengths)
+    ]
+    # declared durations sort the batches (longest first); c5 has none and goes last
+    clips = [c if i == 5 else dataclasses.replace(c, duration=lengths[i] / 16000) for i, c in enumerate(clips)]
+    corpus = Corpus("mem", "test", "mem", tuple(clips))
+    backend = BatchLog()
+    with Store(tmp_path / "s.sqlite") as st:
+        out = transcribe_corpus(backend, corpus, st, batch_size=2)
+        assert backend.seen == [[1600, 800], [480, 320], [160, 640]]
+        assert [r.clip_id for r in out.records] == [f"c{i}" for i in range(6)]
+        assert [r.hypothesis for r in out.records] == [f"n{n}" for n in lengths]
+        assert st.count("transcript") == 6  # each result written once
+        again = transcribe_corpus(backend, corpus, st, batch_size=4)
+        assert (again.n_cached, again.n_computed, len(backend.seen)) == (6, 0, 3)
+        assert again.records == out.records
+
+
+def test_audio_decodes_on_the_prefetch_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batch k+1's audio decodes on the background thread while batch k is transcribed: the first
+    backend call waits for the second batch's decoding to start, which cannot happen in sequence."""
+    threads: set[str] = set()
+    second_batch_loading = threading.Event()
+    real_load = runner.load_clip_audio
+
+    def load(clip: Clip, max_duration: float | None = None):  # type: ignore[no-untyped-def]
+        threads.add(threading.current_thread().name.split("_")[0])
+        if clip.id == "c2":
+            second_batch_loading.set()
+        return real_load(clip, max_duration)
+
+    class Waiting(LengthBackend):
+        def transcribe(self, audios: Sequence[np.ndarray]) -> list[str]:
+            if not self.batches:
+                assert second_batch_loading.wait(timeout=20), "the next batch was not decoded in the background"
+            return super().transcribe(audios)
+
+    monkeypatch.setattr(runner, "load_clip_audio", load)
+    with Store(tmp_path / "s.sqlite") as st:
+        out = transcribe_corpus(Waiting(), _mem_corpus([10, 20, 30, 40]), st, batch_size=2)
+    assert [r.hypothesis for r in out.records] == ["n10", "n20", "n30", "n40"] and not out.failures
+    assert threads == {"asr-audit-audio"}
+
+
 def test_preds_backend_looks_up_clip_ids(tmp_path: Path) -> None:
     corpus = _mem_corpus([10, 20, 30])
     write_predictions(
@@ -188,6 +249,10 @@ def test_models_verb_lists_light_backends(run_cli) -> None:
 def test_bad_model_spec_is_one_line_error(tmp_path: Path, run_cli, librispeech_dir: Path) -> None:
     code, _, err = run_cli("transcribe", "--model", "nope:x", "--corpus", librispeech_dir, "--out", tmp_path)
     assert code == 2 and "not recognised" in err and "Traceback" not in err
+    code, _, err = run_cli(
+        "transcribe", "--model", "whisper-tiny.en", "--corpus", librispeech_dir, "--out", tmp_path, "--device", "tpu"
+    )
+    assert code == 2 and "device 'tpu' is unknown; fix: use cpu, cuda, cuda:N or auto" in err
 
 
 def _transcribe_cmd(manifest: Path, out: Path, store: Path) -> list[str]:

@@ -46,7 +46,14 @@ def transcribe(
     corpus: str = typer.Option(..., "--corpus", "-c", help=CORPUS_HELP),
     out: Path = typer.Option(..., "--out", "-o", help="Folder for the prediction files (one per model)."),
     store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
-    batch_size: int = typer.Option(8, "--batch-size", min=1, help="Clips per backend call and per store commit."),
+    batch_size: int = typer.Option(
+        8, "--batch-size", min=1, help="Clips per backend call, per forward pass (length-sorted) and per store commit."
+    ),
+    device: str | None = typer.Option(
+        None,
+        "--device",
+        help="cpu | cuda | cuda:N | auto for the PyTorch and CTranslate2 models (default: $ASR_AUDIT_DEVICE, else auto).",
+    ),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N clips of the corpus."),
     language: str = typer.Option(
         "en", "--language", help="Decode language given to the model ('none' to let it detect)."
@@ -72,7 +79,7 @@ def transcribe(
     audio are skipped and listed with their reason at the end (the exit code stays 0); a model
     for which every clip failed is an error (exit 2).
     """
-    from asr_audit.models.base import DecodeOptions, load_backend
+    from asr_audit.models.base import DecodeOptions, RuntimeOptions, load_backend
     from asr_audit.store.export import prediction_file_name, write_predictions
     from asr_audit.store.transcribe import corpus_wer, transcribe_corpus
     from asr_audit.text.languages import scoring_normalizer
@@ -86,13 +93,14 @@ def transcribe(
     specs = model_specs(model)  # fails on a bad spec before any work
     check_output_dir(out, "--out", force=True)  # a file or a folder under a file fails before any work
     options = DecodeOptions(language=None if language.lower() == "none" else language)
+    runtime = RuntimeOptions(device=device, batch_size=batch_size)  # a bad --device fails before any work
     corp = load_clips(corpus, limit)
     results = []
     refs = {c.id: c.reference for c in corp.clips}
     with store_session(store) as st:
         run_id = st.start_run({"argv": sys.argv[1:], "models": specs, "corpus": corp.source, "n_clips": len(corp)})
         for spec in specs:
-            backend = load_backend(spec, options)
+            backend = load_backend(spec, options, runtime)
             columns = (
                 TextColumn("{task.description}", markup=False),
                 BarColumn(),

@@ -15,12 +15,23 @@ compute type a ``default`` request became on this machine, the converter revisio
 weights) is the backend's :class:`BackendIdentity`, recorded with every output and used as the
 cache key. Bump a backend's ``code_version`` whenever a change to its decoding code can change
 its outputs: results cached by the old code are then never served for the new.
+
+Where a backend runs (:class:`RuntimeOptions`: device, batch size) is chosen per model at load
+time. **The key rule:** the identity carries a runtime setting exactly when it can change the
+outputs. The resolved compute type (``compute_type`` / ``dtype``) always does; the device kind
+enters as a ``device`` code entry when it is not the CPU (kernels differ between devices; the
+CPU is the reference every key without the entry was computed on); the device index
+(``cuda:0`` vs ``cuda:1``) and the batch size do not enter: backends batch so that each clip's
+inputs are the same in any batch (Whisper pads every clip to 30 s, CTC models mask the
+padding), and the tests check that greedy outputs are identical batched and unbatched.
+See ``docs/inference.md``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import inspect
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -45,14 +56,15 @@ class DecodeOptions:
     """Decoding options that change outputs (and therefore belong to the cache key).
 
     Defaults follow the project convention: greedy, temperature 0, no timestamps, language
-    given, no prompt. ``device`` and ``batch_size`` do not change outputs and are not here.
+    given, no prompt. ``device`` and ``batch_size`` are :class:`RuntimeOptions`, not here (the
+    resolved device and compute type enter the identity's code entries where they change outputs).
     """
 
     language: str | None = "en"
     task: str = "transcribe"  # "transcribe" | "translate"
     beam_size: int = 1
     max_new_tokens: int = 440
-    compute_type: str = "default"  # ct2 / torch dtype request: default | float32 | float16 | int8
+    compute_type: str = "default"  # ct2 / torch dtype request: default | float32 | float16 | bfloat16 | int8
 
     def __post_init__(self) -> None:
         for name, typ, what in (
@@ -60,7 +72,7 @@ class DecodeOptions:
             ("task", str, '"transcribe" or "translate"'),
             ("beam_size", int, "a whole number >= 1"),
             ("max_new_tokens", int, "a whole number >= 1"),
-            ("compute_type", str, '"default", "float32", "float16" or "int8"'),
+            ("compute_type", str, '"default", "float32", "float16", "bfloat16" or "int8"'),
         ):
             value = getattr(self, name)
             if not isinstance(value, typ) or isinstance(value, bool):
@@ -86,6 +98,38 @@ class DecodeOptions:
                 f"unknown decode option(s) {', '.join(unknown)}; fix: use only {', '.join(sorted(known))}"
             )
         return cls(**data)
+
+
+DEVICE_KINDS = ("auto", "cpu", "cuda")
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeOptions:
+    """Where and in what batches a backend runs, chosen per model (spec ``device`` / ``batch_size``,
+    CLI ``--device`` / ``--batch-size``).
+
+    ``device``: ``cpu``, ``cuda``, ``cuda:N`` or ``auto`` (CUDA when available); ``None`` defers to
+    ``$ASR_AUDIT_DEVICE``, then ``auto``. ``batch_size``: clips per forward pass (``None`` = the
+    backend's default). Neither is a decode option: the batch size never changes outputs, and
+    the resolved device enters the identity only where it does (see the module docstring).
+    """
+
+    device: str | None = None
+    batch_size: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.device is not None and (
+            not isinstance(self.device, str) or self.device.strip().lower().split(":")[0] not in DEVICE_KINDS
+        ):
+            raise ConfigError(f"device {self.device!r} is unknown; fix: use cpu, cuda, cuda:N or auto")
+        if self.batch_size is not None and (
+            not isinstance(self.batch_size, int) or isinstance(self.batch_size, bool) or self.batch_size < 1
+        ):
+            raise ConfigError(f"batch size {self.batch_size!r} must be a whole number >= 1; fix: use e.g. 8")
+
+    def kwargs(self, default_batch_size: int = 8) -> dict[str, Any]:
+        """``device`` / ``batch_size`` keywords for a backend constructor."""
+        return {"device": self.device, "batch_size": self.batch_size or default_batch_size}
 
 
 CodeEntries = tuple[tuple[str, str], ...]
@@ -188,7 +232,9 @@ def require_capability(backend: Backend, capability: str) -> None:
 
 # --------------------------------------------------------------------------- registry
 
-BackendFactory = Callable[[str, DecodeOptions], Backend]
+# ``(argument, options) -> Backend``; a factory that also takes a keyword ``runtime``
+# (:class:`RuntimeOptions`) can be placed on a device and batched by the caller.
+BackendFactory = Callable[..., Backend]
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,10 +322,32 @@ def parse_spec(spec: str) -> tuple[str, str]:
     )
 
 
-def load_backend(spec: str, options: DecodeOptions | None = None) -> Backend:
-    """Create the backend named by ``spec`` (see :func:`available_backends`)."""
+def takes_runtime(factory: BackendFactory) -> bool:
+    """Whether ``factory`` accepts the ``runtime`` keyword (device and batch size)."""
+    try:
+        return "runtime" in inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def load_backend(spec: str, options: DecodeOptions | None = None, runtime: RuntimeOptions | None = None) -> Backend:
+    """Create the backend named by ``spec`` (see :func:`available_backends`), placed by ``runtime``.
+
+    A backend kind whose factory takes no ``runtime`` (CPU engines, HTTP, prediction files)
+    ignores the batch size and refuses a CUDA device.
+    """
     kind, arg = parse_spec(spec)
-    return BACKENDS.get(kind).factory(arg, options or DecodeOptions())
+    factory = BACKENDS.get(kind).factory
+    options = options or DecodeOptions()
+    if runtime is None or runtime == RuntimeOptions():
+        return factory(arg, options)
+    if takes_runtime(factory):
+        return factory(arg, options, runtime=runtime)
+    if (runtime.device or "auto").strip().lower() not in ("auto", "cpu"):
+        raise ConfigError(
+            f"model {spec!r} cannot be placed on device {runtime.device!r}; fix: remove its device setting"
+        )
+    return factory(arg, options)
 
 
 class BaseBackend:

@@ -20,20 +20,27 @@ from pathlib import Path
 import numpy as np
 
 from asr_audit.errors import BackendError, ConfigError, InputFileError, require
-from asr_audit.models.base import TRANSCRIBE, BaseBackend, DecodeOptions, register_backend
+from asr_audit.models.base import TRANSCRIBE, BaseBackend, DecodeOptions, RuntimeOptions, register_backend
 from asr_audit.models.bundled import BUNDLED_MODELS, bundled_model_dir
 from asr_audit.models.cache import weights_hash
 from asr_audit.models.whisper_common import (
     WHISPER_MAX_NEW_TOKENS,
     WHISPER_MAX_SECONDS,
-    batches,
     check_audios,
+    device_code,
+    length_sorted_batches,
     prompt_ids,
     resolve_device,
 )
 from asr_audit.models.whisper_features import MelSettings, batch_log_mel
 
-_COMPUTE_TYPES = {"default": "default", "float32": "float32", "float16": "float16", "int8": "int8"}
+_COMPUTE_TYPES = {
+    "default": "default",
+    "float32": "float32",
+    "float16": "float16",
+    "bfloat16": "bfloat16",
+    "int8": "int8",
+}
 
 
 def ct2_weight_files(model_dir: Path) -> list[Path]:
@@ -55,8 +62,10 @@ class CT2WhisperBackend(BaseBackend):
     """Greedy Whisper transcription with CTranslate2.
 
     The identity carries the compute type CTranslate2 actually uses (``default`` resolves to
-    float32 on CPU and, for float16 weights, float16 on a GPU), so results computed on two
-    machines never share a cache key unless they were computed the same way.
+    float32 on CPU and, for float16 weights, float16 on a GPU) and the device kind when it is
+    not the CPU, so results computed on two machines never share a cache key unless they were
+    computed the same way. Clips are decoded in length-sorted batches of ``batch_size`` (every
+    clip padded to 30 s of features, so a clip's transcript does not depend on its batch).
     """
 
     capabilities = frozenset({TRANSCRIBE})
@@ -123,14 +132,14 @@ class CT2WhisperBackend(BaseBackend):
         self.max_length = 2 * self.max_new_tokens
 
     def identity_code(self) -> dict[str, str]:
-        """Code version plus the resolved compute type."""
-        return {**super().identity_code(), "compute_type": self.compute_type}
+        """Code version, the resolved compute type and the device kind when not the CPU."""
+        return {**super().identity_code(), "compute_type": self.compute_type, **device_code(self.device)}
 
     def transcribe(self, audios: Sequence[np.ndarray]) -> list[str]:
         ctranslate2 = require("ctranslate2", "ct2")
         clips = check_audios(self.spec, audios, self.max_duration)
-        texts: list[str] = []
-        for rows in batches(len(clips), self.batch_size):
+        texts = [""] * len(clips)
+        for rows in length_sorted_batches([len(c) for c in clips], self.batch_size):
             features = ctranslate2.StorageView.from_array(
                 np.ascontiguousarray(batch_log_mel([clips[i] for i in rows], self.mel))
             )
@@ -142,7 +151,8 @@ class CT2WhisperBackend(BaseBackend):
                 suppress_blank=True,
                 suppress_tokens=[-1],
             )
-            texts += [self._tokenizer.decode(r.sequences_ids[0], skip_special_tokens=True).strip() for r in results]
+            for i, r in zip(rows, results):
+                texts[i] = self._tokenizer.decode(r.sequences_ids[0], skip_special_tokens=True).strip()
         return texts
 
 
@@ -152,8 +162,8 @@ class CT2WhisperBackend(BaseBackend):
     capabilities=[TRANSCRIBE],
     extra="ct2",
 )
-def _ct2_factory(arg: str, options: DecodeOptions) -> CT2WhisperBackend:
-    return CT2WhisperBackend(arg, f"ct2:{arg}", options)
+def _ct2_factory(arg: str, options: DecodeOptions, runtime: RuntimeOptions | None = None) -> CT2WhisperBackend:
+    return CT2WhisperBackend(arg, f"ct2:{arg}", options, **(runtime or RuntimeOptions()).kwargs())
 
 
 def _register_bundled(name: str) -> None:
@@ -166,8 +176,8 @@ def _register_bundled(name: str) -> None:
         bundled=True,
         extra="ct2",
     )
-    def factory(arg: str, options: DecodeOptions) -> CT2WhisperBackend:
-        return CT2WhisperBackend(bundled_model_dir(name), name, options)
+    def factory(arg: str, options: DecodeOptions, runtime: RuntimeOptions | None = None) -> CT2WhisperBackend:
+        return CT2WhisperBackend(bundled_model_dir(name), name, options, **(runtime or RuntimeOptions()).kwargs())
 
 
 for _name in BUNDLED_MODELS:

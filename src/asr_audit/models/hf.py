@@ -6,8 +6,10 @@ CTranslate2; the same name with ``-pt`` runs the same weights converted to a
 ``WhisperForConditionalGeneration`` (:mod:`asr_audit.models.whisper_convert`), which adds the
 ``score`` and ``sites`` capabilities. Both report the source weights' hash.
 
-The device comes from the constructor's ``device`` argument or ``$ASR_AUDIT_DEVICE``
-(``cpu``, ``cuda``, ``cuda:N``, ``auto``); it is not part of the backend identity.
+The device comes from the runtime options (spec ``device``, CLI ``--device``; see
+:class:`~asr_audit.models.base.RuntimeOptions`) or ``$ASR_AUDIT_DEVICE`` (``cpu``, ``cuda``,
+``cuda:N``, ``auto``). Its kind enters the identity when it is not the CPU; ``compute_type =
+"default"`` runs float16 on CUDA, float32 on the CPU (``bfloat16`` on request).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import json
 from pathlib import Path
 
 from asr_audit.errors import BackendError, require
-from asr_audit.models.base import SCORE, SITES, TRANSCRIBE, DecodeOptions, register_backend
+from asr_audit.models.base import SCORE, SITES, TRANSCRIBE, DecodeOptions, RuntimeOptions, register_backend
 from asr_audit.models.bundled import BUNDLED_MODELS, bundled_model_dir
 from asr_audit.models.cache import weights_hash
 from asr_audit.models.whisper_torch import TorchWhisperBackend
@@ -120,8 +122,8 @@ def load_bundled_torch(
     capabilities=[TRANSCRIBE, SCORE, SITES],
     extra="torch",
 )
-def _hf_factory(arg: str, options: DecodeOptions) -> TorchWhisperBackend:
-    return load_hf_whisper(arg, options)
+def _hf_factory(arg: str, options: DecodeOptions, runtime: RuntimeOptions | None = None) -> TorchWhisperBackend:
+    return load_hf_whisper(arg, options, **(runtime or RuntimeOptions()).kwargs())
 
 
 def _register_bundled(name: str) -> None:
@@ -134,8 +136,8 @@ def _register_bundled(name: str) -> None:
         bundled=True,
         extra="torch",
     )
-    def factory(arg: str, options: DecodeOptions) -> TorchWhisperBackend:
-        return load_bundled_torch(name, options)
+    def factory(arg: str, options: DecodeOptions, runtime: RuntimeOptions | None = None) -> TorchWhisperBackend:
+        return load_bundled_torch(name, options, **(runtime or RuntimeOptions()).kwargs())
 
 
 for _name in BUNDLED_MODELS:

@@ -29,11 +29,20 @@ from typing import Any
 import numpy as np
 
 from asr_audit.errors import BackendError, ConfigError, require
-from asr_audit.models.base import SCORE, SITES, TRANSCRIBE, BaseBackend, DecodeOptions, TokenScores, register_backend
+from asr_audit.models.base import (
+    SCORE,
+    SITES,
+    TRANSCRIBE,
+    BaseBackend,
+    DecodeOptions,
+    RuntimeOptions,
+    TokenScores,
+    register_backend,
+)
 from asr_audit.models.cache import weights_hash
 from asr_audit.models.ctc_scoring import ctc_log_likelihood, ctc_prefix_log_probs
 from asr_audit.models.hf import hf_weight_files, model_type, resolve_hf_dir
-from asr_audit.models.whisper_common import batches, check_audios, resolve_device
+from asr_audit.models.whisper_common import check_audios, device_code, length_sorted_batches
 from asr_audit.models.whisper_torch import dtype_kwarg, torch_setup
 
 
@@ -76,11 +85,13 @@ class HFCTCBackend(BaseBackend):
         device: str | None = None,
         batch_size: int = 8,
     ) -> None:
-        torch, transformers, dtype = torch_setup(spec, options, "CTC decoding here is greedy; fix: beam_size=1")
+        _, transformers, self.device, dtype = torch_setup(
+            spec, options, "CTC decoding here is greedy; fix: beam_size=1", device
+        )
         super().__init__(spec, options, weights_hash_)
         self.dtype = str(dtype).removeprefix("torch.")
+        self.model_dir = Path(model_dir)
         self.batch_size = batch_size
-        self.device = resolve_device(device, torch.cuda.is_available)
         try:
             model = transformers.AutoModelForCTC.from_pretrained(str(model_dir), **dtype_kwarg(dtype))
             self.processor = transformers.AutoProcessor.from_pretrained(str(model_dir))
@@ -105,8 +116,11 @@ class HFCTCBackend(BaseBackend):
         self._sites = ctc_site_modules(self.torch_model)
 
     def identity_code(self) -> dict[str, str]:
-        """Code version plus the torch dtype the weights run in."""
-        return {**super().identity_code(), "dtype": self.dtype}
+        """Code version, the torch dtype the weights run in and the device kind when not the CPU.
+
+        The batch size is not here: padding is masked, so a clip's outputs do not depend on it.
+        """
+        return {**super().identity_code(), "dtype": self.dtype, **device_code(self.device)}
 
     def sites(self) -> list[str]:
         """Hook-site names in forward order (``encoder.in``, ``encoder.layers.{L}.self_attn|mlp|out``, ``encoder.head``)."""
@@ -144,12 +158,20 @@ class HFCTCBackend(BaseBackend):
         text = text.upper() if self._case == "upper" else text.lower() if self._case == "lower" else text
         return list(self.tokenizer(text, add_special_tokens=False).input_ids) if text else []
 
+    def _sorted_log_probs(self, clips: list[np.ndarray]) -> list[tuple[int, np.ndarray]]:
+        """``(input index, frame log-probs)`` over length-sorted batches of ``batch_size``."""
+        return [
+            (i, lp)
+            for rows in length_sorted_batches([len(c) for c in clips], self.batch_size)
+            for i, lp in zip(rows, self._log_probs([clips[i] for i in rows]))
+        ]
+
     def transcribe(self, audios: Sequence[np.ndarray]) -> list[str]:
+        """Greedy CTC transcripts, computed in length-sorted batches, in input order."""
         clips = check_audios(self.spec, audios, self.max_duration)
-        out: list[str] = []
-        for rows in batches(len(clips), self.batch_size):
-            for lp in self._log_probs([clips[i] for i in rows]):
-                out.append(self.tokenizer.decode(lp.argmax(-1).tolist()).strip())
+        out = [""] * len(clips)
+        for i, lp in self._sorted_log_probs(clips):
+            out[i] = self.tokenizer.decode(lp.argmax(-1).tolist()).strip()
         return out
 
     def score(self, audios: Sequence[np.ndarray], prefixes: Sequence[str], targets: Sequence[str]) -> list[TokenScores]:
@@ -157,30 +179,27 @@ class HFCTCBackend(BaseBackend):
         if not len(audios) == len(prefixes) == len(targets):
             raise ConfigError(f"{self.spec}: score needs equal numbers of audios, prefixes and targets")
         clips = check_audios(self.spec, audios, self.max_duration)
-        results: list[TokenScores] = []
-        for rows in batches(len(clips), self.batch_size):
-            for i, lp in zip(rows, self._log_probs([clips[i] for i in rows])):
-                prefix, target = " ".join(prefixes[i].split()), " ".join(targets[i].split())
-                head = self._labels(prefix)
-                full = self._labels(f"{prefix} {target}" if prefix else target) if target else head
-                tail = full[len(head) :]
-                if not tail:
-                    results.append(TokenScores((), ()))
-                    continue
-                cum = np.concatenate([[0.0], ctc_prefix_log_probs(lp, full, self.blank)])
-                with np.errstate(invalid="ignore"):
-                    steps = np.diff(cum)[len(head) :]
-                toks = tuple(self.tokenizer.convert_ids_to_tokens(tail))
-                results.append(TokenScores(toks, tuple(float(x) for x in steps)))
+        results: list[TokenScores] = [TokenScores((), ())] * len(clips)
+        for i, lp in self._sorted_log_probs(clips):
+            prefix, target = " ".join(prefixes[i].split()), " ".join(targets[i].split())
+            head = self._labels(prefix)
+            full = self._labels(f"{prefix} {target}" if prefix else target) if target else head
+            tail = full[len(head) :]
+            if not tail:
+                continue
+            cum = np.concatenate([[0.0], ctc_prefix_log_probs(lp, full, self.blank)])
+            with np.errstate(invalid="ignore"):
+                steps = np.diff(cum)[len(head) :]
+            toks = tuple(self.tokenizer.convert_ids_to_tokens(tail))
+            results[i] = TokenScores(toks, tuple(float(x) for x in steps))
         return results
 
     def log_likelihood(self, audios: Sequence[np.ndarray], texts: Sequence[str]) -> list[float]:
         """``log P(text | audio)`` of each complete transcript (= ``-CTC loss``, summed)."""
         clips = check_audios(self.spec, audios, self.max_duration)
-        out: list[float] = []
-        for rows in batches(len(clips), self.batch_size):
-            for i, lp in zip(rows, self._log_probs([clips[i] for i in rows])):
-                out.append(ctc_log_likelihood(lp, self._labels(texts[i]), self.blank))
+        out = [0.0] * len(clips)
+        for i, lp in self._sorted_log_probs(clips):
+            out[i] = ctc_log_likelihood(lp, self._labels(texts[i]), self.blank)
         return out
 
 
@@ -205,5 +224,5 @@ def load_hf_ctc(arg: str, options: DecodeOptions, *, device: str | None = None, 
     capabilities=[TRANSCRIBE, SCORE, SITES],
     extra="torch",
 )
-def _hf_ctc_factory(arg: str, options: DecodeOptions) -> HFCTCBackend:
-    return load_hf_ctc(arg, options)
+def _hf_ctc_factory(arg: str, options: DecodeOptions, runtime: RuntimeOptions | None = None) -> HFCTCBackend:
+    return load_hf_ctc(arg, options, **(runtime or RuntimeOptions()).kwargs())

@@ -87,3 +87,28 @@ def prompt_ids(
 def batches(n: int, size: int) -> list[range]:
     """Consecutive index ranges of at most ``size``."""
     return [range(i, min(i + size, n)) for i in range(0, n, max(1, size))]
+
+
+def length_sorted_batches(lengths: Sequence[int], size: int) -> list[list[int]]:
+    """Indices grouped into batches of at most ``size``, longest first (ties in input order).
+
+    Clips of similar length share a batch, so little padding is computed (CTC models) and a
+    batch's decoding stops soon after its rows do (Whisper). Callers put each result back at
+    its index, so the output order is the input order.
+
+    >>> length_sorted_batches([3, 9, 1, 9, 5], 2)
+    [[1, 3], [4, 0], [2]]
+    """
+    order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
+    step = max(1, size)
+    return [order[i : i + step] for i in range(0, len(order), step)]
+
+
+def device_code(device: str) -> dict[str, str]:
+    """The identity's ``device`` code entry: the device kind when it is not the CPU, else none.
+
+    >>> device_code("cuda:1"), device_code("cpu")
+    ({'device': 'cuda'}, {})
+    """
+    kind = device.split(":")[0]
+    return {} if kind == "cpu" else {"device": kind}

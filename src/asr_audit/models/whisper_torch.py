@@ -41,19 +41,22 @@ from asr_audit.models.base import SCORE, SITES, TRANSCRIBE, BaseBackend, DecodeO
 from asr_audit.models.whisper_common import (
     WHISPER_MAX_NEW_TOKENS,
     WHISPER_MAX_SECONDS,
-    batches,
     check_audios,
+    device_code,
+    length_sorted_batches,
     prompt_ids,
     resolve_device,
 )
 
-_DTYPES = {"default": "float32", "float32": "float32", "float16": "float16"}
+# compute_type -> torch dtype; "default" is float16 on CUDA and float32 on the CPU
+_DTYPES = {"default": "", "float32": "float32", "float16": "float16", "bfloat16": "bfloat16"}
 
 
-def torch_setup(spec: str, options: DecodeOptions, greedy_fix: str) -> tuple[Any, Any, Any]:
-    """Shared checks of the PyTorch backends: greedy decoding and a supported dtype.
+def torch_setup(spec: str, options: DecodeOptions, greedy_fix: str, device: str | None) -> tuple[Any, Any, str, Any]:
+    """Shared checks of the PyTorch backends: greedy decoding, a supported dtype, the device.
 
-    Returns ``(torch, transformers, dtype)``.
+    Returns ``(torch, transformers, resolved device, dtype)``; ``compute_type = "default"``
+    resolves to float16 on CUDA and float32 on the CPU.
     """
     torch = require("torch", "torch")
     transformers = require("transformers", "torch")
@@ -63,7 +66,9 @@ def torch_setup(spec: str, options: DecodeOptions, greedy_fix: str) -> tuple[Any
         raise ConfigError(
             f"{spec}: compute_type {options.compute_type!r} is not supported here; valid: {', '.join(_DTYPES)}"
         )
-    return torch, transformers, getattr(torch, _DTYPES[options.compute_type])
+    resolved = resolve_device(device, torch.cuda.is_available)
+    name = _DTYPES[options.compute_type] or ("float32" if resolved == "cpu" else "float16")
+    return torch, transformers, resolved, getattr(torch, name)
 
 
 def dtype_kwarg(dtype: Any) -> dict[str, Any]:
@@ -114,17 +119,17 @@ class TorchWhisperBackend(BaseBackend):
         converter: str | None = None,
     ) -> None:
         """``converter``: the revision of the code that rebuilt these weights (``-pt``, organisms)."""
-        torch, transformers, dtype = torch_setup(
+        torch, transformers, self.device, dtype = torch_setup(
             spec,
             options,
             "PyTorch Whisper backends decode greedily; fix: beam_size=1, or use the ct2 backend for beams",
+            device,
         )
         super().__init__(spec, options, weights_hash)
         self.dtype = str(dtype).removeprefix("torch.")
         self.converter = converter
         self.model_dir = Path(model_dir)
         self.batch_size = batch_size
-        self.device = resolve_device(device, torch.cuda.is_available)
         try:
             model = transformers.WhisperForConditionalGeneration.from_pretrained(str(model_dir), **dtype_kwarg(dtype))
             self.processor = transformers.WhisperProcessor.from_pretrained(str(model_dir))
@@ -148,8 +153,10 @@ class TorchWhisperBackend(BaseBackend):
         self._cache_kw = "cache" if "cache" in params else "past_key_values"  # transformers >= 5 renamed it
 
     def identity_code(self) -> dict[str, str]:
-        """Code version, the torch dtype and (for rebuilt weights) the converter revision."""
-        code = {**super().identity_code(), "dtype": self.dtype}
+        """Code version, the torch dtype, the device kind when not the CPU (:func:`device_code`) and
+        (for rebuilt weights) the converter revision. The batch size is not here: it does not
+        change outputs (every clip is padded to 30 s alone; rows decode independently)."""
+        code = {**super().identity_code(), "dtype": self.dtype, **device_code(self.device)}
         if self.converter is not None:
             code["converter"] = self.converter
         return code
@@ -216,10 +223,12 @@ class TorchWhisperBackend(BaseBackend):
 
     # ------------------------------------------------------------------ capabilities
     def transcribe(self, audios: Sequence[np.ndarray]) -> list[str]:
+        """Greedy transcripts, decoded in length-sorted batches of ``batch_size``, in input order."""
         clips = check_audios(self.spec, audios, self.max_duration)
-        out: list[str] = []
-        for rows in batches(len(clips), self.batch_size):
-            out += self._greedy([clips[i] for i in rows])
+        out = [""] * len(clips)
+        for rows in length_sorted_batches([len(c) for c in clips], self.batch_size):
+            for i, text in zip(rows, self._greedy([clips[i] for i in rows])):
+                out[i] = text
         return out
 
     def _greedy(self, clips: list[np.ndarray]) -> list[str]:
@@ -262,8 +271,8 @@ class TorchWhisperBackend(BaseBackend):
         if not len(audios) == len(prefixes) == len(targets):
             raise ConfigError(f"{self.spec}: score needs equal numbers of audios, prefixes and targets")
         clips = check_audios(self.spec, audios, self.max_duration)
-        results: list[TokenScores] = []
-        for rows in batches(len(clips), self.batch_size):
+        results: list[TokenScores] = [TokenScores((), ())] * len(clips)
+        for rows in length_sorted_batches([len(c) for c in clips], self.batch_size):
             seqs, spans = [], []
             for i in rows:
                 head = self.prompt + self._encode_text(prefixes[i])
@@ -280,12 +289,11 @@ class TorchWhisperBackend(BaseBackend):
                 enc = self._encoder_states([clips[i] for i in rows])
                 logits = self.torch_model(encoder_outputs=(enc,), decoder_input_ids=ids).logits.float()
                 logp = torch.log_softmax(logits, dim=-1)
-            for b, (start, tail) in enumerate(spans):
+            for b, (i, (start, tail)) in enumerate(zip(rows, spans)):
                 if not tail:
-                    results.append(TokenScores((), ()))
                     continue
                 pos = torch.arange(start - 1, start - 1 + len(tail), device=self.device)
                 lp = logp[b, pos, torch.tensor(tail, device=self.device)].tolist()
                 toks = tuple(self.tokenizer.decode([t]) for t in tail)
-                results.append(TokenScores(toks, tuple(float(x) for x in lp)))
+                results[i] = TokenScores(toks, tuple(float(x) for x in lp))
         return results

@@ -24,6 +24,7 @@ from asr_audit.models.base import (
     SITES,
     TRANSCRIBE,
     DecodeOptions,
+    RuntimeOptions,
     register_backend,
 )
 
@@ -107,8 +108,8 @@ def _register(name: str) -> None:
         bundled=True,
         extra="torch",
     )
-    def factory(arg: str, options: DecodeOptions) -> Any:
-        return load_organism(name, options)
+    def factory(arg: str, options: DecodeOptions, runtime: RuntimeOptions | None = None) -> Any:
+        return load_organism(name, options, **(runtime or RuntimeOptions()).kwargs())
 
 
 for _name in ORGANISMS:

@@ -116,13 +116,14 @@ class RayExecutor:
     # ------------------------------------------------------------------ the executor interface
     def backend_by_name(self, name: str) -> Any:
         """A backend for the audio probes, loaded on the driver (as the local executor does)."""
-        from asr_audit.models.base import DecodeOptions, load_backend
+        from asr_audit.models.base import DecodeOptions, RuntimeOptions, load_backend
 
         m = self.models.get(name)
         if m is None:
             raise ConfigError(f"no model named {name!r} in the spec; available: {', '.join(self.models)}")
         if name not in self.backends:
-            self.backends[name] = load_backend(m.spec, DecodeOptions.from_dict(dict(m.options)))
+            runtime = RuntimeOptions(device=m.device, batch_size=m.batch_size)
+            self.backends[name] = load_backend(m.spec, DecodeOptions.from_dict(dict(m.options)), runtime)
         return self.backends[name]
 
     def identity(self, name: str) -> dict[str, Any] | None:
@@ -193,7 +194,7 @@ class RayExecutor:
                     max_restarts=-1,
                     max_task_retries=self.max_task_retries,
                 )
-                actors = [actor_cls.remote(m.spec, dict(m.options)) for _ in range(m.replicas)]
+                actors = [actor_cls.remote(m.spec, dict(m.options), m.device, m.batch_size) for _ in range(m.replicas)]
                 pools[m.name] = _Pool(m, actors, deque())
             pools[m.name].jobs.append(s)
         return pools

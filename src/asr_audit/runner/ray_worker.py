@@ -78,15 +78,16 @@ def _node() -> str:
 class ModelWorker:
     """One model's backend in one Ray actor (see the module docstring)."""
 
-    def __init__(self, spec: str, options: dict[str, Any]) -> None:
+    def __init__(self, spec: str, options: dict[str, Any], device: str | None = None, batch_size: int = 8) -> None:
         from asr_audit.errors import AuditError
-        from asr_audit.models.base import DecodeOptions, load_backend
+        from asr_audit.models.base import DecodeOptions, RuntimeOptions, load_backend
 
         self.backend: Any = None
         self.fatal: str | None = None
         self.spec = spec
-        try:
-            self.backend = load_backend(spec, DecodeOptions.from_dict(dict(options)))
+        try:  # Ray sets CUDA_VISIBLE_DEVICES to the actor's GPUs: "auto" / "cuda" picks them
+            runtime = RuntimeOptions(device=device, batch_size=batch_size)
+            self.backend = load_backend(spec, DecodeOptions.from_dict(dict(options)), runtime)
         except AuditError as exc:
             self.fatal = f"{exc} (loading model {spec!r} on Ray worker {_node()})"
 

@@ -81,10 +81,11 @@ class LocalExecutor:
     models: dict[str, ModelSpec] = field(default_factory=dict)
 
     def _backend(self, m: ModelSpec) -> Any:
-        from asr_audit.models.base import DecodeOptions, load_backend
+        from asr_audit.models.base import DecodeOptions, RuntimeOptions, load_backend
 
         if m.name not in self.backends:
-            self.backends[m.name] = load_backend(m.spec, DecodeOptions.from_dict(dict(m.options)))
+            runtime = RuntimeOptions(device=m.device, batch_size=m.batch_size)
+            self.backends[m.name] = load_backend(m.spec, DecodeOptions.from_dict(dict(m.options)), runtime)
         return self.backends[m.name]
 
     def backend_by_name(self, name: str) -> Any:

@@ -76,7 +76,10 @@ class ModelSpec:
     name: str
     spec: str
     options: Mapping[str, Any] = field(default_factory=dict)
-    batch_size: int = 8
+    batch_size: int = 8  # clips per store commit and per forward pass
+    # cpu | cuda | cuda:N | auto (None: $ASR_AUDIT_DEVICE, else auto). Not in to_dict: the
+    # backend identity in results.json records the resolved device kind where it changes outputs.
+    device: str | None = None
     num_gpus: float = 0.0  # per Ray actor (executor = "ray")
     num_cpus: float = 1.0  # per Ray actor
     replicas: int = 1  # Ray actors serving this model
@@ -211,9 +214,10 @@ def parse_spec(data: Mapping[str, Any], path: str = "<spec>") -> ExperimentSpec:
             f.get("spec", str),
             dict(f.get("options", dict, {})),
             f.get("batch_size", int, 8),
-            float(f.get("num_gpus", (int, float), 0.0)),
-            float(f.get("num_cpus", (int, float), 1.0)),
-            f.get("replicas", int, 1),
+            num_gpus=float(f.get("num_gpus", (int, float), 0.0)),
+            num_cpus=float(f.get("num_cpus", (int, float), 1.0)),
+            replicas=f.get("replicas", int, 1),
+            device=f.get("device", str, None),
         )
         f.done()
         if m.batch_size < 1:
@@ -223,8 +227,13 @@ def parse_spec(data: Mapping[str, Any], path: str = "<spec>") -> ExperimentSpec:
                 f.fail(f"model[{i}].{what}", f"is {value}", "use a finite number >= 0 (a fraction shares a device)")
         if m.replicas < 1:
             f.fail(f"model[{i}].replicas", f"is {m.replicas}", "use a positive number of Ray actors")
-        from asr_audit.models.base import DecodeOptions
+        from asr_audit.models.base import DecodeOptions, RuntimeOptions
         from asr_audit.models.base import parse_spec as parse_model_spec
+
+        try:
+            RuntimeOptions(device=m.device)
+        except ConfigError:
+            f.fail(f"model[{i}].device", f"is {m.device!r}", 'use "cpu", "cuda", "cuda:N" or "auto"')
 
         try:  # every [[model]], also one no corpus transcribes, fails here rather than never or late
             parse_model_spec(m.spec)

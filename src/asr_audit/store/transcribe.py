@@ -11,6 +11,14 @@ Per batch of clips:
    its transcripts are kept and nothing is sent again;
 4. commit the batch's new transcripts in one short transaction.
 
+Batches are **length-sorted**: clips with a declared duration go longest first (ties in corpus
+order), clips without one after them in corpus order, so clips of similar length share a
+backend call (less padding, a batch's decoding ends soon after its rows do). Records and
+failures come back in corpus order whatever the batch order, and each result is written once
+in the batch that computed it, so resume semantics do not depend on the order. While a batch is
+transcribed, the next batch's audio decodes on one background thread (the store is touched
+only from the calling thread).
+
 A clip that cannot be used (missing/corrupt/empty/NaN audio, too long for the backend, a
 backend error on it) is recorded as a :class:`ClipFailure` and the run goes on. Killing the
 process loses at most the batch in flight; rerunning resumes from the store.
@@ -24,6 +32,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -145,8 +154,35 @@ class _Resolved:
     bad: dict  # clip id -> failure reason
 
 
-def _resolve(batch: Sequence[Clip], backend: Backend, key: str, store: Store) -> _Resolved:
-    """Audio hashes of a batch, decoding only clips not both indexed and cached."""
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    """A batch whose store lookups are done and whose audio decodes in the background."""
+
+    fps: dict  # clip id -> file fingerprint or None
+    hashes: dict  # clip id -> (audio hash, duration), from the fingerprint index
+    cached: dict  # audio hash -> StoredResult
+    decoded: Future  # -> (loaded, bad) from _decode
+
+
+def _decode(
+    batch: Sequence[Clip], hashes: dict, cached: dict, max_duration: Seconds | None
+) -> tuple[dict[str, LoadedAudio], dict[str, str]]:
+    """Decode (and validate) the clips not both indexed and cached; runs on the prefetch thread."""
+    loaded: dict[str, LoadedAudio] = {}
+    bad: dict[str, str] = {}
+    for c in batch:
+        try:
+            if c.id in hashes and hashes[c.id][0] in cached:
+                check_duration(c, hashes[c.id][1], max_duration)
+                continue
+            loaded[c.id] = load_clip_audio(c, max_duration)
+        except ClipAudioError as exc:
+            bad[c.id] = exc.reason
+    return loaded, bad
+
+
+def _lookup(batch: Sequence[Clip], backend: Backend, key: str, store: Store, pool: ThreadPoolExecutor) -> _Pending:
+    """Store lookups of a batch (this thread), then its audio decoding submitted to ``pool``."""
     fps = {c.id: file_fingerprint(c) for c in batch}
     index = store.lookup_audio([f for f in fps.values() if f])
     hashes: dict[str, tuple[str, Seconds]] = {}
@@ -155,23 +191,21 @@ def _resolve(batch: Sequence[Clip], backend: Backend, key: str, store: Store) ->
         if entry is not None:
             hashes[c.id] = (entry.audio_hash, entry.duration)
     cached = store.get_transcripts(key, [h for h, _ in hashes.values()])
-    loaded: dict[str, LoadedAudio] = {}
+    return _Pending(fps, hashes, cached, pool.submit(_decode, batch, hashes, cached, backend.max_duration))
+
+
+def _finish(pending: _Pending, key: str, store: Store) -> _Resolved:
+    """Wait for the batch's audio, index it, and fetch what the store now holds for it."""
+    loaded, bad = pending.decoded.result()
+    hashes = dict(pending.hashes)
     remember: list[tuple[str, str, float]] = []
-    bad: dict[str, str] = {}
-    for c in batch:
-        try:
-            if c.id in hashes and hashes[c.id][0] in cached:
-                check_duration(c, hashes[c.id][1], backend.max_duration)
-                continue
-            a = load_clip_audio(c, backend.max_duration)
-        except ClipAudioError as exc:
-            bad[c.id] = exc.reason
-            continue
-        loaded[c.id] = a
-        hashes[c.id] = (a.audio_hash, a.duration)
-        if fp := fps[c.id]:
+    for cid, a in loaded.items():
+        hashes[cid] = (a.audio_hash, a.duration)
+        if fp := pending.fps[cid]:
             remember.append((fp, a.audio_hash, a.duration))
     store.remember_audio(remember)
+    cached = dict(pending.cached)
+    # also results an earlier batch stored after this batch's lookup (the same audio twice)
     cached.update(store.get_transcripts(key, [a.audio_hash for a in loaded.values()]))
     return _Resolved(hashes, cached, loaded, bad)
 
@@ -195,6 +229,17 @@ def _lookup_run(backend: Backend, corpus: Corpus, batch_size: int, progress: Pro
     )
 
 
+def length_order(clips: Sequence[Clip]) -> list[int]:
+    """Indices of ``clips``: declared durations longest first, then clips without one, stable.
+
+    >>> from asr_audit.corpus.clips import Clip
+    >>> clip = lambda id, duration: Clip(id, "", audio_path=f"{id}.wav", duration=duration)
+    >>> length_order([clip("a", 2.0), clip("b", None), clip("c", 5.0)])
+    [2, 0, 1]
+    """
+    return sorted(range(len(clips)), key=lambda i: (clips[i].duration is None, -(clips[i].duration or 0.0), i))
+
+
 def transcribe_corpus(
     backend: Backend,
     corpus: Corpus,
@@ -212,40 +257,32 @@ def transcribe_corpus(
     identity = backend.identity()
     key = identity.key
     store.register_backend(identity)
-    records: list[PredictionRecord] = []
-    failures: list[ClipFailure] = []
+    # per corpus position: its record or its failure (batches run in length order)
+    slots: dict[int, PredictionRecord | ClipFailure] = {}
     n_cached = n_computed = 0
     audio_s = compute_s = 0.0
     clips = corpus.clips
-    for start in range(0, len(clips), batch_size):
-        batch = clips[start : start + batch_size]
-        res = _resolve(batch, backend, key, store)
-        hashes, cached, loaded, bad = res.hashes, res.cached, res.loaded, res.bad
-        unique = {a.audio_hash: a for a in loaded.values() if a.audio_hash not in cached}
-        done, failed = _compute(backend, list(unique.values()))
-        batch_audio = sum(unique[h].duration for h in done)
-        batch_compute = sum(sec for _, sec in done.values())
-        store.put_transcripts(key, [(h, text, sec) for h, (text, sec) in done.items()])
-        # another process may have stored these keys first: report what the store holds
-        stored = store.get_transcripts(key, list(done))
-        served = {h: (stored[h].value, stored[h].seconds) if h in stored else v for h, v in done.items()}
-        audio_s, compute_s = audio_s + batch_audio, compute_s + batch_compute
-        for c in batch:
-            if c.id in bad:
-                failures.append(ClipFailure(c.id, bad[c.id]))
-                continue
-            h, dur = hashes[c.id]
-            if h in failed:
-                failures.append(ClipFailure(c.id, failed[h]))
-                continue
-            if h in cached:
-                text, sec, n_cached = cached[h].value, cached[h].seconds, n_cached + 1
-            else:
-                (text, sec), n_computed = served[h], n_computed + 1
-            duration = c.duration if c.duration is not None else dur
-            records.append(PredictionRecord(c.id, c.reference, text, duration, sec))
-        if progress:
-            progress(len(batch), batch_audio, batch_compute)
+    order = length_order(clips)
+    groups = [order[start : start + batch_size] for start in range(0, len(clips), batch_size)]
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="asr-audit-audio")
+    try:
+        pending = [_lookup([clips[i] for i in groups[0]], backend, key, store, pool)] if groups else []
+        for k, positions in enumerate(groups):
+            batch = [clips[i] for i in positions]
+            res = _finish(pending.pop(), key, store)
+            if k + 1 < len(groups):  # the next batch's audio decodes while this one is transcribed
+                pending.append(_lookup([clips[i] for i in groups[k + 1]], backend, key, store, pool))
+            n_cached, n_computed, batch_audio, batch_compute = _run_batch(
+                backend, key, store, positions, batch, res, slots, n_cached, n_computed
+            )
+            audio_s, compute_s = audio_s + batch_audio, compute_s + batch_compute
+            if progress:
+                progress(len(batch), batch_audio, batch_compute)
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    in_order = [slots[i] for i in range(len(clips))]
+    records = [r for r in in_order if isinstance(r, PredictionRecord)]
+    failures = [f for f in in_order if isinstance(f, ClipFailure)]
     return TranscribeOutcome(
         backend.spec,
         key,
@@ -258,6 +295,47 @@ def transcribe_corpus(
         audio_s,
         compute_s,
     )
+
+
+def _run_batch(
+    backend: Backend,
+    key: str,
+    store: Store,
+    positions: Sequence[int],
+    batch: Sequence[Clip],
+    res: _Resolved,
+    slots: dict[int, PredictionRecord | ClipFailure],
+    n_cached: int,
+    n_computed: int,
+) -> tuple[int, int, Seconds, Seconds]:
+    """Transcribe a resolved batch's missing audio, commit it, and fill ``slots``.
+
+    Returns the updated ``(n_cached, n_computed)`` and the batch's audio and compute seconds.
+    """
+    hashes, cached, loaded, bad = res.hashes, res.cached, res.loaded, res.bad
+    unique = {a.audio_hash: a for a in loaded.values() if a.audio_hash not in cached}
+    done, failed = _compute(backend, list(unique.values()))
+    batch_audio = sum(unique[h].duration for h in done)
+    batch_compute = sum(sec for _, sec in done.values())
+    store.put_transcripts(key, [(h, text, sec) for h, (text, sec) in done.items()])
+    # another process may have stored these keys first: report what the store holds
+    stored = store.get_transcripts(key, list(done))
+    served = {h: (stored[h].value, stored[h].seconds) if h in stored else v for h, v in done.items()}
+    for pos, c in zip(positions, batch):
+        if c.id in bad:
+            slots[pos] = ClipFailure(c.id, bad[c.id])
+            continue
+        h, dur = hashes[c.id]
+        if h in failed:
+            slots[pos] = ClipFailure(c.id, failed[h])
+            continue
+        if h in cached:
+            text, sec, n_cached = cached[h].value, cached[h].seconds, n_cached + 1
+        else:
+            (text, sec), n_computed = served[h], n_computed + 1
+        duration = c.duration if c.duration is not None else dur
+        slots[pos] = PredictionRecord(c.id, c.reference, text, duration, sec)
+    return n_cached, n_computed, batch_audio, batch_compute
 
 
 def corpus_wer(
