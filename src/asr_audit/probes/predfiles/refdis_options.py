@@ -21,7 +21,16 @@ from asr_audit.errors import ConfigError
 from asr_audit.options import CLI, Reader, Surface, build, check
 from asr_audit.probes.predfiles.refdis import PRESETS, RefdisParams, loo_quorum, preset_params
 
-MINING_FIELDS = ("majority", "include_middle", "min_run_len", "min_ref_match", "min_consensus_cer", "min_panel", "loo")
+MINING_FIELDS = (
+    "majority",
+    "include_middle",
+    "min_run_len",
+    "min_ref_match",
+    "min_consensus_cer",
+    "min_panel",
+    "loo",
+    "min_confidence",
+)
 FIELDS = ("preset", *MINING_FIELDS, "resamples", "published", "merge_compounds", "language")
 # normalizers that only handle English; other languages get a language-agnostic one instead
 ENGLISH_ONLY = ("whisper", "oal", "whisper-normalizer-0.1.15")
@@ -104,6 +113,7 @@ class RefdisOptions:
             "min_consensus_cer": r.number("min_consensus_cer", None),
             "min_panel": r.integer("min_panel", None),
             "loo": r.flag("loo", None),
+            "min_confidence": r.number("min_confidence", None),
         }
         mining = build(preset_params, surface, preset=preset, **overrides)
         return build(
