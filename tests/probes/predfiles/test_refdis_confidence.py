@@ -88,31 +88,35 @@ def test_a_shared_mishearing_gets_less_confidence_than_a_spurious_phrase() -> No
     assert misheard.confidence is not None and misheard.confidence < DEFAULT_MIN_CONFIDENCE
 
 
-def test_an_insertion_counts_exact_agreement() -> None:
-    clip = _clip("we must act", "thank you we must act", "thank you we must act", "and thank you we must act")
-    (edit,) = mine_clip(clip, PANEL, PANEL, preset_params("paper", loo=False), AlignmentCache())
+def test_an_insertion_counts_the_members_that_emit_its_chunk() -> None:
+    """Lists that differ beyond the chunk still agree on it; a member without it lowers the confidence."""
+    panel = ("a", "b", "c", "d")
+    hyps = ("thank you we must act", "and thank you we must act", "so thank you we must act", "we must act")
+    clip = ClipInput("c1", ("we", "must", "act"), {m: tuple(h.split()) for m, h in zip(panel, hyps)})
+    (edit,) = mine_clip(clip, panel, panel, preset_params("paper", loo=False), AlignmentCache())
     assert edit.kind == INSERTION and edit.alt_text == "thank you"
-    assert edit.evidence is not None and (edit.evidence.votes, round(edit.evidence.agreement, 3)) == (1.0, 0.667)
-    assert edit.confidence == round(2 / 3, 3)
+    assert edit.evidence == EditEvidence(votes=0.75, agreement=0.75, consensus_cer=None)
+    assert edit.confidence == 0.562
 
 
-def test_repeat_is_the_share_of_readings_of_a_reference_with_the_same_correction() -> None:
+def test_repeat_is_the_share_of_readings_of_a_reference_with_an_edit_at_the_same_place() -> None:
     ref = "madam president we must act now"
     clips = [
-        _clip(ref, "we must act now", "we must act now", "we must act now", clip_id="s1-v1"),
-        _clip(ref, "madam president we must act now", *["madam president we must act now"] * 2, clip_id="s1-v2"),
-        _clip("we agree", "we agree", "we agree", "we agree", clip_id="s2-v1"),
+        _clip(ref, *["we must act now"] * 3, clip_id="s1-v1"),  # the opener deleted
+        _clip(ref, *[ref] * 3, clip_id="s1-v2"),  # this reading's panel wrote the reference
+        _clip(ref, *["ladies we must act now"] * 3, clip_id="s1-v3"),  # another rendering, same place
+        _clip("we agree", *["we agree"] * 3, clip_id="s2-v1"),
     ]
-    params = preset_params("paper", loo=False)
-    (edit,) = mine(clips, PANEL, PANEL, params).edits
-    assert edit.clip_id == "s1-v1" and edit.evidence is not None and edit.evidence.repeat == 0.5
-    assert edit.confidence == 0.5
+    edits = mine(clips, PANEL, PANEL, preset_params("paper", loo=False)).edits
+    assert [(e.clip_id, e.kind) for e in edits] == [("s1-v1", "deletion"), ("s1-v3", SUBSTITUTION)]
+    assert all(e.evidence is not None and e.evidence.repeat == pytest.approx(2 / 3) for e in edits)
+    assert [e.confidence for e in edits] == [0.833, 0.833]  # halfway between 1 and the repeat share
     # a reference read once: no repeat evidence
-    (alone,) = with_repeats([edit], {"s1-v1": clips[0].ref})
-    assert alone is edit
-    # the operating point drops it; without one (every preset's default) it stays
-    assert mine(clips, PANEL, PANEL, preset_params("paper", loo=False, min_confidence=0.6)).edits == ()
-    assert len(mine(clips, PANEL, PANEL, preset_params("anchor", loo=False)).edits) == 1
+    (alone,) = with_repeats([edits[0]], {"s1-v1": clips[0].ref})
+    assert alone is edits[0]
+    # the operating point drops them; without one (every preset's default) they stay
+    assert mine(clips, PANEL, PANEL, preset_params("paper", loo=False, min_confidence=0.9)).edits == ()
+    assert len(mine(clips, PANEL, PANEL, preset_params("anchor", loo=False)).edits) == 2
 
 
 # --------------------------------------------------------------------------- options, CLI, JSON
@@ -163,6 +167,6 @@ def test_anchor_keeps_low_confidence_edits_unless_asked(run_cli, tmp_path: Path)
     anchor = _refdis(run_cli, tmp_path / "anchor.json", "--preset", "anchor")
     assert anchor["params"]["min_confidence"] is None
     confs = [e["confidence"] for e in anchor["edits"]]
-    assert min(confs) < DEFAULT_MIN_CONFIDENCE  # edits the calibrated operating point would drop, kept
+    assert min(confs) < 1.0  # edits a strict operating point would drop, kept
     asked = _refdis(run_cli, tmp_path / "asked.json", "--preset", "anchor", "--min-confidence", "0.99")
     assert len(asked["edits"]) == sum(c >= 0.99 for c in confs) < len(confs)

@@ -476,7 +476,11 @@ def mine_clip(
             )
         verdicts, renders = verdicts_for(judge)
         evidence = EditEvidence(
-            votes=n_agree / n_panel, agreement=sum(lst == chunk for lst in lists) / n_panel, consensus_cer=None
+            # an insertion's agreement is its emitters' share: the members' lists may differ beyond
+            # the chunk ("thank you madam president" / "sam que madam president") and still agree on it
+            votes=n_agree / n_panel,
+            agreement=n_agree / n_panel,
+            consensus_cer=None,
         )
         edits.append(
             Edit(
@@ -626,27 +630,47 @@ def mine(
 def with_repeats(edits: Sequence[Edit], references: Mapping[str, Tokens]) -> list[Edit]:
     """``edits`` with the *repeat* evidence (:mod:`~asr_audit.probes.predfiles.refdis_confidence`)
     and its confidence: where ``references`` (clip id -> normalized reference) gives several clips
-    the same reference, the share of them on which an edit with the same correction
-    (:attr:`Edit.fix`) was mined. An edit on a reference that occurs once is returned unchanged.
+    the same reference, the share of them on which an edit was mined at the same place (an
+    overlapping run, or an insertion at the same anchor; its rendering may differ from reading to
+    reading). An edit on a reference that occurs once is returned unchanged.
 
     >>> e = Edit(clip_id="a", kind=INSERTION, position=START, ref_tokens=(), ref_indices=(0,), alt_text="so",
     ...          n_panel_agree=3, n_panel=3, consensus_cer=None, miners=(), verdicts={}, renderings={},
     ...          evidence=EditEvidence(votes=1.0, agreement=1.0, consensus_cer=None), confidence=1.0)
-    >>> [x.confidence for x in with_repeats([e], {"a": ("we",), "b": ("we",)})]
+    >>> [x.evidence.repeat for x in with_repeats([e], {"a": ("we",), "b": ("we",)})]
     [0.5]
     """
     readings = Counter(references.values())
-    # one count per clip: (reference, correction) -> clips carrying it
-    found = Counter((references[cid], fix) for cid, fix in {(e.clip_id, e.fix) for e in edits} if cid in references)
+    places: dict[str, list[tuple[bool, int, int]]] = {}  # clip id -> (insertion?, start, stop) of its edits
+    for e in edits:
+        places.setdefault(e.clip_id, []).append(_place(e))
+    by_ref: dict[Tokens, list[str]] = {}
+    for cid, ref in references.items():
+        by_ref.setdefault(ref, []).append(cid)
     out = []
     for e in edits:
         ref = references.get(e.clip_id)
         if e.evidence is None or ref is None or readings[ref] < 2:
             out.append(e)
             continue
-        evidence = replace(e.evidence, repeat=found[(ref, e.fix)] / readings[ref])
+        here = _place(e)
+        hits = sum(any(_same_place(here, p) for p in places.get(cid, ())) for cid in by_ref[ref])
+        evidence = replace(e.evidence, repeat=hits / readings[ref])
         out.append(replace(e, evidence=evidence, confidence=edit_confidence(evidence)))
     return out
+
+
+def _place(e: Edit) -> tuple[bool, int, int]:
+    if e.kind == INSERTION:
+        return True, e.ref_indices[0], e.ref_indices[0]
+    return False, e.ref_indices[0], e.ref_indices[-1] + 1
+
+
+def _same_place(a: tuple[bool, int, int], b: tuple[bool, int, int]) -> bool:
+    """Two edits at the same place: insertions at one anchor, or runs that overlap."""
+    if a[0] != b[0]:
+        return False
+    return a[1] == b[1] if a[0] else a[1] < b[2] and b[1] < a[2]
 
 
 def _operating_point(edits: Sequence[Edit], params: RefdisParams) -> tuple[Edit, ...]:

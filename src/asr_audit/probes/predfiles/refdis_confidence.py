@@ -30,7 +30,7 @@ from dataclasses import dataclass
 #: Consensus character error from which a rendering counts as another word entirely (distance 1).
 FAR_CER = 0.6
 #: The calibrated operating point (``--min-confidence``), chosen on tuning seeds (docs/calibration.md).
-DEFAULT_MIN_CONFIDENCE = 0.5
+DEFAULT_MIN_CONFIDENCE = 0.4
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,13 +63,24 @@ def distance_score(consensus_cer: float | None) -> float:
     return min(1.0, max(0.0, consensus_cer) / FAR_CER)
 
 
+def repeat_factor(repeat: float | None) -> float:
+    """The weight of the repeat evidence: halfway between 1 and the repeat share (``(1 + repeat) / 2``),
+    1 when the reference occurs once. Halfway, not the share itself: the panel misses a real error on
+    some readings too (a garbled opener), so a single reading is doubt, not disproof.
+
+    >>> repeat_factor(None), repeat_factor(1.0), repeat_factor(0.5)
+    (1.0, 1.0, 0.75)
+    """
+    return 1.0 if repeat is None else (1.0 + repeat) / 2
+
+
 def edit_confidence(evidence: EditEvidence) -> float:
-    """The edit's confidence: ``votes * agreement * distance``, times ``repeat`` when the reference
-    recurs, rounded to 3 decimals.
+    """The edit's confidence: ``votes * agreement * distance * repeat_factor``, rounded to 3 decimals
+    (:func:`distance_score`, :func:`repeat_factor`).
 
     Each factor is a share in [0, 1] that is 1 for the typical reference error (the whole panel
-    writes one correction that is another word, on every reading); each one a shared mishearing
-    tends to fail lowers the product. A product, not a mean: one failed trace is enough to doubt
+    writes one correction that is another word, on every reading); each trace of a shared
+    mishearing lowers the product. A product, not a mean: one failed trace is enough to doubt
     the edit.
 
     >>> edit_confidence(EditEvidence(votes=1.0, agreement=1.0, consensus_cer=1.0))
@@ -77,12 +88,11 @@ def edit_confidence(evidence: EditEvidence) -> float:
     >>> edit_confidence(EditEvidence(votes=1.0, agreement=1 / 3, consensus_cer=0.4))
     0.222
     >>> edit_confidence(EditEvidence(votes=1.0, agreement=1.0, consensus_cer=None, repeat=0.5))
-    0.5
+    0.75
     """
     conf = evidence.votes * evidence.agreement * distance_score(evidence.consensus_cer)
-    if evidence.repeat is not None:
-        conf *= evidence.repeat
+    conf *= repeat_factor(evidence.repeat)
     return round(min(1.0, max(0.0, conf)), 3)
 
 
-__all__ = ["DEFAULT_MIN_CONFIDENCE", "FAR_CER", "EditEvidence", "distance_score", "edit_confidence"]
+__all__ = ["DEFAULT_MIN_CONFIDENCE", "FAR_CER", "EditEvidence", "distance_score", "edit_confidence", "repeat_factor"]
