@@ -3,9 +3,13 @@ precision-recall curve over every edit's confidence (issue 13, section 3)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from asr_audit.calib.score import CURVE_THRESHOLDS, score_edits
 from asr_audit.calib.truth import ClipInfo, Truth, TruthItem
 from asr_audit.probes.predfiles.refdis import DELETION, INSERTION, Edit
+from asr_audit.probes.predfiles.refdis_confidence import DEFAULT_MIN_CONFIDENCE
 
 
 def _truth() -> Truth:
@@ -81,3 +85,27 @@ def test_an_edit_without_confidence_is_always_kept() -> None:
     given = [_edit("s1-v1", DELETION, (0, 1), None)]  # two-reference edits carry none
     s = score_edits(_truth(), given, n_resamples=10, min_confidence=0.99)
     assert s.precision.n == 1 and all(p.n_edits == 1 for p in s.curve)
+
+
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "calib-miner"
+BUNDLED_PANEL = "whisper-tiny.en,whisper-base,sphinx-en-us"
+
+
+def test_real_panel_mishearings_fall_below_the_default_operating_point(run_cli, tmp_path: Path) -> None:
+    """Real transcripts (tuning seed 101): the panel's shared mishearings score below the default
+    operating point, the planted errors above; ``calib score`` prints the curve and marks the point."""
+    out = tmp_path / "s.json"
+    code, stdout, err = run_cli(
+        "calib", "score", "--corpus", FIXTURE, "--preds", FIXTURE / "preds", "--panel", BUNDLED_PANEL,
+        "--preset", "paper", "--min-confidence", str(DEFAULT_MIN_CONFIDENCE), "--json", out,
+    )  # fmt: skip
+    assert code == 0, err
+    assert "precision-recall curve" in stdout and "<- operating point" in stdout
+    d = json.loads(out.read_text())
+    assert d["params"]["min_confidence"] == DEFAULT_MIN_CONFIDENCE
+    every = {p["threshold"]: p for p in d["curve"]}[0.0]
+    assert (every["n_true"], every["n_edits"], every["n_recalled"], every["n_errors"]) == (7, 11, 7, 8)
+    # the scored edits: every one a planted error, each with its confidence
+    assert [e["label"] for e in d["edits"]] == ["error"] * 7
+    assert all(DEFAULT_MIN_CONFIDENCE <= e["confidence"] <= 1 for e in d["edits"])
+    assert (d["precision"]["k"], d["precision"]["n"], d["recall"]["k"], d["recall"]["n"]) == (7, 7, 7, 8)
