@@ -202,14 +202,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"consensus miner on {len(seeds)} calibration seed(s) {','.join(map(str, seeds))} "
         f"({args.n_sentences} sentences x {args.voices}), panel {','.join(PANEL)}"
     )
-    print(f"{'miner':<34} {'precision [95% CI]':<30} {'recall [95% CI]':<30}")
+    print(f"{'miner':<36} {'precision [95% CI]':<30} {'recall [95% CI]':<30}")
     for name, label in (
         ("paper+confidence", f"paper, min-confidence {args.min_confidence}"),
         ("paper+confidence, single reading", "  the same, without repeat evidence"),
         ("paper", "paper (no threshold)"),
         ("anchor", "anchor (the public code)"),
     ):
-        print(f"{label:<34} {_fmt(pooled[name]['precision']):<30} {_fmt(pooled[name]['recall']):<30}")
+        print(f"{label:<36} {_fmt(pooled[name]['precision']):<30} {_fmt(pooled[name]['recall']):<30}")
     print(
         f"target precision >= {TARGET['precision']} and recall >= {TARGET['recall']} "
         f"at min-confidence {args.min_confidence}: {'met' if met else 'NOT met'}"
