@@ -645,8 +645,8 @@ def with_repeats(edits: Sequence[Edit], references: Mapping[str, Tokens]) -> lis
     for e in edits:
         places.setdefault(e.clip_id, []).append(_place(e))
     by_ref: dict[Tokens, list[str]] = {}
-    for cid, ref in references.items():
-        by_ref.setdefault(ref, []).append(cid)
+    for cid, tokens in references.items():
+        by_ref.setdefault(tokens, []).append(cid)
     out = []
     for e in edits:
         ref = references.get(e.clip_id)
