@@ -112,7 +112,8 @@ def score(
     min_confidence: float | None = typer.Option(
         None,
         "--min-confidence",
-        help="Operating point: score only edits whose confidence is at least this (default: all edits). "
+        help="Operating point: score only edits whose confidence is at least this (default: all edits; "
+        "calibrated: 0.4, docs/calibration.md). "
         "The precision-recall curve always spans every edit.",
     ),
     dataset: str | None = typer.Option(
@@ -130,7 +131,7 @@ def score(
       asr-audit calib score --corpus calib/ --preds preds/ --panel whisper-tiny.en,whisper-base,sphinx-en-us
 
       asr-audit calib score --corpus calib/ --preds preds/ --panel whisper-tiny.en,whisper-base,sphinx-en-us \\
-          --preset paper --min-confidence 0.5 --json score.json
+          --preset paper --min-confidence 0.4 --json score.json
     """
     from asr_audit.calib.score import check_references, score_miner
     from asr_audit.calib.truth import load_truth

@@ -39,7 +39,7 @@ def refdis(
         None,
         "--min-confidence",
         help="Keep only edits whose confidence (0-1: panel votes, rendering agreement, distance from the "
-        "reference) is at least this; default: keep all (calibrated operating point: docs/calibration.md).",
+        "reference) is at least this; default: keep all (calibrated operating point: 0.4, docs/calibration.md).",
     ),
     loo: bool = typer.Option(True, "--loo/--no-loo", help="Score panel members leave-one-out (the paper's rule)."),
     models: str | None = typer.Option(None, "--models", help="Models to score (default: every file)."),
