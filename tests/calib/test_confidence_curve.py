@@ -109,3 +109,20 @@ def test_real_panel_mishearings_fall_below_the_default_operating_point(run_cli, 
     assert [e["label"] for e in d["edits"]] == ["error"] * 7
     assert all(DEFAULT_MIN_CONFIDENCE <= e["confidence"] <= 1 for e in d["edits"])
     assert (d["precision"]["k"], d["precision"]["n"], d["recall"]["k"], d["recall"]["n"]) == (7, 7, 7, 8)
+
+
+def test_the_report_section_shows_the_operating_point_and_the_curve(tmp_path: Path) -> None:
+    from asr_audit.calib.score import score_miner
+    from asr_audit.calib.truth import load_truth
+    from asr_audit.corpus.predfiles import load_predictions
+    from asr_audit.probes.predfiles.refdis import preset_params
+    from asr_audit.probes.predfiles.refdis_run import run_refdis
+    from asr_audit.report.html import ReportContext
+    from asr_audit.report.sections import miner_calibration_section
+
+    pset = load_predictions(FIXTURE / "preds")
+    panel = BUNDLED_PANEL.split(",")
+    result = run_refdis(pset, panel, preset_params("paper", loo=False), models=panel, n_resamples=1)
+    score = score_miner(load_truth(FIXTURE), result, clip_ids=pset.clip_ids, min_confidence=0.4).to_dict()
+    sec = miner_calibration_section(ReportContext(tmp_path / "rep", {}), {"corpus": "calib", "result": score})
+    assert "0.40 (operating point)" in sec.html and "7 / 7" in sec.html and "7 / 11" in sec.html
