@@ -69,6 +69,7 @@ class EditOutcome:
     alt_text: str
     label: str  # error | convention | unexplained
     matched: tuple[int, ...]  # item numbers within the clip
+    confidence: float | None = None  # the edit's confidence (None: not mined by a panel)
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -78,9 +79,66 @@ class EditOutcome:
             "ref_indices": list(self.ref_indices),
             "ref_text": self.ref_text,
             "alt_text": self.alt_text,
+            "confidence": self.confidence,
             "label": self.label,
             "matched_items": list(self.matched),
         }
+
+
+@dataclass(frozen=True, slots=True)
+class CurvePoint:
+    """The miner at one operating point: the edits whose confidence is at least ``threshold``."""
+
+    threshold: float
+    n_edits: int
+    n_true: int  # true-positive edits among them
+    n_recalled: int  # planted errors matched by at least one of them
+    n_errors: int
+
+    @property
+    def precision(self) -> float | None:
+        return self.n_true / self.n_edits if self.n_edits else None
+
+    @property
+    def recall(self) -> float | None:
+        return self.n_recalled / self.n_errors if self.n_errors else None
+
+    def to_dict(self) -> dict[str, object]:
+        p, r = self.precision, self.recall
+        return {
+            "threshold": self.threshold,
+            "n_edits": self.n_edits,
+            "n_true": self.n_true,
+            "precision": None if p is None else round(p, 4),
+            "n_recalled": self.n_recalled,
+            "n_errors": self.n_errors,
+            "recall": None if r is None else round(r, 4),
+        }
+
+
+#: Thresholds of the precision-recall curve ``calib score`` prints (0, 0.05, ..., 1).
+CURVE_THRESHOLDS = tuple(round(0.05 * i, 2) for i in range(21))
+
+
+def precision_recall_curve(
+    outcomes: Sequence[EditOutcome], n_errors: int, thresholds: Sequence[float] = CURVE_THRESHOLDS
+) -> tuple[CurvePoint, ...]:
+    """Precision and recall of the edits kept at each confidence threshold (``confidence >=
+    threshold``; an edit without a confidence is always kept). Recall counts distinct planted
+    errors (clip, item) matched by a kept true-positive edit.
+
+    >>> o = [EditOutcome("c", "deletion", "start", (0,), "a", "", "error", (0,), 0.9),
+    ...      EditOutcome("c", "deletion", "end", (5,), "b", "", "unexplained", (), 0.3)]
+    >>> [(p.threshold, p.n_edits, p.n_true, p.n_recalled) for p in precision_recall_curve(o, 2, (0.0, 0.5, 0.95))]
+    [(0.0, 2, 1, 1), (0.5, 1, 1, 1), (0.95, 0, 0, 0)]
+    """
+    points = []
+    for t in thresholds:
+        kept = [o for o in outcomes if o.confidence is None or o.confidence >= t]
+        recalled = {(o.clip_id, m) for o in kept if o.label == TRUE_POSITIVE for m in o.matched}
+        n_true = sum(o.label == TRUE_POSITIVE for o in kept)
+        points.append(CurvePoint(float(t), len(kept), n_true, len(recalled), n_errors))
+    return tuple(points)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +163,9 @@ class CalibScore:
     n_false_unexplained: int
     outcomes: tuple[EditOutcome, ...]
     missed: tuple[TruthItem, ...]
+    # precision and recall at each confidence threshold, over every edit the miner gave to score
+    # (the scored edits above are those at the operating point ``params["min_confidence"]``)
+    curve: tuple[CurvePoint, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         def rates(m: Mapping[str, Rate]) -> dict[str, object]:
@@ -129,6 +190,7 @@ class CalibScore:
             "false_positives": {"on_convention": self.n_false_on_conventions, "unexplained": self.n_false_unexplained},
             "edits": [o.to_dict() for o in self.outcomes],
             "missed": [t.to_dict() for t in self.missed],
+            "curve": [p.to_dict() for p in self.curve],
         }
 
 
@@ -140,11 +202,13 @@ def score_edits(
     params: Mapping[str, object] | None = None,
     seed: int = 0,
     n_resamples: int = 1000,
+    min_confidence: float | None = None,
 ) -> CalibScore:
     """Match ``edits`` to ``truth`` (restrict ``truth`` to the mined clips first) and score them.
 
     Intervals are sentence-clustered (see the module docstring); ``seed`` and ``n_resamples`` set
-    their bootstrap.
+    their bootstrap. Every edit enters the precision-recall curve; the rates are those of the edits
+    whose confidence is at least ``min_confidence`` (all edits when ``None``).
     """
     sentence = {cid: c.sentence_id for cid, c in truth.clips.items()}
 
@@ -167,9 +231,7 @@ def score_edits(
     by_clip: dict[str, list[TruthItem]] = {}
     for t in truth.items:
         by_clip.setdefault(t.clip_id, []).append(t)
-    outcomes: list[EditOutcome] = []
-    hit: set[tuple[str, int]] = set()
-    conv_hit: set[tuple[str, int]] = set()
+    every: list[EditOutcome] = []
     for e in edits:
         cid = truth.resolve(e.clip_id)
         if cid is None:
@@ -182,10 +244,7 @@ def score_edits(
         matched = [t for t in items if edit_matches(e, t)]
         errors = [t for t in matched if t.is_error]
         label = TRUE_POSITIVE if errors else ON_CONVENTION if matched else UNEXPLAINED
-        hit.update((cid, t.item) for t in errors)
-        if label == ON_CONVENTION:
-            conv_hit.update((cid, t.item) for t in matched)
-        outcomes.append(
+        every.append(
             EditOutcome(
                 cid,
                 e.kind,
@@ -195,8 +254,12 @@ def score_edits(
                 e.alt_text,
                 label,
                 tuple(t.item for t in (errors or matched)),
+                e.confidence,
             )
         )
+    outcomes = [o for o in every if min_confidence is None or o.confidence is None or o.confidence >= min_confidence]
+    hit = {(o.clip_id, m) for o in outcomes if o.label == TRUE_POSITIVE for m in o.matched}
+    conv_hit = {(o.clip_id, m) for o in outcomes if o.label == ON_CONVENTION for m in o.matched}
     errors = truth.errors()
     conventions = truth.conventions()
     return CalibScore(
@@ -224,6 +287,9 @@ def score_edits(
         n_false_unexplained=sum(o.label == UNEXPLAINED for o in outcomes),
         outcomes=tuple(outcomes),
         missed=tuple(t for t in errors if (t.clip_id, t.item) not in hit),
+        curve=precision_recall_curve(
+            every, len(errors), sorted({*CURVE_THRESHOLDS, *([] if min_confidence is None else [min_confidence])})
+        ),
     )
 
 
@@ -232,18 +298,31 @@ def score_miner(
     refdis_result: RefdisResult,
     clip_ids: Iterable[str] | None = None,
     seed: int = 0,
+    min_confidence: float | None = None,
 ) -> CalibScore:
     """Precision and recall of a :class:`~asr_audit.probes.predfiles.refdis_result.RefdisResult`'s full-panel edits.
 
     ``clip_ids`` (prediction keys: clip ids or audio paths) restricts the truth to the clips the
     miner saw; by default every clip of ``truth`` counts, so planted errors on clips without
     predictions count as missed. ``seed`` seeds the sentence-clustered intervals.
+    ``min_confidence`` is the operating point the rates are reported at; mine with
+    ``min_confidence=None`` and pass it here, so the precision-recall curve spans every edit
+    (the result's own ``params.min_confidence`` is recorded when this is ``None``).
     """
     if clip_ids is not None:
         resolved = [c for k in clip_ids if (c := truth.resolve(k)) is not None]
         truth = truth.restrict(resolved)
     params = refdis_result.params
-    return score_edits(truth, refdis_result.edits, refdis_result.panel, params.preset, params.to_dict(), seed=seed)
+    point = params.min_confidence if min_confidence is None else min_confidence
+    return score_edits(
+        truth,
+        refdis_result.edits,
+        refdis_result.panel,
+        params.preset,
+        {**params.to_dict(), "min_confidence": point},
+        seed=seed,
+        min_confidence=point,
+    )
 
 
 def check_references(truth: Truth, references: Mapping[str, str]) -> list[str]:
@@ -263,4 +342,15 @@ def check_references(truth: Truth, references: Mapping[str, str]) -> list[str]:
     return bad
 
 
-__all__ = ["CONVENTION", "CalibScore", "EditOutcome", "check_references", "edit_matches", "score_edits", "score_miner"]
+__all__ = [
+    "CONVENTION",
+    "CURVE_THRESHOLDS",
+    "CalibScore",
+    "CurvePoint",
+    "EditOutcome",
+    "check_references",
+    "edit_matches",
+    "precision_recall_curve",
+    "score_edits",
+    "score_miner",
+]

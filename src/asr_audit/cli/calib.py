@@ -3,6 +3,7 @@ consensus miner's precision and recall on it."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -132,6 +133,13 @@ def score(
     preset: str = typer.Option(
         "anchor", "--preset", help="anchor (boundary edits, 0.8) | paper (0.75, interior edits)."
     ),
+    min_confidence: float | None = typer.Option(
+        None,
+        "--min-confidence",
+        help="Operating point: score only edits whose confidence is at least this (default: all edits; "
+        "calibrated: 0.4, docs/calibration.md). "
+        "The precision-recall curve always spans every edit.",
+    ),
     dataset: str | None = typer.Option(
         None, "--dataset", help="Pick one dataset in a folder holding several (e.g. calib-test)."
     ),
@@ -139,7 +147,16 @@ def score(
         None, "--json", help="Write the full score (every edit and missed error) as JSON."
     ),
 ) -> None:
-    """Mine the calibration set's predictions with the panel; report the miner's precision and recall."""
+    """Mine the calibration set's predictions with the panel; report the miner's precision and recall,
+    and its precision-recall curve over the edits' confidence.
+
+    Examples:
+
+      asr-audit calib score --corpus calib/ --preds preds/ --panel whisper-tiny.en,whisper-base,sphinx-en-us
+
+      asr-audit calib score --corpus calib/ --preds preds/ --panel whisper-tiny.en,whisper-base,sphinx-en-us \\
+          --preset paper --min-confidence 0.4 --json score.json
+    """
     from asr_audit.calib.languages import calib_normalizer
     from asr_audit.calib.score import check_references, score_miner
     from asr_audit.calib.truth import load_truth, set_language
@@ -147,7 +164,7 @@ def score(
     from asr_audit.options import Surface
     from asr_audit.probes.predfiles.refdis_options import RefdisOptions
     from asr_audit.probes.predfiles.refdis_run import run_refdis
-    from asr_audit.report.tables import calib_score_table, to_json, write_text
+    from asr_audit.report.tables import calib_curve_table, calib_score_table, to_json, write_text
 
     check_output_file(json_out, "--json")
     truth = load_truth(corpus)
@@ -160,20 +177,25 @@ def score(
             f"{corpus}/calib-test.jsonl)"
         )
     names = split_list(panel, "--panel") or []
-    options = RefdisOptions.from_mapping({"preset": preset, "loo": False}, Surface.cli())
+    options = RefdisOptions.from_mapping(
+        {"preset": preset, "loo": False, "min_confidence": min_confidence}, Surface.cli()
+    )
     language = set_language(corpus)  # the set's own: its normalizer reads its numbers and abbreviations
+    # mine every edit, so the curve spans them all; the operating point filters the scored ones
+    mining = replace(options.mining, min_confidence=None)
     result = run_refdis(
         pset,
         names,
-        options.mining,
+        mining,
         normalizer=calib_normalizer(language),
         models=names,
         n_resamples=1,
         text2num=language == "en",  # basic-es/fr/de read numbers themselves
         language=language,
     )
-    calib = score_miner(truth, result, clip_ids=pset.clip_ids)
+    calib = score_miner(truth, result, clip_ids=pset.clip_ids, min_confidence=options.mining.min_confidence)
     data = calib.to_dict()
     console.print(calib_score_table(data))
+    console.print(calib_curve_table(data))
     if json_out:
         console.print(f"wrote {write_text(json_out, to_json(data))}")

@@ -35,6 +35,12 @@ def refdis(
         None, "--min-consensus-cer", help="Drop edits whose panel rendering is this close (CER) to the reference."
     ),
     min_panel: int | None = typer.Option(None, "--min-panel"),
+    min_confidence: float | None = typer.Option(
+        None,
+        "--min-confidence",
+        help="Keep only edits whose confidence (0-1: panel votes, rendering agreement, distance from the "
+        "reference) is at least this; default: keep all (calibrated operating point: 0.4, docs/calibration.md).",
+    ),
     loo: bool = typer.Option(True, "--loo/--no-loo", help="Score panel members leave-one-out (the paper's rule)."),
     models: str | None = typer.Option(None, "--models", help="Models to score (default: every file)."),
     normalizer: str = typer.Option(
@@ -105,6 +111,7 @@ def refdis(
             "min_ref_match": min_ref_match,
             "min_consensus_cer": min_consensus_cer,
             "min_panel": min_panel,
+            "min_confidence": min_confidence,
             "loo": loo,
             "resamples": resamples,
             "merge_compounds": merge_compounds,

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 __all__ = [
     "REFDIS_COLUMNS",
     "battery_table",
+    "calib_curve_table",
     "calib_score_table",
     "continuation_table",
     "coverage_table",
@@ -338,4 +339,23 @@ def calib_score_table(d: Mapping[str, Any]) -> Table:
     t.add_row("conventions mined (should be 0)", _rate_cell(d["conventions_mined"]))
     fp = d["false_positives"]
     t.add_row("false positives", f"{fp['on_convention']} on conventions, {fp['unexplained']} unexplained")
+    return t
+
+
+def calib_curve_table(d: Mapping[str, Any]) -> Table:
+    """The miner's precision-recall curve over edit confidence, from a calibration score's ``to_dict()``:
+    one row per threshold (edits kept when their confidence is at least it); the operating point
+    (``params.min_confidence``) is marked."""
+    point = (d.get("params") or {}).get("min_confidence")
+    t = Table(
+        title="precision-recall curve over edit confidence (edits with confidence >= threshold)",
+        title_justify="left",
+    )
+    for col in ("threshold", "edits", "precision (k/n)", "recall (k/n)", ""):
+        t.add_column(col, justify="right" if col else "left")
+    for p in d.get("curve", []):
+        prec = UNDEFINED if p["precision"] is None else f"{p['precision']:.2f} ({p['n_true']}/{p['n_edits']})"
+        rec = UNDEFINED if p["recall"] is None else f"{p['recall']:.2f} ({p['n_recalled']}/{p['n_errors']})"
+        mark = "<- operating point" if point is not None and abs(p["threshold"] - point) < 1e-9 else ""
+        t.add_row(f"{p['threshold']:.2f}", str(p["n_edits"]), prec, rec, mark)
     return t

@@ -157,6 +157,7 @@ REFDIS_PARAMS = (
     "min_consensus_cer",
     "min_panel",
     "loo",
+    "min_confidence",
     "resamples",
     "published",
     "merge_compounds",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from asr_audit.options import Reader, Surface
@@ -50,5 +50,9 @@ def miner_calibration_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dic
     from asr_audit.calib.truth import load_truth
 
     truth = load_truth(options.truth, options.split)
-    result = run_refdis_with(ctx, options.refdis, surface)
-    return score_miner(truth, result, clip_ids=ctx.predictions.clip_ids).to_dict()
+    # mine every edit, so the precision-recall curve spans them all; the operating point
+    # (min_confidence) selects the edits the rates are reported on
+    point = options.refdis.mining.min_confidence
+    every = replace(options.refdis, mining=replace(options.refdis.mining, min_confidence=None))
+    result = run_refdis_with(ctx, every, surface)
+    return score_miner(truth, result, clip_ids=ctx.predictions.clip_ids, min_confidence=point).to_dict()

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from asr_audit.options import check
+from asr_audit.probes.predfiles.refdis_confidence import DEFAULT_MIN_CONFIDENCE, EditEvidence, edit_confidence
 from asr_audit.text.align import Alignment, AlignmentCache, Tokens
 
 REF = "ref"
@@ -47,6 +48,9 @@ class RefdisParams:
     min_panel: int = 3
     loo: bool = True
     preset: str | None = "anchor"
+    # keep only edits whose confidence (:mod:`~asr_audit.probes.predfiles.refdis_confidence`) is
+    # at least this; None keeps every edit (every preset's default: the public code's output)
+    min_confidence: float | None = None
 
     def __post_init__(self) -> None:
         check(
@@ -62,6 +66,13 @@ class RefdisParams:
             "e.g. 0.3",
         )
         check(self.min_panel >= 1, "min_panel", self.min_panel, "must be >= 1", "use 1 or more")
+        check(
+            self.min_confidence is None or 0 <= self.min_confidence <= 1,
+            "min_confidence",
+            self.min_confidence,
+            "must be in [0, 1]",
+            f"e.g. {DEFAULT_MIN_CONFIDENCE} (the calibrated operating point; see docs/calibration.md)",
+        )
         check(
             self.preset is None or self.preset in PRESETS,
             "preset",
@@ -133,6 +144,11 @@ class Edit:
     # reaches past the run): (start, stop, tokens) = the panel wrote ``tokens`` for ref[start:stop].
     # ``None``: the rendering ``alt_text`` replaces exactly ``ref_indices``.
     correction: tuple[int, int, Tokens] | None = None
+    # what the panel's transcripts say about the edit, and the confidence computed from it, in [0, 1]
+    # (:func:`~asr_audit.probes.predfiles.refdis_confidence.edit_confidence`); None for the edits of
+    # the two-reference mode, which are given, not mined
+    evidence: EditEvidence | None = None
+    confidence: float | None = None
 
     @property
     def fix(self) -> tuple[int, int, Tokens]:
@@ -165,6 +181,8 @@ class Edit:
             "n_panel_agree": self.n_panel_agree,
             "n_panel": self.n_panel,
             "consensus_cer": self.consensus_cer,
+            "confidence": self.confidence,
+            **({} if self.evidence is None else {"evidence": self.evidence.to_dict()}),
             "miners": list(self.miners),
             "scored": list(self.scored),
             "verdicts": dict(self.verdicts),
@@ -415,6 +433,9 @@ def mine_clip(
         verdicts, renders = verdicts_for(judge)
         position = START if start == 0 else END if stop - 1 == n - 1 else MIDDLE
         correction = None if fix == (start, stop, tuple(alt_text.split())) else fix
+        evidence = EditEvidence(
+            votes=votes[start] / n_panel, agreement=alts.count(alt_text) / n_panel, consensus_cer=round(median, 3)
+        )
         edits.append(
             Edit(
                 clip_id=clip.clip_id,
@@ -430,6 +451,8 @@ def mine_clip(
                 verdicts=verdicts,
                 renderings=renders,
                 correction=correction,
+                evidence=evidence,
+                confidence=edit_confidence(evidence),
             )
         )
     for anchor in (0, n):
@@ -452,6 +475,13 @@ def mine_clip(
                 " ".join(a.insertions.get(anc, ())),
             )
         verdicts, renders = verdicts_for(judge)
+        evidence = EditEvidence(
+            # an insertion's agreement is its emitters' share: the members' lists may differ beyond
+            # the chunk ("thank you madam president" / "sam que madam president") and still agree on it
+            votes=n_agree / n_panel,
+            agreement=n_agree / n_panel,
+            consensus_cer=None,
+        )
         edits.append(
             Edit(
                 clip_id=clip.clip_id,
@@ -466,6 +496,8 @@ def mine_clip(
                 miners=miners,
                 verdicts=verdicts,
                 renderings=renders,
+                evidence=evidence,
+                confidence=edit_confidence(evidence),
             )
         )
     return edits
@@ -588,4 +620,61 @@ def mine(
             reduced = [p for p in panel if p != held]
             for e in mine_clip(clip, reduced, [held], params, cache):
                 loo_edits[held].append(replace(e, scored=(held,)))
-    return Mining(tuple(edits), {m: tuple(v) for m, v in loo_edits.items()})
+    refs = {c.clip_id: c.ref for c in clips}
+    return Mining(
+        _operating_point(with_repeats(edits, refs), params),
+        {m: _operating_point(with_repeats(v, refs), params) for m, v in loo_edits.items()},
+    )
+
+
+def with_repeats(edits: Sequence[Edit], references: Mapping[str, Tokens]) -> list[Edit]:
+    """``edits`` with the *repeat* evidence (:mod:`~asr_audit.probes.predfiles.refdis_confidence`)
+    and its confidence: where ``references`` (clip id -> normalized reference) gives several clips
+    the same reference, the share of them on which an edit was mined at the same place (an
+    overlapping run, or an insertion at the same anchor; its rendering may differ from reading to
+    reading). An edit on a reference that occurs once is returned unchanged.
+
+    >>> e = Edit(clip_id="a", kind=INSERTION, position=START, ref_tokens=(), ref_indices=(0,), alt_text="so",
+    ...          n_panel_agree=3, n_panel=3, consensus_cer=None, miners=(), verdicts={}, renderings={},
+    ...          evidence=EditEvidence(votes=1.0, agreement=1.0, consensus_cer=None), confidence=1.0)
+    >>> [x.evidence.repeat for x in with_repeats([e], {"a": ("we",), "b": ("we",)})]
+    [0.5]
+    """
+    readings = Counter(references.values())
+    places: dict[str, list[tuple[bool, int, int]]] = {}  # clip id -> (insertion?, start, stop) of its edits
+    for e in edits:
+        places.setdefault(e.clip_id, []).append(_place(e))
+    by_ref: dict[Tokens, list[str]] = {}
+    for cid, tokens in references.items():
+        by_ref.setdefault(tokens, []).append(cid)
+    out = []
+    for e in edits:
+        ref = references.get(e.clip_id)
+        if e.evidence is None or ref is None or readings[ref] < 2:
+            out.append(e)
+            continue
+        here = _place(e)
+        hits = sum(any(_same_place(here, p) for p in places.get(cid, ())) for cid in by_ref[ref])
+        evidence = replace(e.evidence, repeat=hits / readings[ref])
+        out.append(replace(e, evidence=evidence, confidence=edit_confidence(evidence)))
+    return out
+
+
+def _place(e: Edit) -> tuple[bool, int, int]:
+    if e.kind == INSERTION:
+        return True, e.ref_indices[0], e.ref_indices[0]
+    return False, e.ref_indices[0], e.ref_indices[-1] + 1
+
+
+def _same_place(a: tuple[bool, int, int], b: tuple[bool, int, int]) -> bool:
+    """Two edits at the same place: insertions at one anchor, or runs that overlap."""
+    if a[0] != b[0]:
+        return False
+    return a[1] == b[1] if a[0] else a[1] < b[2] and b[1] < a[2]
+
+
+def _operating_point(edits: Sequence[Edit], params: RefdisParams) -> tuple[Edit, ...]:
+    """The edits whose confidence is at least ``params.min_confidence`` (all when it is None)."""
+    if params.min_confidence is None:
+        return tuple(edits)
+    return tuple(e for e in edits if e.confidence is None or e.confidence >= params.min_confidence)

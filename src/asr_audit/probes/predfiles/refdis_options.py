@@ -24,7 +24,16 @@ from asr_audit.text.languages import ENGLISH_ONLY, primary_language, scoring_nor
 
 __all__ = ["ENGLISH_ONLY", "FIELDS", "MINING_FIELDS", "RefdisOptions", "check_loo_panel", "primary_language"]
 
-MINING_FIELDS = ("majority", "include_middle", "min_run_len", "min_ref_match", "min_consensus_cer", "min_panel", "loo")
+MINING_FIELDS = (
+    "majority",
+    "include_middle",
+    "min_run_len",
+    "min_ref_match",
+    "min_consensus_cer",
+    "min_panel",
+    "loo",
+    "min_confidence",
+)
 FIELDS = ("preset", *MINING_FIELDS, "resamples", "published", "merge_compounds", "language")
 
 
@@ -101,6 +110,7 @@ class RefdisOptions:
             "min_consensus_cer": r.number("min_consensus_cer", None),
             "min_panel": r.integer("min_panel", None),
             "loo": r.flag("loo", None),
+            "min_confidence": r.number("min_confidence", None),
         }
         mining = build(preset_params, surface, preset=preset, **overrides)
         return build(
