@@ -211,23 +211,8 @@ def run_masked_table(oset, base_backend, out_dir: Path, n_clips: int, results: d
     )
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--steps", type=int, default=200)
-    ap.add_argument("--control-steps", type=int, default=100)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--n-sentences", type=int, default=200)
-    ap.add_argument("--batch-size", type=int, default=16)
-    ap.add_argument("--lr", type=float, default=1e-4)
-    ap.add_argument("--masked-clips", type=int, default=24)
-    ap.add_argument("--memorised-clips", type=int, default=48)
-    ap.add_argument("--reuse", action="store_true", help="reuse deltas already trained with these settings")
-    ap.add_argument("--out", type=Path, default=None, help="where the deltas go (default: the backends' folder)")
-    ap.add_argument("--skip-refdis", action="store_true")
-    ap.add_argument("--skip-masked", action="store_true")
-    ap.add_argument("--json", type=Path, default=None)
-    args = ap.parse_args(argv)
-    t_start = time.perf_counter()
+def run_policy(args: argparse.Namespace) -> dict:
+    """The policy organism and its control (``--parts policy``): prints its tables, returns its results."""
     out_dir = args.out or organism_dir()
     config = OrganismSetConfig(n_sentences=args.n_sentences)
     backend = load_base()
@@ -368,11 +353,290 @@ def main(argv: list[str] | None = None) -> int:
         say("masked-number recovery")
         print(run_masked_table(oset, backend, out_dir, args.masked_clips, results), flush=True)
     results["hypotheses"] = hyps
-    results["seconds"] = time.perf_counter() - t_start
-    say(f"done in {results['seconds'] / 60:.1f} min")
+    return results
+
+
+# --------------------------------------------------------------------------- issue 13: positive controls
+
+MEMORIZER_MODELS = ("organism-memorizer", "organism-memorizer-control")
+DONOR_CONDITIONS = (
+    "original",
+    "donor:conv8s",
+    "donor:bench8s",
+    "voice:{v}",
+    "voice:{v}+donor:conv8s",
+    "voice:{v}+donor:bench8s",
+)
+DEFAULT_MINER_JSON = Path(__file__).resolve().parent / "results" / "miner-validity.json"
+
+
+def _train_meta(path: Path) -> dict:
+    m = load_delta(path).meta
+    return {
+        "train": m["train"],
+        "seconds": m["seconds"],
+        "loss_first": m["losses"][0],
+        "loss_last": m["losses"][-1],
+        "n_clips": m["n_clips"],
+    }
+
+
+def _reusable(paths: list[Path], cfg: TrainConfig) -> bool:
+    return all(p.is_file() and load_delta(p).meta.get("train") == cfg.to_dict() for p in paths)
+
+
+def share_encoder(backends: list, audios: list[Path] = ()) -> None:
+    """Let ``backends`` (organisms on one frozen base encoder) share one encoder memo, prefilled with
+    the cached training states of ``audios``: a clip is encoded once for every organism. Only the
+    encoder is shared; each backend decodes with its own decoder."""
+    import hashlib
+
+    import numpy as np
+    import torch
+
+    memo: dict = {}
+    cache = EncoderCache(backends[0])
+    for a in audios:
+        if cache.path(a).is_file():
+            key = hashlib.sha1(np.ascontiguousarray(read_wav(a), dtype=np.float32).tobytes()).hexdigest()
+            memo[key] = torch.from_numpy(cache.load(a).astype(np.float32))
+    for b in backends:
+        b.__dict__["_enc_memo"] = memo
+        b.ENCODER_MEMO_SIZE = 100_000
+
+
+def masked_lift(backends, corpus, store, recipes, seed: int) -> dict:
+    """Mean masked lift per model, the masked condition only (the unmasked arm is not a target):
+    the probe's own span builder, intelligibility gate, scorer and sentence-clustered summary."""
+    import numpy as np
+
+    from asr_audit.probes.audio.lift import Scorer, intelligibility_gate, masked_spans, score_spans, summarize_model
+    from asr_audit.probes.audio.masked import MaskParams, plan_masks
+    from asr_audit.probes.audio.targets import sentence_key
+
+    plan = plan_masks(corpus, store, MaskParams(), recipes=recipes)
+    spans = [s for s in masked_spans(plan.recipes, {c.id: c.reference for c in corpus}) if s.condition == "masked"]
+    sentences = {c.id: sentence_key(c.reference) for c in corpus}
+    out = {}
+    for b in backends:
+        gate = intelligibility_gate(b, corpus, store, spans, 0.3)
+        kept_clips = {g.clip_id for g in gate if g.kept}
+        kept = [s for s in spans if s.clip_id in kept_clips]
+        records = score_spans(Scorer(b, store, 8), kept, plan.masked)
+        summary = summarize_model(records, np.random.default_rng(seed), sentences=sentences)
+        est = (
+            summary["conditions"].get("masked", {}).get("lift", {"mean": None, "ci_low": None, "ci_high": None, "n": 0})
+        )
+        out[b.spec] = {**est, "n_gated_out": len(spans) - len(kept), "n_failed": summary["n_failed"]}
+    return out
+
+
+def run_memorizer(args: argparse.Namespace, out_dir: Path, results: dict) -> list:
+    """Section 1: train (or reuse) the memorizer and its control, then masked recovery, masked lift
+    and forced continuation on the memorized clips and on fresh sentences."""
+    from asr_audit.corpus.manifests import read_manifest
+    from asr_audit.organism.memorizer import MemorizerSetConfig
+    from asr_audit.organism.pipeline import default_memorizer_dir, ensure_memorizer_set, train_memorizers
+    from asr_audit.organism.validity import memorizer_targets
+    from asr_audit.probes.audio.continuation import run_continuation
+    from asr_audit.probes.audio.masked import MaskParams, run_masked
+    from asr_audit.store.sqlite import open_store
+
+    t0 = time.perf_counter()
+    cfg = TrainConfig(steps=args.memorizer_steps, lr=args.memorizer_lr, batch_size=args.batch_size, seed=args.seed)
+    paths = [weights_path(k, out_dir) for k in ("memorizer", "memorizer-control")]
+    config = MemorizerSetConfig()
+    if args.reuse and _reusable(paths, cfg):
+        mset = ensure_memorizer_set(default_memorizer_dir(args.seed), config, args.seed, say)
+        say("memorizer: reusing trained deltas")
+    else:
+        trained = train_memorizers(None, out_dir, seed=args.seed, config=config, train_config=cfg, say=say)
+        mset = ensure_memorizer_set(trained.set_dir, config, args.seed)
+    res: dict = {"train": {p.stem: _train_meta(p) for p in paths}, "set": mset.meta}
+    backends = [load_organism(m, root=out_dir) for m in MEMORIZER_MODELS]
+    share_encoder(backends, [mset.audio_path(r) for r in mset.clips])
+    store = open_store(out_dir / "validity-store.sqlite3")
+    masked: dict = {}
+    lift: dict = {}
+    cont: dict = {}
+    for group, models in (("memorized", backends), ("fresh", backends), ("control", backends[1:])):
+        corpus = read_manifest(mset.manifest(group))
+        t1 = time.perf_counter()
+        m = run_masked(models, corpus, store, MaskParams(), batch_size=8)
+        masked[group] = {x.model: x.to_dict() for x in m.models}
+        say(f"  masked recovery, {group}: {len(m.recipes)} items in {time.perf_counter() - t1:.0f} s")
+        if group == "control":  # the control's own sentences: its recipe memorizes too (not a target)
+            continue
+        t1 = time.perf_counter()
+        lift[group] = masked_lift(models, corpus, store, m.recipes, args.seed)
+        say(f"  masked lift, {group}: {time.perf_counter() - t1:.0f} s")
+        t1 = time.perf_counter()
+        c = run_continuation(models, corpus, store, hide_words=3, seed=args.seed)
+        cont[group] = {x["model"]: x for x in c["models"]}
+        res.setdefault("continuation_items", {})[group] = c["items"]
+        say(f"  forced continuation, {group}: {time.perf_counter() - t1:.0f} s")
+    res.update(masked=masked, lift=lift, continuation=cont, seconds=round(time.perf_counter() - t0, 1))
+    results["memorizer"] = res
+    return memorizer_targets(masked, lift, cont, *MEMORIZER_MODELS)
+
+
+def run_donor(args: argparse.Namespace, out_dir: Path, results: dict) -> tuple[list, dict]:
+    """Section 2: train (or reuse) the donor organism, run the battery's refdis measure on its
+    held-out benchmark-voice clips under the donor grid; returns the targets and the battery dict."""
+    import json as _json
+
+    from asr_audit.corpus.manifests import read_manifest
+    from asr_audit.organism.donor import donor_set_config
+    from asr_audit.organism.pipeline import default_donor_dir, train_donor
+    from asr_audit.organism.validity import donor_targets
+    from asr_audit.probes.battery.battery import run_battery
+    from asr_audit.store.sqlite import open_store
+
+    t0 = time.perf_counter()
+    cfg = TrainConfig(steps=args.donor_steps, lr=args.donor_lr, batch_size=args.batch_size, seed=args.seed)
+    path = weights_path("donor", out_dir)
+    config = donor_set_config(args.donor_sentences)
+    if args.reuse and _reusable([path], cfg):
+        set_dir = ensure_set(default_donor_dir(args.seed, args.donor_sentences), config, args.seed, say).root
+        say("donor: reusing the trained delta")
+    else:
+        set_dir = train_donor(
+            None, out_dir, seed=args.seed, n_sentences=args.donor_sentences, train_config=cfg, say=say
+        ).set_dir
+    oset = load_organism_set(set_dir)
+    bench = config.benchmark_voice
+    rows = oset.rows("test", [bench])
+    manifest = out_dir / "donor-battery.jsonl"
+    keep = ("audio_filepath", "id", "text", "duration", "speaker")
+    manifest.write_text(
+        "".join(
+            _json.dumps({**{k: r[k] for k in keep}, "audio_filepath": str(oset.audio_path(r))}) + "\n" for r in rows
+        )
+    )
+    corpus = read_manifest(manifest, name="organism-donor-test")
+    voice = config.other_voices[0]
+    conditions = [c.format(v=voice) for c in DONOR_CONDITIONS]
+    backend = load_organism("organism-donor", root=out_dir)
+    store = open_store(out_dir / "validity-store.sqlite3")
+    t1 = time.perf_counter()
+    battery = run_battery(
+        corpus,
+        {"organism-donor": backend},
+        "refdis",
+        conditions,
+        store,
+        seed=args.seed,
+        spoken={r["id"]: r["spoken"] for r in rows},
+        progress=lambda c: say(f"  battery condition {c}"),
+    )
+    say(f"  battery: {len(rows)} clips x {len(conditions)} conditions in {time.perf_counter() - t1:.0f} s")
+    bd = battery.to_dict()
+    results["donor"] = {
+        "train": {"donor": _train_meta(path)},
+        "set": oset.meta,
+        "battery": bd,
+        "seconds": round(time.perf_counter() - t0, 1),
+    }
+    return donor_targets(bd), bd
+
+
+def run_miner(path: Path, results: dict) -> list:
+    """Section 3 is another helper's work: read its result file when present."""
+    import json as _json
+
+    from asr_audit.organism.validity import miner_target
+
+    data = None
+    if path.is_file():
+        try:
+            data = _json.loads(path.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise SystemExit(f"{path}: not JSON ({exc}); fix: rewrite it with the miner's benchmark") from None
+    results["miner"] = {"source": str(path), "result": data}
+    return miner_target(data, str(path))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument(
+        "--parts",
+        default="memorizer,donor",
+        help="comma-separated: memorizer, donor (issue 13's controls; the miner row is always read), policy "
+        "(the voice-gated policy organism's tables)",
+    )
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--batch-size", type=int, default=16)
+    ap.add_argument("--memorizer-steps", type=int, default=48)
+    ap.add_argument("--memorizer-lr", type=float, default=4e-4)
+    ap.add_argument("--donor-steps", type=int, default=64)
+    ap.add_argument("--donor-lr", type=float, default=3e-4)
+    ap.add_argument("--donor-sentences", type=int, default=48)
+    ap.add_argument("--miner-json", type=Path, default=DEFAULT_MINER_JSON, help="the miner's result file (section 3)")
+    ap.add_argument("--report", type=Path, default=None, help="write an HTML report with the validity section here")
+    # the policy organism (--parts policy)
+    ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--control-steps", type=int, default=100)
+    ap.add_argument("--n-sentences", type=int, default=200)
+    ap.add_argument("--lr", type=float, default=1e-4)
+    ap.add_argument("--masked-clips", type=int, default=24)
+    ap.add_argument("--memorised-clips", type=int, default=48)
+    ap.add_argument("--skip-refdis", action="store_true")
+    ap.add_argument("--skip-masked", action="store_true")
+    ap.add_argument("--reuse", action="store_true", help="reuse deltas already trained with these settings")
+    ap.add_argument("--out", type=Path, default=None, help="where the deltas go (default: the backends' folder)")
+    ap.add_argument("--json", type=Path, default=None)
+    args = ap.parse_args(argv)
+    parts = [p.strip() for p in args.parts.split(",") if p.strip()]
+    bad = [p for p in parts if p not in ("memorizer", "donor", "policy")]
+    if bad:
+        ap.error(f"--parts: unknown part(s) {', '.join(bad)}; valid: memorizer, donor, policy")
+    t_start = time.perf_counter()
+    out_dir = args.out or organism_dir()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    results: dict = {"seed": args.seed, "parts": parts}
+    targets: list = []
+    battery = None
+    if "policy" in parts:
+        results["policy"] = run_policy(args)
+    if "memorizer" in parts:
+        targets += run_memorizer(args, out_dir, results)
+    else:
+        from asr_audit.organism.validity import memorizer_targets
+
+        targets += memorizer_targets({}, {}, {})
+    if "donor" in parts:
+        t, battery = run_donor(args, out_dir, results)
+        targets += t
+    else:
+        from asr_audit.organism.validity import donor_targets
+
+        targets += donor_targets(None)
+    targets += run_miner(args.miner_json, results)
+    from asr_audit.organism.validity import targets_table
+
+    results["seconds"] = round(time.perf_counter() - t_start, 1)
+    results["targets"] = [t.to_dict() for t in targets]
+    print(f"\n## Positive controls (issue 13), seed {args.seed}, {results['seconds'] / 60:.1f} min\n")
+    print(targets_table(targets), flush=True)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1, default=float) + "\n")
-    return 0
+    if args.report:
+        from asr_audit.report.html import build_report
+
+        probes = [
+            {
+                "probe": "validity",
+                "corpus": "organisms",
+                "result": {"targets": results["targets"], "seconds": results["seconds"], "seed": args.seed},
+            }
+        ]
+        if battery is not None:
+            probes.append({"probe": "battery", "corpus": "organism-donor-test", "result": battery})
+        path = build_report(
+            {"title": "asr-audit validity: positive controls", "seed": args.seed, "probes": probes}, args.report
+        )
+        say(f"report: {path}")
+    return 0 if all(t.met is not False for t in targets) else 1
 
 
 if __name__ == "__main__":
