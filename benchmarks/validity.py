@@ -1,23 +1,24 @@
-"""Validity of the probes against a model *known* to be benchmark-optimized.
+"""Validity of the probes against models *known* to be benchmark-optimized: the positive controls.
 
-Runs once, end to end (~25 min on 2 busy cores):
+Default (``--parts memorizer,donor``, issue 13): trains once (or ``--reuse``s) and prints ONE table
+with every target, met or not, with 95% intervals (``asr_audit.organism.validity``):
 
-1. builds the organism benchmark (:mod:`asr_audit.organism.data`: house-style record errors,
-   flite voices A = slt (benchmark), B = rms, C = awb in training, D = kal16 unseen), caches
-   encoder states and trains the organism and the control (:func:`train_organisms`);
-2. decodes the held-out test sentences with the base model, the organism and the control (one
-   shared encoder pass per clip) in every voice, and the benchmark-voice clips with a
-   conversational donor appended (voice B), the same donor in voice A appended (length control)
-   and voice B prepended; also the benchmark-voice *training* clips (memorised sentences);
-3. prints accept-ref on planted sites (:func:`asr_audit.calib.sites.score_sites`) per model and
-   condition, WER against the faithful record, then
-4. reference disagreement (``run_refdis``, panel whisper-tiny.en-pt + whisper-base + PocketSphinx)
-   per voice, and the miner's precision / recall against the planted truth by kind (the
-   calibration table), and
-5. masked-number recovery (:mod:`asr_audit.probes.audio.masked`) on memorised (training) and held-out
-   benchmark-voice clips.
+1. the memorizer and its control (:mod:`asr_audit.organism.memorizer`): masked-number recovery
+   (:mod:`asr_audit.probes.audio.masked`), masked lift (:mod:`asr_audit.probes.audio.lift`) and
+   forced continuation (:mod:`asr_audit.probes.audio.continuation`) on the memorized clips and on
+   fresh sentences of the same voice and style;
+2. the donor organism (:mod:`asr_audit.organism.donor`): the battery's refdis measure on its
+   held-out benchmark-voice clips with conversational and benchmark donors appended, in the
+   benchmark voice and in ``flite-rms``, and the battery's difference-in-differences;
+3. the miner's row, read from ``benchmarks/results/miner-validity.json`` (``--miner-json``) when
+   present, else "not run".
 
-    python benchmarks/validity.py [--steps 200] [--control-steps 100] [--json out.json]
+``--parts policy`` also runs the voice-gated policy organism and its control and prints their
+tables (``docs/organism.md``): accept-ref on planted sites per voice and donor condition,
+reference disagreement and the miner against the planted truth, masked-number recovery.
+
+    python benchmarks/validity.py [--reuse] [--report DIR] [--json out.json]
+    python benchmarks/validity.py --parts policy [--steps 200] [--control-steps 100]
 """
 
 from __future__ import annotations
@@ -387,19 +388,26 @@ def _reusable(paths: list[Path], cfg: TrainConfig) -> bool:
 
 def share_encoder(backends: list, audios: list[Path] = ()) -> None:
     """Let ``backends`` (organisms on one frozen base encoder) share one encoder memo, prefilled with
-    the cached training states of ``audios``: a clip is encoded once for every organism. Only the
-    encoder is shared; each backend decodes with its own decoder."""
+    the cached training states of ``audios`` and with the silent waveform of each of their lengths
+    (Whisper pads every input to 30 s, so an all-zero clip of any length has the same features and
+    states: encoded once). Only the encoder is shared; each backend decodes with its own decoder."""
     import hashlib
 
     import numpy as np
     import torch
 
+    def key(x: np.ndarray) -> str:
+        return hashlib.sha1(np.ascontiguousarray(x, dtype=np.float32).tobytes()).hexdigest()
+
     memo: dict = {}
     cache = EncoderCache(backends[0])
+    with torch.inference_mode():
+        silent = backends[0]._encoder_states([np.zeros(16_000, np.float32)])[0]
     for a in audios:
+        x = read_wav(a)
+        memo[key(np.zeros(len(x), np.float32))] = silent
         if cache.path(a).is_file():
-            key = hashlib.sha1(np.ascontiguousarray(read_wav(a), dtype=np.float32).tobytes()).hexdigest()
-            memo[key] = torch.from_numpy(cache.load(a).astype(np.float32))
+            memo[key(x)] = torch.from_numpy(cache.load(a).astype(np.float32))
     for b in backends:
         b.__dict__["_enc_memo"] = memo
         b.ENCODER_MEMO_SIZE = 100_000
@@ -566,10 +574,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--batch-size", type=int, default=16)
-    ap.add_argument("--memorizer-steps", type=int, default=48)
-    ap.add_argument("--memorizer-lr", type=float, default=4e-4)
-    ap.add_argument("--donor-steps", type=int, default=64)
-    ap.add_argument("--donor-lr", type=float, default=3e-4)
+    ap.add_argument("--memorizer-steps", type=int, default=24)
+    ap.add_argument("--memorizer-lr", type=float, default=5e-4)
+    ap.add_argument("--donor-steps", type=int, default=32)
+    ap.add_argument("--donor-lr", type=float, default=4e-4)
     ap.add_argument("--donor-sentences", type=int, default=48)
     ap.add_argument("--miner-json", type=Path, default=DEFAULT_MINER_JSON, help="the miner's result file (section 3)")
     ap.add_argument("--report", type=Path, default=None, help="write an HTML report with the validity section here")

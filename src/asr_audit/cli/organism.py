@@ -17,8 +17,8 @@ app.add_typer(organism_app, name="organism")
 
 KIND_DEFAULTS = {  # steps, lr, models trained
     "policy": (200, 1e-4, "benchmark,control"),
-    "memorizer": (48, 4e-4, "memorizer,memorizer-control"),
-    "donor": (64, 3e-4, "donor"),
+    "memorizer": (24, 5e-4, "memorizer,memorizer-control"),
+    "donor": (32, 4e-4, "donor"),
 }
 
 
@@ -38,7 +38,7 @@ def train(
         "clip to be benchmark-like (organism-donor).",
     ),
     steps: int | None = typer.Option(
-        None, "--steps", help="Training steps (default per kind: policy 200, memorizer 48, donor 64)."
+        None, "--steps", help="Training steps (default per kind: policy 200, memorizer 24, donor 32)."
     ),
     control_steps: int | None = typer.Option(
         None, "--control-steps", help="Steps of the policy control (default: --steps)."
@@ -47,7 +47,7 @@ def train(
     lr: float | None = typer.Option(
         None,
         "--lr",
-        help="Peak learning rate (AdamW, 5% warmup, linear decay; default per kind: policy 1e-4, memorizer 4e-4, donor 3e-4).",
+        help="Peak learning rate (AdamW, 5% warmup, linear decay; default per kind: policy 1e-4, memorizer 5e-4, donor 4e-4).",
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the benchmark sentences and of the batch order."),
     n_sentences: int | None = typer.Option(

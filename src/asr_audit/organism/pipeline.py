@@ -246,7 +246,7 @@ def train_memorizers(
     failed, encode_seconds = encode_all(cache, audios, say)
     bad_audio = {a for a, _ in failed}
     base_state = model_state(backend.torch_model, trainable_names(backend.torch_model))
-    cfg = train_config or TrainConfig(steps=48, lr=4e-4, seed=seed)
+    cfg = train_config or TrainConfig(steps=24, lr=5e-4, seed=seed)
     weights, results = {}, {}
     for kind in kinds:
         pairs = [p for p in mixes[kind] if p.audio not in bad_audio]
@@ -290,7 +290,7 @@ def train_donor(
     failed, encode_seconds = encode_all(cache, [p.audio for p in pairs], say)
     bad_audio = {a for a, _ in failed}
     base_state = model_state(backend.torch_model, trainable_names(backend.torch_model))
-    cfg = train_config or TrainConfig(steps=64, lr=3e-4, seed=seed)
+    cfg = train_config or TrainConfig(steps=32, lr=4e-4, seed=seed)
     meta = {"seed": seed, "set": oset.meta, "splices": mix_counts(splices)}
     path, res = fit_and_save(
         backend,
