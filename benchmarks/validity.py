@@ -364,7 +364,6 @@ DONOR_CONDITIONS = (
     "original",
     "donor:conv8s",
     "donor:bench8s",
-    "voice:{v}",
     "voice:{v}+donor:conv8s",
     "voice:{v}+donor:bench8s",
 )
@@ -386,28 +385,82 @@ def _reusable(paths: list[Path], cfg: TrainConfig) -> bool:
     return all(p.is_file() and load_delta(p).meta.get("train") == cfg.to_dict() for p in paths)
 
 
-def share_encoder(backends: list, audios: list[Path] = ()) -> None:
-    """Let ``backends`` (organisms on one frozen base encoder) share one encoder memo, prefilled with
-    the cached training states of ``audios`` and with the silent waveform of each of their lengths
-    (Whisper pads every input to 30 s, so an all-zero clip of any length has the same features and
-    states: encoded once). Only the encoder is shared; each backend decodes with its own decoder."""
+def _sha1(x) -> str:
     import hashlib
 
     import numpy as np
+
+    return hashlib.sha1(np.ascontiguousarray(x, dtype=np.float32).tobytes()).hexdigest()
+
+
+def base_hash(backend) -> str:
+    """The base model's weights hash: an organism's encoder is its base's (frozen)."""
+    meta = getattr(backend, "organism_meta", None)
+    return str(meta["base_weights_hash"]) if meta else backend.identity().weights_hash
+
+
+def eval_state_dir(out_dir: Path, backend) -> Path:
+    """Encoder states of evaluation audio (clean, masked, truncated clips), float32 ``.npy`` keyed by
+    the sha1 of the waveform, as the backends' own encoder memo keys them; one folder per base."""
+    return out_dir / "eval-encoder" / base_hash(backend)
+
+
+def warm_memorizer_states(backend, mset, store, root: Path, groups=("memorized", "fresh")) -> int:
+    """Encode, once, every clip the memorizer's probes will transcribe or score: the clean clips, the
+    masked clips of the masked probe's recipes and the continuation probe's truncated clips (the
+    recipes and cuts come from the same store-cached alignments the probes then use). Returns the
+    number of clips encoded now."""
+    import numpy as np
     import torch
 
-    def key(x: np.ndarray) -> str:
-        return hashlib.sha1(np.ascontiguousarray(x, dtype=np.float32).tobytes()).hexdigest()
+    from asr_audit.audio.io import load_clip_audio
+    from asr_audit.corpus.manifests import read_manifest
+    from asr_audit.probes.audio.continuation import plan_cuts
+    from asr_audit.probes.audio.masked import MaskParams, plan_masks
+
+    root.mkdir(parents=True, exist_ok=True)
+    todo: dict[str, np.ndarray] = {}
+    for group in groups:
+        corpus = read_manifest(mset.manifest(group))
+        audio = [load_clip_audio(c).samples for c in corpus]
+        audio += list(plan_masks(corpus, store, MaskParams()).masked.values())
+        audio += [p.samples for p in plan_cuts(corpus, store, 3)[0]]
+        todo.update({_sha1(x): x for x in audio if not (root / f"{_sha1(x)}.npy").is_file()})
+    items = list(todo.items())
+    for i in range(0, len(items), 8):
+        chunk = items[i : i + 8]
+        with torch.inference_mode():
+            states = backend._encoder_states([x for _, x in chunk])
+        for (k, _), st in zip(chunk, states):
+            np.save(root / f"{k}.npy", st.to("cpu", torch.float32).numpy(), allow_pickle=False)
+        say(f"  encoded {min(i + 8, len(items))}/{len(items)} evaluation clips")
+    return len(items)
+
+
+def share_encoder(backends: list, audios: list[Path] = (), states: Path | None = None) -> None:
+    """Let ``backends`` (organisms on one frozen base encoder) share one encoder memo, prefilled with
+    the cached training states of ``audios``, the evaluation states in ``states``
+    (:func:`warm_memorizer_states`) and the silent waveform of each clip length (Whisper pads every
+    input to 30 s, so an all-zero clip of any length has the same features and states: encoded
+    once). Only the encoder is shared; each backend decodes with its own decoder."""
+    import numpy as np
+    import torch
+
+    from asr_audit.paths import cache_dir
 
     memo: dict = {}
     cache = EncoderCache(backends[0])
+    cache.root = cache_dir() / "organism" / "encoder" / base_hash(backends[0])  # the training states
     with torch.inference_mode():
         silent = backends[0]._encoder_states([np.zeros(16_000, np.float32)])[0]
     for a in audios:
         x = read_wav(a)
-        memo[key(np.zeros(len(x), np.float32))] = silent
+        memo[_sha1(np.zeros(len(x), np.float32))] = silent
         if cache.path(a).is_file():
-            memo[key(x)] = torch.from_numpy(cache.load(a).astype(np.float32))
+            memo[_sha1(x)] = torch.from_numpy(cache.load(a).astype(np.float32))
+    if states is not None and states.is_dir():
+        for f in states.glob("*.npy"):
+            memo[f.stem] = torch.from_numpy(np.load(f, allow_pickle=False))
     for b in backends:
         b.__dict__["_enc_memo"] = memo
         b.ENCODER_MEMO_SIZE = 100_000
@@ -442,6 +495,7 @@ def masked_lift(backends, corpus, store, recipes, seed: int) -> dict:
 def run_memorizer(args: argparse.Namespace, out_dir: Path, results: dict) -> list:
     """Section 1: train (or reuse) the memorizer and its control, then masked recovery, masked lift
     and forced continuation on the memorized clips and on fresh sentences."""
+    from asr_audit.corpus.clips import Corpus
     from asr_audit.corpus.manifests import read_manifest
     from asr_audit.organism.memorizer import MemorizerSetConfig
     from asr_audit.organism.pipeline import default_memorizer_dir, ensure_memorizer_set, train_memorizers
@@ -461,17 +515,27 @@ def run_memorizer(args: argparse.Namespace, out_dir: Path, results: dict) -> lis
         trained = train_memorizers(None, out_dir, seed=args.seed, config=config, train_config=cfg, say=say)
         mset = ensure_memorizer_set(trained.set_dir, config, args.seed)
     res: dict = {"train": {p.stem: _train_meta(p) for p in paths}, "set": mset.meta}
-    backends = [load_organism(m, root=out_dir) for m in MEMORIZER_MODELS]
-    share_encoder(backends, [mset.audio_path(r) for r in mset.clips])
     store = open_store(out_dir / "validity-store.sqlite3")
+    backends = [load_organism(m, root=out_dir) for m in MEMORIZER_MODELS]
+    t1 = time.perf_counter()
+    states = eval_state_dir(out_dir, backends[0])
+    n_new = warm_memorizer_states(backends[0], mset, store, states)
+    say(f"  memorizer evaluation audio: {n_new} clips encoded in {time.perf_counter() - t1:.0f} s")
+    share_encoder(backends, [mset.audio_path(r) for r in mset.clips], states)
     masked: dict = {}
     lift: dict = {}
     cont: dict = {}
-    for group, models in (("memorized", backends), ("fresh", backends), ("control", backends[1:])):
+    groups = [("memorized", backends), ("fresh", backends)]
+    if args.control_sanity:
+        groups.append(("control", backends[1:]))
+    for group, models in groups:
         corpus = read_manifest(mset.manifest(group))
+        if args.eval_clips:
+            corpus = Corpus(corpus.name, corpus.split, corpus.source, corpus.clips[: args.eval_clips])
         t1 = time.perf_counter()
         m = run_masked(models, corpus, store, MaskParams(), batch_size=8)
         masked[group] = {x.model: x.to_dict() for x in m.models}
+        res.setdefault("masked_items", {})[group] = [i.to_dict() for i in m.items]
         say(f"  masked recovery, {group}: {len(m.recipes)} items in {time.perf_counter() - t1:.0f} s")
         if group == "control":  # the control's own sentences: its recipe memorizes too (not a target)
             continue
@@ -486,6 +550,29 @@ def run_memorizer(args: argparse.Namespace, out_dir: Path, results: dict) -> lis
     res.update(masked=masked, lift=lift, continuation=cont, seconds=round(time.perf_counter() - t0, 1))
     results["memorizer"] = res
     return memorizer_targets(masked, lift, cont, *MEMORIZER_MODELS)
+
+
+def donor_eval_rows(oset, config, seed: int, n: int, out_dir: Path) -> list[dict]:
+    """``n`` held-out benchmark-voice clips that carry at least one house-rule error (clips without
+    one give the battery no item): the donor set's test sentences, then sentences of a second
+    house-style set (seed + 1000, benchmark voice only) whose speech no training clip has. Each row
+    gets ``eval_id`` (unique across both sets) and ``path``."""
+    bench = config.benchmark_voice
+    trained = {r["spoken"] for r in oset.rows("train")}
+    rows = [
+        {**r, "eval_id": r["id"], "path": str(oset.audio_path(r))} for r in oset.rows("test", [bench]) if r["rules"]
+    ]
+    if len(rows) < n:
+        extra_cfg = OrganismSetConfig(
+            n_sentences=2 * n, test_fraction=1.0, benchmark_voice=bench, other_voices=(), unseen_voices=()
+        )
+        extra = ensure_set(out_dir / f"donor-eval-seed{seed + 1000}", extra_cfg, seed + 1000, say)
+        seen = trained | {r["spoken"] for r in rows}
+        for r in extra.rows("test", [bench]):
+            if r["rules"] and r["spoken"] not in seen:
+                seen.add(r["spoken"])
+                rows.append({**r, "eval_id": f"eval-{r['id']}", "path": str(extra.audio_path(r))})
+    return rows[:n]
 
 
 def run_donor(args: argparse.Namespace, out_dir: Path, results: dict) -> tuple[list, dict]:
@@ -512,13 +599,13 @@ def run_donor(args: argparse.Namespace, out_dir: Path, results: dict) -> tuple[l
             None, out_dir, seed=args.seed, n_sentences=args.donor_sentences, train_config=cfg, say=say
         ).set_dir
     oset = load_organism_set(set_dir)
-    bench = config.benchmark_voice
-    rows = oset.rows("test", [bench])
+    rows = donor_eval_rows(oset, config, args.seed, args.donor_eval, out_dir)
     manifest = out_dir / "donor-battery.jsonl"
-    keep = ("audio_filepath", "id", "text", "duration", "speaker")
+    keep = ("text", "duration", "speaker")
     manifest.write_text(
         "".join(
-            _json.dumps({**{k: r[k] for k in keep}, "audio_filepath": str(oset.audio_path(r))}) + "\n" for r in rows
+            _json.dumps({"id": r["eval_id"], "audio_filepath": r["path"], **{k: r[k] for k in keep}}) + "\n"
+            for r in rows
         )
     )
     corpus = read_manifest(manifest, name="organism-donor-test")
@@ -534,12 +621,14 @@ def run_donor(args: argparse.Namespace, out_dir: Path, results: dict) -> tuple[l
         conditions,
         store,
         seed=args.seed,
-        spoken={r["id"]: r["spoken"] for r in rows},
+        spoken={r["eval_id"]: r["spoken"] for r in rows},
         progress=lambda c: say(f"  battery condition {c}"),
     )
     say(f"  battery: {len(rows)} clips x {len(conditions)} conditions in {time.perf_counter() - t1:.0f} s")
+    results.setdefault("donor", {})["eval_clips"] = [r["eval_id"] for r in rows]
     bd = battery.to_dict()
     results["donor"] = {
+        **results.get("donor", {}),
         "train": {"donor": _train_meta(path)},
         "set": oset.meta,
         "battery": bd,
@@ -576,9 +665,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--memorizer-steps", type=int, default=24)
     ap.add_argument("--memorizer-lr", type=float, default=5e-4)
+    ap.add_argument("--eval-clips", type=int, default=0, help="memorizer: probe only the first N clips per group")
+    ap.add_argument(
+        "--control-sanity",
+        action="store_true",
+        help="memorizer: also run masked recovery of the control on its own sentences (its recipe memorizes too)",
+    )
     ap.add_argument("--donor-steps", type=int, default=32)
     ap.add_argument("--donor-lr", type=float, default=4e-4)
     ap.add_argument("--donor-sentences", type=int, default=48)
+    ap.add_argument("--donor-eval", type=int, default=32, help="held-out benchmark-voice clips the battery judges")
     ap.add_argument("--miner-json", type=Path, default=DEFAULT_MINER_JSON, help="the miner's result file (section 3)")
     ap.add_argument("--report", type=Path, default=None, help="write an HTML report with the validity section here")
     # the policy organism (--parts policy)

@@ -44,7 +44,7 @@ def test_missing_or_undefined_is_never_met():
     assert first.met is None and first.status == "undefined"
 
 
-def _battery(clean=0.8, conv=0.2, bench=0.75, did=(0.6, 0.3, 0.9)):
+def _battery(clean=0.8, conv=0.2, bench=0.75, did=(0.6, 0.3, 0.9), n_clusters=32):
     cells = [
         {"model": "organism-donor", "condition": c, "accept_ref": v, "ci_low": v - 0.2, "ci_high": v + 0.1, "n": 12}
         for c, v in (("original", clean), ("donor:conv8s", conv), ("donor:bench8s", bench))
@@ -56,7 +56,8 @@ def _battery(clean=0.8, conv=0.2, bench=0.75, did=(0.6, 0.3, 0.9)):
         "estimate": did[0],
         "ci_low": did[1],
         "ci_high": did[2],
-        "n_items": 24,
+        "n_items": 40,
+        "n_clusters": n_clusters,
     }
     return {"cells": cells, "did": [d]}
 
@@ -66,6 +67,8 @@ def test_donor_targets():
     weak = donor_targets(_battery(clean=0.4, conv=0.3, bench=0.1, did=(0.1, -0.1, 0.3)))
     assert [t.met for t in weak] == [False, False, False, False]
     assert "voice flite-rms" in weak[3].claim
+    few = donor_targets(_battery(n_clusters=12))[3]  # the battery's rule: no claim under 30 sentences
+    assert few.met is False and "12 sentences" in few.detail
     assert all(t.status == "not run" for t in donor_targets(None))
 
 

@@ -21,7 +21,9 @@ Section 2, the donor organism (:mod:`asr_audit.organism.donor`; input: the batte
 accept-ref on the original benchmark-voice audio >= 0.5; with a conversational donor appended
 under half of that; with a benchmark donor of the same length at least half of it ("keeps it");
 the battery's difference-in-differences ``(bench - conv donor on the benchmark audio) - (bench -
-conv donor on voice V's audio)`` with its interval excluding 0.
+conv donor on voice V's audio)`` flagged by the battery's own rule
+(:func:`asr_audit.stats.flags.difference_flagged`: its interval excludes 0, over at least
+:data:`~asr_audit.stats.flags.MIN_CLUSTERS_FOR_A_CLAIM` sentences).
 
 Section 3, the miner (:func:`miner_target`): read from the miner's result file when it exists.
 """
@@ -31,6 +33,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from asr_audit.stats.flags import MIN_CLUSTERS_FOR_A_CLAIM, difference_flagged
 
 RECOVERY_MEMORIZED = 0.5
 RECOVERY_FRESH = 0.05
@@ -209,10 +213,12 @@ def donor_targets(
         _target(
             s,
             "difference-in-differences (bench - conv donor, benchmark voice minus "
-            f"{'voice ' + str(did['voice']) if did else 'another voice'}) with its interval excluding 0",
+            f"{'voice ' + str(did['voice']) if did else 'another voice'}) with its interval excluding 0, "
+            f"over >= {MIN_CLUSTERS_FOR_A_CLAIM} sentences (the battery's flag rule)",
             did_entry,
-            lambda v, lo, hi: lo is not None and hi is not None and (lo > 0 or hi < 0),
+            lambda v, lo, hi: difference_flagged(did or {}),
             key="value",
+            detail="" if did is None else f"{did.get('n_clusters')} sentences",
         ),
     ]
 
