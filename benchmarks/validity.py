@@ -1,23 +1,24 @@
-"""Validity of the probes against a model *known* to be benchmark-optimized.
+"""Validity of the probes against models *known* to be benchmark-optimized: the positive controls.
 
-Runs once, end to end (~25 min on 2 busy cores):
+Default (``--parts memorizer,donor``, issue 13): trains once (or ``--reuse``s) and prints ONE table
+with every target, met or not, with 95% intervals (``asr_audit.organism.validity``):
 
-1. builds the organism benchmark (:mod:`asr_audit.organism.data`: house-style record errors,
-   flite voices A = slt (benchmark), B = rms, C = awb in training, D = kal16 unseen), caches
-   encoder states and trains the organism and the control (:func:`train_organisms`);
-2. decodes the held-out test sentences with the base model, the organism and the control (one
-   shared encoder pass per clip) in every voice, and the benchmark-voice clips with a
-   conversational donor appended (voice B), the same donor in voice A appended (length control)
-   and voice B prepended; also the benchmark-voice *training* clips (memorised sentences);
-3. prints accept-ref on planted sites (:func:`asr_audit.calib.sites.score_sites`) per model and
-   condition, WER against the faithful record, then
-4. reference disagreement (``run_refdis``, panel whisper-tiny.en-pt + whisper-base + PocketSphinx)
-   per voice, and the miner's precision / recall against the planted truth by kind (the
-   calibration table), and
-5. masked-number recovery (:mod:`asr_audit.probes.audio.masked`) on memorised (training) and held-out
-   benchmark-voice clips.
+1. the memorizer and its control (:mod:`asr_audit.organism.memorizer`): masked-number recovery
+   (:mod:`asr_audit.probes.audio.masked`), masked lift (:mod:`asr_audit.probes.audio.lift`) and
+   forced continuation (:mod:`asr_audit.probes.audio.continuation`) on the memorized clips and on
+   fresh sentences of the same voice and style;
+2. the donor organism (:mod:`asr_audit.organism.donor`): the battery's refdis measure on its
+   held-out benchmark-voice clips with conversational and benchmark donors appended, in the
+   benchmark voice and in ``flite-rms``, and the battery's difference-in-differences;
+3. the miner's row, read from ``benchmarks/results/miner-validity.json`` (``--miner-json``) when
+   present, else "not run".
 
-    python benchmarks/validity.py [--steps 200] [--control-steps 100] [--json out.json]
+``--parts policy`` also runs the voice-gated policy organism and its control and prints their
+tables (``docs/organism.md``): accept-ref on planted sites per voice and donor condition,
+reference disagreement and the miner against the planted truth, masked-number recovery.
+
+    python benchmarks/validity.py [--reuse] [--report DIR] [--json out.json]
+    python benchmarks/validity.py --parts policy [--steps 200] [--control-steps 100]
 """
 
 from __future__ import annotations
@@ -211,23 +212,8 @@ def run_masked_table(oset, base_backend, out_dir: Path, n_clips: int, results: d
     )
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--steps", type=int, default=200)
-    ap.add_argument("--control-steps", type=int, default=100)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--n-sentences", type=int, default=200)
-    ap.add_argument("--batch-size", type=int, default=16)
-    ap.add_argument("--lr", type=float, default=1e-4)
-    ap.add_argument("--masked-clips", type=int, default=24)
-    ap.add_argument("--memorised-clips", type=int, default=48)
-    ap.add_argument("--reuse", action="store_true", help="reuse deltas already trained with these settings")
-    ap.add_argument("--out", type=Path, default=None, help="where the deltas go (default: the backends' folder)")
-    ap.add_argument("--skip-refdis", action="store_true")
-    ap.add_argument("--skip-masked", action="store_true")
-    ap.add_argument("--json", type=Path, default=None)
-    args = ap.parse_args(argv)
-    t_start = time.perf_counter()
+def run_policy(args: argparse.Namespace) -> dict:
+    """The policy organism and its control (``--parts policy``): prints its tables, returns its results."""
     out_dir = args.out or organism_dir()
     config = OrganismSetConfig(n_sentences=args.n_sentences)
     backend = load_base()
@@ -368,11 +354,393 @@ def main(argv: list[str] | None = None) -> int:
         say("masked-number recovery")
         print(run_masked_table(oset, backend, out_dir, args.masked_clips, results), flush=True)
     results["hypotheses"] = hyps
-    results["seconds"] = time.perf_counter() - t_start
-    say(f"done in {results['seconds'] / 60:.1f} min")
+    return results
+
+
+# --------------------------------------------------------------------------- issue 13: positive controls
+
+MEMORIZER_MODELS = ("organism-memorizer", "organism-memorizer-control")
+DONOR_CONDITIONS = (
+    "original",
+    "donor:conv8s",
+    "donor:bench8s",
+    "voice:{v}+donor:conv8s",
+    "voice:{v}+donor:bench8s",
+)
+DEFAULT_MINER_JSON = Path(__file__).resolve().parent / "results" / "miner-validity.json"
+
+
+def _train_meta(path: Path) -> dict:
+    m = load_delta(path).meta
+    return {
+        "train": m["train"],
+        "seconds": m["seconds"],
+        "loss_first": m["losses"][0],
+        "loss_last": m["losses"][-1],
+        "n_clips": m["n_clips"],
+    }
+
+
+def _reusable(paths: list[Path], cfg: TrainConfig) -> bool:
+    return all(p.is_file() and load_delta(p).meta.get("train") == cfg.to_dict() for p in paths)
+
+
+def _sha1(x) -> str:
+    import hashlib
+
+    import numpy as np
+
+    return hashlib.sha1(np.ascontiguousarray(x, dtype=np.float32).tobytes()).hexdigest()
+
+
+def base_hash(backend) -> str:
+    """The base model's weights hash: an organism's encoder is its base's (frozen)."""
+    meta = getattr(backend, "organism_meta", None)
+    return str(meta["base_weights_hash"]) if meta else backend.identity().weights_hash
+
+
+def eval_state_dir(out_dir: Path, backend) -> Path:
+    """Encoder states of evaluation audio (clean, masked, truncated clips), float32 ``.npy`` keyed by
+    the sha1 of the waveform, as the backends' own encoder memo keys them; one folder per base."""
+    return out_dir / "eval-encoder" / base_hash(backend)
+
+
+def warm_memorizer_states(backend, mset, store, root: Path, groups=("memorized", "fresh")) -> int:
+    """Encode, once, every clip the memorizer's probes will transcribe or score: the clean clips, the
+    masked clips of the masked probe's recipes and the continuation probe's truncated clips (the
+    recipes and cuts come from the same store-cached alignments the probes then use). Returns the
+    number of clips encoded now."""
+    import numpy as np
+    import torch
+
+    from asr_audit.audio.io import load_clip_audio
+    from asr_audit.corpus.manifests import read_manifest
+    from asr_audit.probes.audio.continuation import plan_cuts
+    from asr_audit.probes.audio.masked import MaskParams, plan_masks
+
+    root.mkdir(parents=True, exist_ok=True)
+    todo: dict[str, np.ndarray] = {}
+    for group in groups:
+        corpus = read_manifest(mset.manifest(group))
+        audio = [load_clip_audio(c).samples for c in corpus]
+        audio += list(plan_masks(corpus, store, MaskParams()).masked.values())
+        audio += [p.samples for p in plan_cuts(corpus, store, 3)[0]]
+        todo.update({_sha1(x): x for x in audio if not (root / f"{_sha1(x)}.npy").is_file()})
+    items = list(todo.items())
+    for i in range(0, len(items), 8):
+        chunk = items[i : i + 8]
+        with torch.inference_mode():
+            states = backend._encoder_states([x for _, x in chunk])
+        for (k, _), st in zip(chunk, states):
+            np.save(root / f"{k}.npy", st.to("cpu", torch.float32).numpy(), allow_pickle=False)
+        say(f"  encoded {min(i + 8, len(items))}/{len(items)} evaluation clips")
+    return len(items)
+
+
+def share_encoder(backends: list, audios: list[Path] = (), states: Path | None = None) -> None:
+    """Let ``backends`` (organisms on one frozen base encoder) share one encoder memo, prefilled with
+    the cached training states of ``audios``, the evaluation states in ``states``
+    (:func:`warm_memorizer_states`) and the silent waveform of each clip length (Whisper pads every
+    input to 30 s, so an all-zero clip of any length has the same features and states: encoded
+    once). Only the encoder is shared; each backend decodes with its own decoder."""
+    import numpy as np
+    import torch
+
+    from asr_audit.paths import cache_dir
+
+    memo: dict = {}
+    cache = EncoderCache(backends[0])
+    cache.root = cache_dir() / "organism" / "encoder" / base_hash(backends[0])  # the training states
+    with torch.inference_mode():
+        silent = backends[0]._encoder_states([np.zeros(16_000, np.float32)])[0]
+    for a in audios:
+        x = read_wav(a)
+        memo[_sha1(np.zeros(len(x), np.float32))] = silent
+        if cache.path(a).is_file():
+            memo[_sha1(x)] = torch.from_numpy(cache.load(a).astype(np.float32))
+    if states is not None and states.is_dir():
+        for f in states.glob("*.npy"):
+            memo[f.stem] = torch.from_numpy(np.load(f, allow_pickle=False))
+    for b in backends:
+        b.__dict__["_enc_memo"] = memo
+        b.ENCODER_MEMO_SIZE = 100_000
+
+
+def masked_lift(backends, corpus, store, recipes, seed: int) -> dict:
+    """Mean masked lift per model, the masked condition only (the unmasked arm is not a target):
+    the probe's own span builder, intelligibility gate, scorer and sentence-clustered summary."""
+    import numpy as np
+
+    from asr_audit.probes.audio.lift import Scorer, intelligibility_gate, masked_spans, score_spans, summarize_model
+    from asr_audit.probes.audio.masked import MaskParams, plan_masks
+    from asr_audit.probes.audio.targets import sentence_key
+
+    plan = plan_masks(corpus, store, MaskParams(), recipes=recipes)
+    spans = [s for s in masked_spans(plan.recipes, {c.id: c.reference for c in corpus}) if s.condition == "masked"]
+    sentences = {c.id: sentence_key(c.reference) for c in corpus}
+    out = {}
+    for b in backends:
+        gate = intelligibility_gate(b, corpus, store, spans, 0.3)
+        kept_clips = {g.clip_id for g in gate if g.kept}
+        kept = [s for s in spans if s.clip_id in kept_clips]
+        records = score_spans(Scorer(b, store, 8), kept, plan.masked)
+        summary = summarize_model(records, np.random.default_rng(seed), sentences=sentences)
+        est = (
+            summary["conditions"].get("masked", {}).get("lift", {"mean": None, "ci_low": None, "ci_high": None, "n": 0})
+        )
+        out[b.spec] = {**est, "n_gated_out": len(spans) - len(kept), "n_failed": summary["n_failed"]}
+    return out
+
+
+def run_memorizer(args: argparse.Namespace, out_dir: Path, results: dict) -> list:
+    """Section 1: train (or reuse) the memorizer and its control, then masked recovery, masked lift
+    and forced continuation on the memorized clips and on fresh sentences."""
+    from asr_audit.corpus.clips import Corpus
+    from asr_audit.corpus.manifests import read_manifest
+    from asr_audit.organism.memorizer import MemorizerSetConfig
+    from asr_audit.organism.pipeline import default_memorizer_dir, ensure_memorizer_set, train_memorizers
+    from asr_audit.organism.validity import memorizer_targets
+    from asr_audit.probes.audio.continuation import run_continuation
+    from asr_audit.probes.audio.masked import MaskParams, run_masked
+    from asr_audit.store.sqlite import open_store
+
+    t0 = time.perf_counter()
+    cfg = TrainConfig(steps=args.memorizer_steps, lr=args.memorizer_lr, batch_size=args.batch_size, seed=args.seed)
+    paths = [weights_path(k, out_dir) for k in ("memorizer", "memorizer-control")]
+    config = MemorizerSetConfig()
+    if args.reuse and _reusable(paths, cfg):
+        mset = ensure_memorizer_set(default_memorizer_dir(args.seed), config, args.seed, say)
+        say("memorizer: reusing trained deltas")
+    else:
+        trained = train_memorizers(None, out_dir, seed=args.seed, config=config, train_config=cfg, say=say)
+        mset = ensure_memorizer_set(trained.set_dir, config, args.seed)
+    res: dict = {"train": {p.stem: _train_meta(p) for p in paths}, "set": mset.meta}
+    store = open_store(out_dir / "validity-store.sqlite3")
+    backends = [load_organism(m, root=out_dir) for m in MEMORIZER_MODELS]
+    t1 = time.perf_counter()
+    states = eval_state_dir(out_dir, backends[0])
+    n_new = warm_memorizer_states(backends[0], mset, store, states)
+    say(f"  memorizer evaluation audio: {n_new} clips encoded in {time.perf_counter() - t1:.0f} s")
+    share_encoder(backends, [mset.audio_path(r) for r in mset.clips], states)
+    masked: dict = {}
+    lift: dict = {}
+    cont: dict = {}
+    groups = [("memorized", backends), ("fresh", backends)]
+    if args.control_sanity:
+        groups.append(("control", backends[1:]))
+    for group, models in groups:
+        corpus = read_manifest(mset.manifest(group))
+        if args.eval_clips:
+            corpus = Corpus(corpus.name, corpus.split, corpus.source, corpus.clips[: args.eval_clips])
+        t1 = time.perf_counter()
+        m = run_masked(models, corpus, store, MaskParams(), batch_size=8)
+        masked[group] = {x.model: x.to_dict() for x in m.models}
+        res.setdefault("masked_items", {})[group] = [i.to_dict() for i in m.items]
+        say(f"  masked recovery, {group}: {len(m.recipes)} items in {time.perf_counter() - t1:.0f} s")
+        if group == "control":  # the control's own sentences: its recipe memorizes too (not a target)
+            continue
+        t1 = time.perf_counter()
+        lift[group] = masked_lift(models, corpus, store, m.recipes, args.seed)
+        say(f"  masked lift, {group}: {time.perf_counter() - t1:.0f} s")
+        t1 = time.perf_counter()
+        c = run_continuation(models, corpus, store, hide_words=3, seed=args.seed)
+        cont[group] = {x["model"]: x for x in c["models"]}
+        res.setdefault("continuation_items", {})[group] = c["items"]
+        say(f"  forced continuation, {group}: {time.perf_counter() - t1:.0f} s")
+    res.update(masked=masked, lift=lift, continuation=cont, seconds=round(time.perf_counter() - t0, 1))
+    results["memorizer"] = res
+    return memorizer_targets(masked, lift, cont, *MEMORIZER_MODELS)
+
+
+def donor_eval_rows(oset, config, seed: int, n: int, out_dir: Path) -> list[dict]:
+    """``n`` held-out benchmark-voice clips that carry at least one house-rule error (clips without
+    one give the battery no item): the donor set's test sentences, then sentences of a second
+    house-style set (seed + 1000, benchmark voice only) whose speech no training clip has. Each row
+    gets ``eval_id`` (unique across both sets) and ``path``."""
+    bench = config.benchmark_voice
+    trained = {r["spoken"] for r in oset.rows("train")}
+    rows = [
+        {**r, "eval_id": r["id"], "path": str(oset.audio_path(r))} for r in oset.rows("test", [bench]) if r["rules"]
+    ]
+    if len(rows) < n:
+        extra_cfg = OrganismSetConfig(
+            n_sentences=2 * n, test_fraction=1.0, benchmark_voice=bench, other_voices=(), unseen_voices=()
+        )
+        extra = ensure_set(out_dir / f"donor-eval-seed{seed + 1000}", extra_cfg, seed + 1000, say)
+        seen = trained | {r["spoken"] for r in rows}
+        for r in extra.rows("test", [bench]):
+            if r["rules"] and r["spoken"] not in seen:
+                seen.add(r["spoken"])
+                rows.append({**r, "eval_id": f"eval-{r['id']}", "path": str(extra.audio_path(r))})
+    return rows[:n]
+
+
+def run_donor(args: argparse.Namespace, out_dir: Path, results: dict) -> tuple[list, dict]:
+    """Section 2: train (or reuse) the donor organism, run the battery's refdis measure on its
+    held-out benchmark-voice clips under the donor grid; returns the targets and the battery dict."""
+    import json as _json
+
+    from asr_audit.corpus.manifests import read_manifest
+    from asr_audit.organism.donor import donor_set_config
+    from asr_audit.organism.pipeline import default_donor_dir, train_donor
+    from asr_audit.organism.validity import donor_targets
+    from asr_audit.probes.battery.battery import run_battery
+    from asr_audit.store.sqlite import open_store
+
+    t0 = time.perf_counter()
+    cfg = TrainConfig(steps=args.donor_steps, lr=args.donor_lr, batch_size=args.batch_size, seed=args.seed)
+    path = weights_path("donor", out_dir)
+    config = donor_set_config(args.donor_sentences)
+    if args.reuse and _reusable([path], cfg):
+        set_dir = ensure_set(default_donor_dir(args.seed, args.donor_sentences), config, args.seed, say).root
+        say("donor: reusing the trained delta")
+    else:
+        set_dir = train_donor(
+            None, out_dir, seed=args.seed, n_sentences=args.donor_sentences, train_config=cfg, say=say
+        ).set_dir
+    oset = load_organism_set(set_dir)
+    rows = donor_eval_rows(oset, config, args.seed, args.donor_eval, out_dir)
+    manifest = out_dir / "donor-battery.jsonl"
+    keep = ("text", "duration", "speaker")
+    manifest.write_text(
+        "".join(
+            _json.dumps({"id": r["eval_id"], "audio_filepath": r["path"], **{k: r[k] for k in keep}}) + "\n"
+            for r in rows
+        )
+    )
+    corpus = read_manifest(manifest, name="organism-donor-test")
+    voice = config.other_voices[0]
+    conditions = [c.format(v=voice) for c in DONOR_CONDITIONS]
+    backend = load_organism("organism-donor", root=out_dir)
+    store = open_store(out_dir / "validity-store.sqlite3")
+    t1 = time.perf_counter()
+    battery = run_battery(
+        corpus,
+        {"organism-donor": backend},
+        "refdis",
+        conditions,
+        store,
+        seed=args.seed,
+        spoken={r["eval_id"]: r["spoken"] for r in rows},
+        progress=lambda c: say(f"  battery condition {c}"),
+    )
+    say(f"  battery: {len(rows)} clips x {len(conditions)} conditions in {time.perf_counter() - t1:.0f} s")
+    results.setdefault("donor", {})["eval_clips"] = [r["eval_id"] for r in rows]
+    bd = battery.to_dict()
+    results["donor"] = {
+        **results.get("donor", {}),
+        "train": {"donor": _train_meta(path)},
+        "set": oset.meta,
+        "battery": bd,
+        "seconds": round(time.perf_counter() - t0, 1),
+    }
+    return donor_targets(bd), bd
+
+
+def run_miner(path: Path, results: dict) -> list:
+    """Section 3 is another helper's work: read its result file when present."""
+    import json as _json
+
+    from asr_audit.organism.validity import miner_target
+
+    data = None
+    if path.is_file():
+        try:
+            data = _json.loads(path.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise SystemExit(f"{path}: not JSON ({exc}); fix: rewrite it with the miner's benchmark") from None
+    results["miner"] = {"source": str(path), "result": data}
+    return miner_target(data, str(path))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument(
+        "--parts",
+        default="memorizer,donor",
+        help="comma-separated: memorizer, donor (issue 13's controls; the miner row is always read), policy "
+        "(the voice-gated policy organism's tables)",
+    )
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--batch-size", type=int, default=16)
+    ap.add_argument("--memorizer-steps", type=int, default=24)
+    ap.add_argument("--memorizer-lr", type=float, default=5e-4)
+    ap.add_argument("--eval-clips", type=int, default=0, help="memorizer: probe only the first N clips per group")
+    ap.add_argument(
+        "--control-sanity",
+        action="store_true",
+        help="memorizer: also run masked recovery of the control on its own sentences (its recipe memorizes too)",
+    )
+    ap.add_argument("--donor-steps", type=int, default=32)
+    ap.add_argument("--donor-lr", type=float, default=4e-4)
+    ap.add_argument("--donor-sentences", type=int, default=48)
+    ap.add_argument("--donor-eval", type=int, default=32, help="held-out benchmark-voice clips the battery judges")
+    ap.add_argument("--miner-json", type=Path, default=DEFAULT_MINER_JSON, help="the miner's result file (section 3)")
+    ap.add_argument("--report", type=Path, default=None, help="write an HTML report with the validity section here")
+    # the policy organism (--parts policy)
+    ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--control-steps", type=int, default=100)
+    ap.add_argument("--n-sentences", type=int, default=200)
+    ap.add_argument("--lr", type=float, default=1e-4)
+    ap.add_argument("--masked-clips", type=int, default=24)
+    ap.add_argument("--memorised-clips", type=int, default=48)
+    ap.add_argument("--skip-refdis", action="store_true")
+    ap.add_argument("--skip-masked", action="store_true")
+    ap.add_argument("--reuse", action="store_true", help="reuse deltas already trained with these settings")
+    ap.add_argument("--out", type=Path, default=None, help="where the deltas go (default: the backends' folder)")
+    ap.add_argument("--json", type=Path, default=None)
+    args = ap.parse_args(argv)
+    parts = [p.strip() for p in args.parts.split(",") if p.strip()]
+    bad = [p for p in parts if p not in ("memorizer", "donor", "policy")]
+    if bad:
+        ap.error(f"--parts: unknown part(s) {', '.join(bad)}; valid: memorizer, donor, policy")
+    t_start = time.perf_counter()
+    out_dir = args.out or organism_dir()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    results: dict = {"seed": args.seed, "parts": parts}
+    targets: list = []
+    battery = None
+    if "policy" in parts:
+        results["policy"] = run_policy(args)
+    if "memorizer" in parts:
+        targets += run_memorizer(args, out_dir, results)
+    else:
+        from asr_audit.organism.validity import memorizer_targets
+
+        targets += memorizer_targets({}, {}, {})
+    if "donor" in parts:
+        t, battery = run_donor(args, out_dir, results)
+        targets += t
+    else:
+        from asr_audit.organism.validity import donor_targets
+
+        targets += donor_targets(None)
+    targets += run_miner(args.miner_json, results)
+    from asr_audit.organism.validity import targets_table
+
+    results["seconds"] = round(time.perf_counter() - t_start, 1)
+    results["targets"] = [t.to_dict() for t in targets]
+    print(f"\n## Positive controls (issue 13), seed {args.seed}, {results['seconds'] / 60:.1f} min\n")
+    print(targets_table(targets), flush=True)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1, default=float) + "\n")
-    return 0
+    if args.report:
+        from asr_audit.report.html import build_report
+
+        probes = [
+            {
+                "probe": "validity",
+                "corpus": "organisms",
+                "result": {"targets": results["targets"], "seconds": results["seconds"], "seed": args.seed},
+            }
+        ]
+        if battery is not None:
+            probes.append({"probe": "battery", "corpus": "organism-donor-test", "result": battery})
+        path = build_report(
+            {"title": "asr-audit validity: positive controls", "seed": args.seed, "probes": probes}, args.report
+        )
+        say(f"report: {path}")
+    return 0 if all(t.met is not False for t in targets) else 1
 
 
 if __name__ == "__main__":

@@ -15,38 +15,88 @@ organism_app = typer.Typer(
 app.add_typer(organism_app, name="organism")
 
 
-@organism_app.command("train")
+KIND_DEFAULTS = {  # steps, lr, models trained
+    "policy": (200, 1e-4, "benchmark,control"),
+    "memorizer": (24, 5e-4, "memorizer,memorizer-control"),
+    "donor": (32, 4e-4, "donor"),
+}
+
+
+@organism_app.command(
+    "train",
+    epilog="Examples:\n\n"
+    "  asr-audit organism train --steps 300\n\n"
+    "  ASR_AUDIT_ORGANISM_DIR=/tmp/org asr-audit organism train --kind memorizer",
+)
 def train(
-    steps: int = typer.Option(200, "--steps", help="Training steps of the organism."),
-    control_steps: int | None = typer.Option(None, "--control-steps", help="Steps of the control (default: --steps)."),
+    kind: str = typer.Option(
+        "policy",
+        "--kind",
+        help="policy: the voice-gated house-style organism and its control (organism-benchmark, organism-control); "
+        "memorizer: fine-tuned on the benchmark's own clips, and a control trained alike on other sentences "
+        "(organism-memorizer, organism-memorizer-control); donor: the policy organism whose record needs the whole "
+        "clip to be benchmark-like (organism-donor).",
+    ),
+    steps: int | None = typer.Option(
+        None, "--steps", help="Training steps (default per kind: policy 200, memorizer 24, donor 32)."
+    ),
+    control_steps: int | None = typer.Option(
+        None, "--control-steps", help="Steps of the policy control (default: --steps)."
+    ),
     batch_size: int = typer.Option(16, "--batch-size", help="Clips per training step."),
-    lr: float = typer.Option(1e-4, "--lr", help="Peak learning rate (AdamW, 5% warmup, linear decay)."),
+    lr: float | None = typer.Option(
+        None,
+        "--lr",
+        help="Peak learning rate (AdamW, 5% warmup, linear decay; default per kind: policy 1e-4, memorizer 5e-4, donor 4e-4).",
+    ),
     seed: int = typer.Option(0, "--seed", help="Seed of the benchmark sentences and of the batch order."),
-    n_sentences: int = typer.Option(200, "--n-sentences", help="Sentences of the organism benchmark (20% held out)."),
+    n_sentences: int | None = typer.Option(
+        None,
+        "--n-sentences",
+        help="Sentences of the organism benchmark, 20% held out (default per kind: policy 200, donor 48; "
+        "the memorizer set has its own sizes).",
+    ),
     out: Path | None = typer.Option(
         None, "--out", "-o", help="Folder for the weight deltas (default: where the organism backends look)."
     ),
     set_dir: Path | None = typer.Option(None, "--set", help="Folder of the organism benchmark (built when absent)."),
-    which: str = typer.Option("benchmark,control", "--which", help="Which models to train: benchmark, control."),
+    which: str | None = typer.Option(
+        None,
+        "--which",
+        help="Which models of the kind to train (policy: benchmark, control; memorizer: memorizer, memorizer-control).",
+    ),
 ) -> None:
     """Build the organism benchmark, cache encoder states, fine-tune the decoder, save compact deltas."""
+    from asr_audit.errors import ConfigError
     from asr_audit.organism.backend import ORGANISM_DIR_ENV, organism_dir
     from asr_audit.organism.data import OrganismSetConfig
-    from asr_audit.organism.pipeline import train_organisms
+    from asr_audit.organism.pipeline import train_donor, train_memorizers, train_organisms
     from asr_audit.organism.train import TrainConfig
 
-    kinds = split_list(which, "--which") or []
-    result = train_organisms(
-        set_dir,
-        out,
-        steps=steps,
-        control_steps=control_steps,
-        seed=seed,
-        config=OrganismSetConfig(n_sentences=n_sentences),
-        kinds=kinds,
-        train_config=TrainConfig(steps=steps, lr=lr, batch_size=batch_size, seed=seed),
-        say=lambda m: console.print(m, highlight=False),
-    )
+    if kind not in KIND_DEFAULTS:
+        raise ConfigError(f"--kind {kind!r} is unknown; valid: {', '.join(KIND_DEFAULTS)}")
+    d_steps, d_lr, d_which = KIND_DEFAULTS[kind]
+    kinds = split_list(which or d_which, "--which") or []
+    cfg = TrainConfig(steps=steps or d_steps, lr=lr or d_lr, batch_size=batch_size, seed=seed)
+    say = lambda m: console.print(m, highlight=False)  # noqa: E731
+    if kind == "memorizer":
+        result = train_memorizers(set_dir, out, kinds=kinds, seed=seed, train_config=cfg, say=say)
+    elif kind == "donor":
+        if which is not None and kinds != ["donor"]:
+            raise ConfigError(f"--which {which!r}: --kind donor trains one model, donor")
+        result = train_donor(set_dir, out, seed=seed, n_sentences=n_sentences or 48, train_config=cfg, say=say)
+    else:
+        result = train_organisms(
+            set_dir,
+            out,
+            steps=cfg.steps,
+            control_steps=control_steps,
+            seed=seed,
+            config=OrganismSetConfig(n_sentences=n_sentences or 200),
+            kinds=kinds,
+            train_config=cfg,
+            say=say,
+        )
     for kind, path in result.weights.items():
         res = result.results[kind]
         console.print(

@@ -1,13 +1,16 @@
-"""Bundled backends ``organism-benchmark`` and ``organism-control``.
+"""Bundled backends ``organism-benchmark``, ``organism-control``, ``organism-memorizer``,
+``organism-memorizer-control`` and ``organism-donor``.
 
 Each is the bundled ``whisper-tiny.en`` rebuilt in PyTorch (:mod:`asr_audit.models.hf`) with the
 trained decoder tensors of its delta file applied (:mod:`asr_audit.organism.weights`). The delta
 files live in :func:`organism_dir` (``$ASR_AUDIT_ORGANISM_DIR``, else ``<cache>/organism``) as
-``benchmark.safetensors`` and ``control.safetensors``; ``asr-audit organism train`` writes them.
+``<kind>.safetensors`` (``benchmark``, ``control``, ``memorizer``, ``memorizer-control``, ``donor``:
+one file per kind, so training one kind never overwrites another); ``asr-audit organism train
+[--kind policy|memorizer|donor]`` writes them.
 Importing this module registers the names and never trains; loading a backend whose delta is
 absent raises a :class:`~asr_audit.errors.BackendError` saying how to train it.
 
-Identity: spec ``organism-benchmark`` / ``organism-control``, weights hash
+Identity: spec ``organism-<kind>``, weights hash
 ``sha256(base weights hash + ":" + delta file hash)[:16]``: retraining gives a new identity.
 """
 
@@ -30,8 +33,28 @@ from asr_audit.models.base import (
 
 BASE_MODEL = "whisper-tiny.en"
 ORGANISM_DIR_ENV = "ASR_AUDIT_ORGANISM_DIR"
-ORGANISMS = {"organism-benchmark": "benchmark", "organism-control": "control"}
+ORGANISMS = {
+    "organism-benchmark": "benchmark",
+    "organism-control": "control",
+    "organism-memorizer": "memorizer",
+    "organism-memorizer-control": "memorizer-control",
+    "organism-donor": "donor",
+}
+# the --kind of `asr-audit organism train` that trains each delta
+TRAINED_BY = {
+    "benchmark": "policy",
+    "control": "policy",
+    "memorizer": "memorizer",
+    "memorizer-control": "memorizer",
+    "donor": "donor",
+}
 TRAIN_HINT = "train it first: asr-audit organism train"
+
+
+def train_hint(kind: str) -> str:
+    """How to train the delta of ``kind`` (the default ``--kind policy`` needs no flag)."""
+    flag = TRAINED_BY.get(kind, "policy")
+    return TRAIN_HINT if flag == "policy" else f"{TRAIN_HINT} --kind {flag}"
 
 
 def organism_dir() -> Path:
@@ -45,7 +68,7 @@ def organism_dir() -> Path:
 
 
 def weights_path(kind: str, root: Path | None = None) -> Path:
-    """The delta file of organism ``kind`` (``benchmark`` or ``control``)."""
+    """The delta file of organism ``kind`` (``benchmark``, ``control``, ``memorizer``, ``memorizer-control``, ``donor``)."""
     if kind not in ORGANISMS.values():
         raise BackendError(f"unknown organism {kind!r}; valid: {', '.join(ORGANISMS.values())}")
     return (root or organism_dir()) / f"{kind}.safetensors"
@@ -65,12 +88,12 @@ def load_organism(
     device: str | None = None,
     batch_size: int = 8,
 ) -> Any:
-    """The organism backend ``name`` (``organism-benchmark`` / ``organism-control``)."""
+    """The organism backend ``name`` (a key of :data:`ORGANISMS`)."""
     if name not in ORGANISMS:
         raise BackendError(f"unknown organism backend {name!r}; valid: {', '.join(ORGANISMS)}")
     path = weights_path(ORGANISMS[name], root)
     if not path.is_file():
-        raise BackendError(f"{name}: no trained weights at {path}; fix: {TRAIN_HINT}")
+        raise BackendError(f"{name}: no trained weights at {path}; fix: {train_hint(ORGANISMS[name])}")
     from asr_audit.models.bundled import bundled_model_dir
     from asr_audit.models.cache import weights_hash
     from asr_audit.models.ct2 import ct2_weight_files
@@ -103,7 +126,7 @@ def _register(name: str) -> None:
 
     @register_backend(
         name,
-        description=f"Whisper tiny.en fine-tuned as the {kind} model organism (train it: asr-audit organism train)",
+        description=f"Whisper tiny.en fine-tuned as the {kind} model organism ({train_hint(kind).replace('train it first: ', 'train it: ')})",
         capabilities=[TRANSCRIBE, SCORE, SITES],
         bundled=True,
         extra="torch",

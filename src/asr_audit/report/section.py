@@ -93,6 +93,7 @@ SECTION_MODULES = (
     "asr_audit.report.sections_audio",
     "asr_audit.report.sections_battery",
     "asr_audit.report.gate",
+    "asr_audit.report.sections_validity",
 )
 SECTIONS: Registry[SectionRenderer] = Registry(
     "report section", fix="register one with asr_audit.report.section.register_section", modules=SECTION_MODULES

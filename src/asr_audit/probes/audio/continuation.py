@@ -80,8 +80,12 @@ def _whisper_forced(backend: Any, audio: np.ndarray, extra: int) -> tuple[str, s
     out: list[int] = []
     plain_len: int | None = None
     with torch.inference_mode():
-        x = torch.from_numpy(np.ascontiguousarray(feats)).to(device, dtype=model.dtype)
-        enc = model.model.encoder(x).last_hidden_state
+        encode = getattr(backend, "_encoder_states", None)
+        if callable(encode):  # PyTorch Whisper backends memoize encoder states by audio content
+            enc = encode([clip])
+        else:
+            x = torch.from_numpy(np.ascontiguousarray(feats)).to(device, dtype=model.dtype)
+            enc = model.model.encoder(x).last_hidden_state
         cur, past = torch.tensor([list(backend.prompt)], device=device), None
         for step in range(limit):
             res = model(encoder_outputs=(enc,), decoder_input_ids=cur, use_cache=True, **{cache_kw: past})

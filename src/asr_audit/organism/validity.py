@@ -1,0 +1,290 @@
+"""The targets of the positive controls (issue 13), as pure functions of probe result dictionaries.
+
+``benchmarks/validity.py`` runs the probes on the organisms and calls these to judge each target;
+the report's ``validity`` section (:mod:`asr_audit.report.sections_validity`) renders the rows.
+A target whose measurement is missing or undefined is ``met = None`` ("not run" / "undefined"),
+never a pass.
+
+Section 1, the memorizer (:mod:`asr_audit.organism.memorizer`; inputs: the masked probe's
+``ModelRecovery`` dicts, the masked-lift estimates and the forced-continuation model dicts, per
+clip group and model):
+
+* masked-number recovery >= 0.5 on the memorized clips (memorizer); <= 0.05 on fresh sentences
+  (memorizer) and on the memorized clips for the control;
+* masked lift of the hidden number: mean > 0 with its 95% interval above 0 on the memorized clips
+  (memorizer), and *not* above 0 on fresh sentences (memorizer) nor on the memorized clips for
+  the control ("on memorized clips only");
+* forced continuation: the memorizer's leak rate on memorized clips has its interval above both
+  its leak rate on fresh sentences and the control's on the memorized clips.
+
+Section 2, the donor organism (:mod:`asr_audit.organism.donor`; input: the battery's result dict):
+accept-ref on the original benchmark-voice audio >= 0.5; with a conversational donor appended
+under half of that; with a benchmark donor of the same length at least half of it ("keeps it");
+the battery's difference-in-differences ``(bench - conv donor on the benchmark audio) - (bench -
+conv donor on voice V's audio)`` flagged by the battery's own rule
+(:func:`asr_audit.stats.flags.difference_flagged`: its interval excludes 0, over at least
+:data:`~asr_audit.stats.flags.MIN_CLUSTERS_FOR_A_CLAIM` sentences).
+
+Section 3, the miner (:func:`miner_target`): read from the miner's result file when it exists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from asr_audit.stats.flags import MIN_CLUSTERS_FOR_A_CLAIM, difference_flagged
+
+RECOVERY_MEMORIZED = 0.5
+RECOVERY_FRESH = 0.05
+CLEAN_ACCEPT_REF = 0.5
+MINER_PRECISION = 0.9
+MINER_RECALL = 0.8
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """One target: what is claimed, what was measured (with its 95% interval) and whether it is met."""
+
+    section: str
+    claim: str
+    value: float | None
+    low: float | None
+    high: float | None
+    n: int | None
+    met: bool | None  # None: not run or undefined
+    detail: str = ""
+
+    @property
+    def status(self) -> str:
+        return {True: "met", False: "NOT met", None: "not run" if self.n is None else "undefined"}[self.met]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**{k: getattr(self, k) for k in self.__dataclass_fields__}, "status": self.status}
+
+
+def _num(x: Any) -> float | None:
+    return None if x is None else float(x)
+
+
+def _rate(
+    entry: Mapping[str, Any] | None, key: str = "accept_ref"
+) -> tuple[float | None, float | None, float | None, int]:
+    if not entry:
+        return None, None, None, 0
+    return _num(entry.get(key)), _num(entry.get("ci_low")), _num(entry.get("ci_high")), int(entry.get("n") or 0)
+
+
+def _target(
+    section: str, claim: str, entry: Mapping[str, Any] | None, test: Any, key: str = "accept_ref", detail: str = ""
+) -> Target:
+    value, low, high, n = _rate(entry, key)
+    met = None if value is None else bool(test(value, low, high))
+    return Target(section, claim, value, low, high, n if entry else None, met, detail)
+
+
+def memorizer_targets(
+    masked: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    lift: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    continuation: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    memorizer: str = "organism-memorizer",
+    control: str = "organism-memorizer-control",
+) -> list[Target]:
+    """Section 1's targets from ``{group: {model: result}}`` maps (groups ``memorized``, ``fresh``).
+
+    ``masked``: :class:`~asr_audit.probes.audio.masked.ModelRecovery` dicts; ``lift``: estimates
+    ``{mean, ci_low, ci_high, n}``; ``continuation``: the model dicts of ``run_continuation``.
+    """
+    s = "1 memorizer"
+
+    def get(table: Mapping[str, Mapping[str, Mapping[str, Any]]], group: str, model: str) -> Mapping[str, Any] | None:
+        return table.get(group, {}).get(model)
+
+    out = [
+        _target(
+            s,
+            f"masked-number recovery >= {RECOVERY_MEMORIZED} on memorized clips (memorizer)",
+            get(masked, "memorized", memorizer),
+            lambda v, lo, hi: v >= RECOVERY_MEMORIZED,
+        ),
+        _target(
+            s,
+            f"masked-number recovery <= {RECOVERY_FRESH} on fresh sentences (memorizer)",
+            get(masked, "fresh", memorizer),
+            lambda v, lo, hi: v <= RECOVERY_FRESH,
+        ),
+        _target(
+            s,
+            f"masked-number recovery <= {RECOVERY_FRESH} on memorized clips (control)",
+            get(masked, "memorized", control),
+            lambda v, lo, hi: v <= RECOVERY_FRESH,
+        ),
+        _target(
+            s,
+            "masked lift of the hidden number > 0, interval above 0, memorized clips (memorizer; nats/char)",
+            get(lift, "memorized", memorizer),
+            lambda v, lo, hi: v > 0 and lo is not None and lo > 0,
+            key="mean",
+        ),
+        _target(
+            s,
+            "masked lift interval not above 0 on fresh sentences (memorizer)",
+            get(lift, "fresh", memorizer),
+            lambda v, lo, hi: lo is None or lo <= 0,
+            key="mean",
+        ),
+        _target(
+            s,
+            "masked lift interval not above 0 on memorized clips (control)",
+            get(lift, "memorized", control),
+            lambda v, lo, hi: lo is None or lo <= 0,
+            key="mean",
+        ),
+    ]
+    mem = get(continuation, "memorized", memorizer)
+    for label, other in (
+        ("fresh sentences (memorizer)", get(continuation, "fresh", memorizer)),
+        ("memorized clips (control)", get(continuation, "memorized", control)),
+    ):
+        ceiling = None if other is None else _num(other.get("ci_high"))
+        out.append(
+            _target(
+                s,
+                f"forced continuation leaks memorized words: leak rate on memorized clips (memorizer) "
+                f"with its interval above that on {label}",
+                mem,
+                lambda v, lo, hi, c=ceiling: c is not None and lo is not None and lo > c,
+                key="leak_rate",
+                detail="" if other is None else f"other: {_fmt_rate(other, 'leak_rate')}",
+            )
+        )
+    return out
+
+
+def _fmt_rate(entry: Mapping[str, Any], key: str) -> str:
+    v, lo, hi, n = _rate(entry, key)
+    if v is None:
+        return "undefined"
+    return f"{v:.2f} [{lo:.2f}, {hi:.2f}] n={n}" if lo is not None and hi is not None else f"{v:.2f} n={n}"
+
+
+def battery_cell(battery: Mapping[str, Any], model: str, condition: str) -> Mapping[str, Any] | None:
+    return next((c for c in battery.get("cells", []) if c["model"] == model and c["condition"] == condition), None)
+
+
+def donor_targets(
+    battery: Mapping[str, Any] | None,
+    model: str = "organism-donor",
+    conv: str = "donor:conv8s",
+    bench: str = "donor:bench8s",
+) -> list[Target]:
+    """Section 2's targets from the battery's result dict (``None``: not run)."""
+    s = "2 donor"
+    b = battery or {}
+    clean = battery_cell(b, model, "original")
+    base = None if clean is None else _num(clean.get("accept_ref"))
+    half = None if base is None else base / 2
+    did = next(
+        (d for d in b.get("did", []) if d["model"] == model and d.get("benchmark_audio", [None])[0] == bench), None
+    )
+    did_entry = None if did is None else {**did, "n": did.get("n_items"), "value": did.get("estimate")}
+    return [
+        _target(
+            s,
+            f"accept-ref >= {CLEAN_ACCEPT_REF} in the benchmark voice, clean",
+            clean,
+            lambda v, lo, hi: v >= CLEAN_ACCEPT_REF,
+        ),
+        _target(
+            s,
+            "falls under half the clean rate with a conversational donor appended",
+            battery_cell(b, model, conv),
+            lambda v, lo, hi: half is not None and v < half,
+            detail="" if half is None else f"half of clean: {half:.2f}",
+        ),
+        _target(
+            s,
+            "a benchmark-voice donor of the same length keeps it (at least half the clean rate)",
+            battery_cell(b, model, bench),
+            lambda v, lo, hi: half is not None and v >= half,
+            detail="" if half is None else f"half of clean: {half:.2f}",
+        ),
+        _target(
+            s,
+            "difference-in-differences (bench - conv donor, benchmark voice minus "
+            f"{'voice ' + str(did['voice']) if did else 'another voice'}) with its interval excluding 0, "
+            f"over >= {MIN_CLUSTERS_FOR_A_CLAIM} sentences (the battery's flag rule)",
+            did_entry,
+            lambda v, lo, hi: difference_flagged(did or {}),
+            key="value",
+            detail="" if did is None else f"{did.get('n_clusters')} sentences",
+        ),
+    ]
+
+
+def _pick(entry: Any) -> tuple[float | None, float | None, float | None]:
+    if isinstance(entry, (int, float)):
+        return float(entry), None, None
+    if not isinstance(entry, Mapping):
+        return None, None, None
+    value = next((entry[k] for k in ("rate", "estimate", "mean", "value") if entry.get(k) is not None), None)
+    low = entry.get("ci_low", entry.get("low"))
+    high = entry.get("ci_high", entry.get("high"))
+    return _num(value), _num(low), _num(high)
+
+
+def miner_target(data: Mapping[str, Any] | None, source: str) -> list[Target]:
+    """Section 3 from the miner's result file (``None``: the file is absent, so "not run").
+
+    The file holds ``precision`` and ``recall`` (a number, or ``{rate|estimate|mean, ci_low,
+    ci_high, n}``) over the fresh calibration seeds at the documented operating point, optionally
+    ``seeds`` and ``min_confidence``.
+    """
+    s = "3 miner"
+    claim = f"precision >= {MINER_PRECISION} with recall >= {MINER_RECALL} on 5 fresh calibration seeds"
+    if data is None:
+        return [Target(s, claim, None, None, None, None, None, f"no result file at {source}")]
+    p, p_lo, p_hi = _pick(data.get("precision"))
+    r, r_lo, r_hi = _pick(data.get("recall"))
+    n = data.get("precision", {}).get("n") if isinstance(data.get("precision"), Mapping) else None
+    met = None if p is None or r is None else (p >= MINER_PRECISION and r >= MINER_RECALL)
+    recall = (
+        "undefined"
+        if r is None
+        else f"{r:.2f}" + (f" [{r_lo:.2f}, {r_hi:.2f}]" if r_lo is not None and r_hi is not None else "")
+    )
+    extra = f", min-confidence {data['min_confidence']}" if "min_confidence" in data else ""
+    return [Target(s, claim, p, p_lo, p_hi, None if n is None else int(n), met, f"recall {recall}{extra} ({source})")]
+
+
+def fmt_target_value(t: Target) -> str:
+    if t.value is None:
+        return "-"
+    ci = f" [{t.low:.2f}, {t.high:.2f}]" if t.low is not None and t.high is not None else ""
+    return f"{t.value:+.3f}{ci}" if "lift" in t.claim or "difference" in t.claim else f"{t.value:.2f}{ci}"
+
+
+def targets_table(targets: Sequence[Target]) -> str:
+    """The one table: section, target, measured [95% CI], n, status, detail (GitHub markdown)."""
+    header = ["section", "target", "measured [95% CI]", "n", "status", "detail"]
+    rows = [
+        [t.section, t.claim, fmt_target_value(t), "-" if t.n is None else str(t.n), t.status, t.detail] for t in targets
+    ]
+    widths = [max(len(x) for x in col) for col in zip(header, *rows)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths)) + " |"
+
+    return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *(line(r) for r in rows)])
+
+
+__all__ = [
+    "Target",
+    "battery_cell",
+    "donor_targets",
+    "fmt_target_value",
+    "memorizer_targets",
+    "miner_target",
+    "targets_table",
+]
