@@ -11,7 +11,8 @@ with every target, met or not, with 95% intervals (``asr_audit.organism.validity
    held-out benchmark-voice clips with conversational and benchmark donors appended, in the
    benchmark voice and in ``flite-rms``, and the battery's difference-in-differences;
 3. the miner's row, read from ``benchmarks/results/miner-validity.json`` (``--miner-json``) when
-   present, else "not run".
+   present, else "not run"; write it with
+   ``python benchmarks/miner_precision.py --out benchmarks/results/miner-validity.json``.
 
 ``--parts policy`` also runs the voice-gated policy organism and its control and prints their
 tables (``docs/organism.md``): accept-ref on planted sites per voice and donor condition,

@@ -79,6 +79,17 @@ def test_miner_row_reads_the_file_or_says_not_run():
     assert row.met and row.n == 150 and "recall 0.82" in row.detail
     (low,) = miner_target({"precision": 0.95, "recall": {"estimate": 0.7}}, "x")
     assert low.met is False
+    # the layout benchmarks/miner_precision.py --out writes: rates under "pooled"
+    pooled = {
+        "min_confidence": 0.4,
+        "pooled": {
+            "precision": {"k": 145, "n": 149, "rate": 0.973, "ci_low": 0.94, "ci_high": 0.99},
+            "recall": {"k": 145, "n": 170, "rate": 0.853, "ci_low": 0.79, "ci_high": 0.92},
+            "met": True,
+        },
+    }
+    (bench,) = miner_target(pooled, "miner_precision.json")
+    assert bench.met and bench.n == 149 and "recall 0.85 [0.79, 0.92], min-confidence 0.4" in bench.detail
 
 
 def test_table_and_report_section(tmp_path):

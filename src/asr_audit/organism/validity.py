@@ -237,7 +237,8 @@ def _pick(entry: Any) -> tuple[float | None, float | None, float | None]:
 def miner_target(data: Mapping[str, Any] | None, source: str) -> list[Target]:
     """Section 3 from the miner's result file (``None``: the file is absent, so "not run").
 
-    The file holds ``precision`` and ``recall`` (a number, or ``{rate|estimate|mean, ci_low,
+    The file holds ``precision`` and ``recall`` (at the top or under ``pooled``, as
+    ``benchmarks/miner_precision.py --out`` writes them; a number, or ``{rate|estimate|mean, ci_low,
     ci_high, n}``) over the fresh calibration seeds at the documented operating point, optionally
     ``seeds`` and ``min_confidence``.
     """
@@ -245,6 +246,8 @@ def miner_target(data: Mapping[str, Any] | None, source: str) -> list[Target]:
     claim = f"precision >= {MINER_PRECISION} with recall >= {MINER_RECALL} on 5 fresh calibration seeds"
     if data is None:
         return [Target(s, claim, None, None, None, None, None, f"no result file at {source}")]
+    if isinstance(data.get("pooled"), Mapping):  # benchmarks/miner_precision.py --out FILE
+        data = {**data["pooled"], **({"min_confidence": data["min_confidence"]} if "min_confidence" in data else {})}
     p, p_lo, p_hi = _pick(data.get("precision"))
     r, r_lo, r_hi = _pick(data.get("recall"))
     n = data.get("precision", {}).get("n") if isinstance(data.get("precision"), Mapping) else None
