@@ -19,7 +19,7 @@ from typing import Any
 import typer
 from rich.text import Text
 
-from asr_audit.cli import app, console
+from asr_audit.cli import app, console, examples
 
 DEMO_MODELS = (("whisper-tiny.en", "whisper-tiny.en"), ("whisper-base", "whisper-base"), ("sphinx", "sphinx:en-us"))
 
@@ -111,7 +111,15 @@ def _calibration_set(out: Path, seed: int) -> Path | None:
     return target
 
 
-@app.command()
+@app.command(
+    epilog=examples(
+        (
+            "asr-audit demo",
+            "the full demo into ./asr-audit-demo; the first run trains the organism, a rerun reads the store",
+        ),
+        ("asr-audit demo --no-audio --out demo-preds", "only the prediction-file probes, no inference"),
+    )
+)
 def demo(
     out: Path = typer.Option(Path("asr-audit-demo"), "--out", help="Output folder for the report and results."),
     seed: int = typer.Option(0, "--seed"),

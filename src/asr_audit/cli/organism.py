@@ -7,15 +7,25 @@ from pathlib import Path
 import typer
 from rich.text import Text
 
-from asr_audit.cli import app, console, split_list
+from asr_audit.cli import app, console, examples, split_list
 
 organism_app = typer.Typer(
-    help="A Whisper tiny.en trained to recite a benchmark's record in its voice, and a control.", no_args_is_help=True
+    help="A Whisper tiny.en trained to recite a benchmark's record in its voice, and a control.",
+    epilog=examples(
+        ("asr-audit organism train", "train both; then audit them as organism-benchmark and organism-control"),
+    ),
+    no_args_is_help=True,
 )
 app.add_typer(organism_app, name="organism")
 
 
-@organism_app.command("train")
+@organism_app.command(
+    "train",
+    epilog=examples(
+        ("asr-audit organism train", "the organism and its control with the documented settings (docs/organism.md)"),
+        ("asr-audit organism train --steps 80 --n-sentences 80 --batch-size 8", "a small, faster organism"),
+    ),
+)
 def train(
     steps: int = typer.Option(200, "--steps", help="Training steps of the organism."),
     control_steps: int | None = typer.Option(None, "--control-steps", help="Steps of the control (default: --steps)."),

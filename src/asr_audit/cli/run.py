@@ -7,12 +7,17 @@ from pathlib import Path
 import typer
 from rich.text import Text
 
-from asr_audit.cli import app, console
+from asr_audit.cli import app, console, examples
 from asr_audit.errors import ConfigError
 from asr_audit.outputs import check_output_dir
 
 
-@app.command()
+@app.command(
+    epilog=examples(
+        ("asr-audit run audit.toml", "transcribe, probe and write audit-out/report.html (resumes from the store)"),
+        ("asr-audit run audit.toml --shard 0/4 --store shard0.sqlite", "one quarter of the transcription plan"),
+    )
+)
 def run(
     spec_path: Path = typer.Argument(..., metavar="SPEC.toml", help="Experiment spec (TOML)."),
     shard: str | None = typer.Option(None, "--shard", help="Run shard i/n of the transcription plan only."),
@@ -55,7 +60,14 @@ def run(
         )
 
 
-@app.command()
+@app.command(
+    epilog=examples(
+        (
+            "asr-audit merge shard0.sqlite shard1.sqlite --into store.sqlite",
+            "join shard stores, then rerun without --shard",
+        )
+    )
+)
 def merge(
     into: Path = typer.Option(..., "--into", help="Target store (created if absent)."),
     sources: list[Path] = typer.Argument(..., help="Shard stores to merge into the target."),
