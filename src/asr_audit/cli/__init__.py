@@ -127,6 +127,7 @@ def version_text() -> str:
     from importlib import metadata
 
     import asr_audit
+    from asr_audit.report.summary import norm_label
     from asr_audit.text.normalize import DEFAULT_NORMALIZER, get_normalizer
 
     def version(pkg: str) -> str:
@@ -142,18 +143,6 @@ def version_text() -> str:
     ]
     lines += [f"  {pkg:<19}{version(pkg):<16}{why}" for pkg, why in ENGINES]
     return "\n".join(lines)
-
-
-def norm_label(norm: Any) -> str:
-    """A normalizer description (``describe()``) as ``name (package version)``.
-
-    >>> norm_label({"name": "whisper", "package": "whisper-normalizer", "package_version": "0.1.15"})
-    'whisper (whisper-normalizer 0.1.15)'
-    """
-    if not isinstance(norm, dict):
-        return str(norm)
-    pkg = " ".join(str(norm[k]) for k in ("package", "package_version") if norm.get(k))
-    return f"{norm.get('name', '?')} ({pkg})" if pkg else str(norm.get("name", "?"))
 
 
 def _print_version(value: bool) -> None:
