@@ -24,7 +24,7 @@ def _verbs() -> list[tuple[str, ...]]:
     _register()
     paths: list[tuple[str, ...]] = [()]
 
-    def walk(command, prefix: tuple[str, ...]) -> None:  # noqa: ANN001
+    def walk(command, prefix: tuple[str, ...]) -> None:
         for name, sub in sorted(getattr(command, "commands", {}).items()):
             if getattr(sub, "hidden", False):
                 continue

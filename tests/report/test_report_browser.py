@@ -50,7 +50,9 @@ def _results(tmp: Path) -> dict:
             {
                 "probe": "switch_rate",
                 "corpus": "conventions",
-                "result": switch_rate(load_predictions(_convention_preds(tmp / "conventions")), min_per_arm=2).to_dict(),
+                "result": switch_rate(
+                    load_predictions(_convention_preds(tmp / "conventions")), min_per_arm=2
+                ).to_dict(),
             },
         ],
     }

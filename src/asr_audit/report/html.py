@@ -71,7 +71,8 @@ def build_report(results: Mapping[str, Any], out_dir: str | Path) -> Path:
         write_text(out / "tables" / "failures.csv", to_csv(failures, ("model", "corpus", "clip_id", "reason")))
     write_text(out / "results.json", to_json(results))
     norm = results.get("normalizer", {})
-    summary = [{"row": r, "anchor": ctx.slug(r.section)} for r in summary_rows(results)]
+    rows = summary_rows(results)
+    summary = [{"row": r, "anchor": ctx.slug(r.section)} for r in rows]
     html = ctx.render(
         "report.html.j2",
         title=results.get("title", ""),
@@ -79,7 +80,7 @@ def build_report(results: Mapping[str, Any], out_dir: str | Path) -> Path:
         seed=results.get("seed", ""),
         normalizer=norm_label(norm),
         summary=summary,
-        wer_ci=any(x["row"].wer_ci_low is not None for x in summary),
+        wer_ci=any(r.wer_ci_low is not None for r in rows),
         models=[_model_line(m, out) for m in results.get("models", [])],
         corpora=[{**c, "source": display_path(str(c.get("source", "")), out)} for c in results.get("corpora", [])],
         versions=results.get("versions", {}),

@@ -213,8 +213,8 @@ def test_wer_interval_is_wers_own_bootstrap_on_the_same_resamples() -> None:
     err = np.array([[wer_counts(c.ref, c.hyps["m"]).errors] for c in clips], dtype=float)
     words = np.array([[len(c.ref)] for c in clips], dtype=float)
     zeros = np.zeros_like(err)
-    (_, low, high), = bootstrap_ratio_differences(err, words, zeros, zeros, np.random.default_rng(9), 400)
+    ((_, low, high),) = bootstrap_ratio_differences(err, words, zeros, zeros, np.random.default_rng(9), 400)
     assert (inf.wer_ci_low, inf.wer_ci_high) == (low, high)
     assert inf.wer_ci_low < inf.wer < inf.wer_ci_high
-    (_, i_low, i_high), = bootstrap_ratio_differences(err, words, err, words, np.random.default_rng(9), 400)
+    ((_, i_low, i_high),) = bootstrap_ratio_differences(err, words, err, words, np.random.default_rng(9), 400)
     assert (inf.ci_low, inf.ci_high) == (100 * i_low, 100 * i_high)
