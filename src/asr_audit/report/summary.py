@@ -80,7 +80,7 @@ class SummaryRow:
 def _fpr_text(flag: str, setting: str) -> str:
     """``"2.4% [1.4, 4.1]"`` for a measured flag, else why not."""
     if setting == PANEL_MEMBER_NO_LOO:
-        return "not calibrated (panel member, no leave-one-out)"
+        return "not calibrated (panel, no LOO)"
     m = measured_fpr(flag, setting)
     if m is None:
         return "not measured"
