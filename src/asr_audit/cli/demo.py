@@ -188,9 +188,11 @@ def _organisms(out: Path, set_dir: Path, seed: int, say: Any) -> dict[str, Any] 
 )
 def demo(
     out: Path = typer.Option(Path("asr-audit-demo"), "--out", help="Output folder for the report and results."),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = typer.Option(
+        0, "--seed", help="Seed of the generated benchmark, the organism's training and the bootstrap intervals."
+    ),
     no_audio: bool = typer.Option(False, "--no-audio", help="Only the prediction-file probes (no model inference)."),
-    no_progress: bool = typer.Option(False, "--no-progress"),
+    no_progress: bool = typer.Option(False, "--no-progress", help="Hide the transcription progress bars."),
 ) -> None:
     """Run a complete audit on bundled data and models, with a model organism that recites the
     benchmark's record, and write the HTML report."""
@@ -229,7 +231,7 @@ def demo(
     )
     executor = LocalExecutor(not no_progress, backends=dict(organisms or {}))
     outcome = run_experiment(spec, executor=executor, log=say)
-    stage(n_stages, "report")
+    stage(n_stages, "report written; the verdicts")
     from asr_audit.report.summary import summary_rows, summary_table
 
     console.print(summary_table(summary_rows(outcome.results)))
