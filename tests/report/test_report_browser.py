@@ -99,7 +99,7 @@ window.addEventListener('load', function () {
   var table = document.getElementById('findings-table');
   var box = table ? table.getBoundingClientRect() : null;
   var verdicts = table ? Array.from(table.querySelectorAll('td.verdict-cell')).map(function (td) {
-    return [td.textContent.trim(), getComputedStyle(td).backgroundColor];
+    return [td.querySelector('.verdict-text').textContent.trim(), getComputedStyle(td).backgroundColor];
   }) : [];
   document.title = 'CHECK ' + JSON.stringify({images: imgs.length, broken: broken, pwned: !!window.__pwned, shown: shown,
     top: box && box.top, bottom: box && box.bottom, right: box && box.right, height: window.innerHeight,

@@ -129,10 +129,10 @@ def _row(
         n = int(m.get("n_eligible", 0))
         judged = n >= MIN_EDITS_FOR_A_CLAIM
         if copies_reference(m):
-            reasons.append(f"reproduces reference errors ({int(m['n_ref'])}/{n})")
+            reasons.append(f"copies reference errors {int(m['n_ref'])}/{n}")
             fprs.append(_fpr_text("refdis.copies_reference", setting))
         if m.get("wer_inflation_ci_low") is not None and wer_inflated(m):
-            reasons.append("WER inflated by reference errors")
+            reasons.append("WER inflated")
             fprs.append(_fpr_text("refdis.wer_inflated", setting))
         fields = {
             "in_panel": bool(m.get("in_panel", False)),
@@ -153,8 +153,7 @@ def _row(
             judged = True
         if difference_flagged(d):
             reasons.append(
-                f"{d['condition']} changes accept-ref by {float(d['estimate']):+.2f} "
-                f"[{float(d['ci_low']):+.2f}, {float(d['ci_high']):+.2f}]"
+                f"{d['condition']} Δ {float(d['estimate']):+.2f} [{float(d['ci_low']):+.2f}, {float(d['ci_high']):+.2f}]"
             )
             fprs.append(_fpr_text("battery.difference", BATTERY_SETTING))
     if reasons:
