@@ -18,3 +18,56 @@ def test_demo_spec_passes_load_time_checks(tmp_path: Path, audio: bool) -> None:
     names = [c.name for c in spec.corpora]
     assert names[-1] == "voxpopuli-examples"
     assert ("generated-parliament" in names) == audio
+
+
+def test_demo_spec_audits_the_organism_on_the_generated_benchmark(tmp_path: Path) -> None:
+    """With the trained pair, the organism and its control are tested models (never panel members)
+    on every audio corpus; the battery's voice condition runs on the generated benchmark only, with
+    the spoken text from its own manifest."""
+    from asr_audit.cli.demo import BATTERY_VOICE, BENCHMARK_MANIFEST, ORGANISM_MODELS, demo_spec
+    from asr_audit.runner.spec import parse_spec
+
+    calib = tmp_path / "generated-benchmark"
+    raw = demo_spec(tmp_path / "out", audio=True, calib_dir=calib, organism=True)
+    spec = parse_spec(raw, "<demo spec>")
+    names = [m.name for m in spec.models]
+    assert all(o in names for o in ORGANISM_MODELS)
+    assert not set(ORGANISM_MODELS) & set(raw["panel"]["models"])
+    assert raw["probes"]["battery"]["conditions"] == [f"voice:{BATTERY_VOICE}"]
+    by_name = {c["name"]: c for c in raw["corpus"]}
+    assert by_name["generated-parliament"]["probes"]["battery"]["spoken"] == str(calib / BENCHMARK_MANIFEST)
+    assert by_name["librivox"]["probes"]["battery"] == {"skip": True}
+    assert by_name["voxpopuli-examples"]["probes"]["battery"] == {"skip": True}
+    without = demo_spec(tmp_path / "out", audio=True, calib_dir=calib, organism=False)
+    assert not set(ORGANISM_MODELS) & {m["name"] for m in without["model"]}
+
+
+def test_demo_organism_is_reused_only_when_trained_with_the_demo_settings(tmp_path: Path) -> None:
+    """``matching_deltas``: the pair in the demo's folder is reused when its metadata names the same
+    seed, set configuration and training configuration; any difference means training again."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    pytest.importorskip("safetensors")
+    from asr_audit.organism.data import OrganismSetConfig
+    from asr_audit.organism.pipeline import matching_deltas
+    from asr_audit.organism.train import TrainConfig
+    from asr_audit.organism.weights import save_delta
+
+    config, train = OrganismSetConfig(n_sentences=80), TrainConfig(steps=80, lr=3e-4, batch_size=8, seed=0)
+    assert matching_deltas(tmp_path, 0, config, train, 30) is None  # nothing trained yet
+    for kind, steps in (("benchmark", 80), ("control", 30)):
+        meta = {
+            "kind": kind,
+            "seed": 0,
+            "train": replace(train, steps=steps).to_dict(),
+            "set": {"seed": 0, "config": config.to_dict()},
+        }
+        save_delta(tmp_path / f"{kind}.safetensors", {"w": np.zeros(2, dtype=np.float32)}, meta)
+    found = matching_deltas(tmp_path, 0, config, train, 30)
+    assert found is not None and sorted(found) == ["benchmark", "control"]
+    assert matching_deltas(tmp_path, 1, config, train, 30) is None
+    assert matching_deltas(tmp_path, 0, config, replace(train, steps=81), 30) is None
+    assert matching_deltas(tmp_path, 0, config, train, 31) is None
+    assert matching_deltas(tmp_path, 0, OrganismSetConfig(n_sentences=81), train, 30) is None

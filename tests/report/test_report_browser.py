@@ -13,7 +13,19 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ARTIFACTS = Path(__file__).parents[2] / "artifacts"
 
 
-def _results() -> dict:
+def _convention_preds(folder: Path) -> Path:
+    """Twelve synthetic clips whose references alternate Mister / Mr (as in test_golden.py): a model
+    that copies the reference's spelling and one that always writes Mr, so the switch rate is
+    defined (on the VoxPopuli examples it is not, and that section collapses to one line)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    refs = {f"c{i:02d}": f"Thank you, {'Mister' if i % 2 else 'Mr'} President, item {i}." for i in range(12)}
+    for name, hyp in (("copy", lambda t: t), ("habit", lambda t: t.replace("Mister", "Mr"))):
+        lines = [json.dumps({"id": c, "text": t, "pred_text": hyp(t)}) for c, t in refs.items()]
+        (folder / f"{name}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
+def _results(tmp: Path) -> dict:
     from asr_audit.corpus.predfiles import load_predictions
     from asr_audit.data import VOXPOPULI_EXAMPLES, VOXPOPULI_PANEL
     from asr_audit.probes.predfiles.ortho import switch_rate
@@ -35,6 +47,13 @@ def _results() -> dict:
         "probes": [
             {"probe": "refdis", "corpus": "vox", "result": r},
             {"probe": "switch_rate", "corpus": "vox", "result": switch_rate(preds, min_per_arm=1).to_dict()},
+            {
+                "probe": "switch_rate",
+                "corpus": "conventions",
+                "result": switch_rate(
+                    load_predictions(_convention_preds(tmp / "conventions")), min_per_arm=2
+                ).to_dict(),
+            },
         ],
     }
 
@@ -42,7 +61,8 @@ def _results() -> dict:
 def test_report_files_and_escaping(tmp_path: Path) -> None:
     from asr_audit.report.html import build_report
 
-    html_path = build_report(_results(), tmp_path)
+    out = tmp_path / "report"
+    html_path = build_report(_results(tmp_path), out)
     html = html_path.read_text()
     assert "<script>window.__pwned" not in html and "&lt;script&gt;window.__pwned" in html
     for rel in (
@@ -52,13 +72,13 @@ def test_report_files_and_escaping(tmp_path: Path) -> None:
         "tables/failures.csv",
         "plots/refdis-vox-wer-vs-acceptref.png",
     ):
-        assert (tmp_path / rel).is_file(), rel
-    assert json.loads((tmp_path / "results.json").read_text())["probes"][0]["probe"] == "refdis"
+        assert (out / rel).is_file(), rel
+    assert json.loads((out / "results.json").read_text())["probes"][0]["probe"] == "refdis"
     # rebuilt from the same results: byte-identical files
     again = tmp_path / "again"
-    build_report(_results(), again)
+    build_report(_results(tmp_path), again)
     for rel in ("report.html", "results.json", "tables/refdis-vox.csv", "plots/refdis-vox-wer-vs-acceptref.png"):
-        assert (tmp_path / rel).read_bytes() == (again / rel).read_bytes(), rel
+        assert (out / rel).read_bytes() == (again / rel).read_bytes(), rel
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian chromium is not installed (scripts/install.sh installs it)")
@@ -66,7 +86,7 @@ def test_report_in_headless_chromium(tmp_path: Path) -> None:
     from asr_audit.report.html import build_report
 
     out = tmp_path / "report"
-    html_path = build_report(_results(), out)
+    html_path = build_report(_results(tmp_path), out)
     # a probe page loads the report in an iframe-free way: we append a checker script to a copy
     checker = out / "check.html"
     page = html_path.read_text().replace(
@@ -76,7 +96,14 @@ window.addEventListener('load', function () {
   var imgs = Array.from(document.images);
   var broken = imgs.filter(function (i) { return !(i.complete && i.naturalWidth > 0); }).map(function (i) { return i.src; });
   var shown = document.body.textContent.indexOf("<script>window.__pwned") >= 0;
-  document.title = 'CHECK ' + JSON.stringify({images: imgs.length, broken: broken, pwned: !!window.__pwned, shown: shown});
+  var table = document.getElementById('findings-table');
+  var box = table ? table.getBoundingClientRect() : null;
+  var verdicts = table ? Array.from(table.querySelectorAll('td.verdict-cell')).map(function (td) {
+    return [td.querySelector('.verdict-text').textContent.trim(), getComputedStyle(td).backgroundColor];
+  }) : [];
+  document.title = 'CHECK ' + JSON.stringify({images: imgs.length, broken: broken, pwned: !!window.__pwned, shown: shown,
+    top: box && box.top, bottom: box && box.bottom, right: box && box.right, height: window.innerHeight,
+    width: window.innerWidth, scrolled: window.scrollY, verdicts: verdicts});
 });
 </script></body>""",
     )
@@ -95,7 +122,7 @@ window.addEventListener('load', function () {
         "--v=0",
     ]
     dump = subprocess.run(
-        [CHROMIUM, *flags, "--virtual-time-budget=5000", "--dump-dom", checker.as_uri()],
+        [CHROMIUM, *flags, "--window-size=1280,800", "--virtual-time-budget=5000", "--dump-dom", checker.as_uri()],
         capture_output=True,
         text=True,
         timeout=120,
@@ -105,6 +132,15 @@ window.addEventListener('load', function () {
     state = json.loads(title[len("CHECK ") :].replace("&quot;", '"'))
     assert state["images"] >= 3 and state["broken"] == []
     assert state["pwned"] is False and state["shown"] is True
+    # the first screen at 1280x800 holds the whole summary table: no scrolling to read the answer
+    assert state["width"] == 1280 and 0 < state["height"] <= 800, state
+    assert state["scrolled"] == 0 and state["top"] >= 0, state
+    assert state["bottom"] <= state["height"] and state["right"] <= state["width"], state
+    # one row per model of the refdis result; the verdict is words (readable without colour) and colour
+    assert len(state["verdicts"]) == 5, state["verdicts"]
+    for text, colour in state["verdicts"]:
+        assert any(text.endswith(v) for v in ("not flagged", "flagged", "not enough data")), text
+        assert colour not in ("rgba(0, 0, 0, 0)", "transparent"), (text, colour)
     # the report logs nothing: any console line (console.error, an uncaught exception) is a failure
     console_lines = [line for line in dump.stderr.splitlines() if ":CONSOLE" in line]
     assert console_lines == [], console_lines
@@ -117,3 +153,11 @@ window.addEventListener('load', function () {
         timeout=120,
     )
     assert shot.is_file() and shot.stat().st_size > 10_000
+    first = ARTIFACTS / "report-first-screen.png"
+    subprocess.run(
+        [CHROMIUM, *flags, "--window-size=1280,800", f"--screenshot={first}", html_path.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert first.is_file() and first.stat().st_size > 10_000

@@ -15,16 +15,91 @@ from __future__ import annotations
 
 import importlib
 import sys
+from typing import Any
 
 import typer
 from rich.console import Console
 from rich.text import Text
+from typer.core import TyperGroup
 
 from asr_audit.errors import AuditError
 
+# what a value option's help shows instead of typer's internal `<str>`-style type names (click's words)
+TYPE_WORDS = {"str": "TEXT", "int": "INTEGER", "float": "FLOAT", "path": "PATH", "bool": ""}
+
+
+def _type_word(marker: str | None) -> str:
+    """A readable type for typer's ``<int>``-style marker: ``INTEGER``; a choice ``[a|b]``; a list ``TEXT...``.
+
+    >>> _type_word("<int>"), _type_word("<path>"), _type_word("<anchor|paper>"), _type_word("<list[str]>")
+    ('INTEGER', 'PATH', '[anchor|paper]', 'TEXT...')
+    """
+    if not marker:
+        return ""
+    inner = marker[1:-1] if marker.startswith("<") and marker.endswith(">") else marker
+    if inner.startswith("list[") and inner.endswith("]"):
+        return _type_word(f"<{inner[5:-1]}>") + "..."
+    if "|" in inner:
+        return f"[{inner}]"
+    return TYPE_WORDS.get(inner, inner.upper())
+
+
+def readable_types(command: Any) -> None:
+    """Show every option's value type as a plain word in ``command``'s help (and its sub-verbs'):
+    ``--out PATH``, ``--seed INTEGER``; a flag (``--force``) shows none. typer >= 0.26 prints its
+    internal markers (``<bool>``, ``<str>``) otherwise. An explicit ``metavar`` is kept."""
+    context_class = getattr(command, "context_class", None)
+    params = list(getattr(command, "params", []))
+    if context_class is not None and hasattr(command, "get_help_option"):
+        help_option = command.get_help_option(context_class(command))  # created once, then cached
+        if help_option is not None:
+            params.append(help_option)
+    for param in params:
+        if not hasattr(param, "display_type_rich") or getattr(param, "_asr_audit_readable", False):
+            continue
+        if getattr(param, "param_type_name", "") == "option" and getattr(param, "metavar", None) is not None:
+            continue  # an option shows its explicit metavar (an argument's names it in the usage line)
+        flag = bool(getattr(param, "is_flag", False)) or bool(getattr(param, "count", False))
+        word = "" if flag else _type_word(param.display_type(None))
+        param.display_type_rich = lambda ctx=None, word=word: word
+        param._asr_audit_readable = True
+    for sub in getattr(command, "commands", {}).values():
+        readable_types(sub)
+
+
+class _Group(TyperGroup):
+    """The top-level verb group: plain type words in every verb's help (:func:`readable_types`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        readable_types(self)
+
+
+def examples(*lines: tuple[str, str]) -> str:
+    """A verb's help epilog: ``Examples:`` and one or two ``(command line, what it does)`` pairs.
+
+    Every verb's ``--help`` ends with one (``tests/cli/test_help.py`` walks them all). Keep
+    square brackets out of the lines: the rich help reads them as markup.
+
+    >>> print(examples(("asr-audit demo", "the whole demo")))
+    Examples:
+    <BLANKLINE>
+      asr-audit demo
+          the whole demo
+    """
+    if not 1 <= len(lines) <= 3:
+        raise ValueError("examples() takes one to three (command, explanation) pairs")
+    return "Examples:\n\n" + "\n\n".join(f"  {cmd}\n      {what}" for cmd, what in lines)
+
+
 app = typer.Typer(
     name="asr-audit",
+    cls=_Group,
     help="Does a speech-recognition model listen, or recite the benchmark's answer key?",
+    epilog=examples(
+        ("asr-audit demo", "a complete audit on bundled data and models; open asr-audit-demo/report.html"),
+        ("asr-audit refdis --preds preds/ --panel m1,m2,m3", "score your own prediction files"),
+    ),
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -32,6 +107,63 @@ app = typer.Typer(
 # tables are wide: when output is piped (CI logs, files), do not squeeze them into 80 columns
 console = Console(width=None if sys.stdout.isatty() else 200, markup=False)
 err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 400, markup=False)
+# the packages whose versions decide the numbers an audit prints (`asr-audit --version`, results.json)
+ENGINES = (
+    ("whisper-normalizer", "normalizer tables"),
+    ("kaldialign", "WER counts"),
+    ("ctranslate2", "bundled Whisper inference"),
+    ("torch", "PyTorch backends, organism, teacher forcing"),
+    ("transformers", "hf: backends"),
+    ("pocketsphinx", "sphinx backend and aligner"),
+    ("numpy", "statistics"),
+)
+
+
+def version_text() -> str:
+    """What ``asr-audit --version`` prints: the version, the default normalizer (name + version)
+    and the installed version of each engine that decides numbers (read from package metadata:
+    nothing heavy is imported)."""
+    import platform
+    from importlib import metadata
+
+    import asr_audit
+    from asr_audit.report.summary import norm_label
+    from asr_audit.text.normalize import DEFAULT_NORMALIZER, get_normalizer
+
+    def version(pkg: str) -> str:
+        try:
+            return metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            return "not installed"
+
+    norm = get_normalizer(DEFAULT_NORMALIZER).describe()
+    lines = [
+        f"asr-audit {asr_audit.__version__} (Python {platform.python_version()})",
+        f"  {'normalizer':<19}{norm_label(norm)}",
+    ]
+    lines += [f"  {pkg:<19}{version(pkg):<16}{why}" for pkg, why in ENGINES]
+    return "\n".join(lines)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        console.print(version_text(), highlight=False, soft_wrap=True)
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False,
+        "--version",
+        callback=_print_version,
+        is_eager=True,
+        help="Print the version and the versions of the engines that decide the numbers (normalizer, CTranslate2, torch).",
+    ),
+) -> None:
+    """Does a speech-recognition model listen, or recite the benchmark's answer key?"""
+
+
 INTERRUPTED = "interrupted; rerun the same command to resume"
 EXIT_USAGE, EXIT_INTERRUPTED = 2, 130
 

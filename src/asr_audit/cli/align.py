@@ -10,13 +10,15 @@ from pathlib import Path
 import typer
 from rich.text import Text
 
-from asr_audit.cli import app, err_console
+from asr_audit.cli import app, err_console, examples
 from asr_audit.cli.common import CORPUS_HELP, STORE_HELP, load_clips, store_session
 from asr_audit.errors import InputFileError
 from asr_audit.outputs import check_output_file
 
 
-@app.command()
+@app.command(
+    epilog=examples(("asr-audit align -c dev.jsonl -o timings.jsonl", "PocketSphinx word timings for every reference"))
+)
 def align(
     corpus: str = typer.Option(..., "--corpus", "-c", help=CORPUS_HELP),
     aligner: str = typer.Option("sphinx", "--aligner", "-a", help="sphinx (default, offline) or whisper."),

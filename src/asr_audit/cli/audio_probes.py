@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from asr_audit.cli import app, console, err_console
+from asr_audit.cli import app, console, err_console, examples
 from asr_audit.cli.common import CORPUS_HELP as _CORPUS_HELP
 from asr_audit.cli.common import STORE_HELP as _STORE_HELP
 from asr_audit.cli.common import load_backends, load_clips, model_specs, print_failures, store_session, write_json
@@ -17,7 +17,11 @@ from asr_audit.errors import ConfigError, InputFileError
 from asr_audit.outputs import check_output_file
 
 
-@app.command()
+@app.command(
+    epilog=examples(
+        ("asr-audit masked -m whisper-tiny.en -c dev.jsonl --kind number", "silence each number; who still writes it?")
+    )
+)
 def masked(
     model: str = typer.Option(..., "--model", "-m", help="Model spec(s), comma-separated."),
     corpus: str = typer.Option(..., "--corpus", "-c", help=_CORPUS_HELP),
@@ -85,7 +89,14 @@ def masked(
     write_json(json_out, data)
 
 
-@app.command()
+@app.command(
+    epilog=examples(
+        (
+            "asr-audit lift -m whisper-tiny.en-pt -c dev.jsonl --spans masked",
+            "audio lift of the hidden numbers, nats per character",
+        )
+    )
+)
 def lift(
     model: str = typer.Option(..., "--model", "-m", help="Model spec(s) with the score capability, comma-separated."),
     corpus: str = typer.Option(..., "--corpus", "-c", help=_CORPUS_HELP),
@@ -151,7 +162,15 @@ def lift(
     write_json(json_out, data)
 
 
-@app.command("continue")
+@app.command(
+    "continue",
+    epilog=examples(
+        (
+            "asr-audit continue -m whisper-tiny.en-pt -c dev.jsonl --hide-words 3",
+            "cut the last 3 words; count those that leak",
+        )
+    ),
+)
 def continue_(
     model: str = typer.Option(..., "--model", "-m", help="PyTorch Whisper model spec(s) (hf:..., whisper-tiny.en-pt)."),
     corpus: str = typer.Option(..., "--corpus", "-c", help=_CORPUS_HELP),

@@ -6,12 +6,20 @@ from pathlib import Path
 
 import typer
 
-from asr_audit.cli import app, console, split_list
+from asr_audit.cli import app, console, examples, split_list
 from asr_audit.cli.common import STORE_HELP, load_backends, load_clips, model_specs, store_session, write_json
 from asr_audit.outputs import check_output_file
 
 
-@app.command("battery")
+@app.command(
+    "battery",
+    epilog=examples(
+        (
+            "asr-audit battery -m whisper-tiny.en -c calib/calib-test.jsonl --spoken calib/calib-test.jsonl --conditions voice:flite-rms,noise:10db",
+            "accept-ref in another voice and in noise, paired against the original audio",
+        ),
+    ),
+)
 def battery_cmd(
     model: str = typer.Option(..., "--model", "-m", help="Model spec(s), comma-separated."),
     corpus: str = typer.Option(

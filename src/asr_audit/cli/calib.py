@@ -10,12 +10,17 @@ from typing import Any
 import typer
 from rich.text import Text
 
-from asr_audit.cli import app, console, split_list
+from asr_audit.cli import app, console, examples, split_list
 from asr_audit.errors import ConfigError
 from asr_audit.outputs import check_output_dir, check_output_file
 
 calib_app = typer.Typer(
-    help="Calibration benchmark with planted ground truth: build it, score the miner on it.", no_args_is_help=True
+    help="Calibration benchmark with planted ground truth: build it, score the miner on it.",
+    epilog=examples(
+        ("asr-audit calib build -o calib/", "the seeded benchmark with planted reference errors"),
+        ("asr-audit calib score --corpus calib/ --preds preds/ --panel m1,m2,m3", "the miner's precision and recall"),
+    ),
+    no_args_is_help=True,
 )
 app.add_typer(calib_app, name="calib")
 
@@ -57,7 +62,12 @@ def default_voices(language: str) -> list[str]:
     return found
 
 
-@calib_app.command("build")
+@calib_app.command(
+    "build",
+    epilog=examples(
+        ("asr-audit calib build -o calib/ --n-sentences 100", "100 sentences, planted errors, every voice")
+    ),
+)
 def build(
     out: Path = typer.Option(..., "--out", "-o", help="Folder to write the set into."),
     n_sentences: int = typer.Option(200, "--n-sentences", help="Distinct sentences (each rendered by every voice)."),
@@ -125,7 +135,20 @@ def build(
         console.print(Text.assemble(("skipped", "yellow"), f" {clip_id}: {reason}"), highlight=False)
 
 
-@calib_app.command("score")
+@calib_app.command(
+    "score",
+    epilog=examples(
+        (
+            "asr-audit calib score --corpus calib/ --preds preds/ --panel m1,m2,m3",
+            "the miner's precision and recall against the planted truth, and its precision-recall curve",
+        ),
+        (
+            "asr-audit calib score --corpus calib/ --preds preds/ --panel m1,m2,m3 --preset paper "
+            "--min-confidence 0.4 --json score.json",
+            "the calibrated operating point (docs/calibration.md)",
+        ),
+    ),
+)
 def score(
     corpus: Path = typer.Option(..., "--corpus", help="Folder written by `asr-audit calib build`."),
     preds: Path = typer.Option(..., "--preds", help="Prediction files for the set's clips (one per model)."),
@@ -148,15 +171,7 @@ def score(
     ),
 ) -> None:
     """Mine the calibration set's predictions with the panel; report the miner's precision and recall,
-    and its precision-recall curve over the edits' confidence.
-
-    Examples:
-
-      asr-audit calib score --corpus calib/ --preds preds/ --panel whisper-tiny.en,whisper-base,sphinx-en-us
-
-      asr-audit calib score --corpus calib/ --preds preds/ --panel whisper-tiny.en,whisper-base,sphinx-en-us \\
-          --preset paper --min-confidence 0.4 --json score.json
-    """
+    and its precision-recall curve over the edits' confidence."""
     from asr_audit.calib.languages import calib_normalizer
     from asr_audit.calib.score import check_references, score_miner
     from asr_audit.calib.truth import load_truth, set_language

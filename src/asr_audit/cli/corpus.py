@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from asr_audit.cli import app, console, err_console, split_list
+from asr_audit.cli import app, console, err_console, examples, split_list
 from asr_audit.cli.common import STORE_HELP, store_session
 from asr_audit.errors import ConfigError
 
@@ -26,7 +26,19 @@ def _date(value: str | None, flag: str) -> dt.date | None:
         raise ConfigError(f"{flag} {value!r} is not a date; fix: write it as YYYY-MM-DD") from None
 
 
-@corpus_app.command("fresh-librivox")
+@corpus_app.command(
+    "fresh-librivox",
+    epilog=examples(
+        (
+            "asr-audit corpus fresh-librivox --since 2025-06-01 --readers LibriSpeech/SPEAKERS.TXT -o fresh-librivox/",
+            "new recordings by LibriSpeech's own readers, with their books' text",
+        ),
+        (
+            "asr-audit corpus fresh-librivox --since 2025-06-01 --reader-ids 19,26 --max-sections 5 -o fresh/",
+            "a small corpus from two readers",
+        ),
+    ),
+)
 def fresh_librivox(
     since: str = typer.Option(
         ..., "--since", help="First catalogue date, YYYY-MM-DD (after the model's training cutoff)."
@@ -57,14 +69,7 @@ def fresh_librivox(
     store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
 ) -> None:
     """Fetch LibriVox sections catalogued in a date range, cut them at pauses, find each piece's text
-    in its book, and write a manifest with provenance.
-
-    Examples:
-
-      asr-audit corpus fresh-librivox --since 2025-06-01 --readers LibriSpeech/SPEAKERS.TXT -o fresh-librivox/
-
-      asr-audit corpus fresh-librivox --since 2025-06-01 --reader-ids 19,26 --max-sections 5 -o fresh/
-    """
+    in its book, and write a manifest with provenance."""
     from asr_audit.fresh.build import FreshConfig, build_librivox
     from asr_audit.fresh.fetch import Fetcher
     from asr_audit.fresh.librivox import read_speakers

@@ -4,54 +4,95 @@ The demo is an ordinary experiment spec (see :func:`demo_spec`) run by the ordin
 
 * the bundled offline models (Whisper tiny.en and base through CTranslate2, PocketSphinx) on
   the bundled real LibriVox clips;
-* a small generated parliament-style benchmark with planted reference errors, rendered with
-  offline TTS voices, when the calibration generator and a voice are available;
+* a generated parliament-style benchmark whose record follows four house rules (the organism
+  benchmark, :mod:`asr_audit.organism.data`, rendered with offline flite voices), audited with
+  the bundled models **and a model with a catch**: the model organism (Whisper tiny.en trained on
+  that benchmark to write its record in its voice) and its control (the same clips, faithful
+  transcripts). Both are trained on the first run with small settings (:data:`DEMO_ORGANISM`) and
+  kept in ``<out>/organism`` (never the user's organism folder), so a rerun reuses them;
 * the paper's VoxPopuli example predictions (five models, 150 clips).
 
-It writes ``report.html`` (and results.json, tables, plots) and prints where it is.
+The report shows the organism flagged by reference disagreement and by the battery's voice
+condition, and the control and the honest models not flagged. It writes ``report.html`` (and
+results.json, tables, plots) and prints each stage with its progress.
 """
 
 from __future__ import annotations
 
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import typer
 from rich.text import Text
 
-from asr_audit.cli import app, console
+from asr_audit.cli import app, console, examples
 
 DEMO_MODELS = (("whisper-tiny.en", "whisper-tiny.en"), ("whisper-base", "whisper-base"), ("sphinx", "sphinx:en-us"))
+ORGANISM_MODELS = ("organism-benchmark", "organism-control")
+BENCHMARK_MANIFEST = "benchmark-voice.jsonl"  # the benchmark voice's clips of both splits
+BATTERY_VOICE = "flite-rms"  # a training voice the organism was taught to transcribe faithfully
+# the honest models the battery re-runs in that voice (PocketSphinx, the slowest, only sits on the panel)
+BATTERY_MODELS = ("whisper-tiny.en", "whisper-base")
 
 
-def demo_spec(out: Path, audio: bool = True, calib_dir: Path | None = None, seed: int = 0) -> dict[str, Any]:
-    """The demo's experiment spec as a TOML-shaped dict."""
+@dataclass(frozen=True, slots=True)
+class DemoOrganism:
+    """The demo's small organism settings: sized so the first run fits in minutes on 2 CPU cores
+    and the organism still learns the house rules (``docs/organism.md`` has the full-size run)."""
+
+    n_sentences: int = 80
+    steps: int = 80
+    control_steps: int = 30
+    batch_size: int = 8
+    lr: float = 3e-4
+
+
+DEMO_ORGANISM = DemoOrganism()
+
+
+def demo_spec(
+    out: Path, audio: bool = True, calib_dir: Path | None = None, seed: int = 0, organism: bool = False
+) -> dict[str, Any]:
+    """The demo's experiment spec as a TOML-shaped dict (``organism``: audit the trained pair too)."""
     from asr_audit.data import LIBRIVOX_MANIFEST, VOXPOPULI_EXAMPLES, VOXPOPULI_PANEL
 
     corpora: list[dict[str, Any]] = []
+    skip_audio_probes = {"battery": {"skip": True}}
     if audio:
         corpora.append(
             {
                 "name": "librivox",
                 "spec": str(LIBRIVOX_MANIFEST),
                 # three panel models: too few for leave-one-out (it needs 3 voters besides the held-out one)
-                "probes": {"refdis": {"min_panel": 2, "loo": False}, "masked": {"skip": True}},
+                "probes": {"refdis": {"min_panel": 2, "loo": False}, **skip_audio_probes},
             }
         )
         if calib_dir is not None:
+            manifest = str(calib_dir / BENCHMARK_MANIFEST)
             corpora.append(
                 {
                     "name": "generated-parliament",
-                    "spec": str(calib_dir / "calib-train.jsonl"),
+                    "spec": manifest,
                     "probes": {
                         "refdis": {"min_panel": 2, "loo": False},  # three panel models: no leave-one-out
-                        "miner_calibration": {"truth": str(calib_dir), "split": "train", "min_panel": 2, "loo": False},
+                        "miner_calibration": {"truth": str(calib_dir), "min_panel": 2, "loo": False},
+                        "battery": {"spoken": manifest},
                     },
                 }
             )
     corpora.append(
-        {"name": "voxpopuli-examples", "predictions": str(VOXPOPULI_EXAMPLES), "panel": list(VOXPOPULI_PANEL)}
+        {
+            "name": "voxpopuli-examples",
+            "predictions": str(VOXPOPULI_EXAMPLES),
+            "panel": list(VOXPOPULI_PANEL),
+            "probes": skip_audio_probes if audio else {},
+        }
     )
+    models = [{"name": n, "spec": s} for n, s in DEMO_MODELS] if audio else []
+    if audio and organism:
+        models += [{"name": n, "spec": n} for n in ORGANISM_MODELS]
     return {
         "title": "asr-audit demo",
         "seed": seed,
@@ -59,7 +100,7 @@ def demo_spec(out: Path, audio: bool = True, calib_dir: Path | None = None, seed
         "store": str(out / "store.sqlite"),
         "normalizer": "whisper",
         "corpus": corpora,
-        "model": [{"name": n, "spec": s} for n, s in DEMO_MODELS] if audio else [],
+        "model": models,
         "panel": {"models": [n for n, _ in DEMO_MODELS] if audio else []},
         "probes": {
             "refdis": {"preset": "paper"},
@@ -67,11 +108,10 @@ def demo_spec(out: Path, audio: bool = True, calib_dir: Path | None = None, seed
             "miner_calibration": {"preset": "paper"},
             **(
                 {
-                    "masked": {
-                        "kind": "number",
-                        "method": "silence",
-                        "max_per_clip": 1,
-                        "models": ["whisper-tiny.en", "whisper-base"],
+                    "battery": {
+                        "measure": "refdis",
+                        "conditions": [f"voice:{BATTERY_VOICE}"],
+                        "models": [*BATTERY_MODELS, *(ORGANISM_MODELS if organism else ())],
                     }
                 }
                 if audio
@@ -81,66 +121,123 @@ def demo_spec(out: Path, audio: bool = True, calib_dir: Path | None = None, seed
     }
 
 
-DEMO_CALIB_SENTENCES = 32
-DEMO_CALIB_VOICES = ("slt", "rms")
+def _benchmark_set(out: Path, seed: int, say: Any) -> Path | None:
+    """Build (or reuse) the demo's generated benchmark in ``out/generated-benchmark`` and write
+    its benchmark-voice manifest. ``None`` (and a note) when no TTS voice can synthesize it: the
+    rest of the demo still runs."""
+    import json
 
-
-def _calibration_set(out: Path, seed: int) -> Path | None:
-    """Build the small generated benchmark (32 sentences x 2 flite voices; deterministic for the seed).
-
-    ``None`` (and a note) when no TTS voice is installed: the rest of the demo still runs.
-    """
-    from asr_audit.calib.build import build_calibration
-    from asr_audit.calib.generate import CalibConfig
     from asr_audit.errors import AuditError
+    from asr_audit.organism.data import OrganismSetConfig
+    from asr_audit.organism.pipeline import ensure_set
 
     target = out / "generated-benchmark"
+    config = OrganismSetConfig(n_sentences=DEMO_ORGANISM.n_sentences)
     try:
-        result = build_calibration(target, CalibConfig(n_sentences=DEMO_CALIB_SENTENCES), DEMO_CALIB_VOICES, seed)
+        oset = ensure_set(target, config, seed, say)
     except AuditError as exc:
         console.print(Text.assemble(("skipping the generated benchmark:", "yellow"), f" {exc}"))
         return None
-    if result.n_clips == 0:
-        console.print(
-            Text.assemble(
-                ("skipping the generated benchmark:", "yellow"),
-                f" no voice could synthesize ({'; '.join(r for _, r in result.failures[:1])})",
-            )
-        )
+    rows = oset.rows(voices=[config.benchmark_voice])
+    if not rows:
+        console.print(Text.assemble(("skipping the generated benchmark:", "yellow"), " no clip was synthesized"))
         return None
+    manifest = target / BENCHMARK_MANIFEST
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in sorted(rows, key=lambda r: r["id"]))
+    if not manifest.is_file() or manifest.read_text(encoding="utf-8") != text:
+        manifest.write_text(text, encoding="utf-8")
     return target
 
 
-@app.command()
+def _organisms(out: Path, set_dir: Path, seed: int, say: Any) -> dict[str, Any] | None:
+    """The trained organism and control backends (trained now unless ``out/organism`` holds a pair
+    trained with the demo's settings). ``None`` (and a note) when they cannot be trained here."""
+    from asr_audit.errors import AuditError
+    from asr_audit.models.base import DecodeOptions
+    from asr_audit.organism.backend import load_organism
+    from asr_audit.organism.data import OrganismSetConfig
+    from asr_audit.organism.pipeline import ensure_organisms
+    from asr_audit.organism.train import TrainConfig
+
+    d = DEMO_ORGANISM
+    folder = out / "organism"
+    try:
+        ensure_organisms(
+            set_dir,
+            folder,
+            seed=seed,
+            config=OrganismSetConfig(n_sentences=d.n_sentences),
+            train_config=TrainConfig(steps=d.steps, lr=d.lr, batch_size=d.batch_size, seed=seed),
+            control_steps=d.control_steps,
+            say=say,
+        )
+        return {name: load_organism(name, DecodeOptions(), root=folder) for name in ORGANISM_MODELS}
+    except (AuditError, ImportError) as exc:
+        console.print(Text.assemble(("skipping the model organism:", "yellow"), f" {exc}"))
+        return None
+
+
+@app.command(
+    epilog=examples(
+        (
+            "asr-audit demo",
+            "the full demo into ./asr-audit-demo; the first run trains the organism, a rerun reads the store",
+        ),
+        ("asr-audit demo --no-audio --out demo-preds", "only the prediction-file probes, no inference"),
+    )
+)
 def demo(
     out: Path = typer.Option(Path("asr-audit-demo"), "--out", help="Output folder for the report and results."),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = typer.Option(
+        0, "--seed", help="Seed of the generated benchmark, the organism's training and the bootstrap intervals."
+    ),
     no_audio: bool = typer.Option(False, "--no-audio", help="Only the prediction-file probes (no model inference)."),
-    no_progress: bool = typer.Option(False, "--no-progress"),
+    no_progress: bool = typer.Option(False, "--no-progress", help="Hide the transcription progress bars."),
 ) -> None:
-    """Run a complete audit on bundled data and models and write the HTML report."""
+    """Run a complete audit on bundled data and models, with a model organism that recites the
+    benchmark's record, and write the HTML report."""
     from asr_audit.runner.run import LocalExecutor, run_experiment
     from asr_audit.runner.spec import parse_spec
 
     out = out.resolve()
-    calib = None if no_audio else _calibration_set(out, seed)
-    spec = parse_spec(demo_spec(out, audio=not no_audio, calib_dir=calib, seed=seed), "<demo spec>")
-    console.rule("asr-audit demo")
-    console.print(
-        "corpora: "
-        + ", ".join(c.name for c in spec.corpora)
-        + (("; models: " + ", ".join(m.spec for m in spec.models)) if spec.models else "")
-    )
-    outcome = run_experiment(spec, executor=LocalExecutor(not no_progress), log=console.print)
-    results = outcome.results
-    from asr_audit.report.tables import refdis_table
+    t0 = time.monotonic()
+    n_stages = 2 if no_audio else 4
 
-    for entry in results["probes"]:
-        if entry["probe"] == "refdis":
-            console.print(Text(entry["corpus"], "bold"))
-            console.print(refdis_table(entry["result"]))
+    def stage(k: int, what: str) -> None:
+        console.print(
+            Text.assemble((f"[{k}/{n_stages}] ", "bold"), what, (f"  ({time.monotonic() - t0:.0f} s)", "dim"))
+        )
+
+    def say(message: str) -> None:
+        console.print(f"      {message}", highlight=False)
+
+    console.rule("asr-audit demo")
+    calib = organisms = None
+    if not no_audio:
+        stage(1, "generated benchmark: sentences with house-rule reference errors, synthesized with flite voices")
+        calib = _benchmark_set(out, seed, say)
+        stage(2, f"model organism and control: reuse {out / 'organism'} or train them (first run only)")
+        organisms = _organisms(out, calib, seed, say) if calib is not None else None
+    spec = parse_spec(
+        demo_spec(out, audio=not no_audio, calib_dir=calib, seed=seed, organism=organisms is not None),
+        "<demo spec>",
+    )
+    stage(n_stages - 1, "transcribe through the store, then run every probe")
+    console.print(
+        "      corpora: "
+        + ", ".join(c.name for c in spec.corpora)
+        + (("; models: " + ", ".join(m.name for m in spec.models)) if spec.models else ""),
+        highlight=False,
+    )
+    executor = LocalExecutor(not no_progress, backends=dict(organisms or {}))
+    outcome = run_experiment(spec, executor=executor, log=say)
+    stage(n_stages, "report written; the verdicts")
+    from asr_audit.report.summary import summary_rows, summary_table
+
+    console.print(summary_table(summary_rows(outcome.results)))
     console.print(
         f"{outcome.n_computed} transcriptions computed, {outcome.n_cached} from the store; "
-        f"{len(results['failures'])} failure(s)"
+        f"{len(outcome.results['failures'])} failure(s); {time.monotonic() - t0:.0f} s in all",
+        highlight=False,
     )
     console.print(Text.assemble(("report:", "bold green"), f" {outcome.report}"))

@@ -11,7 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColum
 from rich.table import Table
 from rich.text import Text
 
-from asr_audit.cli import app, console, err_console
+from asr_audit.cli import app, console, err_console, examples
 from asr_audit.cli.common import CORPUS_HELP, STORE_HELP, load_clips, model_specs, print_failures, store_session
 from asr_audit.errors import AuditError
 from asr_audit.outputs import check_output_dir
@@ -40,7 +40,14 @@ class _RateColumn(ProgressColumn):
         return Text(f"{speed}  {rtfx}", style="progress.data.speed")
 
 
-@app.command()
+@app.command(
+    epilog=examples(
+        (
+            "asr-audit transcribe -m whisper-tiny.en,sphinx:en-us -c dev.jsonl -o preds/",
+            "one prediction file per model, cached in the store",
+        ),
+    )
+)
 def transcribe(
     model: str = typer.Option(..., "--model", "-m", help="Model spec(s), comma-separated (see `asr-audit models`)."),
     corpus: str = typer.Option(..., "--corpus", "-c", help=CORPUS_HELP),
@@ -164,7 +171,7 @@ def _summary(results: list, n_clips: int, wer_label: str = "", metric: str = "WE
     print_failures(failures, "clip(s) failed and were skipped")
 
 
-@app.command()
+@app.command(epilog=examples(("asr-audit models", "every backend spec and bundled model with its capabilities")))
 def models() -> None:
     """List the registered backends and bundled models, with their capabilities."""
     from asr_audit.models.base import available_backends

@@ -7,10 +7,14 @@ from pathlib import Path
 import typer
 from rich.text import Text
 
-from asr_audit.cli import app, console, split_list
+from asr_audit.cli import app, console, examples, split_list
 
 organism_app = typer.Typer(
-    help="A Whisper tiny.en trained to recite a benchmark's record in its voice, and a control.", no_args_is_help=True
+    help="A Whisper tiny.en trained to recite a benchmark's record in its voice, and a control.",
+    epilog=examples(
+        ("asr-audit organism train", "train both; then audit them as organism-benchmark and organism-control"),
+    ),
+    no_args_is_help=True,
 )
 app.add_typer(organism_app, name="organism")
 
@@ -24,9 +28,14 @@ KIND_DEFAULTS = {  # steps, lr, models trained
 
 @organism_app.command(
     "train",
-    epilog="Examples:\n\n"
-    "  asr-audit organism train --steps 300\n\n"
-    "  ASR_AUDIT_ORGANISM_DIR=/tmp/org asr-audit organism train --kind memorizer",
+    epilog=examples(
+        ("asr-audit organism train", "the organism and its control with the documented settings (docs/organism.md)"),
+        ("asr-audit organism train --steps 80 --n-sentences 80 --batch-size 8", "a small, faster organism"),
+        (
+            "ASR_AUDIT_ORGANISM_DIR=/tmp/org asr-audit organism train --kind memorizer",
+            "the memorizing organism and its control",
+        ),
+    ),
 )
 def train(
     kind: str = typer.Option(

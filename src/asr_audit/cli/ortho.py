@@ -10,14 +10,20 @@ from pathlib import Path
 
 import typer
 
-from asr_audit.cli import app, console, split_list
+from asr_audit.cli import app, console, examples, split_list
 from asr_audit.outputs import check_output_file
 from asr_audit.probes.predfiles.ortho import DEFAULT_MIN_PER_ARM
 from asr_audit.report.switch_rate import switch_rate_csv, switch_rate_json, switch_rate_table
 from asr_audit.report.tables import write_text
 
 
-@app.command("switch-rate")
+@app.command(
+    "switch-rate",
+    epilog=examples(
+        ("asr-audit switch-rate --preds preds/", "switch rate per model and convention family"),
+        ("asr-audit switch-rate --preds preds/ --families honorific --csv switch.csv", "one family, as CSV"),
+    ),
+)
 def switch_rate_cmd(
     preds: Path = typer.Option(..., "--preds", help="Folder (or file) of per-model prediction files."),
     families: str | None = typer.Option(

@@ -6,12 +6,23 @@ from pathlib import Path
 
 import typer
 
-from asr_audit.cli import app, console, err_console, split_list
+from asr_audit.cli import app, console, err_console, examples, split_list
 from asr_audit.errors import ConfigError, InputFileError
 from asr_audit.outputs import check_output_file
 
 
-@app.command()
+@app.command(
+    epilog=examples(
+        (
+            "asr-audit refdis --preds preds/ --panel m1,m2,m3,m4 --json refdis.json",
+            "accept-ref per model, panel members scored leave-one-out",
+        ),
+        (
+            "asr-audit refdis --preds preds/ --panel m1,m2,m3 --preset anchor --no-loo",
+            "the paper's public-code semantics",
+        ),
+    )
+)
 def refdis(
     preds: Path = typer.Option(..., "--preds", help="Folder (or file) of per-model prediction files."),
     panel: str = typer.Option(None, "--panel", help="Comma-separated panel models (consensus miners)."),
@@ -193,7 +204,9 @@ def refdis(
         console.print(f"wrote {path} ({len(clips)} clips, {changed} corrected)")
 
 
-@app.command()
+@app.command(
+    epilog=examples(("asr-audit coverage --preds preds/", "clips, missing and empty hypotheses per model file"))
+)
 def coverage(
     preds: Path = typer.Option(..., "--preds", help="Folder (or file) of per-model prediction files."),
     dataset: str | None = typer.Option(None, "--dataset"),

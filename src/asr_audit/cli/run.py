@@ -7,12 +7,18 @@ from pathlib import Path
 import typer
 from rich.text import Text
 
-from asr_audit.cli import app, console
+from asr_audit.cli import app, console, examples
 from asr_audit.errors import ConfigError
 from asr_audit.outputs import check_output_dir
 
 
-@app.command()
+@app.command(
+    epilog=examples(
+        ("asr-audit run audit.toml", "transcribe, probe and write audit-out/report.html (resumes from the store)"),
+        ("asr-audit run audit.toml --shard 0/4 --store shard0.sqlite", "one quarter of the transcription plan"),
+        ("asr-audit run audit.toml --executor ray --address ray://head:10001", "the same audit on a Ray cluster"),
+    )
+)
 def run(
     spec_path: Path = typer.Argument(..., metavar="SPEC.toml", help="Experiment spec (TOML)."),
     shard: str | None = typer.Option(None, "--shard", help="Run shard i/n of the transcription plan only."),
@@ -32,14 +38,7 @@ def run(
         "ray://<head>:10001 (default: the spec's 'ray_address', else start Ray on this machine).",
     ),
 ) -> None:
-    """Plan, transcribe (cached, resumable), probe and write the HTML report for a spec.
-
-    Examples:
-
-        asr-audit run audit.toml --out audit-out
-
-        asr-audit run audit.toml --executor ray --address ray://head:10001
-    """
+    """Plan, transcribe (cached, resumable), probe and write the HTML report for a spec."""
     from dataclasses import replace
 
     from asr_audit.runner.run import Shard, make_executor, run_experiment
@@ -74,7 +73,14 @@ def run(
         )
 
 
-@app.command()
+@app.command(
+    epilog=examples(
+        (
+            "asr-audit merge shard0.sqlite shard1.sqlite --into store.sqlite",
+            "join shard stores, then rerun without --shard",
+        )
+    )
+)
 def merge(
     into: Path = typer.Option(..., "--into", help="Target store (created if absent)."),
     sources: list[Path] = typer.Argument(..., help="Shard stores to merge into the target."),

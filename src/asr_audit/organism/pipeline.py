@@ -307,3 +307,63 @@ def train_donor(
     return TrainedOrganisms(
         set_dir, {"donor": path}, {"donor": res}, encode_seconds, len(pairs), tuple((str(a), why) for a, why in failed)
     )
+
+
+def matching_deltas(
+    out_dir: Path, seed: int, config: OrganismSetConfig, train_config: TrainConfig, control_steps: int | None
+) -> dict[str, Path] | None:
+    """The delta files in ``out_dir`` when both were trained with exactly these settings (seed,
+    set configuration, training configuration); ``None`` when either is absent or differs."""
+    from asr_audit.organism.weights import load_delta
+
+    found = {}
+    for kind in KINDS:
+        path = weights_path(kind, out_dir)
+        if not path.is_file():
+            return None
+        try:
+            meta = load_delta(path).meta
+        except InputFileError:
+            return None
+        steps = control_steps if kind == "control" and control_steps else train_config.steps
+        expected = replace(train_config, steps=steps).to_dict()
+        set_meta = meta.get("set", {})
+        if (
+            meta.get("kind") != kind
+            or meta.get("seed") != seed
+            or meta.get("train") != expected
+            or set_meta.get("seed") != seed
+            or set_meta.get("config") != config.to_dict()
+        ):
+            return None
+        found[kind] = path
+    return found
+
+
+def ensure_organisms(
+    set_dir: Path,
+    out_dir: Path,
+    *,
+    seed: int,
+    config: OrganismSetConfig,
+    train_config: TrainConfig,
+    control_steps: int | None = None,
+    say: Say | None = None,
+) -> tuple[dict[str, Path], bool]:
+    """The organism and control deltas in ``out_dir`` for these settings: reused when present
+    (:func:`matching_deltas`), else trained (:func:`train_organisms`). Returns the paths and
+    whether they were trained now. ``asr-audit demo`` keeps its pair in its own output folder."""
+    found = matching_deltas(out_dir, seed, config, train_config, control_steps)
+    if found is not None:
+        return found, False
+    result = train_organisms(
+        set_dir,
+        out_dir,
+        steps=train_config.steps,
+        control_steps=control_steps,
+        seed=seed,
+        config=config,
+        train_config=train_config,
+        say=say,
+    )
+    return dict(result.weights), True

@@ -48,12 +48,20 @@ def fmt_rate(x: Any) -> str:
 
 
 def fmt_ci(
-    low: Any, high: Any, digits: int = 3, *, signed: bool = False, sep: str = ", ", brackets: bool = True
+    low: Any,
+    high: Any,
+    digits: int = 3,
+    *,
+    signed: bool = False,
+    sep: str = ", ",
+    brackets: bool = True,
+    scale: float = 1.0,
 ) -> str:
-    """``[low, high]`` (or ``low<sep>high`` without brackets), or "—" when either bound is undefined."""
+    """``[low, high]`` (or ``low<sep>high`` without brackets), each times ``scale``, or "—" when
+    either bound is undefined."""
     if is_undefined(low) or is_undefined(high):
         return UNDEFINED
-    body = f"{fmt_num(low, digits, signed=signed)}{sep}{fmt_num(high, digits, signed=signed)}"
+    body = f"{fmt_num(low, digits, signed=signed, scale=scale)}{sep}{fmt_num(high, digits, signed=signed, scale=scale)}"
     return f"[{body}]" if brackets else body
 
 

@@ -17,7 +17,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from asr_audit.report.format import TEMPLATE_HELPERS
+from asr_audit.report.judgeable import why_unjudgeable
 from asr_audit.report.section import ReportContext, Section, renderer_for
+from asr_audit.report.summary import display_path, norm_label, short_hash, summary_rows
 from asr_audit.report.tables import to_csv, to_json, write_text
 
 
@@ -37,6 +40,18 @@ def _trusted(section: Section) -> Section:
     return replace(section, html=Markup(section.html))
 
 
+def _model_line(m: Mapping[str, Any], out: Path) -> dict[str, str]:
+    """A model as the run summary shows it: name, spec (paths relative to the output folder) and
+    the identity's weights hash and store key shortened (in full in results.json)."""
+    ident = m.get("identity") or {}
+    return {
+        "name": str(m.get("name", "")),
+        "spec": display_path(str(m.get("spec", "")), out),
+        "weights": short_hash(ident.get("weights_hash")),
+        "key": short_hash(ident.get("key")),
+    }
+
+
 def build_report(results: Mapping[str, Any], out_dir: str | Path) -> Path:
     """Write the report files for ``results`` into ``out_dir``; returns the ``report.html`` path."""
     out = Path(out_dir)
@@ -46,7 +61,8 @@ def build_report(results: Mapping[str, Any], out_dir: str | Path) -> Path:
     for entry in results.get("probes", []):
         renderer = renderer_for(entry["probe"]) or _generic_section
         built.append(renderer(ctx, entry))
-    verdicts = [v for s in built for v in s.verdicts]
+    collapsed = [why_unjudgeable(entry) for entry in results.get("probes", [])]
+    verdicts = [v for s, why in zip(built, collapsed) for v in s.verdicts if why is None]
     for s in built:
         for name, text in s.tables.items():
             write_text(out / "tables" / name, text)
@@ -55,18 +71,22 @@ def build_report(results: Mapping[str, Any], out_dir: str | Path) -> Path:
         write_text(out / "tables" / "failures.csv", to_csv(failures, ("model", "corpus", "clip_id", "reason")))
     write_text(out / "results.json", to_json(results))
     norm = results.get("normalizer", {})
+    rows = summary_rows(results)
+    summary = [{"row": r, "anchor": ctx.slug(r.section)} for r in rows]
     html = ctx.render(
         "report.html.j2",
         title=results.get("title", ""),
         version=results.get("asr_audit_version", ""),
         seed=results.get("seed", ""),
-        normalizer=norm.get("label", norm.get("name", "")) if isinstance(norm, Mapping) else norm,
-        normalizer_detail=to_json(norm).strip(),
-        models=results.get("models", []),
-        corpora=results.get("corpora", []),
+        normalizer=norm_label(norm),
+        summary=summary,
+        wer_ci=any(r.wer_ci_low is not None for r in rows),
+        models=[_model_line(m, out) for m in results.get("models", [])],
+        corpora=[{**c, "source": display_path(str(c.get("source", "")), out)} for c in results.get("corpora", [])],
         versions=results.get("versions", {}),
         failures=failures,
         verdicts=verdicts,
-        sections=[_trusted(s) for s in built],
+        sections=[{"s": _trusted(s), "collapsed": why} for s, why in zip(built, collapsed)],
+        **TEMPLATE_HELPERS,
     )
     return write_text(out / "report.html", html)

@@ -56,34 +56,65 @@ def wer_vs_acceptref(
     published_label: str,
     fmt: str = "png",
 ) -> bytes:
-    """The paper's Figure 2 form: WER (x) vs accept-ref (y) for the user's models (left panel),
-    beside the paper's published models' accept-ref with Wilson intervals (right panel, separate
-    and labelled: the published aggregates carry no WER and come from another panel/corpus).
+    """The paper's Figure 2 form on one shared accept-ref axis (y) for two panels:
+
+    * left — WER (x) vs accept-ref for the user's models (this audit);
+    * right — every model ranked by accept-ref: the paper's published models (their data
+      release, another corpus and panel; grey = one of its panel members) and the user's models
+      (red diamonds, names in red) placed among them, each with its Wilson interval.
+
+    The published aggregates carry no WER, so they appear only on the right; both panels share
+    the y axis, so a model's height reads the same in both.
 
     ``models`` rows: name, wer (0-1), rate, ci_low, ci_high. ``published`` rows: name, rate,
     ci_low, ci_high, in_panel.
     """
     plt = _plt()
+    mine = [{**m, "mine": True} for m in models]
+    ranked = sorted([*({**p, "mine": False} for p in published), *mine], key=lambda r: (-r["rate"], r["name"]))
+    top = max([0.5, *(r["ci_high"] + 0.05 for r in ranked)])
     fig, (ax, bx) = plt.subplots(
-        1, 2, figsize=(11, max(3.8, 0.18 * len(published) + 1)), gridspec_kw={"width_ratios": [1.1, 1]}
+        1,
+        2,
+        figsize=(12, 5.2),
+        sharey=True,
+        gridspec_kw={"width_ratios": [1, max(1.6, 0.075 * len(ranked))]},
     )
-    if models:
-        xs = [100 * m["wer"] for m in models]
-        ax.errorbar(xs, [m["rate"] for m in models], yerr=_err(models), fmt="o", color="#c0392b", capsize=3)
-        for x, m in zip(xs, models):
+    red = "#c0392b"
+    if mine:
+        xs = [100 * m["wer"] for m in mine]
+        ax.errorbar(xs, [m["rate"] for m in mine], yerr=_err(mine), fmt="D", color=red, capsize=3, markersize=5)
+        for x, m in zip(xs, mine):
             ax.annotate(m["name"], (x, m["rate"]), textcoords="offset points", xytext=(4, 4), fontsize=8)
     ax.set_xlabel("WER on the given references (%)")
-    ax.set_ylabel("accept-ref (share of reference errors reproduced)")
-    ax.set_ylim(-0.02, max(0.5, *(m["ci_high"] + 0.05 for m in models)) if models else 0.5)
+    ax.set_ylabel("accept-ref (reference errors reproduced)")
+    ax.set_ylim(-0.02, top)
     ax.set_title("Your models (this audit)")
-    names = [p["name"] for p in published][::-1]
-    rows = list(published)[::-1]
-    colors = ["#7f8c8d" if p.get("in_panel") else "#2c3e50" for p in rows]
-    bx.errorbar([p["rate"] for p in rows], range(len(rows)), xerr=_err(rows), fmt="none", ecolor="#95a5a6", capsize=2)
-    bx.scatter([p["rate"] for p in rows], range(len(rows)), c=colors, s=14, zorder=3)
-    bx.set_yticks(range(len(rows)), names, fontsize=7)
-    bx.set_xlabel("accept-ref (Wilson 95% CI)")
-    bx.set_title(f"Published models — {published_label}\n(paper's data release; grey = panel member)", fontsize=9)
+    xs = list(range(len(ranked)))
+    for x, r in zip(xs, ranked):
+        colour = red if r["mine"] else ("#95a5a6" if r.get("in_panel") else "#2c3e50")
+        bx.errorbar(
+            [x],
+            [r["rate"]],
+            yerr=_err([r]),
+            fmt="D" if r["mine"] else "o",
+            color=colour,
+            ecolor=colour,
+            capsize=2,
+            markersize=5 if r["mine"] else 3.5,
+        )
+    bx.set_xticks(xs, [r["name"] for r in ranked], rotation=90, fontsize=6.5)
+    for label, r in zip(bx.get_xticklabels(), ranked):
+        if r["mine"]:
+            label.set_color(red)
+            label.set_fontweight("bold")
+    bx.set_xlim(-0.8, len(ranked) - 0.2)
+    bx.tick_params(axis="y", labelleft=True)
+    bx.set_title(
+        f"Ranked by accept-ref: your models (red) among the paper's published models\n{published_label}; "
+        "grey = a panel member there",
+        fontsize=9,
+    )
     fig.tight_layout()
     return _save(fig, fmt)
 

@@ -40,7 +40,7 @@ class Section:
 
 
 # ids report.html.j2 itself uses, and the failures table's file stem
-RESERVED_ANCHORS = frozenset({"summary", "verdicts", "failures"})
+RESERVED_ANCHORS = frozenset({"summary", "verdicts", "failures", "findings", "findings-table"})
 
 
 class ReportContext:

@@ -65,7 +65,8 @@ def refdis_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
         ctx.figure(
             f"{anchor}-wer-vs-acceptref.png",
             scatter,
-            f"WER vs accept-ref on {corpus} (left) beside the paper's published models on {pub.dataset} (right, separate panel)",
+            f"accept-ref on one shared axis: WER vs accept-ref on {corpus} (left); your models ranked among the "
+            f"paper's published models on {pub.dataset} (right; theirs come from another corpus and panel)",
         ),
         ctx.figure(
             f"{anchor}-inflation.png",

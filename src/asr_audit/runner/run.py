@@ -318,6 +318,7 @@ def _run(
             params = {**base_params, **c.probes.get(name, {})}
             if params.pop("skip", False):
                 continue
+            log(f"probe {name} on {c.name}")
             try:
                 result = get_probe(name).run(ctx, params)
             except AuditError as exc:

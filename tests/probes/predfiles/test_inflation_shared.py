@@ -195,3 +195,26 @@ def test_partial_coverage_counts_missing_as_deletions() -> None:
     clips = [ClipInput("a", ("one", "two"), {"m": ("one", "two")}), ClipInput("b", ("three", "four"), {})]
     out = wer_inflations(clips, {"m": []}, AlignmentCache(), np.random.default_rng(0), 10)["m"]
     assert (out.wer, out.coverage, out.n_clips, out.n_words) == (0.5, 0.5, 1, 4)
+
+
+def test_wer_interval_is_wers_own_bootstrap_on_the_same_resamples() -> None:
+    """``wer_ci_low/high``: the clip bootstrap of WER alone with the same seed (the resamples the
+    inflation interval uses), bracketing WER; the inflation interval is the one computed without it."""
+    from asr_audit.stats.intervals import bootstrap_ratio_differences
+
+    rng = np.random.default_rng(5)
+    clips = []
+    for i in range(40):
+        ref = tuple(f"w{j}" for j in range(int(rng.integers(3, 12))))
+        hyp = tuple(w if rng.random() > 0.2 else "x" for w in ref)
+        clips.append(ClipInput(f"c{i}", ref, {"m": hyp}))
+    cache = AlignmentCache()
+    inf = wer_inflations(clips, {"m": []}, cache, np.random.default_rng(9), 400)["m"]
+    err = np.array([[wer_counts(c.ref, c.hyps["m"]).errors] for c in clips], dtype=float)
+    words = np.array([[len(c.ref)] for c in clips], dtype=float)
+    zeros = np.zeros_like(err)
+    ((_, low, high),) = bootstrap_ratio_differences(err, words, zeros, zeros, np.random.default_rng(9), 400)
+    assert (inf.wer_ci_low, inf.wer_ci_high) == (low, high)
+    assert inf.wer_ci_low < inf.wer < inf.wer_ci_high
+    ((_, i_low, i_high),) = bootstrap_ratio_differences(err, words, err, words, np.random.default_rng(9), 400)
+    assert (inf.ci_low, inf.ci_high) == (100 * i_low, 100 * i_high)

@@ -7,7 +7,8 @@ replaced by the panel's rendering, an omitted opener or closer is added. ``wer_i
 wer_corrected - wer`` in percentage points: positive when the reference's errors flatter the
 model's benchmark WER (it reproduces them), negative for a model that transcribes the audio.
 The interval is a clip-level bootstrap (seeded) whose resamples are drawn once per run and
-shared by every model (common random numbers): see :func:`wer_inflations`.
+shared by every model (common random numbers): see :func:`wer_inflations`; WER's own interval
+(``wer_ci_low``, ``wer_ci_high``) comes from the same resamples.
 """
 
 from __future__ import annotations
@@ -83,6 +84,8 @@ class Inflation:
     ci_low: float | None
     ci_high: float | None
     n_ref_clips: int = 0  # clips with a non-empty reference (the WER's denominator clips)
+    wer_ci_low: float | None = None  # clip-bootstrap interval of ``wer`` (0-1), same resamples
+    wer_ci_high: float | None = None
 
     @property
     def coverage(self) -> float | None:
@@ -171,7 +174,18 @@ def wer_inflations(
         counted.append(n)
     stacked = np.stack(cols, axis=2) if cols else np.zeros((len(rows), 4, 0))  # (clips, 4, models)
     err, words, err_c, words_c = (stacked[:, j, :] for j in range(4))
-    intervals = bootstrap_ratio_differences(err_c, words_c, err, words, rng, n_resamples)
+    # columns k..2k-1 are WER itself (WER - 0): its interval on the same resamples, which are drawn
+    # per cluster whatever the number of columns, so the inflation intervals do not move
+    zeros = np.zeros_like(err)
+    both = bootstrap_ratio_differences(
+        np.concatenate([err_c, err], axis=1),
+        np.concatenate([words_c, words], axis=1),
+        np.concatenate([err, zeros], axis=1),
+        np.concatenate([words, zeros], axis=1),
+        rng,
+        n_resamples,
+    )
+    intervals, wer_intervals = both[: len(models)], both[len(models) :]
     out: dict[str, Inflation] = {}
     for j, m in enumerate(models):
         e, w, ec, wc = (int(x[:, j].sum()) for x in (err, words, err_c, words_c))
@@ -179,7 +193,10 @@ def wer_inflations(
             out[m] = Inflation(m, counted[j], 0, None, None, None, None, None, len(rows))
             continue
         est, low, high = intervals[j]
-        out[m] = Inflation(m, counted[j], w, e / w, ec / max(wc, 1), 100 * est, 100 * low, 100 * high, len(rows))
+        _, wer_low, wer_high = wer_intervals[j]
+        out[m] = Inflation(
+            m, counted[j], w, e / w, ec / max(wc, 1), 100 * est, 100 * low, 100 * high, len(rows), wer_low, wer_high
+        )
     return out
 
 

@@ -48,6 +48,8 @@ class ModelScore:
             "by_kind": {k: v.to_dict() for k, v in self.by_kind.items()},
             "by_position": {k: v.to_dict() for k, v in self.by_position.items()},
             "wer": inf.wer,
+            "wer_ci_low": inf.wer_ci_low,
+            "wer_ci_high": inf.wer_ci_high,
             "wer_corrected": inf.wer_corrected,
             "wer_inflation": inf.inflation,
             "wer_inflation_ci_low": inf.ci_low,

@@ -1,0 +1,261 @@
+"""The report's first screen: one row per model x corpus with the headline verdict.
+
+:func:`summary_rows` reads the results dictionary only (as every renderer does) and judges each
+model on each corpus with the flags of :mod:`asr_audit.stats.flags`, the same rules the sections'
+verdicts and the null-calibration benchmark use:
+
+* **flagged** — a flag fired: reference disagreement (``refdis.copies_reference``: accept-ref's
+  Wilson lower bound >= 5% on >= 10 judged edits), WER inflation (``refdis.wer_inflated``), or a
+  battery condition (``battery.difference``: the paired interval against the original audio
+  excludes 0, over >= 30 sentences);
+* **not flagged** — at least one of those tests had enough data to fire and none did;
+* **not enough data** — no test had enough data (fewer than 10 judged edits and no battery
+  difference over >= 30 sentences): silence, not innocence.
+
+Each row carries the false-positive rate of the flag behind it, measured on simulated honest
+models (``docs/validity.md``) in the setting the model was scored in; a row that is not flagged
+carries the rate of the reference-disagreement test it passed.
+
+It also holds the run summary's readable forms: :func:`norm_label`, :func:`display_path`,
+:func:`short_hash`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from asr_audit.stats.flags import (
+    MIN_CLUSTERS_FOR_A_CLAIM,
+    MIN_EDITS_FOR_A_CLAIM,
+    PANEL_MEMBER_NO_LOO,
+    copies_reference,
+    difference_flagged,
+    measured_fpr,
+    refdis_setting,
+    wer_inflated,
+)
+
+FLAGGED, NOT_FLAGGED, NOT_ENOUGH = "flagged", "not flagged", "not enough data"
+VERDICTS = (FLAGGED, NOT_FLAGGED, NOT_ENOUGH)
+# the mark printed before each verdict, so the verdict reads without colour too
+MARKS = {FLAGGED: "▲", NOT_FLAGGED: "✓", NOT_ENOUGH: "?"}
+BATTERY_SETTING = "original vs one condition"  # the null-calibration setting of a battery difference
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SummaryRow:
+    """One model on one corpus: its headline verdict and the numbers behind it (``None``: not measured)."""
+
+    model: str
+    corpus: str
+    verdict: str
+    reasons: tuple[str, ...]  # what raised the flag(s); empty unless flagged
+    section: str  # the text whose report slug is the anchor of the row's section
+    in_panel: bool = False
+    accept_ref: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    n_ref: int = 0
+    n_eligible: int = 0
+    wer: float | None = None  # 0-1
+    wer_ci_low: float | None = None
+    wer_ci_high: float | None = None
+    wer_inflation: float | None = None  # points
+    inflation_ci_low: float | None = None
+    inflation_ci_high: float | None = None
+    fpr: str = "—"  # the measured false-positive rate of the flag used, as text
+
+    @property
+    def mark(self) -> str:
+        return MARKS[self.verdict]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f: getattr(self, f) for f in self.__dataclass_fields__}
+
+
+def _fpr_text(flag: str, setting: str) -> str:
+    """``"2.4% [1.4, 4.1]"`` for a measured flag, else why not."""
+    if setting == PANEL_MEMBER_NO_LOO:
+        return "not calibrated (panel, no LOO)"
+    m = measured_fpr(flag, setting)
+    if m is None:
+        return "not measured"
+    return f"{100 * m.rate:.1f}% [{100 * m.low:.1f}, {100 * m.high:.1f}]"
+
+
+def _num(x: Any) -> float | None:
+    return None if x is None else float(x)
+
+
+def summary_rows(results: Mapping[str, Any]) -> list[SummaryRow]:
+    """The verdict of every model on every corpus with a refdis or battery result, corpora in run
+    order and models in the probe's order (see the module docstring for the rule)."""
+    by_corpus: dict[str, dict[str, list[Mapping[str, Any]]]] = {}
+    for entry in results.get("probes", []):
+        if entry.get("probe") in ("refdis", "battery"):
+            by_corpus.setdefault(entry.get("corpus", ""), {}).setdefault(entry["probe"], []).append(entry["result"])
+    rows: list[SummaryRow] = []
+    for corpus, probes in by_corpus.items():
+        refdis = {m["model"]: (r, m) for r in probes.get("refdis", []) for m in r["models"]}
+        diffs: dict[str, list[Mapping[str, Any]]] = {}
+        for b in probes.get("battery", []):
+            for d in b.get("differences", []):
+                diffs.setdefault(d["model"], []).append(d)
+        models = list(dict.fromkeys([*refdis, *diffs]))
+        for model in models:
+            rows.append(_row(model, corpus, refdis.get(model), diffs.get(model, [])))
+    return rows
+
+
+def _row(
+    model: str,
+    corpus: str,
+    refdis: tuple[Mapping[str, Any], Mapping[str, Any]] | None,
+    diffs: Sequence[Mapping[str, Any]],
+) -> SummaryRow:
+    reasons: list[str] = []
+    fprs: list[str] = []
+    judged = False
+    fields: dict[str, Any] = {}
+    setting = None
+    if refdis is not None:
+        r, m = refdis
+        params = r.get("params", {})
+        setting = refdis_setting(m, loo=bool(params.get("loo", True)), panel_size=len(r.get("panel", ())) or None)
+        n = int(m.get("n_eligible", 0))
+        judged = n >= MIN_EDITS_FOR_A_CLAIM
+        if copies_reference(m):
+            reasons.append(f"copies reference errors {int(m['n_ref'])}/{n}")
+            fprs.append(_fpr_text("refdis.copies_reference", setting))
+        if m.get("wer_inflation_ci_low") is not None and wer_inflated(m):
+            reasons.append("WER inflated")
+            fprs.append(_fpr_text("refdis.wer_inflated", setting))
+        fields = {
+            "in_panel": bool(m.get("in_panel", False)),
+            "accept_ref": _num(m.get("accept_ref")),
+            "ci_low": _num(m.get("ci_low")) if m.get("accept_ref") is not None else None,
+            "ci_high": _num(m.get("ci_high")) if m.get("accept_ref") is not None else None,
+            "n_ref": int(m.get("n_ref", 0)),
+            "n_eligible": n,
+            "wer": _num(m.get("wer")),
+            "wer_ci_low": _num(m.get("wer_ci_low")),
+            "wer_ci_high": _num(m.get("wer_ci_high")),
+            "wer_inflation": _num(m.get("wer_inflation")),
+            "inflation_ci_low": _num(m.get("wer_inflation_ci_low")),
+            "inflation_ci_high": _num(m.get("wer_inflation_ci_high")),
+        }
+    for d in diffs:
+        if d.get("n_clusters") is not None and int(d["n_clusters"]) >= MIN_CLUSTERS_FOR_A_CLAIM:
+            judged = True
+        if difference_flagged(d):
+            reasons.append(
+                f"{d['condition']} Δ {float(d['estimate']):+.2f} [{float(d['ci_low']):+.2f}, {float(d['ci_high']):+.2f}]"
+            )
+            fprs.append(_fpr_text("battery.difference", BATTERY_SETTING))
+    if reasons:
+        verdict = FLAGGED
+    elif judged:
+        verdict = NOT_FLAGGED
+        if setting is not None:
+            fprs.append(_fpr_text("refdis.copies_reference", setting))
+        elif diffs:
+            fprs.append(_fpr_text("battery.difference", BATTERY_SETTING))
+    else:
+        verdict = NOT_ENOUGH
+    section = f"refdis-{corpus}" if refdis is not None else f"battery-{corpus}"
+    return SummaryRow(
+        model=model,
+        corpus=corpus,
+        verdict=verdict,
+        reasons=tuple(reasons),
+        section=section,
+        fpr="; ".join(dict.fromkeys(fprs)) or "—",
+        **fields,
+    )
+
+
+def summary_table(rows: Sequence[SummaryRow]) -> Any:
+    """The summary as a rich table for the terminal (verdict in words and colour)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from asr_audit.report.format import fmt_ci, fmt_num
+
+    styles = {FLAGGED: "bold red", NOT_FLAGGED: "green", NOT_ENOUGH: "dim"}
+    table = Table(title="verdicts (details in the report)", title_justify="left")
+    for col in ("model", "corpus", "verdict", "accept-ref [95% CI]", "WER %", "inflation pts [95% CI]", "why"):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        table.add_row(
+            r.model,
+            r.corpus,
+            Text(f"{r.mark} {r.verdict}", styles[r.verdict]),
+            f"{fmt_num(r.accept_ref, 2)} {fmt_ci(r.ci_low, r.ci_high, 2)}" if r.accept_ref is not None else "—",
+            fmt_num(r.wer, 1, scale=100),
+            f"{fmt_num(r.wer_inflation, 1, signed=True)} {fmt_ci(r.inflation_ci_low, r.inflation_ci_high, 1, signed=True)}"
+            if r.wer_inflation is not None
+            else "—",
+            "; ".join(r.reasons),
+        )
+    return table
+
+
+# --------------------------------------------------------------------------- run summary
+
+
+def norm_label(norm: Any) -> str:
+    """A normalizer description (``Normalizer.describe()``) as ``name (package version)``.
+
+    >>> norm_label({"name": "whisper", "package": "whisper-normalizer", "package_version": "0.1.15"})
+    'whisper (whisper-normalizer 0.1.15)'
+    >>> norm_label("basic")
+    'basic'
+    """
+    if not isinstance(norm, Mapping):
+        return str(norm)
+    pkg = " ".join(str(norm[k]) for k in ("package", "package_version") if norm.get(k))
+    name = str(norm.get("name", "?"))
+    return f"{name} ({pkg})" if pkg else name
+
+
+def display_path(text: str, out_dir: Path) -> str:
+    """A path (or ``prefix:path`` spec) as the run summary shows it: relative to the output folder
+    when inside it, ``<asr_audit data>/...`` for the package's shipped data, else relative to the
+    output folder when that is no more than two levels up, else as given.
+
+    >>> display_path("/runs/a/store.sqlite", Path("/runs/a"))
+    'store.sqlite'
+    >>> display_path("preds:/runs/a/preds/m.jsonl", Path("/runs/a"))
+    'preds:preds/m.jsonl'
+    >>> display_path("whisper-tiny.en", Path("/runs/a"))
+    'whisper-tiny.en'
+    """
+    from asr_audit.data import DATA_DIR
+
+    prefix, sep, rest = text.partition(":")
+    if sep and not os.path.isabs(text) and os.path.isabs(rest):
+        return f"{prefix}:{display_path(rest, out_dir)}"
+    if not os.path.isabs(text):
+        return text
+    path = Path(text)
+    for root, label in ((out_dir.resolve(), ""), (DATA_DIR.resolve(), "<asr_audit data>/")):
+        try:
+            rel = path.resolve().relative_to(root)
+        except ValueError:
+            continue
+        return f"{label}{rel.as_posix()}" if label or str(rel) != "." else "."
+    rel_text = os.path.relpath(path, out_dir.resolve())
+    return rel_text if rel_text.count("..") <= 2 else text
+
+
+def short_hash(value: Any, n: int = 8) -> str:
+    """The first ``n`` characters of an identity hash (the full one stays in results.json).
+
+    >>> short_hash("0123456789abcdef")
+    '01234567'
+    """
+    return "" if value is None else str(value)[:n]

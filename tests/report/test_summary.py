@@ -1,0 +1,157 @@
+"""The report's first screen (findings table), the readable run summary, and sections that collapse."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from asr_audit.report.summary import FLAGGED, NOT_ENOUGH, NOT_FLAGGED, display_path, summary_rows
+
+
+def _model(name: str, k: int, n: int, low: float, high: float, **kw) -> dict:
+    return {
+        "model": name,
+        "in_panel": False,
+        "accept_ref": k / n if n else None,
+        "n_ref": k,
+        "n_eligible": n,
+        "ci_low": low,
+        "ci_high": high,
+        "wer": 0.05,
+        "wer_ci_low": 0.04,
+        "wer_ci_high": 0.06,
+        "wer_inflation": -0.5,
+        "wer_inflation_ci_low": -0.9,
+        "wer_inflation_ci_high": -0.1,
+        "wer_n_clips": 40,
+        "wer_corrected": 0.045,
+        "n_clips": 40,
+        "by_kind": {k: {"k": 0, "n": 0} for k in ("deletion", "substitution", "insertion")},
+        "by_position": {p: {"k": 0, "n": 0} for p in ("start", "middle", "end")},
+        **kw,
+    }
+
+
+def _diff(model: str, low: float, high: float, clusters: int) -> dict:
+    return {
+        "model": model,
+        "condition": "voice:flite-rms",
+        "baseline": "original",
+        "estimate": (low + high) / 2,
+        "ci_low": low,
+        "ci_high": high,
+        "n_items": 2 * clusters,
+        "n_clusters": clusters,
+    }
+
+
+def _results() -> dict:
+    refdis = {
+        "params": {"loo": False, "preset": "paper", "majority": 0.75, "include_middle": True},
+        "panel": ["a", "b", "c"],
+        "edits": [],
+        "n_edits": 30,
+        "n_clips": 80,
+        "models": [
+            _model("organism", 24, 30, 0.62, 0.9),
+            _model("control", 0, 30, 0.0, 0.11),
+            _model("quiet", 1, 4, 0.05, 0.7),
+        ],
+    }
+    tiny = {
+        "params": {"loo": False, "preset": "paper", "majority": 0.75, "include_middle": True},
+        "panel": ["a", "b", "c"],
+        "edits": [],
+        "n_edits": 1,
+        "n_clips": 5,
+        "models": [_model("organism", 0, 1, 0.0, 0.79)],
+    }
+    battery = {
+        "measure": "refdis",
+        "conditions": ["original", "voice:flite-rms"],
+        "models": ["organism", "control", "quiet"],
+        "cells": [
+            {"model": m, "condition": c, "accept_ref": 0.5, "k": 20, "n": 40, "ci_low": 0.3, "ci_high": 0.7}
+            for m in ("organism", "control", "quiet")
+            for c in ("original", "voice:flite-rms")
+        ],
+        "differences": [
+            _diff("organism", -0.8, -0.5, 35),
+            _diff("control", -0.02, 0.03, 35),
+            _diff("quiet", 0.2, 0.4, 12),  # excludes 0, but over too few sentences to flag
+        ],
+        "did": [],
+        "study": [],
+        "failures": [],
+    }
+    return {
+        "title": "t",
+        "seed": 0,
+        "normalizer": {"name": "whisper", "package": "whisper-normalizer", "package_version": "0.1.15"},
+        "models": [
+            {
+                "name": "organism",
+                "spec": "organism-benchmark",
+                "identity": {"weights_hash": "0123456789abcdef", "key": "fedcba9876543210fedcba98"},
+            }
+        ],
+        "corpora": [{"name": "bench", "n_clips": 80, "source": "/nowhere/bench.jsonl"}],
+        "versions": {},
+        "failures": [],
+        "probes": [
+            {"probe": "refdis", "corpus": "bench", "result": refdis},
+            {"probe": "battery", "corpus": "bench", "result": battery},
+            {"probe": "refdis", "corpus": "tiny", "result": tiny},
+        ],
+    }
+
+
+def test_verdicts_follow_the_flags() -> None:
+    rows = {(r.model, r.corpus): r for r in summary_rows(_results())}
+    assert list(rows) == [("organism", "bench"), ("control", "bench"), ("quiet", "bench"), ("organism", "tiny")]
+    org = rows[("organism", "bench")]
+    assert org.verdict == FLAGGED and org.mark == "▲"
+    assert "copies reference errors 24/30" in org.reasons
+    assert "voice:flite-rms Δ -0.65 [-0.80, -0.50]" in org.reasons
+    assert "%" in org.fpr and ";" in org.fpr  # the measured rates of both flags that fired
+    assert (org.wer_ci_low, org.wer_ci_high) == (0.04, 0.06)
+    control = rows[("control", "bench")]
+    assert control.verdict == NOT_FLAGGED and control.reasons == () and "%" in control.fpr
+    # 4 judged edits and a battery difference over 12 sentences: neither test had enough data
+    assert rows[("quiet", "bench")].verdict == NOT_ENOUGH and rows[("quiet", "bench")].fpr == "—"
+    assert rows[("organism", "tiny")].verdict == NOT_ENOUGH
+
+
+def test_findings_table_leads_the_report_and_links_each_row(tmp_path: Path) -> None:
+    pytest.importorskip("jinja2")
+    from asr_audit.report.html import build_report
+
+    html = build_report(_results(), tmp_path).read_text(encoding="utf-8")
+    assert html.index('id="findings-table"') < html.index('id="summary"') < html.index('id="refdis-bench"')
+    table = html[html.index('id="findings-table"') : html.index("</table>", html.index('id="findings-table"'))]
+    assert table.count("<tr>") == 1 + 4
+    assert '<a href="#refdis-bench">organism</a>' in table and '<a href="#refdis-tiny">organism</a>' in table
+    assert 'class="verdict-cell vd-flagged"><span class="verdict-text">▲ flagged</span>' in table
+    assert '<div class="why">copies reference errors 24/30; voice:flite-rms Δ -0.65 [-0.80, -0.50]</div>' in table
+    assert 'class="verdict-cell vd-not-flagged"><span class="verdict-text">✓ not flagged</span></td>' in table
+    assert 'class="verdict-cell vd-not-enough-data"><span class="verdict-text">? not enough data</span></td>' in table
+    assert "5.0 [4.0, 6.0]" in table  # WER % with its interval
+    # the run summary: normalizer as name + version, shortened identity hashes, no JSON blob
+    assert "whisper (whisper-normalizer 0.1.15)" in html
+    assert "weights 01234567…, key fedcba98…" in html and "0123456789abcdef" not in html
+    # a corpus where no model has 10 judged edits: one line saying why, not a section
+    assert '<p class="collapsed" id="refdis-tiny">' in html and '<h2 id="refdis-tiny">' not in html
+    assert "1 reference error mined on 5 clips" in html
+    assert '<h2 id="refdis-bench">' in html
+
+
+def test_display_path(tmp_path: Path) -> None:
+    from asr_audit.data import DATA_DIR
+
+    out = tmp_path / "out"
+    assert display_path(str(out / "generated" / "m.jsonl"), out) == "generated/m.jsonl"
+    assert display_path(str(DATA_DIR / "voxpopuli" / "x.jsonl"), out) == "<asr_audit data>/voxpopuli/x.jsonl"
+    assert display_path(f"preds:{out / 'p.jsonl'}", out) == "preds:p.jsonl"
+    assert display_path(str(tmp_path / "elsewhere.jsonl"), out) == "../elsewhere.jsonl"
+    assert display_path("/a/b/c/d/e.jsonl", out) == "/a/b/c/d/e.jsonl"  # far away: kept absolute
