@@ -12,7 +12,9 @@ from asr_audit.cli.common import STORE_HELP, store_session
 from asr_audit.errors import ConfigError
 
 corpus_app = typer.Typer(
-    help="Build corpora: fresh held-out speech recorded after a model's training.", no_args_is_help=True
+    help="Build corpora: fresh held-out speech recorded after a model's training.",
+    epilog=examples(("asr-audit corpus fresh-librivox --since 2025-06-01 -o fresh/", "a fresh LibriVox corpus")),
+    no_args_is_help=True,
 )
 app.add_typer(corpus_app, name="corpus")
 

@@ -8,12 +8,19 @@ from typing import Any
 
 import typer
 
-from asr_audit.cli import app, console, split_list
+from asr_audit.cli import app, console, examples, split_list
 from asr_audit.errors import ConfigError, InputFileError
 from asr_audit.outputs import check_output_dir, check_output_file
 
 export_app = typer.Typer(
-    help="Export results: a long table (Parquet/CSV) and Hugging Face Hub .eval_results files.", no_args_is_help=True
+    help="Export results: a long table (Parquet/CSV) and Hugging Face Hub .eval_results files.",
+    epilog=examples(
+        (
+            "asr-audit export table --results out/results.json --out table.parquet",
+            "one row per model, corpus, probe, measure",
+        ),
+    ),
+    no_args_is_help=True,
 )
 app.add_typer(export_app, name="export")
 
