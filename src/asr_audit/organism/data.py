@@ -279,20 +279,28 @@ def build_organism_set(
     return load_organism_set(out)
 
 
-def load_organism_set(root: str | Path) -> OrganismSet:
-    """Read a set written by :func:`build_organism_set`; a bad row names file and line."""
-    root = Path(root)
-    meta_path = root / META_FILE
+def read_set_meta(meta_path: Path, fmt: str, what: str, build: str, builder: str) -> dict:
+    """The metadata file of a set folder: read, and checked to be of format ``fmt`` (``what``
+    names the set, ``build`` the command that writes one, ``builder`` its function)."""
     try:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise InputFileError(
-            meta_path,
-            f"cannot read ({type(exc).__name__})",
-            "build the set with `asr-audit organism train` (or build_organism_set)",
-        ) from None
-    if meta.get("format") != FORMAT:
-        raise InputFileError(meta_path, "not an organism set", "point at a folder written by build_organism_set")
+        raise InputFileError(meta_path, f"cannot read ({type(exc).__name__})", f"build the set with {build}") from None
+    if not isinstance(meta, dict) or meta.get("format") != fmt:
+        raise InputFileError(meta_path, f"not {what}", f"point at a folder written by {builder}")
+    return meta
+
+
+def load_organism_set(root: str | Path) -> OrganismSet:
+    """Read a set written by :func:`build_organism_set`; a bad row names file and line."""
+    root = Path(root)
+    meta = read_set_meta(
+        root / META_FILE,
+        FORMAT,
+        "an organism set",
+        "`asr-audit organism train` (or build_organism_set)",
+        "build_organism_set",
+    )
     clips = []
     for split in ("train", "test"):
         path = root / f"calib-{split}.jsonl"

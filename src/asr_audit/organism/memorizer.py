@@ -44,7 +44,7 @@ import numpy as np
 from asr_audit.calib import generate as G
 from asr_audit.calib.build import ProgressFn, Synthesizer, synthesize_clip, write_text_atomic
 from asr_audit.errors import AuditError, ConfigError, InputFileError, require
-from asr_audit.organism.data import TrainingPair
+from asr_audit.organism.data import TrainingPair, read_set_meta
 
 GROUPS = ("memorized", "control", "general", "fresh")
 MEMORIZER_KINDS = ("memorizer", "memorizer-control")
@@ -300,17 +300,13 @@ def _read_rows(path: Path, keys: Sequence[str]) -> list[dict]:
 def load_memorizer_set(root: str | Path) -> MemorizerSet:
     """Read a set written by :func:`build_memorizer_set`; a bad row names file and line."""
     root = Path(root)
-    meta_path = root / META_FILE
-    try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InputFileError(
-            meta_path,
-            f"cannot read ({type(exc).__name__})",
-            "build the set with `asr-audit organism train --kind memorizer`",
-        ) from None
-    if meta.get("format") != FORMAT:
-        raise InputFileError(meta_path, "not a memorizer set", "point at a folder written by build_memorizer_set")
+    meta = read_set_meta(
+        root / META_FILE,
+        FORMAT,
+        "a memorizer set",
+        "`asr-audit organism train --kind memorizer`",
+        "build_memorizer_set",
+    )
     keys = ("id", "audio_filepath", "text", "group", "sentence_id")
     clips = _read_rows(root / "clips.jsonl", keys)
     variants = _read_rows(root / "variants.jsonl", (*keys, "mask"))

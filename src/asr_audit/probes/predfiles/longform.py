@@ -21,17 +21,14 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from asr_audit.corpus.groups import Member
 from asr_audit.corpus.predfiles import PredictionSet
 from asr_audit.errors import ConfigError
 from asr_audit.options import Surface
-from asr_audit.probes.predfiles.inflation import wer_inflations
 from asr_audit.probes.predfiles.refdis import INSERTION, ClipInput, Edit, Mining, RefdisParams, mine
 from asr_audit.probes.predfiles.refdis_options import check_loo_panel
 from asr_audit.probes.predfiles.refdis_result import RefdisResult
-from asr_audit.probes.predfiles.refdis_score import score_model
+from asr_audit.probes.predfiles.refdis_run import normalizer_record, score_mining
 from asr_audit.text.align import AlignmentCache
 
 Seconds = float
@@ -221,28 +218,18 @@ def run_longform(
             )
         )
     mining: Mining = mine(clips, panel, models, params, cache)
-    scored = {m: mining.scored_edits(m) for m in models}
-    inflations = wer_inflations(
-        clips, scored, cache, np.random.default_rng(seed), n_resamples, merge_compounds=merge_compounds
-    )
-    scores = [
-        score_model(m, scored[m], in_panel=m in panel, inflation=inflations[m], count_other=not params.exact_verdicts)
-        for m in models
-    ]
-    with_edits = {e.clip_id for e in mining.edits}
-    desc = {**norm.describe(), "text2num": text2num, **({} if language == "en" else {"language": language})}
-    result = RefdisResult(
+    result = score_mining(
+        clips,
+        mining,
+        models=models,
+        panel=panel,
         params=params,
-        normalizer=desc,
+        cache=cache,
+        normalizer=normalizer_record(norm, text2num, language),
         mode="panel",
         source=preds.source,
-        n_clips=len(clips),
-        panel=tuple(panel),
-        mining=mining,
-        scores=tuple(scores),
         seed=seed,
         n_resamples=n_resamples,
-        references={c.clip_id: " ".join(c.ref) for c in clips if c.clip_id in with_edits},
         merge_compounds=merge_compounds,
     )
     return LongformResult(grouping=grouping, recordings=recordings, refdis=result)

@@ -87,37 +87,72 @@ def run_refdis(
         else:
             clips, mining = _mine_corrected(preds, corrected, models, params, inputs)
             mode, panel = "two-reference", []
-        scored = {m: mining.scored_edits(m) for m in models}
-        # one stream for the run: every model's interval uses the same resamples of the clips
-        inflations = wer_inflations(
-            clips, scored, cache, np.random.default_rng(seed), n_resamples, merge_compounds=merge_compounds
+        result = score_mining(
+            clips,
+            mining,
+            models=models,
+            panel=panel,
+            params=params,
+            cache=cache,
+            normalizer=normalizer_record(norm, text2num, language),
+            mode=mode,
+            source=preds.source,
+            seed=seed,
+            n_resamples=n_resamples,
+            merge_compounds=merge_compounds,
         )
-        scores = [
-            score_model(
-                m, scored[m], in_panel=m in panel, inflation=inflations[m], count_other=not params.exact_verdicts
-            )
-            for m in models
-        ]
         if text_cache is not None and known is not None:
             hyps = {(f.model, f.path): [r.hypothesis for r in f.rows.values()] for f in files}
             refs = {(f.model, f.path): [r.reference for r in f.rows.values()] for f in files}
             text_cache.save(hyps, refs, known, cache)
-        with_edits = {e.clip_id for e in mining.edits} | {e.clip_id for es in mining.loo_edits.values() for e in es}
-        desc = {**norm.describe(), "text2num": text2num, **({} if language == "en" else {"language": language})}
-        return RefdisResult(
-            params=params,
-            normalizer=desc,
-            mode=mode,
-            source=preds.source,
-            n_clips=len(clips),
-            panel=tuple(panel),
-            mining=mining,
-            scores=tuple(scores),
-            seed=seed,
-            n_resamples=n_resamples,
-            references={c.clip_id: " ".join(c.ref) for c in clips if c.clip_id in with_edits},
-            merge_compounds=merge_compounds,
-        )
+        return result
+
+
+def normalizer_record(norm: Any, text2num: bool, language: str) -> dict[str, Any]:
+    """The ``normalizer`` record of a result: the normalizer's description, text2num, the language if not English."""
+    return {**norm.describe(), "text2num": text2num, **({} if language == "en" else {"language": language})}
+
+
+def score_mining(
+    clips: Sequence[ClipInput],
+    mining: Mining,
+    *,
+    models: Sequence[str],
+    panel: Sequence[str],
+    params: RefdisParams,
+    cache: AlignmentCache,
+    normalizer: dict[str, Any],
+    mode: str,
+    source: str,
+    seed: int,
+    n_resamples: int,
+    merge_compounds: bool,
+) -> RefdisResult:
+    """Score every model on a mining's edits: accept-ref, WER and WER inflation with one stream of
+    resamples for the run (every model's interval uses the same resamples of the clips)."""
+    scored = {m: mining.scored_edits(m) for m in models}
+    inflations = wer_inflations(
+        clips, scored, cache, np.random.default_rng(seed), n_resamples, merge_compounds=merge_compounds
+    )
+    scores = [
+        score_model(m, scored[m], in_panel=m in panel, inflation=inflations[m], count_other=not params.exact_verdicts)
+        for m in models
+    ]
+    with_edits = {e.clip_id for e in mining.edits} | {e.clip_id for es in mining.loo_edits.values() for e in es}
+    return RefdisResult(
+        params=params,
+        normalizer=normalizer,
+        mode=mode,
+        source=source,
+        n_clips=len(clips),
+        panel=tuple(panel),
+        mining=mining,
+        scores=tuple(scores),
+        seed=seed,
+        n_resamples=n_resamples,
+        references={c.clip_id: " ".join(c.ref) for c in clips if c.clip_id in with_edits},
+        merge_compounds=merge_compounds,
+    )
 
 
 def refdis_text_cache(
