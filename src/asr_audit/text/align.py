@@ -334,7 +334,7 @@ class AlignmentCache:
         self._words: dict[str, str] = {}  # one object per distinct token
         self._memo: dict[tuple[object, ...], object] = {}
         self._pending: dict[PairKey, tuple[Opcode, ...]] = {}  # opcodes known, not yet built
-        self.computed = 0  # results computed here (not seeded): tells a persistent cache whether to write
+        self._fresh: list[tuple[str, PairKey]] = []  # results computed here (not seeded), in order
 
     def memo(self, key: tuple[object, ...], compute):  # noqa: ANN001, ANN201
         """``compute()`` the first time ``key`` is seen, the stored value after (any pure result
@@ -368,7 +368,7 @@ class AlignmentCache:
         if hit is None:
             ops = self._pending.pop(key, None) if self._pending else None
             if ops is None:
-                self.computed += 1
+                self._fresh.append(("ops", key))
                 hit = self._align[key] = align(ref, hyp)
             else:
                 hit = self._align[key] = alignment_from_opcodes(ref, hyp, ops)
@@ -408,11 +408,27 @@ class AlignmentCache:
         for key, n in self._merged.items():
             yield "merged", key, n
 
+    @property
+    def computed(self) -> int:
+        """How many results were computed here rather than seeded (a persistent cache writes only then)."""
+        return len(self._fresh)
+
+    def fresh(self, start: int = 0) -> Iterator[tuple[str, PairKey, object]]:
+        """The results computed here (not seeded), from the ``start``-th on, as :meth:`known` yields them."""
+        for name, key in self._fresh[start:]:
+            if name == "ops":
+                yield name, key, self._align[key].opcodes
+            elif name == "merged":
+                yield name, key, self._merged[key]
+            else:
+                counts = self._wer.get(key)
+                yield name, key, self._errors[key] if key in self._errors else counts.errors if counts else 0
+
     def wer(self, ref: Tokens, hyp: Tokens) -> EditCounts:
         key = (ref, hyp)
         hit = self._wer.get(key)
         if hit is None:
-            self.computed += 1
+            self._fresh.append(("errors", key))
             hit = self._wer[key] = wer_counts(ref, hyp)
         return hit
 
@@ -426,12 +442,12 @@ class AlignmentCache:
         if merge_compounds:
             merged = self._merged.get(key)
             if merged is None:
-                self.computed += 1
+                self._fresh.append(("merged", key))
                 merged = self._merged[key] = wer_counts(ref, hyp, merge_compounds=True).errors
             return merged
         hit = self._errors.get(key)
         if hit is None:
-            self.computed += 1
+            self._fresh.append(("errors", key))
             counts = self._wer.get(key)
             hit = self._errors[key] = counts.errors if counts is not None else _distance(ref, hyp, self._keys)
         return hit

@@ -195,12 +195,6 @@ class TextCache:
             file_texts[source] = texts
             for h in dict.fromkeys(known[t] for t in texts):
                 by_hyp.setdefault(h, []).append(source)
-        index: dict[Source, dict[str, int]] = {}
-        for source in file_texts:
-            entry = self._entries[source] = self._read(self._digests[source]) or _Entry()
-            entry.norm.update((t, known[t]) for t in file_texts[source])
-            entry.norm.update((t, known[t]) for t in references.get(source, ()) if t is not None and t in known)
-            index[source] = {t: i for i, t in enumerate(entry.strings)}
         joined: dict[tuple[str, ...], str] = {}
 
         def text(t: tuple[str, ...]) -> str:
@@ -209,24 +203,33 @@ class TextCache:
                 s = joined[t] = " ".join(t)
             return s
 
-        def at(source: Source, t: str) -> int:
-            where = index[source]
-            i = where.get(t)
-            if i is None:
-                i = where[t] = len(self._entries[source].strings)
-                self._entries[source].strings.append(t)
-            return i
-
-        for name, (ref_t, hyp_t), value in cache.known():
+        # a run that normalized new texts writes everything the caches hold; a warm one only what it computed
+        cold = len(known) != self._known
+        results = cache.known() if cold else cache.fresh(self._computed)
+        grown: dict[Source, list[tuple[str, str, str, object]]] = {source: [] for source in file_texts} if cold else {}
+        for name, (ref_t, hyp_t), value in results:
             owners = by_hyp.get(text(hyp_t))
-            if not owners:
-                continue
-            rt, ht = text(ref_t), text(hyp_t)
-            for source in owners:
-                getattr(self._entries[source], name)[(at(source, rt), at(source, ht))] = value
+            if owners:
+                item = (name, text(ref_t), text(hyp_t), value)
+                for source in owners:
+                    grown.setdefault(source, []).append(item)
+        for source, items in grown.items():
+            entry = self._entries[source] = self._read(self._digests[source]) or _Entry()
+            if cold:
+                entry.norm.update((t, known[t]) for t in file_texts[source])
+                entry.norm.update((t, known[t]) for t in references.get(source, ()) if t is not None and t in known)
+            where = {t: i for i, t in enumerate(entry.strings)}
+            for name, rt, ht, value in items:
+                ij = []
+                for t in (rt, ht):
+                    i = where.get(t)
+                    if i is None:
+                        i = where[t] = len(entry.strings)
+                        entry.strings.append(t)
+                    ij.append(i)
+                getattr(entry, name)[(ij[0], ij[1])] = value
         written = 0
-        for source in file_texts:
-            entry = self._entries[source]
+        for source, entry in self._entries.items():
             if entry.size() > self._sizes[source]:
                 self._write(self._digests[source], entry)
                 self._sizes[source] = entry.size()
