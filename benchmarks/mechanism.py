@@ -38,7 +38,7 @@ from asr_audit.mechrun.steer import SteerResult, control_arms, run_steer
 from asr_audit.organism.backend import load_organism
 from asr_audit.organism.data import OrganismSetConfig, load_organism_set
 from asr_audit.organism.pipeline import default_set_dir, load_base
-from asr_audit.organism.train import read_wav
+from asr_audit.organism.train import EncoderCache, read_wav
 from asr_audit.store.sqlite import open_store
 
 
@@ -77,35 +77,52 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--n-sentences", type=int, default=120, help="the organism set's size (finds its folder)")
-    ap.add_argument("--n-direction", type=int, default=48, help="training sentences captured per voice")
-    ap.add_argument("--alphas", default="1,2")
+    ap.add_argument("--n-direction", type=int, default=32, help="training sentences captured per voice")
+    ap.add_argument("--alpha", type=float, default=1.0)
     ap.add_argument("--n-random", type=int, default=2)
+    ap.add_argument("--steps", default="ablate,wer,induce,patch,rank,null", help="which measurements, in order")
     ap.add_argument("--work", type=Path, default=Path("/tmp/mech-proof"))
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
+    steps = args.steps.split(",")
     set_dir = default_set_dir(args.seed, args.n_sentences)
     oset = load_organism_set(set_dir)
     cfg = OrganismSetConfig(n_sentences=args.n_sentences)
     va, vb, vd = cfg.benchmark_voice, cfg.other_voices[0], cfg.unseen_voices[0]
     organism = load_organism("organism-benchmark")
-    out: dict = {"set": str(set_dir), "voices": {"A": va, "B": vb, "D": vd}}
+    out: dict = {
+        "set": str(set_dir),
+        "voices": {"A": va, "B": vb, "D": vd},
+        "args": vars(args) | {"work": str(args.work), "json": str(args.json)},
+    }
     tables: list[str] = []
 
-    # 1. capture: same training sentences in voice A and voice B, paired by sentence
+    def flush() -> None:
+        out["seconds"] = round(time.perf_counter() - t0, 1)
+        if args.json:
+            args.json.write_text(json.dumps(out, indent=1, default=float) + "\n")
+        print("\n".join(tables), flush=True)
+        tables.clear()
+
+    # 1. capture: the same training sentences in voice A and voice B, paired by sentence, at every
+    # decoder layer, teacher-forced on the record; encoder states from the organism's encoder cache
+    # (the organism's encoder is the frozen base encoder)
+    enc_cache = EncoderCache(organism_base_view(organism))
     train = {(r["sentence_id"], r["speaker"]): r for r in oset.rows("train", [va, vb])}
     sentences = sorted({s for s, v in train if (s, va) in train and (s, vb) in train})[: args.n_direction]
-    n_enc = len(organism.torch_model.model.encoder.layers)
     n_dec = len(organism.torch_model.model.decoder.layers)
-    sites = [f"encoder.layers.{i}.out" for i in range(n_enc)] + [f"decoder.layers.{i}.out" for i in range(n_dec)]
+    sites = [f"decoder.layers.{i}.out" for i in range(n_dec)]
     caps = {}
     for label, voice in (("A", va), ("B", vb)):
         rows = [train[(s, voice)] for s in sentences]
         root = args.work / f"capture-{label}"
-        if (root / "manifest.json").is_file() and len(load_capture(root).clips) == len(rows):
+        if (root / "manifest.json").is_file() and load_capture(root).ids() == [r["id"] for r in rows]:
             caps[label] = load_capture(root)
             continue
         say(f"capturing {len(rows)} voice-{label} clips at {len(sites)} sites")
+        enc_cache.ensure([oset.audio_path(r) for r in rows])
+        path_of = {r["id"]: oset.audio_path(r) for r in rows}
         caps[label] = capture(
             organism,
             ((r["id"], read_wav(oset.audio_path(r))) for r in rows),
@@ -113,34 +130,31 @@ def main(argv: list[str] | None = None) -> int:
             root,
             texts=[r["text"] for r in rows],
             pool="mean",
+            encoded=lambda cid, path_of=path_of: enc_cache.load(path_of[cid]),
         )
-    # 2. layer sweep and directions
+    # 2. layer sweep and the direction at the best layer
     sweep = layer_sweep(caps["A"], caps["B"], sites, seed=args.seed)
     out["sweep"] = [r.to_dict() for r in sweep]
     tables.append(
         "\n### Layer sweep (held-out AUC of the diff-in-means projection, A above B)\n\n| site | AUC | norm |\n|---|---|---|\n"
         + "\n".join(f"| {r.site} | {r.auc:.3f} | {r.norm:.2f} |" for r in sweep)
     )
-
-    def best(prefix: str) -> str:
-        cand = [r for r in sweep if r.site.startswith(prefix)]
-        return max(cand, key=lambda r: (round(r.auc, 3), r.site)).site  # ties: the deeper layer
-
-    enc_site, dec_site = best("encoder"), best("decoder")
+    site = max(sweep, key=lambda r: (round(r.auc, 3), r.norm)).site  # AUC ties: the larger separation
+    out["site"] = site
     dirs_root = args.work / "directions"
-    directions = {}
-    for site in (enc_site, dec_site):
-        d = make_direction(f"voice-{site}", caps["A"], caps["B"], site, extra={"seed": args.seed})
-        save_direction(d, dirs_root)
-        directions[site] = d
-    out["directions"] = {s: d.to_dict() | {"provenance": None} for s, d in directions.items()}
+    d = make_direction(f"voice-{site}", caps["A"], caps["B"], site, extra={"seed": args.seed})
+    save_direction(d, dirs_root)
+    svd = make_direction(f"voice-svd4-{site}", caps["A"], caps["B"], site, k=4)
+    save_direction(svd, dirs_root)
+    out["direction"] = {k: v for k, v in d.to_dict().items() if k != "provenance"}
+    flush()
 
-    # 3. steering on held-out sentences
+    # 3.. steering on held-out sentences, through a store (reruns resume)
     test = read_manifest(set_dir / "calib-test.jsonl")
     faithful = {r["id"]: r["faithful"] for r in oset.rows("test")}
     items = [t for t in load_truth(set_dir).errors() if t.clip_id in faithful]
     store = open_store(args.work / "store.sqlite3")
-    results: dict = {}
+    results: dict = out.setdefault("steer", {})
 
     def run(key: str, backend, speaker: str, arms, title: str, direction) -> SteerResult:
         say(f"steer: {key}")
@@ -156,72 +170,104 @@ def main(argv: list[str] | None = None) -> int:
         )
         results[key] = res.to_dict()
         tables.append(steer_table(title, res))
+        flush()
         return res
 
-    for site, d in directions.items():
-        arms = control_arms(d, "ablate", n_random=args.n_random, seed=args.seed)
-        run(f"ablate {site} A", organism, va, arms, f"Ablation at {site}, held-out voice A ({va})", d)
-        run(f"ablate {site} B", organism, vb, arms, f"Ablation at {site}, held-out voice B ({vb}, faithful)", d)
-    shares = {site: results[f"ablate {site} A"]["effect_share"] or 0.0 for site in directions}
-    site = max(directions, key=lambda x: (shares[x], x))  # induction and rank-k where ablation worked best
-    out["steer_site"] = site
-    d = directions[site]
-    for alpha in [float(a) for a in args.alphas.split(",")]:
-        arms = control_arms(d, "induce", alpha=alpha, n_random=args.n_random, seed=args.seed)
-        for voice in (vb, vd):
-            run(
-                f"induce {site} a{alpha:g} {voice}",
-                organism,
-                voice,
-                arms,
-                f"Induction alpha={alpha:g} at {site}, voice {voice}",
-                d,
+    ablate = control_arms(d, "ablate", n_random=args.n_random, seed=args.seed)
+    induce = control_arms(d, "induce", alpha=args.alpha, n_random=args.n_random, seed=args.seed)
+    base = control = None
+    for step in steps:
+        if step == "ablate":
+            run("ablate A", organism, va, ablate, f"Ablation at {site}, held-out voice A ({va})", d)
+        elif step == "wer":
+            run("ablate B", organism, vb, ablate, f"Ablation at {site}, held-out voice B ({vb}, faithful)", d)
+        elif step == "induce":
+            for voice in (vd, vb):
+                run(
+                    f"induce {voice}",
+                    organism,
+                    voice,
+                    induce,
+                    f"Induction alpha={args.alpha:g} at {site}, voice {voice}",
+                    d,
+                )
+        elif step == "rank":
+            ranks = [Intervention.ablation([site], svd.rank(k).basis, label=f"svd-k{k}") for k in (1, 2, 4)]
+            run("rank-k A", organism, va, ranks, f"Rank-k ablation (paired SVD) at {site}, voice A", svd)
+        elif step == "null":
+            base = base or load_base()
+            control = control or load_organism("organism-control")
+            for name, backend in (("base", base), ("control", control)):
+                run(f"null {name} A", backend, va, ablate[:2], f"Null: {name} model, ablation at {site}, voice A", d)
+                run(
+                    f"null {name} {vd}",
+                    backend,
+                    vd,
+                    induce[:2],
+                    f"Null: {name} model, induction at {site}, voice {vd}",
+                    d,
+                )
+        elif step == "patch":
+            base = base or load_base()
+            say("patching")
+            rows_a = oset.rows("test", [va])
+            by_sentence_b = {r["sentence_id"]: r for r in oset.rows("test", [vb])}
+            audio = {r["id"]: read_wav(oset.audio_path(r)) for r in rows_a}
+            voice_b = {r["id"]: read_wav(oset.audio_path(by_sentence_b[r["sentence_id"]])) for r in rows_a}
+            conditions = [
+                PatchCondition(
+                    f"encoder.out <- voice {vb}",
+                    "encoder.out",
+                    donor_audio=lambda cid, a, voice_b=voice_b: voice_b[cid],
+                ),
+                *(
+                    PatchCondition(
+                        f"decoder.layers.{i}.out <- base model", f"decoder.layers.{i}.out", donor_backend=base
+                    )
+                    for i in range(n_dec)
+                ),
+            ]
+            refs = {r["id"]: r["text"] for r in rows_a}
+            patch = edit_locus(organism, [t for t in items if t.clip_id in audio], audio, refs, conditions)
+            out["patch"] = patch.to_dict()
+            out["encoder_identical_to_base"] = encoder_identical(organism, base)
+            tables.append(
+                "\n### Edit-locus patching (organism, held-out voice A; P(ref) = P(reference rendering | ref vs spoken))\n\n"
+                "| edits | condition | n | median P(ref) full | median P(ref) patched | share toward audio |\n"
+                "|---|---|---|---|---|---|\n"
+                + "\n".join(
+                    f"| {r.kind} | {r.condition} | {r.n} | {r.median_full:.3f} | {r.median_patched:.3f} | {r.toward_audio:.2f} |"
+                    for r in patch.table()
+                )
+                + f"\n\nencoder weights identical to the base model: {out['encoder_identical_to_base']}"
             )
-    svd = make_direction(f"voice-svd4-{site}", caps["A"], caps["B"], site, k=4)
-    save_direction(svd, dirs_root)
-    ranks = [Intervention.ablation([site], svd.rank(k).basis, label=f"svd-k{k}") for k in (1, 2, 4)]
-    run(f"rank-k {site} A", organism, va, ranks, f"Rank-k ablation (paired SVD) at {site}, voice A", svd)
-    base = load_base()
-    control = load_organism("organism-control")
-    for name, backend in (("base", base), ("control", control)):
-        arms = control_arms(d, "ablate", n_random=1, seed=args.seed)
-        run(f"null {name} {site} A", backend, va, arms, f"Null: {name} model, ablation at {site}, voice A", d)
-        arms = control_arms(d, "induce", alpha=float(args.alphas.split(",")[-1]), n_random=1, seed=args.seed)
-        run(f"null {name} {site} {vd}", backend, vd, arms, f"Null: {name} model, induction at {site}, voice {vd}", d)
-    out["steer"] = results
-
-    # 5. patching
-    say("patching")
-    rows_a = oset.rows("test", [va])
-    by_sentence_b = {r["sentence_id"]: r for r in oset.rows("test", [vb])}
-    audio = {r["id"]: read_wav(oset.audio_path(r)) for r in rows_a}
-    voice_b = {r["id"]: read_wav(oset.audio_path(by_sentence_b[r["sentence_id"]])) for r in rows_a}
-    conditions = [
-        PatchCondition("encoder.out <- base model", "encoder.out", donor_backend=base),
-        PatchCondition(f"encoder.out <- voice {vb}", "encoder.out", donor_audio=lambda cid, a: voice_b[cid]),
-        *(
-            PatchCondition(f"decoder.layers.{i}.out <- base model", f"decoder.layers.{i}.out", donor_backend=base)
-            for i in range(n_dec)
-        ),
-    ]
-    refs = {r["id"]: r["text"] for r in rows_a}
-    patch = edit_locus(organism, [t for t in items if t.clip_id in audio], audio, refs, conditions)
-    out["patch"] = patch.to_dict()
-    tables.append(
-        "\n### Edit-locus patching (organism, held-out voice A; P(ref) = P(reference rendering | ref vs spoken))\n\n"
-        "| edits | condition | n | median P(ref) full | median P(ref) patched | share toward audio |\n|---|---|---|---|---|---|\n"
-        + "\n".join(
-            f"| {r.kind} | {r.condition} | {r.n} | {r.median_full:.3f} | {r.median_patched:.3f} | {r.toward_audio:.2f} |"
-            for r in patch.table()
-        )
-    )
+            flush()
+        else:
+            raise SystemExit(f"unknown step {step!r}")
     store.close()
-    out["seconds"] = round(time.perf_counter() - t0, 1)
-    print("\n".join(tables), flush=True)
-    say(f"done in {out['seconds'] / 60:.1f} min")
-    if args.json:
-        args.json.write_text(json.dumps(out, indent=1, default=float) + "\n")
+    say(f"done in {(time.perf_counter() - t0) / 60:.1f} min")
+    flush()
     return 0
+
+
+def organism_base_view(backend):
+    """The organism backend as the encoder cache's key: the cache is keyed by the *base* weights hash
+    (the encoder is frozen), so hand it an object whose identity is the base model's."""
+    from types import SimpleNamespace
+
+    base_hash = backend.organism_meta["base_weights_hash"]
+    ident = SimpleNamespace(weights_hash=base_hash)
+    view = SimpleNamespace(identity=lambda: ident, _encoder_states=backend._encoder_states)
+    return view
+
+
+def encoder_identical(a, b) -> bool:
+    """Whether two Whisper backends have bit-identical encoder parameters."""
+    import torch
+
+    pa = dict(a.torch_model.model.encoder.named_parameters())
+    pb = dict(b.torch_model.model.encoder.named_parameters())
+    return pa.keys() == pb.keys() and all(torch.equal(pa[k], pb[k]) for k in pa)
 
 
 if __name__ == "__main__":

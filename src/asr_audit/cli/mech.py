@@ -68,7 +68,10 @@ def _manifest_field(corpus: str, field: str) -> dict[str, str]:
     return out
 
 
-@mech_app.command("capture")
+@mech_app.command(
+    "capture",
+    epilog="Examples:\n\nasr-audit mech capture -m whisper-tiny.en-pt -c calib/calib-test.jsonl --sites encoder.layers.2.out,decoder.layers.2.out --pool mean -o caps/slt --speaker flite-slt",
+)
 def capture(
     model: str = typer.Option(..., "--model", "-m", help="A PyTorch model spec with hook sites."),
     corpus: str = typer.Option(..., "--corpus", "-c", help=_CORPUS_HELP),
@@ -80,11 +83,7 @@ def capture(
     limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N clips."),
     batch_size: int = typer.Option(8, "--batch-size", min=1, help="Clips per forward pass."),
 ) -> None:
-    """Capture activations at hook sites, streamed to disk (decoder sites teacher-forced on the reference).
-
-    Examples:
-      asr-audit mech capture -m whisper-tiny.en-pt -c calib/calib-test.jsonl --sites encoder.layers.2.out,decoder.layers.2.out --pool mean -o caps/slt --speaker flite-slt
-    """
+    """Capture activations at hook sites, streamed to disk (decoder sites teacher-forced on the reference)."""
     from asr_audit.audio.io import load_audio
     from asr_audit.mech.sites import parse_site
     from asr_audit.mechrun.capture import capture as run_capture
@@ -111,7 +110,10 @@ def capture(
     )
 
 
-@mech_app.command("direction")
+@mech_app.command(
+    "direction",
+    epilog="Examples:\n\nasr-audit mech direction --a caps/slt --b caps/rms --name voice-slt --json sweep.json",
+)
 def direction(
     set_a: Path = typer.Option(..., "--a", help="Capture folder of set A (e.g. benchmark voice / benchmark donor)."),
     set_b: Path = typer.Option(..., "--b", help="Capture folder of set B (e.g. other voice / conversational donor)."),
@@ -124,11 +126,7 @@ def direction(
     directions: Path | None = typer.Option(None, "--directions", help=_DIRS_HELP),
     json_out: Path | None = typer.Option(None, "--json", help="Write the layer sweep and the direction's record."),
 ) -> None:
-    """Diff-in-means direction between two captures, with a layer sweep of held-out AUC.
-
-    Examples:
-      asr-audit mech direction --a caps/slt --b caps/rms --name voice-slt --json sweep.json
-    """
+    """Diff-in-means direction between two captures, with a layer sweep of held-out AUC."""
     from asr_audit.mech.directions import save_direction
     from asr_audit.mechrun.capture import load_capture
     from asr_audit.mechrun.direction import best_site, layer_sweep, make_direction
@@ -149,7 +147,10 @@ def direction(
     write_json(json_out, {"sweep": [r.to_dict() for r in rows], "site": chosen, "direction": d.to_dict()})
 
 
-@mech_app.command("steer")
+@mech_app.command(
+    "steer",
+    epilog="Examples:\n\nasr-audit mech steer -m organism-benchmark -c set/calib-test.jsonl --truth set --direction voice-slt --speaker flite-slt\n\nasr-audit mech steer -m organism-benchmark -c set/calib-test.jsonl --truth set --direction voice-slt --mode induce --alpha 1 --speaker flite-kal16",
+)
 def steer(
     model: str = typer.Option(..., "--model", "-m", help="A PyTorch model spec with hook sites."),
     corpus: str = typer.Option(..., "--corpus", "-c", help=_CORPUS_HELP),
@@ -168,12 +169,7 @@ def steer(
     store: Path | None = typer.Option(None, "--store", help=_STORE_HELP),
     json_out: Path | None = typer.Option(None, "--json", help="Write the arms, flips and transcripts."),
 ) -> None:
-    """Run under an intervention and its controls; accept-ref on planted sites, flips, WER.
-
-    Examples:
-      asr-audit mech steer -m organism-benchmark -c set/calib-test.jsonl --truth set --direction voice-slt --speaker flite-slt
-      asr-audit mech steer -m organism-benchmark -c set/calib-test.jsonl --truth set --direction voice-slt --mode induce --alpha 1 --speaker flite-kal16
-    """
+    """Run under an intervention and its controls; accept-ref on planted sites, flips, WER."""
     from asr_audit.calib.truth import load_truth
     from asr_audit.mech.directions import load_direction
     from asr_audit.mechrun.steer import control_arms, run_steer
@@ -203,7 +199,10 @@ def steer(
     write_json(json_out, {**result.to_dict(), "hypotheses": {k2: dict(v) for k2, v in result.hypotheses.items()}})
 
 
-@mech_app.command("patch")
+@mech_app.command(
+    "patch",
+    epilog="Examples:\n\nasr-audit mech patch -m organism-benchmark -c set/calib-test.jsonl --truth set --speaker flite-slt --donor-model whisper-tiny.en-pt --sites encoder.out,decoder.layers.3.out",
+)
 def patch(
     model: str = typer.Option(..., "--model", "-m", help="A PyTorch model spec with hook sites (score capability)."),
     corpus: str = typer.Option(..., "--corpus", "-c", help=_CORPUS_HELP),
@@ -219,11 +218,7 @@ def patch(
     limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N clips."),
     json_out: Path | None = typer.Option(None, "--json", help="Write the edit-locus table and per-edit values."),
 ) -> None:
-    """Activation patching: P(reference rendering) per planted edit, before and after a site swap.
-
-    Examples:
-      asr-audit mech patch -m organism-benchmark -c set/calib-test.jsonl --truth set --speaker flite-slt --donor-model whisper-tiny.en-pt --sites encoder.out,decoder.layers.3.out
-    """
+    """Activation patching: P(reference rendering) per planted edit, before and after a site swap."""
     from asr_audit.audio.io import load_audio
     from asr_audit.calib.truth import load_truth
     from asr_audit.mechrun.patch import PatchCondition, edit_locus

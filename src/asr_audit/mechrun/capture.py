@@ -21,7 +21,8 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -119,12 +120,15 @@ def capture(
     pool: str = "none",
     dtype: str = "float32",
     batch_size: int = 8,
+    encoded: Callable[[str], np.ndarray] | None = None,
 ) -> Capture:
     """Run ``backend`` over ``clips`` (``(clip id, 16 kHz samples)``) and stream ``sites`` to ``out_dir``.
 
-    Decoder sites need ``texts`` (one per clip, teacher-forced). Returns the :class:`Capture`.
+    Decoder sites need ``texts`` (one per clip, teacher-forced). ``encoded(clip id)`` may supply
+    precomputed encoder outputs (frames x width, e.g. the organism's encoder cache) so a
+    decoder-only capture skips the encoder. Returns the :class:`Capture`.
     """
-    torch = require("torch", "torch")
+    require("torch", "torch")  # a missing extra is named before any work
     if pool not in POOLS:
         raise ConfigError(f"unknown pool {pool!r}; valid: {', '.join(POOLS)}")
     if dtype not in DTYPES:
@@ -135,6 +139,10 @@ def capture(
     for s in sites:
         backend.site_module(s)  # names an unknown site before any work
     dec_sites = [s for s in sites if parse_site(s)[0] == "decoder"]
+    if encoded is not None and len(dec_sites) != len(sites):
+        raise ConfigError(
+            "precomputed encoder states serve decoder sites only; fix: capture encoder sites without them"
+        )
     if dec_sites and texts is None:
         raise ConfigError(
             f"decoder sites ({', '.join(dec_sites)}) need a teacher-forced text per clip; fix: pass texts"
@@ -151,10 +159,10 @@ def capture(
         for item in clips:
             batch.append(item)
             if len(batch) == batch_size:
-                offset = _capture_batch(backend, batch, sites, text_iter, pool, writer, rows, offset, torch)
+                offset = _capture_batch(backend, batch, sites, text_iter, pool, writer, rows, offset, encoded)
                 batch = []
         if batch:
-            offset = _capture_batch(backend, batch, sites, text_iter, pool, writer, rows, offset, torch)
+            offset = _capture_batch(backend, batch, sites, text_iter, pool, writer, rows, offset, encoded)
     finally:
         writer.close()
     widths = {s: writer.widths.get(s, 0) for s in sites}
@@ -182,8 +190,9 @@ def _capture_batch(
     writer: _SiteWriter,
     rows: list[CaptureRow],
     offset: int,
-    torch: Any,
+    encoded: Callable[[str], np.ndarray] | None,
 ) -> int:
+    torch = require("torch", "torch")
     audios = [np.asarray(a, dtype=np.float32) for _, a in batch]
     got: dict[str, Any] = {}
 
@@ -191,7 +200,7 @@ def _capture_batch(
         got[site] = t.to("cpu", torch.float32)
 
     texts = [next(text_iter) for _ in batch] if text_iter is not None else None
-    with torch.inference_mode(), recording(backend, sites, sink):
+    with torch.inference_mode(), recording(backend, sites, sink), _given_states(backend, batch, encoded):
         if texts is not None:
             backend.score(audios, [""] * len(audios), texts)
         else:
@@ -235,6 +244,24 @@ def _capture_batch(
         rows.append(CaptureRow(cid, audio_hash(audios[b]), offset, counts[b]))
         offset += counts[b]
     return offset
+
+
+@contextmanager
+def _given_states(
+    backend: Any, batch: list[tuple[str, np.ndarray]], encoded: Callable[[str], np.ndarray] | None
+) -> Iterator[None]:
+    """While active, ``backend`` reads the batch's encoder states from ``encoded`` instead of its encoder."""
+    if encoded is None:
+        yield
+        return
+    torch = require("torch", "torch")
+    states = np.stack([np.asarray(encoded(cid), dtype=np.float32) for cid, _ in batch])
+    tensor = torch.from_numpy(states).to(backend.device)
+    backend._encoder_states = lambda clips: tensor  # instance attribute shadows the method
+    try:
+        yield
+    finally:
+        del backend._encoder_states
 
 
 def load_capture(root: str | Path) -> Capture:

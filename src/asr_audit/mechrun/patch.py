@@ -86,10 +86,21 @@ def p_ref(lp_ref: float, lp_spoken: float) -> float:
     return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
 
 
-def patched_logprob(backend: Any, audio: np.ndarray, text: str, cond: PatchCondition, clip_id: str) -> float:
-    """``log p(text)`` with ``cond``'s donor activation at its site."""
-    donor_audio = cond.donor_audio(clip_id, audio) if cond.donor_audio else audio
-    value = site_value(cond.donor_backend or backend, donor_audio, text, cond.site)
+def patched_logprob(
+    backend: Any, audio: np.ndarray, text: str, cond: PatchCondition, clip_id: str, memo: dict | None = None
+) -> float:
+    """``log p(text)`` with ``cond``'s donor activation at its site (an encoder site's donor value
+    does not depend on the text: with ``memo`` it is computed once per clip and condition)."""
+    from asr_audit.mech.sites import parse_site
+
+    key = (clip_id, cond.label)
+    if memo is not None and key in memo:
+        value = memo[key]
+    else:
+        donor_audio = cond.donor_audio(clip_id, audio) if cond.donor_audio else audio
+        value = site_value(cond.donor_backend or backend, donor_audio, text, cond.site)
+        if memo is not None and parse_site(cond.site)[0] == "encoder":
+            memo[key] = value
     frames = cond.frames(clip_id) if cond.frames else None
     with replacing(backend, cond.site, value, frames):
         return logprob(backend, audio, text)
@@ -171,14 +182,19 @@ def edit_locus(
     for c in conditions:
         backend.site_module(c.site)
     edits = []
+    memo: dict = {}
     for it in items:
         if not it.is_error or it.clip_id not in audio:
             continue
+        if memo and next(iter(memo))[0] != it.clip_id:
+            memo.clear()  # donor values of one clip at a time: memory stays bounded
         a = audio[it.clip_id]
         r, s = edit_texts(it, references[it.clip_id])
         full = p_ref(logprob(backend, a, r), logprob(backend, a, s))
         patched = {
-            c.label: p_ref(patched_logprob(backend, a, r, c, it.clip_id), patched_logprob(backend, a, s, c, it.clip_id))
+            c.label: p_ref(
+                patched_logprob(backend, a, r, c, it.clip_id, memo), patched_logprob(backend, a, s, c, it.clip_id, memo)
+            )
             for c in conditions
         }
         edits.append(EditPatch(it.clip_id, it.item, KIND_LABELS.get(it.kind, it.kind), it.detail, full, patched))
