@@ -83,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--steps", default="ablate,wer,induce,patch,rank,null", help="which measurements, in order")
     ap.add_argument("--work", type=Path, default=Path("/tmp/mech-proof"))
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--report", type=Path, default=None, help="also write an HTML report (the mech section) here")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     steps = args.steps.split(",")
@@ -245,6 +246,11 @@ def main(argv: list[str] | None = None) -> int:
         else:
             raise SystemExit(f"unknown step {step!r}")
     store.close()
+    if args.report:
+        from asr_audit.report.html import build_report
+
+        entry = {"probe": "mech", "corpus": f"organism {set_dir.name}", "result": out}
+        say(f"report: {build_report({'title': 'Mechanism on the model organism', 'probes': [entry]}, args.report)}")
     say(f"done in {(time.perf_counter() - t0) / 60:.1f} min")
     flush()
     return 0

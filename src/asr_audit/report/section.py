@@ -88,7 +88,12 @@ class ReportContext:
 
 SectionRenderer = Callable[[ReportContext, Mapping[str, Any]], Section]
 # modules whose import registers the built-in sections
-SECTION_MODULES = ("asr_audit.report.sections", "asr_audit.report.sections_audio", "asr_audit.report.sections_battery")
+SECTION_MODULES = (
+    "asr_audit.report.sections",
+    "asr_audit.report.sections_audio",
+    "asr_audit.report.sections_battery",
+    "asr_audit.report.sections_mech",
+)
 SECTIONS: Registry[SectionRenderer] = Registry(
     "report section", fix="register one with asr_audit.report.section.register_section", modules=SECTION_MODULES
 )
