@@ -88,7 +88,7 @@ def test_patching_with_the_same_run_is_the_identity(tiny, clip) -> None:
     for site in ("encoder.out", DEC):
         assert patched_logprob(tiny, clip, text, PatchCondition("self", site), "c") == pytest.approx(clean, abs=1e-4)
     other = clip[::-1].copy()
-    donor = PatchCondition("other audio", "encoder.out", donor_audio=lambda cid, a: other)
+    donor = PatchCondition("other audio", DEC, donor_audio=lambda cid, a: other)
     assert abs(patched_logprob(tiny, clip, text, donor, "c") - clean) > 1e-3
 
 
