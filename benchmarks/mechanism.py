@@ -192,6 +192,27 @@ def main(argv: list[str] | None = None) -> int:
                     f"Induction alpha={args.alpha:g} at {site}, voice {voice}",
                     d,
                 )
+        elif step == "meanablate":
+            # projection ablation sets h.d to 0, which is not where voice-B activations project;
+            # mean ablation sets it to voice B's mean projection (B's pooled mean as the center)
+            unit_d = d.vector / d.norm
+            mean_b = caps["B"].pooled(site).mean(0)
+            out["mean_projection"] = {
+                "A": float(caps["A"].pooled(site).mean(0) @ unit_d),
+                "B": float(mean_b @ unit_d),
+            }
+            arms = [
+                Intervention.ablation([site], unit_d[None, :], center=mean_b, label="mean-ablate-k1"),
+                Intervention.ablation([site], svd.rank(1).basis, center=mean_b, label="mean-ablate-svd-k1"),
+            ]
+            run(
+                "mean-ablate A",
+                organism,
+                va,
+                arms,
+                f"Mean ablation (projection set to voice B's mean) at {site}, voice A",
+                d,
+            )
         elif step == "rank":
             ranks = [Intervention.ablation([site], svd.rank(k).basis, label=f"svd-k{k}") for k in (1, 2, 4)]
             run("rank-k A", organism, va, ranks, f"Rank-k ablation (paired SVD) at {site}, voice A", svd)

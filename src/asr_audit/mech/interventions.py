@@ -1,7 +1,9 @@
 """Interventions on a hook site's output, as context managers that always remove their hooks.
 
 * **projection ablation** (``kind="ablate"``): ``h - (h . b) b`` for every row ``b`` of an
-  orthonormal basis (rank ``k``: the whole subspace is projected out);
+  orthonormal basis (rank ``k``: the whole subspace is projected out); with a ``center`` ``c``,
+  ``h - ((h - c) . b) b`` (mean ablation: the projection is set to that of ``c``, e.g. the
+  other set's mean, instead of 0);
 * **additive induction** (``kind="induce"``): ``h + alpha * v`` (``alpha = 0`` is the identity).
 
 Either applies at one or more sites (a site's activation is its module's forward output, the
@@ -45,6 +47,7 @@ class Intervention:
     alpha: float = 1.0
     frames: tuple[int, int] | None = None
     label: str = ""
+    center: tuple[float, ...] = ()  # ablation: the point whose projection is kept (default: 0)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -66,15 +69,30 @@ class Intervention:
 
     @classmethod
     def ablation(
-        cls, sites: Sequence[str], basis: np.ndarray, *, frames: tuple[int, int] | None = None, label: str = "ablate"
+        cls,
+        sites: Sequence[str],
+        basis: np.ndarray,
+        *,
+        frames: tuple[int, int] | None = None,
+        label: str = "ablate",
+        center: np.ndarray | None = None,
     ) -> Intervention:
-        """Project out the rows of ``basis`` (orthonormalized here, so any full-rank rows do)."""
+        """Project out the rows of ``basis`` (orthonormalized here, so any full-rank rows do);
+        with ``center``, set the projection to ``center``'s instead of 0."""
         b = np.atleast_2d(np.asarray(basis, dtype=np.float64))
         q, r = np.linalg.qr(b.T)
         if np.any(np.abs(np.diag(r)) < 1e-12):
             raise ConfigError("the ablation basis is rank-deficient (a zero or repeated direction)")
+        c = () if center is None else tuple(float(x) for x in np.asarray(center, dtype=np.float64).reshape(-1))
+        if c and len(c) != b.shape[1]:
+            raise ConfigError(f"the ablation center has width {len(c)} but the basis {b.shape[1]}")
         return cls(
-            "ablate", tuple(sites), basis=tuple(tuple(map(float, row)) for row in q.T), frames=frames, label=label
+            "ablate",
+            tuple(sites),
+            basis=tuple(tuple(map(float, row)) for row in q.T),
+            frames=frames,
+            label=label,
+            center=c,
         )
 
     @classmethod
@@ -107,6 +125,8 @@ class Intervention:
             "k": self.k,
             "frames": list(self.frames) if self.frames else None,
         }
+        if self.center:  # absent for plain ablation: keys made before centers existed stay valid
+            payload["center"] = hashlib.sha256(np.asarray(self.center, np.float64).tobytes()).hexdigest()
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
     @property
@@ -122,6 +142,7 @@ class Intervention:
             "alpha": self.alpha if self.kind == "induce" else None,
             "k": self.k if self.kind == "ablate" else None,
             "frames": list(self.frames) if self.frames else None,
+            "centered": bool(self.center),
             "key": self.key,
         }
 
@@ -139,11 +160,16 @@ def edit_fn(iv: Intervention) -> Any:
     torch = require("torch", "torch")
     basis = np.asarray(iv.basis, dtype=np.float64)
     vector = np.asarray(iv.vector, dtype=np.float64)
+    center = np.asarray(iv.center, dtype=np.float64)
 
     def edit(h: Any) -> Any:
         if iv.kind == "ablate":
             b = torch.as_tensor(basis, dtype=h.dtype, device=h.device)
-            new = h - (h @ b.T) @ b
+            if iv.center:
+                c = torch.as_tensor(center, dtype=h.dtype, device=h.device)
+                new = h - ((h - c) @ b.T) @ b
+            else:
+                new = h - (h @ b.T) @ b
         else:
             v = torch.as_tensor(vector, dtype=h.dtype, device=h.device)
             new = h + iv.alpha * v
