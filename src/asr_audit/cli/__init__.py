@@ -179,6 +179,7 @@ VERB_MODULES = [
     "asr_audit.cli.audio_probes",
     "asr_audit.cli.battery",
     "asr_audit.cli.organism",
+    "asr_audit.cli.mech",
     "asr_audit.cli.demo",
     "asr_audit.cli.corpus",
     "asr_audit.cli.gate",

@@ -94,6 +94,7 @@ SECTION_MODULES = (
     "asr_audit.report.sections_battery",
     "asr_audit.report.gate",
     "asr_audit.report.sections_validity",
+    "asr_audit.report.sections_mech",
 )
 SECTIONS: Registry[SectionRenderer] = Registry(
     "report section", fix="register one with asr_audit.report.section.register_section", modules=SECTION_MODULES

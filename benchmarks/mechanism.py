@@ -1,0 +1,301 @@
+"""The white-box layer proven on the model organism (the known answer): direction, ablation,
+induction, rank-k, patching, and the null on the base model and the control.
+
+Needs trained organisms (``asr-audit organism train``; set ``ASR_AUDIT_ORGANISM_DIR``) and their
+set. Steps, all through the library the ``asr-audit mech`` verbs call:
+
+1. capture (pooled per clip) the benchmark-voice (A) and other-voice (B) *training* clips of the
+   same sentences at every encoder and decoder layer output, decoder teacher-forced on the record;
+2. layer sweep (held-out AUC, seed 0) and diff-in-means directions at the best encoder and the
+   best decoder site, plus a rank-4 paired-SVD subspace;
+3. steering on *held-out* sentences through a store: ablation on voice-A clips (accept-ref on
+   planted sites, flips, random-direction and shuffled controls), WER on voice-B (faithful)
+   clips under the same ablation, induction on voice-B and unseen-voice clips, rank k = 1, 2, 4;
+4. the same ablation on the base model and the control (null: nothing to remove);
+5. edit-locus patching on voice-A clips: encoder output from the base model (frozen encoder:
+   identical), encoder output from the same sentence in voice B, decoder layers from the base.
+
+    ASR_AUDIT_ORGANISM_DIR=/tmp/mech-organism python benchmarks/mechanism.py --n-sentences 120 --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from asr_audit.calib.truth import load_truth
+from asr_audit.corpus.clips import Corpus
+from asr_audit.corpus.manifests import read_manifest
+from asr_audit.mech.directions import save_direction
+from asr_audit.mech.interventions import Intervention
+from asr_audit.mechrun.capture import capture, load_capture
+from asr_audit.mechrun.direction import layer_sweep, make_direction
+from asr_audit.mechrun.patch import PatchCondition, edit_locus
+from asr_audit.mechrun.steer import SteerResult, control_arms, run_steer
+from asr_audit.organism.backend import load_organism
+from asr_audit.organism.data import OrganismSetConfig, load_organism_set
+from asr_audit.organism.pipeline import default_set_dir, load_base
+from asr_audit.organism.train import EncoderCache, read_wav
+from asr_audit.store.sqlite import open_store
+
+
+def say(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def fmt_rate(r: dict) -> str:
+    if not r["n"]:
+        return "undefined (0 sites)"
+    return f"{r['rate']:.2f} ({r['k']}/{r['n']}) [{r['ci_low']:.2f}, {r['ci_high']:.2f}]"
+
+
+def steer_table(title: str, res: SteerResult) -> str:
+    lines = [
+        f"\n### {title}\n",
+        "| arm | accept-ref | ref->spoken | spoken->ref | WER vs faithful |",
+        "|---|---|---|---|---|",
+    ]
+    for a in res.to_dict()["arms"]:
+        wer = f"{a['wer']:.3f}" if a["wer"] is not None else "-"
+        lines.append(
+            f"| {a['label']} | {fmt_rate(a['accept_ref'])} | {a['flips']['ref_to_spoken']} | "
+            f"{a['flips']['spoken_to_ref']} | {wer} |"
+        )
+    share = res.effect_share()
+    lines.append(f"\neffect share (1 - arm/clean): {share:.2f}" if share is not None else "\neffect share: undefined")
+    return "\n".join(lines)
+
+
+def sub_corpus(corpus: Corpus, speaker: str) -> Corpus:
+    return Corpus(corpus.name, corpus.split, corpus.source, tuple(c for c in corpus.clips if c.speaker == speaker))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--n-sentences", type=int, default=120, help="the organism set's size (finds its folder)")
+    ap.add_argument("--n-direction", type=int, default=32, help="training sentences captured per voice")
+    ap.add_argument("--alpha", type=float, default=1.0)
+    ap.add_argument("--n-random", type=int, default=2)
+    ap.add_argument("--steps", default="ablate,wer,induce,patch,rank,null", help="which measurements, in order")
+    ap.add_argument("--work", type=Path, default=Path("/tmp/mech-proof"))
+    ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--report", type=Path, default=None, help="also write an HTML report (the mech section) here")
+    args = ap.parse_args(argv)
+    t0 = time.perf_counter()
+    steps = args.steps.split(",")
+    set_dir = default_set_dir(args.seed, args.n_sentences)
+    oset = load_organism_set(set_dir)
+    cfg = OrganismSetConfig(n_sentences=args.n_sentences)
+    va, vb, vd = cfg.benchmark_voice, cfg.other_voices[0], cfg.unseen_voices[0]
+    organism = load_organism("organism-benchmark")
+    out: dict = {
+        "set": str(set_dir),
+        "voices": {"A": va, "B": vb, "D": vd},
+        "args": vars(args) | {"work": str(args.work), "json": str(args.json)},
+    }
+    tables: list[str] = []
+
+    def flush() -> None:
+        out["seconds"] = round(time.perf_counter() - t0, 1)
+        if args.json:
+            args.json.write_text(json.dumps(out, indent=1, default=float) + "\n")
+        print("\n".join(tables), flush=True)
+        tables.clear()
+
+    # 1. capture: the same training sentences in voice A and voice B, paired by sentence, at every
+    # decoder layer, teacher-forced on the record; encoder states from the organism's encoder cache
+    # (the organism's encoder is the frozen base encoder)
+    enc_cache = EncoderCache(organism_base_view(organism))
+    train = {(r["sentence_id"], r["speaker"]): r for r in oset.rows("train", [va, vb])}
+    sentences = sorted({s for s, v in train if (s, va) in train and (s, vb) in train})[: args.n_direction]
+    n_dec = len(organism.torch_model.model.decoder.layers)
+    sites = [f"decoder.layers.{i}.out" for i in range(n_dec)]
+    caps = {}
+    for label, voice in (("A", va), ("B", vb)):
+        rows = [train[(s, voice)] for s in sentences]
+        root = args.work / f"capture-{label}"
+        if (root / "manifest.json").is_file() and load_capture(root).ids() == [r["id"] for r in rows]:
+            caps[label] = load_capture(root)
+            continue
+        say(f"capturing {len(rows)} voice-{label} clips at {len(sites)} sites")
+        enc_cache.ensure([oset.audio_path(r) for r in rows])
+        path_of = {r["id"]: oset.audio_path(r) for r in rows}
+        caps[label] = capture(
+            organism,
+            ((r["id"], read_wav(oset.audio_path(r))) for r in rows),
+            sites,
+            root,
+            texts=[r["text"] for r in rows],
+            pool="mean",
+            encoded=lambda cid, path_of=path_of: enc_cache.load(path_of[cid]),
+        )
+    # 2. layer sweep and the direction at the best layer
+    sweep = layer_sweep(caps["A"], caps["B"], sites, seed=args.seed)
+    out["sweep"] = [r.to_dict() for r in sweep]
+    tables.append(
+        "\n### Layer sweep (held-out AUC of the diff-in-means projection, A above B)\n\n| site | AUC | norm |\n|---|---|---|\n"
+        + "\n".join(f"| {r.site} | {r.auc:.3f} | {r.norm:.2f} |" for r in sweep)
+    )
+    site = max(sweep, key=lambda r: (round(r.auc, 3), r.norm)).site  # AUC ties: the larger separation
+    out["site"] = site
+    dirs_root = args.work / "directions"
+    d = make_direction(f"voice-{site}", caps["A"], caps["B"], site, extra={"seed": args.seed})
+    save_direction(d, dirs_root)
+    svd = make_direction(f"voice-svd4-{site}", caps["A"], caps["B"], site, k=4)
+    save_direction(svd, dirs_root)
+    out["direction"] = {k: v for k, v in d.to_dict().items() if k != "provenance"}
+    flush()
+
+    # 3.. steering on held-out sentences, through a store (reruns resume)
+    test = read_manifest(set_dir / "calib-test.jsonl")
+    faithful = {r["id"]: r["faithful"] for r in oset.rows("test")}
+    items = [t for t in load_truth(set_dir).errors() if t.clip_id in faithful]
+    store = open_store(args.work / "store.sqlite3")
+    results: dict = out.setdefault("steer", {})
+
+    def run(key: str, backend, speaker: str, arms, title: str, direction) -> SteerResult:
+        say(f"steer: {key}")
+        res = run_steer(
+            backend,
+            sub_corpus(test, speaker),
+            store,
+            arms,
+            items=items,
+            wer_texts=faithful,
+            direction=direction,
+            mode=arms[0].kind,
+        )
+        results[key] = res.to_dict()
+        tables.append(steer_table(title, res))
+        flush()
+        return res
+
+    ablate = control_arms(d, "ablate", n_random=args.n_random, seed=args.seed)
+    induce = control_arms(d, "induce", alpha=args.alpha, n_random=args.n_random, seed=args.seed)
+    base = control = None
+    for step in steps:
+        if step == "ablate":
+            run("ablate A", organism, va, ablate, f"Ablation at {site}, held-out voice A ({va})", d)
+        elif step == "wer":
+            run("ablate B", organism, vb, ablate, f"Ablation at {site}, held-out voice B ({vb}, faithful)", d)
+        elif step == "induce":
+            for voice in (vd, vb):
+                run(
+                    f"induce {voice}",
+                    organism,
+                    voice,
+                    induce,
+                    f"Induction alpha={args.alpha:g} at {site}, voice {voice}",
+                    d,
+                )
+        elif step == "meanablate":
+            # projection ablation sets h.d to 0, which is not where voice-B activations project;
+            # mean ablation sets it to voice B's mean projection (B's pooled mean as the center)
+            unit_d = d.vector / d.norm
+            mean_b = caps["B"].pooled(site).mean(0)
+            out["mean_projection"] = {
+                "A": float(caps["A"].pooled(site).mean(0) @ unit_d),
+                "B": float(mean_b @ unit_d),
+            }
+            arms = [
+                Intervention.ablation([site], unit_d[None, :], center=mean_b, label="mean-ablate-k1"),
+                Intervention.ablation([site], svd.rank(1).basis, center=mean_b, label="mean-ablate-svd-k1"),
+            ]
+            run(
+                "mean-ablate A",
+                organism,
+                va,
+                arms,
+                f"Mean ablation (projection set to voice B's mean) at {site}, voice A",
+                d,
+            )
+        elif step == "rank":
+            ranks = [Intervention.ablation([site], svd.rank(k).basis, label=f"svd-k{k}") for k in (1, 2, 4)]
+            run("rank-k A", organism, va, ranks, f"Rank-k ablation (paired SVD) at {site}, voice A", svd)
+        elif step == "null":
+            base = base or load_base()
+            control = control or load_organism("organism-control")
+            for name, backend in (("base", base), ("control", control)):
+                run(f"null {name} A", backend, va, ablate[:2], f"Null: {name} model, ablation at {site}, voice A", d)
+                run(
+                    f"null {name} {vd}",
+                    backend,
+                    vd,
+                    induce[:2],
+                    f"Null: {name} model, induction at {site}, voice {vd}",
+                    d,
+                )
+        elif step == "patch":
+            base = base or load_base()
+            say("patching")
+            rows_a = oset.rows("test", [va])
+            by_sentence_b = {r["sentence_id"]: r for r in oset.rows("test", [vb])}
+            audio = {r["id"]: read_wav(oset.audio_path(r)) for r in rows_a}
+            voice_b = {r["id"]: read_wav(oset.audio_path(by_sentence_b[r["sentence_id"]])) for r in rows_a}
+            conditions = [
+                PatchCondition(
+                    f"encoder.out <- voice {vb}",
+                    "encoder.out",
+                    donor_audio=lambda cid, a, voice_b=voice_b: voice_b[cid],
+                ),
+                *(
+                    PatchCondition(
+                        f"decoder.layers.{i}.out <- base model", f"decoder.layers.{i}.out", donor_backend=base
+                    )
+                    for i in range(n_dec)
+                ),
+            ]
+            refs = {r["id"]: r["text"] for r in rows_a}
+            patch = edit_locus(organism, [t for t in items if t.clip_id in audio], audio, refs, conditions)
+            out["patch"] = patch.to_dict()
+            out["encoder_identical_to_base"] = encoder_identical(organism, base)
+            tables.append(
+                "\n### Edit-locus patching (organism, held-out voice A; P(ref) = P(reference rendering | ref vs spoken))\n\n"
+                "| edits | condition | n | median P(ref) full | median P(ref) patched | share toward audio |\n"
+                "|---|---|---|---|---|---|\n"
+                + "\n".join(
+                    f"| {r.kind} | {r.condition} | {r.n} | {r.median_full:.3f} | {r.median_patched:.3f} | {r.toward_audio:.2f} |"
+                    for r in patch.table()
+                )
+                + f"\n\nencoder weights identical to the base model: {out['encoder_identical_to_base']}"
+            )
+            flush()
+        else:
+            raise SystemExit(f"unknown step {step!r}")
+    store.close()
+    if args.report:
+        from asr_audit.report.html import build_report
+
+        entry = {"probe": "mech", "corpus": f"organism {set_dir.name}", "result": out}
+        say(f"report: {build_report({'title': 'Mechanism on the model organism', 'probes': [entry]}, args.report)}")
+    say(f"done in {(time.perf_counter() - t0) / 60:.1f} min")
+    flush()
+    return 0
+
+
+def organism_base_view(backend):
+    """The organism backend as the encoder cache's key: the cache is keyed by the *base* weights hash
+    (the encoder is frozen), so hand it an object whose identity is the base model's."""
+    from types import SimpleNamespace
+
+    base_hash = backend.organism_meta["base_weights_hash"]
+    ident = SimpleNamespace(weights_hash=base_hash)
+    view = SimpleNamespace(identity=lambda: ident, _encoder_states=backend._encoder_states)
+    return view
+
+
+def encoder_identical(a, b) -> bool:
+    """Whether two Whisper backends have bit-identical encoder parameters."""
+    import torch
+
+    pa = dict(a.torch_model.model.encoder.named_parameters())
+    pb = dict(b.torch_model.model.encoder.named_parameters())
+    return pa.keys() == pb.keys() and all(torch.equal(pa[k], pb[k]) for k in pa)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

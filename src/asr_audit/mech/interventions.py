@@ -1,0 +1,249 @@
+"""Interventions on a hook site's output, as context managers that always remove their hooks.
+
+* **projection ablation** (``kind="ablate"``): ``h - (h . b) b`` for every row ``b`` of an
+  orthonormal basis (rank ``k``: the whole subspace is projected out); with a ``center`` ``c``,
+  ``h - ((h - c) . b) b`` (mean ablation: the projection is set to that of ``c``, e.g. the
+  other set's mean, instead of 0);
+* **additive induction** (``kind="induce"``): ``h + alpha * v`` (``alpha = 0`` is the identity).
+
+Either applies at one or more sites (a site's activation is its module's forward output, the
+first element when it returns a tuple; see :mod:`asr_audit.mech.sites`) and, optionally, only to
+positions ``[f0, f1)`` of the sequence axis (encoder frames; decoder sites are stepped one token
+at a time by cached decoding, so a frame range is refused there). :attr:`Intervention.key`
+hashes kind, sites, vector / basis content, alpha, k and frames: results cached under it never
+mix with a clean run or another intervention.
+
+>>> iv = Intervention("induce", ("encoder.layers.1.out",), vector=(1.0, 0.0), alpha=0.0)
+>>> iv.k, len(iv.key)
+(0, 16)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from asr_audit.errors import ConfigError, require
+from asr_audit.mech.hooks import forward_hooks
+from asr_audit.mech.sites import parse_site
+
+KINDS = ("ablate", "induce")
+
+
+@dataclass(frozen=True, slots=True)
+class Intervention:
+    """What to do at which sites; ``label`` names the arm in tables (``ablate``, ``random-0``, ...)."""
+
+    kind: str
+    sites: tuple[str, ...]
+    vector: tuple[float, ...] = ()  # induction: added as alpha * vector
+    basis: tuple[tuple[float, ...], ...] = ()  # ablation: orthonormal rows projected out
+    alpha: float = 1.0
+    frames: tuple[int, int] | None = None
+    label: str = ""
+    center: tuple[float, ...] = ()  # ablation: the point whose projection is kept (default: 0)
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ConfigError(f"unknown intervention {self.kind!r}; valid: {', '.join(KINDS)}")
+        if not self.sites:
+            raise ConfigError("an intervention needs at least one site")
+        for s in self.sites:
+            stack, _, _ = parse_site(s)
+            if self.frames is not None and stack == "decoder":
+                raise ConfigError(f"a frame range applies to encoder sites only, not {s!r}; fix: drop --frames")
+        if self.kind == "ablate" and not self.basis:
+            raise ConfigError("ablation needs a basis (a direction)")
+        if self.kind == "induce" and not self.vector:
+            raise ConfigError("induction needs a vector (a direction)")
+        if self.frames is not None and not 0 <= self.frames[0] < self.frames[1]:
+            raise ConfigError(f"frame range {self.frames} needs 0 <= f0 < f1")
+        if not np.isfinite(self.alpha):
+            raise ConfigError(f"alpha {self.alpha!r} must be finite")
+
+    @classmethod
+    def ablation(
+        cls,
+        sites: Sequence[str],
+        basis: np.ndarray,
+        *,
+        frames: tuple[int, int] | None = None,
+        label: str = "ablate",
+        center: np.ndarray | None = None,
+    ) -> Intervention:
+        """Project out the rows of ``basis`` (orthonormalized here, so any full-rank rows do);
+        with ``center``, set the projection to ``center``'s instead of 0."""
+        b = np.atleast_2d(np.asarray(basis, dtype=np.float64))
+        q, r = np.linalg.qr(b.T)
+        if np.any(np.abs(np.diag(r)) < 1e-12):
+            raise ConfigError("the ablation basis is rank-deficient (a zero or repeated direction)")
+        c = () if center is None else tuple(float(x) for x in np.asarray(center, dtype=np.float64).reshape(-1))
+        if c and len(c) != b.shape[1]:
+            raise ConfigError(f"the ablation center has width {len(c)} but the basis {b.shape[1]}")
+        return cls(
+            "ablate",
+            tuple(sites),
+            basis=tuple(tuple(map(float, row)) for row in q.T),
+            frames=frames,
+            label=label,
+            center=c,
+        )
+
+    @classmethod
+    def induction(
+        cls,
+        sites: Sequence[str],
+        vector: np.ndarray,
+        alpha: float,
+        *,
+        frames: tuple[int, int] | None = None,
+        label: str = "induce",
+    ) -> Intervention:
+        """Add ``alpha * vector``."""
+        v = tuple(float(x) for x in np.asarray(vector, dtype=np.float64).reshape(-1))
+        return cls("induce", tuple(sites), vector=v, alpha=float(alpha), frames=frames, label=label)
+
+    @property
+    def k(self) -> int:
+        return len(self.basis)
+
+    @property
+    def key(self) -> str:
+        """Content hash of everything that changes outputs (not the label)."""
+        payload = {
+            "kind": self.kind,
+            "sites": list(self.sites),
+            "vector": hashlib.sha256(np.asarray(self.vector, np.float64).tobytes()).hexdigest(),
+            "basis": hashlib.sha256(np.asarray(self.basis, np.float64).tobytes()).hexdigest(),
+            "alpha": self.alpha,
+            "k": self.k,
+            "frames": list(self.frames) if self.frames else None,
+        }
+        if self.center:  # absent for plain ablation: keys made before centers existed stay valid
+            payload["center"] = hashlib.sha256(np.asarray(self.center, np.float64).tobytes()).hexdigest()
+        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+
+    @property
+    def is_decoder_side(self) -> bool:
+        """Whether every site is in the decoder (then encoder states can be reused across arms)."""
+        return all(parse_site(s)[0] == "decoder" for s in self.sites)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "label": self.label,
+            "sites": list(self.sites),
+            "alpha": self.alpha if self.kind == "induce" else None,
+            "k": self.k if self.kind == "ablate" else None,
+            "frames": list(self.frames) if self.frames else None,
+            "centered": bool(self.center),
+            "key": self.key,
+        }
+
+
+def _first(output: Any) -> Any:
+    return output[0] if isinstance(output, tuple) else output
+
+
+def _replace_first(output: Any, new: Any) -> Any:
+    return (new, *output[1:]) if isinstance(output, tuple) else new
+
+
+def edit_fn(iv: Intervention) -> Any:
+    """The tensor edit ``h -> h'`` of ``iv`` (over the last axis; ``frames`` on axis 1)."""
+    torch = require("torch", "torch")
+    basis = np.asarray(iv.basis, dtype=np.float64)
+    vector = np.asarray(iv.vector, dtype=np.float64)
+    center = np.asarray(iv.center, dtype=np.float64)
+
+    def edit(h: Any) -> Any:
+        if iv.kind == "ablate":
+            b = torch.as_tensor(basis, dtype=h.dtype, device=h.device)
+            if iv.center:
+                c = torch.as_tensor(center, dtype=h.dtype, device=h.device)
+                new = h - ((h - c) @ b.T) @ b
+            else:
+                new = h - (h @ b.T) @ b
+        else:
+            v = torch.as_tensor(vector, dtype=h.dtype, device=h.device)
+            new = h + iv.alpha * v
+        if iv.frames is None:
+            return new
+        f0, f1 = iv.frames
+        out = h.clone()
+        out[:, f0:f1] = new[:, f0:f1]
+        return out
+
+    return edit
+
+
+@contextmanager
+def intervene(backend: Any, interventions: Intervention | Sequence[Intervention]) -> Iterator[None]:
+    """While active, every intervention edits its sites' outputs on ``backend`` (hooks removed on exit)."""
+    ivs = [interventions] if isinstance(interventions, Intervention) else list(interventions)
+    with _stack(backend, ivs):
+        yield
+
+
+@contextmanager
+def _stack(backend: Any, ivs: list[Intervention]) -> Iterator[None]:
+    if not ivs:
+        yield
+        return
+    iv, rest = ivs[0], ivs[1:]
+    modules = [backend.site_module(s) for s in iv.sites]
+    width = len(iv.vector) if iv.kind == "induce" else len(iv.basis[0])
+    edit = edit_fn(iv)
+
+    def hook(module: Any, args: Any, output: Any) -> Any:
+        h = _first(output)
+        if h.shape[-1] != width:
+            raise ConfigError(
+                f"intervention {iv.label or iv.kind}: site width {h.shape[-1]} but the direction has {width}; "
+                "fix: use a direction made at this site of this model"
+            )
+        return _replace_first(output, edit(h))
+
+    with forward_hooks(modules, hook), _stack(backend, rest):
+        yield
+
+
+@contextmanager
+def recording(backend: Any, sites: Sequence[str], sink: Any) -> Iterator[None]:
+    """While active, ``sink(site, tensor)`` receives each site's output (detached) on every forward."""
+    modules = {s: backend.site_module(s) for s in sites}
+    by_module = {id(m): s for s, m in modules.items()}
+    if len(by_module) != len(modules):
+        raise ConfigError("two recorded sites share one module; fix: record each site once")
+
+    def hook(module: Any, args: Any, output: Any) -> None:
+        sink(by_module[id(module)], _first(output).detach())
+
+    with forward_hooks(list(modules.values()), hook):
+        yield
+
+
+@contextmanager
+def replacing(backend: Any, site: str, value: Any, frames: tuple[int, int] | None = None) -> Iterator[None]:
+    """While active, site ``site`` outputs ``value`` (same shape; only positions ``frames`` when given)
+    instead of what it computed: activation patching."""
+
+    def hook(module: Any, args: Any, output: Any) -> Any:
+        h = _first(output)
+        v = value.to(h.device, h.dtype)
+        if v.shape != h.shape:
+            raise ConfigError(f"patch for {site}: shape {tuple(v.shape)} but the site gives {tuple(h.shape)}")
+        if frames is None:
+            return _replace_first(output, v.clone())
+        out = h.clone()
+        out[:, frames[0] : frames[1]] = v[:, frames[0] : frames[1]]
+        return _replace_first(output, out)
+
+    with forward_hooks([backend.site_module(site)], hook):
+        yield

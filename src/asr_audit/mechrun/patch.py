@@ -1,0 +1,201 @@
+"""Activation patching and the edit-locus table.
+
+For one planted edit (a :class:`~asr_audit.calib.truth.TruthItem`) on a clip, the reference
+rendering is scored against the spoken one, teacher-forced: ``R`` = the normalized reference,
+``S`` = ``R`` with only this edit reverted to what was said; ``P(ref) = sigmoid(log p(R) - log
+p(S))``, the probability of the reference rendering given the choice between the two.
+
+A :class:`PatchCondition` recomputes ``P(ref)`` with one site's activations replaced by those of
+a *donor run*: the same texts teacher-forced on donor audio (another voice, the truncated
+faithful audio) and/or with a donor backend of the same architecture (e.g. the base model),
+for the whole site or only encoder frames ``[f0, f1)``. Patching with the run itself (same
+audio, same backend) is the identity.
+
+The table groups edits by kind (insertion / omission / substitution) and reports, per condition,
+the median ``P(ref)`` before and after, and the share of edits whose ``P(ref)`` moved toward the
+audio (fell). If patching the encoder output from faithful audio removes the reference
+rendering, the decision rides in the encoder representation; if it survives that but falls when
+decoder layers are patched from a model without the policy, the decision is decoder-side.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from asr_audit.calib.truth import NORMALIZER, TruthItem
+from asr_audit.errors import ConfigError, require
+from asr_audit.mech.interventions import recording, replacing
+
+KIND_LABELS = {
+    "spurious_insertion_in_reference": "insertion",
+    "omitted_in_reference": "omission",
+    "substitution": "substitution",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class PatchCondition:
+    """Replace ``site`` with a donor run's activation.
+
+    ``donor_audio(clip_id, samples) -> samples`` gives the donor audio (None: the clip itself);
+    ``donor_backend`` (None: the patched backend itself); ``frames(clip_id) -> (f0, f1) | None``
+    restricts an encoder-site patch to those frames.
+    """
+
+    label: str
+    site: str
+    donor_audio: Callable[[str, np.ndarray], np.ndarray] | None = None
+    donor_backend: Any = None
+    frames: Callable[[str], tuple[int, int] | None] | None = None
+
+
+def edit_texts(item: TruthItem, reference: str, normalize: Callable[[str], str] | None = None) -> tuple[str, str]:
+    """``(R, S)``: the normalized reference and the same with this edit reverted to the spoken words."""
+    if normalize is None:
+        from asr_audit.text.normalize import get_normalizer
+
+        normalize = get_normalizer(NORMALIZER)
+    ref = normalize(reference).split()
+    if not 0 <= item.ref_start <= item.ref_stop <= len(ref):
+        raise ConfigError(f"clip {item.clip_id} item {item.item}: span outside its reference; fix: rebuild the truth")
+    spoken = ref[: item.ref_start] + list(item.spoken_norm) + ref[item.ref_stop :]
+    return " ".join(ref), " ".join(spoken)
+
+
+def site_value(backend: Any, audio: np.ndarray, text: str, site: str) -> Any:
+    """Site ``site``'s activation (a tensor, batch 1) in ``backend``'s teacher-forced run on ``text``."""
+    torch = require("torch", "torch")
+    got: dict[str, Any] = {}
+    with torch.inference_mode(), recording(backend, [site], lambda s, t: got.__setitem__(s, t.clone())):
+        backend.score([audio], [""], [text])
+    return got[site]
+
+
+def logprob(backend: Any, audio: np.ndarray, text: str) -> float:
+    return float(sum(backend.score([audio], [""], [text])[0].logprobs))
+
+
+def p_ref(lp_ref: float, lp_spoken: float) -> float:
+    """``sigmoid(lp_ref - lp_spoken)`` without overflow."""
+    x = lp_ref - lp_spoken
+    return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
+
+
+def patched_logprob(
+    backend: Any, audio: np.ndarray, text: str, cond: PatchCondition, clip_id: str, memo: dict | None = None
+) -> float:
+    """``log p(text)`` with ``cond``'s donor activation at its site (an encoder site's donor value
+    does not depend on the text: with ``memo`` it is computed once per clip and condition)."""
+    from asr_audit.mech.sites import parse_site
+
+    key = (clip_id, cond.label)
+    if memo is not None and key in memo:
+        value = memo[key]
+    else:
+        donor_audio = cond.donor_audio(clip_id, audio) if cond.donor_audio else audio
+        value = site_value(cond.donor_backend or backend, donor_audio, text, cond.site)
+        if memo is not None and parse_site(cond.site)[0] == "encoder":
+            memo[key] = value
+    frames = cond.frames(clip_id) if cond.frames else None
+    with replacing(backend, cond.site, value, frames):
+        return logprob(backend, audio, text)
+
+
+@dataclass(frozen=True, slots=True)
+class EditPatch:
+    clip_id: str
+    item: int
+    kind: str
+    detail: str
+    p_full: float
+    p_patched: Mapping[str, float]  # condition label -> P(ref)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            k: (dict(v) if isinstance(v, Mapping) else v)
+            for k, v in ((f, getattr(self, f)) for f in self.__dataclass_fields__)
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class LocusRow:
+    kind: str
+    condition: str
+    n: int
+    median_full: float
+    median_patched: float
+    toward_audio: float  # share of edits whose P(ref) fell
+
+    def to_dict(self) -> dict[str, object]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+@dataclass(frozen=True, slots=True)
+class PatchResult:
+    model: Mapping[str, Any]
+    conditions: tuple[str, ...]
+    edits: tuple[EditPatch, ...]
+
+    def table(self) -> list[LocusRow]:
+        """The edit-locus table: per kind (and ``all``) and condition."""
+        rows = []
+        kinds = sorted({e.kind for e in self.edits})
+        for kind in [*kinds, "all"]:
+            sel = [e for e in self.edits if kind in ("all", e.kind)]
+            if not sel:
+                continue
+            for c in self.conditions:
+                full = np.array([e.p_full for e in sel])
+                pat = np.array([e.p_patched[c] for e in sel])
+                rows.append(
+                    LocusRow(
+                        kind, c, len(sel), float(np.median(full)), float(np.median(pat)), float(np.mean(pat < full))
+                    )
+                )
+        return rows
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": dict(self.model),
+            "conditions": list(self.conditions),
+            "table": [r.to_dict() for r in self.table()],
+            "edits": [e.to_dict() for e in self.edits],
+        }
+
+
+def edit_locus(
+    backend: Any,
+    items: Sequence[TruthItem],
+    audio: Mapping[str, np.ndarray],
+    references: Mapping[str, str],
+    conditions: Sequence[PatchCondition],
+) -> PatchResult:
+    """``P(ref)`` of every planted edit with a clip in ``audio``, clean and under each condition."""
+    labels = [c.label for c in conditions]
+    if len(set(labels)) != len(labels) or not labels:
+        raise ConfigError(f"patch conditions need unique labels, got {', '.join(labels) or '(none)'}")
+    for c in conditions:
+        backend.site_module(c.site)
+    edits = []
+    memo: dict = {}
+    for it in items:
+        if not it.is_error or it.clip_id not in audio:
+            continue
+        if memo and next(iter(memo))[0] != it.clip_id:
+            memo.clear()  # donor values of one clip at a time: memory stays bounded
+        a = audio[it.clip_id]
+        r, s = edit_texts(it, references[it.clip_id])
+        full = p_ref(logprob(backend, a, r), logprob(backend, a, s))
+        patched = {
+            c.label: p_ref(
+                patched_logprob(backend, a, r, c, it.clip_id, memo), patched_logprob(backend, a, s, c, it.clip_id, memo)
+            )
+            for c in conditions
+        }
+        edits.append(EditPatch(it.clip_id, it.item, KIND_LABELS.get(it.kind, it.kind), it.detail, full, patched))
+    return PatchResult(backend.identity().to_dict(), tuple(labels), tuple(edits))

@@ -1,0 +1,116 @@
+"""The white-box layer on a real tiny model (the bundled whisper-tiny.en rebuilt in PyTorch):
+hooks always removed, ablation zeroes the projection, induction with alpha = 0 is the identity,
+patching with the same run is the identity, capture streams the forward pass's activations."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+sf = pytest.importorskip("soundfile")
+
+from asr_audit.audio.io import audio_hash  # noqa: E402
+from asr_audit.data import LIBRIVOX  # noqa: E402
+from asr_audit.errors import ConfigError  # noqa: E402
+from asr_audit.mech.interventions import Intervention, intervene, recording, replacing  # noqa: E402
+from asr_audit.mechrun.capture import capture, load_capture, n_frames  # noqa: E402
+from asr_audit.mechrun.patch import PatchCondition, logprob, patched_logprob  # noqa: E402
+from asr_audit.mechrun.steer import SteeredBackend  # noqa: E402
+
+ENC = "encoder.layers.1.out"
+DEC = "decoder.layers.1.out"
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    from asr_audit.models.base import load_backend
+
+    return load_backend("whisper-tiny.en-pt")
+
+
+@pytest.fixture(scope="module")
+def clip():
+    samples, sr = sf.read(LIBRIVOX / "0880.flac", dtype="float32")
+    assert sr == 16_000
+    return samples[: 16_000 * 2]
+
+
+def _n_hooks(backend) -> int:
+    return sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in backend.torch_model.modules())
+
+
+def test_hooks_are_always_removed(tiny, clip) -> None:
+    iv = Intervention.ablation([ENC, DEC], np.ones(384))
+    with intervene(tiny, iv), recording(tiny, [ENC], lambda s, t: None):
+        assert _n_hooks(tiny) == 3
+    with pytest.raises(RuntimeError, match="boom"), intervene(tiny, iv), replacing(tiny, ENC, torch.zeros(1)):
+        raise RuntimeError("boom")
+    bad = Intervention.induction([ENC], np.ones(7), 1.0)  # wrong width: the hook raises mid-forward
+    with pytest.raises(ConfigError, match="site width 384"), intervene(tiny, bad):
+        tiny.transcribe([clip])
+    assert _n_hooks(tiny) == 0
+
+
+def test_ablation_makes_the_projection_zero(tiny, clip) -> None:
+    basis = np.random.default_rng(2).standard_normal((2, 384))  # rank 2: the whole subspace goes
+    iv = Intervention.ablation([ENC], basis)
+    got: dict = {}
+    with torch.inference_mode(), intervene(tiny, iv), recording(tiny, [ENC], got.__setitem__):
+        tiny._encoder_states([clip])
+    with torch.inference_mode(), recording(tiny, [ENC], lambda s, t: got.__setitem__("clean", t)):
+        tiny._encoder_states([clip])
+    q = np.asarray(iv.basis)
+    after = got[ENC].double().numpy() @ q.T
+    before = got["clean"].double().numpy() @ q.T
+    assert np.abs(after).max() < 1e-3 * np.abs(before).max()
+
+
+def test_induction_with_alpha_zero_is_the_identity(tiny, clip) -> None:
+    text = "he had then leisure"
+    clean = tiny.score([clip], [""], [text])[0].logprobs
+    zero = Intervention.induction([DEC], np.random.default_rng(0).standard_normal(384), 0.0)
+    with intervene(tiny, zero):
+        same = tiny.score([clip], [""], [text])[0].logprobs
+    assert same == clean
+    strong = Intervention.induction([DEC], np.random.default_rng(0).standard_normal(384), 50.0)
+    with intervene(tiny, strong):
+        moved = tiny.score([clip], [""], [text])[0].logprobs
+    assert moved != clean
+
+
+def test_patching_with_the_same_run_is_the_identity(tiny, clip) -> None:
+    text = "he had then leisure"
+    clean = logprob(tiny, clip, text)
+    for site in ("encoder.out", DEC):
+        assert patched_logprob(tiny, clip, text, PatchCondition("self", site), "c") == pytest.approx(clean, abs=1e-4)
+    other = clip[::-1].copy()
+    donor = PatchCondition("other audio", DEC, donor_audio=lambda cid, a: other)
+    assert abs(patched_logprob(tiny, clip, text, donor, "c") - clean) > 1e-3
+
+
+def test_capture_streams_the_forward_activations(tiny, clip, tmp_path) -> None:
+    short = clip[:16_000]
+    cap = capture(tiny, [("a", clip), ("b", short)], ["encoder.out"], tmp_path / "cap", batch_size=1)
+    assert [c.rows for c in cap.clips] == [n_frames(len(clip), 1500), 50]
+    assert cap.clips[0].audio_hash == audio_hash(clip)
+    with torch.inference_mode():
+        direct = tiny._encoder_states([short])[0, :50].numpy()
+    rows = np.asarray(cap.array("encoder.out")[cap.clips[1].offset :])
+    assert np.allclose(rows, direct, atol=1e-4)
+    assert np.allclose(load_capture(tmp_path / "cap").pooled("encoder.out")[1], direct.mean(0), atol=1e-4)
+    manifest = json.loads((tmp_path / "cap" / "manifest.json").read_text())
+    assert manifest["model"]["key"] == tiny.identity().key and manifest["widths"] == {"encoder.out": 384}
+    with pytest.raises(ConfigError, match="teacher-forced text"):
+        capture(tiny, [("a", clip)], [DEC], tmp_path / "dec")
+
+
+def test_steered_identity_carries_the_intervention(tiny) -> None:
+    v = np.ones(384)
+    a = SteeredBackend(tiny, [Intervention.induction([DEC], v, 1.0)]).identity().key
+    assert a == SteeredBackend(tiny, [Intervention.induction([DEC], v, 1.0, label="x")]).identity().key
+    assert a != SteeredBackend(tiny, [Intervention.induction([DEC], v, 2.0)]).identity().key
+    assert a != tiny.identity().key

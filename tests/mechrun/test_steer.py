@@ -1,0 +1,105 @@
+"""Steering arms on a fake hooked backend: accept-ref, flips against the clean run, controls,
+and store rows cached under keys that include the intervention."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+sf = pytest.importorskip("soundfile")
+
+from asr_audit.calib.truth import TruthItem  # noqa: E402
+from asr_audit.corpus.clips import Clip, Corpus  # noqa: E402
+from asr_audit.mech.directions import Direction  # noqa: E402
+from asr_audit.mech.interventions import Intervention  # noqa: E402
+from asr_audit.mechrun.steer import control_arms, run_steer  # noqa: E402
+from asr_audit.models.base import BackendIdentity  # noqa: E402
+from asr_audit.store.sqlite import Store  # noqa: E402
+
+REF = "madam president we must act"
+SPOKEN = "we must act"
+
+
+class Gate:
+    """Writes the record's opener when coordinate 0 of its ``decoder.out`` activation exceeds 0.5."""
+
+    spec = "fake-gate"
+    capabilities = frozenset({"transcribe", "sites"})
+    max_duration = None
+    batch_size = 8
+
+    def __init__(self) -> None:
+        self.out = torch.nn.Identity()
+        self.calls = 0
+
+    def identity(self) -> BackendIdentity:
+        return BackendIdentity(self.spec, "w0")
+
+    def sites(self) -> list[str]:
+        return ["decoder.out"]
+
+    def site_module(self, name: str):
+        return self.out
+
+    def transcribe(self, audios):
+        self.calls += len(audios)
+        h = self.out(torch.tensor(np.stack([a[:4] for a in audios]), dtype=torch.float64))
+        return [REF if float(x[0]) > 0.5 else SPOKEN for x in h]
+
+
+def _item(cid: str) -> TruthItem:
+    toks = tuple(REF.split())
+    return TruthItem(
+        cid,
+        cid,
+        0,
+        "spurious_insertion_in_reference",
+        "opener",
+        "start",
+        0,
+        2,
+        len(toks),
+        "Madam President,",
+        "",
+        ("madam", "president"),
+        (),
+    )
+
+
+@pytest.fixture()
+def corpus(tmp_path):
+    clips = []
+    for i in range(6):
+        x = np.zeros(1600, np.float32)
+        x[0] = 0.9 if i < 4 else 0.1  # four clips recite, two do not
+        x[1] = 0.01 * i  # distinct audio per clip
+        p = tmp_path / f"c{i}.wav"
+        sf.write(p, x, 16_000, subtype="FLOAT")
+        clips.append(Clip(f"c{i}", REF, audio_path=str(p)))
+    return Corpus("fake", "test", str(tmp_path), tuple(clips))
+
+
+def test_ablation_flips_ref_to_spoken_and_random_controls_do_not(corpus, tmp_path) -> None:
+    d = Direction("gate", "decoder.out", np.array([1.0, 0.0, 0.0, 0.0]), np.array([[1.0, 0.0, 0.0, 0.0]]))
+    arms = control_arms(d, "ablate", n_random=2, seed=0)
+    assert [a.label for a in arms] == ["ablate-k1", "random-0", "random-1", "shuffled"]
+    assert [a.key for a in arms] == [a.key for a in control_arms(d, "ablate", n_random=2, seed=0)]
+    backend = Gate()
+    items = [_item(c.id) for c in corpus.clips]
+    store = Store(tmp_path / "s.sqlite3")
+    res = run_steer(backend, corpus, store, arms, items=items, wer_texts={c.id: SPOKEN for c in corpus.clips})
+    clean, ablate = res.arm("clean"), res.arm("ablate-k1")
+    assert (clean.accept_ref.k, clean.accept_ref.n) == (4, 6)
+    assert ablate.accept_ref.k == 0 and (ablate.ref_to_spoken, ablate.spoken_to_ref) == (4, 0)
+    assert res.effect_share() == 1.0
+    assert ablate.wer == 0.0 and clean.wer is not None and clean.wer > 0
+    assert res.to_dict()["arms"][1]["flips"] == {"ref_to_spoken": 4, "spoken_to_ref": 0}
+    n = backend.calls
+    again = run_steer(backend, corpus, store, arms, items=items)
+    assert backend.calls == n  # every arm's rows came from the store, each under its own key
+    assert again.arm("ablate-k1").accept_ref.k == 0
+    induce = Intervention.induction(["decoder.out"], np.array([1.0, 0, 0, 0]), 1.0, label="induce")
+    up = run_steer(backend, corpus, store, [induce], items=items)
+    assert up.arm("induce").accept_ref.k == 6 and up.arm("induce").spoken_to_ref == 2
+    store.close()
