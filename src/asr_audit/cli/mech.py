@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from asr_audit.cli import app, console, err_console, split_list
+from asr_audit.cli import app, console, err_console, examples, split_list
 from asr_audit.cli.common import CORPUS_HELP as _CORPUS_HELP
 from asr_audit.cli.common import STORE_HELP as _STORE_HELP
 from asr_audit.cli.common import load_clips, store_session, write_json
@@ -16,7 +16,14 @@ from asr_audit.errors import ConfigError
 from asr_audit.outputs import check_output_file
 
 mech_app = typer.Typer(
-    help="White-box mechanism: capture activations, find directions, steer, patch.", no_args_is_help=True
+    help="White-box mechanism: capture activations, find directions, steer, patch.",
+    epilog=examples(
+        (
+            "asr-audit mech direction --a caps/slt --b caps/rms --name voice-slt",
+            "a diff-in-means direction, layer sweep",
+        ),
+    ),
+    no_args_is_help=True,
 )
 app.add_typer(mech_app, name="mech")
 
