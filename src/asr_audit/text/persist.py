@@ -110,7 +110,6 @@ class TextCache:
     def __init__(self, root: str | Path, key: str) -> None:
         self.folder = Path(root) / key
         self._digests: dict[Source, str] = {}
-        self._entries: dict[Source, _Entry] = {}  # only while save() merges
         self._sizes: dict[Source, int] = {}
         self._files: dict[Path, str] = {}  # file -> content digest (a file may hold several models)
         self._texts = self._pairs = self._warm = self._written = 0
@@ -213,8 +212,10 @@ class TextCache:
                 item = (name, text(ref_t), text(hyp_t), value)
                 for source in owners:
                     grown.setdefault(source, []).append(item)
-        for source, items in grown.items():
-            entry = self._entries[source] = self._read(self._digests[source]) or _Entry()
+        written = 0
+        for source in list(grown):  # one entry in memory at a time: read, grow, write, drop
+            items = grown.pop(source)
+            entry = self._read(self._digests[source]) or _Entry()
             if cold:
                 entry.norm.update((t, known[t]) for t in file_texts[source])
                 entry.norm.update((t, known[t]) for t in references.get(source, ()) if t is not None and t in known)
@@ -228,13 +229,11 @@ class TextCache:
                         entry.strings.append(t)
                     ij.append(i)
                 getattr(entry, name)[(ij[0], ij[1])] = value
-        written = 0
-        for source, entry in self._entries.items():
             if entry.size() > self._sizes[source]:
                 self._write(self._digests[source], entry)
                 self._sizes[source] = entry.size()
                 written += 1
-        self._entries.clear()
+            del entry, items, where
         self._written += written
         self._computed, self._known = cache.computed, len(known)
         return written
