@@ -444,9 +444,7 @@ def run_gate(
     ``cache`` (an :class:`~asr_audit.text.align.AlignmentCache`) may be shared by gates on the same set.
     """
     from asr_audit.probes.predfiles.refdis_inputs import prepare_clips
-    from asr_audit.probes.predfiles.refdis_run import run_refdis
-    from asr_audit.text.anchor import anchor_normalizer
-    from asr_audit.text.normalize import get_normalizer
+    from asr_audit.probes.predfiles.refdis_run import run_normalizer, run_refdis
 
     options = options or GateOptions()
     if candidate == baseline:
@@ -467,9 +465,7 @@ def run_gate(
         merge_compounds=merge_compounds,
         language=language,
     )
-    norm = get_normalizer(normalizer)
-    if params.preset == "anchor":
-        norm = anchor_normalizer(norm)
+    norm = run_normalizer(normalizer, params.preset)
     refs = None if corrected is None else {c: preds.references[c] for c in preds.references if c in corrected}
     clips = prepare_clips(preds, [candidate, baseline], norm, text2num, references=refs, cache=cache, language=language)
     columns = {

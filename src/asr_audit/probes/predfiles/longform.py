@@ -28,7 +28,7 @@ from asr_audit.options import Surface
 from asr_audit.probes.predfiles.refdis import INSERTION, ClipInput, Edit, Mining, RefdisParams, mine
 from asr_audit.probes.predfiles.refdis_options import check_loo_panel
 from asr_audit.probes.predfiles.refdis_result import RefdisResult
-from asr_audit.probes.predfiles.refdis_run import normalizer_record, score_mining
+from asr_audit.probes.predfiles.refdis_run import normalizer_record, run_normalizer, score_mining
 from asr_audit.text.align import AlignmentCache
 
 Seconds = float
@@ -167,12 +167,8 @@ def run_longform(
     adds no words to its recording's hypothesis (its reference words count as deleted); a model
     that answered no chunk of a recording has no hypothesis for it."""
     from asr_audit.probes.predfiles.refdis_inputs import prepare_clips
-    from asr_audit.text.anchor import anchor_normalizer
-    from asr_audit.text.normalize import get_normalizer
 
-    norm = get_normalizer(normalizer)
-    if params.preset == "anchor":
-        norm = anchor_normalizer(norm)
+    norm = run_normalizer(normalizer, params.preset)
     models = list(models) if models is not None else preds.models
     for m in [*panel, *models]:
         preds.file(m)  # raises a ConfigError naming the available models

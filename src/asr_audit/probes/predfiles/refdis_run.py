@@ -60,13 +60,8 @@ def run_refdis(
     language) reads normalized texts and alignments of earlier runs on the same files and writes
     this run's back; the result is the same with or without it.
     """
-    from asr_audit.text.anchor import anchor_normalizer
-    from asr_audit.text.normalize import get_normalizer
-
     with gc_paused():  # millions of token tuples and alignments, no reference cycles
-        norm = get_normalizer(normalizer)
-        if params.preset == "anchor":  # the public code's parenthesis and CJK steps around it
-            norm = anchor_normalizer(norm)
+        norm = run_normalizer(normalizer, params.preset)
         models = list(models) if models is not None else preds.models
         for m in [*panel, *models]:
             preds.file(m)  # raises a ConfigError naming the available models
@@ -155,6 +150,16 @@ def score_mining(
     )
 
 
+def run_normalizer(normalizer: str, preset: str | None) -> Any:
+    """The normalizer a refdis run uses: the registered one, inside the public code's parenthesis
+    and CJK steps under the ``anchor`` preset (:mod:`asr_audit.text.anchor`)."""
+    from asr_audit.text.anchor import anchor_normalizer
+    from asr_audit.text.normalize import get_normalizer
+
+    norm = get_normalizer(normalizer)
+    return anchor_normalizer(norm) if preset == "anchor" else norm
+
+
 def refdis_text_cache(
     normalizer: str, preset: str | None, *, text2num: bool = True, language: str = "en", root: str | Path | None = None
 ) -> TextCache:
@@ -164,13 +169,8 @@ def refdis_text_cache(
     as the run uses it (wrapped in the public code's steps under the ``anchor`` preset).
     """
     from asr_audit.paths import cache_dir
-    from asr_audit.text.anchor import anchor_normalizer
-    from asr_audit.text.normalize import get_normalizer
 
-    norm = get_normalizer(normalizer)
-    if preset == "anchor":
-        norm = anchor_normalizer(norm)
-    key = fingerprint(norm.describe(), text2num=text2num, language=language)
+    key = fingerprint(run_normalizer(normalizer, preset).describe(), text2num=text2num, language=language)
     return TextCache(cache_dir() / "text" if root is None else root, key)
 
 
