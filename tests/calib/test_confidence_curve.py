@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from calib_edits import make_edit
+
 from asr_audit.calib.score import CURVE_THRESHOLDS, score_edits
 from asr_audit.calib.truth import ClipInfo, Truth, TruthItem
 from asr_audit.probes.predfiles.refdis import DELETION, INSERTION, Edit
@@ -29,21 +31,7 @@ def _truth() -> Truth:
 
 
 def _edit(clip: str, kind: str, idx: tuple[int, ...], confidence: float | None, alt: str = "") -> Edit:
-    return Edit(
-        clip_id=clip,
-        kind=kind,
-        position="start",
-        ref_tokens=("w",) * (0 if kind == INSERTION else len(idx)),
-        ref_indices=idx,
-        alt_text=alt,
-        n_panel_agree=3,
-        n_panel=3,
-        consensus_cer=None,
-        miners=(),
-        verdicts={},
-        renderings={},
-        confidence=confidence,
-    )
+    return make_edit(kind, idx, alt, clip=clip, confidence=confidence)
 
 
 EDITS = [

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from calib_edits import make_edit
 
 from asr_audit.calib.build import build_calibration
 from asr_audit.calib.generate import CalibConfig
@@ -109,20 +110,7 @@ def _item(kind: str, start: int, stop: int, spoken: tuple[str, ...] = (), n: int
 
 
 def _edit(kind: str, idx: tuple[int, ...], alt: str = "") -> Edit:
-    return Edit(
-        clip_id="c",
-        kind=kind,
-        position="start",
-        ref_tokens=("w",) * (0 if kind == INSERTION else len(idx)),
-        ref_indices=idx,
-        alt_text=alt,
-        n_panel_agree=3,
-        n_panel=3,
-        consensus_cer=None,
-        miners=(),
-        verdicts={},
-        renderings={},
-    )
+    return make_edit(kind, idx, alt)
 
 
 @pytest.mark.parametrize(
