@@ -93,21 +93,26 @@ def make_long_set(folder: Path, megabytes: float, seed: int) -> list[str]:
     return models
 
 
-def run_cli(src: Path, folder: Path, panel: list[str], workers: int) -> tuple[float, float, int, str]:
-    """(wall seconds, peak RSS in MB, exit status, last output line) of one ``refdis`` child process."""
-    env = {**os.environ, "PYTHONPATH": str(src)}
-    cmd = [sys.executable, "-m", "asr_audit", "refdis", "--preds", str(folder), "--panel", ",".join(panel)]
-    cmd += ["--no-loo", "--normalize-workers", str(workers), "--no-text-cache"]
+def child(cmd: list[str], env: dict[str, str]) -> tuple[float, float, float, int, list[str]]:
+    """(wall s, CPU s, peak RSS MB, exit status, output lines) of one child process, from ``os.wait4``."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     assert proc.stdout is not None
     output = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
     wall = time.perf_counter() - t0
     rss_mb = usage.ru_maxrss / 1024 if sys.platform != "darwin" else usage.ru_maxrss / 2**20
     lines = output.decode("utf-8", "replace").strip().splitlines()
-    return wall, rss_mb, proc.returncode, (lines[-1] if lines else "")
+    return wall, usage.ru_utime + usage.ru_stime, rss_mb, os.waitstatus_to_exitcode(status), lines
+
+
+def run_cli(src: Path, folder: Path, panel: list[str], workers: int) -> tuple[float, float, int, str]:
+    """(wall seconds, peak RSS in MB, exit status, last output line) of one ``refdis`` child process."""
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    cmd = [sys.executable, "-m", "asr_audit", "refdis", "--preds", str(folder), "--panel", ",".join(panel)]
+    cmd += ["--no-loo", "--normalize-workers", str(workers), "--no-text-cache"]
+    wall, _, rss_mb, rc, lines = child(cmd, env)
+    return wall, rss_mb, rc, (lines[-1] if lines else "")
 
 
 def trace(folder: Path, panel: list[str], top: int) -> None:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -36,28 +35,14 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parent / "src"
 sys.path.insert(0, str(HERE))
-from refdis_memory import make_rows_set  # noqa: E402 - the benchmarks folder is not a package
-
-
-def child(cmd: list[str], env: dict[str, str]) -> tuple[float, float, float, int, str]:
-    """(wall s, CPU s, peak RSS MB, exit status, last line of output) of one child process."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    assert proc.stdout is not None
-    output = proc.stdout.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    rss = usage.ru_maxrss / 1024 if sys.platform != "darwin" else usage.ru_maxrss / 2**20
-    lines = output.decode("utf-8", "replace").strip().splitlines()
-    tail = next((ln for ln in reversed(lines) if ln.strip() and not ln.startswith(("└", "│", "┃", "┏", "┡"))), "")
-    return wall, usage.ru_utime + usage.ru_stime, rss, os.waitstatus_to_exitcode(status), tail
+from refdis_memory import child, make_rows_set  # noqa: E402 - the benchmarks folder is not a package
 
 
 def refdis_cmd(folder: Path, panel: list[str], *extra: str) -> list[str]:
     return [sys.executable, "-m", "asr_audit", "refdis", "--preds", str(folder), "--panel", ",".join(panel), *extra]
 
 
-def row(label: str, got: tuple[float, float, float, int, str], base: tuple[float, float] | None = None) -> None:
+def row(label: str, got: tuple[float, float, float, int, list[str]], base: tuple[float, float] | None = None) -> None:
     wall, cpu, rss, rc, _ = got
     ratio = f"{base[0] / wall:7.1f}x {base[1] / cpu:7.1f}x" if base else " " * 17
     print(f"{label:40s} {wall:8.1f} {cpu:8.1f} {rss:9,.0f} {rc:5d} {ratio}")

@@ -39,7 +39,6 @@ from asr_audit.text.align import AlignmentCache, Opcode
 FORMAT = 2
 _CHUNK = 1 << 20
 
-Pair = tuple[str, str]  # (normalized reference, normalized hypothesis), tokens joined by one space
 Source = tuple[str, Path]  # (model, prediction file)
 
 
