@@ -93,14 +93,15 @@ def decode(data: bytes, what: str) -> np.ndarray:
     return to_mono_16k(samples, rate)
 
 
-def _text_for(section: Section, config: FreshConfig, fetcher: Fetcher, books: dict[str, Book]) -> Book:
+def _text_for(section: Section, config: FreshConfig, fetcher: Fetcher, books: dict[str, Book]) -> tuple[str, Book]:
+    """The section's plain-text URL and its book (downloaded once per URL)."""
     url = config.text_url or gutenberg_text_url(section.text_url)
     if url is None:
         raise AuditError(f"book {section.book_id} has no plain-text source ({section.text_url or 'none given'})")
     book = books.get(url)
     if book is None:
         book = books[url] = Book.from_text(strip_gutenberg(fetcher.text(url)))
-    return book
+    return url, book
 
 
 def build_librivox(
@@ -141,7 +142,7 @@ def build_librivox(
     for n, sec in enumerate(sections, 1):
         label = f"section {sec.section_id} ({sec.book_title} {sec.number})"
         try:
-            book = _text_for(sec, config, fetcher, books)
+            text_url, book = _text_for(sec, config, fetcher, books)
             samples = decode(fetcher.get(sec.listen_url), sec.listen_url)
             pieces = segment_speech(samples, min_s=config.min_s, max_s=config.max_s)
             if not pieces:
@@ -174,6 +175,7 @@ def build_librivox(
                 result.dropped += 1
                 continue
             kept += 1
+            result.seconds += piece.duration
             rows.append(
                 {
                     "audio_filepath": str(Path("audio") / sec.section_id / f"{cid}.flac"),
@@ -188,7 +190,7 @@ def build_librivox(
                     "section_id": sec.section_id,
                     "reader": reader.name if reader else None,
                     "listen_url": sec.listen_url,
-                    "text_url": config.text_url or gutenberg_text_url(sec.text_url),
+                    "text_url": text_url,
                     "start": round(piece.start, 3),
                     "end": round(piece.end, 3),
                     "catalog_date": sec.catalog_date,
@@ -197,9 +199,6 @@ def build_librivox(
                 }
             )
         result.kept += kept
-        result.seconds += sum(
-            p.duration for p, loc in zip(pieces, found) if loc.lo < loc.hi and loc.match >= config.min_match
-        )
         say(f"[{n}/{len(sections)}] {label}: {kept} of {len(pieces)} piece(s) kept")
     with open(result.manifest, "w", encoding="utf-8") as fh:
         for row in rows:
