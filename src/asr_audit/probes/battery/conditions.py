@@ -43,6 +43,8 @@ ORIGINAL = "original"
 NOISE_KINDS = ("white", "pink", "babble")
 DONOR_KINDS = ("conv", "bench")
 DONOR_GAP_S = 0.3
+DONOR_SUFFIX = "__donor-only"  # the id of a splice's donor part, transcribed alone
+BENCH_GAP_S = 0.2  # silence after each clip of a benchmark donor
 GRAMMAR = (
     "original | noise:<snr>db | noise:<white|pink|babble>:<snr>db | reverb:<rt60 s> | "
     "truncate:<k>w<pad>s | donor:<conv|bench><seconds>s[:prepend] | voice:<name>; "
@@ -225,6 +227,9 @@ class ConditionContext:
     opener). ``timings(clip, text)`` returns word timings ``(word, start, end)`` for ``text`` on the
     clip's audio (default: the PocketSphinx aligner). ``conv_donors`` are conversational donor
     recordings; without them a synthesized stand-in is used (see :data:`CONVERSATION_TEXT`).
+    ``transcribe`` (an executor's transcriber, :class:`~asr_audit.probes.battery.recipe.RemoteTranscriber`)
+    makes the battery realize clips lazily, as recipes its workers build; every in-memory asset it
+    builds is recorded in ``recipes`` (sha256 -> how to rebuild it) for them.
     """
 
     clips: Sequence[Clip]
@@ -232,7 +237,9 @@ class ConditionContext:
     spoken: Mapping[str, str] = field(default_factory=dict)
     conv_donors: Sequence[Any] = ()  # AudioAsset
     timings: Callable[[Clip, str], Sequence[tuple[str, float, float]]] | None = None
+    transcribe: Any = None  # an executor's remote transcriber (RemoteTranscriber): realized clips travel as recipes
     _cache: dict[str, Any] = field(default_factory=dict)
+    recipes: dict[str, Any] = field(default_factory=dict)  # asset sha256 -> the AssetRecipe that rebuilds it
 
     def spoken_text(self, clip_id: str, reference: str) -> str:
         return self.spoken.get(clip_id, reference)
@@ -255,8 +262,8 @@ class ConditionContext:
         if self.conv_donors:
             return list(self.conv_donors)
         if "conv" not in self._cache:
-            from asr_audit.audio.assets import AudioAsset
-            from asr_audit.audio.voices import available_voices, synthesize
+            from asr_audit.audio.voices import available_voices
+            from asr_audit.probes.battery.recipe import SpeechAsset
 
             have = available_voices()
             voice = next((v for v in CONVERSATION_VOICES if v in have), None)
@@ -265,15 +272,21 @@ class ConditionContext:
                     "donor:conv needs a conversational recording; fix: pass --donor-conv FILE "
                     "or install flite (apt-get install flite) for the synthesized stand-in"
                 )
-            samples, sr = synthesize(voice, CONVERSATION_TEXT)
-            self._cache["conv"] = [AudioAsset.from_samples(samples, sr, name=f"conv-{voice}")]
+            self._cache["conv"] = [self.asset(SpeechAsset(voice, CONVERSATION_TEXT, f"conv-{voice}"))]
         return self._cache["conv"]
+
+    def asset(self, recipe: Any, built: Any = None) -> Any:
+        """The :class:`~asr_audit.audio.assets.AudioAsset` of ``recipe`` (``built`` when the caller
+        already has it), remembered so that a worker can rebuild it (:attr:`recipes`)."""
+        asset = recipe.build() if built is None else built
+        self.recipes.setdefault(asset.sha256, recipe)
+        return asset
 
     def bench_donor(self, clip: Clip, seconds: float) -> Any:
         """Other clips of the corpus (not this sentence), seeded order, joined to at least ``seconds``."""
-        from asr_audit.audio.assets import AudioAsset
         from asr_audit.audio.io import SAMPLE_RATE, load_audio
         from asr_audit.audio.transforms import clip_seed
+        from asr_audit.probes.battery.recipe import ClipsAsset
 
         others = [c for c in self.clips if c.id != clip.id and c.reference.strip() != clip.reference.strip()]
         if not others:
@@ -281,68 +294,92 @@ class ConditionContext:
                 "donor:bench needs at least two different sentences in the corpus; fix: use a larger corpus"
             )
         rng = np.random.default_rng(clip_seed(self.seed, "bench-donor\x1f" + clip.id))
-        parts, total, used = [], 0, []
+        loaded, total, used = [], 0, []
         for i in rng.permutation(len(others)):
             x = load_audio(others[i])
-            parts += [x, np.zeros(int(0.2 * SAMPLE_RATE), np.float32)]
+            loaded.append(x)
             total += x.size
-            used.append(others[i].id)
+            used.append(others[i])
             if total >= seconds * SAMPLE_RATE:
                 break
-        digest = hashlib.sha256("\x1f".join(used).encode()).hexdigest()[:6]
-        return AudioAsset.from_samples(np.concatenate(parts), SAMPLE_RATE, name=f"bench-{digest}")
+        digest = hashlib.sha256("\x1f".join(c.id for c in used).encode()).hexdigest()[:6]
+        recipe = ClipsAsset(tuple(used), f"bench-{digest}", BENCH_GAP_S)
+        return self.asset(recipe, recipe.join(loaded))
 
     def babble(self, clip: Clip) -> tuple[Any, ...]:
-        from asr_audit.audio.assets import AudioAsset
-        from asr_audit.audio.io import SAMPLE_RATE, load_audio
+        from asr_audit.probes.battery.recipe import ClipsAsset
 
         others = [c for c in self.clips if c.id != clip.id][:6]
         if len(others) < 2:
             raise ConfigError("noise:babble needs at least 3 clips in the corpus; fix: use white or pink noise")
-        return tuple(AudioAsset.from_samples(load_audio(c), SAMPLE_RATE, name=f"talker-{c.id}") for c in others)
+        return tuple(self.asset(ClipsAsset((c,), f"talker-{c.id}")) for c in others)
 
 
-def _voice_clip(clip: Clip, voice: str, text: str) -> Clip:
-    from asr_audit.audio.voices import synthesize
+def voice_clip(clip: Clip, voice: str, text: str, synthesize: bool = True) -> Clip:
+    """``clip`` re-spoken by ``voice`` saying ``text`` (id ``<clip id>__voice-<voice>``). Without
+    ``synthesize`` only its id and metadata: the audio is still ``clip``'s, a placeholder for a
+    recipe that a worker synthesizes (:func:`realize` with ``lazy``)."""
+    from asr_audit.audio.voices import synthesize as speak
 
-    samples, sr = synthesize(voice, text)
     tag = f"voice-{voice}"
-    return dataclasses.replace(
-        clip,
-        id=f"{clip.id}__{tag}",
-        audio_path=None,
-        source=ArraySource(samples, sr, label=f"{voice}: {text[:40]}"),
-        duration=samples.size / sr,
-        speaker=voice,
-        provenance=(*clip.provenance, tag),
-    )
+    meta = dataclasses.replace(clip, id=f"{clip.id}__{tag}", speaker=voice, provenance=(*clip.provenance, tag))
+    if not synthesize:
+        return meta
+    samples, sr = speak(voice, text)
+    source = ArraySource(samples, sr, label=f"{voice}: {text[:40]}")
+    return dataclasses.replace(meta, audio_path=None, source=source, duration=samples.size / sr)
 
 
-def realize(condition: Condition, clip: Clip, ctx: ConditionContext, span: tuple[int, int] | None = None) -> Realized:
+def realize(
+    condition: Condition, clip: Clip, ctx: ConditionContext, span: tuple[int, int] | None = None, lazy: bool = False
+) -> Realized:
     """``clip`` under ``condition``. ``span`` (word indices into the spoken text) is what a truncation
-    keeps; a condition with ``truncate`` and no span raises :class:`ConfigError`."""
-    from asr_audit.audio.transforms import clip_seed, derive_clip
+    keeps; a condition with ``truncate`` and no span raises :class:`ConfigError`.
+
+    With ``lazy`` the audio is not built: the realized clip (and its donor part) carry a
+    :class:`~asr_audit.probes.battery.recipe.RecipeSource` (the original clip, the voice, the
+    transforms with their seed, how to rebuild their assets) that :func:`build` turns into the
+    same samples wherever it runs; ``source_range`` is then unknown (``None``) and the provenance
+    holds the voice only. What a recipe cannot defer is still done here: the assets (their
+    content hashes name the derived clip), and a voiced clip's synthesis when a truncation needs
+    its word timings.
+    """
+    from asr_audit.audio.transforms import clip_seed
 
     if condition.is_original:
         return Realized(clip, condition.name, None)
+    text = ctx.spoken_text(clip.id, clip.reference)
     base = clip
     if condition.voice is not None:
-        base = _voice_clip(clip, condition.voice, ctx.spoken_text(clip.id, clip.reference))
+        base = voice_clip(clip, condition.voice, text, synthesize=not lazy or condition.truncate is not None)
     steps = []
     for atom in condition.atoms:
-        build = CONDITION_KINDS.get(atom.kind).step
-        if build is not None:
-            steps.append(build(atom, clip, base, ctx, span, condition.name))
+        step = CONDITION_KINDS.get(atom.kind).step
+        if step is not None:
+            steps.append(step(atom, clip, base, ctx, span, condition.name))
+    if lazy:
+        from asr_audit.probes.battery.recipe import recipe_for
+
+        return recipe_for(condition, clip, base, steps, clip_seed(ctx.seed, base.id), text, ctx.recipes)  # type: ignore[no-any-return]
+    return build(condition, base, steps, clip_seed(ctx.seed, base.id))
+
+
+def build(condition: Condition, base: Clip, steps: Sequence[Any], seed: int) -> Realized:
+    """The audio of ``condition`` on ``base`` (the clip, or its re-voiced form): ``steps`` (the
+    condition's transforms) applied with ``seed``, and the donor part cut out of a splice. Used by
+    :func:`realize` here and by a recipe on a worker (the same code, hence the same samples)."""
+    from asr_audit.audio.transforms import derive_clip
+
     if not steps:
         return Realized(base, condition.name, None, provenance={"voice": condition.voice})
-    new, derived = derive_clip(base, steps, clip_seed(ctx.seed, base.id))
+    new, derived = derive_clip(base, steps, seed)
     rng = derived.source_range if condition.donor is not None else None
     donor = None
     if condition.donor is not None:
         d0, d1 = next(m["donor_range"] for m in derived.measured if "donor_range" in m)
         donor = dataclasses.replace(
             new,
-            id=new.id + "__donor-only",
+            id=new.id + DONOR_SUFFIX,
             provenance=(*new.provenance, "donor-only"),
             source=ArraySource(np.array(derived.samples[d0:d1]), derived.sr, "donor"),
             duration=(d1 - d0) / derived.sr,

@@ -1,0 +1,273 @@
+"""Recipes: a battery condition's derived audio as a small description a Ray worker builds.
+
+A realized clip (:func:`~asr_audit.probes.battery.conditions.realize`) normally holds its samples.
+Realized with ``lazy=True`` it holds a :class:`RecipeSource` instead: the original clip (a path,
+a URL, or audio that travels with it), the voice that re-speaks it, the condition's transforms
+(:meth:`~asr_audit.audio.transforms.Transform.to_dict`: noise kind and SNR, RT60, truncation
+window, splice position and length), the seed, and how to rebuild each in-memory asset the
+transforms name by content hash (a benchmark donor from its clips, a babble talker from its clip,
+a synthesized conversational donor from its voice and text; :data:`AssetRecipe`). Loading the
+source runs :func:`~asr_audit.probes.battery.conditions.build`, the code a local run realizes
+with, so the samples (and their hash, the store key) are the local ones, bit for bit.
+
+A recipe is kilobytes where the audio it describes is megabytes; the Ray executor sends recipes
+to its workers and builds there (``docs/scale.md``). A worker that cannot build one (no TTS, a
+path it cannot see, a rebuilt asset whose hash differs) says so, and the driver builds it and
+ships the samples.
+
+>>> import numpy as np
+>>> from asr_audit.corpus.clips import ArraySource, Clip
+>>> from asr_audit.probes.battery.conditions import ConditionContext, parse_condition, realize
+>>> t = np.arange(16000, dtype=np.float32) / 16000
+>>> clip = Clip("a", "a tone", source=ArraySource((0.3 * np.sin(2 * np.pi * 220 * t)).astype(np.float32), 16000))
+>>> ctx = ConditionContext([clip], seed=3)
+>>> lazy = realize(parse_condition("noise:10db"), clip, ctx, lazy=True).clip
+>>> eager = realize(parse_condition("noise:10db"), clip, ctx).clip
+>>> lazy.id == eager.id and bool(np.array_equal(lazy.source.load()[0], eager.source.load()[0]))
+True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol, Union
+
+import numpy as np
+
+from asr_audit.audio.assets import AudioAsset
+from asr_audit.corpus.clips import Clip
+from asr_audit.errors import ConfigError
+
+# Bump when a change to the code that builds derived audio (asr_audit.audio transforms, voices,
+# the battery's conditions) can change its samples: recipe fingerprints of the old code then never
+# match, so the store never serves a transcript of the old audio for the new.
+RECIPE_VERSION = "1"
+
+
+@dataclass(frozen=True, slots=True)
+class SpeechAsset:
+    """A synthesized asset: ``voice`` saying ``text`` (the conversational donor's stand-in)."""
+
+    voice: str
+    text: str
+    name: str
+
+    def build(self) -> AudioAsset:
+        from asr_audit.audio.voices import synthesize
+
+        samples, sr = synthesize(self.voice, self.text)
+        return AudioAsset.from_samples(samples, sr, name=self.name)
+
+    def map_clips(self, fn: Callable[[Clip], Clip]) -> SpeechAsset:
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class ClipsAsset:
+    """Clips' 16 kHz audio joined in order, each followed by ``gap`` s of silence (a benchmark
+    donor); with ``gap`` ``None`` one clip's audio as it is (a babble talker)."""
+
+    clips: tuple[Clip, ...]
+    name: str
+    gap: float | None = None
+
+    def join(self, audio: Sequence[np.ndarray]) -> AudioAsset:
+        """The asset from the clips' loaded audio (the caller's, when it has loaded it already)."""
+        from asr_audit.audio.io import SAMPLE_RATE
+
+        if self.gap is None:
+            return AudioAsset.from_samples(audio[0], SAMPLE_RATE, name=self.name)
+        silence = np.zeros(int(self.gap * SAMPLE_RATE), np.float32)
+        return AudioAsset.from_samples(
+            np.concatenate([part for x in audio for part in (x, silence)]), SAMPLE_RATE, name=self.name
+        )
+
+    def build(self) -> AudioAsset:
+        from asr_audit.audio.io import load_audio
+
+        return self.join([load_audio(c) for c in self.clips])
+
+    def map_clips(self, fn: Callable[[Clip], Clip]) -> ClipsAsset:
+        return dataclasses.replace(self, clips=tuple(fn(c) for c in self.clips))
+
+
+@dataclass(frozen=True, slots=True)
+class InlineAsset:
+    """An asset no recipe describes (in-memory audio a caller passed in): it travels as samples."""
+
+    asset: AudioAsset
+
+    def build(self) -> AudioAsset:
+        return self.asset
+
+    def map_clips(self, fn: Callable[[Clip], Clip]) -> InlineAsset:
+        return self
+
+
+AssetRecipe = Union[SpeechAsset, ClipsAsset, InlineAsset]
+
+
+@functools.lru_cache(maxsize=1)
+def _code_versions() -> tuple[tuple[str, str], ...]:
+    """The versions of what derived samples depend on, for recipe fingerprints."""
+    from importlib import metadata
+
+    import asr_audit
+
+    out = [("asr-audit", asr_audit.__version__), ("recipe", RECIPE_VERSION)]
+    for pkg in ("numpy", "scipy", "soxr", "pyroomacoustics"):
+        try:
+            out.append((pkg, metadata.version(pkg)))
+        except metadata.PackageNotFoundError:
+            pass
+    return tuple(out)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class RecipeSource:
+    """Audio built from a recipe (see the module docstring): an :class:`~asr_audit.corpus.clips.AudioSource`.
+
+    ``part`` is ``"clip"`` (the realized clip) or ``"donor"`` (a splice's donor part, as spliced).
+    ``fingerprint`` (the store's key for skipping a build) is set only where the recipe pins its
+    input cheaply: an original clip with a file fingerprint and no voice (synthesis may differ
+    between engine versions); it covers the transforms, the seed and :func:`_code_versions`.
+    """
+
+    clip: Clip
+    condition: Any  # conditions.Condition
+    text: str  # what the voice says (the spoken text); unused without a voice
+    steps: tuple[Mapping[str, Any], ...]
+    seed: int
+    assets: tuple[tuple[str, AssetRecipe], ...]  # sha256 -> how to rebuild that asset
+    part: str = "clip"
+    label: str = "<recipe>"
+    fingerprint: str | None = None
+    recipe: ClassVar[bool] = True
+
+    def build(self) -> Any:
+        """The realized clip(s), built here (:func:`~asr_audit.probes.battery.conditions.build`)."""
+        from asr_audit.audio.transforms import transform_from_dict
+        from asr_audit.probes.battery.conditions import build, voice_clip
+
+        voice = self.condition.voice
+        base = self.clip if voice is None else voice_clip(self.clip, voice, self.text)
+        assets = {sha: recipe.build() for sha, recipe in self.assets}
+        steps = [transform_from_dict(step, assets) for step in self.steps]
+        return build(self.condition, base, steps, self.seed)
+
+    def load(self) -> tuple[np.ndarray, int]:
+        realized = self.build()
+        target = realized.donor if self.part == "donor" else realized.clip
+        if target is None or target.source is None:
+            raise ConfigError(f"recipe {self.label!r}: no {self.part} part; fix: report this as a bug")
+        return target.source.load()
+
+    def map_clips(self, fn: Callable[[Clip], Clip]) -> RecipeSource:
+        """This recipe with ``fn`` applied to every clip it reads (the original and the assets' clips)."""
+        return dataclasses.replace(
+            self, clip=fn(self.clip), assets=tuple((sha, r.map_clips(fn)) for sha, r in self.assets)
+        )
+
+    def nbytes(self) -> int:
+        """Pickled size: what travels to a worker."""
+        import pickle
+
+        return len(pickle.dumps(self, protocol=5))
+
+
+def _assets_of(step: Any) -> list[AudioAsset]:
+    out: list[AudioAsset] = []
+    for f in dataclasses.fields(step):
+        value = getattr(step, f.name)
+        for v in value if isinstance(value, tuple) else (value,):
+            if isinstance(v, AudioAsset):
+                out.append(v)
+    return out
+
+
+def _fingerprint(clip: Clip, voice: str | None, steps: Sequence[Mapping[str, Any]], seed: int, part: str) -> str | None:
+    from asr_audit.audio.transforms import jsonable
+    from asr_audit.store.transcribe import file_fingerprint
+
+    base = file_fingerprint(clip) if voice is None else None
+    if base is None:
+        return None
+    payload = {"base": base, "code": _code_versions(), "steps": steps, "seed": seed, "part": part}
+    return "recipe:" + hashlib.sha256(json.dumps(jsonable(payload), sort_keys=True).encode()).hexdigest()
+
+
+def recipe_for(
+    condition: Any,
+    clip: Clip,
+    base: Clip,
+    steps: Sequence[Any],
+    seed: int,
+    text: str,
+    recipes: Mapping[str, AssetRecipe],
+) -> Any:
+    """The lazy :class:`~asr_audit.probes.battery.conditions.Realized` of ``clip`` under ``condition``:
+    the ids, provenance tags and voice a local realization gives, the audio as recipes.
+
+    ``base`` is the clip the transforms apply to (``clip``, or its re-voiced form; its audio is
+    not read here), ``steps`` the condition's transforms, ``recipes`` how to rebuild the in-memory
+    assets they name (sha256 -> recipe; an asset without one travels as samples)."""
+    from asr_audit.audio.transforms import Chain, derived_id
+    from asr_audit.probes.battery.conditions import DONOR_SUFFIX, Realized
+
+    chain = Chain(tuple(steps))
+    dicts = tuple(step.to_dict() for step in chain.steps)
+    assets: dict[str, AssetRecipe] = {}
+    for step in chain.steps:
+        for a in _assets_of(step):
+            if a.path is None:
+                assets.setdefault(a.sha256, recipes.get(a.sha256) or InlineAsset(a))
+    voice = condition.voice
+    label = f"{base.audio_label} [{'+'.join(chain.tags)}]" if chain.steps else f"{voice}: {text[:40]}"
+    source = RecipeSource(
+        clip, condition, text, dicts, seed, tuple(assets.items()), "clip", label,
+        _fingerprint(clip, voice, dicts, seed, "clip"),
+    )  # fmt: skip
+    new = dataclasses.replace(
+        base,
+        id=derived_id(base.id, chain),
+        audio_path=None,
+        source=source,
+        duration=None,
+        provenance=(*base.provenance, *chain.tags),
+    )
+    donor = None
+    if condition.donor is not None:
+        part = dataclasses.replace(
+            source, part="donor", label=label + " donor", fingerprint=_fingerprint(clip, voice, dicts, seed, "donor")
+        )
+        donor = dataclasses.replace(
+            new, id=new.id + DONOR_SUFFIX, provenance=(*new.provenance, "donor-only"), source=part
+        )
+    return Realized(new, condition.name, None, donor, {"voice": voice})
+
+
+def is_recipe(clip: Clip) -> bool:
+    """Whether ``clip``'s audio is a recipe (built where it is loaded)."""
+    return isinstance(clip.source, RecipeSource)
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteAnswer:
+    """One model's answer from an executor's transcriber: the outcome (records and failures, in the
+    order of the clips sent) and the recipe clips that could be built nowhere (clip id -> the
+    driver's error message, as a local realization raises it)."""
+
+    outcome: Any  # asr_audit.store.transcribe.TranscribeOutcome
+    unbuilt: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+
+class RemoteTranscriber(Protocol):
+    """An executor's transcription of clips (recipes included) through the store: model name -> clips
+    in, model name -> :class:`RemoteAnswer` out (``RayExecutor.transcribe_clips``)."""
+
+    def __call__(self, jobs: Mapping[str, Sequence[Clip]], store: Any) -> Mapping[str, RemoteAnswer]: ...
