@@ -8,6 +8,9 @@ Marked ``ray``: these run only inside a loopback-only network namespace (``tests
 from __future__ import annotations
 
 import os
+import shutil
+import sqlite3
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -27,9 +30,11 @@ SRC = Path(rb.__file__).resolve().parents[2] / "src"
 
 
 def _start_env() -> None:
-    """Workers import this checkout's asr_audit and the test backends (they inherit the environment)."""
+    """Workers import this checkout's asr_audit and the test backends (they inherit the environment),
+    and lose their TTS engines while the file ``$ASR_AUDIT_TEST_NO_TTS_MARKER`` exists."""
     paths = [str(SRC), str(Path(rb.__file__).parent), os.environ.get("PYTHONPATH", "")]
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+    os.environ[rb.NO_TTS_MARKER] = str(Path(tempfile.mkdtemp(prefix="asr-audit-ray-")) / "no-tts")
     rb.setup()
 
 
@@ -41,7 +46,7 @@ def local_ray():
         num_cpus=2,
         include_dashboard=False,
         logging_level="ERROR",
-        runtime_env={"worker_process_setup_hook": "ray_backends.setup"},
+        runtime_env={"worker_process_setup_hook": "ray_backends.setup_worker"},
     )
     yield
     ray.shutdown()
@@ -126,3 +131,54 @@ def test_audio_only_the_driver_can_load_is_decoded_there_and_shipped(local_ray, 
 
     assert len(remote.records) == 2 and rows(remote) == rows(local)
     assert remote.failures == local.failures and "damaged" in remote.failures[0].reason
+
+
+BATTERY = ("noise:10db", "truncate:1w0.25s", "donor:bench2s", "voice:flite-slt+noise:5db")
+
+
+def _transcripts(store: Path) -> set[tuple[str, str]]:
+    """Every (audio hash, text) the store holds: equal sets = the same audio, bit for bit."""
+    with sqlite3.connect(store) as db:
+        return set(db.execute("SELECT audio, value FROM results WHERE kind = 'transcript'"))
+
+
+def test_battery_audio_is_built_on_the_workers_from_recipes_and_matches_local(local_ray, tmp_path, monkeypatch) -> None:
+    from asr_audit.probes.battery.recipe import RecipeSource
+
+    if not shutil.which("flite"):
+        pytest.skip("flite is not installed")
+    spec = rb.write_battery_spec(tmp_path, rb.build_world(tmp_path), BATTERY)
+    _, expected = rb.run_both(spec, LocalExecutor(False), tmp_path / "local.sqlite")
+    built_here, load = [], RecipeSource.load
+
+    def counted(self):  # a recipe built on the driver (the workers are other processes)
+        out = load(self)
+        built_here.append(self.label)
+        return out
+
+    monkeypatch.setattr(RecipeSource, "load", counted)
+    ex = RayExecutor(show_progress=False, log=lambda _: None)
+    _, got = rb.run_both(spec, ex, tmp_path / "ray.sqlite")
+    assert got == expected  # results.json byte for byte
+    assert built_here == [] and ex.n_built_on_driver == 0
+    local = _transcripts(tmp_path / "local.sqlite")
+    assert len(local) > 10 and _transcripts(tmp_path / "ray.sqlite") == local  # every derived clip's audio hash
+
+
+def test_a_recipe_no_worker_can_build_is_built_on_the_driver_shipped_and_logged(local_ray, tmp_path) -> None:
+    if not shutil.which("flite"):
+        pytest.skip("flite is not installed")
+    spec = rb.write_battery_spec(tmp_path, rb.build_world(tmp_path), ("voice:flite-slt+noise:5db",))
+    _, expected = rb.run_both(spec, LocalExecutor(False), tmp_path / "local.sqlite")
+    marker, lines = Path(os.environ[rb.NO_TTS_MARKER]), []
+    ex = RayExecutor(show_progress=False, log=lines.append)
+    marker.touch()
+    try:
+        _, got = rb.run_both(spec, ex, tmp_path / "ray.sqlite")
+    finally:
+        marker.unlink()
+    assert got == expected
+    assert ex.n_built_on_driver == 5  # every clip's voice (the missing file's too: its words are known)
+    shipped = [line for line in lines if "its recipe was built on the driver and shipped" in line]
+    assert len(shipped) == 5 and "not on this test worker" in shipped[0]
+    assert _transcripts(tmp_path / "ray.sqlite") == _transcripts(tmp_path / "local.sqlite")

@@ -6,7 +6,9 @@
   marker and kills its own process (``os._exit``), as a worker lost mid-batch would.
 
 ``setup_hide`` also makes every worker treat files under a folder named ``driver-only`` as
-unreachable, so the driver must ship their bytes.
+unreachable, so the driver must ship their bytes; ``setup_worker`` (the local Ray's hook) makes
+every worker's TTS engines missing while the file named by ``$NO_TTS_MARKER`` exists, so the
+driver must build a voice's recipe.
 """
 
 from __future__ import annotations
@@ -93,6 +95,24 @@ def setup() -> None:
         )
 
 
+NO_TTS_MARKER = "ASR_AUDIT_TEST_NO_TTS_MARKER"
+
+
+def setup_worker() -> None:
+    """:func:`setup`, and no TTS engine on this worker while the file ``$ASR_AUDIT_TEST_NO_TTS_MARKER`` exists."""
+    from asr_audit.audio import voices
+
+    setup()
+    marker, speak = os.environ.get(NO_TTS_MARKER), voices.synthesize
+
+    def synthesize(voice_name: str, text: str, cache: bool = True):
+        if marker and Path(marker).exists():
+            raise voices.MissingEngineError(voice_name, "flite", "apt-get install flite (not on this test worker)")
+        return speak(voice_name, text, cache)
+
+    voices.synthesize = synthesize
+
+
 def setup_hide() -> None:
     """:func:`setup`, and files under a ``driver-only`` folder are unreachable from this worker."""
     from asr_audit.runner import ray_worker
@@ -177,3 +197,41 @@ def run_both(spec_path: Path, executor, store: Path):
     spec = load_spec(spec_path)
     outcome = run_experiment(spec, executor=executor, store_path=str(store), log=lambda _: None)
     return outcome, (Path(spec.output) / "results.json").read_bytes()
+
+
+def write_battery_spec(root: Path, manifest: Path, conditions: tuple[str, ...]) -> Path:
+    """A spec running the battery (refdis measure, what the clips say in a spoken-text file: each
+    reference with its third word changed) under ``conditions`` with the echo model."""
+    import json
+
+    from asr_audit.corpus.spec import load_corpus
+
+    spoken = root / "spoken.jsonl"
+    lines = []
+    for c in load_corpus(str(manifest)).clips:
+        words = c.reference.split()
+        lines.append(json.dumps({"id": c.id, "spoken": " ".join([*words[:2], "really", *words[3:]])}))
+    spoken.write_text("\n".join(lines) + "\n")
+    spec = root / "battery.toml"
+    spec.write_text(
+        f"""
+title = "ray battery"
+seed = 1
+output = "battery-out"
+[[corpus]]
+name = "clips"
+spec = "{manifest}"
+[[model]]
+name = "echo"
+spec = "echo-test:a"
+batch_size = 4
+num_cpus = 1
+[probes.battery]
+measure = "refdis"
+conditions = {json.dumps(list(conditions))}
+spoken = "{spoken}"
+resamples = 20
+study = false
+"""
+    )
+    return spec

@@ -10,7 +10,7 @@ backend identity (``identity``); ``run_experiment`` uses both when present.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from asr_audit.runner.spec import ModelSpec
@@ -29,6 +29,7 @@ class JobResult:
     model: str
     corpus: str
     outcome: Any  # TranscribeOutcome
+    unbuilt: dict[str, str] = field(default_factory=dict)  # recipe clips built nowhere: clip id -> why
 
 
 class Executor(Protocol):

@@ -36,7 +36,10 @@ class ProbeContext:
     Prediction-file probes read ``predictions``. Audio probes also get the corpus's clips
     (``clips``: an ``asr_audit.corpus.clips.Corpus``, ``None`` for prediction-file corpora), the
     loaded backends by model name (``backends``, loaded lazily by ``backend(name)``), and the
-    store, so every derived transcription is cached like the plain ones.
+    store, so every derived transcription is cached like the plain ones. ``transcribe`` is the
+    executor's transcriber where it runs clips elsewhere (the Ray executor's
+    ``transcribe_clips``: a :class:`~asr_audit.probes.battery.recipe.RemoteTranscriber`); the
+    battery then transcribes there, its derived audio sent as recipes.
     """
 
     corpus: str
@@ -46,6 +49,7 @@ class ProbeContext:
     normalizer: str
     clips: Any = None
     backend: Callable[[str], Any] | None = None
+    transcribe: Any = None
     models: tuple[str, ...] = ()
     store: Any = None
     spec_path: str = "<spec>"

@@ -82,6 +82,7 @@ def _run(ctx: ProbeContext, options: Any) -> dict[str, Any]:
         mining=options.mining,
         families=options.families,
         study=options.study,
+        remote=ctx.transcribe,
     )
     return res.to_dict()
 

@@ -18,6 +18,11 @@ How the work flows (the reasons are in ``docs/scale.md``):
   reads them; a file the worker cannot see comes back *unreachable* and the driver ships its
   bytes through the object store; in-memory audio travels inside the clip, and audio behind any
   other source (an ``hf-dataset:`` row) is decoded on the driver and travels as samples;
+* **derived audio travels as recipes**: the battery's realized clips (noise, reverb, voices,
+  truncation, donor splices) reach the workers as :class:`~asr_audit.probes.battery.recipe.
+  RecipeSource` s (the original clip as above, the transforms, the seed, how to rebuild the
+  donors) and are built there (:meth:`RayExecutor.transcribe_clips`); a recipe a worker cannot
+  build comes back *unbuilt*, and the driver builds it, ships the samples and says so in the log;
 * **the driver is the only writer of the store**: each batch's answers are committed as they
   stream in (one short transaction, as locally), so killing the run loses at most the batches in
   flight and a rerun resumes from the store; the per-job records are assembled in plan order;
@@ -28,8 +33,9 @@ How the work flows (the reasons are in ``docs/scale.md``):
 * **one progress display**: the driver feeds the same :class:`~asr_audit.runner.progress.
   RunProgress` as a local run (clips/s, RTFx, per model, ETA) for the whole cluster.
 
-Audio probes (masked, lift, battery ...) ask the executor for a backend by name; they get one
-loaded on the driver, as locally.
+The battery transcribes through :meth:`RayExecutor.transcribe_clips` (on the workers); the other
+audio probes (masked, lift, continuation, the battery's masked measure and courtesy study arms) ask
+the executor for a backend by name and get one loaded on the driver, as locally.
 """
 
 from __future__ import annotations
@@ -37,15 +43,17 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from asr_audit.corpus.clips import ArraySource, Clip, EncodedSource
 from asr_audit.errors import AuditError, ConfigError, require
+from asr_audit.probes.battery.recipe import RecipeSource, RemoteAnswer
 from asr_audit.runner.executor import Job, JobResult
-from asr_audit.runner.ray_worker import ModelWorker, WorkerBatch, WorkerInfo
+from asr_audit.runner.ray_worker import ModelWorker, WorkerBatch, WorkerInfo, built
 from asr_audit.runner.spec import ModelSpec
 
 Seconds = float
@@ -77,6 +85,7 @@ class _Batch:
     hits: dict[str, tuple[str, Seconds]] = field(default_factory=dict)  # indexed clips: (hash, duration)
     cached: dict[str, Any] = field(default_factory=dict)  # audio hash -> StoredResult
     bad: dict[str, str] = field(default_factory=dict)
+    unbuilt: dict[str, str] = field(default_factory=dict)  # recipes built nowhere: clip id -> the driver's error
     parts: list[WorkerBatch] = field(default_factory=list)
     pending: int = 0
 
@@ -112,6 +121,9 @@ class RayExecutor:
     backends: dict[str, Any] = field(default_factory=dict)  # loaded on the driver, for the audio probes
     nodes: dict[str, set[str]] = field(default_factory=dict)  # model -> the workers its actors ran on
     n_shipped: int = 0  # clips whose audio the driver shipped (no worker could read it)
+    n_built_on_driver: int = 0  # recipe clips a worker could not build: built on the driver and shipped
+    _held: bool = False  # inside session(): a Ray this executor starts stays up until the session ends
+    _owns_ray: bool = False
 
     # ------------------------------------------------------------------ the executor interface
     def backend_by_name(self, name: str) -> Any:
@@ -133,24 +145,56 @@ class RayExecutor:
         return self.backends[name].identity().to_dict() if name in self.backends else None
 
     def run(self, jobs: Sequence[Job], store: Any) -> list[JobResult]:
+        return self._run(jobs, store, self.show_progress, announce=True)
+
+    def transcribe_clips(self, jobs: Mapping[str, Sequence[Clip]], store: Any) -> dict[str, RemoteAnswer]:
+        """The battery's transcriber (:class:`~asr_audit.probes.battery.recipe.RemoteTranscriber`): each
+        model's clips (recipes included) on its actors, through the store; per model the outcome and
+        the recipes built nowhere (clip id -> the driver's error, which the battery records as a
+        local run records a realization that failed)."""
+        from asr_audit.corpus.clips import Corpus
+
+        missing = [name for name in jobs if name not in self.models]
+        if missing:
+            raise ConfigError(f"no model named {missing[0]!r} in the spec; available: {', '.join(self.models)}")
+        work = [Job(self.models[name], Corpus("battery", "test", "battery", tuple(c))) for name, c in jobs.items() if c]
+        results = self._run(work, store, False, announce=False) if work else []
+        return {r.model: RemoteAnswer(r.outcome, dict(r.unbuilt)) for r in results}
+
+    @contextmanager
+    def session(self) -> Iterator[RayExecutor]:
+        """Keep a Ray this executor starts up across :meth:`run` and :meth:`transcribe_clips` calls (a
+        whole ``asr-audit run``: the plan, then the battery's conditions) and shut it down at the end."""
+        self._held = True
+        try:
+            yield self
+        finally:
+            self._held = False
+            if self._owns_ray:
+                self._owns_ray = False
+                require("ray", "ray").shutdown()
+
+    def _run(self, jobs: Sequence[Job], store: Any, show: bool, announce: bool) -> list[JobResult]:
         from asr_audit.runner.progress import RunProgress
 
         ray = require("ray", "ray")
-        started = self._connect(ray)
+        started = self._connect(ray) or self._owns_ray
         pools: dict[str, _Pool] = {}
         try:
-            with RunProgress([(j.model.name, len(j.corpus)) for j in jobs], enabled=self.show_progress) as progress:
+            with RunProgress([(j.model.name, len(j.corpus)) for j in jobs], enabled=show) as progress:
                 states = [
                     _JobState(j, _batches(j.corpus.clips, j.model.batch_size), progress.callback(j.model.name))
                     for j in jobs
                 ]
-                pools = self._start_pools(ray, states, started)
+                pools = self._start_pools(ray, states, started, announce)
                 self._drive(ray, pools, store)
             return [self._result(s, pools[s.job.model.name]) for s in states]
         finally:
             for pool in pools.values():
                 _release(ray, pool)
-            if started:
+            if started and self._held:
+                self._owns_ray = True
+            elif started:
                 ray.shutdown()
 
     # ------------------------------------------------------------------ cluster and pools
@@ -175,19 +219,22 @@ class RayExecutor:
             ) from None
         return True
 
-    def _start_pools(self, ray: Any, states: Sequence[_JobState], started: bool) -> dict[str, _Pool]:
+    def _start_pools(
+        self, ray: Any, states: Sequence[_JobState], started: bool, announce: bool = True
+    ) -> dict[str, _Pool]:
         pools: dict[str, _Pool] = {}
         total = ray.cluster_resources()
         models = list({s.job.model.name: s.job.model for s in states}.values())
-        self.log(
-            f"Ray cluster: {len([n for n in ray.nodes() if n.get('Alive')])} node(s), "
-            f"{total.get('CPU', 0):g} CPU, {total.get('GPU', 0):g} GPU; "
-            + ", ".join(f"{m.name}: {m.replicas} actor(s) x {m.num_gpus:g} GPU, {m.num_cpus:g} CPU" for m in models)
-        )
+        if announce:
+            self.log(
+                f"Ray cluster: {len([n for n in ray.nodes() if n.get('Alive')])} node(s), "
+                f"{total.get('CPU', 0):g} CPU, {total.get('GPU', 0):g} GPU; "
+                + ", ".join(f"{m.name}: {m.replicas} actor(s) x {m.num_gpus:g} GPU, {m.num_cpus:g} CPU" for m in models)
+            )
         for s in states:
             m = s.job.model
             if m.name not in pools:
-                _check_resources(m, total, strict=started, log=self.log)
+                _check_resources(m, total, strict=started, log=self.log if announce else _quiet)
                 actor_cls = ray.remote(ModelWorker).options(
                     num_cpus=m.num_cpus,
                     num_gpus=m.num_gpus,
@@ -230,7 +277,7 @@ class RayExecutor:
                 if answer.fatal:
                     raise AuditError(answer.fatal)
                 batch.parts.append(answer)
-                self._ship_unreachable(batch, answer, pool, actor, inflight)
+                self._ship(batch, answer, pool, actor, inflight)
                 batch.pending -= 1
                 if batch.pending == 0:
                     _finish(batch, pool, store)
@@ -276,14 +323,26 @@ class RayExecutor:
             pool.busy += 1
             inflight[ref] = ("batch", pool, actor, (batch, [c.id for c in batch.clips]))
 
-    def _ship_unreachable(
-        self, batch: _Batch, answer: WorkerBatch, pool: _Pool, actor: Any, inflight: dict[Any, Any]
-    ) -> None:
-        """Clips the worker could not see: the driver reads their bytes and ships them (object store)."""
-        if not answer.unreachable:
+    def _ship(self, batch: _Batch, answer: WorkerBatch, pool: _Pool, actor: Any, inflight: dict[Any, Any]) -> None:
+        """Clips the worker could not see or build: the driver reads their bytes, or builds their
+        recipes, and ships them (object store)."""
+        if not answer.unreachable and not answer.unbuilt:
             return
         by_id = {c.id: c for c in batch.clips}
         shipped = []
+        for cid, why in answer.unbuilt.items():
+            try:  # the code a local run realizes with, raising what it raises
+                shipped.append(built(by_id[cid]))
+            except ConfigError:
+                raise
+            except AuditError as exc:
+                batch.unbuilt[cid] = str(exc)
+                continue
+            self.n_built_on_driver += 1
+            self.log(
+                f"{pool.model.name}: clip {cid}: its recipe was built on the driver and shipped "
+                f"(the worker could not build it: {' '.join(why.split())[:200]})"
+            )
         for cid in answer.unreachable:
             c = by_id[cid]
             path = Path(str(c.audio_path))
@@ -302,7 +361,9 @@ class RayExecutor:
         from asr_audit.store.transcribe import ClipFailure, TranscribeOutcome
 
         assert pool.info is not None
-        entries = [e for i in range(len(state.batches)) for e in state.entries[i]]
+        every = [e for i in range(len(state.batches)) for e in state.entries[i]]
+        unbuilt = {e.clip_id: e.reason for e in every if isinstance(e, _Unbuilt)}
+        entries = [e for e in every if not isinstance(e, _Unbuilt)]
         records = tuple(e for e in entries if not isinstance(e, ClipFailure))
         failures = tuple(e for e in entries if isinstance(e, ClipFailure))
         corpus = state.job.corpus
@@ -318,10 +379,22 @@ class RayExecutor:
             state.audio_s,
             state.compute_s,
         )
-        return JobResult(state.job.model.name, corpus.name, outcome)
+        return JobResult(state.job.model.name, corpus.name, outcome, unbuilt)
 
 
 # ---------------------------------------------------------------------- helpers (driver side)
+
+
+@dataclass(frozen=True, slots=True)
+class _Unbuilt:
+    """A recipe clip built nowhere: the driver's error (kept out of the job's records and failures)."""
+
+    clip_id: str
+    reason: str
+
+
+def _quiet(_: str) -> None:
+    """A log that drops its lines (repeated pools of one run say nothing new)."""
 
 
 def _batches(clips: Sequence[Clip], size: int) -> list[tuple[Clip, ...]]:
@@ -393,8 +466,21 @@ def _portable(clip: Clip, max_duration: Seconds | None) -> Clip:
 
     if clip.source is None or isinstance(clip.source, (ArraySource, EncodedSource)):
         return clip
+    if isinstance(clip.source, RecipeSource):  # a recipe travels; what it reads travels as any clip does
+        return dataclasses.replace(clip, source=clip.source.map_clips(_portable_part))
     audio = load_clip_audio(clip, max_duration)  # a ClipAudioError is the clip's failure, as locally
     return dataclasses.replace(clip, source=ArraySource(audio.samples, SAMPLE_RATE, clip.audio_label))
+
+
+def _portable_part(clip: Clip) -> Clip:
+    """A clip a recipe reads, made portable; one the driver cannot decode stays as it is (the worker
+    then cannot build the recipe either, and the driver's build raises what a local run raises)."""
+    from asr_audit.audio.io import ClipAudioError
+
+    try:
+        return _portable(clip, None)
+    except ClipAudioError:
+        return clip
 
 
 def _finish(batch: _Batch, pool: _Pool, store: Any) -> None:
@@ -430,6 +516,9 @@ def _finish(batch: _Batch, pool: _Pool, store: Any) -> None:
     served = {h: (stored[h].value, stored[h].seconds) if h in stored else v for h, v in fresh.items()}
     entries: list[Any] = []
     for c in batch.clips:
+        if c.id in batch.unbuilt:
+            entries.append(_Unbuilt(c.id, batch.unbuilt[c.id]))
+            continue
         if c.id in bad:
             entries.append(ClipFailure(c.id, bad[c.id]))
             continue

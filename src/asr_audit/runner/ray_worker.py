@@ -8,6 +8,12 @@ it, and transcribes the unique audio with the same batch-then-clip-by-clip isola
 run (:func:`asr_audit.store.transcribe._compute`). A clip whose file this worker cannot see is
 answered as *unreachable*, so the driver can ship its bytes instead.
 
+A clip whose audio is a recipe (:class:`~asr_audit.probes.battery.recipe.RecipeSource`: a battery
+condition's noise, reverb, voice, truncation or donor splice of an original clip) is built here,
+with the code a local run builds it with; a recipe this worker cannot build (no TTS engine for its
+voice, an original it cannot read, a rebuilt asset whose hash differs) is answered as *unbuilt*
+with the reason, and the driver builds it and ships the samples.
+
 The worker never opens the store: it returns plain records (:class:`WorkerBatch`) and the driver,
 the store's only writer, commits them. A problem that stops the run (a missing extra, a bad
 option) comes back as ``fatal`` text rather than an exception, so the driver can raise it as the
@@ -19,6 +25,7 @@ resources, so this module imports nothing from Ray and every worker imports it b
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import socket
 from collections.abc import Sequence
@@ -51,6 +58,7 @@ class WorkerBatch:
     fingerprints: dict[str, str] = field(default_factory=dict)  # clip id -> fingerprint seen by the worker
     bad: dict[str, str] = field(default_factory=dict)  # clip id -> why its audio cannot be used
     unreachable: tuple[str, ...] = ()  # clip ids whose file this worker cannot see
+    unbuilt: dict[str, str] = field(default_factory=dict)  # recipe clip id -> why this worker cannot build it
     done: dict[str, tuple[str, Seconds]] = field(default_factory=dict)  # audio hash -> (text, compute s)
     failed: dict[str, str] = field(default_factory=dict)  # audio hash -> failure reason
     fatal: str | None = None  # a configuration problem that stops the run
@@ -64,6 +72,18 @@ def reachable(clip: Clip) -> bool:
     if clip.audio_path is None or is_url(clip.audio_path):
         return True
     return Path(clip.audio_path).is_file()
+
+
+def built(clip: Clip) -> Clip:
+    """``clip`` with its recipe built into samples (in-memory audio); any other clip as it is. What the
+    build raises is the caller's (the worker reports it, the driver raises it as a local run does)."""
+    from asr_audit.corpus.clips import ArraySource
+    from asr_audit.probes.battery.recipe import RecipeSource
+
+    if not isinstance(clip.source, RecipeSource):
+        return clip
+    samples, sr = clip.source.load()
+    return dataclasses.replace(clip, source=ArraySource(samples, sr, clip.source.label))
 
 
 def _node() -> str:
@@ -108,7 +128,7 @@ class ModelWorker:
         """Read, hash and transcribe ``clips`` (see the module docstring)."""
         from asr_audit.audio.io import ClipAudioError, LoadedAudio, load_clip_audio
         from asr_audit.errors import ConfigError, MissingExtraError
-        from asr_audit.store.transcribe import _compute, file_fingerprint
+        from asr_audit.store.transcribe import _compute, _reason, file_fingerprint
 
         if self.backend is None:
             return WorkerBatch(fatal=self.fatal)
@@ -119,6 +139,12 @@ class ModelWorker:
             if not reachable(c):
                 unreachable.append(c.id)
                 continue
+            fp = file_fingerprint(c)
+            try:
+                c = built(c)
+            except Exception as exc:  # noqa: BLE001 - whatever stops the build here, the driver builds it
+                out.unbuilt[c.id] = _reason(exc)
+                continue
             try:
                 a = load_clip_audio(c, self.backend.max_duration)
             except ClipAudioError as exc:
@@ -126,7 +152,7 @@ class ModelWorker:
                 continue
             loaded[c.id] = a
             out.hashes[c.id] = (a.audio_hash, a.duration)
-            if fp := file_fingerprint(c):
+            if fp:
                 out.fingerprints[c.id] = fp
         unique = {a.audio_hash: a for a in loaded.values()}
         try:
@@ -135,4 +161,4 @@ class ModelWorker:
             return WorkerBatch(fatal=f"{exc} (model {self.spec!r} on Ray worker {_node()})")
         out.done.update(done)
         out.failed.update(failed)
-        return WorkerBatch(out.hashes, out.fingerprints, out.bad, tuple(unreachable), out.done, out.failed)
+        return WorkerBatch(out.hashes, out.fingerprints, out.bad, tuple(unreachable), out.unbuilt, out.done, out.failed)

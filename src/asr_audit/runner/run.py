@@ -16,6 +16,7 @@ cluster (``make_executor`` picks one by name).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import platform
 from collections.abc import Callable, Sequence
@@ -203,7 +204,9 @@ def run_experiment(
     try:
         if executor is None:
             executor = make_executor(spec.executor, address=spec.ray_address, log=log)
-        return _run(spec, shard, executor, store_handle, log)
+        session = getattr(executor, "session", None)  # an executor that keeps its cluster up for the whole run
+        with session() if session is not None else contextlib.nullcontext():
+            return _run(spec, shard, executor, store_handle, log)
     finally:
         store_handle.close()
 
@@ -310,6 +313,7 @@ def _run(
             normalizer=spec.normalizer,
             clips=corpora.get(c.name),
             backend=getattr(executor, "backend_by_name", None),
+            transcribe=getattr(executor, "transcribe_clips", None),
             models=tuple(m.name for m in spec.models) if c.spec is not None else (),
             store=store_handle,
             spec_path=spec.path,

@@ -36,7 +36,9 @@ def clips(tmp_path_factory) -> list[Clip]:
     sf = pytest.importorskip("soundfile")
     root = tmp_path_factory.mktemp("recipe")
     out = []
-    for i, (seconds, ref) in enumerate([(2.0, "we paid forty euros"), (3.0, "three four"), (1.5, "five"), (2.5, "six")]):
+    for i, (seconds, ref) in enumerate(
+        [(2.0, "we paid forty euros"), (3.0, "three four"), (1.5, "five"), (2.5, "six")]
+    ):
         t = np.arange(int(16000 * seconds)) / 16000
         path = root / f"c{i}.wav"
         sf.write(path, (0.1 * np.sin(2 * np.pi * 220 * (i + 1) * t)).astype(np.float32), 16000)

@@ -413,9 +413,33 @@ def _transcribe(
 
     if not clips:
         return {}, []
-    out = transcribe_corpus(backend, Corpus("battery", "test", "battery", tuple(clips)), store)
-    fails = [{"model": name, "clip_id": f.clip_id, "reason": f.reason} for f in out.failures]
-    return {r.clip_id: r.hypothesis for r in out.records}, fails
+    return _texts(transcribe_corpus(backend, Corpus("battery", "test", "battery", tuple(clips)), store), name)
+
+
+def _texts(outcome: Any, name: str) -> tuple[dict[str, str], list[dict[str, str]]]:
+    """A transcription outcome as (clip id -> text, failure rows of model ``name``)."""
+    fails = [{"model": name, "clip_id": f.clip_id, "reason": f.reason} for f in outcome.failures]
+    return {r.clip_id: r.hypothesis for r in outcome.records}, fails
+
+
+def _transcribe_all(
+    backends: Mapping[str, Any], jobs: Mapping[str, Sequence[Any]], store: Any, remote: Any
+) -> tuple[dict[str, tuple[dict[str, str], list[dict[str, str]]]], dict[str, str]]:
+    """Every model's clips (model name -> clips), here with its backend or, given ``remote`` (an
+    executor's :class:`~asr_audit.probes.battery.recipe.RemoteTranscriber`), on its workers: per
+    model (texts, failure rows), and the recipe clips that could be built nowhere (clip id -> why)."""
+    if remote is None:
+        return {name: _transcribe(backends[name], clips, store, name) for name, clips in jobs.items()}, {}
+    answers = remote({name: clips for name, clips in jobs.items() if clips}, store)
+    unbuilt: dict[str, str] = {}
+    out: dict[str, tuple[dict[str, str], list[dict[str, str]]]] = {}
+    for name in jobs:
+        if name not in answers:
+            out[name] = ({}, [])
+            continue
+        out[name] = _texts(answers[name].outcome, name)
+        unbuilt.update(answers[name].unbuilt)
+    return out, unbuilt
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -576,6 +600,7 @@ def run_battery(
     timings: Callable[[Any, str], Sequence[tuple[str, float, float]]] | None = None,
     progress: Callable[[str], None] | None = None,
     study: bool = True,
+    remote: Any = None,
 ) -> BatteryResult:
     """Run ``probe`` over ``corpus`` under every condition for every backend (name -> backend).
 
@@ -586,6 +611,12 @@ def run_battery(
     anchor preset), ``families`` the ``ortho`` measure (default: all), ``gate_max_wer`` the
     ``masked`` measure; see :class:`BatteryOptions` for the options record the CLI and the runner
     build them from.
+
+    ``remote`` (an executor's :class:`~asr_audit.probes.battery.recipe.RemoteTranscriber`, e.g. the
+    Ray executor's) transcribes on its workers instead of with ``backends``: the original audio as
+    it is, the realized clips of the judged conditions as recipes their workers build
+    (:func:`~asr_audit.probes.battery.conditions.realize` with ``lazy``); the result is the one
+    ``backends`` give. The masked measure and the courtesy study's extra arms stay here.
     """
     from asr_audit.text.normalize import get_normalizer, normalize_many
     from asr_audit.text.text2num import with_text2num
@@ -599,15 +630,17 @@ def run_battery(
     def normalize(text: str) -> Tokens:
         return tuple(normalize_many(norm, [text])[0].split())
 
-    ctx = ConditionContext(corpus.clips, seed, dict(spoken or {}), tuple(conv_donors), timings)
+    ctx = ConditionContext(corpus.clips, seed, dict(spoken or {}), tuple(conv_donors), timings, remote)
     failures: list[dict[str, str]] = []
     hyps0: dict[str, dict[str, str]] = {}
     panel = dict(panel or {})
     unknown = [c for c in corpus.clips if c.id not in ctx.spoken]
     if measure.spoken_or_panel and unknown and not panel:  # refuse before transcribing anything
         raise _no_panel(probe, len(unknown))
-    for name, b in {**backends, **{p: b for p, b in panel.items() if p not in backends}}.items():
-        hyps0[name], f = _transcribe(b, corpus.clips, store, name)
+    everyone = {**backends, **{p: b for p, b in panel.items() if p not in backends}}
+    originals, _ = _transcribe_all(everyone, dict.fromkeys(everyone, corpus.clips), store, remote)
+    for name, (texts, f) in originals.items():
+        hyps0[name] = texts
         failures += [{**x, "condition": "original"} for x in f]
     settings = MeasureSettings(mining=mining or RefdisParams(), families=families, gate_max_wer=gate_max_wer)
     judge = (
@@ -700,28 +733,46 @@ def _run_condition(
 ) -> tuple[dict[str, dict[str, int]], list[dict[str, str]]]:
     from asr_audit.errors import AuditError
 
-    failures: list[dict[str, str]] = []
-    realized: list[tuple[Unit, Realized]] = []
+    remote = ctx.transcribe
+    unusable: list[tuple[int, str, str]] = []  # (unit position, unit key, why it could not be realized)
+    realized: list[tuple[int, Unit, Realized]] = []
     for clip in corpus.clips:
         units = judge.span_units(clip.id) if cond.truncate is not None else judge.units(clip.id)
         if isinstance(judge, OrthoJudge) and cond.truncate is None:
             units = [Unit(clip.id, clip.id)]
         for u in units:
+            at = len(realized) + len(unusable)
             try:
-                realized.append((u, realize(cond, clip, ctx, u.span)))
+                realized.append((at, u, realize(cond, clip, ctx, u.span, lazy=remote is not None)))
             except ConfigError:
                 raise
             except AuditError as exc:
-                failures += [
-                    {"model": m, "clip_id": u.key, "condition": cond.name, "reason": str(exc)} for m in backends
-                ]
+                unusable.append((at, u.key, str(exc)))
+    transcribed: dict[str, tuple[dict[str, str], list[dict[str, str]]]] = {}
+    if not cond.is_original:
+        jobs = {
+            name: [r.clip for _, u, r in realized if judge.applies(u, name)]
+            + [r.donor for _, u, r in realized if judge.applies(u, name) and r.donor]
+            for name in backends
+        }
+        transcribed, unbuilt = _transcribe_all(backends, jobs, store, remote)
+        if unbuilt:  # built nowhere (the driver raised what a local realization raises): as if it had failed here
+            gone = [(at, u, r) for at, u, r in realized if r.clip.id in unbuilt or (r.donor and r.donor.id in unbuilt)]
+            unusable += [(at, u.key, unbuilt.get(r.clip.id) or unbuilt[r.donor.id]) for at, u, r in gone]  # type: ignore[union-attr]
+            dropped = {r.clip.id for _, _, r in gone} | {r.donor.id for _, _, r in gone if r.donor}
+            realized = [x for x in realized if x[2].clip.id not in dropped]
+            for name, (texts, f) in transcribed.items():
+                transcribed[name] = (texts, [x for x in f if x["clip_id"] not in dropped])
+    failures: list[dict[str, str]] = []
+    for _, key, reason in sorted(unusable):
+        failures += [{"model": m, "clip_id": key, "condition": cond.name, "reason": reason} for m in backends]
     out: dict[str, dict[str, int]] = {}
-    for name, b in backends.items():
-        mine = [(u, r) for u, r in realized if judge.applies(u, name)]
+    for name in backends:
+        mine = [(u, r) for _, u, r in realized if judge.applies(u, name)]
         if cond.is_original:
             texts = dict(hyps0[name])
         else:
-            texts, f = _transcribe(b, [r.clip for _, r in mine] + [r.donor for _, r in mine if r.donor], store, name)
+            texts, f = transcribed[name]
             failures += [{**x, "condition": cond.name} for x in f]
         per: dict[str, int] = {}
         raw: dict[str, str | None] = {}

@@ -26,7 +26,6 @@ keep the length and the timing, so they may come anywhere. Each atom kind is one
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -35,15 +34,15 @@ from typing import Any
 
 import numpy as np
 
-from asr_audit.corpus.clips import ArraySource, Clip
+from asr_audit.corpus.clips import Clip
 from asr_audit.errors import ConfigError
+from asr_audit.probes.battery.recipe import ClipsAsset, Realized, SpeechAsset, build, voice_clip
 from asr_audit.registry import Registry
 
 ORIGINAL = "original"
 NOISE_KINDS = ("white", "pink", "babble")
 DONOR_KINDS = ("conv", "bench")
 DONOR_GAP_S = 0.3
-DONOR_SUFFIX = "__donor-only"  # the id of a splice's donor part, transcribed alone
 BENCH_GAP_S = 0.2  # silence after each clip of a benchmark donor
 GRAMMAR = (
     "original | noise:<snr>db | noise:<white|pink|babble>:<snr>db | reverb:<rt60 s> | "
@@ -208,17 +207,6 @@ def parse_conditions(items: str | Sequence[str]) -> tuple[Condition, ...]:
 # --- realizing a condition on one clip -----------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Realized:
-    """One clip under one condition: the clip to transcribe and where the original sits in it."""
-
-    clip: Clip
-    condition: str
-    source_range: tuple[int, int] | None  # samples of the original inside the audio (None = all of it)
-    donor: Clip | None = None  # the donor audio exactly as spliced (to transcribe alone)
-    provenance: Mapping[str, Any] = field(default_factory=dict)
-
-
 @dataclass
 class ConditionContext:
     """What realizing conditions needs beyond the clip: other clips, spoken texts, donors, timings.
@@ -263,7 +251,6 @@ class ConditionContext:
             return list(self.conv_donors)
         if "conv" not in self._cache:
             from asr_audit.audio.voices import available_voices
-            from asr_audit.probes.battery.recipe import SpeechAsset
 
             have = available_voices()
             voice = next((v for v in CONVERSATION_VOICES if v in have), None)
@@ -286,7 +273,6 @@ class ConditionContext:
         """Other clips of the corpus (not this sentence), seeded order, joined to at least ``seconds``."""
         from asr_audit.audio.io import SAMPLE_RATE, load_audio
         from asr_audit.audio.transforms import clip_seed
-        from asr_audit.probes.battery.recipe import ClipsAsset
 
         others = [c for c in self.clips if c.id != clip.id and c.reference.strip() != clip.reference.strip()]
         if not others:
@@ -307,27 +293,10 @@ class ConditionContext:
         return self.asset(recipe, recipe.join(loaded))
 
     def babble(self, clip: Clip) -> tuple[Any, ...]:
-        from asr_audit.probes.battery.recipe import ClipsAsset
-
         others = [c for c in self.clips if c.id != clip.id][:6]
         if len(others) < 2:
             raise ConfigError("noise:babble needs at least 3 clips in the corpus; fix: use white or pink noise")
         return tuple(self.asset(ClipsAsset((c,), f"talker-{c.id}")) for c in others)
-
-
-def voice_clip(clip: Clip, voice: str, text: str, synthesize: bool = True) -> Clip:
-    """``clip`` re-spoken by ``voice`` saying ``text`` (id ``<clip id>__voice-<voice>``). Without
-    ``synthesize`` only its id and metadata: the audio is still ``clip``'s, a placeholder for a
-    recipe that a worker synthesizes (:func:`realize` with ``lazy``)."""
-    from asr_audit.audio.voices import synthesize as speak
-
-    tag = f"voice-{voice}"
-    meta = dataclasses.replace(clip, id=f"{clip.id}__{tag}", speaker=voice, provenance=(*clip.provenance, tag))
-    if not synthesize:
-        return meta
-    samples, sr = speak(voice, text)
-    source = ArraySource(samples, sr, label=f"{voice}: {text[:40]}")
-    return dataclasses.replace(meta, audio_path=None, source=source, duration=samples.size / sr)
 
 
 def realize(
@@ -360,37 +329,8 @@ def realize(
     if lazy:
         from asr_audit.probes.battery.recipe import recipe_for
 
-        return recipe_for(condition, clip, base, steps, clip_seed(ctx.seed, base.id), text, ctx.recipes)  # type: ignore[no-any-return]
+        return recipe_for(condition, clip, base, steps, clip_seed(ctx.seed, base.id), text, ctx.recipes)
     return build(condition, base, steps, clip_seed(ctx.seed, base.id))
-
-
-def build(condition: Condition, base: Clip, steps: Sequence[Any], seed: int) -> Realized:
-    """The audio of ``condition`` on ``base`` (the clip, or its re-voiced form): ``steps`` (the
-    condition's transforms) applied with ``seed``, and the donor part cut out of a splice. Used by
-    :func:`realize` here and by a recipe on a worker (the same code, hence the same samples)."""
-    from asr_audit.audio.transforms import derive_clip
-
-    if not steps:
-        return Realized(base, condition.name, None, provenance={"voice": condition.voice})
-    new, derived = derive_clip(base, steps, seed)
-    rng = derived.source_range if condition.donor is not None else None
-    donor = None
-    if condition.donor is not None:
-        d0, d1 = next(m["donor_range"] for m in derived.measured if "donor_range" in m)
-        donor = dataclasses.replace(
-            new,
-            id=new.id + DONOR_SUFFIX,
-            provenance=(*new.provenance, "donor-only"),
-            source=ArraySource(np.array(derived.samples[d0:d1]), derived.sr, "donor"),
-            duration=(d1 - d0) / derived.sr,
-        )
-    return Realized(
-        new,
-        condition.name,
-        rng if rng else None,
-        donor,
-        {"voice": condition.voice, **derived.provenance.to_dict()},
-    )
 
 
 # --- the atom kinds -------------------------------------------------------------------------------

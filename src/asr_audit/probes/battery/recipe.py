@@ -34,19 +34,76 @@ import functools
 import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol, Union
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
 from asr_audit.audio.assets import AudioAsset
-from asr_audit.corpus.clips import Clip
+from asr_audit.corpus.clips import ArraySource, Clip
 from asr_audit.errors import ConfigError
 
 # Bump when a change to the code that builds derived audio (asr_audit.audio transforms, voices,
 # the battery's conditions) can change its samples: recipe fingerprints of the old code then never
 # match, so the store never serves a transcript of the old audio for the new.
 RECIPE_VERSION = "1"
+
+DONOR_SUFFIX = "__donor-only"  # the id of a splice's donor part, transcribed alone
+
+
+@dataclass(frozen=True, slots=True)
+class Realized:
+    """One clip under one condition: the clip to transcribe and where the original sits in it."""
+
+    clip: Clip
+    condition: str
+    source_range: tuple[int, int] | None  # samples of the original inside the audio (None = all of it)
+    donor: Clip | None = None  # the donor audio exactly as spliced (to transcribe alone)
+    provenance: Mapping[str, Any] = field(default_factory=dict)
+
+
+def voice_clip(clip: Clip, voice: str, text: str, synthesize: bool = True) -> Clip:
+    """``clip`` re-spoken by ``voice`` saying ``text`` (id ``<clip id>__voice-<voice>``). Without
+    ``synthesize`` only its id and metadata: the audio is still ``clip``'s, a placeholder for a
+    recipe that a worker synthesizes (:func:`realize` with ``lazy``)."""
+    from asr_audit.audio.voices import synthesize as speak
+
+    tag = f"voice-{voice}"
+    meta = dataclasses.replace(clip, id=f"{clip.id}__{tag}", speaker=voice, provenance=(*clip.provenance, tag))
+    if not synthesize:
+        return meta
+    samples, sr = speak(voice, text)
+    source = ArraySource(samples, sr, label=f"{voice}: {text[:40]}")
+    return dataclasses.replace(meta, audio_path=None, source=source, duration=samples.size / sr)
+
+
+def build(condition: Any, base: Clip, steps: Sequence[Any], seed: int) -> Realized:
+    """The audio of ``condition`` on ``base`` (the clip, or its re-voiced form): ``steps`` (the
+    condition's transforms) applied with ``seed``, and the donor part cut out of a splice. Used by
+    :func:`realize` here and by a recipe on a worker (the same code, hence the same samples)."""
+    from asr_audit.audio.transforms import derive_clip
+
+    if not steps:
+        return Realized(base, condition.name, None, provenance={"voice": condition.voice})
+    new, derived = derive_clip(base, steps, seed)
+    rng = derived.source_range if condition.donor is not None else None
+    donor = None
+    if condition.donor is not None:
+        d0, d1 = next(m["donor_range"] for m in derived.measured if "donor_range" in m)
+        donor = dataclasses.replace(
+            new,
+            id=new.id + DONOR_SUFFIX,
+            provenance=(*new.provenance, "donor-only"),
+            source=ArraySource(np.array(derived.samples[d0:d1]), derived.sr, "donor"),
+            duration=(d1 - d0) / derived.sr,
+        )
+    return Realized(
+        new,
+        condition.name,
+        rng if rng else None,
+        donor,
+        {"voice": condition.voice, **derived.provenance.to_dict()},
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +166,7 @@ class InlineAsset:
         return self
 
 
-AssetRecipe = Union[SpeechAsset, ClipsAsset, InlineAsset]
+AssetRecipe = SpeechAsset | ClipsAsset | InlineAsset
 
 
 @functools.lru_cache(maxsize=1)
@@ -152,7 +209,6 @@ class RecipeSource:
     def build(self) -> Any:
         """The realized clip(s), built here (:func:`~asr_audit.probes.battery.conditions.build`)."""
         from asr_audit.audio.transforms import transform_from_dict
-        from asr_audit.probes.battery.conditions import build, voice_clip
 
         voice = self.condition.voice
         base = self.clip if voice is None else voice_clip(self.clip, voice, self.text)
@@ -217,7 +273,6 @@ def recipe_for(
     not read here), ``steps`` the condition's transforms, ``recipes`` how to rebuild the in-memory
     assets they name (sha256 -> recipe; an asset without one travels as samples)."""
     from asr_audit.audio.transforms import Chain, derived_id
-    from asr_audit.probes.battery.conditions import DONOR_SUFFIX, Realized
 
     chain = Chain(tuple(steps))
     dicts = tuple(step.to_dict() for step in chain.steps)
