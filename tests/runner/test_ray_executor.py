@@ -157,10 +157,18 @@ def test_battery_audio_is_built_on_the_workers_from_recipes_and_matches_local(lo
         return out
 
     monkeypatch.setattr(RecipeSource, "load", counted)
+    calls, transcribe = [], RayExecutor.transcribe_clips
+
+    def counted_calls(self, jobs, store):
+        calls.append(sum(len(clips) for clips in jobs.values()))
+        return transcribe(self, jobs, store)
+
+    monkeypatch.setattr(RayExecutor, "transcribe_clips", counted_calls)
     ex = RayExecutor(show_progress=False, log=lambda _: None)
     _, got = rb.run_both(spec, ex, tmp_path / "ray.sqlite")
     assert got == expected  # results.json byte for byte
     assert built_here == [] and ex.n_built_on_driver == 0
+    assert len(calls) == 2 and calls[0] == 5  # the original audio, then every condition's clips at once
     local = _transcripts(tmp_path / "local.sqlite")
     assert len(local) > 10 and _transcripts(tmp_path / "ray.sqlite") == local  # every derived clip's audio hash
 

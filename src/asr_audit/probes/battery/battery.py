@@ -651,11 +651,21 @@ def run_battery(
     items: dict[str, dict[str, dict[str, int]]] = {}
     n_items: dict[str, int] = {}
     clusters = {c.id: " ".join(normalize(c.reference)) for c in corpus.clips}
+    ahead: dict[str, tuple[Any, ...]] = {}  # remotely: every condition planned, then transcribed in one call
+    if remote is not None and judge is not None:
+        plans = [(c, _plan_condition(c, corpus, backends, judge, ctx)) for c in conds]
+        done = _transcribe_planned([p for _, p in plans], backends, store, remote)
+        ahead = {c.name: (p, *t) for (c, p), t in zip(plans, done)}
     for cond in conds:
         if progress:
             progress(cond.name)
         if measure.condition is not None:
             items[cond.name], f = measure.condition(cond, corpus, backends, ctx, store, settings)
+        elif judge is not None and cond.name in ahead:
+            planned, transcribed, unbuilt = ahead[cond.name]
+            items[cond.name], f = _judge_condition(
+                cond, corpus, backends, judge, ctx, normalize, hyps0, planned, transcribed, unbuilt
+            )
         elif judge is not None:  # a measure has exactly one of condition and judge (Measure.__post_init__)
             items[cond.name], f = _run_condition(cond, corpus, backends, judge, ctx, store, normalize, hyps0)
         failures += f
@@ -721,6 +731,66 @@ def _norm_or_none(text: str | None, normalize: Callable[[str], Tokens]) -> Token
     return None if text is None else normalize(text)
 
 
+@dataclass
+class _Planned:
+    """One condition's realized units (``(position, unit, realized)``), the units that could not be
+    realized (``(position, unit key, why)``), and per model the clips to transcribe."""
+
+    realized: list[tuple[int, Unit, Realized]]
+    unusable: list[tuple[int, str, str]]
+    jobs: dict[str, list[Any]]
+
+
+def _plan_condition(
+    cond: Condition, corpus: Corpus, backends: Mapping[str, Any], judge: _Judge, ctx: ConditionContext
+) -> _Planned:
+    """Realize every unit of ``cond`` (as recipes when ``ctx.transcribe`` runs the clips elsewhere)."""
+    from asr_audit.errors import AuditError
+
+    unusable: list[tuple[int, str, str]] = []
+    realized: list[tuple[int, Unit, Realized]] = []
+    for clip in corpus.clips:
+        units = judge.span_units(clip.id) if cond.truncate is not None else judge.units(clip.id)
+        if isinstance(judge, OrthoJudge) and cond.truncate is None:
+            units = [Unit(clip.id, clip.id)]
+        for u in units:
+            at = len(realized) + len(unusable)
+            try:
+                realized.append((at, u, realize(cond, clip, ctx, u.span, lazy=ctx.transcribe is not None)))
+            except ConfigError:
+                raise
+            except AuditError as exc:
+                unusable.append((at, u.key, str(exc)))
+    jobs: dict[str, list[Any]] = {}
+    if not cond.is_original:
+        for name in backends:
+            mine = [r for _, u, r in realized if judge.applies(u, name)]
+            jobs[name] = [r.clip for r in mine] + [r.donor for r in mine if r.donor]
+    return _Planned(realized, unusable, jobs)
+
+
+def _transcribe_planned(
+    planned: Sequence[_Planned], backends: Mapping[str, Any], store: Any, remote: Any
+) -> list[tuple[dict[str, tuple[dict[str, str], list[dict[str, str]]]], dict[str, str]]]:
+    """Transcribe the clips of several planned conditions: locally one condition after another (its
+    audio in memory only while it is transcribed), remotely in one call (each model's actors start
+    once); per condition what :func:`_transcribe_all` returns."""
+    if remote is None or len(planned) < 2:
+        return [_transcribe_all(backends, p.jobs, store, remote) for p in planned]
+    merged = {name: [c for p in planned for c in p.jobs.get(name, [])] for name in backends}
+    every, unbuilt = _transcribe_all(backends, merged, store, remote)
+    out = []
+    for p in planned:
+        per: dict[str, tuple[dict[str, str], list[dict[str, str]]]] = {}
+        for name, clips in p.jobs.items():
+            ids = {c.id for c in clips}
+            texts, fails = every[name]
+            per[name] = ({k: v for k, v in texts.items() if k in ids}, [f for f in fails if f["clip_id"] in ids])
+        ids = {c.id for clips in p.jobs.values() for c in clips}
+        out.append((per, {k: v for k, v in unbuilt.items() if k in ids}))
+    return out
+
+
 def _run_condition(
     cond: Condition,
     corpus: Corpus,
@@ -731,38 +801,32 @@ def _run_condition(
     normalize: Callable[[str], Tokens],
     hyps0: Mapping[str, Mapping[str, str]],
 ) -> tuple[dict[str, dict[str, int]], list[dict[str, str]]]:
-    from asr_audit.errors import AuditError
+    planned = _plan_condition(cond, corpus, backends, judge, ctx)
+    ((transcribed, unbuilt),) = _transcribe_planned([planned], backends, store, ctx.transcribe)
+    return _judge_condition(cond, corpus, backends, judge, ctx, normalize, hyps0, planned, transcribed, unbuilt)
 
-    remote = ctx.transcribe
-    unusable: list[tuple[int, str, str]] = []  # (unit position, unit key, why it could not be realized)
-    realized: list[tuple[int, Unit, Realized]] = []
-    for clip in corpus.clips:
-        units = judge.span_units(clip.id) if cond.truncate is not None else judge.units(clip.id)
-        if isinstance(judge, OrthoJudge) and cond.truncate is None:
-            units = [Unit(clip.id, clip.id)]
-        for u in units:
-            at = len(realized) + len(unusable)
-            try:
-                realized.append((at, u, realize(cond, clip, ctx, u.span, lazy=remote is not None)))
-            except ConfigError:
-                raise
-            except AuditError as exc:
-                unusable.append((at, u.key, str(exc)))
-    transcribed: dict[str, tuple[dict[str, str], list[dict[str, str]]]] = {}
-    if not cond.is_original:
-        jobs = {
-            name: [r.clip for _, u, r in realized if judge.applies(u, name)]
-            + [r.donor for _, u, r in realized if judge.applies(u, name) and r.donor]
-            for name in backends
-        }
-        transcribed, unbuilt = _transcribe_all(backends, jobs, store, remote)
-        if unbuilt:  # built nowhere (the driver raised what a local realization raises): as if it had failed here
-            gone = [(at, u, r) for at, u, r in realized if r.clip.id in unbuilt or (r.donor and r.donor.id in unbuilt)]
-            unusable += [(at, u.key, unbuilt.get(r.clip.id) or unbuilt[r.donor.id]) for at, u, r in gone]  # type: ignore[union-attr]
-            dropped = {r.clip.id for _, _, r in gone} | {r.donor.id for _, _, r in gone if r.donor}
-            realized = [x for x in realized if x[2].clip.id not in dropped]
-            for name, (texts, f) in transcribed.items():
-                transcribed[name] = (texts, [x for x in f if x["clip_id"] not in dropped])
+
+def _judge_condition(
+    cond: Condition,
+    corpus: Corpus,
+    backends: Mapping[str, Any],
+    judge: _Judge,
+    ctx: ConditionContext,
+    normalize: Callable[[str], Tokens],
+    hyps0: Mapping[str, Mapping[str, str]],
+    planned: _Planned,
+    transcribed: dict[str, tuple[dict[str, str], list[dict[str, str]]]],
+    unbuilt: Mapping[str, str],
+) -> tuple[dict[str, dict[str, int]], list[dict[str, str]]]:
+    """Items and failure rows of one condition from its planned units and their transcripts."""
+    realized, unusable = list(planned.realized), list(planned.unusable)
+    if unbuilt:  # built nowhere (the driver raised what a local realization raises): as if it had failed here
+        gone = [(at, u, r) for at, u, r in realized if r.clip.id in unbuilt or (r.donor and r.donor.id in unbuilt)]
+        unusable += [(at, u.key, unbuilt.get(r.clip.id) or unbuilt[r.donor.id]) for at, u, r in gone]  # type: ignore[union-attr]
+        dropped = {r.clip.id for _, _, r in gone} | {r.donor.id for _, _, r in gone if r.donor}
+        realized = [x for x in realized if x[2].clip.id not in dropped]
+        for name, (texts, f) in transcribed.items():
+            transcribed[name] = (texts, [x for x in f if x["clip_id"] not in dropped])
     failures: list[dict[str, str]] = []
     for _, key, reason in sorted(unusable):
         failures += [{"model": m, "clip_id": key, "condition": cond.name, "reason": reason} for m in backends]
@@ -772,7 +836,7 @@ def _run_condition(
         if cond.is_original:
             texts = dict(hyps0[name])
         else:
-            texts, f = transcribed[name]
+            texts, f = transcribed.get(name, ({}, []))
             failures += [{**x, "condition": cond.name} for x in f]
         per: dict[str, int] = {}
         raw: dict[str, str | None] = {}
