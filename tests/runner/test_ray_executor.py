@@ -169,6 +169,7 @@ def test_battery_audio_is_built_on_the_workers_from_recipes_and_matches_local(lo
     assert got == expected  # results.json byte for byte
     assert built_here == [] and ex.n_built_on_driver == 0
     assert len(calls) == 2 and calls[0] == 5  # the original audio, then every condition's clips at once
+    assert ex.backends == {}  # no model was loaded on the driver
     local = _transcripts(tmp_path / "local.sqlite")
     assert len(local) > 10 and _transcripts(tmp_path / "ray.sqlite") == local  # every derived clip's audio hash
 

@@ -15,7 +15,8 @@ In an experiment spec::
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from asr_audit.errors import ConfigError
@@ -57,14 +58,32 @@ def _courtesy_options(values: Mapping[str, Any], surface: Surface) -> Any:
     return BatteryOptions.from_mapping(values, surface, measure="courtesy")
 
 
+@dataclass(frozen=True, slots=True)
+class _OnDemand:
+    """A model's backend, loaded (by the executor, on the driver) on its first use. Where an executor
+    transcribes the battery on its workers, the driver needs a backend object only for the arms it
+    runs itself (the masked measure, the courtesy study's attention-isolated and translate arms)."""
+
+    _load: Callable[[str], Any]
+    _model: str
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self._load(self._model), attr)
+
+    @classmethod
+    def loader(cls, load: Callable[[str], Any]) -> Callable[[str], Any]:
+        return lambda model: cls(load, model)
+
+
 def _run(ctx: ProbeContext, options: Any) -> dict[str, Any]:
     from asr_audit.audio.assets import AudioAsset
     from asr_audit.probes.battery.battery import run_battery
 
     if ctx.clips is None or ctx.backend is None:
         raise ConfigError(f"corpus {ctx.corpus!r}: the battery needs audio (a corpus spec), not prediction files")
-    backends = {m: ctx.backend(m) for m in options.models or ctx.models}
-    panel = {p: backends.get(p) or ctx.backend(p) for p in (options.panel if options.panel is not None else ctx.panel)}
+    load = ctx.backend if ctx.transcribe is None else _OnDemand.loader(ctx.backend)  # remotely: load only if used here
+    backends = {m: load(m) for m in options.models or ctx.models}
+    panel = {p: backends.get(p) or load(p) for p in (options.panel if options.panel is not None else ctx.panel)}
     spoken = load_spoken(options.spoken) if options.spoken else {}
     donors = [AudioAsset.from_file(f) for f in options.donor_conv]
     res = run_battery(
