@@ -7,8 +7,9 @@ a URL, or audio that travels with it), the voice that re-speaks it, the conditio
 window, splice position and length), the seed, and how to rebuild each in-memory asset the
 transforms name by content hash (a benchmark donor from its clips, a babble talker from its clip,
 a synthesized conversational donor from its voice and text; :data:`AssetRecipe`). Loading the
-source runs :func:`~asr_audit.probes.battery.conditions.build`, the code a local run realizes
-with, so the samples (and their hash, the store key) are the local ones, bit for bit.
+source runs :func:`build`, the code a local run realizes with, so the samples (and their hash,
+the store key) are the local ones, bit for bit. :class:`Realized`, :func:`voice_clip` and
+:func:`build` live here for that reason (``conditions`` imports this module, never the reverse).
 
 A recipe is kilobytes where the audio it describes is megabytes; the Ray executor sends recipes
 to its workers and builds there (``docs/scale.md``). A worker that cannot build one (no TTS, a
@@ -65,7 +66,7 @@ class Realized:
 def voice_clip(clip: Clip, voice: str, text: str, synthesize: bool = True) -> Clip:
     """``clip`` re-spoken by ``voice`` saying ``text`` (id ``<clip id>__voice-<voice>``). Without
     ``synthesize`` only its id and metadata: the audio is still ``clip``'s, a placeholder for a
-    recipe that a worker synthesizes (:func:`realize` with ``lazy``)."""
+    recipe that a worker synthesizes (:func:`~asr_audit.probes.battery.conditions.realize` with ``lazy``)."""
     from asr_audit.audio.voices import synthesize as speak
 
     tag = f"voice-{voice}"
@@ -80,7 +81,8 @@ def voice_clip(clip: Clip, voice: str, text: str, synthesize: bool = True) -> Cl
 def build(condition: Any, base: Clip, steps: Sequence[Any], seed: int) -> Realized:
     """The audio of ``condition`` on ``base`` (the clip, or its re-voiced form): ``steps`` (the
     condition's transforms) applied with ``seed``, and the donor part cut out of a splice. Used by
-    :func:`realize` here and by a recipe on a worker (the same code, hence the same samples)."""
+    :func:`~asr_audit.probes.battery.conditions.realize` and by :meth:`RecipeSource.build` wherever
+    a recipe is loaded (the same code, hence the same samples)."""
     from asr_audit.audio.transforms import derive_clip
 
     if not steps:
