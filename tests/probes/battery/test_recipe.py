@@ -96,3 +96,18 @@ def test_a_recipe_whose_rebuilt_asset_differs_refuses_to_build(clips) -> None:
     with pytest.raises(ConfigError, match="differs from the recorded one"):
         broken.load()
     assert Path(clips[0].audio_path).is_file()
+
+
+def test_a_voice_recipe_refuses_another_tts_engine(clips) -> None:
+    from asr_audit.errors import ConfigError
+
+    if not shutil.which("flite"):
+        pytest.skip("flite is not installed")
+    lazy = realize(parse_condition("voice:flite-slt+noise:10db"), clips[0], _ctx(clips), lazy=True).clip
+    source = lazy.source
+    assert isinstance(source, RecipeSource) and source.voice_key is not None
+    other = dataclasses.replace(source, voice_key="0" * 64)  # what a driver with another flite recorded
+    with pytest.raises(ConfigError, match="the TTS engine here is not the driver's"):
+        other.load()
+    with pytest.raises(ConfigError, match="no-such-voice"):
+        realize(parse_condition("voice:no-such-voice+noise:10db"), clips[0], _ctx(clips), lazy=True)

@@ -67,11 +67,13 @@ def voice_clip(clip: Clip, voice: str, text: str, synthesize: bool = True) -> Cl
     """``clip`` re-spoken by ``voice`` saying ``text`` (id ``<clip id>__voice-<voice>``). Without
     ``synthesize`` only its id and metadata: the audio is still ``clip``'s, a placeholder for a
     recipe that a worker synthesizes (:func:`~asr_audit.probes.battery.conditions.realize` with ``lazy``)."""
+    from asr_audit.audio.voices import get_voice
     from asr_audit.audio.voices import synthesize as speak
 
     tag = f"voice-{voice}"
     meta = dataclasses.replace(clip, id=f"{clip.id}__{tag}", speaker=voice, provenance=(*clip.provenance, tag))
     if not synthesize:
+        get_voice(voice)  # an unknown voice fails here, as synthesizing it would
         return meta
     samples, sr = speak(voice, text)
     source = ArraySource(samples, sr, label=f"{voice}: {text[:40]}")
@@ -195,6 +197,8 @@ class RecipeSource:
     ``fingerprint`` (the store's key for skipping a build) is set only where the recipe pins its
     input cheaply: an original clip with a file fingerprint and no voice (synthesis may differ
     between engine versions); it covers the transforms, the seed and :func:`_code_versions`.
+    ``voice_key`` pins a voice: a process whose engine gives another key (or has none) refuses to
+    build the recipe, so a worker with another TTS version never produces other samples.
     """
 
     clip: Clip
@@ -206,6 +210,7 @@ class RecipeSource:
     part: str = "clip"
     label: str = "<recipe>"
     fingerprint: str | None = None
+    voice_key: str | None = None  # the driver's synthesis key of the voice (engine version included)
     recipe: ClassVar[bool] = True
 
     def build(self) -> Any:
@@ -213,6 +218,11 @@ class RecipeSource:
         from asr_audit.audio.transforms import transform_from_dict
 
         voice = self.condition.voice
+        if voice is not None and self.voice_key is not None and voice_key(voice, self.text) != self.voice_key:
+            raise ConfigError(
+                f"voice {voice!r}: the TTS engine here is not the driver's (another version, or none); "
+                "fix: install the driver's engine version where the recipe is built"
+            )
         base = self.clip if voice is None else voice_clip(self.clip, voice, self.text)
         assets = {sha: recipe.build() for sha, recipe in self.assets}
         steps = [transform_from_dict(step, assets) for step in self.steps]
@@ -236,6 +246,15 @@ class RecipeSource:
         import pickle
 
         return len(pickle.dumps(self, protocol=5))
+
+
+def voice_key(voice: str, text: str) -> str | None:
+    """What pins a voice's samples here: its synthesis key (voice definition, engine version, text),
+    or ``None`` where this process has no engine for it."""
+    from asr_audit.audio.voices import get_voice, synthesis_key
+
+    v = get_voice(voice)
+    return synthesis_key(v, text) if v.installed else None
 
 
 def _assets_of(step: Any) -> list[AudioAsset]:
@@ -287,7 +306,7 @@ def recipe_for(
     label = f"{base.audio_label} [{'+'.join(chain.tags)}]" if chain.steps else f"{voice}: {text[:40]}"
     source = RecipeSource(
         clip, condition, text, dicts, seed, tuple(assets.items()), "clip", label,
-        _fingerprint(clip, voice, dicts, seed, "clip"),
+        _fingerprint(clip, voice, dicts, seed, "clip"), None if voice is None else voice_key(voice, text),
     )  # fmt: skip
     new = dataclasses.replace(
         base,
