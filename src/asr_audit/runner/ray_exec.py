@@ -120,6 +120,7 @@ class RayExecutor:
     identities: dict[str, dict[str, Any]] = field(default_factory=dict)
     backends: dict[str, Any] = field(default_factory=dict)  # loaded on the driver, for the audio probes
     nodes: dict[str, set[str]] = field(default_factory=dict)  # model -> the workers its actors ran on
+    n_sent: int = 0  # clips sent to the workers (those the store did not answer on the driver)
     n_shipped: int = 0  # clips whose audio the driver shipped (no worker could read it)
     n_built_on_driver: int = 0  # recipe clips a worker could not build: built on the driver and shipped
     _held: bool = False  # inside session(): a Ray this executor starts stays up until the session ends
@@ -158,7 +159,7 @@ class RayExecutor:
         if missing:
             raise ConfigError(f"no model named {missing[0]!r} in the spec; available: {', '.join(self.models)}")
         work = [Job(self.models[name], Corpus("battery", "test", "battery", tuple(c))) for name, c in jobs.items() if c]
-        results = self._run(work, store, False, announce=False) if work else []
+        results = self._run(work, store, self.show_progress, announce=False) if work else []
         return {r.model: RemoteAnswer(r.outcome, dict(r.unbuilt)) for r in results}
 
     @contextmanager
@@ -319,6 +320,7 @@ class RayExecutor:
                     _finish(batch, pool, store)
                     continue
                 ref = actor.transcribe.remote(send)
+                self.n_sent += len(send)
             batch.pending = 1
             pool.busy += 1
             inflight[ref] = ("batch", pool, actor, (batch, [c.id for c in batch.clips]))
