@@ -42,3 +42,35 @@ def test_battery_without_panel_or_spoken_names_the_fix() -> None:
         _ctx(()), {"conditions": ["noise:10db"], "resamples": 50, "study": False, "panel": ["p1", "p2", "p3"]}
     )
     assert all(c["n"] > 0 for c in out["cells"])
+
+
+def test_the_battery_through_an_executor_transcriber_matches_the_local_battery() -> None:
+    """The remote path (recipes, every condition in one call) gives the local result, and loads no model here."""
+    import dataclasses
+
+    from asr_audit.corpus.clips import Corpus
+    from asr_audit.probes.battery.recipe import RemoteAnswer, is_recipe
+    from asr_audit.runner.probes_battery import battery_probe
+    from asr_audit.store.transcribe import transcribe_corpus
+
+    ctx = _ctx(("p1", "p2", "p3", "t1"))
+    params = {"conditions": ["noise:10db", "donor:bench8s"], "resamples": 50, "study": False}
+    local = battery_probe(ctx, params)
+    calls, loads = [], []
+
+    def remote(jobs, store):
+        calls.append(" ".join(c.id for clips in jobs.values() for c in clips))
+        assert all(is_recipe(c) for n, clips in jobs.items() for c in clips if "__" in c.id)
+        return {
+            n: RemoteAnswer(transcribe_corpus(ctx.backend(n), Corpus("battery", "test", "battery", tuple(c)), store))
+            for n, c in jobs.items()
+        }
+
+    def backend(name: str):
+        loads.append(name)
+        return ctx.backend(name)
+
+    got = battery_probe(dataclasses.replace(ctx, backend=backend, transcribe=remote), params)
+    assert got == local and loads == []
+    assert len(calls) == 2 and "__" not in calls[0]  # the original audio, then both conditions at once:
+    assert "__noise-white-10db" in calls[1] and "__splice-append-bench" in calls[1] and "__donor-only" in calls[1]

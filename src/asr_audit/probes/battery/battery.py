@@ -731,7 +731,7 @@ def _norm_or_none(text: str | None, normalize: Callable[[str], Tokens]) -> Token
     return None if text is None else normalize(text)
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class _Planned:
     """One condition's realized units (``(position, unit, realized)``), the units that could not be
     realized (``(position, unit key, why)``), and per model the clips to transcribe."""
