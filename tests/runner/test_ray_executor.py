@@ -73,8 +73,10 @@ def test_resume_after_the_driver_dies_mid_run(local_ray, tmp_path, monkeypatch) 
         finish(batch, pool, st)
 
     monkeypatch.setattr(ray_exec, "_finish", dying)
+    killed = RayExecutor(show_progress=False)
     with pytest.raises(KeyboardInterrupt):
-        rb.run_both(spec, RayExecutor(show_progress=False), store)
+        rb.run_both(spec, killed, store)
+    assert killed.actors_started == {"echo": 1} and killed.n_pools == 0  # its pool was torn down on the way out
     monkeypatch.setattr(ray_exec, "_finish", finish)
     with open_store(store) as st:
         assert st.count("transcript") == 2  # what was committed survives
@@ -170,6 +172,9 @@ def test_battery_audio_is_built_on_the_workers_from_recipes_and_matches_local(lo
     assert built_here == [] and ex.n_built_on_driver == 0
     assert len(calls) == 2 and calls[0] == 5  # the original audio, then every condition's clips at once
     assert ex.backends == {}  # no model was loaded on the driver
+    # the plan, the original audio and the conditions ran on one actor pool: the model loaded once, and
+    # the pool was killed when the run ended
+    assert ex.actors_started == {"echo": 1} and ex.n_pools == 0
     local = _transcripts(tmp_path / "local.sqlite")
     assert len(local) > 10 and _transcripts(tmp_path / "ray.sqlite") == local  # every derived clip's audio hash
     again = RayExecutor(show_progress=False, log=lambda _: None)

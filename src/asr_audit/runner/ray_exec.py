@@ -8,8 +8,13 @@ Everything after transcription — probes, report, ``results.json`` — is the s
 How the work flows (the reasons are in ``docs/scale.md``):
 
 * **one actor pool per model**: ``replicas`` Ray actors (:class:`~asr_audit.runner.ray_worker.
-  ModelWorker`), each with the model's ``num_gpus`` / ``num_cpus``, load the backend once; a pool
-  is released as soon as its model has no work left, so the next model's actors can take the GPUs;
+  ModelWorker`), each with the model's ``num_gpus`` / ``num_cpus``, load the backend once. Inside
+  :meth:`RayExecutor.session` (a whole ``asr-audit run``) a pool outlives the call that started it:
+  the plan, the battery's original audio and its conditions reuse the same actors (one pool per
+  model spec, decode options and runtime options), and the session's end kills them. A pool whose
+  model has no work left in a call is released at once when the live pools ask for more than the
+  cluster has, so a model that waits for GPUs gets them; outside a session every pool is released
+  when its call ends;
 * **the driver plans, the workers compute**: per batch of ``batch_size`` clips the driver looks
   the clips up in the store (fingerprint index + cached transcripts) and sends only what is
   missing; each actor holds at most ``in_flight`` batches, so the driver never floods the cluster
@@ -100,6 +105,13 @@ class _Pool:
     info: WorkerInfo | None = None
     free: list[Any] = field(default_factory=list)  # actor slots that may take a batch now
     busy: int = 0
+    asked: bool = False  # the actors' info was requested
+
+    @property
+    def demand(self) -> tuple[float, float]:
+        """(GPUs, CPUs) its actors hold."""
+        m = self.model
+        return m.replicas * m.num_gpus, m.replicas * m.num_cpus
 
     @property
     def key(self) -> str:
@@ -123,8 +135,11 @@ class RayExecutor:
     n_sent: int = 0  # clips sent to the workers (those the store did not answer on the driver)
     n_shipped: int = 0  # clips whose audio the driver shipped (no worker could read it)
     n_built_on_driver: int = 0  # recipe clips a worker could not build: built on the driver and shipped
-    _held: bool = False  # inside session(): a Ray this executor starts stays up until the session ends
+    actors_started: dict[str, int] = field(default_factory=dict)  # model -> actors created (a model load each)
+    _held: bool = False  # inside session(): Ray and the pools this executor starts stay up until its end
     _owns_ray: bool = False
+    _pools: dict[tuple[Any, ...], _Pool] = field(default_factory=dict)  # live pools of the session, by _pool_key
+    _total: dict[str, float] = field(default_factory=dict)  # the cluster's resources, read at each call's start
 
     # ------------------------------------------------------------------ the executor interface
     def backend_by_name(self, name: str) -> Any:
@@ -148,6 +163,11 @@ class RayExecutor:
     def run(self, jobs: Sequence[Job], store: Any) -> list[JobResult]:
         return self._run(jobs, store, self.show_progress, announce=True)
 
+    @property
+    def n_pools(self) -> int:
+        """Actor pools alive now (kept by a :meth:`session` between calls; 0 once it has ended)."""
+        return sum(1 for p in self._pools.values() if p.actors)
+
     def transcribe_clips(self, jobs: Mapping[str, Sequence[Clip]], store: Any) -> dict[str, RemoteAnswer]:
         """The battery's transcriber (:class:`~asr_audit.probes.battery.recipe.RemoteTranscriber`): each
         model's clips (recipes included) on its actors, through the store; per model the outcome and
@@ -164,23 +184,32 @@ class RayExecutor:
 
     @contextmanager
     def session(self) -> Iterator[RayExecutor]:
-        """Keep a Ray this executor starts up across :meth:`run` and :meth:`transcribe_clips` calls (a
-        whole ``asr-audit run``: the plan, then the battery's conditions) and shut it down at the end."""
+        """Keep a Ray this executor starts, and the models' actor pools, up across :meth:`run` and
+        :meth:`transcribe_clips` calls (a whole ``asr-audit run``: the plan, then the battery's
+        original audio and conditions), so each model loads once; kill the pools and shut a Ray it
+        started down at the end, however the session ends (an error, Ctrl-C)."""
         self._held = True
         try:
             yield self
         finally:
             self._held = False
-            if self._owns_ray:
-                self._owns_ray = False
-                require("ray", "ray").shutdown()
+            pools, self._pools = list(self._pools.values()), {}
+            if pools or self._owns_ray:
+                ray = require("ray", "ray")
+                if ray.is_initialized():
+                    for pool in pools:
+                        _release(ray, pool)
+                if self._owns_ray:
+                    self._owns_ray = False
+                    ray.shutdown()
 
     def _run(self, jobs: Sequence[Job], store: Any, show: bool, announce: bool) -> list[JobResult]:
         from asr_audit.runner.progress import RunProgress
 
         ray = require("ray", "ray")
         started = self._connect(ray) or self._owns_ray
-        pools: dict[str, _Pool] = {}
+        pools: dict[tuple[Any, ...], _Pool] = {}
+        ok = False
         try:
             with RunProgress([(j.model.name, len(j.corpus)) for j in jobs], enabled=show) as progress:
                 states = [
@@ -189,10 +218,13 @@ class RayExecutor:
                 ]
                 pools = self._start_pools(ray, states, started, announce)
                 self._drive(ray, pools, store)
-            return [self._result(s, pools[s.job.model.name]) for s in states]
+            results = [self._result(s, pools[_pool_key(s.job.model)]) for s in states]
+            ok = True
+            return results
         finally:
-            for pool in pools.values():
-                _release(ray, pool)
+            for key, pool in pools.items():  # a failed call's pools may hold answers nobody collects: killed
+                if not (ok and self._held):
+                    self._drop(ray, key, pool)
             if started and self._held:
                 self._owns_ray = True
             elif started:
@@ -222,9 +254,12 @@ class RayExecutor:
 
     def _start_pools(
         self, ray: Any, states: Sequence[_JobState], started: bool, announce: bool = True
-    ) -> dict[str, _Pool]:
-        pools: dict[str, _Pool] = {}
-        total = ray.cluster_resources()
+    ) -> dict[tuple[Any, ...], _Pool]:
+        """This call's pools: the session's live ones where they serve a model of the call, new ones
+        for the rest (idle live pools the call does not use are killed first where the new ones
+        would not fit beside them)."""
+        pools: dict[tuple[Any, ...], _Pool] = {}
+        total = self._total = ray.cluster_resources()
         models = list({s.job.model.name: s.job.model for s in states}.values())
         if announce:
             self.log(
@@ -232,32 +267,61 @@ class RayExecutor:
                 f"{total.get('CPU', 0):g} CPU, {total.get('GPU', 0):g} GPU; "
                 + ", ".join(f"{m.name}: {m.replicas} actor(s) x {m.num_gpus:g} GPU, {m.num_cpus:g} CPU" for m in models)
             )
+        wanted = {_pool_key(m): m for m in models}
+        new = [m for k, m in wanted.items() if k not in self._pools]
+        if new and not self._fits([_Pool(m, [], deque()) for m in new]):
+            for key, pool in list(self._pools.items()):
+                if key not in wanted:
+                    self._drop(ray, key, pool)
         for s in states:
-            m = s.job.model
-            if m.name not in pools:
-                _check_resources(m, total, strict=started, log=self.log if announce else _quiet)
-                actor_cls = ray.remote(ModelWorker).options(
-                    num_cpus=m.num_cpus,
-                    num_gpus=m.num_gpus,
-                    max_restarts=-1,
-                    max_task_retries=self.max_task_retries,
-                )
-                actors = [actor_cls.remote(m.spec, dict(m.options), m.device, m.batch_size) for _ in range(m.replicas)]
-                pools[m.name] = _Pool(m, actors, deque())
-            pools[m.name].jobs.append(s)
+            m, key = s.job.model, _pool_key(s.job.model)
+            if key not in pools:
+                if key in self._pools:  # the session's pool: loaded, its slots free again
+                    pools[key] = self._pools[key]
+                else:
+                    _check_resources(m, total, strict=started, log=self.log if announce else _quiet)
+                    actor_cls = ray.remote(ModelWorker).options(
+                        num_cpus=m.num_cpus,
+                        num_gpus=m.num_gpus,
+                        max_restarts=-1,
+                        max_task_retries=self.max_task_retries,
+                    )
+                    actors = [
+                        actor_cls.remote(m.spec, dict(m.options), m.device, m.batch_size) for _ in range(m.replicas)
+                    ]
+                    self.actors_started[m.name] = self.actors_started.get(m.name, 0) + len(actors)
+                    pools[key] = self._pools[key] = _Pool(m, actors, deque())
+            pools[key].jobs.append(s)
         return pools
 
+    def _fits(self, extra: Sequence[_Pool] = ()) -> bool:
+        """Whether the session's live pools (and ``extra``) together ask for no more than the cluster has."""
+        live = [p for p in self._pools.values() if p.actors] + list(extra)
+        gpus, cpus = sum(p.demand[0] for p in live), sum(p.demand[1] for p in live)
+        return gpus <= self._total.get("GPU", 0.0) + 1e-9 and cpus <= self._total.get("CPU", 0.0) + 1e-9
+
+    def _drop(self, ray: Any, key: tuple[Any, ...], pool: _Pool) -> None:
+        """Kill ``pool``'s actors and forget it (its model loads anew when it is needed again)."""
+        _release(ray, pool)
+        if self._pools.get(key) is pool:
+            del self._pools[key]
+
     # ------------------------------------------------------------------ the loop
-    def _drive(self, ray: Any, pools: dict[str, _Pool], store: Any) -> None:
+    def _drive(self, ray: Any, pools: dict[tuple[Any, ...], _Pool], store: Any) -> None:
         inflight: dict[Any, tuple[str, _Pool, Any, Any]] = {}
         for pool in pools.values():
-            for actor in pool.actors:
-                inflight[actor.info.remote()] = ("info", pool, actor, None)
+            if not pool.asked:
+                pool.asked = True
+                for actor in pool.actors:
+                    inflight[actor.info.remote()] = ("info", pool, actor, None)
+            elif pool.info is not None and not pool.info.lookup:  # kept from an earlier call of the session
+                store.register_backend(pool.info.identity)
         while True:
-            for pool in pools.values():
+            for key, pool in pools.items():
                 self._fill(pool, store, inflight)
-                if pool.info is not None and not pool.jobs and pool.busy == 0 and pool.actors:
-                    _release(ray, pool)  # its model is done: free the GPUs for the next pool
+                done = pool.info is not None and not pool.jobs and pool.busy == 0 and pool.actors
+                if done and not (self._held and self._fits()):
+                    self._drop(ray, key, pool)  # its model is done: free the GPUs for the next pool
             if not inflight:
                 return
             ready, _ = ray.wait(list(inflight), num_returns=1)
@@ -363,6 +427,9 @@ class RayExecutor:
         from asr_audit.store.transcribe import ClipFailure, TranscribeOutcome
 
         assert pool.info is not None
+        name = state.job.model.name  # (a pool serves every model name with its spec and options)
+        self.identities[name] = pool.info.identity.to_dict()
+        self.nodes.setdefault(name, set()).update(self.nodes.get(pool.model.name, ()))
         every = [e for i in range(len(state.batches)) for e in state.entries[i]]
         unbuilt = {e.clip_id: e.reason for e in every if isinstance(e, _Unbuilt)}
         entries = [e for e in every if not isinstance(e, _Unbuilt)]
@@ -397,6 +464,15 @@ class _Unbuilt:
 
 def _quiet(_: str) -> None:
     """A log that drops its lines (repeated pools of one run say nothing new)."""
+
+
+def _pool_key(m: ModelSpec) -> tuple[Any, ...]:
+    """What an actor pool is for: the model's spec and decode options, and its runtime options (device,
+    batch size, resources, replicas); model names with the same key share one pool."""
+    import json
+
+    options = json.dumps(dict(m.options), sort_keys=True, default=str)
+    return (m.spec, options, m.device, m.batch_size, m.num_gpus, m.num_cpus, m.replicas)
 
 
 def _batches(clips: Sequence[Clip], size: int) -> list[tuple[Clip, ...]]:
