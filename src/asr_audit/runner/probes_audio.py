@@ -32,6 +32,13 @@ LIFT_PARAMS = LIFT_FIELDS
 
 
 def _backends(ctx: ProbeContext, models: tuple[str, ...] | None, probe: str) -> list[tuple[str, Any]]:
+    names = _names(ctx, models, probe)
+    assert ctx.backend is not None  # (_names refuses a corpus without one)
+    return [(n, ctx.backend(n)) for n in names]
+
+
+def _names(ctx: ProbeContext, models: tuple[str, ...] | None, probe: str) -> list[str]:
+    """The probe's model names (``models``, default every model of the spec), checked."""
     if ctx.clips is None or ctx.backend is None:
         raise ConfigError(
             f"corpus {ctx.corpus!r} has no audio; fix: run probes.{probe} on an audio corpus "
@@ -44,7 +51,7 @@ def _backends(ctx: ProbeContext, models: tuple[str, ...] | None, probe: str) -> 
             f"probes.{probe}.models names {', '.join(unknown)}, not models of this spec; "
             f"fix: use {', '.join(ctx.models)}"
         )
-    return [(n, ctx.backend(n)) for n in names]
+    return names
 
 
 def _relabel(rows: list[dict[str, Any]], names: Mapping[str, str]) -> None:
@@ -84,13 +91,30 @@ def masked_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]
     if ctx.clips is None:
         return None  # a prediction-file corpus: no audio to mask
     options = _masked_options(params, ctx.surface("masked"))
-    pairs = _backends(ctx, options.models, "masked")
-    result = run_masked(
-        [b for _, b in pairs], ctx.clips, ctx.store, options.mask_params(ctx.seed), aligner=_aligner(options.aligner)
-    ).to_dict()
-    names = {b.spec: n for n, b in pairs}
-    _relabel(result["models"], names)
-    _relabel(result["items"], names)
+    if ctx.transcribe is not None:  # on the executor's workers: the masked clips travel as recipes
+        from asr_audit.probes.battery.recipe import remote_hearing
+
+        models = _names(ctx, options.models, "masked")
+        result = run_masked(
+            [],
+            ctx.clips,
+            ctx.store,
+            options.mask_params(ctx.seed),
+            aligner=_aligner(options.aligner),
+            hear=remote_hearing(ctx.transcribe, models, ctx.store),
+        ).to_dict()  # labelled with the model names already
+    else:
+        pairs = _backends(ctx, options.models, "masked")
+        result = run_masked(
+            [b for _, b in pairs],
+            ctx.clips,
+            ctx.store,
+            options.mask_params(ctx.seed),
+            aligner=_aligner(options.aligner),
+        ).to_dict()
+        names = {b.spec: n for n, b in pairs}
+        _relabel(result["models"], names)
+        _relabel(result["items"], names)
     if not options.items:
         result["items"] = []
     return result

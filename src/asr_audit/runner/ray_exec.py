@@ -172,13 +172,14 @@ class RayExecutor:
         """The battery's transcriber (:class:`~asr_audit.probes.battery.recipe.RemoteTranscriber`): each
         model's clips (recipes included) on its actors, through the store; per model the outcome and
         the recipes built nowhere (clip id -> the driver's error, which the battery records as a
-        local run records a realization that failed)."""
+        local run records a realization that failed). A model given no clips answers too (no records,
+        its backend key), as a local backend names its key without transcribing."""
         from asr_audit.corpus.clips import Corpus
 
         missing = [name for name in jobs if name not in self.models]
         if missing:
             raise ConfigError(f"no model named {missing[0]!r} in the spec; available: {', '.join(self.models)}")
-        work = [Job(self.models[name], Corpus("battery", "test", "battery", tuple(c))) for name, c in jobs.items() if c]
+        work = [Job(self.models[name], Corpus("battery", "test", "battery", tuple(c))) for name, c in jobs.items()]
         results = self._run(work, store, self.show_progress, announce=False) if work else []
         return {r.model: RemoteAnswer(r.outcome, dict(r.unbuilt)) for r in results}
 

@@ -25,7 +25,6 @@ resources, so this module imports nothing from Ray and every worker imports it b
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import socket
 from collections.abc import Sequence
@@ -34,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from asr_audit.corpus.clips import Clip
+from asr_audit.probes.battery.recipe import built
 
 Seconds = float
 
@@ -72,18 +72,6 @@ def reachable(clip: Clip) -> bool:
     if clip.audio_path is None or is_url(clip.audio_path):
         return True
     return Path(clip.audio_path).is_file()
-
-
-def built(clip: Clip) -> Clip:
-    """``clip`` with its recipe built into samples (in-memory audio); any other clip as it is. What the
-    build raises is the caller's (the worker reports it, the driver raises it as a local run does)."""
-    from asr_audit.corpus.clips import ArraySource
-    from asr_audit.probes.battery.recipe import RecipeSource
-
-    if not isinstance(clip.source, RecipeSource):
-        return clip
-    samples, sr = clip.source.load()
-    return dataclasses.replace(clip, source=ArraySource(samples, sr, clip.source.label))
 
 
 def _node() -> str:

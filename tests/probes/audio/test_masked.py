@@ -237,3 +237,29 @@ def test_battery_masked_noise_condition_judges_items(number_corpus, store) -> No
     out, failures = _masked_condition(cond, number_corpus, {"reader": reader}, ctx, store, settings)
     assert len(out["reader"]) == 5 and set(out["reader"].values()) == {1}, failures
     assert not failures
+
+
+def test_battery_masked_measure_through_an_executor_transcriber_matches_local(number_corpus, store, tmp_path) -> None:
+    """Remotely, the degraded clips and the masked ones travel as recipes (a mask over a noise recipe);
+    the judged items are the local ones, and no backend is touched on the driver."""
+    pytest.importorskip("pocketsphinx")
+    import dataclasses
+
+    from probe_fakes import ReferenceCopier
+    from test_runner_report import _remote
+
+    from asr_audit.probes.battery.battery import MeasureSettings, _masked_condition
+    from asr_audit.probes.battery.recipe import is_recipe
+    from asr_audit.probes.predfiles.refdis import RefdisParams
+
+    noisy, ctx, cond = _noisy(number_corpus)
+    reader = ReferenceCopier([(load_audio(c), c.reference) for c in noisy], spec="test-double:noisy-reader")
+    settings = MeasureSettings(mining=RefdisParams(), families=None, gate_max_wer=0.3)
+    local = _masked_condition(cond, number_corpus, {"reader": reader}, ctx, store, settings)
+    sent: list = []
+    remote = dataclasses.replace(ctx, transcribe=_remote({"reader": reader}, sent, tmp_path))
+    got = _masked_condition(cond, number_corpus, {"reader": object()}, remote, store, settings)
+    assert got == local and len(local[0]["reader"]) == 5
+    assert len(sent) == 1 and len(sent[0]) == 10 and all(is_recipe(c) for c in sent[0])
+    masks = [c for c in sent[0] if "__mask-" in c.id]
+    assert len(masks) == 5 and all(is_recipe(c.source.clip) for c in masks)  # the mask's source: the noise recipe

@@ -63,3 +63,68 @@ def test_probe_parameters_are_checked(number_corpus, store, copier) -> None:
         get_probe("masked").run(ProbeContext(corpus="p", predictions=None, panel=(), seed=0, normalizer="whisper"), {})
         is None
     )
+
+
+def _remote(backends, sent, tmp_path):
+    """An executor's transcriber (as the Ray executor's ``transcribe_clips``): what it is sent travels
+    pickled, and is transcribed by ``backends`` through a store of its own."""
+    import pickle
+
+    from asr_audit.corpus.clips import Corpus
+    from asr_audit.probes.battery.recipe import RemoteAnswer
+    from asr_audit.store.sqlite import Store
+    from asr_audit.store.transcribe import transcribe_corpus
+
+    def remote(jobs, store):
+        own = Store(tmp_path / f"remote-{len(sent)}.sqlite3")
+        try:
+            answers = {}
+            for name, clips in jobs.items():
+                clips = pickle.loads(pickle.dumps(tuple(clips), protocol=5))
+                sent.append(clips)
+                outcome = transcribe_corpus(backends[name], Corpus("battery", "test", "battery", clips), own)
+                answers[name] = RemoteAnswer(outcome)
+            return answers
+        finally:
+            own.close()
+
+    return remote
+
+
+def test_masked_probe_through_an_executor_transcriber_sends_recipes_and_matches_local(
+    number_corpus, store, copier, aligner, tmp_path
+) -> None:
+    """The masked clips travel as recipes (the clip and its span, with the noise fill's seed), build the
+    driver's masked audio bit for bit, and the result is the local one; no model loads on the driver."""
+    from asr_audit.audio.io import load_clip_audio
+    from asr_audit.probes.audio.masked import MaskParams, plan_masks
+    from asr_audit.probes.battery.recipe import RecipeSource
+
+    params = {"method": "noise", "gate_max_wer": 0.5}
+    local = get_probe("masked").run(_ctx(number_corpus, store, {"copier": copier}), params)
+    sent: list = []
+    loads: list = []
+
+    def backend(name):
+        loads.append(name)
+        return copier
+
+    remote_ctx = ProbeContext(
+        corpus="numbers",
+        predictions=None,
+        panel=(),
+        seed=0,
+        normalizer="whisper",
+        clips=number_corpus,
+        backend=backend,
+        transcribe=_remote({"copier": copier}, sent, tmp_path),
+        models=("copier",),
+        store=store,
+    )
+    got = get_probe("masked").run(remote_ctx, params)
+    assert got == local and loads == [] and len(sent) == 1
+    plan = plan_masks(number_corpus, store, MaskParams(method="noise"), aligner=aligner)
+    recipes = [c for c in sent[0] if isinstance(c.source, RecipeSource)]
+    assert len(recipes) == len(plan.recipes) == 5 and len(sent[0]) == 10  # 5 clips as they are + 5 recipes
+    assert all(r.source.nbytes() < 4000 for r in recipes)
+    assert {load_clip_audio(c).audio_hash for c in recipes} == {r.provenance.output_hash for r in plan.recipes}

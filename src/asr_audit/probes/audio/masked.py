@@ -478,6 +478,25 @@ def transcripts(backend: Any, corpus: Corpus, store: Any, batch_size: int = 8) -
     return ({r.clip_id: r.hypothesis for r in outcome.records}, {f.clip_id: f.reason for f in outcome.failures})
 
 
+@dataclass(frozen=True, slots=True)
+class Heard:
+    """One model's transcripts for :func:`run_masked`: of the unmasked clips (by clip id) and of the
+    masked ones (by item id), with the failures of each; ``model`` is the label the result carries
+    (the backend's spec here, the caller's model name where an executor transcribes)."""
+
+    model: str
+    backend_key: str
+    clean: Mapping[str, str]
+    clean_fail: Mapping[str, str]
+    hidden: Mapping[str, str]
+    hidden_fail: Mapping[str, str]
+
+
+# (unmasked clips, the corpus masked, the plan) -> one Heard per model: how an executor that
+# transcribes elsewhere hears the clips (the Ray executor's, ``probes/battery/recipe.py::remote_hearing``)
+Hear = Callable[[Corpus, Corpus, MaskPlan], Sequence[Heard]]
+
+
 def run_masked(
     backends: Sequence[Any],
     corpus: Corpus,
@@ -489,35 +508,56 @@ def run_masked(
     batch_size: int = 8,
     progress: Callable[[str], None] | None = None,
     timing: Corpus | None = None,
+    hear: Hear | None = None,
 ) -> MaskedResult:
     """Masked-entity recovery of every backend on ``corpus`` (see the module docstring); ``timing``:
-    align these clips (the clean audio of the same clip ids) instead, see :func:`plan_masks`."""
+    align these clips (the clean audio of the same clip ids) instead, see :func:`plan_masks`.
+
+    ``hear`` replaces ``backends`` for the transcription: an executor's transcriber that sends the
+    masked clips as recipes (the original and the span) to where its models run. The masks are
+    still planned here (alignment, and the masked audio whose hash each recipe records)."""
     plan = plan_masks(corpus, store, params, aligner=aligner, recipes=recipes, timing=timing)
     refs = {c.id: c.reference for c in corpus}
     needed = {r.clip_id for r in plan.recipes}
     plain = Corpus(corpus.name, corpus.split, corpus.source, tuple(c for c in corpus if c.id in needed))
-    masked = masked_corpus(corpus, plan)
+    if hear is None:
+        masked = masked_corpus(corpus, plan)
+        heard: Sequence[Heard] = [_hear(b, plain, masked, store, batch_size, progress) for b in backends]
+    else:
+        heard = hear(plain, corpus, plan)
     models, items = [], []
-    for backend in backends:
-        if progress:
-            progress(f"{backend.spec}: {len(plain)} unmasked + {len(masked)} masked clip(s)")
-        clean, clean_fail = transcripts(backend, plain, store, batch_size)
-        hidden, hidden_fail = transcripts(backend, masked, store, batch_size)
+    for h in heard:
         mine = [
             judge(
-                backend.spec,
+                h.model,
                 r,
                 refs[r.clip_id],
-                clean.get(r.clip_id),
-                hidden.get(r.item_id),
+                h.clean.get(r.clip_id),
+                h.hidden.get(r.item_id),
                 params.gate_max_wer,
-                clean_fail.get(r.clip_id) or hidden_fail.get(r.item_id),
+                h.clean_fail.get(r.clip_id) or h.hidden_fail.get(r.item_id),
             )
             for r in plan.recipes
         ]
         items += mine
-        models.append(summarize(backend.spec, backend.identity().key, mine))
+        models.append(summarize(h.model, h.backend_key, mine))
     return MaskedResult(params, tuple(models), tuple(items), plan.recipes, plan.rejections, plan.failures)
+
+
+def _hear(
+    backend: Any,
+    plain: Corpus,
+    masked: Corpus,
+    store: Any,
+    batch_size: int,
+    progress: Callable[[str], None] | None,
+) -> Heard:
+    """``backend``'s transcripts of the unmasked and the masked clips, here, through the store."""
+    if progress:
+        progress(f"{backend.spec}: {len(plain)} unmasked + {len(masked)} masked clip(s)")
+    clean, clean_fail = transcripts(backend, plain, store, batch_size)
+    hidden, hidden_fail = transcripts(backend, masked, store, batch_size)
+    return Heard(backend.spec, backend.identity().key, clean, clean_fail, hidden, hidden_fail)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

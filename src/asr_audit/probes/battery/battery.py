@@ -616,7 +616,8 @@ def run_battery(
     Ray executor's) transcribes on its workers instead of with ``backends``: the original audio as
     it is, the realized clips of the judged conditions as recipes their workers build
     (:func:`~asr_audit.probes.battery.conditions.realize` with ``lazy``); the result is the one
-    ``backends`` give. The masked measure and the courtesy study's extra arms stay here.
+    ``backends`` give. The masked measure transcribes there too (its degraded and masked clips as
+    recipes; the masks are planned here); the courtesy study's extra arms stay here.
     """
     from asr_audit.text.normalize import get_normalizer, normalize_many
     from asr_audit.text.text2num import with_text2num
@@ -882,9 +883,14 @@ def _masked_condition(
     onto the degraded audio at those times, so an aligner that fails on noisy audio does not empty
     the condition. An item is 1 when an eligible masked target is recovered. Truncation and donors
     do not apply.
+
+    Where ``ctx.transcribe`` runs the clips elsewhere, the degraded and the masked clips travel as
+    recipes (the masked one: the degraded recipe and the span); the driver still builds the degraded
+    audio, to align and to plan the masks (whose recipes record the masked audio's hash).
     """
     from asr_audit.errors import AuditError
     from asr_audit.probes.audio.masked import MaskParams, run_masked
+    from asr_audit.probes.battery.recipe import built, remote_hearing
 
     if cond.truncate is not None or cond.donor is not None:
         raise ConfigError(
@@ -894,22 +900,29 @@ def _masked_condition(
     timing_cond = cond.without("noise").without("reverb")
     keeps_time = timing_cond.name != cond.name
     clips, timing, failures = [], [], []
+    sent: dict[str, Any] = {}  # remotely: clip id -> its degraded clip as a recipe
     for clip in corpus.clips:
         try:
-            clips.append(replace(realize(cond, clip, ctx).clip, id=clip.id))
+            if ctx.transcribe is None:
+                clips.append(replace(realize(cond, clip, ctx).clip, id=clip.id))
+            else:  # the same code builds it here (raising what realize raises) and on the workers
+                sent[clip.id] = replace(realize(cond, clip, ctx, lazy=True).clip, id=clip.id)
+                clips.append(built(sent[clip.id]))
             if keeps_time:
                 timing.append(replace(realize(timing_cond, clip, ctx).clip, id=clip.id))
         except AuditError as exc:
             failures += [{"model": m, "clip_id": clip.id, "condition": cond.name, "reason": str(exc)} for m in backends]
     mp = MaskParams(seed=ctx.seed, gate_max_wer=settings.gate_max_wer)
+    remote = None if ctx.transcribe is None else remote_hearing(ctx.transcribe, list(backends), store, sent)
     res = run_masked(
-        list(backends.values()),
+        [] if remote is not None else list(backends.values()),
         replace(corpus, clips=tuple(clips)),
         store,
         mp,
         timing=replace(corpus, clips=tuple(timing)) if keeps_time else None,
+        hear=remote,
     )
-    name_of = {b.spec: n for n, b in backends.items()}
+    name_of = {n: n for n in backends} if remote is not None else {b.spec: n for n, b in backends.items()}
     where = {r.item_id: f"{r.clip_id}#{r.start}-{r.end}" for r in res.recipes}  # stable across conditions
     out: dict[str, dict[str, int]] = {n: {} for n in backends}
     for it in res.items:

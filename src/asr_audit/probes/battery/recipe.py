@@ -80,7 +80,7 @@ def voice_clip(clip: Clip, voice: str, text: str, synthesize: bool = True) -> Cl
     return dataclasses.replace(meta, audio_path=None, source=source, duration=samples.size / sr)
 
 
-def build(condition: Any, base: Clip, steps: Sequence[Any], seed: int) -> Realized:
+def build(condition: Any, base: Clip, steps: Sequence[Any], seed: int | None) -> Realized:
     """The audio of ``condition`` on ``base`` (the clip, or its re-voiced form): ``steps`` (the
     condition's transforms) applied with ``seed``, and the donor part cut out of a splice. Used by
     :func:`~asr_audit.probes.battery.conditions.realize` and by :meth:`RecipeSource.build` wherever
@@ -205,7 +205,7 @@ class RecipeSource:
     condition: Any  # conditions.Condition
     text: str  # what the voice says (the spoken text); unused without a voice
     steps: tuple[Mapping[str, Any], ...]
-    seed: int
+    seed: int | None
     assets: tuple[tuple[str, AssetRecipe], ...]  # sha256 -> how to rebuild that asset
     part: str = "clip"
     label: str = "<recipe>"
@@ -267,7 +267,9 @@ def _assets_of(step: Any) -> list[AudioAsset]:
     return out
 
 
-def _fingerprint(clip: Clip, voice: str | None, steps: Sequence[Mapping[str, Any]], seed: int, part: str) -> str | None:
+def _fingerprint(
+    clip: Clip, voice: str | None, steps: Sequence[Mapping[str, Any]], seed: int | None, part: str
+) -> str | None:
     from asr_audit.audio.transforms import jsonable
     from asr_audit.store.transcribe import file_fingerprint
 
@@ -283,7 +285,7 @@ def recipe_for(
     clip: Clip,
     base: Clip,
     steps: Sequence[Any],
-    seed: int,
+    seed: int | None,
     text: str,
     recipes: Mapping[str, AssetRecipe],
 ) -> Any:
@@ -330,6 +332,85 @@ def recipe_for(
 def is_recipe(clip: Clip) -> bool:
     """Whether ``clip``'s audio is a recipe (built where it is loaded)."""
     return isinstance(clip.source, RecipeSource)
+
+
+def built(clip: Clip) -> Clip:
+    """``clip`` with its recipe built into samples (in-memory audio); any other clip as it is. What the
+    build raises is the caller's (a Ray worker reports it, the driver raises it as a local run does)."""
+    if not isinstance(clip.source, RecipeSource):
+        return clip
+    samples, sr = clip.source.load()
+    return dataclasses.replace(clip, source=ArraySource(samples, sr, clip.source.label))
+
+
+@dataclass(frozen=True, slots=True)
+class Steps:
+    """The condition of a recipe that only applies transforms (no voice, no donor, no truncation):
+    what :func:`build` and :class:`RecipeSource` read of a condition. The masked probe's masked
+    span is one (:func:`derived_recipe`)."""
+
+    name: str
+    voice: None = None
+    donor: None = None
+    truncate: None = None
+
+
+def derived_recipe(clip: Clip, steps: Sequence[Any], seed: int | None) -> Clip:
+    """``clip`` under the transforms ``steps`` with ``seed``, named as
+    :func:`~asr_audit.audio.transforms.derive_clip` names it, its audio a recipe (``clip`` and the
+    steps: a silenced span is a few hundred bytes) that :func:`build` turns into derive_clip's samples
+    where it is loaded."""
+    from asr_audit.audio.transforms import Chain
+
+    chain = Chain(tuple(steps))
+    return recipe_for(Steps("+".join(chain.tags)), clip, clip, chain.steps, seed, "", {}).clip
+
+
+def masked_recipes(clips: Sequence[Clip], plan: Any) -> list[Clip]:
+    """The masked clips of a :class:`~asr_audit.probes.audio.masked.MaskPlan` over ``clips`` as recipes
+    (each the original clip and its mask), with the plan's item ids; the masked samples the plan
+    built on the driver are not sent."""
+    by_id = {c.id: c for c in clips}
+    out = []
+    for r in plan.recipes:
+        clip = derived_recipe(by_id[r.clip_id], r.provenance.chain().steps, r.provenance.seed)
+        if clip.id != r.item_id:
+            raise ConfigError(f"mask recipe {r.item_id!r} rebuilds as {clip.id!r}; fix: report this as a bug")
+        out.append(clip)
+    return out
+
+
+def remote_hearing(
+    remote: RemoteTranscriber, models: Sequence[str], store: Any, sources: Mapping[str, Clip] | None = None
+) -> Any:
+    """The masked probe's transcription on an executor's workers (a
+    :data:`~asr_audit.probes.audio.masked.Hear`): every model's unmasked clips and masked recipes in
+    one call, its results labelled with the model names. ``sources`` (clip id -> clip) replaces the
+    corpus's clips in what is sent (the battery's degraded clips as recipes, whose samples the
+    driver built to plan the masks). A recipe built nowhere fails its clip with the driver's error."""
+    from asr_audit.probes.audio.masked import Heard
+
+    def hear(plain: Any, corpus: Any, plan: Any) -> list[Heard]:
+        send = [(sources or {}).get(c.id, c) for c in corpus]
+        plain_ids = {c.id for c in plain}
+        clips = [c for c in send if c.id in plain_ids] + masked_recipes(send, plan)
+        answers = remote(dict.fromkeys(models, clips), store)
+        out = []
+        for m in models:
+            o = answers[m].outcome
+            texts = {r.clip_id: r.hypothesis for r in o.records}
+            fails = {**{f.clip_id: f.reason for f in o.failures}, **answers[m].unbuilt}
+            clean, hidden = _split(texts, plain_ids)
+            clean_fail, hidden_fail = _split(fails, plain_ids)
+            out.append(Heard(m, o.backend_key, clean, clean_fail, hidden, hidden_fail))
+        return out
+
+    return hear
+
+
+def _split(by_id: Mapping[str, str], ids: set[str]) -> tuple[dict[str, str], dict[str, str]]:
+    """``by_id`` as (the entries of ``ids``, the others)."""
+    return {k: v for k, v in by_id.items() if k in ids}, {k: v for k, v in by_id.items() if k not in ids}
 
 
 @dataclass(frozen=True, slots=True)
