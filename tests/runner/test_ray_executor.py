@@ -7,6 +7,7 @@ Marked ``ray``: these run only inside a loopback-only network namespace (``tests
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
@@ -202,3 +203,38 @@ def test_a_recipe_no_worker_can_build_is_built_on_the_driver_shipped_and_logged(
     shipped = [line for line in lines if "its recipe was built on the driver and shipped" in line]
     assert len(shipped) == 5 and "not on this test worker" in shipped[0]
     assert _transcripts(tmp_path / "ray.sqlite") == _transcripts(tmp_path / "local.sqlite")
+
+
+def test_the_masked_probe_runs_on_the_plan_s_actors_with_recipes_and_matches_local(local_ray, tmp_path) -> None:
+    """The masked probe's clips (the originals, and each masked span as a recipe with its noise seed) go
+    to the actors the plan started: the model loads once, none on the driver, results.json is the local one."""
+    pytest.importorskip("pocketsphinx")
+    manifest = rb.build_world(tmp_path)
+    spec = tmp_path / "masked.toml"
+    spec.write_text(
+        f"""
+title = "ray masked"
+seed = 1
+output = "masked-out"
+[[corpus]]
+name = "clips"
+spec = "{manifest}"
+[[model]]
+name = "echo"
+spec = "echo-test:a"
+batch_size = 4
+num_cpus = 1
+[probes.masked]
+kind = "word"
+method = "noise"
+"""
+    )
+    _, expected = rb.run_both(spec, LocalExecutor(False), tmp_path / "local.sqlite")
+    ex = RayExecutor(show_progress=False, log=lambda _: None)
+    _, got = rb.run_both(spec, ex, tmp_path / "ray.sqlite")
+    assert got == expected
+    masked = next(e["result"] for e in json.loads(got)["probes"] if e["probe"] == "masked")
+    assert masked["n_recipes"] > 0 and len(masked["items"]) == masked["n_recipes"]
+    assert ex.actors_started == {"echo": 1} and ex.backends == {} and ex.n_pools == 0
+    assert ex.n_sent > 5  # the plan's 5 clips, then the masked probe's originals and recipes
+    assert _transcripts(tmp_path / "ray.sqlite") == _transcripts(tmp_path / "local.sqlite")  # same masked audio
