@@ -238,3 +238,20 @@ method = "noise"
     assert ex.actors_started == {"echo": 1} and ex.backends == {} and ex.n_pools == 0
     assert ex.n_sent > 5  # the plan's 5 clips, then the masked probe's originals and recipes
     assert _transcripts(tmp_path / "ray.sqlite") == _transcripts(tmp_path / "local.sqlite")  # same masked audio
+
+
+def test_the_courtesy_study_translates_on_the_workers_and_loads_no_model_on_the_driver(local_ray, tmp_path) -> None:
+    """The study's translate arm runs as a variant of the model (task = translate) on actors of its own,
+    its attn-isolated arm is decided from what the workers report (not a white-box model): nothing
+    loads on the driver, the plan's pool serves every other call, and results.json is the local one."""
+    pytest.importorskip("pocketsphinx")  # the study's truncation aligns the spoken text
+    spec = rb.write_courtesy_spec(tmp_path, rb.build_world(tmp_path))
+    _, expected = rb.run_both(spec, LocalExecutor(False), tmp_path / "local.sqlite")
+    ex = RayExecutor(show_progress=False, log=lambda _: None)
+    _, got = rb.run_both(spec, ex, tmp_path / "ray.sqlite")
+    assert got == expected
+    study = next(e["result"]["study"] for e in json.loads(got)["probes"] if e["probe"] == "courtesy")
+    translate = next(r for r in study if r["condition"] == "translate")
+    assert translate["n"] == 4 and translate["k"] == 4  # every eligible clip, the courtesy kept
+    assert ex.backends == {} and ex.n_pools == 0
+    assert ex.actors_started == {"tr": 1, "tr [language=en, task=translate]": 1}

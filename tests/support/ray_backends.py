@@ -3,7 +3,9 @@
 
 * ``echo-test:<tag>`` — a deterministic text made from the audio (its length and level);
 * ``crash-once-test:<marker file>`` — the same texts, but the first call anywhere creates the
-  marker and kills its own process (``os._exit``), as a worker lost mid-batch would.
+  marker and kills its own process (``os._exit``), as a worker lost mid-batch would;
+* ``translate-test:<tag>`` — the echo texts from a "multilingual" backend whose translate task
+  opens every text with a courtesy (the courtesy study's translate arm has something to find).
 
 ``setup_hide`` also makes every worker treat files under a folder named ``driver-only`` as
 unreachable, so the driver must ship their bytes; ``setup_worker`` (the local Ray's hook) makes
@@ -29,6 +31,16 @@ class EchoBackend(BaseBackend):
 
     def transcribe(self, audios):
         return [f"clip of {len(a) // 1600} tenths at level {int(np.abs(a).max() * 10)}" for a in audios]
+
+
+class TranslateBackend(EchoBackend):
+    multilingual = True
+
+    def transcribe(self, audios):
+        texts = super().transcribe(audios)
+        if self.options.task == "translate":
+            return [f"thank you mister president, {t}" for t in texts]
+        return texts
 
 
 class CrashOnceBackend(EchoBackend):
@@ -88,6 +100,10 @@ def setup() -> None:
     if "echo-test" not in BACKENDS:
         register_backend("echo-test", description="test echo", capabilities=[TRANSCRIBE])(
             lambda arg, options: EchoBackend(f"echo-test:{arg}", options, "none")
+        )
+    if "translate-test" not in BACKENDS:
+        register_backend("translate-test", description="test translate", capabilities=[TRANSCRIBE])(
+            lambda arg, options: TranslateBackend(f"translate-test:{arg}", options, "none")
         )
     if "crash-once-test" not in BACKENDS:
         register_backend("crash-once-test", description="test crash", capabilities=[TRANSCRIBE])(
@@ -232,6 +248,43 @@ conditions = {json.dumps(list(conditions))}
 spoken = "{spoken}"
 resamples = 20
 study = false
+"""
+    )
+    return spec
+
+
+def write_courtesy_spec(root: Path, manifest: Path) -> Path:
+    """A spec running the courtesy battery and its study (noise, and the study's own truncation) with
+    the translate-test model; the spoken-text file opens every clip whose file exists with "Thank
+    you, Mister President." (what the audio says, for the test: the reference omits it)."""
+    import json
+
+    from asr_audit.corpus.spec import load_corpus
+
+    spoken = root / "courtesy-spoken.jsonl"
+    lines = []
+    for c in load_corpus(str(manifest)).clips:
+        opener = "Thank you, Mister President. " if c.audio_path and Path(c.audio_path).is_file() else ""
+        lines.append(json.dumps({"id": c.id, "spoken": opener + c.reference}))
+    spoken.write_text("\n".join(lines) + "\n")
+    spec = root / "courtesy.toml"
+    spec.write_text(
+        f"""
+title = "ray courtesy"
+seed = 1
+output = "courtesy-out"
+[[corpus]]
+name = "clips"
+spec = "{manifest}"
+[[model]]
+name = "tr"
+spec = "translate-test:a"
+batch_size = 4
+num_cpus = 1
+[probes.courtesy]
+conditions = ["noise:10db"]
+spoken = "{spoken}"
+resamples = 20
 """
     )
     return spec

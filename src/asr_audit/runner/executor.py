@@ -30,6 +30,7 @@ class JobResult:
     corpus: str
     outcome: Any  # TranscribeOutcome
     unbuilt: dict[str, str] = field(default_factory=dict)  # recipe clips built nowhere: clip id -> why
+    traits: dict[str, bool] = field(default_factory=dict)  # which extra arms apply (courtesy.backend_traits)
 
 
 class Executor(Protocol):

@@ -61,8 +61,9 @@ def _courtesy_options(values: Mapping[str, Any], surface: Surface) -> Any:
 @dataclass(frozen=True, slots=True)
 class _OnDemand:
     """A model's backend, loaded (by the executor, on the driver) on its first use. Where an executor
-    transcribes the battery on its workers, the driver needs a backend object only for the arms it
-    runs itself (the masked measure, the courtesy study's attention-isolated and translate arms)."""
+    transcribes the battery on its workers, the driver needs a backend object only for the arm it
+    runs itself: the courtesy study's attention-isolated arm of a white-box model (it restricts the
+    model's cross-attention), or a model whose workers reported no traits."""
 
     _load: Callable[[str], Any]
     _model: str

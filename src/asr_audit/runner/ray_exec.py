@@ -56,7 +56,7 @@ from typing import Any
 
 from asr_audit.corpus.clips import ArraySource, Clip, EncodedSource
 from asr_audit.errors import AuditError, ConfigError, require
-from asr_audit.probes.battery.recipe import RecipeSource, RemoteAnswer
+from asr_audit.probes.battery.recipe import RecipeSource, RemoteAnswer, Variant
 from asr_audit.runner.executor import Job, JobResult
 from asr_audit.runner.ray_worker import ModelWorker, WorkerBatch, WorkerInfo, built
 from asr_audit.runner.spec import ModelSpec
@@ -168,20 +168,25 @@ class RayExecutor:
         """Actor pools alive now (kept by a :meth:`session` between calls; 0 once it has ended)."""
         return sum(1 for p in self._pools.values() if p.actors)
 
-    def transcribe_clips(self, jobs: Mapping[str, Sequence[Clip]], store: Any) -> dict[str, RemoteAnswer]:
+    def transcribe_clips(self, jobs: Mapping[Any, Sequence[Clip]], store: Any) -> dict[Any, RemoteAnswer]:
         """The battery's transcriber (:class:`~asr_audit.probes.battery.recipe.RemoteTranscriber`): each
         model's clips (recipes included) on its actors, through the store; per model the outcome and
         the recipes built nowhere (clip id -> the driver's error, which the battery records as a
         local run records a realization that failed). A model given no clips answers too (no records,
-        its backend key), as a local backend names its key without transcribing."""
+        its backend key), as a local backend names its key without transcribing. A key may be a
+        :class:`~asr_audit.probes.battery.recipe.Variant`: the model with other decode options, on
+        actors of its own."""
         from asr_audit.corpus.clips import Corpus
 
-        missing = [name for name in jobs if name not in self.models]
+        missing = [k.model if isinstance(k, Variant) else k for k in jobs]
+        missing = [name for name in missing if name not in self.models]
         if missing:
             raise ConfigError(f"no model named {missing[0]!r} in the spec; available: {', '.join(self.models)}")
-        work = [Job(self.models[name], Corpus("battery", "test", "battery", tuple(c))) for name, c in jobs.items()]
+        models = {key: _model_of(self.models, key) for key in jobs}
+        work = [Job(models[key], Corpus("battery", "test", "battery", tuple(c))) for key, c in jobs.items()]
         results = self._run(work, store, self.show_progress, announce=False) if work else []
-        return {r.model: RemoteAnswer(r.outcome, dict(r.unbuilt)) for r in results}
+        keys = {m.name: key for key, m in models.items()}
+        return {keys[r.model]: RemoteAnswer(r.outcome, dict(r.unbuilt), dict(r.traits)) for r in results}
 
     @contextmanager
     def session(self) -> Iterator[RayExecutor]:
@@ -449,7 +454,7 @@ class RayExecutor:
             state.audio_s,
             state.compute_s,
         )
-        return JobResult(state.job.model.name, corpus.name, outcome, unbuilt)
+        return JobResult(state.job.model.name, corpus.name, outcome, unbuilt, dict(pool.info.traits))
 
 
 # ---------------------------------------------------------------------- helpers (driver side)
@@ -465,6 +470,15 @@ class _Unbuilt:
 
 def _quiet(_: str) -> None:
     """A log that drops its lines (repeated pools of one run say nothing new)."""
+
+
+def _model_of(models: Mapping[str, ModelSpec], key: str | Variant) -> ModelSpec:
+    """The spec's model ``key``, or a :class:`~asr_audit.probes.battery.recipe.Variant` of one (its
+    decode options replaced; named ``<model> [option=value, ...]``)."""
+    if not isinstance(key, Variant):
+        return models[key]
+    m = models[key.model]
+    return dataclasses.replace(m, name=key.name, options={**dict(m.options), **dict(key.options)})
 
 
 def _pool_key(m: ModelSpec) -> tuple[Any, ...]:

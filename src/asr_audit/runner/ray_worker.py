@@ -48,6 +48,7 @@ class WorkerInfo:
     lookup: bool  # answers by clip id (``preds:``): no audio is read
     node: str
     fatal: str | None = None
+    traits: dict[str, bool] = field(default_factory=dict)  # the courtesy study's extra arms that apply (backend_traits)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,11 +103,12 @@ class ModelWorker:
     def info(self) -> WorkerInfo:
         """The backend's identity and limits (or the reason it could not load)."""
         from asr_audit.models.preds import is_lookup_backend
+        from asr_audit.probes.battery.courtesy import backend_traits
 
         if self.backend is None:
             return WorkerInfo(self.spec, None, None, False, _node(), self.fatal)
         b = self.backend
-        return WorkerInfo(b.spec, b.identity(), b.max_duration, is_lookup_backend(b), _node())
+        return WorkerInfo(b.spec, b.identity(), b.max_duration, is_lookup_backend(b), _node(), None, backend_traits(b))
 
     def lookup(self, clip_ids: Sequence[str]) -> list[str | None]:
         """A lookup backend's answers (``preds:``), one per clip id, ``None`` where it has none."""

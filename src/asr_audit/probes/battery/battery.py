@@ -423,11 +423,16 @@ def _texts(outcome: Any, name: str) -> tuple[dict[str, str], list[dict[str, str]
 
 
 def _transcribe_all(
-    backends: Mapping[str, Any], jobs: Mapping[str, Sequence[Any]], store: Any, remote: Any
+    backends: Mapping[str, Any],
+    jobs: Mapping[str, Sequence[Any]],
+    store: Any,
+    remote: Any,
+    traits: dict[str, Any] | None = None,
 ) -> tuple[dict[str, tuple[dict[str, str], list[dict[str, str]]]], dict[str, str]]:
     """Every model's clips (model name -> clips), here with its backend or, given ``remote`` (an
     executor's :class:`~asr_audit.probes.battery.recipe.RemoteTranscriber`), on its workers: per
-    model (texts, failure rows), and the recipe clips that could be built nowhere (clip id -> why)."""
+    model (texts, failure rows), and the recipe clips that could be built nowhere (clip id -> why).
+    ``traits`` receives what the workers reported of each model's backend."""
     if remote is None:
         return {name: _transcribe(backends[name], clips, store, name) for name, clips in jobs.items()}, {}
     answers = remote({name: clips for name, clips in jobs.items() if clips}, store)
@@ -439,6 +444,8 @@ def _transcribe_all(
             continue
         out[name] = _texts(answers[name].outcome, name)
         unbuilt.update(answers[name].unbuilt)
+        if traits is not None and answers[name].traits:
+            traits[name] = dict(answers[name].traits)
     return out, unbuilt
 
 
@@ -617,7 +624,8 @@ def run_battery(
     it is, the realized clips of the judged conditions as recipes their workers build
     (:func:`~asr_audit.probes.battery.conditions.realize` with ``lazy``); the result is the one
     ``backends`` give. The masked measure transcribes there too (its degraded and masked clips as
-    recipes; the masks are planned here); the courtesy study's extra arms stay here.
+    recipes; the masks are planned here), and so does the courtesy study's translate arm; its
+    attn-isolated arm needs the model's cross-attention and runs here, for white-box models only.
     """
     from asr_audit.text.normalize import get_normalizer, normalize_many
     from asr_audit.text.text2num import with_text2num
@@ -639,7 +647,7 @@ def run_battery(
     if measure.spoken_or_panel and unknown and not panel:  # refuse before transcribing anything
         raise _no_panel(probe, len(unknown))
     everyone = {**backends, **{p: b for p, b in panel.items() if p not in backends}}
-    originals, _ = _transcribe_all(everyone, dict.fromkeys(everyone, corpus.clips), store, remote)
+    originals, _ = _transcribe_all(everyone, dict.fromkeys(everyone, corpus.clips), store, remote, ctx.traits)
     for name, (texts, f) in originals.items():
         hyps0[name] = texts
         failures += [{**x, "condition": "original"} for x in f]
@@ -1039,6 +1047,14 @@ def _study(
         words = ctx.word_timings(clip, e.spoken)
         return words[0][1], words[e.n_raw_words - 1][2]
 
+    def translate(name: str, lang: str, clips: Sequence[Any]) -> dict[str, str]:  # on the executor's workers
+        from asr_audit.probes.battery.recipe import Variant
+
+        key = Variant(name, (("language", lang), ("task", "translate")))
+        answer = ctx.transcribe({key: clips}, store)[key]
+        return {r.clip_id: r.hypothesis for r in answer.outcome.records}
+
+    remote = ctx.transcribe is not None
     rows = courtesy_study(
         backends,
         corpus.clips,
@@ -1047,6 +1063,8 @@ def _study(
         presence(items["original"]),
         presence(t_items),
         views=judge.views,
+        traits=ctx.traits if remote else None,
+        translate=translate if remote else None,
     )
     return tuple(r.to_dict() for r in rows)
 

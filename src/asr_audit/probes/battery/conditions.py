@@ -228,6 +228,7 @@ class ConditionContext:
     transcribe: Any = None  # an executor's remote transcriber (RemoteTranscriber): realized clips travel as recipes
     _cache: dict[str, Any] = field(default_factory=dict)
     recipes: dict[str, Any] = field(default_factory=dict)  # asset sha256 -> the AssetRecipe that rebuilds it
+    traits: dict[str, Any] = field(default_factory=dict)  # model -> what its workers' backend is (backend_traits)
 
     def spoken_text(self, clip_id: str, reference: str) -> str:
         return self.spoken.get(clip_id, reference)

@@ -174,6 +174,22 @@ def _row(model: str, condition: str, flags: Sequence[bool], reason: str | None =
     return StudyRow(model, condition, w.k, w.n, w.rate, w.low, w.high, reason)
 
 
+def backend_traits(backend: Any) -> dict[str, bool]:
+    """Which extra arms of the study apply to ``backend``: ``white_box`` (attn-isolated: a seq2seq
+    backend whose cross-attention can be restricted) and ``translates`` (a multilingual Whisper
+    backend with decode options). A Ray worker reports them for the backend it loaded, so the
+    driver decides without loading the model."""
+    return {
+        "white_box": hasattr(backend, "site_module") and hasattr(backend, "sites"),
+        "translates": getattr(backend, "options", None) is not None
+        and bool(getattr(backend, "multilingual", _multilingual(backend))),
+    }
+
+
+# (model name, language, clips) -> clip id -> translate-task text: the translate arm on an executor's workers
+Translate = Callable[[str, str, Sequence[Any]], Mapping[str, str]]
+
+
 def courtesy_study(
     backends: Mapping[str, Any],
     clips: Sequence[Any],
@@ -184,6 +200,9 @@ def courtesy_study(
     normalizer: str = "whisper",
     log: Callable[[str], None] | None = None,
     views: Mapping[str, frozenset[str]] | None = None,
+    *,
+    traits: Mapping[str, Mapping[str, bool]] | None = None,
+    translate: Translate | None = None,
 ) -> list[StudyRow]:
     """Presence rates per model under full / truncated / attn-isolated / translate.
 
@@ -191,6 +210,11 @@ def courtesy_study(
     ``full`` / ``truncated`` are model -> clip id -> courtesy present, from the battery's cached
     transcription of the full and the truncated audio. ``views`` (model -> clip ids) restricts a
     model to the clips eligible without its own outputs (leave-one-out panel members).
+
+    Where an executor runs the models elsewhere, ``traits`` (model -> :func:`backend_traits`, as its
+    workers reported them) decides which arms apply without touching ``backends``, and ``translate``
+    runs the translate arm there (through the store). The attn-isolated arm needs the model's
+    cross-attention, not a transcription: it runs here, with the backend loaded on this machine.
     """
     from asr_audit.audio.io import load_audio
 
@@ -203,7 +227,8 @@ def courtesy_study(
             _row(name, cond, [flags[e.clip_id] for e in eligible if e.clip_id in flags])
             for cond, flags in (("full", full.get(name, {})), ("truncated", truncated.get(name, {})))
         ]
-        if hasattr(backend, "site_module") and hasattr(backend, "sites"):
+        can = traits[name] if traits is not None and name in traits else backend_traits(backend)
+        if can["white_box"]:
             from asr_audit.mech.isolate import isolated_transcribe
 
             flags = []
@@ -218,8 +243,33 @@ def courtesy_study(
             rows.append(_row(name, "attn-isolated", flags))
         else:
             rows.append(_row(name, "attn-isolated", [], "not a white-box seq2seq backend"))
-        rows.append(_translate_row(name, backend, eligible, by_id, normalizer))
+        if not can["translates"]:
+            rows.append(_row(name, "translate", [], "English-only or not a Whisper backend (no translate task)"))
+        elif translate is not None:
+            rows.append(_translate_elsewhere(name, translate, eligible, by_id, normalizer))
+        else:
+            rows.append(_translate_row(name, backend, eligible, by_id, normalizer))
     return rows
+
+
+def _translate_elsewhere(
+    name: str, translate: Translate, eligible: Sequence[CourtesyClip], by_id: Mapping[str, Any], normalizer: str
+) -> StudyRow:
+    """The translate arm through an executor: the eligible clips of each language in one call each."""
+    langs: dict[str, list[Any]] = {}
+    for e in eligible:
+        langs.setdefault(by_id[e.clip_id].language or "en", []).append(by_id[e.clip_id])
+    texts: dict[str, str] = {}
+    for lang, clips in langs.items():
+        try:
+            texts.update(translate(name, lang, clips))
+        except (ConfigError, AuditError) as exc:
+            return _row(name, "translate", [], f"translate unavailable: {exc}")
+    return _row(
+        name,
+        "translate",
+        [courtesy_present(e.opener, texts[e.clip_id], normalizer) for e in eligible if e.clip_id in texts],
+    )
 
 
 def _translate_row(
@@ -230,9 +280,7 @@ def _translate_row(
     from asr_audit.audio.io import load_audio
     from asr_audit.models.base import load_backend
 
-    opts = getattr(backend, "options", None)
-    if opts is None or not getattr(backend, "multilingual", _multilingual(backend)):
-        return _row(name, "translate", [], "English-only or not a Whisper backend (no translate task)")
+    opts = backend.options
     flags = []
     cache: dict[str, Any] = {}
     for e in eligible:
