@@ -38,9 +38,11 @@ How the work flows (the reasons are in ``docs/scale.md``):
 * **one progress display**: the driver feeds the same :class:`~asr_audit.runner.progress.
   RunProgress` as a local run (clips/s, RTFx, per model, ETA) for the whole cluster.
 
-The battery transcribes through :meth:`RayExecutor.transcribe_clips` (on the workers); the other
-audio probes (masked, lift, continuation, the battery's masked measure and courtesy study arms) ask
-the executor for a backend by name and get one loaded on the driver, as locally.
+The battery (its masked measure and the courtesy study's translate arm included) and the masked
+probe transcribe through :meth:`RayExecutor.transcribe_clips` (on the workers, derived audio as
+recipes). What needs the model itself rather than a transcription — lift's and continuation's
+teacher-forced scoring, the courtesy study's attn-isolated arm of a white-box model — asks the
+executor for a backend by name and gets one loaded on the driver, as locally.
 """
 
 from __future__ import annotations
