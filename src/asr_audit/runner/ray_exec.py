@@ -58,9 +58,9 @@ from typing import Any
 
 from asr_audit.corpus.clips import ArraySource, Clip, EncodedSource
 from asr_audit.errors import AuditError, ConfigError, require
-from asr_audit.probes.battery.recipe import RecipeSource, RemoteAnswer, Variant
+from asr_audit.probes.battery.recipe import RecipeSource, RemoteAnswer, Variant, built
 from asr_audit.runner.executor import Job, JobResult
-from asr_audit.runner.ray_worker import ModelWorker, WorkerBatch, WorkerInfo, built
+from asr_audit.runner.ray_worker import ModelWorker, WorkerBatch, WorkerInfo
 from asr_audit.runner.spec import ModelSpec
 
 Seconds = float
