@@ -131,7 +131,8 @@ def decode(data: bytes, what: str) -> np.ndarray:
     try:
         samples, rate = sf.read(io.BytesIO(data), dtype="float32", always_2d=False)
     except Exception as exc:  # noqa: BLE001 - libsndfile raises several types for a bad file
-        raise AuditError(f"{what}: cannot decode the audio ({exc}); fix: check the URL serves audio") from None
+        reason = getattr(exc, "error_string", None) or str(exc)  # libsndfile's own words, not the buffer's repr
+        raise AuditError(f"{what}: cannot decode the audio ({reason}); fix: check the URL serves audio") from None
     return to_mono_16k(samples, rate)
 
 
