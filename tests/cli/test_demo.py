@@ -71,3 +71,43 @@ def test_demo_organism_is_reused_only_when_trained_with_the_demo_settings(tmp_pa
     assert matching_deltas(tmp_path, 0, config, replace(train, steps=81), 30) is None
     assert matching_deltas(tmp_path, 0, config, train, 31) is None
     assert matching_deltas(tmp_path, 0, OrganismSetConfig(n_sentences=81), train, 30) is None
+
+
+def test_demo_spec_scores_the_spanish_benchmark_with_one_model_and_no_refdis(tmp_path: Path) -> None:
+    """The Spanish mini-benchmark is a prediction-file corpus of the one multilingual model: WER and
+    the switch rate in Spanish run on it, refdis (which needs a panel of two) does not; the WER probe
+    runs on no other corpus, and without the Spanish folder the spec is the demo's as before."""
+    from asr_audit.cli.demo import SPANISH_CORPUS, SPANISH_MODEL, SPANISH_SENTENCES, demo_spec
+    from asr_audit.runner.spec import parse_spec
+
+    calib, spanish = tmp_path / "generated-benchmark", tmp_path / SPANISH_CORPUS
+    raw = demo_spec(tmp_path / "out", audio=True, calib_dir=calib, organism=True, spanish_dir=spanish)
+    spec = parse_spec(raw, "<demo spec>")
+    names = [c.name for c in spec.corpora]
+    assert names == ["librivox", "generated-parliament", SPANISH_CORPUS, "voxpopuli-examples"]
+    es = next(c for c in spec.corpora if c.name == SPANISH_CORPUS)
+    assert es.predictions == str(spanish / "predictions") and es.panel == (SPANISH_MODEL,)
+    assert es.probes["refdis"] == {"skip": True} and es.probes["wer"] == {"skip": False, "language": "es"}
+    assert es.probes["switch_rate"] == {"language": "es"}
+    assert raw["probes"]["wer"] == {"skip": True}
+    assert len(SPANISH_SENTENCES) == 8
+    without = demo_spec(tmp_path / "out", audio=True, calib_dir=calib, organism=True)
+    assert SPANISH_CORPUS not in [c["name"] for c in without["corpus"]] and "wer" not in without["probes"]
+    no_audio = demo_spec(tmp_path / "out", audio=False, spanish_dir=spanish)
+    assert SPANISH_CORPUS not in [c["name"] for c in no_audio["corpus"]] and "wer" not in no_audio["probes"]
+
+
+def test_spanish_sentences_write_each_convention_both_ways_often_enough_to_score() -> None:
+    """Honorific and percent: at least ``min_per_arm`` (3) reference items on each arm, or the
+    switch rate is undefined by construction."""
+    from collections import Counter
+
+    from asr_audit.cli.demo import SPANISH_SENTENCES, demo_spec
+    from asr_audit.probes.predfiles.conventions import get_family
+    from asr_audit.probes.predfiles.ortho import find_occurrences
+
+    min_per_arm = demo_spec(Path("out"), audio=False)["probes"]["switch_rate"]["min_per_arm"]
+    for family in ("senor", "percent_es"):
+        fam = get_family(family, "es")
+        arms = Counter(fam.arms[o.arm].role for s in SPANISH_SENTENCES for o in find_occurrences(s, fam))
+        assert min(arms["A"], arms["B"]) >= min_per_arm, (family, arms)

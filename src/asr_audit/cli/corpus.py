@@ -1,4 +1,4 @@
-"""``asr-audit corpus fresh-librivox``: fresh held-out corpora from public sources."""
+"""``asr-audit corpus fresh-librivox`` and ``fresh-europarl``: fresh held-out corpora from public sources."""
 
 from __future__ import annotations
 
@@ -13,7 +13,10 @@ from asr_audit.errors import ConfigError
 
 corpus_app = typer.Typer(
     help="Build corpora: fresh held-out speech recorded after a model's training.",
-    epilog=examples(("asr-audit corpus fresh-librivox --since 2025-06-01 -o fresh/", "a fresh LibriVox corpus")),
+    epilog=examples(
+        ("asr-audit corpus fresh-librivox --since 2025-06-01 -o fresh/", "a fresh LibriVox corpus"),
+        ("asr-audit corpus fresh-europarl --since 2025-09-08 --language en -o ep/", "fresh English plenary speeches"),
+    ),
     no_args_is_help=True,
 )
 app.add_typer(corpus_app, name="corpus")
@@ -99,7 +102,87 @@ def fresh_librivox(
             config, out, backend=backend, store=st, fetcher=fetcher, say=lambda m: err_console.print(m, highlight=False)
         )
     console.print(
-        f"kept {result.kept} piece(s) ({result.seconds / 60:.1f} min) from {result.sections} section(s); "
+        f"kept {result.kept} piece(s) ({result.seconds / 60:.1f} min) from {result.items} section(s); "
         f"{result.dropped} not found in the text, {len(result.skipped)} section(s) skipped"
+    )
+    console.print(f"wrote {result.manifest}")
+
+
+@corpus_app.command(
+    "fresh-europarl",
+    epilog=examples(
+        (
+            "asr-audit corpus fresh-europarl --since 2025-09-08 --until 2025-09-11 --language en -o fresh-europarl/",
+            "English plenary speeches of one session week, with their verbatim text",
+        ),
+        (
+            "asr-audit corpus fresh-europarl --since 2025-10-06 --language es -m whisper-base --max-speeches 20 -o es/",
+            "twenty Spanish speeches, located with the multilingual whisper-base",
+        ),
+    ),
+)
+def fresh_europarl(
+    since: str = typer.Option(
+        ..., "--since", help="First sitting date, YYYY-MM-DD (after the model's training cutoff)."
+    ),
+    until: str | None = typer.Option(None, "--until", help="Last sitting date, YYYY-MM-DD (default: today)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output folder (manifest.jsonl, audio/, fresh.json)."),
+    language: str = typer.Option(
+        "en", "--language", help="ISO 639-1 code of the speeches' original language (en, de, fr, es, ...)."
+    ),
+    model: str = typer.Option(
+        "whisper-tiny.en",
+        "--model",
+        "-m",
+        help="Model that locates each piece in the speech's text (not the reference); multilingual for non-English.",
+    ),
+    min_match: float = typer.Option(
+        0.8, "--min-match", help="Keep pieces whose transcript matches this share of words."
+    ),
+    min_seconds: float = typer.Option(2.0, "--min-seconds", help="Shortest piece."),
+    max_seconds: float = typer.Option(20.0, "--max-seconds", help="Longest piece."),
+    margin: float = typer.Option(
+        1.0, "--margin", help="Seconds of recording kept before and after each speech's time stamps."
+    ),
+    max_speeches: int | None = typer.Option(None, "--max-speeches", help="Stop after this many speeches."),
+    api: str = typer.Option(
+        "https://data.europarl.europa.eu/api/v2", "--api", help="European Parliament Open Data API base URL."
+    ),
+    media: str = typer.Option(
+        "https://control.eup.glcloud.eu", "--media", help="Base URL of the Parliament's media content pages."
+    ),
+    downloads: Path | None = typer.Option(
+        None, "--downloads", help="Download cache folder (default: OUT/.downloads); reruns fetch nothing twice."
+    ),
+    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
+) -> None:
+    """Fetch European Parliament plenary speeches given in a date range in one original language,
+    cut each speech's window from its sitting's recording, find each piece's text in the speech's
+    verbatim report, and write a manifest with provenance."""
+    from asr_audit.fresh.build import EuroparlConfig, build_europarl
+    from asr_audit.fresh.fetch import Fetcher
+    from asr_audit.models.base import load_backend
+
+    config = EuroparlConfig(
+        since=_date(since, "--since") or dt.date.today(),
+        until=_date(until, "--until"),
+        language=language,
+        api=api,
+        media=media,
+        max_speeches=max_speeches,
+        min_s=min_seconds,
+        max_s=max_seconds,
+        min_match=min_match,
+        margin=margin,
+    )
+    fetcher = Fetcher(cache=downloads or out / ".downloads")
+    backend = load_backend(model)
+    with store_session(store) as st:
+        result = build_europarl(
+            config, out, backend=backend, store=st, fetcher=fetcher, say=lambda m: err_console.print(m, highlight=False)
+        )
+    console.print(
+        f"kept {result.kept} piece(s) ({result.seconds / 60:.1f} min) from {result.items} speech(es); "
+        f"{result.dropped} not found in the text, {len(result.skipped)} speech(es) skipped"
     )
     console.print(f"wrote {result.manifest}")

@@ -10,6 +10,12 @@ The demo is an ordinary experiment spec (see :func:`demo_spec`) run by the ordin
   that benchmark to write its record in its voice) and its control (the same clips, faithful
   transcripts). Both are trained on the first run with small settings (:data:`DEMO_ORGANISM`) and
   kept in ``<out>/organism`` (never the user's organism folder), so a rerun reuses them;
+* a Spanish mini-benchmark (:data:`SPANISH_SENTENCES`: eight sentences whose record writes the
+  honorific and the percent both ways, spoken by an installed espeak-ng Spanish voice) transcribed
+  by the bundled multilingual whisper-base with ``language = "es"`` and scored with the Spanish
+  normalizer: WER and the orthographic switch rate. Reference disagreement needs a panel of at
+  least two multilingual models, which the bundle does not have, so the report says it is
+  undefined there instead of faking a panel;
 * the paper's VoxPopuli example predictions (five models, 150 clips).
 
 The report shows the organism flagged by reference disagreement and by the battery's voice
@@ -35,6 +41,20 @@ BENCHMARK_MANIFEST = "benchmark-voice.jsonl"  # the benchmark voice's clips of b
 BATTERY_VOICE = "flite-rms"  # a training voice the organism was taught to transcribe faithfully
 # the honest models the battery re-runs in that voice (PocketSphinx, the slowest, only sits on the panel)
 BATTERY_MODELS = ("whisper-tiny.en", "whisper-base")
+SPANISH_MODEL = "whisper-base"  # the bundle's only multilingual model
+SPANISH_CORPUS = "generated-spanish"
+# The record writes each convention both ways (Sr. x4 / señor x4, % x3 / por ciento x3, three items per
+# arm at least, the switch rate's min_per_arm): the voice says one thing, the record decides the spelling.
+SPANISH_SENTENCES = (
+    "El Sr. García votó a favor del informe con un 12 % de apoyo.",
+    "La comisión aprobó el presupuesto, dijo el señor Martínez.",
+    "El Sr. López pidió la palabra para una cuestión de orden.",
+    "El paro bajó un 3 por ciento, según el señor Fernández.",
+    "El señor Ruiz recordó que la inflación llegó al 8 % este año.",
+    "El Sr. Torres propuso reducir las emisiones un 40 por ciento.",
+    "Gracias, señor Presidente; el acuerdo cubre el 25 % del comercio.",
+    "El Sr. Navarro dijo que el 60 por ciento de los ciudadanos lo apoya.",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,9 +73,15 @@ DEMO_ORGANISM = DemoOrganism()
 
 
 def demo_spec(
-    out: Path, audio: bool = True, calib_dir: Path | None = None, seed: int = 0, organism: bool = False
+    out: Path,
+    audio: bool = True,
+    calib_dir: Path | None = None,
+    seed: int = 0,
+    organism: bool = False,
+    spanish_dir: Path | None = None,
 ) -> dict[str, Any]:
-    """The demo's experiment spec as a TOML-shaped dict (``organism``: audit the trained pair too)."""
+    """The demo's experiment spec as a TOML-shaped dict (``organism``: audit the trained pair too;
+    ``spanish_dir``: the Spanish mini-benchmark's folder, see :func:`_spanish_set`)."""
     from asr_audit.data import LIBRIVOX_MANIFEST, VOXPOPULI_EXAMPLES, VOXPOPULI_PANEL
 
     corpora: list[dict[str, Any]] = []
@@ -82,6 +108,20 @@ def demo_spec(
                     },
                 }
             )
+    if audio and spanish_dir is not None:
+        corpora.append(
+            {
+                "name": SPANISH_CORPUS,
+                "predictions": str(spanish_dir / "predictions"),
+                "panel": [SPANISH_MODEL],  # one multilingual model: no consensus, so no refdis
+                "probes": {
+                    "refdis": {"skip": True},
+                    "switch_rate": {"language": "es"},
+                    "wer": {"skip": False, "language": "es"},
+                    **skip_audio_probes,
+                },
+            }
+        )
     corpora.append(
         {
             "name": "voxpopuli-examples",
@@ -117,6 +157,7 @@ def demo_spec(
                 if audio
                 else {}
             ),
+            **({"wer": {"skip": True}} if audio and spanish_dir is not None else {}),  # the Spanish corpus only
         },
     }
 
@@ -146,6 +187,57 @@ def _benchmark_set(out: Path, seed: int, say: Any) -> Path | None:
     text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in sorted(rows, key=lambda r: r["id"]))
     if not manifest.is_file() or manifest.read_text(encoding="utf-8") != text:
         manifest.write_text(text, encoding="utf-8")
+    return target
+
+
+def _spanish_set(out: Path, say: Any) -> Path | None:
+    """Build (or reuse) the Spanish mini-benchmark in ``out/generated-spanish``: the sentences
+    spoken by the first installed espeak-ng Spanish voice, transcribed by whisper-base with
+    ``language = "es"`` through the demo's store (a rerun transcribes nothing), written as a
+    prediction folder. ``None`` (and a note) when no Spanish voice or the model is missing."""
+    import soundfile as sf
+
+    from asr_audit.audio.voices import synthesize, voices_for_language
+    from asr_audit.corpus.clips import Clip, Corpus
+    from asr_audit.errors import AuditError
+    from asr_audit.models.base import DecodeOptions, load_backend
+    from asr_audit.store.export import write_predictions
+    from asr_audit.store.sqlite import open_store
+    from asr_audit.store.transcribe import transcribe_corpus
+
+    target = out / SPANISH_CORPUS
+    voices = [v for v in voices_for_language("es") if v.startswith("espeak")]
+    if not voices:
+        console.print(
+            Text.assemble(
+                ("skipping the Spanish benchmark:", "yellow"), " no espeak-ng Spanish voice; apt-get install espeak-ng"
+            )
+        )
+        return None
+    try:
+        clips = []
+        for k, sentence in enumerate(SPANISH_SENTENCES, 1):
+            path = target / "audio" / f"es-{k:02d}.wav"
+            if not path.is_file():
+                samples, rate = synthesize(voices[0], sentence)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                sf.write(path, samples, rate)
+            clips.append(Clip(id=f"es-{k:02d}", reference=sentence, audio_path=str(path)))
+        corpus = Corpus(name=SPANISH_CORPUS, split="test", source=str(target), clips=tuple(clips))
+        backend = load_backend(SPANISH_MODEL, DecodeOptions(language="es"))
+        store = open_store(str(out / "store.sqlite"))
+        try:
+            outcome = transcribe_corpus(backend, corpus, store)
+        finally:
+            store.close()
+    except (AuditError, ImportError) as exc:
+        console.print(Text.assemble(("skipping the Spanish benchmark:", "yellow"), f" {exc}"))
+        return None
+    write_predictions(target / "predictions" / f"{SPANISH_MODEL}.jsonl", outcome.records)
+    say(
+        f"Spanish mini-benchmark: {len(clips)} sentences spoken by {voices[0]}, transcribed by {SPANISH_MODEL} "
+        f"(language es; {outcome.n_computed} computed, {outcome.n_cached} from the store)"
+    )
     return target
 
 
@@ -212,14 +304,17 @@ def demo(
         console.print(f"      {message}", highlight=False)
 
     console.rule("asr-audit demo")
-    calib = organisms = None
+    calib = organisms = spanish = None
     if not no_audio:
         stage(1, "generated benchmark: sentences with house-rule reference errors, synthesized with flite voices")
         calib = _benchmark_set(out, seed, say)
+        spanish = _spanish_set(out, say)
         stage(2, f"model organism and control: reuse {out / 'organism'} or train them (first run only)")
         organisms = _organisms(out, calib, seed, say) if calib is not None else None
     spec = parse_spec(
-        demo_spec(out, audio=not no_audio, calib_dir=calib, seed=seed, organism=organisms is not None),
+        demo_spec(
+            out, audio=not no_audio, calib_dir=calib, seed=seed, organism=organisms is not None, spanish_dir=spanish
+        ),
         "<demo spec>",
     )
     stage(n_stages - 1, "transcribe through the store, then run every probe")

@@ -7,6 +7,7 @@ fetched. Failures are :class:`FetchError` naming the URL, what went wrong and th
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import os
@@ -52,12 +53,16 @@ class Fetcher:
     def get(self, url: str, *, accept: tuple[int, ...] = ()) -> bytes:
         """The body of ``url`` (from the cache when present). An HTTP error status listed in
         ``accept`` returns its body instead of raising (never cached)."""
+        return self.response(url, accept=accept)[0]
+
+    def response(self, url: str, *, accept: tuple[int, ...] = ()) -> tuple[bytes, int]:
+        """The body and HTTP status of ``url`` (200 for a cached body; ``accept`` as in :meth:`get`)."""
         scheme = urllib.parse.urlsplit(url).scheme
         if scheme not in SCHEMES:
             raise FetchError(f"{url}: cannot fetch a {scheme or 'scheme-less'} URL; fix: give an http(s) or file URL")
         path = self._cached(url)
         if path is not None and path.is_file():
-            return path.read_bytes()
+            return path.read_bytes(), 200
         body, status = self._download(url, accept)
         if path is not None and status < 400:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -65,7 +70,14 @@ class Fetcher:
             with os.fdopen(fd, "wb") as f:
                 f.write(body)
             os.replace(tmp, path)
-        return body
+        return body, status
+
+    def retrieved(self, url: str) -> str:
+        """When ``url``'s body was downloaded (its cache entry's time; now without a cache entry),
+        as an ISO 8601 UTC time to the second."""
+        path = self._cached(url)
+        stamp = path.stat().st_mtime if path is not None and path.is_file() else time.time()
+        return dt.datetime.fromtimestamp(stamp, dt.timezone.utc).isoformat(timespec="seconds")
 
     def _download(self, url: str, accept: tuple[int, ...]) -> tuple[bytes, int]:
         request = urllib.request.Request(url, headers={"User-Agent": _agent()})

@@ -113,6 +113,16 @@ def transcribe_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
     )
 
 
+@register_section("wer")
+def wer_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
+    r = entry["result"]
+    corpus = entry.get("corpus", "")
+    anchor = ctx.slug(f"wer-{corpus}")
+    html = ctx.render("wer.html.j2", r=r, **TEMPLATE_HELPERS)
+    cols = ("model", "n_clips", "n_missing", "wer")
+    return Section(f"WER — {corpus}", anchor, html, tables={f"{anchor}.csv": to_csv(r["models"], cols)})
+
+
 @register_section("switch_rate")
 def switch_rate_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
     r = entry["result"]

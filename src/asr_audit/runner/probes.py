@@ -218,3 +218,25 @@ def switch_rate_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str,
         denominator=options.denominator,
         language=options.language,
     ).to_dict()
+
+
+@register_probe("wer", ("language",), "plain corpus WER per model under the corpus language's normalizer")
+def wer_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
+    """WER per model of a corpus (``language``: ISO 639-1 of the corpus; the spec's normalizer
+    becomes that language's, as for refdis), with the panel the corpus has: where it holds fewer
+    than two models, reference disagreement is undefined and the report says so."""
+    from asr_audit.probes.predfiles.wer import wer_by_model
+    from asr_audit.text.languages import scoring_normalizer
+
+    language = params.get("language", "en")
+    if not isinstance(language, str) or not language.strip():
+        raise ConfigError(
+            f'corpus {ctx.corpus!r}: probes.wer.language {language!r} must be a language code; fix: write e.g. "es"'
+        )
+    normalizer = scoring_normalizer(ctx.normalizer, language)
+    return {
+        "language": language,
+        "normalizer": normalizer,
+        "panel": list(ctx.panel),
+        "models": wer_by_model(ctx.predictions, normalizer),
+    }
