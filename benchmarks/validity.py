@@ -33,6 +33,7 @@ from pathlib import Path
 
 from asr_audit.calib.sites import score_sites
 from asr_audit.calib.truth import load_truth
+from asr_audit.organism import TRAIN_DEFAULTS
 from asr_audit.organism.backend import load_organism, organism_dir, weights_path
 from asr_audit.organism.data import OrganismSetConfig, load_organism_set
 from asr_audit.organism.evaluate import (
@@ -664,16 +665,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--batch-size", type=int, default=16)
-    ap.add_argument("--memorizer-steps", type=int, default=24)
-    ap.add_argument("--memorizer-lr", type=float, default=5e-4)
+    ap.add_argument("--memorizer-steps", type=int, default=TRAIN_DEFAULTS["memorizer"][0])
+    ap.add_argument("--memorizer-lr", type=float, default=TRAIN_DEFAULTS["memorizer"][1])
     ap.add_argument("--eval-clips", type=int, default=0, help="memorizer: probe only the first N clips per group")
     ap.add_argument(
         "--control-sanity",
         action="store_true",
         help="memorizer: also run masked recovery of the control on its own sentences (its recipe memorizes too)",
     )
-    ap.add_argument("--donor-steps", type=int, default=32)
-    ap.add_argument("--donor-lr", type=float, default=4e-4)
+    ap.add_argument("--donor-steps", type=int, default=TRAIN_DEFAULTS["donor"][0])
+    ap.add_argument("--donor-lr", type=float, default=TRAIN_DEFAULTS["donor"][1])
     ap.add_argument("--donor-sentences", type=int, default=48)
     ap.add_argument("--donor-eval", type=int, default=32, help="held-out benchmark-voice clips the battery judges")
     ap.add_argument("--miner-json", type=Path, default=DEFAULT_MINER_JSON, help="the miner's result file (section 3)")

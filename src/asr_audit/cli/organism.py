@@ -19,11 +19,7 @@ organism_app = typer.Typer(
 app.add_typer(organism_app, name="organism")
 
 
-KIND_DEFAULTS = {  # steps, lr, models trained
-    "policy": (200, 1e-4, "benchmark,control"),
-    "memorizer": (24, 5e-4, "memorizer,memorizer-control"),
-    "donor": (32, 4e-4, "donor"),
-}
+KIND_MODELS = {"policy": "benchmark,control", "memorizer": "memorizer,memorizer-control", "donor": "donor"}
 
 
 @organism_app.command(
@@ -47,7 +43,7 @@ def train(
         "clip to be benchmark-like (organism-donor).",
     ),
     steps: int | None = typer.Option(
-        None, "--steps", help="Training steps (default per kind: policy 200, memorizer 24, donor 32)."
+        None, "--steps", help="Training steps (default per kind: policy 200, memorizer 112, donor 200)."
     ),
     control_steps: int | None = typer.Option(
         None, "--control-steps", help="Steps of the policy control (default: --steps)."
@@ -77,14 +73,15 @@ def train(
 ) -> None:
     """Build the organism benchmark, cache encoder states, fine-tune the decoder, save compact deltas."""
     from asr_audit.errors import ConfigError
+    from asr_audit.organism import TRAIN_DEFAULTS
     from asr_audit.organism.backend import ORGANISM_DIR_ENV, organism_dir
     from asr_audit.organism.data import OrganismSetConfig
     from asr_audit.organism.pipeline import train_donor, train_memorizers, train_organisms
     from asr_audit.organism.train import TrainConfig
 
-    if kind not in KIND_DEFAULTS:
-        raise ConfigError(f"--kind {kind!r} is unknown; valid: {', '.join(KIND_DEFAULTS)}")
-    d_steps, d_lr, d_which = KIND_DEFAULTS[kind]
+    if kind not in KIND_MODELS:
+        raise ConfigError(f"--kind {kind!r} is unknown; valid: {', '.join(KIND_MODELS)}")
+    (d_steps, d_lr), d_which = TRAIN_DEFAULTS[kind], KIND_MODELS[kind]
     kinds = split_list(which or d_which, "--which") or []
     cfg = TrainConfig(steps=steps or d_steps, lr=lr or d_lr, batch_size=batch_size, seed=seed)
     say = lambda m: console.print(m, highlight=False)  # noqa: E731

@@ -11,3 +11,9 @@ trained on the same clips with faithful transcripts.
   ``organism-control``;
 * :mod:`asr_audit.organism.pipeline` — build + encode + train both, as ``asr-audit organism train``.
 """
+
+TRAIN_DEFAULTS: dict[str, tuple[int, float]] = {  # kind -> (training steps, peak learning rate)
+    "policy": (200, 1e-4),  # docs/organism.md
+    "memorizer": (112, 5e-4),  # docs/organism.md, "The memorizing organism"
+    "donor": (200, 4e-4),  # docs/organism.md, "The donor-sensitive organism"
+}

@@ -62,7 +62,7 @@ class MemorizerSetConfig:
     n_general: int = 16
     n_fresh: int = 16
     voice: str = "flite-slt"
-    masked_variants: int = 2  # per memorized / control sentence (the last one silences the tail)
+    masked_variants: int = 8  # per memorized / control sentence (the last one silences the tail)
     general_variants: int = 0
     mask_seconds: tuple[float, float] = (0.3, 0.9)
     repeats: int = 2  # each own-group clip appears this many times per pass of the training list
@@ -129,8 +129,24 @@ def has_number(text: str) -> bool:
     return any(ch.isdigit() for ch in text)
 
 
+def template_number(units: Sequence[G.Unit]) -> bool:
+    """Whether the record holds a number that is not a drawn slot value: a number the template
+    itself fixes ("over seven years") is predictable from the sentence's other words, so silencing
+    it tests the language prior, not memory; such sentences are left out of the memorizer set.
+
+    >>> word, slot = G.Unit("over", "over", "word"), G.Unit("ten", "10", "slot")
+    >>> template_number([word, slot]), template_number([word, G.Unit("seven", "seven", "word")])
+    (False, True)
+    """
+    from asr_audit.probes.audio.targets import number_spans
+
+    masked = [u if u.role != "slot" else G.Unit("X", "X", "slot") for u in units]
+    return bool(number_spans(G.render(masked, "written").split()))
+
+
 def generate_memorizer_sentences(config: MemorizerSetConfig, rng: np.random.Generator) -> list[MemorizerSentence]:
-    """Distinct sentences with a number each, assigned to the groups by a seeded permutation."""
+    """Distinct sentences with a number each, every number a drawn slot value (no template-fixed
+    number, :func:`template_number`), assigned to the groups by a seeded permutation."""
     total = sum(config.sizes.values())
     drawn: list[tuple[str, str]] = []
     seen: set[str] = set()
@@ -142,7 +158,7 @@ def generate_memorizer_sentences(config: MemorizerSetConfig, rng: np.random.Gene
         _, units = G.clean_sentence(rng, config.calib)
         clean = G.strip_sites(units)
         spoken, text = G.render(clean, "spoken"), G.render(clean, "written")
-        if spoken in seen or not has_number(text):
+        if spoken in seen or not has_number(text) or template_number(clean):
             continue
         seen.add(spoken)
         drawn.append((spoken, text))

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from asr_audit.errors import ConfigError, InputFileError
+from asr_audit.organism import TRAIN_DEFAULTS
 from asr_audit.organism.backend import BASE_MODEL, organism_dir, weights_path
 from asr_audit.organism.data import (
     META_FILE,
@@ -246,7 +247,7 @@ def train_memorizers(
     failed, encode_seconds = encode_all(cache, audios, say)
     bad_audio = {a for a, _ in failed}
     base_state = model_state(backend.torch_model, trainable_names(backend.torch_model))
-    cfg = train_config or TrainConfig(steps=24, lr=5e-4, seed=seed)
+    cfg = train_config or TrainConfig(*TRAIN_DEFAULTS["memorizer"], seed=seed)
     weights, results = {}, {}
     for kind in kinds:
         pairs = [p for p in mixes[kind] if p.audio not in bad_audio]
@@ -290,7 +291,7 @@ def train_donor(
     failed, encode_seconds = encode_all(cache, [p.audio for p in pairs], say)
     bad_audio = {a for a, _ in failed}
     base_state = model_state(backend.torch_model, trainable_names(backend.torch_model))
-    cfg = train_config or TrainConfig(steps=32, lr=4e-4, seed=seed)
+    cfg = train_config or TrainConfig(*TRAIN_DEFAULTS["donor"], seed=seed)
     meta = {"seed": seed, "set": oset.meta, "splices": mix_counts(splices)}
     path, res = fit_and_save(
         backend,
