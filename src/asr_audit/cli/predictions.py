@@ -109,12 +109,7 @@ def refdis(
     from asr_audit.corpus.predfiles import load_predictions, load_references
     from asr_audit.options import Surface
     from asr_audit.probes.predfiles.refdis_options import RefdisOptions
-    from asr_audit.probes.predfiles.refdis_run import (
-        isolated_panel_members,
-        refdis_text_cache,
-        run_refdis,
-        run_refdis_warm,
-    )
+    from asr_audit.probes.predfiles.refdis_run import isolated_panel_members, refdis_text_cache, run_refdis
 
     if panel is None and corrected is None:
         raise ConfigError("refdis needs --panel a,b,c (consensus mode) or --corrected-refs FILE (two-reference mode)")
@@ -154,22 +149,8 @@ def refdis(
     panel_names = split_list(panel, "--panel") or []
     model_names = split_list(models, "--models")
     if text_cache and corrected is None and write_corrected is None:
-        warm = _warm_set(preds, dataset, normalizer, options, panel_names, model_names)
-        if warm is not None:  # the files are unchanged since a run that stored them as columns
-            _warn_isolated(warm.isolated_panel_members([p for p in panel_names if p in warm.columns.models]))
-            result = run_refdis_warm(
-                warm,
-                panel_names,
-                options.mining,
-                normalizer=options.normalizer_for(normalizer),
-                models=model_names,
-                seed=seed,
-                n_resamples=options.resamples,
-                text2num=options.text2num,
-                merge_compounds=options.merge_compounds,
-                language=options.language,
-            )
-            err_console.print(warm.text_cache.stats().describe(), highlight=False, soft_wrap=True)
+        result = _columns_run(preds, dataset, normalizer, options, panel_names, model_names, seed=seed, workers=workers)
+        if result is not None:
             _print_refdis(result.to_dict(), json_out, csv_out)
             return
     pset = load_predictions(preds, dataset)
@@ -219,24 +200,63 @@ def refdis(
         console.print(f"wrote {path} ({len(clips)} clips, {changed} corrected)")
 
 
-def _warm_set(
-    preds: Path, dataset: str | None, normalizer: str, options: Any, panel: list[str], models: list[str] | None
+def _columns_run(
+    preds: Path,
+    dataset: str | None,
+    normalizer: str,
+    options: Any,
+    panel: list[str],
+    models: list[str] | None,
+    *,
+    seed: int,
+    workers: int,
 ) -> Any:
-    """The set as columns from the text cache (``refdis_run.load_warm_set``), or ``None``: a miss, or
-    settings the plain path must report on (it raises their errors in its own order)."""
+    """refdis on the set as columns: read back from the text cache (a warm run), else read file
+    by file (``refdis_run.run_refdis_streamed``). ``None`` when the plain path must run: the
+    settings or the files have an error it reports in its own words and order."""
     from asr_audit.errors import AuditError
-    from asr_audit.probes.predfiles.refdis_run import load_warm_set, refdis_text_cache
+    from asr_audit.probes.predfiles.refdis_columns import StreamMiss
+    from asr_audit.probes.predfiles.refdis_run import (
+        load_warm_set,
+        refdis_text_cache,
+        run_refdis_streamed,
+        run_refdis_warm,
+    )
 
+    name = options.normalizer_for(normalizer)
+    common = {
+        "normalizer": name,
+        "models": models,
+        "seed": seed,
+        "n_resamples": options.resamples,
+        "text2num": options.text2num,
+        "merge_compounds": options.merge_compounds,
+        "language": options.language,
+    }
     try:
-        persist = refdis_text_cache(
-            options.normalizer_for(normalizer),
-            options.mining.preset,
-            text2num=options.text2num,
-            language=options.language,
-        )
-        return load_warm_set(preds, dataset, persist, panel=panel, models=models)
+        persist = refdis_text_cache(name, options.mining.preset, text2num=options.text2num, language=options.language)
+        warm = load_warm_set(preds, dataset, persist, panel=panel, models=models)
     except (AuditError, OSError):
         return None
+    if warm is not None:  # the files are unchanged since a run that stored them as columns
+        _warn_isolated(warm.isolated_panel_members([p for p in panel if p in warm.columns.models]))
+        result = run_refdis_warm(warm, panel, options.mining, **common)
+    else:
+        try:
+            result = run_refdis_streamed(
+                preds,
+                dataset,
+                panel,
+                options.mining,
+                text_cache=persist,
+                workers=workers,
+                warn=_warn_isolated,
+                **common,
+            )
+        except StreamMiss:
+            return None
+    err_console.print(persist.stats().describe(), highlight=False, soft_wrap=True)
+    return result
 
 
 def _warn_isolated(members: list[str]) -> None:

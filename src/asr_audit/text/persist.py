@@ -98,6 +98,8 @@ class CacheStats:
             return (
                 f"text cache: {self.warm}/{self.files} prediction files warm (the whole set read as columns; {grown})"
             )
+        if self.columns == "written":
+            return f"text cache: {self.warm}/{self.files} prediction files warm (the whole set written as columns)"
         return (
             f"text cache: {self.warm}/{self.files} prediction files warm "
             f"({self.texts:,} normalized texts, {self.pairs:,} alignments reused; {self.written} entries written)"
@@ -141,6 +143,7 @@ class TextCache:
 
     def set_key(self, sources: Sequence[Source], dataset: str | None) -> str:
         """The key of a whole prediction set: its files' models and bytes, in order, and its dataset."""
+        self._set_files = len(sources)
         parts = [dataset, [(model, self.content(path)) for model, path in sources]]
         return hashlib.blake2b(json.dumps(parts).encode(), digest_size=16).hexdigest()
 

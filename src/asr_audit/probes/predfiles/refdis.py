@@ -623,13 +623,29 @@ def mine(
     ``candidates``: for the full panel (key ``None``) and each held-out member, the clip ids it
     mines; a clip outside is skipped (it would yield no edit). The result is the same.
     """
+    edits, loo_edits = mine_edits(clips, panel, models, params, cache, candidates=candidates)
+    refs: Mapping[str, Hashable] = {c.clip_id: c.ref for c in clips} if references is None else references
+    return finish_mining(edits, loo_edits, refs, params)
+
+
+def mine_edits(
+    clips: Sequence[ClipInput],
+    panel: Sequence[str],
+    models: Sequence[str],
+    params: RefdisParams,
+    cache: AlignmentCache | None = None,
+    *,
+    candidates: Mapping[str | None, Container[str]] | None = None,
+    into: tuple[list[Edit], dict[str, list[Edit]]] | None = None,
+) -> tuple[list[Edit], dict[str, list[Edit]]]:
+    """:func:`mine`'s edits before :func:`finish_mining`: the full panel's and each held-out
+    member's, in clip order, appended to ``into`` when given (so clips can be mined in chunks)."""
     cache = AlignmentCache() if cache is None else cache  # an empty cache is falsy (__len__)
     panel = list(panel)
     models = list(models)
     loo = params.loo and len(panel) > 1
     scored_full = tuple(m for m in models if not (loo and m in panel))
-    edits: list[Edit] = []
-    loo_edits: dict[str, list[Edit]] = {m: [] for m in loo_members(panel, models, params)}
+    edits, loo_edits = into if into is not None else ([], {m: [] for m in loo_members(panel, models, params)})
     full = None if candidates is None else candidates[None]
     for clip in clips:
         if full is None or clip.clip_id in full:
@@ -641,10 +657,20 @@ def mine(
             reduced = [p for p in panel if p != held]
             for e in mine_clip(clip, reduced, [held], params, cache):
                 loo_edits[held].append(replace(e, scored=(held,)))
-    refs: Mapping[str, Hashable] = {c.clip_id: c.ref for c in clips} if references is None else references
+    return edits, loo_edits
+
+
+def finish_mining(
+    edits: Sequence[Edit],
+    loo_edits: Mapping[str, Sequence[Edit]],
+    references: Mapping[str, Hashable],
+    params: RefdisParams,
+) -> Mining:
+    """The :class:`Mining` of mined edits: repeat evidence over ``references`` (every clip's
+    normalized reference, or keys equal where they are), then the operating point."""
     return Mining(
-        _operating_point(with_repeats(edits, refs), params),
-        {m: _operating_point(with_repeats(v, refs), params) for m, v in loo_edits.items()},
+        _operating_point(with_repeats(edits, references), params),
+        {m: _operating_point(with_repeats(v, references), params) for m, v in loo_edits.items()},
     )
 
 

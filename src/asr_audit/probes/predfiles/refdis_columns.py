@@ -25,6 +25,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import groupby
+from operator import itemgetter
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -32,10 +35,10 @@ import numpy as np
 from asr_audit.errors import ConfigError
 from asr_audit.options import Surface
 from asr_audit.probes.predfiles.inflation import apply_edits, inflations_from_columns
-from asr_audit.probes.predfiles.refdis import ClipInput, Edit, RefdisParams, loo_members, mine
+from asr_audit.probes.predfiles.refdis import ClipInput, Edit, RefdisParams, finish_mining, loo_members, mine_edits
 from asr_audit.probes.predfiles.refdis_options import check_loo_panel
 from asr_audit.probes.predfiles.refdis_result import RefdisResult
-from asr_audit.text.align import AlignmentCache, Opcode, Tokens
+from asr_audit.text.align import AlignmentCache, Opcode, Tokens, opcodes
 
 FORMAT = 1
 TAGS = ("equal", "replace", "delete", "insert")
@@ -43,44 +46,58 @@ _CODE = {t: i for i, t in enumerate(TAGS)}
 _EQUAL, _REPLACE, _DELETE, _INSERT = range(4)
 
 
-@dataclass(slots=True)
 class PairOps:
-    """One model's known opcodes: ``rows[k] = (tag code, i1, i2, j1, j2)`` of clip ``clip[k]``
-    (sorted by clip, in opcode order within a clip). A clip with no row has none known."""
+    """One model's known opcodes, in parts: each part is ``(clip, rows)``, ``rows[k] = (tag code,
+    i1, i2, j1, j2)`` of clip ``clip[k]``, sorted by clip (opcode order within a clip); no clip is
+    in two parts. ``has`` marks the clips with opcodes."""
 
-    clip: np.ndarray  # int32 (k,)
-    rows: np.ndarray  # int32 (k, 5)
+    __slots__ = ("parts", "has")
 
-    @classmethod
-    def empty(cls) -> PairOps:
-        return cls(np.zeros(0, np.int32), np.zeros((0, 5), np.int32))
+    def __init__(self, n: int, clip: np.ndarray | None = None, rows: np.ndarray | None = None) -> None:
+        self.parts: list[tuple[np.ndarray, np.ndarray]] = []
+        self.has = np.zeros(n, dtype=bool)
+        if clip is not None and rows is not None and len(clip):
+            self.parts.append((clip, rows))
+            self.has[clip] = True
 
-    def known(self, n: int) -> np.ndarray:
-        """Which of ``n`` clips have opcodes here."""
-        out = np.zeros(n, dtype=bool)
-        out[self.clip] = True
-        return out
-
-    def added(self, new: Mapping[int, Sequence[Opcode]]) -> PairOps:
-        """These opcodes and ``new`` (clip index -> opcodes of a clip that had none)."""
+    def add(self, new: Mapping[int, Sequence[Sequence[int]]]) -> None:
+        """Add ``new``: clip index -> its opcode rows (tag code, i1, i2, j1, j2), for clips that had none."""
+        new = {c: r for c, r in new.items() if len(r)}
         if not new:
-            return self
-        clips = [c for c, ops in new.items() for _ in ops]
-        rows = [(_CODE[t], i1, i2, j1, j2) for ops in new.values() for t, i1, i2, j1, j2 in ops]
-        clip = np.concatenate([self.clip, np.asarray(clips, dtype=np.int32)])
-        both = np.concatenate([self.rows, np.asarray(rows, dtype=np.int32).reshape(-1, 5)])
-        order = np.argsort(clip, kind="stable")
-        return PairOps(clip[order], both[order])
+            return
+        order = sorted(new)
+        clip = np.repeat(np.asarray(order, dtype=np.int32), [len(new[c]) for c in order])
+        rows = np.asarray([row for c in order for row in new[c]], dtype=np.int32).reshape(-1, 5)
+        self.parts.append((clip, rows))
+        self.has[order] = True
+
+    def merged(self) -> tuple[np.ndarray, np.ndarray]:
+        """All parts as one ``(clip, rows)``, sorted by clip."""
+        if len(self.parts) != 1:
+            if not self.parts:
+                return np.zeros(0, np.int32), np.zeros((0, 5), np.int32)
+            clip = np.concatenate([c for c, _ in self.parts])
+            rows = np.concatenate([r for _, r in self.parts])
+            order = np.argsort(clip, kind="stable")
+            self.parts = [(clip[order], rows[order])]
+        return self.parts[0]
 
     def of(self, clips: np.ndarray) -> dict[int, tuple[Opcode, ...]]:
-        """The opcode tuples of ``clips`` (sorted clip indices) that have any, as :func:`align` gives them."""
-        lo = np.searchsorted(self.clip, clips, side="left")
-        hi = np.searchsorted(self.clip, clips, side="right")
+        """The opcode tuples of ``clips`` (ascending clip indices), as :func:`align` gives them."""
         out: dict[int, tuple[Opcode, ...]] = {}
-        rows = self.rows
-        for c, a, b in zip(clips.tolist(), lo.tolist(), hi.tolist()):
-            if a < b:
-                out[c] = tuple((TAGS[t], i1, i2, j1, j2) for t, i1, i2, j1, j2 in rows[a:b].tolist())
+        if not len(clips):
+            return out
+        tags = TAGS
+        want = set(clips.tolist())
+        lo_clip, hi_clip = int(clips[0]), int(clips[-1])
+        for clip, rows in self.parts:
+            lo = int(np.searchsorted(clip, lo_clip, side="left"))
+            hi = int(np.searchsorted(clip, hi_clip, side="right"))
+            if lo == hi:
+                continue
+            for c, group in groupby(zip(clip[lo:hi].tolist(), rows[lo:hi].tolist()), key=itemgetter(0)):
+                if c in want:
+                    out[c] = tuple([(tags[t], i1, i2, j1, j2) for _, (t, i1, i2, j1, j2) in group])
         return out
 
 
@@ -134,7 +151,7 @@ class Columns:
             "hyps": self.hyps,
             "errors": self.errors,
             "merged": self.merged,
-            "ops": {m: (o.clip, o.rows) for m, o in self.ops.items()},
+            "ops": {m: o.merged() for m, o in self.ops.items()},
         }
 
     @classmethod
@@ -150,17 +167,17 @@ class Columns:
                 dict(data["hyps"]),
                 dict(data["errors"]),
                 dict(data["merged"]),
-                {
-                    m: PairOps(np.asarray(c, np.int32), np.asarray(r, np.int32).reshape(-1, 5))
-                    for m, (c, r) in data["ops"].items()
-                },
+                {},
             )
             n = cols.n
+            for m, (c, r) in data["ops"].items():
+                clip, rows = np.asarray(c, np.int32), np.asarray(r, np.int32).reshape(-1, 5)
+                if len(clip) != len(rows) or (len(clip) and (clip.min() < 0 or clip.max() >= n)):
+                    return None
+                cols.ops[m] = PairOps(n, clip, rows)
             if len(cols.refs) != n or any(len(h) != n for h in cols.hyps.values()):
                 return None
             if any(len(a) != n for a in (*cols.errors.values(), *cols.merged.values())):
-                return None
-            if any(len(o.clip) and (o.clip.min() < 0 or o.clip.max() >= n) for o in cols.ops.values()):
                 return None
             return cols
         except (KeyError, TypeError, ValueError):
@@ -186,7 +203,7 @@ def columns_from_run(
         col: list[str | None] = []
         err = np.full(n, -1, dtype=np.int64)
         mer = np.full(n, -1, dtype=np.int64)
-        found: dict[int, tuple[Opcode, ...]] = {}
+        found: dict[int, list[tuple[int, int, int, int, int]]] = {}
         for i, c in enumerate(clips):
             h = c.hyps.get(m)
             if h is None:
@@ -203,9 +220,10 @@ def columns_from_run(
             if (e := cache.peek_errors(c.ref, h, merge_compounds=True)) is not None:
                 mer[i] = e
             if (o := cache.peek_opcodes(c.ref, h)) is not None:
-                found[i] = o
+                found[i] = [(_CODE[t], i1, i2, j1, j2) for t, i1, i2, j1, j2 in o]
         hyps[m], errors[m], merged[m] = col, err, mer
-        ops[m] = PairOps.empty().added(found)
+        ops[m] = PairOps(n)
+        ops[m].add(found)
     return Columns(list(models), [c.clip_id for c in clips], refs, hyps, errors, merged, ops, changed=True)
 
 
@@ -222,6 +240,175 @@ def isolated_in_columns(cols: Columns, panel: Sequence[str]) -> list[str]:
     return out
 
 
+# ----------------------------------------------------------------------------- workers
+
+_WORKER_NORMALIZE: Any = None  # set before the pool forks; the workers inherit it, never pickled
+
+
+def _w_normalize(texts: list[str]) -> list[str]:
+    """Normalized texts, tokens joined by one space (what the columns store)."""
+    normalize = _WORKER_NORMALIZE
+    return [" ".join(normalize(t).split()) for t in texts]
+
+
+def _w_opcodes(pairs: list[tuple[str, str]]) -> list[list[tuple[int, int, int, int, int]]]:
+    """Each pair's difflib opcodes (:func:`~asr_audit.text.align.align`) as code rows."""
+    out = []
+    code = _CODE
+    for ref, hyp in pairs:
+        if ref == hyp:  # what align() answers without aligning (texts are tokens joined by one space)
+            n = ref.count(" ") + 1 if ref else 0
+            out.append([(_EQUAL, 0, n, 0, n)] if n else [])
+            continue
+        ops = opcodes(ref.split(), hyp.split())
+        out.append([(code[t], i1, i2, j1, j2) for t, i1, i2, j1, j2 in ops])
+    return out
+
+
+def _w_errors(pairs: list[tuple[str, str]], merge_compounds: bool = False) -> list[int]:
+    """Each pair's edit distance (:meth:`AlignmentCache.errors`)."""
+    cache = AlignmentCache()
+    return [cache.errors(tuple(r.split()), tuple(h.split()), merge_compounds) for r, h in pairs]
+
+
+def _w_merged(pairs: list[tuple[str, str]]) -> list[int]:
+    return _w_errors(pairs, True)
+
+
+class Workers:
+    """Forked processes for a cold run's heavy steps (normalizing, aligning, edit distances), or
+    the calling process alone (``n <= 1``, or no ``fork``). Results come back in order, so a run
+    gives the same result with any number of workers. Use as a context manager."""
+
+    CHUNK = 2000  # items per task
+
+    def __init__(self, n: int, normalize: Any = None) -> None:
+        import multiprocessing
+
+        self.pool: Any = None
+        self.normalize = normalize
+        if n > 1 and "fork" in multiprocessing.get_all_start_methods():
+            global _WORKER_NORMALIZE
+            _WORKER_NORMALIZE = normalize
+            self.pool = multiprocessing.get_context("fork").Pool(n)
+
+    def __enter__(self) -> Workers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.pool is not None:
+            self.pool.terminate()
+            self.pool.join()
+            self.pool = None
+
+    def _chunks(self, items: list[Any]) -> list[list[Any]]:
+        size = self.CHUNK
+        return [items[i : i + size] for i in range(0, len(items), size)]
+
+    def map(self, func: Any, items: list[Any]) -> list[Any]:
+        """``func`` over chunks of ``items``, flattened, in order."""
+        return self.map_async(func, items)()
+
+    def map_async(self, func: Any, items: list[Any]) -> Any:
+        """Start :meth:`map`; the returned callable waits for and returns its result."""
+        global _WORKER_NORMALIZE
+        chunks = self._chunks(items)
+        if self.pool is None or len(chunks) < 2:
+            _WORKER_NORMALIZE = self.normalize
+            try:
+                done = [x for chunk in chunks for x in func(chunk)]
+            finally:
+                _WORKER_NORMALIZE = None
+            return lambda: done
+        pending = self.pool.map_async(func, chunks, chunksize=1)
+        return lambda: [x for part in pending.get() for x in part]
+
+
+# ----------------------------------------------------------------------------- streamed loading
+
+
+class StreamMiss(Exception):
+    """A streamed read met what the plain path must report (a second file for a model, a
+    reference conflict): run the plain path, which raises its one-line error."""
+
+
+def stream_columns(
+    path: str | Path,
+    dataset: str | None,
+    workers: Workers,
+    normalized: Sequence[str] | None = None,
+) -> Columns:
+    """Read a prediction folder file by file into columns, keeping no row objects.
+
+    Each file is read and checked as :func:`~asr_audit.corpus.predfiles.load_predictions` reads
+    it, its hypotheses are handed to ``workers`` to normalize (``workers.normalize``, the run's
+    composed normalizer) while the next file is read, and only the normalized texts are kept
+    (for the models in ``normalized``; all when ``None``). References are normalized once per
+    distinct text at the end. Raises the loaders' errors, and :class:`StreamMiss` where the
+    plain path names two files in its error.
+    """
+    from asr_audit.corpus.predfiles import read_prediction_file, select_prediction_files
+
+    found, _ = select_prediction_files(path, dataset)
+    models = [n.model for _, n in found]
+    if len(set(models)) != len(models):
+        raise StreamMiss("a model has two files")
+    want = set(models) if normalized is None else set(normalized)
+    refs: dict[str, str] = {}
+    ids: dict[str, str] = {}  # one clip id object for every file
+    got: dict[str, tuple[list[str], list[str | None]]] = {}
+    pending: tuple[str, list[str], list[str | None], list[str], Any] | None = None
+
+    def finish(p: tuple[str, list[str], list[str | None], list[str], Any]) -> None:
+        model, cids, texts, distinct, result = p
+        table = dict(zip(distinct, result()))
+        got[model] = (cids, [None if t is None else table[t] for t in texts])
+
+    for file_path, name in found:
+        pf = read_prediction_file(file_path, name)
+        cids = []
+        for cid, row in pf.rows.items():
+            cid = ids.setdefault(cid, cid)
+            ref = row.reference.strip()
+            if refs.setdefault(cid, ref) != ref:
+                raise StreamMiss(f"clip {cid!r} has two references")
+            cids.append(cid)
+        if name.model in want:
+            texts = [r.hypothesis for r in pf.rows.values()]
+            distinct = list(dict.fromkeys(t for t in texts if t is not None))
+            result = workers.map_async(_w_normalize, distinct)
+            if pending is not None:
+                finish(pending)
+            pending = (name.model, cids, texts, distinct, result)
+        del pf
+    if pending is not None:
+        finish(pending)
+    clip_ids = sorted(refs)
+    raw = [refs[c] for c in clip_ids]
+    del refs
+    distinct = list(dict.fromkeys(raw))
+    table = dict(zip(distinct, workers.map(_w_normalize, distinct)))
+    ref_col = [table[r] for r in raw]
+    del raw, table
+    where = {c: i for i, c in enumerate(clip_ids)}
+    n = len(clip_ids)
+    hyps: dict[str, list[str | None]] = {}
+    for model in models:
+        if model not in got:
+            continue
+        cids, norm = got.pop(model)
+        col: list[str | None] = [None] * n
+        for c, t in zip(cids, norm):
+            col[where[c]] = t
+        hyps[model] = col
+    errors = {m: np.full(n, -1, dtype=np.int64) for m in hyps}
+    merged = {m: np.full(n, -1, dtype=np.int64) for m in hyps}
+    return Columns(models, clip_ids, ref_col, hyps, errors, merged, {m: PairOps(n) for m in hyps}, changed=True)
+
+
+# ----------------------------------------------------------------------------- mining
+
+
 @dataclass(slots=True)
 class _Panel:
     """Per panel model, the arrays :func:`candidate_clips` reads (built once per run)."""
@@ -236,12 +423,12 @@ class _Panel:
 def _panel_arrays(cols: Columns, model: str, params: RefdisParams, ref_off: np.ndarray) -> _Panel:
     n, ref_len = cols.n, cols.ref_len
     ops = cols.ops[model]
-    c, r = ops.clip, ops.rows
+    c, r = ops.merged()
     tag = r[:, 0]
     eq = tag == _EQUAL
     matched = np.bincount(c[eq], weights=(r[eq, 2] - r[eq, 1]), minlength=n)
     min_matched = np.floor(params.min_ref_match * ref_len.astype(np.float64))  # int() of a non-negative float
-    eligible = cols.present(model) & (ref_len > 0) & ops.known(n) & (matched >= min_matched)
+    eligible = cols.present(model) & (ref_len > 0) & ops.has & (matched >= min_matched)
     on = eligible[c]
     miss = on & ((tag == _REPLACE) | (tag == _DELETE))
     base = ref_off[c[miss]]
@@ -283,19 +470,28 @@ def candidate_clips(cols: Columns, members: Sequence[_Panel], params: RefdisPara
     return nonempty & (count >= params.min_panel) & (runs | (ins0 >= threshold) | (ins_n >= threshold))
 
 
-def _ensure_ops(cols: Columns, model: str, clips: np.ndarray, cache: AlignmentCache) -> None:
+def _ensure_ops(cols: Columns, model: str, clips: np.ndarray, workers: Workers) -> None:
     """Compute the opcodes ``model`` lacks on ``clips`` (answered, non-empty reference)."""
-    need = clips[~cols.ops[model].known(cols.n)[clips]]
-    if not len(need):
+    ops = cols.ops[model]
+    need = clips[~ops.has[clips] & cols.present(model)[clips] & (cols.ref_len[clips] > 0)].tolist()
+    if not need:
         return
     hyps, refs = cols.hyps[model], cols.refs
-    new: dict[int, tuple[Opcode, ...]] = {}
-    for i in need.tolist():
-        h = hyps[i]
-        if h is not None and refs[i]:
-            new[i] = cache.align(cache.tokens(refs[i]), cache.tokens(h)).opcodes
-    cols.ops[model] = cols.ops[model].added(new)
+    rows = workers.map(_w_opcodes, [(refs[i], hyps[i] or "") for i in need])
+    ops.add(dict(zip(need, rows)))
     cols.changed = True
+
+
+def _ensure_errors(cols: Columns, model: str, merge_compounds: bool, workers: Workers) -> np.ndarray:
+    """``model``'s edit distances on every answered clip with a reference, computing what is missing."""
+    err = (cols.merged if merge_compounds else cols.errors)[model]
+    need = np.flatnonzero(cols.present(model) & (cols.ref_len > 0) & (err < 0)).tolist()
+    if need:
+        hyps, refs = cols.hyps[model], cols.refs
+        got = workers.map(_w_merged if merge_compounds else _w_errors, [(refs[i], hyps[i] or "") for i in need])
+        err[need] = got
+        cols.changed = True
+    return err
 
 
 def _check(cols: Columns, source: str, panel: Sequence[str], models: Sequence[str], params: RefdisParams) -> None:
@@ -313,6 +509,9 @@ def _check(cols: Columns, source: str, panel: Sequence[str], models: Sequence[st
     check_loo_panel(params, len(panel), Surface.cli())
 
 
+CHUNK_CLIPS = 4096  # clips whose alignments are held at once
+
+
 def run_refdis_columns(
     cols: Columns,
     panel: Sequence[str],
@@ -324,13 +523,15 @@ def run_refdis_columns(
     seed: int = 0,
     n_resamples: int = 1000,
     merge_compounds: bool = False,
+    workers: Workers | None = None,
 ) -> RefdisResult | None:
     """:func:`~asr_audit.probes.predfiles.refdis_run.run_refdis` (consensus mode) on columns.
 
     ``normalizer`` is the result's normalizer record, ``source`` the set's path as given. Returns
     ``None`` when the columns lack a model's normalized texts (a run with ``--models`` cached
-    only those): the caller runs the plain path. Results computed here are added to ``cols``
-    (``cols.changed``).
+    only those): the caller runs the plain path. Results computed here (with ``workers``, if
+    given) are added to ``cols`` (``cols.changed``). Clips are mined :data:`CHUNK_CLIPS` at a
+    time, each chunk with its own alignment cache, so memory holds one chunk's alignments.
     """
     from asr_audit.probes.predfiles.refdis_score import assemble_result, clips_with_edits
 
@@ -339,35 +540,51 @@ def run_refdis_columns(
     everyone = list(dict.fromkeys([*models, *panel]))
     if any(m not in cols.hyps for m in everyone):
         return None
+    workers = workers or Workers(1)
     n, ref_len = cols.n, cols.ref_len
     ref_off = np.concatenate([[0], np.cumsum(ref_len)])
-    cache = AlignmentCache()
     nonempty = np.flatnonzero(ref_len > 0)
     for m in panel:
-        _ensure_ops(cols, m, nonempty, cache)
+        _ensure_ops(cols, m, nonempty, workers)
     arrays = {m: _panel_arrays(cols, m, params, ref_off) for m in panel}
     wanted: dict[str | None, np.ndarray] = {None: candidate_clips(cols, list(arrays.values()), params, ref_off)}
     for held in loo_members(panel, models, params):
         wanted[held] = candidate_clips(cols, [arrays[p] for p in panel if p != held], params, ref_off)
+    del arrays
     idx = np.flatnonzero(np.logical_or.reduce(list(wanted.values())))
-    clips = _clip_inputs(cols, idx, everyone, cache)
     ids = cols.clip_ids
     candidates = {k: {ids[i] for i in np.flatnonzero(v).tolist()} for k, v in wanted.items()}
-    mining = mine(clips, panel, models, params, cache, references=dict(zip(ids, cols.refs)), candidates=candidates)
-    _keep_new_ops(cols, idx, clips, everyone, cache)
+    found: tuple[list[Edit], dict[str, list[Edit]]] = ([], {h: [] for h in loo_members(panel, models, params)})
+    for chunk in _chunks(idx):
+        for m in everyone:  # every model is judged on a mined clip: align them all (in the workers)
+            _ensure_ops(cols, m, chunk, workers)
+        cache = AlignmentCache()
+        clips = _clip_inputs(cols, chunk, everyone, cache)
+        mine_edits(clips, panel, models, params, cache, candidates=candidates, into=found)
+    mining = finish_mining(*found, dict(zip(ids, cols.refs)), params)
+    del found
     scored = {m: mining.scored_edits(m) for m in models}
+    with_edits = clips_with_edits(mining)
     where = {cid: i for i, cid in enumerate(ids)}
+    edited = np.array(sorted(where[c] for c in with_edits), dtype=np.int64)
     columns, counted = [], []
-    corrected: dict[tuple[str, tuple[int, ...]], Tokens] = {}
     for m in models:
-        col, k = _inflation_columns(cols, m, scored[m], where, cache, corrected, merge_compounds)
+        col, k = _base_columns(cols, m, _ensure_errors(cols, m, merge_compounds, workers))
         columns.append(col)
         counted.append(k)
-    inflations = inflations_from_columns(
-        models, columns, counted, len(nonempty), np.random.default_rng(seed), n_resamples
-    )
-    with_edits = clips_with_edits(mining)
-    shown = sorted(where[c] for c in with_edits)
+    rows = np.flatnonzero(ref_len > 0)
+    by_model = [_by_clip(scored[m]) for m in models]
+    for chunk in _chunks(edited):
+        cache = AlignmentCache()
+        clips = _clip_inputs(cols, chunk, everyone, None)
+        pos = np.searchsorted(rows, chunk).tolist()
+        corrected: dict[tuple[str, tuple[int, ...]], Tokens] = {}
+        for m, col, own_edits in zip(models, columns, by_model):
+            for clip, p in zip(clips, pos):
+                own = own_edits.get(clip.clip_id)
+                if own is not None:
+                    _fix_row(col, p, clip, m, own, cache, corrected, merge_compounds)
+    inflations = inflations_from_columns(models, columns, counted, len(rows), np.random.default_rng(seed), n_resamples)
     return assemble_result(
         mining,
         scored,
@@ -381,93 +598,86 @@ def run_refdis_columns(
         n_clips=n,
         seed=seed,
         n_resamples=n_resamples,
-        references={ids[i]: cols.refs[i] for i in shown},
+        references={ids[i]: cols.refs[i] for i in edited.tolist()},
         merge_compounds=merge_compounds,
     )
 
 
-def _clip_inputs(cols: Columns, idx: np.ndarray, everyone: Sequence[str], cache: AlignmentCache) -> list[ClipInput]:
-    """ClipInputs of the clips ``idx``, with the known opcodes of their pairs seeded into ``cache``."""
-    tok = cache.tokens
-    known = {m: cols.ops[m].of(idx) for m in everyone}
+def _chunks(idx: np.ndarray) -> list[np.ndarray]:
+    return [idx[i : i + CHUNK_CLIPS] for i in range(0, len(idx), CHUNK_CLIPS)]
+
+
+def _by_clip(edits: Sequence[Edit]) -> dict[str, list[Edit]]:
+    out: dict[str, list[Edit]] = {}
+    for e in edits:
+        out.setdefault(e.clip_id, []).append(e)
+    return out
+
+
+def _clip_inputs(
+    cols: Columns, idx: np.ndarray, everyone: Sequence[str], cache: AlignmentCache | None
+) -> list[ClipInput]:
+    """ClipInputs of the clips ``idx``; with ``cache``, the known opcodes of their pairs are seeded into it."""
+    known = {m: cols.ops[m].of(idx) if cache is not None else {} for m in everyone}
     seeds: dict[tuple[Tokens, Tokens], tuple[Opcode, ...]] = {}
+    memo: dict[str, Tokens] = {}  # one tuple per text: pair look-ups then hit by identity
+
+    def tok(text: str) -> Tokens:
+        t = memo.get(text)
+        if t is None:
+            t = memo[text] = tuple(text.split())
+        return t
+
+    columns = [(m, cols.hyps[m], known[m]) for m in everyone]
     out = []
     for i in idx.tolist():
         ref = tok(cols.refs[i])
         hyps: dict[str, Tokens | None] = {}
-        for m in everyone:
-            h = cols.hyps[m][i]
+        for m, col, ops in columns:
+            h = col[i]
             if h is None:
                 hyps[m] = None
                 continue
             hyp = hyps[m] = tok(h)
-            o = known[m].get(i)
+            o = ops.get(i)
             if o is not None:
                 seeds[(ref, hyp)] = o
         out.append(ClipInput(cols.clip_ids[i], ref, hyps))
-    cache.seed(seeds)
+    if cache is not None:
+        cache.seed(seeds)
     return out
 
 
-def _keep_new_ops(
-    cols: Columns, idx: np.ndarray, clips: Sequence[ClipInput], everyone: Sequence[str], cache: AlignmentCache
-) -> None:
-    """Add to ``cols`` the opcodes mining computed (other models' alignments on mined clips)."""
-    for m in everyone:
-        have = cols.ops[m].known(cols.n)
-        new: dict[int, tuple[Opcode, ...]] = {}
-        for i, clip in zip(idx.tolist(), clips):
-            hyp = clip.hyps.get(m)
-            if hyp is not None and not have[i] and clip.ref and (o := cache.peek_opcodes(clip.ref, hyp)) is not None:
-                new[i] = o
-        if new:
-            cols.ops[m] = cols.ops[m].added(new)
-            cols.changed = True
+def _base_columns(cols: Columns, model: str, err: np.ndarray) -> tuple[np.ndarray, int]:
+    """:func:`~asr_audit.probes.predfiles.inflation.inflation_columns` before edits: per clip with
+    a reference, ``[errors, words, errors, words]`` (a missing hypothesis deletes every word)."""
+    rows = np.flatnonzero(cols.ref_len > 0)
+    answered = cols.present(model)[rows]
+    lengths = cols.ref_len[rows]
+    e = np.where(answered, err[rows], lengths)
+    return np.stack([e, lengths, e, lengths], axis=1).astype(np.float64), int(answered.sum())
 
 
-def _inflation_columns(
-    cols: Columns,
+def _fix_row(
+    out: np.ndarray,
+    p: int,
+    clip: ClipInput,
     model: str,
-    edits: Sequence[Edit],
-    where: Mapping[str, int],
+    own: Sequence[Edit],
     cache: AlignmentCache,
     corrected: dict[tuple[str, tuple[int, ...]], Tokens],
     merge_compounds: bool,
-) -> tuple[np.ndarray, int]:
-    """:func:`~asr_audit.probes.predfiles.inflation.inflation_columns` on columns (same rows, same numbers)."""
-    ref_len = cols.ref_len
-    rows = np.flatnonzero(ref_len > 0)
-    present = cols.present(model)
-    table = cols.merged if merge_compounds else cols.errors
-    err = table[model]
-    missing = rows[present[rows] & (err[rows] < 0)]
-    if len(missing):
-        hyps, tok = cols.hyps[model], cache.tokens
-        for i in missing.tolist():
-            err[i] = cache.errors(tok(cols.refs[i]), tok(hyps[i] or ""), merge_compounds=merge_compounds)
-        cols.changed = True
-    answered = present[rows]
-    lengths = ref_len[rows]
-    e = np.where(answered, err[rows], lengths)
-    out = np.stack([e, lengths, e, lengths], axis=1).astype(np.float64)
-    by_clip: dict[str, list[Edit]] = {}
-    for ed in edits:
-        by_clip.setdefault(ed.clip_id, []).append(ed)
-    if by_clip:
-        pos = np.searchsorted(rows, [where[c] for c in by_clip])
-        tok = cache.tokens
-        for (cid, own), p in zip(by_clip.items(), pos.tolist()):
-            i = where[cid]
-            ref = tok(cols.refs[i])
-            h = cols.hyps[model][i]
-            if h is None:
-                fixed_len = len(apply_edits(ref, own))
-                out[p] = (len(ref), len(ref), fixed_len, fixed_len)
-                continue
-            key = (cid, tuple(map(id, own)))
-            fixed = corrected.get(key)
-            if fixed is None:
-                fixed = corrected[key] = cache.intern(apply_edits(ref, own))
-            out[p, 2] = cache.errors(fixed, tok(h), merge_compounds=merge_compounds)
-            out[p, 3] = len(fixed)
-    return out, int(answered.sum())
+) -> None:
+    """Row ``p`` of ``model``'s columns with its edits ``own`` on ``clip`` applied, as
+    :func:`~asr_audit.probes.predfiles.inflation.inflation_columns` computes it."""
+    ref, hyp = clip.ref, clip.hyps.get(model)
+    if hyp is None:
+        fixed_len = len(apply_edits(ref, own))
+        out[p] = (len(ref), len(ref), fixed_len, fixed_len)
+        return
+    key = (clip.clip_id, tuple(map(id, own)))
+    fixed = corrected.get(key)
+    if fixed is None:
+        fixed = corrected[key] = cache.intern(apply_edits(ref, own))
+    out[p, 2] = cache.errors(fixed, hyp, merge_compounds)
+    out[p, 3] = len(fixed)

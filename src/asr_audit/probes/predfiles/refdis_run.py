@@ -11,7 +11,7 @@ scoring (:mod:`~asr_audit.probes.predfiles.refdis_score`), WER inflation
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,15 @@ from asr_audit.errors import ConfigError
 from asr_audit.options import Surface
 from asr_audit.probes.predfiles.inflation import wer_inflations
 from asr_audit.probes.predfiles.refdis import ClipInput, Mining, RefdisParams, mine, mine_two_references
-from asr_audit.probes.predfiles.refdis_columns import Columns, columns_from_run, isolated_in_columns, run_refdis_columns
+from asr_audit.probes.predfiles.refdis_columns import (
+    Columns,
+    StreamMiss,
+    Workers,
+    columns_from_run,
+    isolated_in_columns,
+    run_refdis_columns,
+    stream_columns,
+)
 from asr_audit.probes.predfiles.refdis_inputs import prepare_clips
 from asr_audit.probes.predfiles.refdis_options import check_loo_panel
 from asr_audit.probes.predfiles.refdis_result import RefdisResult
@@ -146,6 +154,66 @@ def load_warm_set(
         return None  # a model the earlier run did not normalize
     text_cache.used_set(len(found))
     return WarmSet(cols, key, str(Path(path)), text_cache)
+
+
+def run_refdis_streamed(
+    path: str | Path,
+    dataset: str | None,
+    panel: Sequence[str],
+    params: RefdisParams,
+    *,
+    text_cache: TextCache,
+    normalizer: str = "whisper",
+    models: Sequence[str] | None = None,
+    seed: int = 0,
+    n_resamples: int = 1000,
+    text2num: bool = True,
+    merge_compounds: bool = False,
+    language: str = "en",
+    workers: int = 1,
+    warn: Callable[[list[str]], None] | None = None,
+) -> RefdisResult:
+    """:func:`run_refdis` in consensus mode on the prediction folder ``path``, read file by file
+    into columns (:func:`~asr_audit.probes.predfiles.refdis_columns.stream_columns`): no row
+    objects are kept, and normalizing, aligning and edit distances run in ``workers`` forked
+    processes. The same result; the columns are then stored in ``text_cache`` for a warm run
+    (:func:`load_warm_set`). ``warn`` is called with the isolated panel members
+    (:func:`isolated_panel_members`) once the files are read.
+
+    Raises :class:`~asr_audit.probes.predfiles.refdis_columns.StreamMiss` when reading fails in
+    any way (a bad file, a normalizer crash, two references for a clip): the plain path
+    (``load_predictions`` + :func:`run_refdis`) then reports it in its own words.
+    """
+    from asr_audit.corpus.predfiles import select_prediction_files
+    from asr_audit.text.text2num import with_text2num
+
+    norm = run_normalizer(normalizer, params.preset)
+    composed = with_text2num(norm, language) if text2num else norm
+    named = None if models is None else list(dict.fromkeys([*models, *panel]))
+    with gc_paused(), Workers(workers, composed) as pool:
+        try:
+            cols = stream_columns(path, dataset, pool, named)
+        except Exception as exc:
+            raise StreamMiss(f"{type(exc).__name__}: {exc}") from exc
+        if warn is not None:
+            warn(isolated_in_columns(cols, [p for p in panel if p in cols.models]))
+        result = run_refdis_columns(
+            cols,
+            panel,
+            params,
+            normalizer=normalizer_record(norm, text2num, language),
+            source=str(Path(path)),
+            models=models,
+            seed=seed,
+            n_resamples=n_resamples,
+            merge_compounds=merge_compounds,
+            workers=pool,
+        )
+    if result is None:  # every named model was normalized: unreachable
+        raise AssertionError("the streamed set lacks a model's texts")
+    found, name = select_prediction_files(path, dataset)
+    text_cache.write_set(text_cache.set_key([(n.model, p) for p, n in found], name), cols.to_data())
+    return result
 
 
 def run_refdis_warm(
