@@ -153,3 +153,43 @@ def test_a_changed_file_misses_the_set(preds_dir: Path, tmp_path: Path) -> None:
         )
         is None
     )
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_streamed_read_equals_the_plain_path(
+    preds_dir: Path, tmp_path: Path, workers: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from asr_audit.probes.predfiles.refdis_columns import Workers
+    from asr_audit.probes.predfiles.refdis_run import run_refdis_streamed
+
+    monkeypatch.setattr(Workers, "CHUNK", 64)  # several tasks per step, so the forked workers run them
+
+    for case in ({"preset": "anchor"}, {"preset": "paper", "loo": False, "models": ["honest-05", "copier-02"]}):
+        case = dict(case)
+        models, preset = case.pop("models", None), case.pop("preset")
+        params = preset_params(preset, **case)
+        clear_normalize_cache()
+        plain = run_refdis(load_predictions(preds_dir), PANEL, params, n_resamples=100, models=models).to_dict()
+        cache = refdis_text_cache("whisper", preset, root=tmp_path)
+        got = run_refdis_streamed(
+            preds_dir, None, PANEL, params, text_cache=cache, models=models, n_resamples=100, workers=workers
+        ).to_dict()
+        assert json.dumps(got, sort_keys=True) == json.dumps(plain, sort_keys=True), case
+
+
+def test_a_reference_conflict_leaves_the_streamed_read_to_the_plain_path(preds_dir: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from asr_audit.probes.predfiles.refdis_columns import StreamMiss
+    from asr_audit.probes.predfiles.refdis_run import run_refdis_streamed
+
+    folder = tmp_path / "p"
+    shutil.copytree(preds_dir, folder)
+    path = next(folder.glob("MODEL_honest-05_*"))
+    rows = path.read_text().splitlines()
+    row = json.loads(rows[3])
+    row["text"] = "another reference"
+    path.write_text("\n".join([*rows[:3], json.dumps(row), *rows[4:]]) + "\n")
+    cache = refdis_text_cache("whisper", "anchor", root=tmp_path / "c")
+    with pytest.raises(StreamMiss):
+        run_refdis_streamed(folder, None, PANEL, preset_params("anchor"), text_cache=cache)

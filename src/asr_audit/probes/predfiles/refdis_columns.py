@@ -71,6 +71,14 @@ class PairOps:
         self.parts.append((clip, rows))
         self.has[order] = True
 
+    def add_arrays(self, clips: Sequence[int], lengths: np.ndarray, rows: np.ndarray) -> None:
+        """Add the opcodes of ``clips`` (ascending, none known yet): ``lengths[k]`` rows each, in order."""
+        if not len(rows):
+            return
+        clip = np.repeat(np.asarray(clips, dtype=np.int32), lengths)
+        self.parts.append((clip, rows))
+        self.has[clip] = True
+
     def merged(self) -> tuple[np.ndarray, np.ndarray]:
         """All parts as one ``(clip, rows)``, sorted by clip."""
         if len(self.parts) != 1:
@@ -251,18 +259,21 @@ def _w_normalize(texts: list[str]) -> list[str]:
     return [" ".join(normalize(t).split()) for t in texts]
 
 
-def _w_opcodes(pairs: list[tuple[str, str]]) -> list[list[tuple[int, int, int, int, int]]]:
-    """Each pair's difflib opcodes (:func:`~asr_audit.text.align.align`) as code rows."""
-    out = []
+def _w_opcodes(pairs: list[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray]:
+    """Each pair's difflib opcodes (as :func:`~asr_audit.text.align.align` gives them) as code rows:
+    ``(rows per pair, rows)``, int32 arrays (compact to send back from a worker)."""
+    lengths: list[int] = []
+    flat: list[tuple[int, int, int, int, int]] = []
     code = _CODE
     for ref, hyp in pairs:
         if ref == hyp:  # what align() answers without aligning (texts are tokens joined by one space)
             n = ref.count(" ") + 1 if ref else 0
-            out.append([(_EQUAL, 0, n, 0, n)] if n else [])
-            continue
-        ops = opcodes(ref.split(), hyp.split())
-        out.append([(code[t], i1, i2, j1, j2) for t, i1, i2, j1, j2 in ops])
-    return out
+            ops = [(_EQUAL, 0, n, 0, n)] if n else []
+        else:
+            ops = [(code[t], i1, i2, j1, j2) for t, i1, i2, j1, j2 in opcodes(ref.split(), hyp.split())]
+        lengths.append(len(ops))
+        flat.extend(ops)
+    return np.asarray(lengths, dtype=np.int32), np.asarray(flat, dtype=np.int32).reshape(-1, 5)
 
 
 def _w_errors(pairs: list[tuple[str, str]], merge_compounds: bool = False) -> list[int]:
@@ -308,6 +319,13 @@ class Workers:
     def map(self, func: Any, items: list[Any]) -> list[Any]:
         """``func`` over chunks of ``items``, flattened, in order."""
         return self.map_async(func, items)()
+
+    def map_chunks(self, func: Any, items: list[Any]) -> list[tuple[list[Any], Any]]:
+        """``func`` over chunks of ``items``: each chunk with its result, in order."""
+        chunks = self._chunks(items)
+        if self.pool is None or len(chunks) < 2:
+            return [(chunk, func(chunk)) for chunk in chunks]
+        return list(zip(chunks, self.pool.map(func, chunks, chunksize=1)))
 
     def map_async(self, func: Any, items: list[Any]) -> Any:
         """Start :meth:`map`; the returned callable waits for and returns its result."""
@@ -473,12 +491,15 @@ def candidate_clips(cols: Columns, members: Sequence[_Panel], params: RefdisPara
 def _ensure_ops(cols: Columns, model: str, clips: np.ndarray, workers: Workers) -> None:
     """Compute the opcodes ``model`` lacks on ``clips`` (answered, non-empty reference)."""
     ops = cols.ops[model]
-    need = clips[~ops.has[clips] & cols.present(model)[clips] & (cols.ref_len[clips] > 0)].tolist()
-    if not need:
+    todo = clips[~ops.has[clips] & cols.present(model)[clips] & (cols.ref_len[clips] > 0)].tolist()
+    if not todo:
         return
     hyps, refs = cols.hyps[model], cols.refs
-    rows = workers.map(_w_opcodes, [(refs[i], hyps[i] or "") for i in need])
-    ops.add(dict(zip(need, rows)))
+    need = [(refs[i], hyps[i] or "") for i in todo]
+    start = 0
+    for chunk, (lengths, rows) in workers.map_chunks(_w_opcodes, need):
+        ops.add_arrays(todo[start : start + len(chunk)], lengths, rows)
+        start += len(chunk)
     cols.changed = True
 
 
