@@ -575,36 +575,39 @@ def run_refdis_columns(
     idx = np.flatnonzero(np.logical_or.reduce(list(wanted.values())))
     ids = cols.clip_ids
     candidates = {k: {ids[i] for i in np.flatnonzero(v).tolist()} for k, v in wanted.items()}
-    found: tuple[list[Edit], dict[str, list[Edit]]] = ([], {h: [] for h in loo_members(panel, models, params)})
-    for chunk in _chunks(idx):
-        for m in everyone:  # every model is judged on a mined clip: align them all (in the workers)
-            _ensure_ops(cols, m, chunk, workers)
-        cache = AlignmentCache()
-        clips = _clip_inputs(cols, chunk, everyone, cache)
-        mine_edits(clips, panel, models, params, cache, candidates=candidates, into=found)
-    mining = finish_mining(*found, dict(zip(ids, cols.refs)), params)
-    del found
-    scored = {m: mining.scored_edits(m) for m in models}
-    with_edits = clips_with_edits(mining)
-    where = {cid: i for i, cid in enumerate(ids)}
-    edited = np.array(sorted(where[c] for c in with_edits), dtype=np.int64)
     columns, counted = [], []
     for m in models:
         col, k = _base_columns(cols, m, _ensure_errors(cols, m, merge_compounds, workers))
         columns.append(col)
         counted.append(k)
     rows = np.flatnonzero(ref_len > 0)
-    by_model = [_by_clip(scored[m]) for m in models]
-    for chunk in _chunks(edited):
+    # Without an operating point every mined edit is scored (the repeat evidence changes no edit's
+    # correction), so each chunk's corrected WER is counted while its clips are at hand.
+    at_once = params.min_confidence is None
+    held_out = loo_members(panel, models, params)
+    found: tuple[list[Edit], dict[str, list[Edit]]] = ([], {h: [] for h in held_out})
+    for chunk in _chunks(idx):
+        for m in everyone:  # every model is judged on a mined clip: align them all (in the workers)
+            _ensure_ops(cols, m, chunk, workers)
         cache = AlignmentCache()
-        clips = _clip_inputs(cols, chunk, everyone, None)
-        pos = np.searchsorted(rows, chunk).tolist()
-        corrected: dict[tuple[str, tuple[int, ...]], Tokens] = {}
-        for m, col, own_edits in zip(models, columns, by_model):
-            for clip, p in zip(clips, pos):
-                own = own_edits.get(clip.clip_id)
-                if own is not None:
-                    _fix_row(col, p, clip, m, own, cache, corrected, merge_compounds)
+        clips = _clip_inputs(cols, chunk, everyone, cache)
+        before = (len(found[0]), {h: len(v) for h, v in found[1].items()})
+        mine_edits(clips, panel, models, params, cache, candidates=candidates, into=found)
+        if at_once:
+            new = found[0][before[0] :]
+            fresh = {h: v[before[1][h] :] for h, v in found[1].items()}
+            scored_now = {m: fresh[m] if m in fresh else [e for e in new if m in e.scored] for m in models}
+            _fix_rows(clips, chunk, rows, models, columns, scored_now, cache, merge_compounds)
+    mining = finish_mining(*found, dict(zip(ids, cols.refs)), params)
+    del found
+    scored = {m: mining.scored_edits(m) for m in models}
+    with_edits = clips_with_edits(mining)
+    where = {cid: i for i, cid in enumerate(ids)}
+    edited = np.array(sorted(where[c] for c in with_edits), dtype=np.int64)
+    if not at_once:
+        for chunk in _chunks(edited):
+            clips = _clip_inputs(cols, chunk, everyone, None)
+            _fix_rows(clips, chunk, rows, models, columns, scored, AlignmentCache(), merge_compounds)
     inflations = inflations_from_columns(models, columns, counted, len(rows), np.random.default_rng(seed), n_resamples)
     return assemble_result(
         mining,
@@ -677,6 +680,29 @@ def _base_columns(cols: Columns, model: str, err: np.ndarray) -> tuple[np.ndarra
     lengths = cols.ref_len[rows]
     e = np.where(answered, err[rows], lengths)
     return np.stack([e, lengths, e, lengths], axis=1).astype(np.float64), int(answered.sum())
+
+
+def _fix_rows(
+    clips: Sequence[ClipInput],
+    chunk: np.ndarray,
+    rows: np.ndarray,
+    models: Sequence[str],
+    columns: Sequence[np.ndarray],
+    scored: Mapping[str, Sequence[Edit]],
+    cache: AlignmentCache,
+    merge_compounds: bool,
+) -> None:
+    """Apply each model's ``scored`` edits on ``clips`` (the clips ``chunk``) to its ``columns``."""
+    pos = np.searchsorted(rows, chunk).tolist()
+    corrected: dict[tuple[str, tuple[int, ...]], Tokens] = {}
+    for m, col in zip(models, columns):
+        own_edits = _by_clip(scored[m])
+        if not own_edits:
+            continue
+        for clip, p in zip(clips, pos):
+            own = own_edits.get(clip.clip_id)
+            if own is not None:
+                _fix_row(col, p, clip, m, own, cache, corrected, merge_compounds)
 
 
 def _fix_row(
