@@ -162,7 +162,10 @@ def test_the_streamed_read_equals_the_plain_path(
     from asr_audit.probes.predfiles.refdis_columns import Workers
     from asr_audit.probes.predfiles.refdis_run import run_refdis_streamed
 
+    from asr_audit.probes.predfiles import refdis_columns
+
     monkeypatch.setattr(Workers, "CHUNK", 64)  # several tasks per step, so the forked workers run them
+    monkeypatch.setattr(refdis_columns, "CHUNK_CLIPS", 16)  # clips mined in several chunks
 
     for case in ({"preset": "anchor"}, {"preset": "paper", "loo": False, "models": ["honest-05", "copier-02"]}):
         case = dict(case)

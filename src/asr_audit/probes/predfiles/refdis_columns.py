@@ -320,12 +320,22 @@ class Workers:
         """``func`` over chunks of ``items``, flattened, in order."""
         return self.map_async(func, items)()
 
-    def map_chunks(self, func: Any, items: list[Any]) -> list[tuple[list[Any], Any]]:
-        """``func`` over chunks of ``items``: each chunk with its result, in order."""
+    def map_chunks_async(self, func: Any, items: list[Any]) -> Any:
+        """Start ``func`` over chunks of ``items``; the returned callable waits for and returns
+        the chunks' results, in order."""
         chunks = self._chunks(items)
         if self.pool is None or len(chunks) < 2:
-            return [(chunk, func(chunk)) for chunk in chunks]
-        return list(zip(chunks, self.pool.map(func, chunks, chunksize=1)))
+            done = [func(chunk) for chunk in chunks]
+            return lambda: done
+        pending = self.pool.map_async(func, chunks, chunksize=1)
+        got: list[Any] = []
+
+        def wait() -> list[Any]:
+            if not got:
+                got.extend(pending.get())
+            return got
+
+        return wait
 
     def map_async(self, func: Any, items: list[Any]) -> Any:
         """Start :meth:`map`; the returned callable waits for and returns its result."""
@@ -488,19 +498,35 @@ def candidate_clips(cols: Columns, members: Sequence[_Panel], params: RefdisPara
     return nonempty & (count >= params.min_panel) & (runs | (ins0 >= threshold) | (ins_n >= threshold))
 
 
-def _ensure_ops(cols: Columns, model: str, clips: np.ndarray, workers: Workers) -> None:
-    """Compute the opcodes ``model`` lacks on ``clips`` (answered, non-empty reference)."""
-    ops = cols.ops[model]
-    todo = clips[~ops.has[clips] & cols.present(model)[clips] & (cols.ref_len[clips] > 0)].tolist()
-    if not todo:
-        return
-    hyps, refs = cols.hyps[model], cols.refs
-    need = [(refs[i], hyps[i] or "") for i in todo]
-    start = 0
-    for chunk, (lengths, rows) in workers.map_chunks(_w_opcodes, need):
-        ops.add_arrays(todo[start : start + len(chunk)], lengths, rows)
-        start += len(chunk)
-    cols.changed = True
+def _fetch_ops(cols: Columns, models: Sequence[str], clips: np.ndarray, workers: Workers) -> Any:
+    """Start computing the opcodes ``models`` lack on ``clips`` (answered, non-empty reference),
+    one batch for all of them; the returned callable waits and adds them to ``cols``."""
+    todo: list[tuple[str, list[int]]] = []
+    need: list[tuple[str, str]] = []
+    refs = cols.refs
+    for m in models:
+        ops = cols.ops[m]
+        mine = clips[~ops.has[clips] & cols.present(m)[clips] & (cols.ref_len[clips] > 0)].tolist()
+        if mine:
+            hyps = cols.hyps[m]
+            todo.append((m, mine))
+            need.extend((refs[i], hyps[i] or "") for i in mine)
+    if not need:
+        return lambda: None
+    pending = workers.map_chunks_async(_w_opcodes, need)
+
+    def finish() -> None:
+        lengths = np.concatenate([a for a, _ in pending()])
+        rows = np.concatenate([b for _, b in pending()])
+        starts = np.concatenate([[0], np.cumsum(lengths)])
+        at = 0
+        for m, mine in todo:
+            k = len(mine)
+            cols.ops[m].add_arrays(mine, lengths[at : at + k], rows[starts[at] : starts[at + k]])
+            at += k
+        cols.changed = True
+
+    return finish
 
 
 def _ensure_errors(cols: Columns, model: str, merge_compounds: bool, workers: Workers) -> np.ndarray:
@@ -565,8 +591,7 @@ def run_refdis_columns(
     n, ref_len = cols.n, cols.ref_len
     ref_off = np.concatenate([[0], np.cumsum(ref_len)])
     nonempty = np.flatnonzero(ref_len > 0)
-    for m in panel:
-        _ensure_ops(cols, m, nonempty, workers)
+    _fetch_ops(cols, panel, nonempty, workers)()  # the panel's alignments on every clip
     arrays = {m: _panel_arrays(cols, m, params, ref_off) for m in panel}
     wanted: dict[str | None, np.ndarray] = {None: candidate_clips(cols, list(arrays.values()), params, ref_off)}
     for held in loo_members(panel, models, params):
@@ -586,9 +611,12 @@ def run_refdis_columns(
     at_once = params.min_confidence is None
     held_out = loo_members(panel, models, params)
     found: tuple[list[Edit], dict[str, list[Edit]]] = ([], {h: [] for h in held_out})
-    for chunk in _chunks(idx):
-        for m in everyone:  # every model is judged on a mined clip: align them all (in the workers)
-            _ensure_ops(cols, m, chunk, workers)
+    chunks = _chunks(idx)
+    # every model is judged on a mined clip: the workers align them all, a chunk ahead of the mining
+    ahead: Any = _fetch_ops(cols, everyone, chunks[0], workers) if chunks else None
+    for k, chunk in enumerate(chunks):
+        ahead()
+        ahead = _fetch_ops(cols, everyone, chunks[k + 1], workers) if k + 1 < len(chunks) else None
         cache = AlignmentCache()
         clips = _clip_inputs(cols, chunk, everyone, cache)
         before = (len(found[0]), {h: len(v) for h, v in found[1].items()})
