@@ -81,7 +81,8 @@ def refdis(
     normalize_workers: int = typer.Option(
         0,
         "--normalize-workers",
-        help="Processes normalizing a large prediction set (>= 20k new strings); 0 = one per core, 1 = serial.",
+        help="Processes normalizing (and, in a cold cached run, aligning) a large prediction set; "
+        "0 = one per core, 1 = serial.",
     ),
     text_cache: bool = typer.Option(
         True,
