@@ -13,6 +13,10 @@ both on disk, so a warm run skips them:
   the run normalized, with its normalized form, and every (normalized reference, normalized
   hypothesis) pair of the run whose hypothesis is one of that file's, with what the run computed
   for it (difflib opcodes, edit distance, edit distance with merged compounds).
+* **a whole set** (:meth:`TextCache.set_key`, :meth:`TextCache.read_set`, :meth:`TextCache.write_set`):
+  one entry per (fingerprint, every file's model and content hash in order, dataset) holding the
+  set as columns (:mod:`asr_audit.probes.predfiles.refdis_columns`), so a warm run on unchanged
+  files reads one entry instead of the files. Stored as ``sets/<key>.set``.
 
 What is stored is a pure function of the texts, so a hit gives the very result a recomputation
 would (``tests/text/test_persist.py`` checks warm and cold runs agree byte for byte). Entries are

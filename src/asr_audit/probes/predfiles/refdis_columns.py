@@ -1,24 +1,33 @@
-"""A normalized prediction set as columns, mined without rebuilding its rows (refdis' warm path).
+"""A normalized prediction set as columns, mined without row objects (refdis at leaderboard scale).
 
-A re-run of ``asr-audit refdis`` on the same prediction files with other parameters needs
-neither the files' JSON nor any row object: what mining and scoring read are the normalized
-texts and what was computed on them (the difflib opcodes of each aligned (reference,
-hypothesis) pair, each pair's edit distance). :class:`Columns` holds exactly that, per clip and
-model, as lists of strings and numpy arrays; the persistent text cache
-(:mod:`asr_audit.text.persist`) stores it under a key naming every prediction file's bytes,
-so a warm run reads one entry instead of parsing the files.
+What mining and scoring read are the normalized texts and what was computed on them (the difflib
+opcodes of each aligned (reference, hypothesis) pair, each pair's edit distance); neither the
+files' JSON nor any row object is needed. :class:`Columns` holds exactly that, per clip and
+model, as lists of strings and numpy arrays. Two ways in:
 
-:func:`run_refdis_columns` scores it with the very functions of the plain path
-(:func:`~asr_audit.probes.predfiles.refdis.mine`, :func:`~asr_audit.probes.predfiles.refdis.mine_clip`,
+* **cold**: :func:`stream_columns` reads a prediction folder file by file (each file checked as
+  :func:`~asr_audit.corpus.predfiles.load_predictions` checks it, then dropped), with the
+  hypotheses normalized in forked :class:`Workers` while the next file is read;
+* **warm**: the persistent text cache (:mod:`asr_audit.text.persist`) stores the columns under a
+  key naming every prediction file's bytes, so a re-run with other parameters reads one entry.
+
+:func:`run_refdis_columns` scores them with the very functions of the plain path
+(:func:`~asr_audit.probes.predfiles.refdis.mine_clip` through
+:func:`~asr_audit.probes.predfiles.refdis.mine_edits` and
+:func:`~asr_audit.probes.predfiles.refdis.finish_mining`,
+:func:`~asr_audit.probes.predfiles.inflation.apply_edits`,
 :func:`~asr_audit.probes.predfiles.inflation.inflations_from_columns`,
-:func:`~asr_audit.probes.predfiles.refdis_run.assemble_result`), so its result is the plain
-path's byte for byte (``tests/probes/predfiles/test_refdis_columns.py``). What it adds is a
-pre-filter (:func:`candidate_clips`): from the panel's opcodes it computes, with array
-operations over every clip at once, which clips *can* yield an edit under the run's parameters
-(a reference word missed by at least the threshold of eligible members, at an edge unless
-interior runs are kept; or as many members inserting at an edge) and builds alignments only for
-those. The test is conservative: a clip it drops is one :func:`mine_clip` would return no edit
-for, so the edits, verdicts and their order are unchanged.
+:func:`~asr_audit.probes.predfiles.refdis_score.assemble_result`), so its result is the plain
+path's byte for byte (``tests/probes/predfiles/test_refdis_columns.py``). What it adds:
+
+* a pre-filter (:func:`candidate_clips`): from the panel's opcodes it computes, with array
+  operations over every clip at once, which clips *can* yield an edit under the run's
+  parameters (a reference word missed by at least the threshold of eligible members, at an edge
+  unless interior runs are kept; or as many members inserting at an edge). The test is
+  conservative: a clip it drops is one :func:`~asr_audit.probes.predfiles.refdis.mine_clip`
+  would return no edit for, so the edits, verdicts and their order are unchanged;
+* chunks: the kept clips are mined :data:`CHUNK_CLIPS` at a time, each chunk with its own
+  alignment cache, while the workers align the next chunk's pairs.
 """
 
 from __future__ import annotations
