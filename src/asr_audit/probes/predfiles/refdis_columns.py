@@ -194,6 +194,8 @@ class Columns:
                 cols.ops[m] = PairOps(n, clip, rows)
             if len(cols.refs) != n or any(len(h) != n for h in cols.hyps.values()):
                 return None
+            if not set(cols.hyps) <= set(cols.errors) & set(cols.merged) & set(cols.ops) <= set(cols.models):
+                return None
             if any(len(a) != n for a in (*cols.errors.values(), *cols.merged.values())):
                 return None
             return cols
@@ -316,6 +318,8 @@ class Workers:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        global _WORKER_NORMALIZE
+        _WORKER_NORMALIZE = None
         if self.pool is not None:
             self.pool.terminate()
             self.pool.join()
