@@ -159,10 +159,9 @@ def test_a_changed_file_misses_the_set(preds_dir: Path, tmp_path: Path) -> None:
 def test_the_streamed_read_equals_the_plain_path(
     preds_dir: Path, tmp_path: Path, workers: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from asr_audit.probes.predfiles import refdis_columns
     from asr_audit.probes.predfiles.refdis_columns import Workers
     from asr_audit.probes.predfiles.refdis_run import run_refdis_streamed
-
-    from asr_audit.probes.predfiles import refdis_columns
 
     monkeypatch.setattr(Workers, "CHUNK", 64)  # several tasks per step, so the forked workers run them
     monkeypatch.setattr(refdis_columns, "CHUNK_CLIPS", 16)  # clips mined in several chunks
