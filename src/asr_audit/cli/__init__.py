@@ -290,6 +290,11 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
     args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] in VERB_HOMES:
+        # these verbs' only BLAS work is the bootstrap's small matrix products (exact integer
+        # sums): one OpenBLAS thread does them in a third of the CPU time of its thread pool,
+        # which spins on a busy machine (benchmarks/README.md); set before numpy is imported
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     _register(args[0] if args else None)
     usage_errors = _exception_types("UsageError")
     click_errors = _exception_types("ClickException")

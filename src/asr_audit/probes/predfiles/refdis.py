@@ -363,8 +363,11 @@ def mine_clip(
     models: Sequence[str],
     params: RefdisParams,
     cache: AlignmentCache,
+    *,
+    scored: tuple[str, ...] = (),
 ) -> list[Edit]:
-    """Mine one clip's edits with ``panel`` and give every model in ``models`` a verdict."""
+    """Mine one clip's edits with ``panel`` and give every model in ``models`` a verdict
+    (``scored``: the edits' :attr:`Edit.scored`)."""
     ref = clip.ref
     n = len(ref)
     if n == 0:
@@ -453,6 +456,7 @@ def mine_clip(
                 correction=correction,
                 evidence=evidence,
                 confidence=edit_confidence(evidence),
+                scored=scored,
             )
         )
     for anchor in (0, n):
@@ -498,6 +502,7 @@ def mine_clip(
                 renderings=renders,
                 evidence=evidence,
                 confidence=edit_confidence(evidence),
+                scored=scored,
             )
         )
     return edits
@@ -649,14 +654,12 @@ def mine_edits(
     full = None if candidates is None else candidates[None]
     for clip in clips:
         if full is None or clip.clip_id in full:
-            for e in mine_clip(clip, panel, models, params, cache):
-                edits.append(replace(e, scored=scored_full))
+            edits.extend(mine_clip(clip, panel, models, params, cache, scored=scored_full))
         for held in loo_edits:
             if candidates is not None and clip.clip_id not in candidates[held]:
                 continue
             reduced = [p for p in panel if p != held]
-            for e in mine_clip(clip, reduced, [held], params, cache):
-                loo_edits[held].append(replace(e, scored=(held,)))
+            loo_edits[held].extend(mine_clip(clip, reduced, [held], params, cache, scored=(held,)))
     return edits, loo_edits
 
 
