@@ -224,7 +224,12 @@ def _columns_run(
         run_refdis_warm,
     )
 
-    name = options.normalizer_for(normalizer)
+    try:
+        name = options.normalizer_for(normalizer)
+        persist = refdis_text_cache(name, options.mining.preset, text2num=options.text2num, language=options.language)
+        warm = load_warm_set(preds, dataset, persist, panel=panel, models=models)
+    except (AuditError, OSError):
+        return None
     common = {
         "normalizer": name,
         "models": models,
@@ -234,11 +239,6 @@ def _columns_run(
         "merge_compounds": options.merge_compounds,
         "language": options.language,
     }
-    try:
-        persist = refdis_text_cache(name, options.mining.preset, text2num=options.text2num, language=options.language)
-        warm = load_warm_set(preds, dataset, persist, panel=panel, models=models)
-    except (AuditError, OSError):
-        return None
     if warm is not None:  # the files are unchanged since a run that stored them as columns
         _warn_isolated(warm.isolated_panel_members([p for p in panel if p in warm.columns.models]))
         result = run_refdis_warm(warm, panel, options.mining, **common)
