@@ -43,13 +43,18 @@ def refdis_cmd(folder: Path, panel: list[str], *extra: str) -> list[str]:
 
 
 def row(label: str, got: tuple[float, float, float, int, list[str]], base: tuple[float, float] | None = None) -> None:
+    """One run's line; ``load`` is the machine's 1-minute load average when the run ended (this
+    machine is shared: wall time over a few cores' worth of load measures the other jobs too)."""
     wall, cpu, rss, rc, _ = got
     ratio = f"{base[0] / wall:7.1f}x {base[1] / cpu:7.1f}x" if base else " " * 17
-    print(f"{label:40s} {wall:8.1f} {cpu:8.1f} {rss:9,.0f} {rc:5d} {ratio}")
+    print(f"{label:40s} {wall:8.1f} {cpu:8.1f} {rss:9,.0f} {rc:5d} {os.getloadavg()[0]:5.1f} {ratio}", flush=True)
 
 
 def header() -> None:
-    print(f"{'run':40s} {'wall s':>8s} {'CPU s':>8s} {'peak MB':>9s} {'exit':>5s} {'x paper (wall, CPU)':>19s}")
+    print(
+        f"{'run':40s} {'wall s':>8s} {'CPU s':>8s} {'peak MB':>9s} {'exit':>5s} {'load':>5s} "
+        f"{'x paper (wall, CPU)':>19s}"
+    )
 
 
 def leaderboard(workdir: Path, clips: int, models: int, base: int, seed: int, env: dict[str, str]) -> bool:

@@ -188,8 +188,18 @@ VERB_MODULES = [
 ]
 
 
-def _register() -> None:
-    for name in VERB_MODULES:
+# Verbs whose module is imported alone when one of them is invoked: a prediction-file run (whose
+# warm re-run takes about a second) does not pay for importing every other verb's libraries. Any
+# other invocation (help, --version, other verbs) imports all of VERB_MODULES.
+# tests/cli/test_verb_homes.py checks that each module registers exactly the verbs named here.
+VERB_HOMES = {"refdis": "asr_audit.cli.predictions", "coverage": "asr_audit.cli.predictions"}
+
+
+def _register(verb: str | None = None) -> None:
+    """Import the verb modules (each registers its verbs on :data:`app`): only ``verb``'s own
+    when :data:`VERB_HOMES` names it, else every one of :data:`VERB_MODULES`."""
+    home = VERB_HOMES.get(verb or "")
+    for name in [home] if home else VERB_MODULES:
         try:
             importlib.import_module(name)
         except ModuleNotFoundError as exc:
@@ -279,12 +289,17 @@ def main(argv: list[str] | None = None) -> int:
     # library chatter (weight-loading bars, generation warnings) would drown the tables
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
-    _register()
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] in VERB_HOMES:
+        # these verbs' only BLAS work is the bootstrap's small matrix products (exact integer
+        # sums): one OpenBLAS thread does them in a third of the CPU time of its thread pool,
+        # which spins on a busy machine (benchmarks/README.md); set before numpy is imported
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    _register(args[0] if args else None)
     usage_errors = _exception_types("UsageError")
     click_errors = _exception_types("ClickException")
     exits: tuple[type[BaseException], ...] = (typer.Exit, *_exception_types("Exit"))
     aborts: tuple[type[BaseException], ...] = (typer.Abort, *_exception_types("Abort"))
-    args = list(sys.argv[1:] if argv is None else argv)
     if not args:  # bare `asr-audit`: the help, and exit 2 as click >= 8.2 does, on every click version
         app(args=["--help"], prog_name="asr-audit", standalone_mode=False)
         return EXIT_USAGE

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -80,7 +81,8 @@ def refdis(
     normalize_workers: int = typer.Option(
         0,
         "--normalize-workers",
-        help="Processes normalizing a large prediction set (>= 20k new strings); 0 = one per core, 1 = serial.",
+        help="Processes normalizing (and, in a cold cached run, aligning) a large prediction set; "
+        "0 = one per core, 1 = serial.",
     ),
     text_cache: bool = typer.Option(
         True,
@@ -109,7 +111,6 @@ def refdis(
     from asr_audit.options import Surface
     from asr_audit.probes.predfiles.refdis_options import RefdisOptions
     from asr_audit.probes.predfiles.refdis_run import isolated_panel_members, refdis_text_cache, run_refdis
-    from asr_audit.report.tables import refdis_csv, refdis_table, to_json, write_text
 
     if panel is None and corrected is None:
         raise ConfigError("refdis needs --panel a,b,c (consensus mode) or --corrected-refs FILE (two-reference mode)")
@@ -146,6 +147,13 @@ def refdis(
     import os
 
     workers = normalize_workers or (os.cpu_count() or 1)
+    panel_names = split_list(panel, "--panel") or []
+    model_names = split_list(models, "--models")
+    if text_cache and corrected is None and write_corrected is None:
+        result = _columns_run(preds, dataset, normalizer, options, panel_names, model_names, seed=seed, workers=workers)
+        if result is not None:
+            _print_refdis(result.to_dict(), json_out, csv_out)
+            return
     pset = load_predictions(preds, dataset)
     refs = load_references(corrected) if corrected is not None else None
     if refs is not None and corrected is not None and not any(c in pset.references for c in refs):
@@ -155,14 +163,7 @@ def refdis(
             f"(here first {next(iter(refs))!r}, there first {next(iter(pset.references))!r})",
             "use the clip ids of the prediction files",
         )
-    panel_names = split_list(panel, "--panel") or []
-    for m in isolated_panel_members(pset, [p for p in panel_names if p in pset.models]):
-        err_console.print(
-            f"warning: panel model {m} shares no answered clip id with the other panel models; "
-            "it never votes beside them (is its file from another corpus?)",
-            highlight=False,
-            soft_wrap=True,
-        )
+    _warn_isolated(isolated_panel_members(pset, [p for p in panel_names if p in pset.models]))
     norm_name = options.normalizer_for(normalizer)
     persist = (
         refdis_text_cache(norm_name, options.mining.preset, text2num=options.text2num, language=options.language)
@@ -174,7 +175,7 @@ def refdis(
         panel_names,
         options.mining,
         normalizer=norm_name,
-        models=split_list(models, "--models"),
+        models=model_names,
         corrected=refs,
         seed=seed,
         n_resamples=options.resamples,
@@ -186,15 +187,11 @@ def refdis(
     )
     if persist is not None:
         err_console.print(persist.stats().describe(), highlight=False, soft_wrap=True)
-    data = result.to_dict()
-    console.print(refdis_table(data))
-    if json_out:
-        console.print(f"wrote {write_text(json_out, to_json(data))}")
-    if csv_out:
-        console.print(f"wrote {write_text(csv_out, refdis_csv(data))}")
+    _print_refdis(result.to_dict(), json_out, csv_out)
     if write_corrected:
         from asr_audit.probes.audio.verify import cleaned_benchmark
         from asr_audit.probes.predfiles.corrected import corrected_jsonl
+        from asr_audit.report.tables import write_text
 
         clips, text_form = cleaned_benchmark(
             pset, result, verify_with=verify_with, audio_root=None if audio_root is None else str(audio_root)
@@ -202,6 +199,85 @@ def refdis(
         changed = sum(bool(c.changes) for c in clips)
         path = write_text(write_corrected, corrected_jsonl(clips, text_form))
         console.print(f"wrote {path} ({len(clips)} clips, {changed} corrected)")
+
+
+def _columns_run(
+    preds: Path,
+    dataset: str | None,
+    normalizer: str,
+    options: Any,
+    panel: list[str],
+    models: list[str] | None,
+    *,
+    seed: int,
+    workers: int,
+) -> Any:
+    """refdis on the set as columns: read back from the text cache (a warm run), else read file
+    by file (``refdis_run.run_refdis_streamed``). ``None`` when the plain path must run: the
+    settings or the files have an error it reports in its own words and order."""
+    from asr_audit.errors import AuditError
+    from asr_audit.probes.predfiles.refdis_columns import StreamMiss
+    from asr_audit.probes.predfiles.refdis_run import (
+        load_warm_set,
+        refdis_text_cache,
+        run_refdis_streamed,
+        run_refdis_warm,
+    )
+
+    try:
+        name = options.normalizer_for(normalizer)
+        persist = refdis_text_cache(name, options.mining.preset, text2num=options.text2num, language=options.language)
+        warm = load_warm_set(preds, dataset, persist, panel=panel, models=models)
+    except (AuditError, OSError):
+        return None
+    common = {
+        "normalizer": name,
+        "models": models,
+        "seed": seed,
+        "n_resamples": options.resamples,
+        "text2num": options.text2num,
+        "merge_compounds": options.merge_compounds,
+        "language": options.language,
+    }
+    if warm is not None:  # the files are unchanged since a run that stored them as columns
+        _warn_isolated(warm.isolated_panel_members([p for p in panel if p in warm.columns.models]))
+        result = run_refdis_warm(warm, panel, options.mining, **common)
+    else:
+        try:
+            result = run_refdis_streamed(
+                preds,
+                dataset,
+                panel,
+                options.mining,
+                text_cache=persist,
+                workers=workers,
+                warn=_warn_isolated,
+                **common,
+            )
+        except StreamMiss:
+            return None
+    err_console.print(persist.stats().describe(), highlight=False, soft_wrap=True)
+    return result
+
+
+def _warn_isolated(members: list[str]) -> None:
+    for m in members:
+        err_console.print(
+            f"warning: panel model {m} shares no answered clip id with the other panel models; "
+            "it never votes beside them (is its file from another corpus?)",
+            highlight=False,
+            soft_wrap=True,
+        )
+
+
+def _print_refdis(data: dict[str, Any], json_out: Path | None, csv_out: Path | None) -> None:
+    from asr_audit.report.tables import refdis_csv, refdis_table, to_json, write_text
+
+    console.print(refdis_table(data))
+    if json_out:
+        console.print(f"wrote {write_text(json_out, to_json(data))}")
+    if csv_out:
+        console.print(f"wrote {write_text(csv_out, refdis_csv(data))}")
 
 
 @app.command(

@@ -541,7 +541,11 @@ def load_predictions(path: str | Path, dataset: str | None = None) -> Prediction
         return _load_predictions(path, dataset)
 
 
-def _load_predictions(path: str | Path, dataset: str | None) -> PredictionSet:
+def select_prediction_files(
+    path: str | Path, dataset: str | None = None
+) -> tuple[list[tuple[Path, FileName]], str | None]:
+    """The files :func:`load_predictions` reads for ``path`` and ``dataset``, in its order, and
+    the dataset the set is of (``None`` when the names give none); raises the same errors."""
     root = Path(path)
     found = discover_prediction_files(root)
     datasets = sorted({n.dataset for _, n in found if n.dataset is not None})
@@ -557,6 +561,12 @@ def _load_predictions(path: str | Path, dataset: str | None) -> PredictionSet:
         raise InputFileError(
             root, f"holds predictions for several datasets ({', '.join(datasets)})", "choose one with --dataset"
         )
+    return found, dataset or (datasets[0] if datasets else None)
+
+
+def _load_predictions(path: str | Path, dataset: str | None) -> PredictionSet:
+    root = Path(path)
+    found, dataset_name = select_prediction_files(root, dataset)
     files: list[PredictionFile] = []
     by_model: dict[str, PredictionFile] = {}
     references: dict[str, str] = {}
@@ -586,7 +596,7 @@ def _load_predictions(path: str | Path, dataset: str | None) -> PredictionSet:
             else:
                 references[cid] = ref
     refs_sorted = {cid: references[cid] for cid in sorted(references)}
-    return PredictionSet(tuple(files), refs_sorted, dataset or (datasets[0] if datasets else None), str(root), by_model)
+    return PredictionSet(tuple(files), refs_sorted, dataset_name, str(root), by_model)
 
 
 def load_references(path: str | Path) -> dict[str, str]:

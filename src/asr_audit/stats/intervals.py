@@ -352,15 +352,44 @@ def bootstrap_ratio_differences(
     if m == 0 or k == 0:
         return [(0.0, 0.0, 0.0)] * k
     stacked = np.concatenate(cols, axis=1)  # (m, 4k): one product per chunk for every column
+    distinct, inverse = _distinct_exact_columns(stacked)
     chunk = max(1, min(n_resamples, max_cells // m))
     draws = []
     for counts in resample_counts(rng, m, n_resamples, chunk):
-        s = counts @ stacked
+        s = counts @ distinct
+        if inverse is not None:
+            s = s[:, inverse]
         draws.append(_ratio_difference(s[:, :k], s[:, k : 2 * k], s[:, 2 * k : 3 * k], s[:, 3 * k :]))
     values = np.concatenate(draws)
     alpha = (1 - level) / 2
     lows, highs = np.quantile(values, alpha, axis=0), np.quantile(values, 1 - alpha, axis=0)
     return [(float(est[j]), float(lows[j]), float(highs[j])) for j in range(k)]
+
+
+def _distinct_exact_columns(stacked: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """``stacked``'s distinct columns and where each column is among them, when products with
+    resample counts are exact: every value an integer and every possible sum (``m`` draws of
+    the largest value) below 2**53, so any summation order gives the same float and a column
+    multiplied once stands for its copies (WER's columns repeat: the word counts of every model,
+    the zero columns). Otherwise ``(stacked, None)``: every column is multiplied as given.
+
+    >>> d, inv = _distinct_exact_columns(np.array([[1.0, 2.0, 1.0], [3.0, 0.0, 3.0]]))
+    >>> d.tolist(), inv.tolist()
+    ([[1.0, 2.0], [3.0, 0.0]], [0, 1, 0])
+    >>> _distinct_exact_columns(np.array([[0.5, 0.5]]))[1] is None
+    True
+    """
+    m = stacked.shape[0]
+    if not stacked.size or not np.array_equal(stacked, np.rint(stacked)):
+        return stacked, None
+    if m * float(np.abs(stacked).max()) >= 2.0**53:
+        return stacked, None
+    first: dict[bytes, int] = {}  # a column's bytes -> its index among the distinct columns
+    inverse = np.array([first.setdefault(col.tobytes(), len(first)) for col in stacked.T], dtype=np.intp)
+    if len(first) == stacked.shape[1]:
+        return stacked, None
+    keep = np.unique(inverse, return_index=True)[1]  # each distinct column's first occurrence, in order
+    return np.ascontiguousarray(stacked[:, keep]), inverse
 
 
 def bootstrap_mean(

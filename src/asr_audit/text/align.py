@@ -392,6 +392,22 @@ class AlignmentCache:
         for key, n in merged.items():
             self._merged.setdefault(key, n)
 
+    def peek_opcodes(self, ref: Tokens, hyp: Tokens) -> tuple[Opcode, ...] | None:
+        """The pair's opcodes if this cache holds them (computed or seeded); computes nothing."""
+        key = (ref, hyp)
+        a = self._align.get(key)
+        return a.opcodes if a is not None else self._pending.get(key)
+
+    def peek_errors(self, ref: Tokens, hyp: Tokens, merge_compounds: bool = False) -> int | None:
+        """The pair's edit distance (:meth:`errors`) if this cache holds it; computes nothing."""
+        key = (ref, hyp)
+        if merge_compounds:
+            return self._merged.get(key)
+        hit = self._errors.get(key)
+        if hit is None and (counts := self._wer.get(key)) is not None:
+            return counts.errors
+        return hit
+
     def known(self) -> Iterator[tuple[str, PairKey, object]]:
         """Every result this cache holds (computed or seeded), without copying it: ``("ops", pair,
         opcodes)``, ``("errors", pair, edit distance)``, ``("merged", pair, edit distance with

@@ -13,6 +13,10 @@ both on disk, so a warm run skips them:
   the run normalized, with its normalized form, and every (normalized reference, normalized
   hypothesis) pair of the run whose hypothesis is one of that file's, with what the run computed
   for it (difflib opcodes, edit distance, edit distance with merged compounds).
+* **a whole set** (:meth:`TextCache.set_key`, :meth:`TextCache.read_set`, :meth:`TextCache.write_set`):
+  one entry per (fingerprint, every file's model and content hash in order, dataset) holding the
+  set as columns (:mod:`asr_audit.probes.predfiles.refdis_columns`), so a warm run on unchanged
+  files reads one entry instead of the files. Stored as ``sets/<key>.set``.
 
 What is stored is a pure function of the texts, so a hit gives the very result a recomputation
 would (``tests/text/test_persist.py`` checks warm and cold runs agree byte for byte). Entries are
@@ -89,9 +93,17 @@ class CacheStats:
     texts: int  # normalized texts read back
     pairs: int  # pairs with at least one stored result read back
     written: int  # entries (re)written at the end of the run
+    columns: str = ""  # the whole set's columns: "" (not used), "read", "read, grown" or "written"
 
     def describe(self) -> str:
         """One line for a command's summary."""
+        if self.columns.startswith("read"):
+            grown = "results added and written back" if self.columns == "read, grown" else "nothing new to write"
+            return (
+                f"text cache: {self.warm}/{self.files} prediction files warm (the whole set read as columns; {grown})"
+            )
+        if self.columns == "written":
+            return f"text cache: {self.warm}/{self.files} prediction files warm (the whole set written as columns)"
         return (
             f"text cache: {self.warm}/{self.files} prediction files warm "
             f"({self.texts:,} normalized texts, {self.pairs:,} alignments reused; {self.written} entries written)"
@@ -113,6 +125,8 @@ class TextCache:
         self._files: dict[Path, str] = {}  # file -> content digest (a file may hold several models)
         self._texts = self._pairs = self._warm = self._written = 0
         self._computed = self._known = -1  # what the caches held after load (-1: never loaded)
+        self._columns = ""
+        self._set_files = 0  # files of a set read whole as columns
 
     @classmethod
     def default(cls, describe: Mapping[str, object], *, text2num: bool, language: str) -> TextCache:
@@ -123,6 +137,43 @@ class TextCache:
 
     def _path(self, digest: str) -> Path:
         return self.folder / digest[:2] / f"{digest}.pkl"
+
+    def content(self, path: str | Path) -> str:
+        """The content digest of a prediction file (:func:`file_digest`, computed once per path)."""
+        got = self._files.get(Path(path))
+        if got is None:
+            got = self._files[Path(path)] = file_digest(path)
+        return got
+
+    def set_key(self, sources: Sequence[Source], dataset: str | None) -> str:
+        """The key of a whole prediction set: its files' models and bytes, in order, and its dataset."""
+        self._set_files = len(sources)
+        parts = [dataset, [(model, self.content(path)) for model, path in sources]]
+        return hashlib.blake2b(json.dumps(parts).encode(), digest_size=16).hexdigest()
+
+    def _set_path(self, key: str) -> Path:
+        return self.folder / "sets" / f"{key}.set"
+
+    def read_set(self, key: str) -> object | None:
+        """The stored columns of the set ``key`` (a plain dict, see
+        :mod:`asr_audit.probes.predfiles.refdis_columns`), or ``None`` (absent or unreadable)."""
+        try:
+            with open(self._set_path(key), "rb") as f:
+                return pickle.load(f)
+        except FileNotFoundError:
+            return None
+        except Exception:  # noqa: BLE001 - a damaged entry is a miss; the run rewrites it
+            return None
+
+    def used_set(self, n_files: int) -> None:
+        """Count a set of ``n_files`` files read whole from :meth:`read_set` (for :meth:`stats`)."""
+        self._columns = "read"
+        self._warm = self._set_files = n_files
+
+    def write_set(self, key: str, data: object) -> None:
+        """Store a set's columns (atomically; a read-only or full cache directory is skipped)."""
+        self._columns = "read, grown" if self._columns.startswith("read") else "written"
+        self._atomic_write(self._set_path(key), data)
 
     def _read(self, digest: str) -> _Entry | None:
         try:
@@ -147,9 +198,7 @@ class TextCache:
             source = (model, Path(raw_path))
             if source in self._digests:
                 continue
-            content = self._files.get(source[1])
-            if content is None:
-                content = self._files[source[1]] = file_digest(source[1])
+            content = self.content(source[1])
             digest = hashlib.blake2b(f"{content}\0{model}".encode(), digest_size=16).hexdigest()
             self._digests[source] = digest
             entry = self._read(digest)
@@ -238,7 +287,6 @@ class TextCache:
         return written
 
     def _write(self, digest: str, entry: _Entry) -> None:
-        target = self._path(digest)
         data = {
             "format": FORMAT,
             "norm": entry.norm,
@@ -247,6 +295,9 @@ class TextCache:
             "errors": entry.errors,
             "merged": entry.merged,
         }
+        self._atomic_write(self._path(digest), data)
+
+    def _atomic_write(self, target: Path, data: object) -> None:
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".pkl")
@@ -262,4 +313,5 @@ class TextCache:
 
     def stats(self) -> CacheStats:
         """Counters of this run (sources, warm sources, texts and pairs read back, entries written)."""
-        return CacheStats(len(self._digests), self._warm, self._texts, self._pairs, self._written)
+        files = len(self._digests) or self._set_files
+        return CacheStats(files, self._warm, self._texts, self._pairs, self._written, self._columns)

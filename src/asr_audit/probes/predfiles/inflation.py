@@ -172,7 +172,21 @@ def wer_inflations(
         col, n = inflation_columns(rows, m, edits_by_model[m], cache, corrected, merge_compounds=merge_compounds)
         cols.append(col)
         counted.append(n)
-    stacked = np.stack(cols, axis=2) if cols else np.zeros((len(rows), 4, 0))  # (clips, 4, models)
+    return inflations_from_columns(models, cols, counted, len(rows), rng, n_resamples)
+
+
+def inflations_from_columns(
+    models: Sequence[str],
+    cols: Sequence[np.ndarray],
+    counted: Sequence[int],
+    n_rows: int,
+    rng: np.random.Generator,
+    n_resamples: int,
+) -> dict[str, Inflation]:
+    """:func:`wer_inflations` from each model's :func:`inflation_columns` (``cols``: one
+    ``(n_rows, 4)`` array per model over the clips with a reference; ``counted``: its answered
+    clips): the sums and the common-resample bootstrap."""
+    stacked = np.stack(cols, axis=2) if cols else np.zeros((n_rows, 4, 0))  # (clips, 4, models)
     err, words, err_c, words_c = (stacked[:, j, :] for j in range(4))
     # columns k..2k-1 are WER itself (WER - 0): its interval on the same resamples, which are drawn
     # per cluster whatever the number of columns, so the inflation intervals do not move
@@ -190,12 +204,12 @@ def wer_inflations(
     for j, m in enumerate(models):
         e, w, ec, wc = (int(x[:, j].sum()) for x in (err, words, err_c, words_c))
         if w == 0:  # no reference word at all: WER is undefined, never 0
-            out[m] = Inflation(m, counted[j], 0, None, None, None, None, None, len(rows))
+            out[m] = Inflation(m, counted[j], 0, None, None, None, None, None, n_rows)
             continue
         est, low, high = intervals[j]
         _, wer_low, wer_high = wer_intervals[j]
         out[m] = Inflation(
-            m, counted[j], w, e / w, ec / max(wc, 1), 100 * est, 100 * low, 100 * high, len(rows), wer_low, wer_high
+            m, counted[j], w, e / w, ec / max(wc, 1), 100 * est, 100 * low, 100 * high, n_rows, wer_low, wer_high
         )
     return out
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Container, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from asr_audit.options import check
@@ -363,8 +363,11 @@ def mine_clip(
     models: Sequence[str],
     params: RefdisParams,
     cache: AlignmentCache,
+    *,
+    scored: tuple[str, ...] = (),
 ) -> list[Edit]:
-    """Mine one clip's edits with ``panel`` and give every model in ``models`` a verdict."""
+    """Mine one clip's edits with ``panel`` and give every model in ``models`` a verdict
+    (``scored``: the edits' :attr:`Edit.scored`)."""
     ref = clip.ref
     n = len(ref)
     if n == 0:
@@ -453,6 +456,7 @@ def mine_clip(
                 correction=correction,
                 evidence=evidence,
                 confidence=edit_confidence(evidence),
+                scored=scored,
             )
         )
     for anchor in (0, n):
@@ -498,6 +502,7 @@ def mine_clip(
                 renderings=renders,
                 evidence=evidence,
                 confidence=edit_confidence(evidence),
+                scored=scored,
             )
         )
     return edits
@@ -598,36 +603,81 @@ class Mining:
         return [e for e in self.edits if model in e.scored]
 
 
+def loo_members(panel: Sequence[str], models: Sequence[str], params: RefdisParams) -> list[str]:
+    """The panel members :func:`mine` scores leave-one-out (each mined by the panel less itself)."""
+    loo = params.loo and len(panel) > 1
+    return [m for m in panel if loo and m in models]
+
+
 def mine(
     clips: Sequence[ClipInput],
     panel: Sequence[str],
     models: Sequence[str],
     params: RefdisParams,
     cache: AlignmentCache | None = None,
+    *,
+    references: Mapping[str, Hashable] | None = None,
+    candidates: Mapping[str | None, Container[str]] | None = None,
 ) -> Mining:
-    """Mine every clip with the full panel and, with ``params.loo``, with each panel-minus-one."""
+    """Mine every clip with the full panel and, with ``params.loo``, with each panel-minus-one.
+
+    A caller that knows which clips can yield an edit (the columnar path's pre-filter,
+    :mod:`~asr_audit.probes.predfiles.refdis_columns`) passes only those as ``clips``, every
+    clip's reference (or any key equal exactly where the normalized references are equal) as
+    ``references`` (the repeat evidence of :func:`with_repeats` counts over all of them), and
+    ``candidates``: for the full panel (key ``None``) and each held-out member, the clip ids it
+    mines; a clip outside is skipped (it would yield no edit). The result is the same.
+    """
+    edits, loo_edits = mine_edits(clips, panel, models, params, cache, candidates=candidates)
+    refs: Mapping[str, Hashable] = {c.clip_id: c.ref for c in clips} if references is None else references
+    return finish_mining(edits, loo_edits, refs, params)
+
+
+def mine_edits(
+    clips: Sequence[ClipInput],
+    panel: Sequence[str],
+    models: Sequence[str],
+    params: RefdisParams,
+    cache: AlignmentCache | None = None,
+    *,
+    candidates: Mapping[str | None, Container[str]] | None = None,
+    into: tuple[list[Edit], dict[str, list[Edit]]] | None = None,
+) -> tuple[list[Edit], dict[str, list[Edit]]]:
+    """:func:`mine`'s edits before :func:`finish_mining`: the full panel's and each held-out
+    member's, in clip order, appended to ``into`` when given (so clips can be mined in chunks)."""
     cache = AlignmentCache() if cache is None else cache  # an empty cache is falsy (__len__)
     panel = list(panel)
     models = list(models)
     loo = params.loo and len(panel) > 1
     scored_full = tuple(m for m in models if not (loo and m in panel))
-    edits: list[Edit] = []
-    loo_edits: dict[str, list[Edit]] = {m: [] for m in panel if loo and m in models}
+    edits, loo_edits = into if into is not None else ([], {m: [] for m in loo_members(panel, models, params)})
+    full = None if candidates is None else candidates[None]
     for clip in clips:
-        for e in mine_clip(clip, panel, models, params, cache):
-            edits.append(replace(e, scored=scored_full))
+        if full is None or clip.clip_id in full:
+            edits.extend(mine_clip(clip, panel, models, params, cache, scored=scored_full))
         for held in loo_edits:
+            if candidates is not None and clip.clip_id not in candidates[held]:
+                continue
             reduced = [p for p in panel if p != held]
-            for e in mine_clip(clip, reduced, [held], params, cache):
-                loo_edits[held].append(replace(e, scored=(held,)))
-    refs = {c.clip_id: c.ref for c in clips}
+            loo_edits[held].extend(mine_clip(clip, reduced, [held], params, cache, scored=(held,)))
+    return edits, loo_edits
+
+
+def finish_mining(
+    edits: Sequence[Edit],
+    loo_edits: Mapping[str, Sequence[Edit]],
+    references: Mapping[str, Hashable],
+    params: RefdisParams,
+) -> Mining:
+    """The :class:`Mining` of mined edits: repeat evidence over ``references`` (every clip's
+    normalized reference, or keys equal where they are), then the operating point."""
     return Mining(
-        _operating_point(with_repeats(edits, refs), params),
-        {m: _operating_point(with_repeats(v, refs), params) for m, v in loo_edits.items()},
+        _operating_point(with_repeats(edits, references), params),
+        {m: _operating_point(with_repeats(v, references), params) for m, v in loo_edits.items()},
     )
 
 
-def with_repeats(edits: Sequence[Edit], references: Mapping[str, Tokens]) -> list[Edit]:
+def with_repeats(edits: Sequence[Edit], references: Mapping[str, Hashable]) -> list[Edit]:
     """``edits`` with the *repeat* evidence (:mod:`~asr_audit.probes.predfiles.refdis_confidence`)
     and its confidence: where ``references`` (clip id -> normalized reference) gives several clips
     the same reference, the share of them on which an edit was mined at the same place (an
@@ -644,7 +694,7 @@ def with_repeats(edits: Sequence[Edit], references: Mapping[str, Tokens]) -> lis
     places: dict[str, list[tuple[bool, int, int]]] = {}  # clip id -> (insertion?, start, stop) of its edits
     for e in edits:
         places.setdefault(e.clip_id, []).append(_place(e))
-    by_ref: dict[Tokens, list[str]] = {}
+    by_ref: dict[Hashable, list[str]] = {}
     for cid, tokens in references.items():
         by_ref.setdefault(tokens, []).append(cid)
     out = []

@@ -11,7 +11,7 @@ scoring (:mod:`~asr_audit.probes.predfiles.refdis_score`), WER inflation
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,10 +23,19 @@ from asr_audit.errors import ConfigError
 from asr_audit.options import Surface
 from asr_audit.probes.predfiles.inflation import wer_inflations
 from asr_audit.probes.predfiles.refdis import ClipInput, Mining, RefdisParams, mine, mine_two_references
+from asr_audit.probes.predfiles.refdis_columns import (
+    Columns,
+    StreamMiss,
+    Workers,
+    columns_from_run,
+    isolated_in_columns,
+    run_refdis_columns,
+    stream_columns,
+)
 from asr_audit.probes.predfiles.refdis_inputs import prepare_clips
 from asr_audit.probes.predfiles.refdis_options import check_loo_panel
 from asr_audit.probes.predfiles.refdis_result import RefdisResult
-from asr_audit.probes.predfiles.refdis_score import score_model
+from asr_audit.probes.predfiles.refdis_score import assemble_result, clips_with_edits
 from asr_audit.text.align import AlignmentCache
 from asr_audit.text.persist import TextCache, fingerprint
 
@@ -100,7 +109,147 @@ def run_refdis(
             hyps = {(f.model, f.path): [r.hypothesis for r in f.rows.values()] for f in files}
             refs = {(f.model, f.path): [r.reference for r in f.rows.values()] for f in files}
             text_cache.save(hyps, refs, known, cache)
+            if corrected is None:  # the whole set as columns, for a warm run's fast path (run_refdis_warm)
+                everyone = list(dict.fromkeys([*models, *panel]))
+                key = text_cache.set_key([(f.model, f.path) for f in preds.files], preds.dataset)
+                text_cache.write_set(key, columns_from_run(preds.models, clips, everyone, cache).to_data())
         return result
+
+
+@dataclass(frozen=True, slots=True)
+class WarmSet:
+    """A prediction set read whole from the persistent text cache (:func:`load_warm_set`)."""
+
+    columns: Columns
+    key: str
+    source: str
+    text_cache: TextCache
+
+    def isolated_panel_members(self, panel: Sequence[str]) -> list[str]:
+        """:func:`isolated_panel_members` of the set."""
+        return isolated_in_columns(self.columns, panel)
+
+
+def load_warm_set(
+    path: str | Path,
+    dataset: str | None,
+    text_cache: TextCache,
+    *,
+    panel: Sequence[str],
+    models: Sequence[str] | None,
+) -> WarmSet | None:
+    """The set under ``path`` as the columns an earlier run stored, if its files' bytes are
+    unchanged and the columns hold every model this run names; ``None`` otherwise (run the plain
+    path). Raises what :func:`~asr_audit.corpus.predfiles.load_predictions` raises for a bad
+    folder or ``dataset``."""
+    from asr_audit.corpus.predfiles import select_prediction_files
+
+    found, name = select_prediction_files(path, dataset)
+    key = text_cache.set_key([(n.model, p) for p, n in found], name)
+    cols = Columns.from_data(text_cache.read_set(key))
+    if cols is None or cols.models != [n.model for _, n in found]:
+        return None
+    named = [*panel, *(cols.models if models is None else models)]
+    if any(m in cols.models and m not in cols.hyps for m in named):
+        return None  # a model the earlier run did not normalize
+    text_cache.used_set(len(found))
+    return WarmSet(cols, key, str(Path(path)), text_cache)
+
+
+def run_refdis_streamed(
+    path: str | Path,
+    dataset: str | None,
+    panel: Sequence[str],
+    params: RefdisParams,
+    *,
+    text_cache: TextCache,
+    normalizer: str = "whisper",
+    models: Sequence[str] | None = None,
+    seed: int = 0,
+    n_resamples: int = 1000,
+    text2num: bool = True,
+    merge_compounds: bool = False,
+    language: str = "en",
+    workers: int = 1,
+    warn: Callable[[list[str]], None] | None = None,
+) -> RefdisResult:
+    """:func:`run_refdis` in consensus mode on the prediction folder ``path``, read file by file
+    into columns (:func:`~asr_audit.probes.predfiles.refdis_columns.stream_columns`): no row
+    objects are kept, and normalizing, aligning and edit distances run in ``workers`` forked
+    processes. The same result; the columns are then stored in ``text_cache`` for a warm run
+    (:func:`load_warm_set`). ``warn`` is called with the isolated panel members
+    (:func:`isolated_panel_members`) once the files are read.
+
+    Raises :class:`~asr_audit.probes.predfiles.refdis_columns.StreamMiss` when reading fails in
+    any way (a bad file, a normalizer crash, two references for a clip): the plain path
+    (``load_predictions`` + :func:`run_refdis`) then reports it in its own words.
+    """
+    from asr_audit.corpus.predfiles import select_prediction_files
+    from asr_audit.text.text2num import with_text2num
+
+    norm = run_normalizer(normalizer, params.preset)
+    composed = with_text2num(norm, language) if text2num else norm
+    named = None if models is None else list(dict.fromkeys([*models, *panel]))
+    with gc_paused(), Workers(workers, composed) as pool:
+        try:
+            cols = stream_columns(path, dataset, pool, named)
+        except Exception as exc:
+            raise StreamMiss(f"{type(exc).__name__}: {exc}") from exc
+        if warn is not None:
+            warn(isolated_in_columns(cols, [p for p in panel if p in cols.models]))
+        result = run_refdis_columns(
+            cols,
+            panel,
+            params,
+            normalizer=normalizer_record(norm, text2num, language),
+            source=str(Path(path)),
+            models=models,
+            seed=seed,
+            n_resamples=n_resamples,
+            merge_compounds=merge_compounds,
+            workers=pool,
+        )
+    if result is None:  # every named model was normalized: unreachable
+        raise AssertionError("the streamed set lacks a model's texts")
+    found, name = select_prediction_files(path, dataset)
+    text_cache.write_set(text_cache.set_key([(n.model, p) for p, n in found], name), cols.to_data())
+    return result
+
+
+def run_refdis_warm(
+    warm: WarmSet,
+    panel: Sequence[str],
+    params: RefdisParams,
+    *,
+    normalizer: str = "whisper",
+    models: Sequence[str] | None = None,
+    seed: int = 0,
+    n_resamples: int = 1000,
+    text2num: bool = True,
+    merge_compounds: bool = False,
+    language: str = "en",
+) -> RefdisResult:
+    """:func:`run_refdis` in consensus mode on a set read by :func:`load_warm_set` with the same
+    normalizer settings: the same result, without reading the files (results it computes are
+    written back)."""
+    norm = run_normalizer(normalizer, params.preset)
+    with gc_paused():
+        result = run_refdis_columns(
+            warm.columns,
+            panel,
+            params,
+            normalizer=normalizer_record(norm, text2num, language),
+            source=warm.source,
+            models=models,
+            seed=seed,
+            n_resamples=n_resamples,
+            merge_compounds=merge_compounds,
+        )
+    if result is None:  # load_warm_set checked the models: unreachable
+        raise AssertionError("the warm set lacks a model's texts")
+    if warm.columns.changed:
+        warm.text_cache.write_set(warm.key, warm.columns.to_data())
+    return result
 
 
 def normalizer_record(norm: Any, text2num: bool, language: str) -> dict[str, Any]:
@@ -129,20 +278,18 @@ def score_mining(
     inflations = wer_inflations(
         clips, scored, cache, np.random.default_rng(seed), n_resamples, merge_compounds=merge_compounds
     )
-    scores = [
-        score_model(m, scored[m], in_panel=m in panel, inflation=inflations[m], count_other=not params.exact_verdicts)
-        for m in models
-    ]
-    with_edits = {e.clip_id for e in mining.edits} | {e.clip_id for es in mining.loo_edits.values() for e in es}
-    return RefdisResult(
+    with_edits = clips_with_edits(mining)
+    return assemble_result(
+        mining,
+        scored,
+        inflations,
+        models=models,
+        panel=panel,
         params=params,
         normalizer=normalizer,
         mode=mode,
         source=source,
         n_clips=len(clips),
-        panel=tuple(panel),
-        mining=mining,
-        scores=tuple(scores),
         seed=seed,
         n_resamples=n_resamples,
         references={c.clip_id: " ".join(c.ref) for c in clips if c.clip_id in with_edits},

@@ -6,7 +6,8 @@ Pure: edits in, a :class:`~asr_audit.probes.predfiles.refdis_result.ModelScore` 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from asr_audit.probes.predfiles.inflation import Inflation
 from asr_audit.probes.predfiles.refdis import (
@@ -20,8 +21,10 @@ from asr_audit.probes.predfiles.refdis import (
     START,
     SUBSTITUTION,
     Edit,
+    Mining,
+    RefdisParams,
 )
-from asr_audit.probes.predfiles.refdis_result import ModelScore
+from asr_audit.probes.predfiles.refdis_result import ModelScore, RefdisResult
 from asr_audit.stats.intervals import Rate, wilson
 
 KINDS = (DELETION, SUBSTITUTION, INSERTION)
@@ -66,4 +69,47 @@ def score_model(
         inflation=inflation,
         n_other=n_other if count_other else None,
         reason=reason,
+    )
+
+
+def clips_with_edits(mining: Mining) -> set[str]:
+    """Clip ids with at least one edit (full panel or leave-one-out): the references a result shows."""
+    return {e.clip_id for e in mining.edits} | {e.clip_id for es in mining.loo_edits.values() for e in es}
+
+
+def assemble_result(
+    mining: Mining,
+    scored: Mapping[str, Sequence[Edit]],
+    inflations: Mapping[str, Inflation],
+    *,
+    models: Sequence[str],
+    panel: Sequence[str],
+    params: RefdisParams,
+    normalizer: dict[str, Any],
+    mode: str,
+    source: str,
+    n_clips: int,
+    seed: int,
+    n_resamples: int,
+    references: Mapping[str, str],
+    merge_compounds: bool,
+) -> RefdisResult:
+    """The :class:`RefdisResult` of a mining, its scored edits per model and their WER figures."""
+    scores = [
+        score_model(m, scored[m], in_panel=m in panel, inflation=inflations[m], count_other=not params.exact_verdicts)
+        for m in models
+    ]
+    return RefdisResult(
+        params=params,
+        normalizer=normalizer,
+        mode=mode,
+        source=source,
+        n_clips=n_clips,
+        panel=tuple(panel),
+        mining=mining,
+        scores=tuple(scores),
+        seed=seed,
+        n_resamples=n_resamples,
+        references=references,
+        merge_compounds=merge_compounds,
     )

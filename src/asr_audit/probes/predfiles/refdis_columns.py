@@ -1,0 +1,771 @@
+"""A normalized prediction set as columns, mined without row objects (refdis at leaderboard scale).
+
+What mining and scoring read are the normalized texts and what was computed on them (the difflib
+opcodes of each aligned (reference, hypothesis) pair, each pair's edit distance); neither the
+files' JSON nor any row object is needed. :class:`Columns` holds exactly that, per clip and
+model, as lists of strings and numpy arrays. Two ways in:
+
+* **cold**: :func:`stream_columns` reads a prediction folder file by file (each file checked as
+  :func:`~asr_audit.corpus.predfiles.load_predictions` checks it, then dropped), with the
+  hypotheses normalized in forked :class:`Workers` while the next file is read;
+* **warm**: the persistent text cache (:mod:`asr_audit.text.persist`) stores the columns under a
+  key naming every prediction file's bytes, so a re-run with other parameters reads one entry.
+
+:func:`run_refdis_columns` scores them with the very functions of the plain path
+(:func:`~asr_audit.probes.predfiles.refdis.mine_clip` through
+:func:`~asr_audit.probes.predfiles.refdis.mine_edits` and
+:func:`~asr_audit.probes.predfiles.refdis.finish_mining`,
+:func:`~asr_audit.probes.predfiles.inflation.apply_edits`,
+:func:`~asr_audit.probes.predfiles.inflation.inflations_from_columns`,
+:func:`~asr_audit.probes.predfiles.refdis_score.assemble_result`), so its result is the plain
+path's byte for byte (``tests/probes/predfiles/test_refdis_columns.py``). What it adds:
+
+* a pre-filter (:func:`candidate_clips`): from the panel's opcodes it computes, with array
+  operations over every clip at once, which clips *can* yield an edit under the run's
+  parameters (a reference word missed by at least the threshold of eligible members, at an edge
+  unless interior runs are kept; or as many members inserting at an edge). The test is
+  conservative: a clip it drops is one :func:`~asr_audit.probes.predfiles.refdis.mine_clip`
+  would return no edit for, so the edits, verdicts and their order are unchanged;
+* chunks: the kept clips are mined :data:`CHUNK_CLIPS` at a time, each chunk with its own
+  alignment cache, while the workers align the next chunk's pairs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import groupby
+from operator import itemgetter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from asr_audit.errors import ConfigError
+from asr_audit.options import Surface
+from asr_audit.probes.predfiles.inflation import apply_edits, inflations_from_columns
+from asr_audit.probes.predfiles.refdis import ClipInput, Edit, RefdisParams, finish_mining, loo_members, mine_edits
+from asr_audit.probes.predfiles.refdis_options import check_loo_panel
+from asr_audit.probes.predfiles.refdis_result import RefdisResult
+from asr_audit.text.align import AlignmentCache, Opcode, Tokens, opcodes
+
+FORMAT = 1
+TAGS = ("equal", "replace", "delete", "insert")
+_CODE = {t: i for i, t in enumerate(TAGS)}
+_EQUAL, _REPLACE, _DELETE, _INSERT = range(4)
+
+
+class PairOps:
+    """One model's known opcodes, in parts: each part is ``(clip, rows)``, ``rows[k] = (tag code,
+    i1, i2, j1, j2)`` of clip ``clip[k]``, sorted by clip (opcode order within a clip); no clip is
+    in two parts. ``has`` marks the clips with opcodes."""
+
+    __slots__ = ("parts", "has")
+
+    def __init__(self, n: int, clip: np.ndarray | None = None, rows: np.ndarray | None = None) -> None:
+        self.parts: list[tuple[np.ndarray, np.ndarray]] = []
+        self.has = np.zeros(n, dtype=bool)
+        if clip is not None and rows is not None and len(clip):
+            self.parts.append((clip, rows))
+            self.has[clip] = True
+
+    def add(self, new: Mapping[int, Sequence[Sequence[int]]]) -> None:
+        """Add ``new``: clip index -> its opcode rows (tag code, i1, i2, j1, j2), for clips that had none."""
+        new = {c: r for c, r in new.items() if len(r)}
+        if not new:
+            return
+        order = sorted(new)
+        clip = np.repeat(np.asarray(order, dtype=np.int32), [len(new[c]) for c in order])
+        rows = np.asarray([row for c in order for row in new[c]], dtype=np.int32).reshape(-1, 5)
+        self.parts.append((clip, rows))
+        self.has[order] = True
+
+    def add_arrays(self, clips: Sequence[int], lengths: np.ndarray, rows: np.ndarray) -> None:
+        """Add the opcodes of ``clips`` (ascending, none known yet): ``lengths[k]`` rows each, in order."""
+        if not len(rows):
+            return
+        clip = np.repeat(np.asarray(clips, dtype=np.int32), lengths)
+        self.parts.append((clip, rows))
+        self.has[clip] = True
+
+    def merged(self) -> tuple[np.ndarray, np.ndarray]:
+        """All parts as one ``(clip, rows)``, sorted by clip."""
+        if len(self.parts) != 1:
+            if not self.parts:
+                return np.zeros(0, np.int32), np.zeros((0, 5), np.int32)
+            clip = np.concatenate([c for c, _ in self.parts])
+            rows = np.concatenate([r for _, r in self.parts])
+            order = np.argsort(clip, kind="stable")
+            self.parts = [(clip[order], rows[order])]
+        return self.parts[0]
+
+    def of(self, clips: np.ndarray) -> dict[int, tuple[Opcode, ...]]:
+        """The opcode tuples of ``clips`` (ascending clip indices), as :func:`align` gives them."""
+        out: dict[int, tuple[Opcode, ...]] = {}
+        if not len(clips):
+            return out
+        tags = TAGS
+        want = set(clips.tolist())
+        lo_clip, hi_clip = int(clips[0]), int(clips[-1])
+        for clip, rows in self.parts:
+            lo = int(np.searchsorted(clip, lo_clip, side="left"))
+            hi = int(np.searchsorted(clip, hi_clip, side="right"))
+            if lo == hi:
+                continue
+            for c, group in groupby(zip(clip[lo:hi].tolist(), rows[lo:hi].tolist()), key=itemgetter(0)):
+                if c in want:
+                    out[c] = tuple([(tags[t], i1, i2, j1, j2) for _, (t, i1, i2, j1, j2) in group])
+        return out
+
+
+@dataclass(slots=True)
+class Columns:
+    """A prediction set normalized, as columns (see the module docstring).
+
+    ``refs[i]`` / ``hyps[model][i]`` are clip ``clip_ids[i]``'s normalized reference and
+    hypothesis, tokens joined by one space (``None``: no hypothesis); ``errors`` / ``merged``
+    each pair's edit distance (without / with merged compounds; -1 where not computed) and
+    ``ops`` its opcodes where known. ``hyps`` holds the models a run normalized; ``models`` every
+    file's model, in file order. ``changed`` says that a run added results (write it back).
+    """
+
+    models: list[str]
+    clip_ids: list[str]
+    refs: list[str]
+    hyps: dict[str, list[str | None]]
+    errors: dict[str, np.ndarray]
+    merged: dict[str, np.ndarray]
+    ops: dict[str, PairOps]
+    changed: bool = False
+    _ref_len: np.ndarray | None = field(default=None, repr=False)
+    _present: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+
+    @property
+    def n(self) -> int:
+        return len(self.clip_ids)
+
+    @property
+    def ref_len(self) -> np.ndarray:
+        """Reference length (tokens) per clip."""
+        if self._ref_len is None:
+            self._ref_len = np.fromiter((r.count(" ") + 1 if r else 0 for r in self.refs), np.int64, self.n)
+        return self._ref_len
+
+    def present(self, model: str) -> np.ndarray:
+        """Which clips ``model`` answered (a hypothesis, possibly empty)."""
+        got = self._present.get(model)
+        if got is None:
+            got = self._present[model] = np.fromiter((h is not None for h in self.hyps[model]), bool, self.n)
+        return got
+
+    def to_data(self) -> dict[str, Any]:
+        """The plain dict the text cache stores."""
+        return {
+            "format": FORMAT,
+            "models": self.models,
+            "clip_ids": self.clip_ids,
+            "refs": self.refs,
+            "hyps": self.hyps,
+            "errors": self.errors,
+            "merged": self.merged,
+            "ops": {m: o.merged() for m, o in self.ops.items()},
+        }
+
+    @classmethod
+    def from_data(cls, data: object) -> Columns | None:
+        """The columns a :meth:`to_data` dict holds; ``None`` for anything else (a damaged entry)."""
+        try:
+            if not isinstance(data, dict) or data.get("format") != FORMAT:
+                return None
+            cols = cls(
+                list(data["models"]),
+                list(data["clip_ids"]),
+                list(data["refs"]),
+                dict(data["hyps"]),
+                dict(data["errors"]),
+                dict(data["merged"]),
+                {},
+            )
+            n = cols.n
+            for m, (c, r) in data["ops"].items():
+                clip, rows = np.asarray(c, np.int32), np.asarray(r, np.int32).reshape(-1, 5)
+                if len(clip) != len(rows) or (len(clip) and (clip.min() < 0 or clip.max() >= n)):
+                    return None
+                cols.ops[m] = PairOps(n, clip, rows)
+            if len(cols.refs) != n or any(len(h) != n for h in cols.hyps.values()):
+                return None
+            if not set(cols.hyps) <= set(cols.errors) & set(cols.merged) & set(cols.ops) <= set(cols.models):
+                return None
+            if any(len(a) != n for a in (*cols.errors.values(), *cols.merged.values())):
+                return None
+            return cols
+        except (KeyError, TypeError, ValueError):
+            return None
+
+
+def columns_from_run(
+    models: Sequence[str],
+    clips: Sequence[ClipInput],
+    normalized: Sequence[str],
+    cache: AlignmentCache,
+) -> Columns:
+    """The columns of a plain run: its clips (every clip of the set, in order, with the
+    ``normalized`` models' hypotheses) and what its cache computed for them."""
+    n = len(clips)
+    refs = [" ".join(c.ref) for c in clips]
+    hyps: dict[str, list[str | None]] = {}
+    errors: dict[str, np.ndarray] = {}
+    merged: dict[str, np.ndarray] = {}
+    ops: dict[str, PairOps] = {}
+    joined: dict[int, str] = {}  # id(token tuple) -> text: the cache shares one tuple per text
+    for m in normalized:
+        col: list[str | None] = []
+        err = np.full(n, -1, dtype=np.int64)
+        mer = np.full(n, -1, dtype=np.int64)
+        found: dict[int, list[tuple[int, int, int, int, int]]] = {}
+        for i, c in enumerate(clips):
+            h = c.hyps.get(m)
+            if h is None:
+                col.append(None)
+                continue
+            text = joined.get(id(h))
+            if text is None:
+                text = joined[id(h)] = " ".join(h)
+            col.append(text)
+            if not c.ref:
+                continue
+            if (e := cache.peek_errors(c.ref, h)) is not None:
+                err[i] = e
+            if (e := cache.peek_errors(c.ref, h, merge_compounds=True)) is not None:
+                mer[i] = e
+            if (o := cache.peek_opcodes(c.ref, h)) is not None:
+                found[i] = [(_CODE[t], i1, i2, j1, j2) for t, i1, i2, j1, j2 in o]
+        hyps[m], errors[m], merged[m] = col, err, mer
+        ops[m] = PairOps(n)
+        ops[m].add(found)
+    return Columns(list(models), [c.clip_id for c in clips], refs, hyps, errors, merged, ops, changed=True)
+
+
+def isolated_in_columns(cols: Columns, panel: Sequence[str]) -> list[str]:
+    """:func:`~asr_audit.probes.predfiles.refdis_run.isolated_panel_members` on columns."""
+    if len(panel) < 2:
+        return []
+    answered = {m: cols.present(m) for m in panel}
+    out = []
+    for m in panel:
+        others = np.logical_or.reduce([answered[o] for o in panel if o != m])
+        if not (answered[m] & others).any():
+            out.append(m)
+    return out
+
+
+# ----------------------------------------------------------------------------- workers
+
+_WORKER_NORMALIZE: Any = None  # set before the pool forks; the workers inherit it, never pickled
+
+
+def _w_normalize(texts: list[str]) -> list[str]:
+    """Normalized texts, tokens joined by one space (what the columns store)."""
+    normalize = _WORKER_NORMALIZE
+    return [" ".join(normalize(t).split()) for t in texts]
+
+
+def _w_opcodes(pairs: list[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray]:
+    """Each pair's difflib opcodes (as :func:`~asr_audit.text.align.align` gives them) as code rows:
+    ``(rows per pair, rows)``, int32 arrays (compact to send back from a worker)."""
+    lengths: list[int] = []
+    flat: list[tuple[int, int, int, int, int]] = []
+    code = _CODE
+    for ref, hyp in pairs:
+        if ref == hyp:  # what align() answers without aligning (texts are tokens joined by one space)
+            n = ref.count(" ") + 1 if ref else 0
+            ops = [(_EQUAL, 0, n, 0, n)] if n else []
+        else:
+            ops = [(code[t], i1, i2, j1, j2) for t, i1, i2, j1, j2 in opcodes(ref.split(), hyp.split())]
+        lengths.append(len(ops))
+        flat.extend(ops)
+    return np.asarray(lengths, dtype=np.int32), np.asarray(flat, dtype=np.int32).reshape(-1, 5)
+
+
+def _w_errors(pairs: list[tuple[str, str]], merge_compounds: bool = False) -> list[int]:
+    """Each pair's edit distance (:meth:`AlignmentCache.errors`)."""
+    cache = AlignmentCache()
+    return [cache.errors(tuple(r.split()), tuple(h.split()), merge_compounds) for r, h in pairs]
+
+
+def _w_merged(pairs: list[tuple[str, str]]) -> list[int]:
+    return _w_errors(pairs, True)
+
+
+class Workers:
+    """Forked processes for a cold run's heavy steps (normalizing, aligning, edit distances), or
+    the calling process alone (``n <= 1``, or no ``fork``). Results come back in order, so a run
+    gives the same result with any number of workers. Use as a context manager."""
+
+    CHUNK = 2000  # items per task
+
+    def __init__(self, n: int, normalize: Any = None) -> None:
+        import multiprocessing
+
+        self.pool: Any = None
+        self.normalize = normalize
+        if n > 1 and "fork" in multiprocessing.get_all_start_methods():
+            global _WORKER_NORMALIZE
+            _WORKER_NORMALIZE = normalize
+            self.pool = multiprocessing.get_context("fork").Pool(n)
+
+    def __enter__(self) -> Workers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        global _WORKER_NORMALIZE
+        _WORKER_NORMALIZE = None
+        if self.pool is not None:
+            self.pool.terminate()
+            self.pool.join()
+            self.pool = None
+
+    def _chunks(self, items: list[Any]) -> list[list[Any]]:
+        size = self.CHUNK
+        return [items[i : i + size] for i in range(0, len(items), size)]
+
+    def map(self, func: Any, items: list[Any]) -> list[Any]:
+        """``func`` over chunks of ``items``, flattened, in order."""
+        return self.map_async(func, items)()
+
+    def map_chunks_async(self, func: Any, items: list[Any]) -> Any:
+        """Start ``func`` over chunks of ``items``; the returned callable waits for and returns
+        the chunks' results, in order."""
+        chunks = self._chunks(items)
+        if self.pool is None or len(chunks) < 2:
+            done = [func(chunk) for chunk in chunks]
+            return lambda: done
+        pending = self.pool.map_async(func, chunks, chunksize=1)
+        got: list[Any] = []
+
+        def wait() -> list[Any]:
+            if not got:
+                got.extend(pending.get())
+            return got
+
+        return wait
+
+    def map_async(self, func: Any, items: list[Any]) -> Any:
+        """Start :meth:`map`; the returned callable waits for and returns its result."""
+        global _WORKER_NORMALIZE
+        chunks = self._chunks(items)
+        if self.pool is None or len(chunks) < 2:
+            _WORKER_NORMALIZE = self.normalize
+            try:
+                done = [x for chunk in chunks for x in func(chunk)]
+            finally:
+                _WORKER_NORMALIZE = None
+            return lambda: done
+        pending = self.pool.map_async(func, chunks, chunksize=1)
+        return lambda: [x for part in pending.get() for x in part]
+
+
+# ----------------------------------------------------------------------------- streamed loading
+
+
+class StreamMiss(Exception):
+    """A streamed read met what the plain path must report (a second file for a model, a
+    reference conflict): run the plain path, which raises its one-line error."""
+
+
+def stream_columns(
+    path: str | Path,
+    dataset: str | None,
+    workers: Workers,
+    normalized: Sequence[str] | None = None,
+) -> Columns:
+    """Read a prediction folder file by file into columns, keeping no row objects.
+
+    Each file is read and checked as :func:`~asr_audit.corpus.predfiles.load_predictions` reads
+    it, its hypotheses are handed to ``workers`` to normalize (``workers.normalize``, the run's
+    composed normalizer) while the next file is read, and only the normalized texts are kept
+    (for the models in ``normalized``; all when ``None``). References are normalized once per
+    distinct text at the end. Raises the loaders' errors, and :class:`StreamMiss` where the
+    plain path names two files in its error.
+    """
+    from asr_audit.corpus.predfiles import read_prediction_file, select_prediction_files
+
+    found, _ = select_prediction_files(path, dataset)
+    models = [n.model for _, n in found]
+    if len(set(models)) != len(models):
+        raise StreamMiss("a model has two files")
+    want = set(models) if normalized is None else set(normalized)
+    refs: dict[str, str] = {}
+    ids: dict[str, str] = {}  # one clip id object for every file
+    got: dict[str, tuple[list[str], list[str | None]]] = {}
+    pending: tuple[str, list[str], list[str | None], list[str], Any] | None = None
+
+    def finish(p: tuple[str, list[str], list[str | None], list[str], Any]) -> None:
+        model, cids, texts, distinct, result = p
+        table = dict(zip(distinct, result()))
+        got[model] = (cids, [None if t is None else table[t] for t in texts])
+
+    for file_path, name in found:
+        pf = read_prediction_file(file_path, name)
+        cids = []
+        for cid, row in pf.rows.items():
+            cid = ids.setdefault(cid, cid)
+            ref = row.reference.strip()
+            if refs.setdefault(cid, ref) != ref:
+                raise StreamMiss(f"clip {cid!r} has two references")
+            cids.append(cid)
+        if name.model in want:
+            texts = [r.hypothesis for r in pf.rows.values()]
+            distinct = list(dict.fromkeys(t for t in texts if t is not None))
+            result = workers.map_async(_w_normalize, distinct)
+            if pending is not None:
+                finish(pending)
+            pending = (name.model, cids, texts, distinct, result)
+        del pf
+    if pending is not None:
+        finish(pending)
+    clip_ids = sorted(refs)
+    raw = [refs[c] for c in clip_ids]
+    del refs
+    distinct = list(dict.fromkeys(raw))
+    table = dict(zip(distinct, workers.map(_w_normalize, distinct)))
+    ref_col = [table[r] for r in raw]
+    del raw, table
+    where = {c: i for i, c in enumerate(clip_ids)}
+    n = len(clip_ids)
+    hyps: dict[str, list[str | None]] = {}
+    for model in models:
+        if model not in got:
+            continue
+        cids, norm = got.pop(model)
+        col: list[str | None] = [None] * n
+        for c, t in zip(cids, norm):
+            col[where[c]] = t
+        hyps[model] = col
+    errors = {m: np.full(n, -1, dtype=np.int64) for m in hyps}
+    merged = {m: np.full(n, -1, dtype=np.int64) for m in hyps}
+    return Columns(models, clip_ids, ref_col, hyps, errors, merged, {m: PairOps(n) for m in hyps}, changed=True)
+
+
+# ----------------------------------------------------------------------------- mining
+
+
+@dataclass(slots=True)
+class _Panel:
+    """Per panel model, the arrays :func:`candidate_clips` reads (built once per run)."""
+
+    eligible: np.ndarray  # bool (n,): answered, and matched >= int(min_ref_match * n)
+    miss_start: np.ndarray  # global reference positions where a delete / replace run starts (eligible clips)
+    miss_stop: np.ndarray
+    ins_clip: np.ndarray  # clips of its insert opcodes (eligible clips)
+    ins_at: np.ndarray  # their i1
+
+
+def _panel_arrays(cols: Columns, model: str, params: RefdisParams, ref_off: np.ndarray) -> _Panel:
+    n, ref_len = cols.n, cols.ref_len
+    ops = cols.ops[model]
+    c, r = ops.merged()
+    tag = r[:, 0]
+    eq = tag == _EQUAL
+    matched = np.bincount(c[eq], weights=(r[eq, 2] - r[eq, 1]), minlength=n)
+    min_matched = np.floor(params.min_ref_match * ref_len.astype(np.float64))  # int() of a non-negative float
+    eligible = cols.present(model) & (ref_len > 0) & ops.has & (matched >= min_matched)
+    on = eligible[c]
+    miss = on & ((tag == _REPLACE) | (tag == _DELETE))
+    base = ref_off[c[miss]]
+    ins = on & (tag == _INSERT)
+    return _Panel(eligible, base + r[miss, 1], base + r[miss, 2], c[ins], r[ins, 1])
+
+
+def candidate_clips(cols: Columns, members: Sequence[_Panel], params: RefdisParams, ref_off: np.ndarray) -> np.ndarray:
+    """Which clips can yield an edit when ``members`` mine (bool per clip; see the module docstring).
+
+    :func:`~asr_audit.probes.predfiles.refdis.mine_clip` returns no edit for a clip whose
+    eligible members are fewer than ``min_panel``, or where no reference word is missed by at
+    least ``threshold`` of them (at index 0 or ``n - 1`` unless interior runs are kept: a kept
+    run starts at 0 or ends at ``n - 1``) and fewer than ``threshold`` of them insert at either
+    edge (an insertion chunk's first word needs that many votes).
+    """
+    n, ref_len = cols.n, cols.ref_len
+    total = int(ref_off[-1])
+    count = np.zeros(n, dtype=np.int64)
+    diff = np.zeros(total + 1, dtype=np.int64)
+    ins0 = np.zeros(n, dtype=np.int64)
+    ins_n = np.zeros(n, dtype=np.int64)
+    for p in members:
+        count += p.eligible
+        diff += np.bincount(p.miss_start, minlength=total + 1)
+        diff -= np.bincount(p.miss_stop, minlength=total + 1)
+        ins0 += np.bincount(p.ins_clip[p.ins_at == 0], minlength=n)
+        ins_n += np.bincount(p.ins_clip[p.ins_at == ref_len[p.ins_clip]], minlength=n)
+    threshold = np.maximum(2, np.ceil(params.majority * count - 1e-9))  # refdis._threshold, elementwise
+    votes = np.cumsum(diff[:total])
+    pos_clip = np.repeat(np.arange(n), ref_len)
+    hit = votes >= threshold[pos_clip]
+    nonempty = ref_len > 0
+    if params.include_middle:
+        runs = np.bincount(pos_clip[hit], minlength=n) > 0
+    else:
+        runs = np.zeros(n, dtype=bool)
+        runs[nonempty] = hit[ref_off[:-1][nonempty]] | hit[ref_off[1:][nonempty] - 1]
+    return nonempty & (count >= params.min_panel) & (runs | (ins0 >= threshold) | (ins_n >= threshold))
+
+
+def _fetch_ops(cols: Columns, models: Sequence[str], clips: np.ndarray, workers: Workers) -> Any:
+    """Start computing the opcodes ``models`` lack on ``clips`` (answered, non-empty reference),
+    one batch for all of them; the returned callable waits and adds them to ``cols``."""
+    todo: list[tuple[str, list[int]]] = []
+    need: list[tuple[str, str]] = []
+    refs = cols.refs
+    for m in models:
+        ops = cols.ops[m]
+        mine = clips[~ops.has[clips] & cols.present(m)[clips] & (cols.ref_len[clips] > 0)].tolist()
+        if mine:
+            hyps = cols.hyps[m]
+            todo.append((m, mine))
+            need.extend((refs[i], hyps[i] or "") for i in mine)
+    if not need:
+        return lambda: None
+    pending = workers.map_chunks_async(_w_opcodes, need)
+
+    def finish() -> None:
+        lengths = np.concatenate([a for a, _ in pending()])
+        rows = np.concatenate([b for _, b in pending()])
+        starts = np.concatenate([[0], np.cumsum(lengths)])
+        at = 0
+        for m, mine in todo:
+            k = len(mine)
+            cols.ops[m].add_arrays(mine, lengths[at : at + k], rows[starts[at] : starts[at + k]])
+            at += k
+        cols.changed = True
+
+    return finish
+
+
+def _ensure_errors(cols: Columns, model: str, merge_compounds: bool, workers: Workers) -> np.ndarray:
+    """``model``'s edit distances on every answered clip with a reference, computing what is missing."""
+    err = (cols.merged if merge_compounds else cols.errors)[model]
+    need = np.flatnonzero(cols.present(model) & (cols.ref_len > 0) & (err < 0)).tolist()
+    if need:
+        hyps, refs = cols.hyps[model], cols.refs
+        got = workers.map(_w_merged if merge_compounds else _w_errors, [(refs[i], hyps[i] or "") for i in need])
+        err[need] = got
+        cols.changed = True
+    return err
+
+
+def _check(cols: Columns, source: str, panel: Sequence[str], models: Sequence[str], params: RefdisParams) -> None:
+    """The checks :func:`~asr_audit.probes.predfiles.refdis_run.run_refdis` makes, in its order."""
+    for m in [*panel, *models]:
+        if m not in cols.models:
+            raise ConfigError(f"model {m!r} has no prediction file in {source}; available: {', '.join(cols.models)}")
+    if len(set(panel)) != len(panel):
+        raise ConfigError(f"--panel names a model twice: {','.join(panel)}")
+    if len(panel) < params.min_panel:
+        raise ConfigError(
+            f"the panel has {len(panel)} member(s) but --min-panel is {params.min_panel}; "
+            "fix: name more panel members or lower --min-panel"
+        )
+    check_loo_panel(params, len(panel), Surface.cli())
+
+
+CHUNK_CLIPS = 4096  # clips whose alignments are held at once
+
+
+def run_refdis_columns(
+    cols: Columns,
+    panel: Sequence[str],
+    params: RefdisParams,
+    *,
+    normalizer: dict[str, Any],
+    source: str,
+    models: Sequence[str] | None = None,
+    seed: int = 0,
+    n_resamples: int = 1000,
+    merge_compounds: bool = False,
+    workers: Workers | None = None,
+) -> RefdisResult | None:
+    """:func:`~asr_audit.probes.predfiles.refdis_run.run_refdis` (consensus mode) on columns.
+
+    ``normalizer`` is the result's normalizer record, ``source`` the set's path as given. Returns
+    ``None`` when the columns lack a model's normalized texts (a run with ``--models`` cached
+    only those): the caller runs the plain path. Results computed here (with ``workers``, if
+    given) are added to ``cols`` (``cols.changed``). Clips are mined :data:`CHUNK_CLIPS` at a
+    time, each chunk with its own alignment cache, so memory holds one chunk's alignments.
+    """
+    from asr_audit.probes.predfiles.refdis_score import assemble_result, clips_with_edits
+
+    models = list(models) if models is not None else list(cols.models)
+    _check(cols, source, panel, models, params)
+    everyone = list(dict.fromkeys([*models, *panel]))
+    if any(m not in cols.hyps for m in everyone):
+        return None
+    workers = workers or Workers(1)
+    n, ref_len = cols.n, cols.ref_len
+    ref_off = np.concatenate([[0], np.cumsum(ref_len)])
+    nonempty = np.flatnonzero(ref_len > 0)
+    _fetch_ops(cols, panel, nonempty, workers)()  # the panel's alignments on every clip
+    arrays = {m: _panel_arrays(cols, m, params, ref_off) for m in panel}
+    wanted: dict[str | None, np.ndarray] = {None: candidate_clips(cols, list(arrays.values()), params, ref_off)}
+    for held in loo_members(panel, models, params):
+        wanted[held] = candidate_clips(cols, [arrays[p] for p in panel if p != held], params, ref_off)
+    del arrays
+    idx = np.flatnonzero(np.logical_or.reduce(list(wanted.values())))
+    ids = cols.clip_ids
+    candidates = {k: {ids[i] for i in np.flatnonzero(v).tolist()} for k, v in wanted.items()}
+    columns, counted = [], []
+    for m in models:
+        col, k = _base_columns(cols, m, _ensure_errors(cols, m, merge_compounds, workers))
+        columns.append(col)
+        counted.append(k)
+    rows = np.flatnonzero(ref_len > 0)
+    # Without an operating point every mined edit is scored (the repeat evidence changes no edit's
+    # correction), so each chunk's corrected WER is counted while its clips are at hand.
+    at_once = params.min_confidence is None
+    held_out = loo_members(panel, models, params)
+    found: tuple[list[Edit], dict[str, list[Edit]]] = ([], {h: [] for h in held_out})
+    chunks = _chunks(idx)
+    # every model is judged on a mined clip: the workers align them all, a chunk ahead of the mining
+    ahead: Any = _fetch_ops(cols, everyone, chunks[0], workers) if chunks else None
+    for k, chunk in enumerate(chunks):
+        ahead()
+        ahead = _fetch_ops(cols, everyone, chunks[k + 1], workers) if k + 1 < len(chunks) else None
+        cache = AlignmentCache()
+        clips = _clip_inputs(cols, chunk, everyone, cache)
+        before = (len(found[0]), {h: len(v) for h, v in found[1].items()})
+        mine_edits(clips, panel, models, params, cache, candidates=candidates, into=found)
+        if at_once:
+            new = found[0][before[0] :]
+            fresh = {h: v[before[1][h] :] for h, v in found[1].items()}
+            scored_now = {m: fresh[m] if m in fresh else [e for e in new if m in e.scored] for m in models}
+            _fix_rows(clips, chunk, rows, models, columns, scored_now, cache, merge_compounds)
+    mining = finish_mining(*found, dict(zip(ids, cols.refs)), params)
+    del found
+    scored = {m: mining.scored_edits(m) for m in models}
+    with_edits = clips_with_edits(mining)
+    where = {cid: i for i, cid in enumerate(ids)}
+    edited = np.array(sorted(where[c] for c in with_edits), dtype=np.int64)
+    if not at_once:
+        for chunk in _chunks(edited):
+            clips = _clip_inputs(cols, chunk, everyone, None)
+            _fix_rows(clips, chunk, rows, models, columns, scored, AlignmentCache(), merge_compounds)
+    inflations = inflations_from_columns(models, columns, counted, len(rows), np.random.default_rng(seed), n_resamples)
+    return assemble_result(
+        mining,
+        scored,
+        inflations,
+        models=models,
+        panel=panel,
+        params=params,
+        normalizer=normalizer,
+        mode="panel",
+        source=source,
+        n_clips=n,
+        seed=seed,
+        n_resamples=n_resamples,
+        references={ids[i]: cols.refs[i] for i in edited.tolist()},
+        merge_compounds=merge_compounds,
+    )
+
+
+def _chunks(idx: np.ndarray) -> list[np.ndarray]:
+    return [idx[i : i + CHUNK_CLIPS] for i in range(0, len(idx), CHUNK_CLIPS)]
+
+
+def _by_clip(edits: Sequence[Edit]) -> dict[str, list[Edit]]:
+    out: dict[str, list[Edit]] = {}
+    for e in edits:
+        out.setdefault(e.clip_id, []).append(e)
+    return out
+
+
+def _clip_inputs(
+    cols: Columns, idx: np.ndarray, everyone: Sequence[str], cache: AlignmentCache | None
+) -> list[ClipInput]:
+    """ClipInputs of the clips ``idx``; with ``cache``, the known opcodes of their pairs are seeded into it."""
+    known = {m: cols.ops[m].of(idx) if cache is not None else {} for m in everyone}
+    seeds: dict[tuple[Tokens, Tokens], tuple[Opcode, ...]] = {}
+    memo: dict[str, Tokens] = {}  # one tuple per text: pair look-ups then hit by identity
+
+    def tok(text: str) -> Tokens:
+        t = memo.get(text)
+        if t is None:
+            t = memo[text] = tuple(text.split())
+        return t
+
+    columns = [(m, cols.hyps[m], known[m]) for m in everyone]
+    out = []
+    for i in idx.tolist():
+        ref = tok(cols.refs[i])
+        hyps: dict[str, Tokens | None] = {}
+        for m, col, ops in columns:
+            h = col[i]
+            if h is None:
+                hyps[m] = None
+                continue
+            hyp = hyps[m] = tok(h)
+            o = ops.get(i)
+            if o is not None:
+                seeds[(ref, hyp)] = o
+        out.append(ClipInput(cols.clip_ids[i], ref, hyps))
+    if cache is not None:
+        cache.seed(seeds)
+    return out
+
+
+def _base_columns(cols: Columns, model: str, err: np.ndarray) -> tuple[np.ndarray, int]:
+    """:func:`~asr_audit.probes.predfiles.inflation.inflation_columns` before edits: per clip with
+    a reference, ``[errors, words, errors, words]`` (a missing hypothesis deletes every word)."""
+    rows = np.flatnonzero(cols.ref_len > 0)
+    answered = cols.present(model)[rows]
+    lengths = cols.ref_len[rows]
+    e = np.where(answered, err[rows], lengths)
+    return np.stack([e, lengths, e, lengths], axis=1).astype(np.float64), int(answered.sum())
+
+
+def _fix_rows(
+    clips: Sequence[ClipInput],
+    chunk: np.ndarray,
+    rows: np.ndarray,
+    models: Sequence[str],
+    columns: Sequence[np.ndarray],
+    scored: Mapping[str, Sequence[Edit]],
+    cache: AlignmentCache,
+    merge_compounds: bool,
+) -> None:
+    """Apply each model's ``scored`` edits on ``clips`` (the clips ``chunk``) to its ``columns``."""
+    pos = np.searchsorted(rows, chunk).tolist()
+    corrected: dict[tuple[str, tuple[int, ...]], Tokens] = {}
+    for m, col in zip(models, columns):
+        own_edits = _by_clip(scored[m])
+        if not own_edits:
+            continue
+        for clip, p in zip(clips, pos):
+            own = own_edits.get(clip.clip_id)
+            if own is not None:
+                _fix_row(col, p, clip, m, own, cache, corrected, merge_compounds)
+
+
+def _fix_row(
+    out: np.ndarray,
+    p: int,
+    clip: ClipInput,
+    model: str,
+    own: Sequence[Edit],
+    cache: AlignmentCache,
+    corrected: dict[tuple[str, tuple[int, ...]], Tokens],
+    merge_compounds: bool,
+) -> None:
+    """Row ``p`` of ``model``'s columns with its edits ``own`` on ``clip`` applied, as
+    :func:`~asr_audit.probes.predfiles.inflation.inflation_columns` computes it."""
+    ref, hyp = clip.ref, clip.hyps.get(model)
+    if hyp is None:
+        fixed_len = len(apply_edits(ref, own))
+        out[p] = (len(ref), len(ref), fixed_len, fixed_len)
+        return
+    key = (clip.clip_id, tuple(map(id, own)))
+    fixed = corrected.get(key)
+    if fixed is None:
+        fixed = corrected[key] = cache.intern(apply_edits(ref, own))
+    out[p, 2] = cache.errors(fixed, hyp, merge_compounds)
+    out[p, 3] = len(fixed)

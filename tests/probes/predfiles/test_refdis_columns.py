@@ -1,0 +1,197 @@
+"""refdis' warm path (the set read back as columns) gives the plain path's result byte for byte."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from asr_audit.corpus.predfiles import load_predictions
+from asr_audit.probes.predfiles.refdis import mine_clip, preset_params
+from asr_audit.probes.predfiles.refdis_columns import _panel_arrays, candidate_clips, columns_from_run
+from asr_audit.probes.predfiles.refdis_inputs import prepare_clips
+from asr_audit.probes.predfiles.refdis_run import (
+    load_warm_set,
+    refdis_text_cache,
+    run_normalizer,
+    run_refdis,
+    run_refdis_warm,
+)
+from asr_audit.testing.synthetic import make_prediction_set
+from asr_audit.text.align import AlignmentCache
+from asr_audit.text.normalize import clear_normalize_cache
+
+PANEL = ["honest-01", "honest-02", "honest-03", "honest-04"]
+VOXPOPULI = Path(__file__).parents[2] / "fixtures" / "voxpopuli"
+
+
+@pytest.fixture(scope="module")
+def preds_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("preds")
+    make_prediction_set(150, rng=np.random.default_rng(3), folder=folder, missing_rate=0.03)
+    # an empty reference and an empty hypothesis: both edge cases of the columns
+    path = next(folder.glob("MODEL_honest-02_*"))
+    lines = path.read_text().splitlines()
+    row = json.loads(lines[0])
+    row["pred_text"] = ""
+    lines[0] = json.dumps(row)
+    path.write_text("\n".join(lines) + "\n")
+    for p in folder.glob("*.jsonl"):
+        rows = p.read_text().splitlines()
+        last = json.loads(rows[-1])
+        last["text"] = ""
+        p.write_text("\n".join([*rows[:-1], json.dumps(last)]) + "\n")
+    return folder
+
+
+CASES: list[dict[str, Any]] = [
+    {"preset": "anchor", "loo": False},
+    {"preset": "anchor"},
+    {"preset": "paper"},
+    {"preset": "anchor", "majority": 0.5, "include_middle": True, "loo": False},
+    {"preset": "paper", "min_confidence": 0.4, "min_ref_match": 0.8},
+    {"preset": "anchor", "min_panel": 2, "loo": False, "panel": PANEL[:3]},
+    {"preset": "paper", "merge": True, "min_run_len": 2},
+    {"preset": "anchor", "models": ["copier-01", "honest-05", "honest-01"]},
+]
+
+
+def _plain_and_warm(folder: Path, root: Path, case: dict[str, Any], panel: list[str]) -> tuple[str, str]:
+    case = dict(case)
+    panel = case.pop("panel", panel)
+    merge, models, preset = case.pop("merge", False), case.pop("models", None), case.pop("preset")
+    params = preset_params(preset, **case)
+    clear_normalize_cache()  # every run starts as a new process would
+    kw: dict[str, Any] = {"n_resamples": 100, "merge_compounds": merge, "models": models}
+    plain = run_refdis(load_predictions(folder), panel, params, **kw).to_dict()
+    warm = load_warm_set(folder, None, refdis_text_cache("whisper", preset, root=root), panel=panel, models=models)
+    if warm is None:  # the first run of these settings stores the set
+        run_refdis(
+            load_predictions(folder), panel, params, text_cache=refdis_text_cache("whisper", preset, root=root), **kw
+        )
+        warm = load_warm_set(folder, None, refdis_text_cache("whisper", preset, root=root), panel=panel, models=models)
+    assert warm is not None
+    kw.pop("models")
+    got = run_refdis_warm(warm, panel, params, models=models, **kw).to_dict()
+    return json.dumps(plain, sort_keys=True), json.dumps(got, sort_keys=True)
+
+
+def test_warm_columns_equal_the_plain_path_for_many_parameters(preds_dir: Path, tmp_path: Path) -> None:
+    for case in CASES:
+        plain, warm = _plain_and_warm(preds_dir, tmp_path, case, PANEL)
+        assert warm == plain, case
+
+
+def test_warm_columns_equal_the_plain_path_on_voxpopuli(tmp_path: Path) -> None:
+    panel = ["whisper-small.en", "whisper-base.en", "distil-small.en", "wav2vec2-base-960h"]
+    for case in ({"preset": "anchor", "loo": False}, {"preset": "paper"}):
+        plain, warm = _plain_and_warm(VOXPOPULI, tmp_path, case, panel)
+        assert warm == plain, case
+
+
+@pytest.mark.parametrize("params", [{"loo": False}, {"majority": 0.5, "include_middle": True}, {"min_panel": 4}])
+def test_the_prefilter_drops_only_clips_without_edits(preds_dir: Path, params: dict[str, Any]) -> None:
+    p = preset_params("anchor", **params)
+    pset = load_predictions(preds_dir)
+    cache = AlignmentCache()
+    clips = prepare_clips(pset, pset.models, run_normalizer("whisper", "anchor"), True, cache=cache)
+    for c in clips:  # the panel's alignments, as a cold run leaves them
+        for m in PANEL:
+            if (h := c.hyps.get(m)) is not None:
+                cache.align(c.ref, h)
+    cols = columns_from_run(pset.models, clips, pset.models, cache)
+    ref_off = np.concatenate([[0], np.cumsum(cols.ref_len)])
+    keep = candidate_clips(cols, [_panel_arrays(cols, m, p, ref_off) for m in PANEL], p, ref_off)
+    mined = np.array([bool(mine_clip(c, PANEL, pset.models, p, cache)) for c in clips])
+    assert not (mined & ~keep).any()  # conservative: every clip with an edit is kept
+    assert keep.sum() < len(clips)  # and it does filter
+
+
+def test_a_cli_warm_run_writes_the_same_bytes(preds_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from asr_audit.cli import main
+
+    monkeypatch.setenv("ASR_AUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    args = ["refdis", "--preds", str(preds_dir), "--panel", ",".join(PANEL), "--resamples", "100"]
+    outs = []
+    for i, extra in enumerate(
+        [["--no-text-cache"], [], [], ["--majority", "0.75"], ["--majority", "0.75", "--no-text-cache"]]
+    ):
+        out = tmp_path / f"run{i}.json"
+        assert main([*args, *extra, "--json", str(out)]) == 0
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1] == outs[2]  # uncached, cold, warm
+    assert outs[3] == outs[4]  # warm with other parameters, uncached
+    assert list((tmp_path / "cache").rglob("*.set"))
+
+
+def test_a_damaged_set_entry_is_a_miss(preds_dir: Path, tmp_path: Path) -> None:
+    cache = refdis_text_cache("whisper", "anchor", root=tmp_path)
+    run_refdis(load_predictions(preds_dir), PANEL, preset_params("anchor"), n_resamples=50, text_cache=cache)
+    (entry,) = tmp_path.rglob("*.set")
+    entry.write_bytes(entry.read_bytes()[:1000])
+    assert (
+        load_warm_set(preds_dir, None, refdis_text_cache("whisper", "anchor", root=tmp_path), panel=PANEL, models=None)
+        is None
+    )
+
+
+def test_a_changed_file_misses_the_set(preds_dir: Path, tmp_path: Path) -> None:
+    import shutil
+
+    folder = tmp_path / "p"
+    shutil.copytree(preds_dir, folder)
+    cache = refdis_text_cache("whisper", "anchor", root=tmp_path / "c")
+    run_refdis(load_predictions(folder), PANEL, preset_params("anchor"), n_resamples=50, text_cache=cache)
+    path = next(folder.glob("MODEL_honest-05_*"))
+    path.write_text(path.read_text().replace("the", "a", 1))
+    assert (
+        load_warm_set(
+            folder, None, refdis_text_cache("whisper", "anchor", root=tmp_path / "c"), panel=PANEL, models=None
+        )
+        is None
+    )
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_streamed_read_equals_the_plain_path(
+    preds_dir: Path, tmp_path: Path, workers: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from asr_audit.probes.predfiles import refdis_columns
+    from asr_audit.probes.predfiles.refdis_columns import Workers
+    from asr_audit.probes.predfiles.refdis_run import run_refdis_streamed
+
+    monkeypatch.setattr(Workers, "CHUNK", 64)  # several tasks per step, so the forked workers run them
+    monkeypatch.setattr(refdis_columns, "CHUNK_CLIPS", 16)  # clips mined in several chunks
+
+    for case in ({"preset": "anchor"}, {"preset": "paper", "loo": False, "models": ["honest-05", "copier-02"]}):
+        case = dict(case)
+        models, preset = case.pop("models", None), case.pop("preset")
+        params = preset_params(preset, **case)
+        clear_normalize_cache()
+        plain = run_refdis(load_predictions(preds_dir), PANEL, params, n_resamples=100, models=models).to_dict()
+        cache = refdis_text_cache("whisper", preset, root=tmp_path)
+        got = run_refdis_streamed(
+            preds_dir, None, PANEL, params, text_cache=cache, models=models, n_resamples=100, workers=workers
+        ).to_dict()
+        assert json.dumps(got, sort_keys=True) == json.dumps(plain, sort_keys=True), case
+
+
+def test_a_reference_conflict_leaves_the_streamed_read_to_the_plain_path(preds_dir: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from asr_audit.probes.predfiles.refdis_columns import StreamMiss
+    from asr_audit.probes.predfiles.refdis_run import run_refdis_streamed
+
+    folder = tmp_path / "p"
+    shutil.copytree(preds_dir, folder)
+    path = next(folder.glob("MODEL_honest-05_*"))
+    rows = path.read_text().splitlines()
+    row = json.loads(rows[3])
+    row["text"] = "another reference"
+    path.write_text("\n".join([*rows[:3], json.dumps(row), *rows[4:]]) + "\n")
+    cache = refdis_text_cache("whisper", "anchor", root=tmp_path / "c")
+    with pytest.raises(StreamMiss):
+        run_refdis_streamed(folder, None, PANEL, preset_params("anchor"), text_cache=cache)
