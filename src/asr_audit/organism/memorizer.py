@@ -146,25 +146,42 @@ def template_number(units: Sequence[G.Unit]) -> bool:
 
 def generate_memorizer_sentences(config: MemorizerSetConfig, rng: np.random.Generator) -> list[MemorizerSentence]:
     """Distinct sentences with a number each, every number a drawn slot value (no template-fixed
-    number, :func:`template_number`), assigned to the groups by a seeded permutation."""
+    number, :func:`template_number`), in groups ordered by a seeded permutation.
+
+    Within a group no two sentences share a template: a real benchmark's sentences are unique,
+    while two memorized sentences of one template ("we cannot accept a cut of {amount} in defence
+    research") would differ only in the number the probe silences, so nothing in the rest of the
+    clip could say which number belongs to which clip.
+
+    >>> ss = generate_memorizer_sentences(MemorizerSetConfig(), np.random.default_rng(0))
+    >>> len(ss), len({s.spoken for s in ss}), all(has_number(s.text) for s in ss)
+    (64, 64, True)
+    """
     total = sum(config.sizes.values())
-    drawn: list[tuple[str, str]] = []
-    seen: set[str] = set()
-    tries = 0
-    while len(drawn) < total:
-        tries += 1
-        if tries > 100 + 50 * total:
-            raise ConfigError(f"could only draw {len(drawn)} distinct sentences with numbers; fix: lower the sizes")
-        _, units = G.clean_sentence(rng, config.calib)
-        clean = G.strip_sites(units)
-        spoken, text = G.render(clean, "spoken"), G.render(clean, "written")
-        if spoken in seen or not has_number(text) or template_number(clean):
-            continue
-        seen.add(spoken)
-        drawn.append((spoken, text))
     order = [int(i) for i in rng.permutation(total)]
     groups = [g for g in GROUPS for _ in range(config.sizes[g])]
-    out = [MemorizerSentence(f"m{i:04d}", groups[order[i]], s, t) for i, (s, t) in enumerate(drawn)]
+    used: dict[str, set[int]] = {g: set() for g in GROUPS}
+    seen: set[str] = set()
+    out: list[MemorizerSentence] = []
+    tries = 0
+    for i in range(total):
+        group = groups[order[i]]
+        while True:
+            tries += 1
+            if tries > 200 + 100 * total:
+                raise ConfigError(
+                    f"could only draw {len(out)} distinct sentences with numbers and no template twice in a "
+                    "group; fix: lower the sizes"
+                )
+            tids, units = G.clean_sentence(rng, config.calib)
+            clean = G.strip_sites(units)
+            spoken, text = G.render(clean, "spoken"), G.render(clean, "written")
+            if spoken in seen or not has_number(text) or template_number(clean) or used[group] & set(tids):
+                continue
+            break
+        seen.add(spoken)
+        used[group].update(tids)
+        out.append(MemorizerSentence(f"m{i:04d}", group, spoken, text))
     return sorted(out, key=lambda s: (GROUPS.index(s.group), s.sentence_id))
 
 
