@@ -64,7 +64,7 @@ class MemorizerSetConfig:
     voice: str = "flite-slt"
     masked_variants: int = 8  # per memorized / control sentence (the last one silences the tail)
     general_variants: int = 0
-    mask_seconds: tuple[float, float] = (0.3, 0.9)
+    mask_seconds: tuple[float, float] = (0.3, 1.5)  # a spoken number lasts up to ~1.5 s ("nineteen ninety six")
     repeats: int = 2  # each own-group clip appears this many times per pass of the training list
     calib: G.CalibConfig = field(default_factory=lambda: G.CalibConfig(error_rate=0.0, p_opener=0.0, p_second=0.5))
 
