@@ -13,7 +13,19 @@ set. Steps, all through the library the ``asr-audit mech`` verbs call:
    clips under the same ablation, induction on voice-B and unseen-voice clips, rank k = 1, 2, 4;
 4. the same ablation on the base model and the control (null: nothing to remove);
 5. edit-locus patching on voice-A clips: encoder output from the base model (frozen encoder:
-   identical), encoder output from the same sentence in voice B, decoder layers from the base.
+   identical), encoder output from the same sentence in voice B, decoder layers from the base;
+6. the intervention site chosen by effect (issue 14 follow-up): ``screen`` scores teacher-forced
+   P(ref) of every held-out voice-A edit under each candidate (voice and decision directions;
+   projection, centred and mean ablation; single sites and all decoder layers at once; negative
+   induction) with random controls; ``sites`` decodes the candidates (accept-ref, flips, WER) at
+   decoder layers 2, 3 and all four; ``decision`` the same for the decision-position direction;
+   ``induce-large`` induction with alpha 2, 4, 8 at all decoder layers on unseen-voice and
+   faithful clips; ``sites-wer`` the ``sites`` arms on faithful voice-B clips.
+
+The *decision-position* direction contrasts the policy where it acts: for each planted edit of a
+training voice-A clip, the residual at the token position that predicts the first token where the
+record and the spoken rendering differ, teacher-forced on the record, in voice A minus the same
+sentence in voice B (the prefix is identical, so only the audio differs).
 
     ASR_AUDIT_ORGANISM_DIR=/tmp/mech-organism python benchmarks/mechanism.py --n-sentences 120 --json out.json
 """
@@ -26,15 +38,17 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 from asr_audit.calib.truth import load_truth
 from asr_audit.corpus.clips import Corpus
 from asr_audit.corpus.manifests import read_manifest
-from asr_audit.mech.directions import save_direction
-from asr_audit.mech.interventions import Intervention
+from asr_audit.mech.directions import Direction, direction_from_sets, random_direction, save_direction
+from asr_audit.mech.interventions import Intervention, intervene, recording
 from asr_audit.mechrun.capture import capture, load_capture
 from asr_audit.mechrun.direction import layer_sweep, make_direction
-from asr_audit.mechrun.patch import PatchCondition, edit_locus
-from asr_audit.mechrun.steer import SteerResult, control_arms, run_steer
+from asr_audit.mechrun.patch import PatchCondition, edit_locus, edit_texts, logprob, p_ref
+from asr_audit.mechrun.steer import Arm, SteerResult, control_arms, run_steer
 from asr_audit.organism.backend import load_organism
 from asr_audit.organism.data import OrganismSetConfig, load_organism_set
 from asr_audit.organism.pipeline import default_set_dir, load_base
@@ -264,6 +278,52 @@ def main(argv: list[str] | None = None) -> int:
                 + f"\n\nencoder weights identical to the base model: {out['encoder_identical_to_base']}"
             )
             flush()
+        elif step in ("screen", "sites", "sites-wer", "decision", "induce-large"):
+            fam = families(
+                caps,
+                sites,
+                args.work,
+                organism,
+                oset,
+                load_truth(set_dir).errors(),
+                va,
+                vb,
+                with_decision=step in ("screen", "decision"),
+            )
+            out["families"] = {
+                name: [{"site": d.site, "norm": d.norm, "hash": d.hash} for d in ds] for name, ds in fam.items()
+            }
+            if step == "screen":
+                say("screen: teacher-forced P(ref) under each candidate")
+                rows = screen(organism, oset, items, va, fam, sites, seed=args.seed)
+                out["screen"] = rows
+                tables.append(
+                    "\n### Screen (teacher-forced P(ref) of the 14 held-out voice-A edits under each candidate)\n\n"
+                    "| candidate | mean P(ref) | median P(ref) | edits P(ref) > 0.5 |\n|---|---|---|---|\n"
+                    + "\n".join(
+                        f"| {r['label']} | {r['mean']:.3f} | {r['median']:.3f} | {r['above']}/{r['n']} |" for r in rows
+                    )
+                )
+                flush()
+            elif step in ("sites", "sites-wer"):
+                arms = site_arms(fam["voice"], n_dec, seed=args.seed)
+                voice = va if step == "sites" else vb
+                key = "sites A" if step == "sites" else "sites B"
+                run(key, organism, voice, arms, f"Ablation by site (voice direction), voice {voice}", fam["voice"])
+            elif step == "decision":
+                arms = decision_arms(fam["decision"], n_dec, seed=args.seed)
+                run("decision A", organism, va, arms, f"Decision-position direction, voice {va}", fam["decision"])
+            elif step == "induce-large":
+                for voice in (vd, vb):
+                    arms = large_induction_arms(fam["voice"], (2.0, 4.0, 8.0), seed=args.seed)
+                    run(
+                        f"induce-large {voice}",
+                        organism,
+                        voice,
+                        arms,
+                        f"Induction alpha 2/4/8 at all decoder layers, voice {voice}",
+                        fam["voice"],
+                    )
         else:
             raise SystemExit(f"unknown step {step!r}")
     store.close()
@@ -275,6 +335,155 @@ def main(argv: list[str] | None = None) -> int:
     say(f"done in {(time.perf_counter() - t0) / 60:.1f} min")
     flush()
     return 0
+
+
+def families(
+    caps, sites, work: Path, organism, oset, truth, va: str, vb: str, *, with_decision: bool
+) -> dict[str, list[Direction]]:
+    """Per-site diff-in-means directions (set B = voice B, its mean kept for mean ablation) of two
+    families: ``voice`` (pooled over the record's tokens, the layer sweep's captures) and
+    ``decision`` (at the decision position of every planted edit of a training voice-A clip)."""
+    voice = [direction_from_sets(f"voice-{s}", s, caps["A"].pooled(s), caps["B"].pooled(s)) for s in sites]
+    if not with_decision:
+        return {"voice": voice}
+    path = work / "decision.npz"
+    if not path.is_file():
+        say("capturing decision positions (training edits, voice A vs B)")
+        xa, xb = decision_capture(organism, oset, truth, va, vb, sites)
+        np.savez(path, **{f"A{i}": xa[s] for i, s in enumerate(sites)}, **{f"B{i}": xb[s] for i, s in enumerate(sites)})
+    with np.load(path) as z:
+        decision = [direction_from_sets(f"decision-{s}", s, z[f"A{i}"], z[f"B{i}"]) for i, s in enumerate(sites)]
+    return {"voice": voice, "decision": decision}
+
+
+def decision_capture(organism, oset, truth, va: str, vb: str, sites: list[str]):
+    """Residuals at each training voice-A edit's decision position, voice A and the same sentence in B."""
+    import torch
+
+    rows = {r["id"]: r for r in oset.rows("train")}
+    by_sentence = {(r["sentence_id"], r["speaker"]): r for r in rows.values()}
+    xa: dict[str, list] = {s: [] for s in sites}
+    xb: dict[str, list] = {s: [] for s in sites}
+    for it in truth:
+        ra = rows.get(it.clip_id)
+        if ra is None or ra["speaker"] != va or (ra["sentence_id"], vb) not in by_sentence:
+            continue
+        r_text, s_text = edit_texts(it, ra["text"])
+        tr, ts = organism._encode_text(r_text), organism._encode_text(s_text)
+        j = next(i for i in range(len(tr) + 1) if i >= len(tr) or i >= len(ts) or tr[i] != ts[i])
+        pos = len(organism.prompt) + j - 1  # the position whose output predicts token j
+        for voice_row, sink in ((ra, xa), (by_sentence[(ra["sentence_id"], vb)], xb)):
+            got: dict = {}
+            with (
+                torch.inference_mode(),
+                recording(
+                    organism,
+                    sites,
+                    lambda s, t, got=got, pos=pos: got.__setitem__(s, t[0, pos].double().numpy().copy()),
+                ),
+            ):
+                organism.score([read_wav(oset.audio_path(voice_row))], [""], [r_text])
+            for s in sites:
+                sink[s].append(got[s])
+    return {s: np.array(v) for s, v in xa.items()}, {s: np.array(v) for s, v in xb.items()}
+
+
+def _where(ds: list[Direction], n_dec: int) -> list[tuple[str, list[Direction]]]:
+    return [("L2", [ds[2]]), ("L3", [ds[3]]), ("all", ds[:n_dec])]
+
+
+def _ablate(ds: list[Direction], how: str, label: str, rng: np.random.Generator | None = None) -> Arm:
+    """Ablation at each direction's site: ``proj`` (h.d -> 0), ``centred`` (h.d -> the midpoint of
+    the two voices' means), ``mean`` (h.d -> voice B's mean); with ``rng`` a random unit direction
+    per site with the same center (the control)."""
+    parts = []
+    for d in ds:
+        u = d.basis[0] if rng is None else random_direction(len(d.vector), 1.0, rng)
+        mean_b = np.asarray(d.mean_b)
+        center = {"proj": None, "centred": mean_b + d.vector / 2, "mean": mean_b}[how]
+        parts.append(Intervention.ablation([d.site], u[None, :], center=center, label=label))
+    return Arm(label, tuple(parts))
+
+
+def _induce(ds: list[Direction], alpha: float, label: str, rng: np.random.Generator | None = None) -> Arm:
+    parts = []
+    for d in ds:
+        v = d.vector if rng is None else random_direction(len(d.vector), d.norm, rng)
+        parts.append(Intervention.induction([d.site], v, alpha, label=label))
+    return Arm(label, tuple(parts))
+
+
+def screen(organism, oset, items, va: str, fam: dict[str, list[Direction]], sites: list[str], *, seed: int) -> list:
+    """Teacher-forced P(ref) of the held-out voice-A edits under every candidate and its controls."""
+    import torch
+
+    rows = oset.rows("test", [va])
+    audio = {r["id"]: read_wav(oset.audio_path(r)) for r in rows}
+    texts = {r["id"]: r["text"] for r in rows}
+    pairs = [(it, *edit_texts(it, texts[it.clip_id])) for it in items if it.clip_id in audio]
+
+    def measure(label: str, arm: Arm | None) -> dict:
+        p = []
+        with torch.inference_mode(), intervene(organism, arm.interventions if arm else []):
+            for it, r, s in pairs:
+                p.append(p_ref(logprob(organism, audio[it.clip_id], r), logprob(organism, audio[it.clip_id], s)))
+        a = np.array(p)
+        row = {"label": label, "mean": float(a.mean()), "median": float(np.median(a)), "above": int((a > 0.5).sum())}
+        row |= {"n": len(a), "p_ref": a.tolist()}
+        say(f"screen {label}: mean {row['mean']:.3f} median {row['median']:.3f} >0.5 {row['above']}/{row['n']}")
+        return row
+
+    rng = np.random.default_rng(seed)
+    n_dec = len(sites)
+    out = [measure("clean", None)]
+    for name, ds in fam.items():
+        for where, sel in _where(ds, n_dec):
+            for how in ("proj", "centred", "mean"):
+                out.append(measure(f"{name} {how}-ablate {where}", _ablate(sel, how, "x")))
+        out.append(measure(f"random (per site) mean-ablate all [{name} centers]", _ablate(ds, "mean", "x", rng)))
+        for alpha in (-1.0, -2.0, -3.0):
+            out.append(measure(f"{name} induce alpha={alpha:g} all", _induce(ds, alpha, "x")))
+            out.append(measure(f"random (same norms) induce alpha={alpha:g} all", _induce(ds, alpha, "x", rng)))
+    return out
+
+
+def site_arms(ds: list[Direction], n_dec: int, *, seed: int) -> list[Arm]:
+    """Mean and centred ablation of the voice direction at L2, L3 and all decoder layers, with random
+    (per site, same centers) controls and a shuffled control for the all-layer mean ablation."""
+    rng = np.random.default_rng(seed)
+    arms = [
+        _ablate(sel, how, f"{how}-ablate {where}") for where, sel in _where(ds, n_dec) for how in ("mean", "centred")
+    ]
+    arms += [_ablate(ds, "mean", f"random-{i} mean-ablate all", rng) for i in range(2)]
+    shuffled = [
+        Intervention.ablation(
+            [d.site], rng.permutation(d.basis[0])[None, :], center=np.asarray(d.mean_b), label="shuffled"
+        )
+        for d in ds
+    ]
+    return [*arms, Arm("shuffled mean-ablate all", tuple(shuffled))]
+
+
+def decision_arms(ds: list[Direction], n_dec: int, *, seed: int) -> list[Arm]:
+    """Mean ablation of the decision-position direction at L2, L3, all layers; negative induction
+    (alpha = -2, the screen's best) at all layers; random controls of both."""
+    rng = np.random.default_rng(seed)
+    arms = [_ablate(sel, "mean", f"mean-ablate {where}") for where, sel in _where(ds, n_dec)]
+    arms += [_induce(ds, -2.0, "induce alpha=-2 all")]
+    arms += [_ablate(ds, "mean", "random-0 mean-ablate all", rng)]
+    arms += [_induce(ds, -2.0, f"random-{i} induce alpha=-2 all", rng) for i in range(2)]
+    return arms
+
+
+def large_induction_arms(ds: list[Direction], alphas: tuple[float, ...], *, seed: int) -> list[Arm]:
+    """Induction of the voice direction at every decoder layer at each alpha, and a random direction
+    per site of the same norm at each alpha."""
+    rng = np.random.default_rng(seed)
+    arms = []
+    for a in alphas:
+        arms.append(_induce(ds, a, f"induce alpha={a:g} all"))
+        arms.append(_induce(ds, a, f"random-0 induce alpha={a:g} all", rng))
+    return arms
 
 
 def organism_base_view(backend):
