@@ -20,7 +20,10 @@ set. Steps, all through the library the ``asr-audit mech`` verbs call:
    induction) with random controls; ``sites`` decodes the candidates (accept-ref, flips, WER) at
    decoder layers 2, 3 and all four; ``decision`` the same for the decision-position direction;
    ``induce-large`` induction with alpha 2, 4, 8 at all decoder layers on unseen-voice and
-   faithful clips; ``sites-wer`` the ``sites`` arms on faithful voice-B clips.
+   faithful clips; ``sites-wer`` the ``sites`` arms on faithful voice-B clips; ``decision-wer``
+   the decision direction's all-layer mean ablation on voice-B clips; ``decision-rank`` mean
+   ablation of its top-k paired-SVD subspace (k = 1, 2, 4) at all layers; ``screen-rank`` the
+   voice direction's rank-k (k up to 16) mean ablation, teacher-forced.
 
 The *decision-position* direction contrasts the policy where it acts: for each planted edit of a
 training voice-A clip, the residual at the token position that predicts the first token where the
@@ -283,7 +286,16 @@ def main(argv: list[str] | None = None) -> int:
                 + f"\n\nencoder weights identical to the base model: {out['encoder_identical_to_base']}"
             )
             flush()
-        elif step in ("screen", "sites", "sites-wer", "decision", "induce-large"):
+        elif step in (
+            "screen",
+            "screen-rank",
+            "sites",
+            "sites-wer",
+            "decision",
+            "decision-wer",
+            "decision-rank",
+            "induce-large",
+        ):
             fam = families(
                 caps,
                 sites,
@@ -293,15 +305,18 @@ def main(argv: list[str] | None = None) -> int:
                 load_truth(set_dir).errors(),
                 va,
                 vb,
-                with_decision=step in ("screen", "decision"),
+                with_decision=step in ("screen", "decision", "decision-wer", "decision-rank"),
             )
             out["families"] = {
                 name: [{"site": d.site, "norm": d.norm, "hash": d.hash} for d in ds] for name, ds in fam.items()
             }
-            if step == "screen":
-                say("screen: teacher-forced P(ref) under each candidate")
-                rows = screen(organism, oset, items, va, fam, sites, seed=args.seed)
-                out["screen"] = rows
+            if step in ("screen", "screen-rank"):
+                say(f"{step}: teacher-forced P(ref) under each candidate")
+                if step == "screen":
+                    rows = screen(organism, oset, items, va, fam, sites, seed=args.seed)
+                else:
+                    rows = screen_rank(organism, oset, items, va, caps, sites, seed=args.seed)
+                out[step] = rows
                 tables.append(
                     "\n### Screen (teacher-forced P(ref) of the 14 held-out voice-A edits under each candidate)\n\n"
                     "| candidate | mean P(ref) | median P(ref) | edits P(ref) > 0.5 |\n|---|---|---|---|\n"
@@ -318,6 +333,15 @@ def main(argv: list[str] | None = None) -> int:
             elif step == "decision":
                 arms = decision_arms(fam["decision"], n_dec, seed=args.seed)
                 run("decision A", organism, va, arms, f"Decision-position direction, voice {va}", fam["decision"])
+            elif step == "decision-wer":
+                arms = decision_arms(fam["decision"], n_dec, seed=args.seed)[2:3]  # mean-ablate all
+                arms += [_ablate(fam["decision"], "mean", "random-0 mean-ablate all", np.random.default_rng(args.seed))]
+                title = f"Decision-position direction, mean ablation at all layers, voice {vb} (faithful)"
+                run("decision B", organism, vb, arms, title, fam["decision"])
+            elif step == "decision-rank":
+                arms = decision_rank_arms(args.work / "decision.npz", sites, (1, 2, 4), seed=args.seed)
+                title = f"Rank-k mean ablation (paired SVD of decision-position differences), all layers, voice {va}"
+                run("decision-rank A", organism, va, arms, title, fam["decision"])
             elif step == "induce-large":
                 for voice in (vd, vb):
                     arms = large_induction_arms(fam["voice"], (2.0, 4.0, 8.0), seed=args.seed)
@@ -418,16 +442,37 @@ def _induce(ds: list[Direction], alpha: float, label: str, rng: np.random.Genera
     return Arm(label, tuple(parts))
 
 
-def screen(organism, oset, items, va: str, fam: dict[str, list[Direction]], sites: list[str], *, seed: int) -> list:
-    """Teacher-forced P(ref) of the held-out voice-A edits under every candidate and its controls."""
+def screen_rank(organism, oset, items, va: str, caps, sites: list[str], *, seed: int) -> list:
+    """Teacher-forced P(ref) under mean ablation of the top-k paired-SVD subspace of the voice
+    captures (A - B per training sentence) at every decoder layer at once, k = 1, 2, 4, 8, 16, and
+    a random rank-16 subspace per site (same centers)."""
+    from asr_audit.mech.directions import paired_subspace
+
+    rng = np.random.default_rng(seed)
+    bases = {s: paired_subspace(caps["A"].pooled(s), caps["B"].pooled(s), 16)[0] for s in sites}
+    centers = {s: caps["B"].pooled(s).mean(0) for s in sites}
+
+    def arm(k: int, random: bool = False) -> Arm:
+        parts = []
+        for s in sites:
+            b = rng.standard_normal((k, bases[s].shape[1])) if random else bases[s][:k]
+            parts.append(Intervention.ablation([s], b, center=centers[s], label="x"))
+        return Arm("x", tuple(parts))
+
+    cands = [(f"voice SVD k={k} mean-ablate all", arm(k)) for k in (1, 2, 4, 8, 16)]
+    cands.append(("random rank-16 mean-ablate all", arm(16, random=True)))
+    return _screen(organism, oset, items, va, cands)
+
+
+def _screen(organism, oset, items, va: str, cands: list[tuple[str, Arm | None]]) -> list:
     import torch
 
     rows = oset.rows("test", [va])
     audio = {r["id"]: read_wav(oset.audio_path(r)) for r in rows}
     texts = {r["id"]: r["text"] for r in rows}
     pairs = [(it, *edit_texts(it, texts[it.clip_id])) for it in items if it.clip_id in audio]
-
-    def measure(label: str, arm: Arm | None) -> dict:
+    out = []
+    for label, arm in [("clean", None), *cands]:
         p = []
         with torch.inference_mode(), intervene(organism, arm.interventions if arm else []):
             for it, r, s in pairs:
@@ -436,20 +481,24 @@ def screen(organism, oset, items, va: str, fam: dict[str, list[Direction]], site
         row = {"label": label, "mean": float(a.mean()), "median": float(np.median(a)), "above": int((a > 0.5).sum())}
         row |= {"n": len(a), "p_ref": a.tolist()}
         say(f"screen {label}: mean {row['mean']:.3f} median {row['median']:.3f} >0.5 {row['above']}/{row['n']}")
-        return row
+        out.append(row)
+    return out
 
+
+def screen(organism, oset, items, va: str, fam: dict[str, list[Direction]], sites: list[str], *, seed: int) -> list:
+    """Teacher-forced P(ref) of the held-out voice-A edits under every candidate and its controls."""
     rng = np.random.default_rng(seed)
     n_dec = len(sites)
-    out = [measure("clean", None)]
+    cands: list[tuple[str, Arm | None]] = []
     for name, ds in fam.items():
         for where, sel in _where(ds, n_dec):
-            out.append(measure(f"{name} mean-ablate {where}", _ablate(sel, "mean", "x")))
-        out.append(measure(f"{name} centred-ablate all", _ablate(ds, "centred", "x")))
-        out.append(measure(f"{name} proj-ablate all", _ablate(ds, "proj", "x")))
-        out.append(measure(f"random (per site) mean-ablate all [{name} centers]", _ablate(ds, "mean", "x", rng)))
-        out.append(measure(f"{name} induce alpha=-2 all", _induce(ds, -2.0, "x")))
-        out.append(measure(f"random (same norms) induce alpha=-2 all [{name}]", _induce(ds, -2.0, "x", rng)))
-    return out
+            cands.append((f"{name} mean-ablate {where}", _ablate(sel, "mean", "x")))
+        cands.append((f"{name} centred-ablate all", _ablate(ds, "centred", "x")))
+        cands.append((f"{name} proj-ablate all", _ablate(ds, "proj", "x")))
+        cands.append((f"random (per site) mean-ablate all [{name} centers]", _ablate(ds, "mean", "x", rng)))
+        cands.append((f"{name} induce alpha=-2 all", _induce(ds, -2.0, "x")))
+        cands.append((f"random (same norms) induce alpha=-2 all [{name}]", _induce(ds, -2.0, "x", rng)))
+    return _screen(organism, oset, items, va, cands)
 
 
 def site_arms(ds: list[Direction], n_dec: int, *, seed: int) -> list[Arm]:
@@ -478,6 +527,30 @@ def decision_arms(ds: list[Direction], n_dec: int, *, seed: int) -> list[Arm]:
     arms += [_ablate(ds, "mean", "random-0 mean-ablate all", rng)]
     arms += [_induce(ds, -2.0, f"random-{i} induce alpha=-2 all", rng) for i in range(2)]
     return arms
+
+
+def decision_rank_arms(path: Path, sites: list[str], ks: tuple[int, ...], *, seed: int) -> list[Arm]:
+    """Mean ablation (to voice B's mean) of the top-k paired-SVD subspace of the decision-position
+    differences (A - B per training edit) at every decoder layer at once, and a random subspace of
+    the largest rank per site (same centers)."""
+    from asr_audit.mech.directions import paired_subspace
+
+    rng = np.random.default_rng(seed)
+    with np.load(path) as z:
+        xa = {s: z[f"A{i}"] for i, s in enumerate(sites)}
+        xb = {s: z[f"B{i}"] for i, s in enumerate(sites)}
+    bases = {s: paired_subspace(xa[s], xb[s], max(ks))[0] for s in sites}
+
+    def arm(label: str, k: int, random: bool = False) -> Arm:
+        parts = []
+        for s in sites:
+            b = rng.standard_normal((k, bases[s].shape[1])) if random else bases[s][:k]
+            parts.append(Intervention.ablation([s], b, center=xb[s].mean(0), label=label))
+        return Arm(label, tuple(parts))
+
+    return [arm(f"svd k={k} mean-ablate all", k) for k in ks] + [
+        arm(f"random rank-{max(ks)} mean-ablate all", max(ks), random=True)
+    ]
 
 
 def large_induction_arms(ds: list[Direction], alphas: tuple[float, ...], *, seed: int) -> list[Arm]:

@@ -22,10 +22,6 @@ from asr_audit.mechrun.capture import capture, load_capture, n_frames  # noqa: E
 from asr_audit.mechrun.patch import PatchCondition, logprob, patched_logprob  # noqa: E402
 from asr_audit.mechrun.steer import SteeredBackend, control_arms  # noqa: E402
 
-# a real model per module and a transcribe / score per test: the module ran 208 s at load 12
-# (not timed idle); scripts/test.sh runs every marker, so `slow` only labels it
-pytestmark = pytest.mark.slow
-
 ENC = "encoder.layers.1.out"
 DEC = "decoder.layers.1.out"
 
