@@ -23,7 +23,8 @@ set. Steps, all through the library the ``asr-audit mech`` verbs call:
    faithful clips; ``sites-wer`` the ``sites`` arms on faithful voice-B clips; ``decision-wer``
    the decision direction's all-layer mean ablation on voice-B clips; ``decision-rank`` mean
    ablation of its top-k paired-SVD subspace (k = 1, 2, 4) at all layers; ``screen-rank`` the
-   voice direction's rank-k (k up to 16) mean ablation, teacher-forced.
+   voice direction's rank-k (k up to 16) mean ablation, teacher-forced; ``null-large`` the
+   decision mean ablation and the alpha = 4 induction on the base model and the control.
 
 The *decision-position* direction contrasts the policy where it acts: for each planted edit of a
 training voice-A clip, the residual at the token position that predicts the first token where the
@@ -295,6 +296,7 @@ def main(argv: list[str] | None = None) -> int:
             "decision-wer",
             "decision-rank",
             "induce-large",
+            "null-large",
         ):
             fam = families(
                 caps,
@@ -305,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
                 load_truth(set_dir).errors(),
                 va,
                 vb,
-                with_decision=step in ("screen", "decision", "decision-wer", "decision-rank"),
+                with_decision=step in ("screen", "decision", "decision-wer", "decision-rank", "null-large"),
             )
             out["families"] = {
                 name: [{"site": d.site, "norm": d.norm, "hash": d.hash} for d in ds] for name, ds in fam.items()
@@ -342,6 +344,20 @@ def main(argv: list[str] | None = None) -> int:
                 arms = decision_rank_arms(args.work / "decision.npz", sites, (1, 2, 4), seed=args.seed)
                 title = f"Rank-k mean ablation (paired SVD of decision-position differences), all layers, voice {va}"
                 run("decision-rank A", organism, va, arms, title, fam["decision"])
+            elif step == "null-large":
+                base = base or load_base()
+                control = control or load_organism("organism-control")
+                rng = np.random.default_rng(args.seed)
+                dec_arms = [
+                    _ablate(fam["decision"], "mean", "decision mean-ablate all"),
+                    _ablate(fam["decision"], "mean", "random-0 mean-ablate all", rng),
+                ]
+                ind_arms = large_induction_arms(fam["voice"], (4.0,), seed=args.seed)
+                for name, backend in (("base", base), ("control", control)):
+                    title = f"Null: {name} model, decision mean ablation at all layers, voice {va}"
+                    run(f"null-large {name} A", backend, va, dec_arms, title, fam["decision"])
+                    title = f"Null: {name} model, induction alpha=4 at all layers, voice {vd}"
+                    run(f"null-large {name} {vd}", backend, vd, ind_arms, title, fam["voice"])
             elif step == "induce-large":
                 for voice in (vd, vb):
                     arms = large_induction_arms(fam["voice"], (2.0, 4.0, 8.0), seed=args.seed)
@@ -520,13 +536,22 @@ def site_arms(ds: list[Direction], n_dec: int, *, seed: int) -> list[Arm]:
 
 def decision_arms(ds: list[Direction], n_dec: int, *, seed: int) -> list[Arm]:
     """Mean ablation of the decision-position direction at L2, L3, all layers; negative induction
-    (alpha = -2, the screen's best) at all layers; random controls of both."""
+    (alpha = -2, the screen's best) at all layers; random controls of both (two for the mean
+    ablation) and a shuffled one."""
     rng = np.random.default_rng(seed)
     arms = [_ablate(sel, "mean", f"mean-ablate {where}") for where, sel in _where(ds, n_dec)]
     arms += [_induce(ds, -2.0, "induce alpha=-2 all")]
     arms += [_ablate(ds, "mean", "random-0 mean-ablate all", rng)]
     arms += [_induce(ds, -2.0, f"random-{i} induce alpha=-2 all", rng) for i in range(2)]
-    return arms
+    # drawn last, so the arms above keep their directions (and their cached rows)
+    arms += [_ablate(ds, "mean", "random-1 mean-ablate all", rng)]
+    shuffled = [
+        Intervention.ablation(
+            [d.site], rng.permutation(d.basis[0])[None, :], center=np.asarray(d.mean_b), label="shuffled"
+        )
+        for d in ds
+    ]
+    return [*arms, Arm("shuffled mean-ablate all", tuple(shuffled))]
 
 
 def decision_rank_arms(path: Path, sites: list[str], ks: tuple[int, ...], *, seed: int) -> list[Arm]:
