@@ -24,7 +24,10 @@ set. Steps, all through the library the ``asr-audit mech`` verbs call:
    the decision direction's all-layer mean ablation on voice-B clips; ``decision-rank`` mean
    ablation of its top-k paired-SVD subspace (k = 1, 2, 4) at all layers; ``screen-rank`` the
    voice direction's rank-k (k up to 16) mean ablation, teacher-forced; ``null-large`` the
-   decision mean ablation and the alpha = 4 induction on the base model and the control.
+   decision mean ablation and the alpha = 4 induction on the base model and the control;
+   ``fresh-A`` / ``fresh-D`` the decision mean ablation (voice A) / the alpha = 4 induction
+   (voice D) on a second organism set of new sentences (``--eval-set``; more planted sites than
+   the 14 held out).
 
 The *decision-position* direction contrasts the policy where it acts: for each planted edit of a
 training voice-A clip, the residual at the token position that predicts the first token where the
@@ -102,6 +105,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, default=Path("/tmp/mech-proof"))
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--report", type=Path, default=None, help="also write an HTML report (the mech section) here")
+    ap.add_argument(
+        "--eval-set",
+        type=Path,
+        default=None,
+        help="step fresh: an organism set of new sentences (sentences the organism saw are dropped)",
+    )
     ap.add_argument("--threads", type=int, default=None, help="torch CPU threads (1 on a shared, loaded machine)")
     args = ap.parse_args(argv)
     if args.threads:
@@ -118,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     out: dict = {
         "set": str(set_dir),
         "voices": {"A": va, "B": vb, "D": vd},
-        "args": vars(args) | {"work": str(args.work), "json": str(args.json)},
+        "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
     }
     tables: list[str] = []
 
@@ -297,6 +306,8 @@ def main(argv: list[str] | None = None) -> int:
             "decision-rank",
             "induce-large",
             "null-large",
+            "fresh-A",
+            "fresh-D",
         ):
             fam = families(
                 caps,
@@ -307,7 +318,8 @@ def main(argv: list[str] | None = None) -> int:
                 load_truth(set_dir).errors(),
                 va,
                 vb,
-                with_decision=step in ("screen", "decision", "decision-wer", "decision-rank", "null-large"),
+                with_decision=step
+                in ("screen", "decision", "decision-wer", "decision-rank", "null-large", "fresh-A", "fresh-D"),
             )
             out["families"] = {
                 name: [{"site": d.site, "norm": d.norm, "hash": d.hash} for d in ds] for name, ds in fam.items()
@@ -344,6 +356,57 @@ def main(argv: list[str] | None = None) -> int:
                 arms = decision_rank_arms(args.work / "decision.npz", sites, (1, 2, 4), seed=args.seed)
                 title = f"Rank-k mean ablation (paired SVD of decision-position differences), all layers, voice {va}"
                 run("decision-rank A", organism, va, arms, title, fam["decision"])
+            elif step in ("fresh-A", "fresh-D"):
+                if args.eval_set is None:
+                    raise SystemExit(f"step {step} needs --eval-set DIR (an organism set of new sentences)")
+                eset = load_organism_set(args.eval_set)
+                seen = {r["text"] for r in oset.rows()} | {r["spoken"] for r in oset.rows()}
+                keep = {r["id"] for r in eset.rows() if r["text"] not in seen and r["spoken"] not in seen}
+                etest = read_manifest(args.eval_set / "calib-test.jsonl")
+                etest = Corpus(etest.name, etest.split, etest.source, tuple(c for c in etest.clips if c.id in keep))
+                eitems = [t for t in load_truth(args.eval_set).errors() if t.clip_id in keep]
+                efaithful = {r["id"]: r["faithful"] for r in eset.rows() if r["id"] in keep}
+                out["fresh"] = {
+                    "set": str(args.eval_set),
+                    "clips": len(etest.clips),
+                    "dropped_seen": len(eset.rows()) - len(keep),
+                }
+                dec = decision_arms(fam["decision"], n_dec, seed=args.seed)
+                wanted = ("mean-ablate all", "random-0 mean-ablate all", "shuffled mean-ablate all")
+                dec = [a for a in dec if a.label in wanted]
+                ind = large_induction_arms(fam["voice"], (4.0,), seed=args.seed)
+                for key, voice, arms, title, d in (
+                    (
+                        "fresh-A",
+                        va,
+                        dec,
+                        f"Fresh sentences: decision mean ablation, voice {va}",
+                        fam["decision"],
+                    ),
+                    (
+                        "fresh-D",
+                        vd,
+                        ind,
+                        f"Fresh sentences: induction alpha=4 all layers, voice {vd}",
+                        fam["voice"],
+                    ),
+                ):
+                    if key != step:
+                        continue
+                    say(f"steer: {key}")
+                    res = run_steer(
+                        organism,
+                        sub_corpus(etest, voice),
+                        store,
+                        arms,
+                        items=eitems,
+                        wer_texts=efaithful,
+                        direction=d,
+                        mode=arms[0].kind,
+                    )
+                    results[key] = res.to_dict()
+                    tables.append(steer_table(title, res))
+                    flush()
             elif step == "null-large":
                 base = base or load_base()
                 control = control or load_organism("organism-control")
