@@ -25,9 +25,9 @@ set. Steps, all through the library the ``asr-audit mech`` verbs call:
    ablation of its top-k paired-SVD subspace (k = 1, 2, 4) at all layers; ``screen-rank`` the
    voice direction's rank-k (k up to 16) mean ablation, teacher-forced; ``null-large`` the
    decision mean ablation and the alpha = 4 induction on the base model and the control;
-   ``fresh-A`` / ``fresh-D`` the decision mean ablation (voice A) / the alpha = 4 induction
-   (voice D) on a second organism set of new sentences (``--eval-set``; more planted sites than
-   the 14 held out).
+   ``fresh-A`` / ``fresh-B`` / ``fresh-D`` / ``fresh-rank`` the decision mean ablation (voice A,
+   and voice B for the side effect) / the alpha = 4 induction (voice D) / the decision rank-k on a
+   second organism set of new sentences (``--eval-set``; more planted sites than the 14 held out).
 
 The *decision-position* direction contrasts the policy where it acts: for each planted edit of a
 training voice-A clip, the residual at the token position that predicts the first token where the
@@ -307,7 +307,9 @@ def main(argv: list[str] | None = None) -> int:
             "induce-large",
             "null-large",
             "fresh-A",
+            "fresh-B",
             "fresh-D",
+            "fresh-rank",
         ):
             fam = families(
                 caps,
@@ -319,7 +321,17 @@ def main(argv: list[str] | None = None) -> int:
                 va,
                 vb,
                 with_decision=step
-                in ("screen", "decision", "decision-wer", "decision-rank", "null-large", "fresh-A", "fresh-D"),
+                in (
+                    "screen",
+                    "decision",
+                    "decision-wer",
+                    "decision-rank",
+                    "null-large",
+                    "fresh-A",
+                    "fresh-B",
+                    "fresh-D",
+                    "fresh-rank",
+                ),
             )
             out["families"] = {
                 name: [{"site": d.site, "norm": d.norm, "hash": d.hash} for d in ds] for name, ds in fam.items()
@@ -356,7 +368,7 @@ def main(argv: list[str] | None = None) -> int:
                 arms = decision_rank_arms(args.work / "decision.npz", sites, (1, 2, 4), seed=args.seed)
                 title = f"Rank-k mean ablation (paired SVD of decision-position differences), all layers, voice {va}"
                 run("decision-rank A", organism, va, arms, title, fam["decision"])
-            elif step in ("fresh-A", "fresh-D"):
+            elif step in ("fresh-A", "fresh-B", "fresh-D", "fresh-rank"):
                 if args.eval_set is None:
                     raise SystemExit(f"step {step} needs --eval-set DIR (an organism set of new sentences)")
                 eset = load_organism_set(args.eval_set)
@@ -375,20 +387,17 @@ def main(argv: list[str] | None = None) -> int:
                 wanted = ("mean-ablate all", "random-0 mean-ablate all", "shuffled mean-ablate all")
                 dec = [a for a in dec if a.label in wanted]
                 ind = large_induction_arms(fam["voice"], (4.0,), seed=args.seed)
+                rank = decision_rank_arms(args.work / "decision.npz", sites, (1, 2, 4), seed=args.seed)
                 for key, voice, arms, title, d in (
+                    ("fresh-A", va, dec, f"Fresh sentences: decision mean ablation, voice {va}", fam["decision"]),
+                    ("fresh-B", vb, dec, f"Fresh sentences: decision mean ablation, voice {vb}", fam["decision"]),
+                    ("fresh-D", vd, ind, f"Fresh sentences: induction alpha=4 all layers, voice {vd}", fam["voice"]),
                     (
-                        "fresh-A",
+                        "fresh-rank",
                         va,
-                        dec,
-                        f"Fresh sentences: decision mean ablation, voice {va}",
+                        rank,
+                        f"Fresh sentences: rank-k decision mean ablation, voice {va}",
                         fam["decision"],
-                    ),
-                    (
-                        "fresh-D",
-                        vd,
-                        ind,
-                        f"Fresh sentences: induction alpha=4 all layers, voice {vd}",
-                        fam["voice"],
                     ),
                 ):
                     if key != step:
