@@ -13,7 +13,26 @@ set. Steps, all through the library the ``asr-audit mech`` verbs call:
    clips under the same ablation, induction on voice-B and unseen-voice clips, rank k = 1, 2, 4;
 4. the same ablation on the base model and the control (null: nothing to remove);
 5. edit-locus patching on voice-A clips: encoder output from the base model (frozen encoder:
-   identical), encoder output from the same sentence in voice B, decoder layers from the base.
+   identical), encoder output from the same sentence in voice B, decoder layers from the base;
+6. the intervention site chosen by effect (issue 14 follow-up): ``screen`` scores teacher-forced
+   P(ref) of every held-out voice-A edit under each candidate (voice and decision directions;
+   projection, centred and mean ablation; single sites and all decoder layers at once; negative
+   induction) with random controls; ``sites`` decodes the candidates (accept-ref, flips, WER) at
+   decoder layers 2, 3 and all four; ``decision`` the same for the decision-position direction;
+   ``induce-large`` induction with alpha 2, 4, 8 at all decoder layers on unseen-voice and
+   faithful clips; ``sites-wer`` the ``sites`` arms on faithful voice-B clips; ``decision-wer``
+   the decision direction's all-layer mean ablation on voice-B clips; ``decision-rank`` mean
+   ablation of its top-k paired-SVD subspace (k = 1, 2, 4) at all layers; ``screen-rank`` the
+   voice direction's rank-k (k up to 16) mean ablation, teacher-forced; ``null-large`` the
+   decision mean ablation and the alpha = 4 induction on the base model and the control;
+   ``fresh-A`` / ``fresh-B`` / ``fresh-D`` / ``fresh-rank`` the decision mean ablation (voice A,
+   and voice B for the side effect) / the alpha = 4 induction (voice D) / the decision rank-k on a
+   second organism set of new sentences (``--eval-set``; more planted sites than the 14 held out).
+
+The *decision-position* direction contrasts the policy where it acts: for each planted edit of a
+training voice-A clip, the residual at the token position that predicts the first token where the
+record and the spoken rendering differ, teacher-forced on the record, in voice A minus the same
+sentence in voice B (the prefix is identical, so only the audio differs).
 
     ASR_AUDIT_ORGANISM_DIR=/tmp/mech-organism python benchmarks/mechanism.py --n-sentences 120 --json out.json
 """
@@ -26,15 +45,17 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 from asr_audit.calib.truth import load_truth
 from asr_audit.corpus.clips import Corpus
 from asr_audit.corpus.manifests import read_manifest
-from asr_audit.mech.directions import save_direction
-from asr_audit.mech.interventions import Intervention
+from asr_audit.mech.directions import Direction, direction_from_sets, random_direction, save_direction
+from asr_audit.mech.interventions import Intervention, intervene, recording
 from asr_audit.mechrun.capture import capture, load_capture
 from asr_audit.mechrun.direction import layer_sweep, make_direction
-from asr_audit.mechrun.patch import PatchCondition, edit_locus
-from asr_audit.mechrun.steer import SteerResult, control_arms, run_steer
+from asr_audit.mechrun.patch import PatchCondition, edit_locus, edit_texts, logprob, p_ref
+from asr_audit.mechrun.steer import Arm, SteerResult, control_arms, run_steer
 from asr_audit.organism.backend import load_organism
 from asr_audit.organism.data import OrganismSetConfig, load_organism_set
 from asr_audit.organism.pipeline import default_set_dir, load_base
@@ -84,7 +105,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, default=Path("/tmp/mech-proof"))
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--report", type=Path, default=None, help="also write an HTML report (the mech section) here")
+    ap.add_argument(
+        "--eval-set",
+        type=Path,
+        default=None,
+        help="step fresh: an organism set of new sentences (sentences the organism saw are dropped)",
+    )
+    ap.add_argument("--threads", type=int, default=None, help="torch CPU threads (1 on a shared, loaded machine)")
     args = ap.parse_args(argv)
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
     t0 = time.perf_counter()
     steps = args.steps.split(",")
     set_dir = default_set_dir(args.seed, args.n_sentences)
@@ -95,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     out: dict = {
         "set": str(set_dir),
         "voices": {"A": va, "B": vb, "D": vd},
-        "args": vars(args) | {"work": str(args.work), "json": str(args.json)},
+        "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
     }
     tables: list[str] = []
 
@@ -264,6 +296,151 @@ def main(argv: list[str] | None = None) -> int:
                 + f"\n\nencoder weights identical to the base model: {out['encoder_identical_to_base']}"
             )
             flush()
+        elif step in (
+            "screen",
+            "screen-rank",
+            "sites",
+            "sites-wer",
+            "decision",
+            "decision-wer",
+            "decision-rank",
+            "induce-large",
+            "null-large",
+            "fresh-A",
+            "fresh-B",
+            "fresh-D",
+            "fresh-rank",
+        ):
+            fam = families(
+                caps,
+                sites,
+                args.work,
+                organism,
+                oset,
+                load_truth(set_dir).errors(),
+                va,
+                vb,
+                with_decision=step
+                in (
+                    "screen",
+                    "decision",
+                    "decision-wer",
+                    "decision-rank",
+                    "null-large",
+                    "fresh-A",
+                    "fresh-B",
+                    "fresh-D",
+                    "fresh-rank",
+                ),
+            )
+            out["families"] = {
+                name: [{"site": d.site, "norm": d.norm, "hash": d.hash} for d in ds] for name, ds in fam.items()
+            }
+            if step in ("screen", "screen-rank"):
+                say(f"{step}: teacher-forced P(ref) under each candidate")
+                if step == "screen":
+                    rows = screen(organism, oset, items, va, fam, sites, seed=args.seed)
+                else:
+                    rows = screen_rank(organism, oset, items, va, caps, sites, seed=args.seed)
+                out[step] = rows
+                tables.append(
+                    "\n### Screen (teacher-forced P(ref) of the 14 held-out voice-A edits under each candidate)\n\n"
+                    "| candidate | mean P(ref) | median P(ref) | edits P(ref) > 0.5 |\n|---|---|---|---|\n"
+                    + "\n".join(
+                        f"| {r['label']} | {r['mean']:.3f} | {r['median']:.3f} | {r['above']}/{r['n']} |" for r in rows
+                    )
+                )
+                flush()
+            elif step in ("sites", "sites-wer"):
+                arms = site_arms(fam["voice"], n_dec, seed=args.seed)
+                voice = va if step == "sites" else vb
+                key = "sites A" if step == "sites" else "sites B"
+                run(key, organism, voice, arms, f"Ablation by site (voice direction), voice {voice}", fam["voice"])
+            elif step == "decision":
+                arms = decision_arms(fam["decision"], n_dec, seed=args.seed)
+                run("decision A", organism, va, arms, f"Decision-position direction, voice {va}", fam["decision"])
+            elif step == "decision-wer":
+                arms = decision_arms(fam["decision"], n_dec, seed=args.seed)[2:3]  # mean-ablate all
+                arms += [_ablate(fam["decision"], "mean", "random-0 mean-ablate all", np.random.default_rng(args.seed))]
+                title = f"Decision-position direction, mean ablation at all layers, voice {vb} (faithful)"
+                run("decision B", organism, vb, arms, title, fam["decision"])
+            elif step == "decision-rank":
+                arms = decision_rank_arms(args.work / "decision.npz", sites, (1, 2, 4), seed=args.seed)
+                title = f"Rank-k mean ablation (paired SVD of decision-position differences), all layers, voice {va}"
+                run("decision-rank A", organism, va, arms, title, fam["decision"])
+            elif step in ("fresh-A", "fresh-B", "fresh-D", "fresh-rank"):
+                if args.eval_set is None:
+                    raise SystemExit(f"step {step} needs --eval-set DIR (an organism set of new sentences)")
+                eset = load_organism_set(args.eval_set)
+                seen = {r["text"] for r in oset.rows()} | {r["spoken"] for r in oset.rows()}
+                keep = {r["id"] for r in eset.rows() if r["text"] not in seen and r["spoken"] not in seen}
+                etest = read_manifest(args.eval_set / "calib-test.jsonl")
+                etest = Corpus(etest.name, etest.split, etest.source, tuple(c for c in etest.clips if c.id in keep))
+                eitems = [t for t in load_truth(args.eval_set).errors() if t.clip_id in keep]
+                efaithful = {r["id"]: r["faithful"] for r in eset.rows() if r["id"] in keep}
+                out["fresh"] = {
+                    "set": str(args.eval_set),
+                    "clips": len(etest.clips),
+                    "dropped_seen": len(eset.rows()) - len(keep),
+                }
+                dec = decision_arms(fam["decision"], n_dec, seed=args.seed)
+                wanted = ("mean-ablate all", "random-0 mean-ablate all", "shuffled mean-ablate all")
+                dec = [a for a in dec if a.label in wanted]
+                ind = large_induction_arms(fam["voice"], (4.0,), seed=args.seed)
+                rank = decision_rank_arms(args.work / "decision.npz", sites, (1, 2, 4), seed=args.seed)
+                for key, voice, arms, title, d in (
+                    ("fresh-A", va, dec, f"Fresh sentences: decision mean ablation, voice {va}", fam["decision"]),
+                    ("fresh-B", vb, dec, f"Fresh sentences: decision mean ablation, voice {vb}", fam["decision"]),
+                    ("fresh-D", vd, ind, f"Fresh sentences: induction alpha=4 all layers, voice {vd}", fam["voice"]),
+                    (
+                        "fresh-rank",
+                        va,
+                        rank,
+                        f"Fresh sentences: rank-k decision mean ablation, voice {va}",
+                        fam["decision"],
+                    ),
+                ):
+                    if key != step:
+                        continue
+                    say(f"steer: {key}")
+                    res = run_steer(
+                        organism,
+                        sub_corpus(etest, voice),
+                        store,
+                        arms,
+                        items=eitems,
+                        wer_texts=efaithful,
+                        direction=d,
+                        mode=arms[0].kind,
+                    )
+                    results[key] = res.to_dict()
+                    tables.append(steer_table(title, res))
+                    flush()
+            elif step == "null-large":
+                base = base or load_base()
+                control = control or load_organism("organism-control")
+                rng = np.random.default_rng(args.seed)
+                dec_arms = [
+                    _ablate(fam["decision"], "mean", "decision mean-ablate all"),
+                    _ablate(fam["decision"], "mean", "random-0 mean-ablate all", rng),
+                ]
+                ind_arms = large_induction_arms(fam["voice"], (4.0,), seed=args.seed)
+                for name, backend in (("base", base), ("control", control)):
+                    title = f"Null: {name} model, decision mean ablation at all layers, voice {va}"
+                    run(f"null-large {name} A", backend, va, dec_arms, title, fam["decision"])
+                    title = f"Null: {name} model, induction alpha=4 at all layers, voice {vd}"
+                    run(f"null-large {name} {vd}", backend, vd, ind_arms, title, fam["voice"])
+            elif step == "induce-large":
+                for voice in (vd, vb):
+                    arms = large_induction_arms(fam["voice"], (2.0, 4.0, 8.0), seed=args.seed)
+                    run(
+                        f"induce-large {voice}",
+                        organism,
+                        voice,
+                        arms,
+                        f"Induction alpha 2/4/8 at all decoder layers, voice {voice}",
+                        fam["voice"],
+                    )
         else:
             raise SystemExit(f"unknown step {step!r}")
     store.close()
@@ -275,6 +452,213 @@ def main(argv: list[str] | None = None) -> int:
     say(f"done in {(time.perf_counter() - t0) / 60:.1f} min")
     flush()
     return 0
+
+
+def families(
+    caps, sites, work: Path, organism, oset, truth, va: str, vb: str, *, with_decision: bool
+) -> dict[str, list[Direction]]:
+    """Per-site diff-in-means directions (set B = voice B, its mean kept for mean ablation) of two
+    families: ``voice`` (pooled over the record's tokens, the layer sweep's captures) and
+    ``decision`` (at the decision position of every planted edit of a training voice-A clip)."""
+    voice = [direction_from_sets(f"voice-{s}", s, caps["A"].pooled(s), caps["B"].pooled(s)) for s in sites]
+    if not with_decision:
+        return {"voice": voice}
+    path = work / "decision.npz"
+    if not path.is_file():
+        say("capturing decision positions (training edits, voice A vs B)")
+        xa, xb = decision_capture(organism, oset, truth, va, vb, sites)
+        np.savez(path, **{f"A{i}": xa[s] for i, s in enumerate(sites)}, **{f"B{i}": xb[s] for i, s in enumerate(sites)})
+    with np.load(path) as z:
+        decision = [direction_from_sets(f"decision-{s}", s, z[f"A{i}"], z[f"B{i}"]) for i, s in enumerate(sites)]
+    return {"voice": voice, "decision": decision}
+
+
+def decision_capture(organism, oset, truth, va: str, vb: str, sites: list[str]):
+    """Residuals at each training voice-A edit's decision position, voice A and the same sentence in B."""
+    import torch
+
+    rows = {r["id"]: r for r in oset.rows("train")}
+    by_sentence = {(r["sentence_id"], r["speaker"]): r for r in rows.values()}
+    xa: dict[str, list] = {s: [] for s in sites}
+    xb: dict[str, list] = {s: [] for s in sites}
+    for it in truth:
+        ra = rows.get(it.clip_id)
+        if ra is None or ra["speaker"] != va or (ra["sentence_id"], vb) not in by_sentence:
+            continue
+        r_text, s_text = edit_texts(it, ra["text"])
+        tr, ts = organism._encode_text(r_text), organism._encode_text(s_text)
+        j = next(i for i in range(len(tr) + 1) if i >= len(tr) or i >= len(ts) or tr[i] != ts[i])
+        pos = len(organism.prompt) + j - 1  # the position whose output predicts token j
+        for voice_row, sink in ((ra, xa), (by_sentence[(ra["sentence_id"], vb)], xb)):
+            got: dict = {}
+            with (
+                torch.inference_mode(),
+                recording(
+                    organism,
+                    sites,
+                    lambda s, t, got=got, pos=pos: got.__setitem__(s, t[0, pos].double().numpy().copy()),
+                ),
+            ):
+                organism.score([read_wav(oset.audio_path(voice_row))], [""], [r_text])
+            for s in sites:
+                sink[s].append(got[s])
+    return {s: np.array(v) for s, v in xa.items()}, {s: np.array(v) for s, v in xb.items()}
+
+
+def _where(ds: list[Direction], n_dec: int) -> list[tuple[str, list[Direction]]]:
+    return [("L2", [ds[2]]), ("L3", [ds[3]]), ("all", ds[:n_dec])]
+
+
+def _ablate(ds: list[Direction], how: str, label: str, rng: np.random.Generator | None = None) -> Arm:
+    """Ablation at each direction's site: ``proj`` (h.d -> 0), ``centred`` (h.d -> the midpoint of
+    the two voices' means), ``mean`` (h.d -> voice B's mean); with ``rng`` a random unit direction
+    per site with the same center (the control)."""
+    parts = []
+    for d in ds:
+        u = d.basis[0] if rng is None else random_direction(len(d.vector), 1.0, rng)
+        mean_b = np.asarray(d.mean_b)
+        center = {"proj": None, "centred": mean_b + d.vector / 2, "mean": mean_b}[how]
+        parts.append(Intervention.ablation([d.site], u[None, :], center=center, label=label))
+    return Arm(label, tuple(parts))
+
+
+def _induce(ds: list[Direction], alpha: float, label: str, rng: np.random.Generator | None = None) -> Arm:
+    parts = []
+    for d in ds:
+        v = d.vector if rng is None else random_direction(len(d.vector), d.norm, rng)
+        parts.append(Intervention.induction([d.site], v, alpha, label=label))
+    return Arm(label, tuple(parts))
+
+
+def screen_rank(organism, oset, items, va: str, caps, sites: list[str], *, seed: int) -> list:
+    """Teacher-forced P(ref) under mean ablation of the top-k paired-SVD subspace of the voice
+    captures (A - B per training sentence) at every decoder layer at once, k = 1, 2, 4, 8, 16, and
+    a random rank-16 subspace per site (same centers)."""
+    from asr_audit.mech.directions import paired_subspace
+
+    rng = np.random.default_rng(seed)
+    bases = {s: paired_subspace(caps["A"].pooled(s), caps["B"].pooled(s), 16)[0] for s in sites}
+    centers = {s: caps["B"].pooled(s).mean(0) for s in sites}
+
+    def arm(k: int, random: bool = False) -> Arm:
+        parts = []
+        for s in sites:
+            b = rng.standard_normal((k, bases[s].shape[1])) if random else bases[s][:k]
+            parts.append(Intervention.ablation([s], b, center=centers[s], label="x"))
+        return Arm("x", tuple(parts))
+
+    cands = [(f"voice SVD k={k} mean-ablate all", arm(k)) for k in (1, 2, 4, 8, 16)]
+    cands.append(("random rank-16 mean-ablate all", arm(16, random=True)))
+    return _screen(organism, oset, items, va, cands)
+
+
+def _screen(organism, oset, items, va: str, cands: list[tuple[str, Arm | None]]) -> list:
+    import torch
+
+    rows = oset.rows("test", [va])
+    audio = {r["id"]: read_wav(oset.audio_path(r)) for r in rows}
+    texts = {r["id"]: r["text"] for r in rows}
+    pairs = [(it, *edit_texts(it, texts[it.clip_id])) for it in items if it.clip_id in audio]
+    out = []
+    for label, arm in [("clean", None), *cands]:
+        p = []
+        with torch.inference_mode(), intervene(organism, arm.interventions if arm else []):
+            for it, r, s in pairs:
+                p.append(p_ref(logprob(organism, audio[it.clip_id], r), logprob(organism, audio[it.clip_id], s)))
+        a = np.array(p)
+        row = {"label": label, "mean": float(a.mean()), "median": float(np.median(a)), "above": int((a > 0.5).sum())}
+        row |= {"n": len(a), "p_ref": a.tolist()}
+        say(f"screen {label}: mean {row['mean']:.3f} median {row['median']:.3f} >0.5 {row['above']}/{row['n']}")
+        out.append(row)
+    return out
+
+
+def screen(organism, oset, items, va: str, fam: dict[str, list[Direction]], sites: list[str], *, seed: int) -> list:
+    """Teacher-forced P(ref) of the held-out voice-A edits under every candidate and its controls."""
+    rng = np.random.default_rng(seed)
+    n_dec = len(sites)
+    cands: list[tuple[str, Arm | None]] = []
+    for name, ds in fam.items():
+        for where, sel in _where(ds, n_dec):
+            cands.append((f"{name} mean-ablate {where}", _ablate(sel, "mean", "x")))
+        cands.append((f"{name} centred-ablate all", _ablate(ds, "centred", "x")))
+        cands.append((f"{name} proj-ablate all", _ablate(ds, "proj", "x")))
+        cands.append((f"random (per site) mean-ablate all [{name} centers]", _ablate(ds, "mean", "x", rng)))
+        cands.append((f"{name} induce alpha=-2 all", _induce(ds, -2.0, "x")))
+        cands.append((f"random (same norms) induce alpha=-2 all [{name}]", _induce(ds, -2.0, "x", rng)))
+    return _screen(organism, oset, items, va, cands)
+
+
+def site_arms(ds: list[Direction], n_dec: int, *, seed: int) -> list[Arm]:
+    """Mean and centred ablation of the voice direction at L2, L3 and all decoder layers, with random
+    (per site, same centers) controls and a shuffled control for the all-layer mean ablation."""
+    rng = np.random.default_rng(seed)
+    arms = [
+        _ablate(sel, how, f"{how}-ablate {where}") for where, sel in _where(ds, n_dec) for how in ("mean", "centred")
+    ]
+    arms += [_ablate(ds, "mean", f"random-{i} mean-ablate all", rng) for i in range(2)]
+    shuffled = [
+        Intervention.ablation(
+            [d.site], rng.permutation(d.basis[0])[None, :], center=np.asarray(d.mean_b), label="shuffled"
+        )
+        for d in ds
+    ]
+    return [*arms, Arm("shuffled mean-ablate all", tuple(shuffled))]
+
+
+def decision_arms(ds: list[Direction], n_dec: int, *, seed: int) -> list[Arm]:
+    """Mean ablation of the decision-position direction at L2, L3, all layers; negative induction
+    (alpha = -2, the screen's best) at all layers; random controls of both (two for the mean
+    ablation) and a shuffled one."""
+    rng = np.random.default_rng(seed)
+    arms = [_ablate(sel, "mean", f"mean-ablate {where}") for where, sel in _where(ds, n_dec)]
+    arms += [_induce(ds, -2.0, "induce alpha=-2 all")]
+    arms += [_ablate(ds, "mean", "random-0 mean-ablate all", rng)]
+    arms += [_induce(ds, -2.0, f"random-{i} induce alpha=-2 all", rng) for i in range(2)]
+    # drawn last, so the arms above keep their directions (and their cached rows)
+    arms += [_ablate(ds, "mean", "random-1 mean-ablate all", rng)]
+    shuffled = [
+        Intervention.ablation(
+            [d.site], rng.permutation(d.basis[0])[None, :], center=np.asarray(d.mean_b), label="shuffled"
+        )
+        for d in ds
+    ]
+    return [*arms, Arm("shuffled mean-ablate all", tuple(shuffled))]
+
+
+def decision_rank_arms(path: Path, sites: list[str], ks: tuple[int, ...], *, seed: int) -> list[Arm]:
+    """Mean ablation (to voice B's mean) of the top-k paired-SVD subspace of the decision-position
+    differences (A - B per training edit) at every decoder layer at once, and a random subspace of
+    the largest rank per site (same centers)."""
+    from asr_audit.mech.directions import paired_subspace
+
+    rng = np.random.default_rng(seed)
+    with np.load(path) as z:
+        xa = {s: z[f"A{i}"] for i, s in enumerate(sites)}
+        xb = {s: z[f"B{i}"] for i, s in enumerate(sites)}
+    bases = {s: paired_subspace(xa[s], xb[s], max(ks))[0] for s in sites}
+
+    def arm(label: str, k: int, random: bool = False) -> Arm:
+        parts = []
+        for s in sites:
+            b = rng.standard_normal((k, bases[s].shape[1])) if random else bases[s][:k]
+            parts.append(Intervention.ablation([s], b, center=xb[s].mean(0), label=label))
+        return Arm(label, tuple(parts))
+
+    return [arm(f"svd k={k} mean-ablate all", k) for k in ks] + [
+        arm(f"random rank-{max(ks)} mean-ablate all", max(ks), random=True)
+    ]
+
+
+def large_induction_arms(ds: list[Direction], alphas: tuple[float, ...], *, seed: int) -> list[Arm]:
+    """Induction of the voice direction at every decoder layer at each alpha, and a random direction
+    per site of the same norm at each alpha."""
+    rng = np.random.default_rng(seed)
+    arms = []
+    for a in alphas:
+        arms.append(_induce(ds, a, f"induce alpha={a:g} all"))
+        arms.append(_induce(ds, a, f"random-0 induce alpha={a:g} all", rng))
+    return arms
 
 
 def organism_base_view(backend):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -18,6 +20,7 @@ from asr_audit.mech.directions import (
     save_direction,
     shuffled_direction,
     split_pairs,
+    vector_hash,
 )
 
 
@@ -81,3 +84,21 @@ def test_save_and_reload_by_name(tmp_path) -> None:
         load_direction("voice-a", tmp_path)
     with pytest.raises(ConfigError, match="direction name"):
         Direction("../x", "encoder.out", np.ones(2), np.ones((1, 2)))
+
+
+def test_set_b_mean_is_kept_saved_and_old_files_keep_their_hash(tmp_path) -> None:
+    a, b = _pairs()
+    d = direction_from_sets("voice-m", "decoder.layers.2.out", a, b)
+    assert d.has_mean_b and np.allclose(d.mean_b, b.mean(0)) and d.to_dict()["mean_b"]
+    save_direction(d, tmp_path)
+    back = load_direction("voice-m", tmp_path)
+    assert np.allclose(back.mean_b, b.mean(0)) and back.hash == d.hash
+    assert np.allclose(back.rank(1).mean_b, b.mean(0))
+    old = Direction("old", d.site, d.vector, d.basis, {})  # saved before the mean was kept
+    np.savez(tmp_path / "old.npz", vector=d.vector, basis=d.basis)
+    old_hash = vector_hash(np.concatenate([d.vector, d.basis.ravel()]))  # the hash before the mean was kept
+    assert old.hash == old_hash
+    (tmp_path / "old.json").write_text(json.dumps({"format": "asr-audit-direction", **old.to_dict()}))
+    assert not load_direction("old", tmp_path).has_mean_b
+    with pytest.raises(ConfigError, match="set-B mean width"):
+        Direction("bad", d.site, d.vector, d.basis, {}, np.ones(3))

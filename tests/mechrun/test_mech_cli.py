@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from asr_audit.mech.directions import load_direction
+from asr_audit.mech.directions import Direction, load_direction, save_direction
 from asr_audit.mechrun.capture import FORMAT, MANIFEST, site_file
 
 SITES = ("decoder.layers.0.out", "decoder.layers.1.out")
@@ -58,3 +58,20 @@ def test_direction_verb_sweeps_layers_and_saves_by_name(tmp_path: Path, run_cli)
         "--direction", "nope", "--directions", dirs,
     )  # fmt: skip
     assert code == 2 and "saved: v" in stderr and "asr-audit mech direction" in stderr
+
+
+def test_steer_verb_mean_ablation_and_multi_site_errors(tmp_path: Path, run_cli) -> None:
+    dirs = tmp_path / "dirs"
+    v, basis = np.array([1.0, 0.0, 0.0]), np.array([[1.0, 0.0, 0.0]])
+    save_direction(Direction("old", SITES[0], v, basis), dirs)  # saved without set B's mean
+    save_direction(Direction("new0", SITES[0], v, basis, {}, np.zeros(3)), dirs)
+    save_direction(Direction("new1", SITES[1], v, basis, {}, np.zeros(3)), dirs)
+    base = ("mech", "steer", "-m", "whisper-tiny.en-pt", "-c", tmp_path / "none.jsonl", "--truth", tmp_path)
+    code, _, stderr = run_cli(*base, "--direction", "old", "--mode", "mean-ablate", "--directions", dirs)
+    assert code == 2 and "without set B's mean" in stderr and "asr-audit mech direction" in stderr
+    code, _, stderr = run_cli(*base, "--direction", "new0,new1", "--site", SITES[1], "--directions", dirs)
+    assert code == 2 and "drop --site" in stderr
+    code, _, stderr = run_cli(*base, "--direction", "new0,old", "--directions", dirs)
+    assert code == 2 and "share a site" in stderr
+    code, _, stderr = run_cli(*base, "--direction", "new0", "--mode", "zero", "--directions", dirs)
+    assert code == 2 and "mean-ablate" in stderr

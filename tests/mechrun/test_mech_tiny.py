@@ -16,10 +16,11 @@ sf = pytest.importorskip("soundfile")
 from asr_audit.audio.io import audio_hash  # noqa: E402
 from asr_audit.data import LIBRIVOX  # noqa: E402
 from asr_audit.errors import ConfigError  # noqa: E402
+from asr_audit.mech.directions import Direction, unit  # noqa: E402
 from asr_audit.mech.interventions import Intervention, intervene, recording, replacing  # noqa: E402
 from asr_audit.mechrun.capture import capture, load_capture, n_frames  # noqa: E402
 from asr_audit.mechrun.patch import PatchCondition, logprob, patched_logprob  # noqa: E402
-from asr_audit.mechrun.steer import SteeredBackend  # noqa: E402
+from asr_audit.mechrun.steer import SteeredBackend, control_arms  # noqa: E402
 
 ENC = "encoder.layers.1.out"
 DEC = "decoder.layers.1.out"
@@ -114,3 +115,28 @@ def test_steered_identity_carries_the_intervention(tiny) -> None:
     assert a == SteeredBackend(tiny, [Intervention.induction([DEC], v, 1.0, label="x")]).identity().key
     assert a != SteeredBackend(tiny, [Intervention.induction([DEC], v, 2.0)]).identity().key
     assert a != tiny.identity().key
+
+
+def test_multi_site_mean_ablation_sets_each_sites_projection_to_set_b(tiny, clip) -> None:
+    rng = np.random.default_rng(4)
+    dirs = [
+        Direction(
+            f"d{i}",
+            site,
+            rng.standard_normal(384),
+            unit(rng.standard_normal(384))[None, :],
+            {},
+            rng.standard_normal(384),
+        )
+        for i, site in enumerate((ENC, DEC))
+    ]
+    arm = control_arms(dirs, "mean-ablate", n_random=1, seed=0)[0]
+    got: dict = {}
+    sink = lambda s, t: got.setdefault(s, []).append(t)  # noqa: E731
+    # the recording hooks go on after the intervention's, so they see the edited outputs
+    with torch.inference_mode(), intervene(tiny, arm.interventions), recording(tiny, [ENC, DEC], sink):
+        tiny.score([clip], [""], ["he had then leisure"])
+    for d in dirs:
+        h = torch.cat(got[d.site], 1).double().numpy()[0]
+        assert np.allclose(h @ d.basis[0], d.mean_b @ d.basis[0], atol=1e-3)
+    assert _n_hooks(tiny) == 0

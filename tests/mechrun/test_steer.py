@@ -11,9 +11,10 @@ sf = pytest.importorskip("soundfile")
 
 from asr_audit.calib.truth import TruthItem  # noqa: E402
 from asr_audit.corpus.clips import Clip, Corpus  # noqa: E402
+from asr_audit.errors import ConfigError  # noqa: E402
 from asr_audit.mech.directions import Direction  # noqa: E402
 from asr_audit.mech.interventions import Intervention  # noqa: E402
-from asr_audit.mechrun.steer import control_arms, run_steer  # noqa: E402
+from asr_audit.mechrun.steer import Arm, control_arms, run_steer  # noqa: E402
 from asr_audit.models.base import BackendIdentity  # noqa: E402
 from asr_audit.store.sqlite import Store  # noqa: E402
 
@@ -102,4 +103,62 @@ def test_ablation_flips_ref_to_spoken_and_random_controls_do_not(corpus, tmp_pat
     induce = Intervention.induction(["decoder.out"], np.array([1.0, 0, 0, 0]), 1.0, label="induce")
     up = run_steer(backend, corpus, store, [induce], items=items)
     assert up.arm("induce").accept_ref.k == 6 and up.arm("induce").spoken_to_ref == 2
+    store.close()
+
+
+class TwoSiteGate(Gate):
+    """:class:`Gate` whose activation passes two sites in a row: ``decoder.layers.0.out`` then ``decoder.out``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.first = torch.nn.Identity()
+
+    def sites(self) -> list[str]:
+        return ["decoder.layers.0.out", "decoder.out"]
+
+    def site_module(self, name: str):
+        return self.first if name == "decoder.layers.0.out" else self.out
+
+    def transcribe(self, audios):
+        self.calls += len(audios)
+        h = self.out(self.first(torch.tensor(np.stack([a[:4] for a in audios]), dtype=torch.float64)))
+        return [REF if float(x[0]) > 0.5 else SPOKEN for x in h]
+
+
+def test_mean_ablation_sets_the_faithful_value_and_multi_site_arms_apply_together(corpus, tmp_path) -> None:
+    vec, basis = np.array([0.8, 0.0, 0.0, 0.0]), np.array([[1.0, 0.0, 0.0, 0.0]])
+    # set B's mean sits at 0.1 on the gate axis: mean ablation moves every clip there, below the gate
+    d = Direction("gate", "decoder.out", vec, basis, {}, np.array([0.1, 0.0, 0.0, 0.0]))
+    arms = control_arms(d, "mean-ablate", n_random=1, seed=0)
+    assert [a.label for a in arms] == ["mean-ablate-k1", "random-0", "shuffled"]
+    assert all(a.to_dict()["centered"] for a in arms)
+    items = [_item(c.id) for c in corpus.clips]
+    store = Store(tmp_path / "s.sqlite3")
+    res = run_steer(Gate(), corpus, store, arms, items=items)
+    assert res.arm("mean-ablate-k1").accept_ref.k == 0 and res.arm("mean-ablate-k1").ref_to_spoken == 4
+    # a direction saved without set B's mean cannot be mean-ablated
+    with pytest.raises(ConfigError, match="without set B's mean"):
+        control_arms(Direction("old", "decoder.out", vec, basis), "mean-ablate")
+
+    # multi-site: one direction per site, each arm hooks both sites; controls drawn per site
+    d0 = Direction("gate0", "decoder.layers.0.out", vec, basis, {}, np.array([0.1, 0.0, 0.0, 0.0]))
+    multi = control_arms([d0, d], "mean-ablate", n_random=1, seed=0)
+    assert [a.label for a in multi] == ["mean-ablate-k1", "random-0", "shuffled"]
+    assert [iv.sites for iv in multi[0].interventions] == [("decoder.layers.0.out",), ("decoder.out",)]
+    assert multi[1].interventions[0].key != multi[1].interventions[1].key  # fresh random draw per site
+    assert [a.key for a in multi] == [a.key for a in control_arms([d0, d], "mean-ablate", n_random=1, seed=0)]
+    two = TwoSiteGate()
+    out = run_steer(two, corpus, store, multi, items=items, direction=[d0, d])
+    arm = out.arm("mean-ablate-k1")
+    assert arm.accept_ref.k == 0 and arm.intervention["sites"] == ["decoder.layers.0.out", "decoder.out"]
+    assert len(arm.intervention["parts"]) == 2 and out.to_dict()["direction"]["directions"][1]["name"] == "gate"
+    assert not two.first._forward_hooks and not two.out._forward_hooks
+    # +0.3 at either site alone leaves the two quiet clips (0.1) under the gate; both together lift them
+    push = [Intervention.induction([s], np.array([0.3, 0, 0, 0]), 1.0) for s in two.sites()]
+    up = run_steer(two, corpus, store, [Arm("one", (push[0],)), Arm("both", tuple(push))], items=items)
+    assert up.arm("one").accept_ref.k == 4 and up.arm("both").accept_ref.k == 6
+    with pytest.raises(ConfigError, match="share a site"):
+        control_arms([d, d], "ablate")
+    with pytest.raises(ConfigError, match="drop --site"):
+        control_arms([d0, d], "ablate", sites=["decoder.out"])
     store.close()

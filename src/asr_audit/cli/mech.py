@@ -156,14 +156,22 @@ def direction(
 
 @mech_app.command(
     "steer",
-    epilog="Examples:\n\nasr-audit mech steer -m organism-benchmark -c set/calib-test.jsonl --truth set --direction voice-slt --speaker flite-slt\n\nasr-audit mech steer -m organism-benchmark -c set/calib-test.jsonl --truth set --direction voice-slt --mode induce --alpha 1 --speaker flite-kal16",
+    epilog="Examples:\n\nasr-audit mech steer -m organism-benchmark -c set/calib-test.jsonl --truth set --direction voice-slt --speaker flite-slt\n\nasr-audit mech steer -m organism-benchmark -c set/calib-test.jsonl --truth set --direction voice-L2,voice-L3 --mode mean-ablate --speaker flite-slt",
 )
 def steer(
     model: str = typer.Option(..., "--model", "-m", help="A PyTorch model spec with hook sites."),
     corpus: str = typer.Option(..., "--corpus", "-c", help=_CORPUS_HELP),
     truth: Path = typer.Option(..., "--truth", help="Folder with truth.jsonl (calibration or organism set)."),
-    name: str = typer.Option(..., "--direction", help="Name of a saved direction."),
-    mode: str = typer.Option("ablate", "--mode", help="ablate (project out) | induce (add alpha * d)."),
+    name: str = typer.Option(
+        ...,
+        "--direction",
+        help="Name of a saved direction; several, comma-separated: each at its own site, applied together.",
+    ),
+    mode: str = typer.Option(
+        "ablate",
+        "--mode",
+        help="ablate (project out: h.d -> 0) | mean-ablate (h.d -> set B's mean) | induce (add alpha * d).",
+    ),
     alpha: float = typer.Option(1.0, "--alpha", help="Induction strength (multiples of the direction)."),
     k: int = typer.Option(1, "--k", min=1, help="Ablation rank (needs a direction saved with k or more)."),
     site: str | None = typer.Option(None, "--site", help="Apply at these sites (default: the direction's site)."),
@@ -182,14 +190,16 @@ def steer(
     from asr_audit.mechrun.steer import control_arms, run_steer
 
     check_output_file(json_out, "--json")
-    d = load_direction(name, _directions_dir(directions))
-    arms = control_arms(d, mode, sites=split_list(site, "--site"), alpha=alpha, k=k, n_random=n_random, seed=seed)
+    names = split_list(name, "--direction") or []
+    loaded = [load_direction(n, _directions_dir(directions)) for n in names]
+    picked = loaded[0] if len(loaded) == 1 else loaded
+    arms = control_arms(picked, mode, sites=split_list(site, "--site"), alpha=alpha, k=k, n_random=n_random, seed=seed)
     corp = _corpus(corpus, speaker, limit)
     items = [t for t in load_truth(truth).errors() if t.clip_id in {c.id for c in corp.clips}]
     wer_texts = _manifest_field(corpus, wer_field) or {c.id: c.reference for c in corp.clips}
     backend = _backend(model)
     with store_session(store) as st:
-        result = run_steer(backend, corp, st, arms, items=items, wer_texts=wer_texts, direction=d, mode=mode)
+        result = run_steer(backend, corp, st, arms, items=items, wer_texts=wer_texts, direction=picked, mode=mode)
     for a in result.arms:
         r = a.accept_ref
         wer = f"{a.wer:.3f}" if a.wer is not None else "-"

@@ -134,8 +134,10 @@ class Direction:
 
     ``vector`` is the raw diff-in-means (its norm is the steering scale: induction adds
     ``alpha * vector``); ``basis`` an orthonormal ``(k, width)`` basis (row 0 is
-    ``vector / |vector|`` for rank 1; the paired SVD for rank k). ``provenance``: model key,
-    site, clip ids and audio hashes of both sets, seed, held-out AUC.
+    ``vector / |vector|`` for rank 1; the paired SVD for rank k). ``mean_b`` is set B's mean
+    activation (the faithful set's: mean ablation sets the projection to it), empty for
+    directions saved before it was kept. ``provenance``: model key, site, clip ids and audio
+    hashes of both sets, seed, held-out AUC.
     """
 
     name: str
@@ -143,6 +145,7 @@ class Direction:
     vector: np.ndarray
     basis: np.ndarray
     provenance: Mapping[str, Any] = field(default_factory=dict)
+    mean_b: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
@@ -150,6 +153,9 @@ class Direction:
         b = np.asarray(self.basis)
         if b.ndim != 2 or b.shape[1] != np.asarray(self.vector).reshape(-1).shape[0]:
             raise ConfigError(f"direction {self.name!r}: basis shape {b.shape} does not fit the vector")
+        m = np.asarray(self.mean_b).reshape(-1)
+        if m.size and m.shape[0] != b.shape[1]:
+            raise ConfigError(f"direction {self.name!r}: set-B mean width {m.shape[0]} does not fit the vector")
 
     @property
     def k(self) -> int:
@@ -161,13 +167,18 @@ class Direction:
 
     @property
     def hash(self) -> str:
-        return vector_hash(np.concatenate([np.ravel(self.vector), np.ravel(self.basis)]))
+        # the set-B mean enters only when kept, so directions saved before it keep their hash
+        return vector_hash(np.concatenate([np.ravel(self.vector), np.ravel(self.basis), np.ravel(self.mean_b)]))
+
+    @property
+    def has_mean_b(self) -> bool:
+        return bool(np.asarray(self.mean_b).size)
 
     def rank(self, k: int) -> Direction:
         """The same direction keeping the first ``k`` basis vectors."""
         if not 1 <= k <= self.k:
             raise ConfigError(f"direction {self.name!r} has rank {self.k}; k={k} must be in [1, {self.k}]")
-        return Direction(self.name, self.site, self.vector, np.asarray(self.basis)[:k], self.provenance)
+        return Direction(self.name, self.site, self.vector, np.asarray(self.basis)[:k], self.provenance, self.mean_b)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -176,6 +187,7 @@ class Direction:
             "k": self.k,
             "norm": self.norm,
             "hash": self.hash,
+            "mean_b": self.has_mean_b,
             "provenance": dict(self.provenance),
         }
 
@@ -183,19 +195,25 @@ class Direction:
 def direction_from_sets(
     name: str, site: str, a: np.ndarray, b: np.ndarray, *, k: int = 1, provenance: Mapping[str, Any] | None = None
 ) -> Direction:
-    """Diff-in-means of ``a`` vs ``b``; with ``k > 1`` the basis is the paired SVD subspace."""
+    """Diff-in-means of ``a`` vs ``b`` (set B's mean kept for mean ablation); with ``k > 1`` the
+    basis is the paired SVD subspace."""
     vec = diff_in_means(a, b)
     basis = unit(vec)[None, :] if k == 1 else paired_subspace(a, b, k)[0]
-    return Direction(name, site, vec, basis, dict(provenance or {}))
+    return Direction(name, site, vec, basis, dict(provenance or {}), np.asarray(b, np.float64).mean(0))
 
 
 def save_direction(direction: Direction, root: str | Path) -> Path:
-    """Write ``<root>/<name>.npz`` (vector, basis) and ``<name>.json`` (provenance); returns the json path."""
+    """Write ``<root>/<name>.npz`` (vector, basis, set B's mean when kept) and ``<name>.json``
+    (provenance); returns the json path."""
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
     npz = root / f"{direction.name}.npz"
     tmp = root / f".{direction.name}.{os.getpid()}.tmp.npz"
-    np.savez(tmp, vector=np.asarray(direction.vector, np.float64), basis=np.asarray(direction.basis, np.float64))
+    vector, basis = np.asarray(direction.vector, np.float64), np.asarray(direction.basis, np.float64)
+    if direction.has_mean_b:
+        np.savez(tmp, vector=vector, basis=basis, mean_b=np.asarray(direction.mean_b, np.float64))
+    else:
+        np.savez(tmp, vector=vector, basis=basis)
     os.replace(tmp, npz)
     meta = root / f"{direction.name}.json"
     meta.write_text(json.dumps({"format": FORMAT, **direction.to_dict()}, indent=1, sort_keys=True) + "\n")
@@ -217,11 +235,12 @@ def load_direction(name: str, root: str | Path) -> Direction:
         meta = json.loads(meta_path.read_text())
         with np.load(npz, allow_pickle=False) as z:
             vector, basis = z["vector"], z["basis"]
+            mean_b = z["mean_b"] if "mean_b" in z.files else np.zeros(0)
     except (OSError, ValueError, KeyError) as exc:
         raise InputFileError(npz, f"unreadable direction ({type(exc).__name__})", "recreate it") from None
     if meta.get("format") != FORMAT:
         raise InputFileError(meta_path, "not a direction file", "recreate it: asr-audit mech direction")
-    out = Direction(meta["name"], meta["site"], vector, basis, meta.get("provenance", {}))
+    out = Direction(meta["name"], meta["site"], vector, basis, meta.get("provenance", {}), mean_b)
     if out.hash != meta.get("hash"):
         raise InputFileError(npz, "the arrays do not match the hash in the .json", "recreate it")
     return out

@@ -7,7 +7,11 @@
   under an intervention unchanged.
 * :func:`control_arms` builds the paper's arms from one direction: the intervention itself,
   random directions of the same norm (several seeds), a norm-matched shuffled direction; the
-  clean run is always arm ``clean``.
+  clean run is always arm ``clean``. Modes: ``ablate`` (project out: ``h.d`` set to 0),
+  ``mean-ablate`` (``h.d`` set to that of set B's mean, the faithful set's value: its controls
+  use the same center) and ``induce`` (add ``alpha * d``). Given several directions (each made
+  at its own site) every arm is **multi-site**: an :class:`Arm` of one intervention per site,
+  the controls drawn per site.
 * :func:`run_steer` transcribes a corpus under every arm through the store, batch by batch with
   the arms innermost, so a decoder-side intervention reuses each batch's encoder states (the
   backend's encoder memo) instead of re-encoding per arm, and scores accept-ref on planted sites
@@ -35,8 +39,43 @@ from asr_audit.stats.intervals import Rate
 from asr_audit.store.sqlite import Store
 from asr_audit.store.transcribe import transcribe_corpus
 
-MODES = ("ablate", "induce")
+MODES = ("ablate", "mean-ablate", "induce")
 CLEAN = "clean"
+
+
+@dataclass(frozen=True, slots=True)
+class Arm:
+    """One steering arm of several interventions applied together (e.g. one per site)."""
+
+    label: str
+    interventions: tuple[Intervention, ...]
+
+    def __post_init__(self) -> None:
+        if not self.interventions:
+            raise ConfigError(f"arm {self.label!r} has no intervention")
+
+    @property
+    def key(self) -> str:
+        return ",".join(iv.key for iv in self.interventions)
+
+    @property
+    def kind(self) -> str:
+        return self.interventions[0].kind
+
+    def to_dict(self) -> dict[str, Any]:
+        first = self.interventions[0].to_dict()
+        return {
+            **first,
+            "label": self.label,
+            "sites": [s for iv in self.interventions for s in iv.sites],
+            "key": self.key,
+            "parts": [iv.to_dict() for iv in self.interventions],
+        }
+
+
+def as_arm(arm: Intervention | Arm) -> Arm:
+    """``arm`` as an :class:`Arm` (a lone intervention is an arm of one, under its own label)."""
+    return arm if isinstance(arm, Arm) else Arm(arm.label, (arm,))
 
 
 class SteeredBackend:
@@ -81,7 +120,7 @@ def _random_basis(width: int, k: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def control_arms(
-    direction: Direction,
+    direction: Direction | Sequence[Direction],
     mode: str,
     *,
     sites: Sequence[str] | None = None,
@@ -90,21 +129,57 @@ def control_arms(
     n_random: int = 3,
     seed: int = 0,
     frames: tuple[int, int] | None = None,
-) -> list[Intervention]:
-    """The intervention (label ``ablate`` / ``induce``), ``random-<i>`` for ``n_random`` seeded random
-    directions of the same norm (rank ``k`` for ablation) and ``shuffled`` (coordinates permuted)."""
+) -> list[Any]:
+    """The intervention (label ``ablate-k<k>`` / ``mean-ablate-k<k>`` / ``induce-a<alpha>``),
+    ``random-<i>`` for ``n_random`` seeded random directions of the same norm (rank ``k`` for
+    ablation; mean ablation keeps set B's mean as the center) and ``shuffled`` (coordinates
+    permuted). One direction: a list of :class:`Intervention` (at ``sites``, default the
+    direction's site). Several directions: a list of multi-site :class:`Arm` (each direction at
+    its own site; ``sites`` must then be empty), the controls drawn per site from one generator."""
     if mode not in MODES:
         raise ConfigError(f"unknown steering mode {mode!r}; valid: {', '.join(MODES)}")
-    sites = tuple(sites or (direction.site,))
-    vec = np.asarray(direction.vector, np.float64)
+    if isinstance(direction, Direction):
+        return _control_arms(direction, mode, tuple(sites or (direction.site,)), alpha, k, n_random, seed, frames)
+    dirs = list(direction)
+    if not dirs:
+        raise ConfigError("control arms need at least one direction")
+    if sites:
+        raise ConfigError("several directions are applied each at its own site; fix: drop --site")
+    if len({d.site for d in dirs}) != len(dirs):
+        raise ConfigError(f"two directions share a site ({', '.join(d.site for d in dirs)}); fix: one per site")
     rng = np.random.default_rng(seed)
-    if mode == "ablate":
-        arms = [Intervention.ablation(sites, direction.rank(k).basis, frames=frames, label=f"ablate-k{k}")]
-        for i in range(n_random):
-            arms.append(
-                Intervention.ablation(sites, _random_basis(len(vec), k, rng), frames=frames, label=f"random-{i}")
-            )
-        arms.append(Intervention.ablation(sites, shuffled_direction(vec, rng), frames=frames, label="shuffled"))
+    per_site = [_control_arms(d, mode, (d.site,), alpha, k, n_random, rng, frames) for d in dirs]
+    return [Arm(parts[0].label, tuple(parts)) for parts in zip(*per_site)]
+
+
+def _control_arms(
+    direction: Direction,
+    mode: str,
+    sites: tuple[str, ...],
+    alpha: float,
+    k: int,
+    n_random: int,
+    seed: int | np.random.Generator,
+    frames: tuple[int, int] | None,
+) -> list[Intervention]:
+    vec = np.asarray(direction.vector, np.float64)
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    if mode in ("ablate", "mean-ablate"):
+        center = None
+        if mode == "mean-ablate":
+            if not direction.has_mean_b:
+                raise ConfigError(
+                    f"direction {direction.name!r} was saved without set B's mean, which mean ablation needs; "
+                    "fix: recreate it with asr-audit mech direction"
+                )
+            center = np.asarray(direction.mean_b, np.float64)
+
+        def ablation(basis: np.ndarray, label: str) -> Intervention:
+            return Intervention.ablation(sites, basis, frames=frames, label=label, center=center)
+
+        arms = [ablation(direction.rank(k).basis, f"{mode}-k{k}")]
+        arms += [ablation(_random_basis(len(vec), k, rng), f"random-{i}") for i in range(n_random)]
+        arms.append(ablation(shuffled_direction(vec, rng), "shuffled"))
         return arms
     arms = [Intervention.induction(sites, vec, alpha, frames=frames, label=f"induce-a{alpha:g}")]
     for i in range(n_random):
@@ -178,6 +253,21 @@ class SteerResult:
         }
 
 
+def _direction_dict(direction: Direction | Sequence[Direction] | None) -> dict[str, Any]:
+    if direction is None:
+        return {}
+    if isinstance(direction, Direction):
+        return direction.to_dict()
+    return {"directions": [d.to_dict() for d in direction]}
+
+
+def _arm_dict(arm: Arm) -> dict[str, Any]:
+    """A one-intervention arm reports that intervention (as before multi-site arms existed)."""
+    if len(arm.interventions) == 1:
+        return {**arm.interventions[0].to_dict(), "label": arm.label}
+    return arm.to_dict()
+
+
 def flips(clean: SiteScore, steered: SiteScore) -> tuple[int, int]:
     """``(ref -> spoken, spoken -> ref)`` counts over the planted sites both runs scored."""
     before = {(o.clip_id, o.item): o.outcome for o in clean.outcomes}
@@ -207,20 +297,22 @@ def run_steer(
     backend: Any,
     corpus: Corpus,
     store: Store,
-    arms: Sequence[Intervention],
+    arms: Sequence[Intervention | Arm],
     *,
     items: Sequence[TruthItem] = (),
     wer_texts: Mapping[str, str] | None = None,
-    direction: Direction | None = None,
+    direction: Direction | Sequence[Direction] | None = None,
     mode: str = "",
     batch_size: int = 8,
 ) -> SteerResult:
-    """Transcribe ``corpus`` clean and under each arm (through ``store``), then score every arm."""
-    labels = [CLEAN, *(a.label for a in arms)]
+    """Transcribe ``corpus`` clean and under each arm (through ``store``), then score every arm.
+    An arm is one :class:`Intervention` or an :class:`Arm` of several applied together."""
+    arm_list = [as_arm(a) for a in arms]
+    labels = [CLEAN, *(a.label for a in arm_list)]
     if len(set(labels)) != len(labels):
         raise ConfigError(f"arm labels must be unique, got {', '.join(labels)}")
-    runners: list[tuple[str, Any, Intervention | None]] = [(CLEAN, backend, None)]
-    runners += [(a.label, SteeredBackend(backend, [a]), a) for a in arms]
+    runners: list[tuple[str, Any, Arm | None]] = [(CLEAN, backend, None)]
+    runners += [(a.label, SteeredBackend(backend, a.interventions), a) for a in arm_list]
     hyps: dict[str, dict[str, str]] = {lab: {} for lab in labels}
     failed: dict[str, int] = dict.fromkeys(labels, 0)
     clips = corpus.clips
@@ -239,7 +331,7 @@ def run_steer(
         result_arms.append(
             SteerArm(
                 label,
-                iv.to_dict() if iv else None,
+                _arm_dict(iv) if iv else None,
                 sc.accept_ref,
                 sc.spoken,
                 r2s,
@@ -251,7 +343,7 @@ def run_steer(
         )
     return SteerResult(
         backend.identity().to_dict(),
-        direction.to_dict() if direction else {},
+        _direction_dict(direction),
         mode,
         corpus.name,
         tuple(result_arms),

@@ -78,6 +78,7 @@ PROBE_MODULES: tuple[str, ...] = (
     "asr_audit.runner.probes_audio",
     "asr_audit.runner.probes_battery",
     "asr_audit.runner.probes_gate",
+    "asr_audit.runner.probes_mech",
 )
 PROBES: Registry[ProbeKind] = Registry(
     "probe", fix="name one of them in a [probes.<name>] table", modules=PROBE_MODULES

@@ -1,0 +1,140 @@
+"""Runner registration of the steering probe ``mech`` (``asr-audit run``).
+
+In an experiment spec::
+
+    [probes.mech]
+    model = "organism-benchmark"   # a model of the spec with hook sites
+    direction = ["voice-L2", "voice-L3"]  # saved direction name(s); several: each at its own site
+    directions = "dirs"            # folder of saved directions (default: <cache>/directions)
+    mode = "mean-ablate"           # ablate | mean-ablate | induce
+    alpha = 1.0                    # induction strength
+    k = 1                          # ablation rank
+    n_random = 3                   # random-direction controls (the shuffled control is always run)
+    truth = "organism-set"         # folder with truth.jsonl: accept-ref is scored on its planted sites
+    speakers = ["flite-slt"]       # only these speakers' clips (default: all)
+
+It runs on audio corpora only: :func:`asr_audit.mechrun.steer.run_steer` over the corpus's clips
+through the run's store (rows cached under keys that carry the intervention), and returns the
+steering table — arms with accept-ref (Wilson 95%), flips against the clean run, and the WER of
+each arm against the clips' references — as ``{"steer": {"<model> <mode>": ...}}``, which the
+report's ``mech`` section renders (:mod:`asr_audit.report.sections_mech`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from asr_audit.errors import ConfigError
+from asr_audit.options import OptionError, Reader, Surface, build, check
+from asr_audit.runner.probes import ProbeContext, register_probe
+
+MECH_PARAMS = ("model", "direction", "directions", "mode", "alpha", "k", "n_random", "truth", "speakers")
+MECH_MODES = ("ablate", "mean-ablate", "induce")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MechOptions:
+    """``[probes.mech]``: which model, which saved direction(s), which intervention and controls."""
+
+    model: str
+    direction: tuple[str, ...]
+    directions: str | None = None
+    mode: str = "ablate"
+    alpha: float = 1.0
+    k: int = 1
+    n_random: int = 3
+    truth: str | None = None
+    speakers: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        check(bool(self.direction) and all(self.direction), "direction", self.direction, "is empty", "name a direction")
+        check(self.k >= 1, "k", self.k, "must be at least 1", "use k = 1 or more")
+        check(self.n_random >= 0, "n_random", self.n_random, "must not be negative", "use n_random = 0 or more")
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any], surface: Surface) -> MechOptions:
+        r = Reader(values, surface, MECH_PARAMS, "mech")
+        for key in ("model", "direction"):
+            if not r.has(key):
+                raise surface.missing(key, f"set {key} in [probes.mech]")
+        try:
+            return build(
+                cls,
+                surface,
+                model=r.text("model", None),
+                direction=r.names("direction", ()),
+                directions=r.text("directions", None),
+                mode=r.choice("mode", MECH_MODES, "ablate"),
+                alpha=r.number("alpha", 1.0),
+                k=r.integer("k", 1),
+                n_random=r.integer("n_random", 3),
+                truth=r.text("truth", None),
+                speakers=r.names("speakers", ()),
+            )
+        except OptionError as exc:
+            raise surface.reword(exc) from None
+
+
+@register_probe(
+    "mech",
+    MECH_PARAMS,
+    "steering under a saved direction with random / shuffled controls: accept-ref, flips, WER",
+    options=MechOptions.from_mapping,
+)
+def mech_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any] | None:
+    from pathlib import Path
+
+    from asr_audit.calib.truth import load_truth
+    from asr_audit.corpus.clips import Corpus
+    from asr_audit.mech.directions import load_direction
+    from asr_audit.mechrun.steer import control_arms, run_steer
+    from asr_audit.models.base import SITES, require_capability
+
+    if ctx.clips is None or ctx.backend is None:
+        return None  # a prediction-file corpus: nothing to steer
+    surface = ctx.surface("mech")
+    options = MechOptions.from_mapping(params, surface)
+    if options.model not in ctx.models:
+        raise ConfigError(
+            f"{ctx.spec_path}: {surface.name('model')} = {options.model!r} is not a model of this spec; "
+            f"fix: use one of {', '.join(ctx.models)}"
+        )
+    if options.directions is not None:
+        root = Path(options.directions)
+    else:
+        from asr_audit.paths import cache_dir
+
+        root = cache_dir() / "directions"
+    loaded = [load_direction(name, root) for name in options.direction]
+    picked = loaded[0] if len(loaded) == 1 else loaded
+    arms = control_arms(
+        picked, options.mode, alpha=options.alpha, k=options.k, n_random=options.n_random, seed=ctx.seed
+    )
+    clips = ctx.clips
+    if options.speakers:
+        keep = tuple(c for c in clips.clips if c.speaker in set(options.speakers))
+        if not keep:
+            raise ConfigError(
+                f"{ctx.spec_path}: {surface.name('speakers')}: no clip of corpus {ctx.corpus!r} has those speakers; "
+                "fix: check the manifest's speaker field"
+            )
+        clips = Corpus(clips.name, clips.split, clips.source, keep)
+    ids = {c.id for c in clips.clips}
+    items = [t for t in load_truth(options.truth).errors() if t.clip_id in ids] if options.truth else []
+    backend = ctx.backend(options.model)
+    require_capability(backend, SITES)
+    result = run_steer(
+        backend,
+        clips,
+        ctx.store,
+        arms,
+        items=items,
+        wer_texts={c.id: c.reference for c in clips.clips},
+        direction=picked,
+        mode=options.mode,
+    )
+    out = result.to_dict()
+    out["model"] = {"name": options.model, **out["model"]}
+    return {"steer": {f"{options.model} {options.mode}": out}}

@@ -1,0 +1,140 @@
+"""``[probes.mech]``: the steering table of a saved direction on a corpus's clips, its typed spec
+errors, and the report's mech section rendering it (a fake hooked backend keeps it fast)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+sf = pytest.importorskip("soundfile")
+
+from asr_audit.corpus.clips import Clip, Corpus  # noqa: E402
+from asr_audit.corpus.predfiles import PredictionSet  # noqa: E402
+from asr_audit.errors import ConfigError  # noqa: E402
+from asr_audit.mech.directions import Direction, save_direction  # noqa: E402
+from asr_audit.models.base import BackendIdentity  # noqa: E402
+from asr_audit.options import OptionError, Surface  # noqa: E402
+from asr_audit.runner.probes import ProbeContext, get_probe  # noqa: E402
+from asr_audit.runner.probes_mech import MechOptions  # noqa: E402
+from asr_audit.store.sqlite import Store  # noqa: E402
+
+REF = "madam president we must act"
+SPOKEN = "we must act"
+
+
+class Gate:
+    """Writes the record's opener when coordinate 0 of its ``decoder.out`` activation exceeds 0.5."""
+
+    spec = "fake-gate"
+    capabilities = frozenset({"transcribe", "sites"})
+    max_duration = None
+    batch_size = 8
+
+    def __init__(self) -> None:
+        self.out = torch.nn.Identity()
+
+    def identity(self) -> BackendIdentity:
+        return BackendIdentity(self.spec, "w0")
+
+    def sites(self) -> list[str]:
+        return ["decoder.out"]
+
+    def site_module(self, name: str):
+        return self.out
+
+    def transcribe(self, audios):
+        h = self.out(torch.tensor(np.stack([a[:4] for a in audios]), dtype=torch.float64))
+        return [REF if float(x[0]) > 0.5 else SPOKEN for x in h]
+
+
+def _setup(tmp_path: Path) -> tuple[Corpus, Path, Path]:
+    clips, truth = [], []
+    for i in range(6):
+        x = np.zeros(1600, np.float32)
+        x[0], x[1] = (0.9 if i < 4 else 0.1), 0.01 * i  # four clips recite, two do not
+        sf.write(tmp_path / f"c{i}.wav", x, 16_000, subtype="FLOAT")
+        clips.append(Clip(f"c{i}", REF, audio_path=str(tmp_path / f"c{i}.wav"), speaker="slt" if i % 2 else "rms"))
+        truth.append(
+            {
+                "clip_id": f"c{i}", "sentence_id": f"c{i}", "item": 0, "kind": "spurious_insertion_in_reference",
+                "detail": "opener", "position": "start", "ref_start": 0, "ref_stop": 2, "n_ref": 5,
+                "ref_text": "Madam President,", "spoken_text": "", "ref_norm": ["madam", "president"], "spoken_norm": [],
+            }
+        )  # fmt: skip
+    (tmp_path / "truth.jsonl").write_text("".join(json.dumps(t) + "\n" for t in truth))
+    manifest = [
+        {
+            "id": c.id,
+            "audio_filepath": c.audio_path,
+            "sentence_id": c.id,
+            "speaker": c.speaker,
+            "text": REF,
+            "spoken": SPOKEN,
+        }
+        for c in clips
+    ]
+    (tmp_path / "calib-test.jsonl").write_text("".join(json.dumps(m) + "\n" for m in manifest))
+    dirs = tmp_path / "dirs"
+    e0 = np.eye(4)[0]
+    save_direction(Direction("gate", "decoder.out", 0.8 * e0, e0[None, :], {}, 0.1 * e0), dirs)
+    return Corpus("fake", "test", str(tmp_path), tuple(clips)), tmp_path, dirs
+
+
+def _ctx(corpus: Corpus, store: Store) -> ProbeContext:
+    gate = Gate()
+    return ProbeContext(
+        corpus="fake",
+        predictions=PredictionSet((), {}),
+        panel=(),
+        seed=0,
+        normalizer="whisper",
+        clips=corpus,
+        backend=lambda name: gate,
+        models=("organism",),
+        store=store,
+        spec_path="audit.toml",
+    )
+
+
+def test_mech_probe_reports_the_steering_table(tmp_path: Path) -> None:
+    corpus, truth, dirs = _setup(tmp_path)
+    store = Store(tmp_path / "s.sqlite3")
+    probe = get_probe("mech")
+    params = {"model": "organism", "direction": "gate", "directions": str(dirs), "mode": "mean-ablate"}
+    res = probe.run(_ctx(corpus, store), {**params, "truth": str(truth), "n_random": 1})
+    (run,) = res["steer"].values()
+    arms = {a["label"]: a for a in run["arms"]}
+    assert list(arms) == ["clean", "mean-ablate-k1", "random-0", "shuffled"]
+    assert arms["clean"]["accept_ref"]["k"] == 4 and arms["mean-ablate-k1"]["accept_ref"]["k"] == 0
+    assert arms["mean-ablate-k1"]["flips"] == {"ref_to_spoken": 4, "spoken_to_ref": 0}
+    assert run["model"]["name"] == "organism" and run["effect_share"] == 1.0
+    only = probe.run(_ctx(corpus, store), {**params, "truth": str(truth), "n_random": 0, "speakers": ["slt"]})
+    (run,) = only["steer"].values()
+    assert run["arms"][0]["accept_ref"]["n"] == 3  # c1, c3, c5
+    with pytest.raises(ConfigError, match="not a model of this spec"):
+        probe.run(_ctx(corpus, store), {**params, "model": "other"})
+    store.close()
+
+    from asr_audit.report.html import build_report
+
+    out = build_report({"title": "t", "probes": [{"probe": "mech", "corpus": "fake", "result": res}]}, tmp_path / "r")
+    html = Path(out).read_text()
+    assert "Mechanism — fake" in html and "mean-ablate-k1" in html
+
+
+def test_mech_options_are_checked_when_the_spec_loads() -> None:
+    surface = Surface.toml("audit.toml", "probes.mech")
+    ok = MechOptions.from_mapping({"model": "m", "direction": ["a", "b"], "alpha": 2}, surface)
+    assert ok.direction == ("a", "b") and ok.alpha == 2.0 and ok.mode == "ablate"
+    with pytest.raises(OptionError, match=r"\[probes\.mech\] direction is missing"):
+        MechOptions.from_mapping({"model": "m"}, surface)
+    with pytest.raises(OptionError, match="valid: ablate, mean-ablate, induce"):
+        MechOptions.from_mapping({"model": "m", "direction": "a", "mode": "zero"}, surface)
+    with pytest.raises(OptionError, match="at least 1"):
+        MechOptions.from_mapping({"model": "m", "direction": "a", "k": 0}, surface)
+    with pytest.raises(OptionError, match="is not an option of mech"):
+        MechOptions.from_mapping({"model": "m", "direction": "a", "site": "x"}, surface)
