@@ -189,15 +189,18 @@ def main(argv: list[str] | None = None) -> int:
     store = open_store(args.work / "store.sqlite3")
     results: dict = out.setdefault("steer", {})
 
-    def run(key: str, backend, speaker: str, arms, title: str, direction) -> SteerResult:
+    def run(key: str, backend, speaker: str, arms, title: str, direction, *, on=None) -> SteerResult:
+        """One steering step on ``speaker``'s clips of the held-out set, or of ``on`` (a test
+        corpus, its truth items and faithful texts); its result and table are saved at once."""
+        corpus, its, texts = on or (test, items, faithful)
         say(f"steer: {key}")
         res = run_steer(
             backend,
-            sub_corpus(test, speaker),
+            sub_corpus(corpus, speaker),
             store,
             arms,
-            items=items,
-            wer_texts=faithful,
+            items=its,
+            wer_texts=texts,
             direction=direction,
             mode=arms[0].kind,
         )
@@ -400,22 +403,8 @@ def main(argv: list[str] | None = None) -> int:
                         fam["decision"],
                     ),
                 ):
-                    if key != step:
-                        continue
-                    say(f"steer: {key}")
-                    res = run_steer(
-                        organism,
-                        sub_corpus(etest, voice),
-                        store,
-                        arms,
-                        items=eitems,
-                        wer_texts=efaithful,
-                        direction=d,
-                        mode=arms[0].kind,
-                    )
-                    results[key] = res.to_dict()
-                    tables.append(steer_table(title, res))
-                    flush()
+                    if key == step:
+                        run(key, organism, voice, arms, title, d, on=(etest, eitems, efaithful))
             elif step == "null-large":
                 base = base or load_base()
                 control = control or load_organism("organism-control")

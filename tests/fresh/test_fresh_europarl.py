@@ -12,15 +12,13 @@ import hashlib
 import json
 import shutil
 import subprocess
-import threading
-from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import SplitResult, parse_qs
 
 import numpy as np
 import pytest
 import soundfile as sf
+from local_http import serve  # tests/support
 
 from asr_audit.audio.io import to_mono_16k
 from asr_audit.corpus.manifests import read_manifest
@@ -153,35 +151,22 @@ def server(tmp_path_factory: pytest.TempPathFactory):
         _speech("3-001-0000", "2025-09-17", "2025-09-17T09:00:05Z", "2025-09-17T09:01:00Z", "ENG", {"en": english}),
         {"activity_id": "MTG-PL-2025-09-15", "had_activity_type": "def/ep-activities/PLENARY_SITTING"},
     ]
-    hits: Counter[str] = Counter()
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            url = urlsplit(self.path)
-            hits[url.path] += 1
-            if url.path == "/api/speeches":
-                query = parse_qs(url.query)
-                offset = int(query["offset"][0])
-                if query["sitting-date"] == ["2025-09-15"]:
-                    status, body = 200, json.dumps({"data": data[offset : offset + 3], "meta": {"total": len(data)}})
-                else:
-                    status, body = 200, json.dumps({"data": [], "meta": {"total": 0}})
-                payload = body.encode()
+    def route(base: str, url: SplitResult) -> tuple[int, bytes]:
+        if url.path == "/api/speeches":
+            query = parse_qs(url.query)
+            offset = int(query["offset"][0])
+            if query["sitting-date"] == ["2025-09-15"]:
+                status, body = 200, json.dumps({"data": data[offset : offset + 3], "meta": {"total": len(data)}})
             else:
-                status, payload = (200, files[url.path]) if url.path in files else (404, b"not found")
-            self.send_response(status)
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
+                status, body = 200, json.dumps({"data": [], "meta": {"total": 0}})
+            payload = body.encode()
+        else:
+            status, payload = (200, files[url.path]) if url.path in files else (404, b"not found")
+        return status, payload
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}", hits
-    httpd.shutdown()
+    with serve(route) as (base, hits):
+        yield base, hits
 
 
 def _args(base: str, tmp_path: Path, *extra: str) -> tuple[str, ...]:

@@ -9,15 +9,13 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import threading
-from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult
 
 import numpy as np
 import pytest
 import soundfile as sf
+from local_http import serve  # tests/support
 
 from asr_audit.audio.io import to_mono_16k
 from asr_audit.corpus.manifests import read_manifest
@@ -57,65 +55,51 @@ def server(tmp_path_factory: pytest.TempPathFactory):
         "/books/test.txt": (200, BOOK.encode()),
         "/audio/1.mp3": (200, mp3.read_bytes()),
     }
-    hits: Counter[str] = Counter()
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            url = urlsplit(self.path)
-            hits[url.path] += 1
-            if url.path.rstrip("/") == "/api/feed/audiobooks":
-                if "offset=0" in url.query:
-                    base = f"http://127.0.0.1:{self.server.server_address[1]}"
-                    book = {
-                        "id": "900",
-                        "title": "A Test Book",
-                        "language": "English",
-                        "url_text_source": f"{base}/books/test.txt",
-                        "sections": [
-                            {
-                                "id": "9001",
-                                "section_number": "1",
-                                "title": "Chapter 1",
-                                "listen_url": f"{base}/audio/1.mp3",
-                                "language": "English",
-                                "readers": [{"reader_id": "19", "display_name": "Reader Nineteen"}],
-                            },
-                            {
-                                "id": "9002",
-                                "section_number": "2",
-                                "title": "Chapter 2",
-                                "listen_url": f"{base}/audio/missing.mp3",
-                                "language": "English",
-                                "readers": [{"reader_id": "19", "display_name": "Reader Nineteen"}],
-                            },
-                            {
-                                "id": "9003",
-                                "section_number": "3",
-                                "title": "Other reader",
-                                "listen_url": f"{base}/audio/1.mp3",
-                                "language": "English",
-                                "readers": [{"reader_id": "777", "display_name": "Someone"}],
-                            },
-                        ],
-                    }
-                    status, body = 200, json.dumps({"books": [book]}).encode()
-                else:
-                    status, body = 404, b'{"error":"Audiobooks could not be found"}'
+    def route(base: str, url: SplitResult) -> tuple[int, bytes]:
+        if url.path.rstrip("/") == "/api/feed/audiobooks":
+            if "offset=0" in url.query:
+                book = {
+                    "id": "900",
+                    "title": "A Test Book",
+                    "language": "English",
+                    "url_text_source": f"{base}/books/test.txt",
+                    "sections": [
+                        {
+                            "id": "9001",
+                            "section_number": "1",
+                            "title": "Chapter 1",
+                            "listen_url": f"{base}/audio/1.mp3",
+                            "language": "English",
+                            "readers": [{"reader_id": "19", "display_name": "Reader Nineteen"}],
+                        },
+                        {
+                            "id": "9002",
+                            "section_number": "2",
+                            "title": "Chapter 2",
+                            "listen_url": f"{base}/audio/missing.mp3",
+                            "language": "English",
+                            "readers": [{"reader_id": "19", "display_name": "Reader Nineteen"}],
+                        },
+                        {
+                            "id": "9003",
+                            "section_number": "3",
+                            "title": "Other reader",
+                            "listen_url": f"{base}/audio/1.mp3",
+                            "language": "English",
+                            "readers": [{"reader_id": "777", "display_name": "Someone"}],
+                        },
+                    ],
+                }
+                status, body = 200, json.dumps({"books": [book]}).encode()
             else:
-                status, body = files.get(url.path, (404, b"not found"))
-            self.send_response(status)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+                status, body = 404, b'{"error":"Audiobooks could not be found"}'
+        else:
+            status, body = files.get(url.path, (404, b"not found"))
+        return status, body
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}", hits
-    httpd.shutdown()
+    with serve(route) as (base, hits):
+        yield base, hits
 
 
 def test_fresh_librivox_builds_a_manifest_with_the_books_text_and_provenance(server, tmp_path, run_cli) -> None:

@@ -9,44 +9,15 @@ import pytest
 torch = pytest.importorskip("torch")
 sf = pytest.importorskip("soundfile")
 
+from gate_backend import REF, SPOKEN, Gate, gate_clips  # noqa: E402 - tests/support, after the skips
+
 from asr_audit.calib.truth import TruthItem  # noqa: E402
-from asr_audit.corpus.clips import Clip, Corpus  # noqa: E402
+from asr_audit.corpus.clips import Corpus  # noqa: E402
 from asr_audit.errors import ConfigError  # noqa: E402
 from asr_audit.mech.directions import Direction  # noqa: E402
 from asr_audit.mech.interventions import Intervention  # noqa: E402
 from asr_audit.mechrun.steer import Arm, control_arms, run_steer  # noqa: E402
-from asr_audit.models.base import BackendIdentity  # noqa: E402
 from asr_audit.store.sqlite import Store  # noqa: E402
-
-REF = "madam president we must act"
-SPOKEN = "we must act"
-
-
-class Gate:
-    """Writes the record's opener when coordinate 0 of its ``decoder.out`` activation exceeds 0.5."""
-
-    spec = "fake-gate"
-    capabilities = frozenset({"transcribe", "sites"})
-    max_duration = None
-    batch_size = 8
-
-    def __init__(self) -> None:
-        self.out = torch.nn.Identity()
-        self.calls = 0
-
-    def identity(self) -> BackendIdentity:
-        return BackendIdentity(self.spec, "w0")
-
-    def sites(self) -> list[str]:
-        return ["decoder.out"]
-
-    def site_module(self, name: str):
-        return self.out
-
-    def transcribe(self, audios):
-        self.calls += len(audios)
-        h = self.out(torch.tensor(np.stack([a[:4] for a in audios]), dtype=torch.float64))
-        return [REF if float(x[0]) > 0.5 else SPOKEN for x in h]
 
 
 def _item(cid: str) -> TruthItem:
@@ -70,15 +41,7 @@ def _item(cid: str) -> TruthItem:
 
 @pytest.fixture()
 def corpus(tmp_path):
-    clips = []
-    for i in range(6):
-        x = np.zeros(1600, np.float32)
-        x[0] = 0.9 if i < 4 else 0.1  # four clips recite, two do not
-        x[1] = 0.01 * i  # distinct audio per clip
-        p = tmp_path / f"c{i}.wav"
-        sf.write(p, x, 16_000, subtype="FLOAT")
-        clips.append(Clip(f"c{i}", REF, audio_path=str(p)))
-    return Corpus("fake", "test", str(tmp_path), tuple(clips))
+    return Corpus("fake", "test", str(tmp_path), tuple(gate_clips(tmp_path)))
 
 
 def test_ablation_flips_ref_to_spoken_and_random_controls_do_not(corpus, tmp_path) -> None:

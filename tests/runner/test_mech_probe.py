@@ -12,52 +12,22 @@ import pytest
 torch = pytest.importorskip("torch")
 sf = pytest.importorskip("soundfile")
 
-from asr_audit.corpus.clips import Clip, Corpus  # noqa: E402
+from gate_backend import REF, SPOKEN, Gate, gate_clips  # noqa: E402 - tests/support, after the skips
+
+from asr_audit.corpus.clips import Corpus  # noqa: E402
 from asr_audit.corpus.predfiles import PredictionSet  # noqa: E402
 from asr_audit.errors import ConfigError  # noqa: E402
 from asr_audit.mech.directions import Direction, save_direction  # noqa: E402
-from asr_audit.models.base import BackendIdentity  # noqa: E402
 from asr_audit.options import OptionError, Surface  # noqa: E402
 from asr_audit.runner.probes import ProbeContext, get_probe  # noqa: E402
 from asr_audit.runner.probes_mech import MechOptions  # noqa: E402
 from asr_audit.store.sqlite import Store  # noqa: E402
 
-REF = "madam president we must act"
-SPOKEN = "we must act"
-
-
-class Gate:
-    """Writes the record's opener when coordinate 0 of its ``decoder.out`` activation exceeds 0.5."""
-
-    spec = "fake-gate"
-    capabilities = frozenset({"transcribe", "sites"})
-    max_duration = None
-    batch_size = 8
-
-    def __init__(self) -> None:
-        self.out = torch.nn.Identity()
-
-    def identity(self) -> BackendIdentity:
-        return BackendIdentity(self.spec, "w0")
-
-    def sites(self) -> list[str]:
-        return ["decoder.out"]
-
-    def site_module(self, name: str):
-        return self.out
-
-    def transcribe(self, audios):
-        h = self.out(torch.tensor(np.stack([a[:4] for a in audios]), dtype=torch.float64))
-        return [REF if float(x[0]) > 0.5 else SPOKEN for x in h]
-
 
 def _setup(tmp_path: Path) -> tuple[Corpus, Path, Path]:
-    clips, truth = [], []
+    clips = gate_clips(tmp_path, voices=("rms", "slt"))
+    truth = []
     for i in range(6):
-        x = np.zeros(1600, np.float32)
-        x[0], x[1] = (0.9 if i < 4 else 0.1), 0.01 * i  # four clips recite, two do not
-        sf.write(tmp_path / f"c{i}.wav", x, 16_000, subtype="FLOAT")
-        clips.append(Clip(f"c{i}", REF, audio_path=str(tmp_path / f"c{i}.wav"), speaker="slt" if i % 2 else "rms"))
         truth.append(
             {
                 "clip_id": f"c{i}", "sentence_id": f"c{i}", "item": 0, "kind": "spurious_insertion_in_reference",

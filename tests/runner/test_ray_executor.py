@@ -210,25 +210,8 @@ def test_the_masked_probe_runs_on_the_plan_s_actors_with_recipes_and_matches_loc
     to the actors the plan started: the model loads once, none on the driver, results.json is the local one."""
     pytest.importorskip("pocketsphinx")
     manifest = rb.build_world(tmp_path)
-    spec = tmp_path / "masked.toml"
-    spec.write_text(
-        f"""
-title = "ray masked"
-seed = 1
-output = "masked-out"
-[[corpus]]
-name = "clips"
-spec = "{manifest}"
-[[model]]
-name = "echo"
-spec = "echo-test:a"
-batch_size = 4
-num_cpus = 1
-[probes.masked]
-kind = "word"
-method = "noise"
-"""
-    )
+    probe = '[probes.masked]\nkind = "word"\nmethod = "noise"\n'
+    spec = rb.write_probe_spec(tmp_path, "masked", manifest, "echo", "echo-test:a", probe)
     _, expected = rb.run_both(spec, LocalExecutor(False), tmp_path / "local.sqlite")
     ex = RayExecutor(show_progress=False, log=lambda _: None)
     _, got = rb.run_both(spec, ex, tmp_path / "ray.sqlite")

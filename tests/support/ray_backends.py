@@ -215,6 +215,29 @@ def run_both(spec_path: Path, executor, store: Path):
     return outcome, (Path(spec.output) / "results.json").read_bytes()
 
 
+def write_probe_spec(root: Path, name: str, manifest: Path, model: str, model_spec: str, probe: str) -> Path:
+    """``root/<name>.toml``: a spec titled "ray <name>" writing to ``<name>-out``, with the manifest's
+    corpus, one model (``model`` = ``model_spec``, 4 clips a batch, one CPU) and ``probe`` (its TOML
+    tables, ending in a newline)."""
+    spec = root / f"{name}.toml"
+    spec.write_text(
+        f"""
+title = "ray {name}"
+seed = 1
+output = "{name}-out"
+[[corpus]]
+name = "clips"
+spec = "{manifest}"
+[[model]]
+name = "{model}"
+spec = "{model_spec}"
+batch_size = 4
+num_cpus = 1
+{probe}"""
+    )
+    return spec
+
+
 def write_battery_spec(root: Path, manifest: Path, conditions: tuple[str, ...]) -> Path:
     """A spec running the battery (refdis measure, what the clips say in a spoken-text file: each
     reference with its third word changed) under ``conditions`` with the echo model."""
@@ -228,29 +251,14 @@ def write_battery_spec(root: Path, manifest: Path, conditions: tuple[str, ...]) 
         words = c.reference.split()
         lines.append(json.dumps({"id": c.id, "spoken": " ".join([*words[:2], "really", *words[3:]])}))
     spoken.write_text("\n".join(lines) + "\n")
-    spec = root / "battery.toml"
-    spec.write_text(
-        f"""
-title = "ray battery"
-seed = 1
-output = "battery-out"
-[[corpus]]
-name = "clips"
-spec = "{manifest}"
-[[model]]
-name = "echo"
-spec = "echo-test:a"
-batch_size = 4
-num_cpus = 1
-[probes.battery]
+    probe = f"""[probes.battery]
 measure = "refdis"
 conditions = {json.dumps(list(conditions))}
 spoken = "{spoken}"
 resamples = 20
 study = false
 """
-    )
-    return spec
+    return write_probe_spec(root, "battery", manifest, "echo", "echo-test:a", probe)
 
 
 def write_courtesy_spec(root: Path, manifest: Path) -> Path:
@@ -267,24 +275,9 @@ def write_courtesy_spec(root: Path, manifest: Path) -> Path:
         opener = "Thank you, Mister President. " if c.audio_path and Path(c.audio_path).is_file() else ""
         lines.append(json.dumps({"id": c.id, "spoken": opener + c.reference}))
     spoken.write_text("\n".join(lines) + "\n")
-    spec = root / "courtesy.toml"
-    spec.write_text(
-        f"""
-title = "ray courtesy"
-seed = 1
-output = "courtesy-out"
-[[corpus]]
-name = "clips"
-spec = "{manifest}"
-[[model]]
-name = "tr"
-spec = "translate-test:a"
-batch_size = 4
-num_cpus = 1
-[probes.courtesy]
+    probe = f"""[probes.courtesy]
 conditions = ["noise:10db"]
 spoken = "{spoken}"
 resamples = 20
 """
-    )
-    return spec
+    return write_probe_spec(root, "courtesy", manifest, "tr", "translate-test:a", probe)

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from asr_audit.cli import app, console, err_console, examples, split_list
 from asr_audit.cli.common import STORE_HELP, store_session
 from asr_audit.errors import ConfigError
+
+if TYPE_CHECKING:
+    from asr_audit.fresh.build import FreshResult
 
 corpus_app = typer.Typer(
     help="Build corpora: fresh held-out speech recorded after a model's training.",
@@ -29,6 +34,34 @@ def _date(value: str | None, flag: str) -> dt.date | None:
         return dt.date.fromisoformat(value)
     except ValueError:
         raise ConfigError(f"{flag} {value!r} is not a date; fix: write it as YYYY-MM-DD") from None
+
+
+def _build(
+    build: Callable[..., FreshResult],
+    config: object,
+    out: Path,
+    *,
+    model: str,
+    downloads: Path | None,
+    store: Path | None,
+    items: str,
+) -> None:
+    """Run a fresh-corpus ``build`` with the locating ``model``, the download cache and the store,
+    and print what it kept (``items``: what the source lists, e.g. ``section(s)``)."""
+    from asr_audit.fresh.fetch import Fetcher
+    from asr_audit.models.base import load_backend
+
+    fetcher = Fetcher(cache=downloads or out / ".downloads")
+    backend = load_backend(model)
+    with store_session(store) as st:
+        result = build(
+            config, out, backend=backend, store=st, fetcher=fetcher, say=lambda m: err_console.print(m, highlight=False)
+        )
+    console.print(
+        f"kept {result.kept} piece(s) ({result.seconds / 60:.1f} min) from {result.items} {items}; "
+        f"{result.dropped} not found in the text, {len(result.skipped)} {items} skipped"
+    )
+    console.print(f"wrote {result.manifest}")
 
 
 @corpus_app.command(
@@ -76,9 +109,7 @@ def fresh_librivox(
     """Fetch LibriVox sections catalogued in a date range, cut them at pauses, find each piece's text
     in its book, and write a manifest with provenance."""
     from asr_audit.fresh.build import FreshConfig, build_librivox
-    from asr_audit.fresh.fetch import Fetcher
     from asr_audit.fresh.librivox import read_speakers
-    from asr_audit.models.base import load_backend
 
     ids: set[str] = set(split_list(reader_ids, "--reader-ids") or [])
     if readers is not None:
@@ -95,17 +126,7 @@ def fresh_librivox(
         min_match=min_match,
         text_url=text_url,
     )
-    fetcher = Fetcher(cache=downloads or out / ".downloads")
-    backend = load_backend(model)
-    with store_session(store) as st:
-        result = build_librivox(
-            config, out, backend=backend, store=st, fetcher=fetcher, say=lambda m: err_console.print(m, highlight=False)
-        )
-    console.print(
-        f"kept {result.kept} piece(s) ({result.seconds / 60:.1f} min) from {result.items} section(s); "
-        f"{result.dropped} not found in the text, {len(result.skipped)} section(s) skipped"
-    )
-    console.print(f"wrote {result.manifest}")
+    _build(build_librivox, config, out, model=model, downloads=downloads, store=store, items="section(s)")
 
 
 @corpus_app.command(
@@ -160,8 +181,6 @@ def fresh_europarl(
     cut each speech's window from its sitting's recording, find each piece's text in the speech's
     verbatim report, and write a manifest with provenance."""
     from asr_audit.fresh.build import EuroparlConfig, build_europarl
-    from asr_audit.fresh.fetch import Fetcher
-    from asr_audit.models.base import load_backend
 
     config = EuroparlConfig(
         since=_date(since, "--since") or dt.date.today(),
@@ -175,14 +194,4 @@ def fresh_europarl(
         min_match=min_match,
         margin=margin,
     )
-    fetcher = Fetcher(cache=downloads or out / ".downloads")
-    backend = load_backend(model)
-    with store_session(store) as st:
-        result = build_europarl(
-            config, out, backend=backend, store=st, fetcher=fetcher, say=lambda m: err_console.print(m, highlight=False)
-        )
-    console.print(
-        f"kept {result.kept} piece(s) ({result.seconds / 60:.1f} min) from {result.items} speech(es); "
-        f"{result.dropped} not found in the text, {len(result.skipped)} speech(es) skipped"
-    )
-    console.print(f"wrote {result.manifest}")
+    _build(build_europarl, config, out, model=model, downloads=downloads, store=store, items="speech(es)")

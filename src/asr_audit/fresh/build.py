@@ -179,6 +179,43 @@ def cut_and_locate(
 Rows = list[dict[str, Any]]
 
 
+def kept_rows(
+    pieces: Sequence[Piece],
+    book: Book,
+    *,
+    min_match: float,
+    located_by: str,
+    head: Callable[[Piece], dict[str, Any]],
+    tail: Callable[[Piece], dict[str, Any]],
+    shift: float = 0.0,
+) -> tuple[Rows, float]:
+    """The manifest rows of the pieces found in ``book`` with at least ``min_match`` of their words,
+    and their seconds. A row: the clip's path, reference text and duration, ``head``'s fields (id,
+    speaker, language, source and the source's provenance), the piece's start and end in the
+    recording (plus ``shift`` seconds, where the audio read began), ``tail``'s fields, the match
+    share and the locating model."""
+    rows: Rows = []
+    seconds = 0.0
+    for p in pieces:
+        if not p.kept(min_match):
+            continue
+        seconds += p.segment.duration
+        rows.append(
+            {
+                "audio_filepath": str(p.path),
+                "text": book.reference(p.located.lo, p.located.hi),
+                "duration": round(p.segment.duration, 3),
+                **head(p),
+                "start": round(shift + p.segment.start, 3),
+                "end": round(shift + p.segment.end, 3),
+                **tail(p),
+                "match": round(p.located.match, 4),
+                "located_by": located_by,
+            }
+        )
+    return rows, seconds
+
+
 def collect(
     items: Sequence[T],
     process: Callable[[T], tuple[Rows, float, int]],
@@ -207,14 +244,29 @@ def collect(
     return rows
 
 
-def write_outputs(out: Path, result: FreshResult, rows: Rows, summary: dict[str, Any], *, unit: str, fix: str) -> None:
-    """Write ``manifest.jsonl`` (None fields dropped) and ``fresh.json`` (``summary`` plus the counts
-    and the skipped items); raise when no row was kept, naming the ``unit`` listed and the ``fix``."""
+def write_outputs(
+    out: Path,
+    result: FreshResult,
+    rows: Rows,
+    *,
+    source: str,
+    config: Any,
+    located_by: str,
+    unit: str,
+    units: str,
+    fix: str,
+) -> None:
+    """Write ``manifest.jsonl`` (None fields dropped) and ``fresh.json`` (the ``source``, the
+    settings, the locating model, the items listed under the key ``units``, the counts and the
+    skipped items); raise when no row was kept, naming the ``unit`` listed and the ``fix``."""
     with open(result.manifest, "w", encoding="utf-8") as fh:
         for row in rows:
             fh.write(json.dumps({k: v for k, v in row.items() if v is not None}, ensure_ascii=False) + "\n")
     summary = {
-        **summary,
+        "source": source,
+        "config": config_summary(config),
+        "located_by": located_by,
+        units: result.items,
         "kept": result.kept,
         "dropped": result.dropped,
         "seconds": round(result.seconds, 3),
@@ -287,34 +339,25 @@ def build_librivox(
             samples, book, sec.section_id, out=out, min_s=config.min_s, max_s=config.max_s, backend=backend, store=store
         )
         reader = sec.readers[0] if sec.readers else None
-        rows: Rows = []
-        seconds = 0.0
-        for p in pieces:
-            if not p.kept(config.min_match):
-                continue
-            seconds += p.segment.duration
-            rows.append(
-                {
-                    "audio_filepath": str(p.path),
-                    "text": book.reference(p.located.lo, p.located.hi),
-                    "duration": round(p.segment.duration, 3),
-                    "id": f"librivox/{reader.id if reader else 'unknown'}/{sec.book_id}/{p.clip_id}",
-                    "speaker": reader.id if reader else None,
-                    "language": config.language,
-                    "source": "librivox",
-                    "book_id": sec.book_id,
-                    "book_title": sec.book_title,
-                    "section_id": sec.section_id,
-                    "reader": reader.name if reader else None,
-                    "listen_url": sec.listen_url,
-                    "text_url": text_url,
-                    "start": round(p.segment.start, 3),
-                    "end": round(p.segment.end, 3),
-                    "catalog_date": sec.catalog_date,
-                    "match": round(p.located.match, 4),
-                    "located_by": located_by,
-                }
-            )
+        rows, seconds = kept_rows(
+            pieces,
+            book,
+            min_match=config.min_match,
+            located_by=located_by,
+            head=lambda p: {
+                "id": f"librivox/{reader.id if reader else 'unknown'}/{sec.book_id}/{p.clip_id}",
+                "speaker": reader.id if reader else None,
+                "language": config.language,
+                "source": "librivox",
+                "book_id": sec.book_id,
+                "book_title": sec.book_title,
+                "section_id": sec.section_id,
+                "reader": reader.name if reader else None,
+                "listen_url": sec.listen_url,
+                "text_url": text_url,
+            },
+            tail=lambda _p: {"catalog_date": sec.catalog_date},
+        )
         return rows, seconds, len(pieces)
 
     rows = collect(
@@ -325,14 +368,16 @@ def build_librivox(
         skip=lambda sec: {"section": sec.section_id, "url": sec.listen_url},
         say=say,
     )
-    summary = {
-        "source": "librivox",
-        "config": config_summary(config),
-        "located_by": located_by,
-        "sections": result.items,
-    }
     write_outputs(
-        out, result, rows, summary, unit="section", fix="widen the date range or the readers, or lower --min-match"
+        out,
+        result,
+        rows,
+        source="librivox",
+        config=config,
+        located_by=located_by,
+        unit="section",
+        units="sections",
+        fix="widen the date range or the readers, or lower --min-match",
     )
     return result
 
@@ -457,39 +502,33 @@ def build_europarl(
         )
         text_sha = hashlib.sha256(speech.text.encode("utf-8")).hexdigest()
         retrieved = fetcher.retrieved(speech.url)
-        rows: Rows = []
-        seconds = 0.0
-        for p in pieces:
-            if not p.kept(config.min_match):
-                continue
-            seconds += p.segment.duration
-            rows.append(
-                {
-                    "audio_filepath": str(p.path),
-                    "text": book.reference(p.located.lo, p.located.hi),
-                    "duration": round(p.segment.duration, 3),
-                    "id": f"europarl/{speech.sitting_date}/{p.clip_id}",
-                    "speaker": speech.person_id or speech.speaker,
-                    "language": speech.language,
-                    "source": "europarl",
-                    "sitting_date": speech.sitting_date,
-                    "speech_id": speech.speech_id,
-                    "speaker_name": speech.speaker,
-                    "group": speech.group,
-                    "speech_start": speech.start.isoformat(timespec="seconds"),
-                    "speech_end": speech.end.isoformat(timespec="seconds"),
-                    "text_url": speech.url,
-                    "recording_url": sitting.audio_url,
-                    "media_page": sitting.page_url,
-                    "start": round(max(0.0, offset) + p.segment.start, 3),
-                    "end": round(max(0.0, offset) + p.segment.end, 3),
-                    "retrieved": retrieved,
-                    "text_sha256": text_sha,
-                    "audio_sha256": hashlib.sha256((out / p.path).read_bytes()).hexdigest(),
-                    "match": round(p.located.match, 4),
-                    "located_by": located_by,
-                }
-            )
+        rows, seconds = kept_rows(
+            pieces,
+            book,
+            min_match=config.min_match,
+            located_by=located_by,
+            head=lambda p: {
+                "id": f"europarl/{speech.sitting_date}/{p.clip_id}",
+                "speaker": speech.person_id or speech.speaker,
+                "language": speech.language,
+                "source": "europarl",
+                "sitting_date": speech.sitting_date,
+                "speech_id": speech.speech_id,
+                "speaker_name": speech.speaker,
+                "group": speech.group,
+                "speech_start": speech.start.isoformat(timespec="seconds"),
+                "speech_end": speech.end.isoformat(timespec="seconds"),
+                "text_url": speech.url,
+                "recording_url": sitting.audio_url,
+                "media_page": sitting.page_url,
+            },
+            tail=lambda p: {
+                "retrieved": retrieved,
+                "text_sha256": text_sha,
+                "audio_sha256": hashlib.sha256((out / p.path).read_bytes()).hexdigest(),
+            },
+            shift=max(0.0, offset),
+        )
         return rows, seconds, len(pieces)
 
     rows = collect(
@@ -500,11 +539,15 @@ def build_europarl(
         skip=lambda s: {"speech": s.speech_id, "url": s.url},
         say=say,
     )
-    summary = {
-        "source": "europarl",
-        "config": config_summary(config),
-        "located_by": located_by,
-        "speeches": result.items,
-    }
-    write_outputs(out, result, rows, summary, unit="speech", fix="widen the date range, or lower --min-match")
+    write_outputs(
+        out,
+        result,
+        rows,
+        source="europarl",
+        config=config,
+        located_by=located_by,
+        unit="speech",
+        units="speeches",
+        fix="widen the date range, or lower --min-match",
+    )
     return result

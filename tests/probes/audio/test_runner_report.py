@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 import asr_audit.report.sections_audio
@@ -109,18 +111,8 @@ def test_masked_probe_through_an_executor_transcriber_sends_recipes_and_matches_
         loads.append(name)
         return copier
 
-    remote_ctx = ProbeContext(
-        corpus="numbers",
-        predictions=None,
-        panel=(),
-        seed=0,
-        normalizer="whisper",
-        clips=number_corpus,
-        backend=backend,
-        transcribe=_remote({"copier": copier}, sent, tmp_path),
-        models=("copier",),
-        store=store,
-    )
+    remote = _remote({"copier": copier}, sent, tmp_path)
+    remote_ctx = replace(_ctx(number_corpus, store, {"copier": copier}), backend=backend, transcribe=remote)
     got = get_probe("masked").run(remote_ctx, params)
     assert got == local and loads == [] and len(sent) == 1
     plan = plan_masks(number_corpus, store, MaskParams(method="noise"), aligner=aligner)

@@ -24,9 +24,8 @@ from dataclasses import dataclass
 from asr_audit.corpus.groups import Member
 from asr_audit.corpus.predfiles import PredictionSet
 from asr_audit.errors import ConfigError
-from asr_audit.options import Surface
 from asr_audit.probes.predfiles.refdis import INSERTION, ClipInput, Edit, Mining, RefdisParams, mine
-from asr_audit.probes.predfiles.refdis_options import check_loo_panel
+from asr_audit.probes.predfiles.refdis_options import check_panel
 from asr_audit.probes.predfiles.refdis_result import RefdisResult
 from asr_audit.probes.predfiles.refdis_run import normalizer_record, run_normalizer, score_mining
 from asr_audit.text.align import AlignmentCache
@@ -172,14 +171,7 @@ def run_longform(
     models = list(models) if models is not None else preds.models
     for m in [*panel, *models]:
         preds.file(m)  # raises a ConfigError naming the available models
-    if len(set(panel)) != len(panel):
-        raise ConfigError(f"--panel names a model twice: {','.join(panel)}")
-    if len(panel) < params.min_panel:
-        raise ConfigError(
-            f"the panel has {len(panel)} member(s) but --min-panel is {params.min_panel}; "
-            "fix: name more panel members or lower --min-panel"
-        )
-    check_loo_panel(params, len(panel), Surface.cli())
+    check_panel(params, panel)
     everyone = list(dict.fromkeys([*models, *panel]))
     cache = AlignmentCache()
     chunk_clips = {c.clip_id: c for c in prepare_clips(preds, everyone, norm, text2num, cache=cache, language=language)}

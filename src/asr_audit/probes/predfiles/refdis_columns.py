@@ -42,10 +42,9 @@ from typing import Any
 import numpy as np
 
 from asr_audit.errors import ConfigError
-from asr_audit.options import Surface
 from asr_audit.probes.predfiles.inflation import apply_edits, inflations_from_columns
 from asr_audit.probes.predfiles.refdis import ClipInput, Edit, RefdisParams, finish_mining, loo_members, mine_edits
-from asr_audit.probes.predfiles.refdis_options import check_loo_panel
+from asr_audit.probes.predfiles.refdis_options import check_panel
 from asr_audit.probes.predfiles.refdis_result import RefdisResult
 from asr_audit.text.align import AlignmentCache, Opcode, Tokens, opcodes
 
@@ -559,14 +558,7 @@ def _check(cols: Columns, source: str, panel: Sequence[str], models: Sequence[st
     for m in [*panel, *models]:
         if m not in cols.models:
             raise ConfigError(f"model {m!r} has no prediction file in {source}; available: {', '.join(cols.models)}")
-    if len(set(panel)) != len(panel):
-        raise ConfigError(f"--panel names a model twice: {','.join(panel)}")
-    if len(panel) < params.min_panel:
-        raise ConfigError(
-            f"the panel has {len(panel)} member(s) but --min-panel is {params.min_panel}; "
-            "fix: name more panel members or lower --min-panel"
-        )
-    check_loo_panel(params, len(panel), Surface.cli())
+    check_panel(params, panel)
 
 
 CHUNK_CLIPS = 4096  # clips whose alignments are held at once

@@ -13,7 +13,7 @@ normalizer and the ``text2num`` step (:meth:`RefdisOptions.normalizer_for`,
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +22,16 @@ from asr_audit.options import CLI, Reader, Surface, build, check
 from asr_audit.probes.predfiles.refdis import PRESETS, RefdisParams, loo_quorum, preset_params
 from asr_audit.text.languages import ENGLISH_ONLY, primary_language, scoring_normalizer
 
-__all__ = ["ENGLISH_ONLY", "FIELDS", "MINING_FIELDS", "RefdisOptions", "check_loo_panel", "primary_language"]
+__all__ = [
+    "ENGLISH_ONLY",
+    "FIELDS",
+    "MINING_FIELDS",
+    "RefdisOptions",
+    "check_loo_panel",
+    "check_panel",
+    "check_unique_panel",
+    "primary_language",
+]
 
 MINING_FIELDS = (
     "majority",
@@ -146,3 +155,22 @@ def check_loo_panel(mining: RefdisParams, n_panel: int, surface: Surface, corpus
         f"at least: two are no consensus), so its panel models cannot be judged fairly; fix: list at least "
         f"{quorum + 1} [panel] models or set {surface.name('loo')} = false"
     )
+
+
+def check_unique_panel(panel: Sequence[str]) -> None:
+    """Refuse a ``--panel`` that names a model twice."""
+    if len(set(panel)) != len(panel):
+        raise ConfigError(f"--panel names a model twice: {','.join(panel)}")
+
+
+def check_panel(mining: RefdisParams, panel: Sequence[str]) -> None:
+    """The checks a consensus-mode run makes of its ``--panel``, in this order: no model named
+    twice (:func:`check_unique_panel`), at least ``min_panel`` members, and leave-one-out's
+    quorum (:func:`check_loo_panel`)."""
+    check_unique_panel(panel)
+    if len(panel) < mining.min_panel:
+        raise ConfigError(
+            f"the panel has {len(panel)} member(s) but --min-panel is {mining.min_panel}; "
+            "fix: name more panel members or lower --min-panel"
+        )
+    check_loo_panel(mining, len(panel), Surface.cli())

@@ -20,7 +20,6 @@ import numpy as np
 
 from asr_audit.corpus.predfiles import PredictionSet, gc_paused
 from asr_audit.errors import ConfigError
-from asr_audit.options import Surface
 from asr_audit.probes.predfiles.inflation import wer_inflations
 from asr_audit.probes.predfiles.refdis import ClipInput, Mining, RefdisParams, mine, mine_two_references
 from asr_audit.probes.predfiles.refdis_columns import (
@@ -33,7 +32,7 @@ from asr_audit.probes.predfiles.refdis_columns import (
     stream_columns,
 )
 from asr_audit.probes.predfiles.refdis_inputs import prepare_clips
-from asr_audit.probes.predfiles.refdis_options import check_loo_panel
+from asr_audit.probes.predfiles.refdis_options import check_panel, check_unique_panel
 from asr_audit.probes.predfiles.refdis_result import RefdisResult
 from asr_audit.probes.predfiles.refdis_score import assemble_result, clips_with_edits
 from asr_audit.text.align import AlignmentCache
@@ -74,8 +73,7 @@ def run_refdis(
         models = list(models) if models is not None else preds.models
         for m in [*panel, *models]:
             preds.file(m)  # raises a ConfigError naming the available models
-        if len(set(panel)) != len(panel):
-            raise ConfigError(f"--panel names a model twice: {','.join(panel)}")
+        check_unique_panel(panel)
         cache = AlignmentCache() if cache is None else cache  # an empty cache is falsy (__len__)
         known: dict[str, str] | None = None
         files = [preds.file(m) for m in dict.fromkeys([*models, *panel])]
@@ -363,12 +361,7 @@ def _mine_panel(
     preds: PredictionSet, panel: Sequence[str], models: Sequence[str], params: RefdisParams, inputs: _Inputs
 ) -> tuple[list[ClipInput], Mining]:
     """Consensus mode: the panel's supermajority mines the edits, every model is judged on them."""
-    if len(panel) < params.min_panel:
-        raise ConfigError(
-            f"the panel has {len(panel)} member(s) but --min-panel is {params.min_panel}; "
-            "fix: name more panel members or lower --min-panel"
-        )
-    check_loo_panel(params, len(panel), Surface.cli())
+    check_panel(params, panel)
     everyone = list(dict.fromkeys([*models, *panel]))
     clips = inputs.clips(preds, everyone)
     return clips, mine(clips, panel, models, params, inputs.cache)
