@@ -46,7 +46,7 @@ def test_masked_model_with_no_eligible_item_has_no_accept_ref() -> None:
 
 def test_refdis_model_with_no_judged_edit_has_no_accept_ref() -> None:
     from asr_audit.probes.predfiles.inflation import Inflation
-    from asr_audit.probes.predfiles.refdis_run import score_model
+    from asr_audit.probes.predfiles.refdis_score import score_model
 
     inf = Inflation("m", 1, 10, 0.1, 0.1, 0.0, 0.0, 0.0)
     d = score_model("m", [], in_panel=False, inflation=inf).to_dict()

@@ -74,19 +74,17 @@ def test_claims_cite_the_measured_rate_of_their_setting(tmp_path) -> None:
     """A copying or inflation claim ends with the stored false-positive rate of the flag in the
     setting the model was scored in; a sentence that accuses nobody cites nothing."""
     from asr_audit.report import verdict
-    from asr_audit.stats.flags import PANEL_MEMBER_LOO, PANEL_MEMBER_LOO_SMALL, TESTED_MODEL, measured_fpr
+    from asr_audit.stats.flags import PANEL_MEMBER_LOO, TESTED_MODEL, measured_fpr
 
     copier = {"n_eligible": 200, "n_ref": 60, "accept_ref": 0.3, "ci_low": 0.24, "ci_high": 0.37}
     for entry, kwargs, setting in (
         (copier, {}, TESTED_MODEL),
-        ({**copier, "in_panel": True}, {"panel_size": 4}, PANEL_MEMBER_LOO),
-        ({**copier, "in_panel": True}, {"panel_size": 3}, PANEL_MEMBER_LOO_SMALL),
+        ({**copier, "in_panel": True}, {}, PANEL_MEMBER_LOO),
     ):
         m = measured_fpr("refdis.copies_reference", setting)
         assert m is not None
         sentence = verdict.acceptref_sentence(entry, **kwargs)
-        caveat = flags.SMALL_PANEL_CAVEAT if setting == PANEL_MEMBER_LOO_SMALL else ""
-        assert sentence.endswith(m.note(caveat)), (setting, sentence)
+        assert sentence.endswith(m.note()), (setting, sentence)
         assert f"{100 * m.rate:.1f}%" in sentence and f"in {m.n} simulated datasets" in sentence
     honest = {"n_eligible": 200, "n_ref": 2, "accept_ref": 0.01, "ci_low": 0.003, "ci_high": 0.036}
     assert "false-positive" not in verdict.acceptref_sentence(honest)

@@ -224,7 +224,6 @@ def test_stored_rates_come_from_the_settings_the_benchmark_measures(refdis: dict
     settings the report cites are among them, every one calibrated."""
     from asr_audit.stats.flags import (
         PANEL_MEMBER_LOO,
-        PANEL_MEMBER_LOO_SMALL,
         TESTED_MODEL,
         measured_fpr,
     )
@@ -236,7 +235,6 @@ def test_stored_rates_come_from_the_settings_the_benchmark_measures(refdis: dict
     for flag, setting in (
         ("refdis.copies_reference", TESTED_MODEL),
         ("refdis.copies_reference", PANEL_MEMBER_LOO),
-        ("refdis.copies_reference", PANEL_MEMBER_LOO_SMALL),
         ("refdis.wer_inflated", TESTED_MODEL),
     ):
         assert measured_fpr(flag, setting) is not None, (flag, setting)

@@ -84,11 +84,8 @@ def refdis_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
         table_id=f"edits-{anchor}",
         **TEMPLATE_HELPERS,
     )
-    loo, panel_size = bool(r.get("params", {}).get("loo", True)), len(r.get("panel", ())) or None
-    verdicts = tuple(
-        {"model": m["model"], "corpus": corpus, "text": model_verdict(m, loo=loo, panel_size=panel_size)}
-        for m in models
-    )
+    loo = bool(r.get("params", {}).get("loo", True))
+    verdicts = tuple({"model": m["model"], "corpus": corpus, "text": model_verdict(m, loo=loo)} for m in models)
     return Section(
         f"Reference disagreement — {corpus}",
         anchor,

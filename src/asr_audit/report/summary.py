@@ -125,7 +125,7 @@ def _row(
     if refdis is not None:
         r, m = refdis
         params = r.get("params", {})
-        setting = refdis_setting(m, loo=bool(params.get("loo", True)), panel_size=len(r.get("panel", ())) or None)
+        setting = refdis_setting(m, loo=bool(params.get("loo", True)))
         n = int(m.get("n_eligible", 0))
         judged = n >= MIN_EDITS_FOR_A_CLAIM
         if copies_reference(m):

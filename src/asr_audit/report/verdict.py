@@ -21,10 +21,10 @@ def pct(x: float) -> str:
 MIN_EDITS_FOR_A_CLAIM = 10  # below this, an interval is too wide for any claim about copying
 
 
-def acceptref_sentence(m: Mapping[str, Any], *, loo: bool = True, panel_size: int | None = None) -> str:
+def acceptref_sentence(m: Mapping[str, Any], *, loo: bool = True) -> str:
     """One sentence on a model's accept-ref (a refdis ``models`` entry).
 
-    ``loo`` and ``panel_size`` (the run's leave-one-out setting and panel) say which measured
+    ``loo`` (the run's leave-one-out setting) says which measured
     false-positive rate a claim cites (:func:`asr_audit.stats.flags.refdis_setting`).
 
     >>> acceptref_sentence({"n_eligible": 340, "n_ref": 92, "accept_ref": 0.27, "ci_low": 0.22, "ci_high": 0.33})  # doctest: +ELLIPSIS
@@ -51,7 +51,7 @@ def acceptref_sentence(m: Mapping[str, Any], *, loo: bool = True, panel_size: in
         return base + ": too few judged edits to tell"
     if m["ci_high"] <= 0.10:
         return base + ": it transcribes the audio, not the reference"
-    note = fpr_note("refdis.copies_reference", refdis_setting(m, loo=loo, panel_size=panel_size))
+    note = fpr_note("refdis.copies_reference", refdis_setting(m, loo=loo))
     if m["ci_low"] >= 0.20:
         return base + f": it often writes the reference where the audio says otherwise {note}"
     if m["ci_low"] >= 0.05:
@@ -61,7 +61,7 @@ def acceptref_sentence(m: Mapping[str, Any], *, loo: bool = True, panel_size: in
     return base + ": not distinguishable from a faithful transcriber at this sample size"
 
 
-def inflation_sentence(m: Mapping[str, Any], *, loo: bool = True, panel_size: int | None = None) -> str:
+def inflation_sentence(m: Mapping[str, Any], *, loo: bool = True) -> str:
     """One sentence on WER inflation (points) with its bootstrap interval.
 
     >>> inflation_sentence({"wer_inflation": 1.4, "wer_inflation_ci_low": 0.9, "wer_inflation_ci_high": 1.9})  # doctest: +ELLIPSIS
@@ -78,7 +78,7 @@ def inflation_sentence(m: Mapping[str, Any], *, loo: bool = True, panel_size: in
         return (
             f"WER would be {x:.1f} points higher [{lo:.1f}, {hi:.1f}] against corrected references: "
             "the reference errors flatter its benchmark score "
-            + fpr_note("refdis.wer_inflated", refdis_setting(m, loo=loo, panel_size=panel_size))
+            + fpr_note("refdis.wer_inflated", refdis_setting(m, loo=loo))
         )
     if hi < 0:
         return (
@@ -88,6 +88,6 @@ def inflation_sentence(m: Mapping[str, Any], *, loo: bool = True, panel_size: in
     return f"no measurable WER inflation ({x:+.1f} points [{lo:+.1f}, {hi:+.1f}])"
 
 
-def model_verdict(m: Mapping[str, Any], *, loo: bool = True, panel_size: int | None = None) -> str:
-    """The report's verdict line for one refdis model entry (``loo``, ``panel_size``: the run's)."""
-    return f"{acceptref_sentence(m, loo=loo, panel_size=panel_size)}; {inflation_sentence(m, loo=loo, panel_size=panel_size)}."
+def model_verdict(m: Mapping[str, Any], *, loo: bool = True) -> str:
+    """The report's verdict line for one refdis model entry (``loo``: the run's)."""
+    return f"{acceptref_sentence(m, loo=loo)}; {inflation_sentence(m, loo=loo)}."

@@ -263,7 +263,6 @@ REGENERATE = "python benchmarks/null_calibration.py --n-datasets 500 --seed 0 --
 # The benchmark's setting names the report cites (``asr_audit.testing.null_worlds``).
 TESTED_MODEL = "tested model (not in panel)"
 PANEL_MEMBER_LOO = "panel member, leave-one-out"
-PANEL_MEMBER_LOO_SMALL = "panel member, leave-one-out, 3-member panel (--min-panel 2)"
 PANEL_MEMBER_NO_LOO = "panel member, no leave-one-out"
 
 
@@ -323,20 +322,19 @@ def measured_fpr(flag: str, setting: str) -> MeasuredFpr | None:
     return _measured().get((flag, setting))
 
 
-def refdis_setting(model: Result, *, loo: bool = True, panel_size: int | None = None) -> str:
+def refdis_setting(model: Result, *, loo: bool = True) -> str:
     """The benchmark setting a refdis ``models`` entry was scored in: a tested model, or a panel
-    member with or without leave-one-out (which needs 4 panel models: a 3-member panel, measured
-    once as ``PANEL_MEMBER_LOO_SMALL``, is refused by
-    :func:`~asr_audit.probes.predfiles.refdis.loo_quorum`).
+    member with or without leave-one-out (which needs 4 panel models: a smaller panel is refused
+    by :func:`~asr_audit.probes.predfiles.refdis.loo_quorum`, so no run reaches the report with one).
 
-    >>> refdis_setting({"in_panel": False}), refdis_setting({"in_panel": True}, panel_size=4)
+    >>> refdis_setting({"in_panel": False}), refdis_setting({"in_panel": True})
     ('tested model (not in panel)', 'panel member, leave-one-out')
     """
     if not model.get("in_panel"):
         return TESTED_MODEL
     if not loo:
         return PANEL_MEMBER_NO_LOO
-    return PANEL_MEMBER_LOO_SMALL if panel_size is not None and panel_size <= 3 else PANEL_MEMBER_LOO
+    return PANEL_MEMBER_LOO
 
 
 def fpr_note(flag: str, setting: str) -> str:
@@ -353,9 +351,4 @@ def fpr_note(flag: str, setting: str) -> str:
     measured = measured_fpr(flag, setting)
     if measured is None:
         return "(false-positive rate not measured in this setting, docs/validity.md)"
-    return measured.note(SMALL_PANEL_CAVEAT if setting == PANEL_MEMBER_LOO_SMALL else "")
-
-
-#: Two voters (a 3-member panel less the held-out member) mine coincident misses of both as edits;
-#: with noisier models the rate is far above nominal (docs/validity.md, "noisier honest models").
-SMALL_PANEL_CAVEAT = "34% [26%, 43%] when the two other panel models are noisier, 6-20% WER"
+    return measured.note()
