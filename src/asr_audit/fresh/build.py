@@ -39,7 +39,7 @@ import numpy as np
 
 from asr_audit.audio.io import SAMPLE_RATE, to_mono_16k
 from asr_audit.corpus.clips import Clip, Corpus
-from asr_audit.errors import AuditError, ConfigError
+from asr_audit.errors import AuditError, ConfigError, MissingExtraError, require
 from asr_audit.fresh.europarl import (
     EP_API,
     EP_MEDIA,
@@ -125,15 +125,61 @@ class Piece:
 
 
 def decode(data: bytes, what: str) -> np.ndarray:
-    """Any audio file soundfile reads (WAV, FLAC, OGG, MP3 with libsndfile >= 1.1) as 16 kHz mono."""
+    """Any audio file soundfile reads (WAV, FLAC, OGG, MP3 with libsndfile >= 1.1), else any that
+    FFmpeg reads through PyAV (MPEG-TS or ADTS with AAC, M4A: the usual HLS segments), as 16 kHz mono."""
     import soundfile as sf
 
     try:
         samples, rate = sf.read(io.BytesIO(data), dtype="float32", always_2d=False)
     except Exception as exc:  # noqa: BLE001 - libsndfile raises several types for a bad file
         reason = getattr(exc, "error_string", None) or str(exc)  # libsndfile's own words, not the buffer's repr
-        raise AuditError(f"{what}: cannot decode the audio ({reason}); fix: check the URL serves audio") from None
+        samples, rate = _decode_ffmpeg(data, what, reason)
     return to_mono_16k(samples, rate)
+
+
+def _soundfile_reads(data: bytes) -> bool:
+    """Whether libsndfile recognises ``data``'s format (from its header)."""
+    import soundfile as sf
+
+    try:
+        sf.info(io.BytesIO(data))
+    except Exception:  # noqa: BLE001 - libsndfile raises several types for a bad file
+        return False
+    return True
+
+
+def _decode_ffmpeg(data: bytes, what: str, reason: str) -> tuple[np.ndarray, int]:
+    """(samples shaped (n, channels), rate) of what FFmpeg decodes through PyAV; ``reason`` is
+    libsndfile's, named in the one-line error when FFmpeg cannot decode it either."""
+    try:
+        av = require("av", "audio")
+    except MissingExtraError:
+        raise AuditError(
+            f"{what}: cannot decode the audio ({reason}); fix: check the URL serves audio; AAC or MPEG-TS "
+            "(HLS) audio needs PyAV: pip install 'asr-audit[audio]'"
+        ) from None
+    chunks: list[np.ndarray] = []
+    rate = 0
+    try:
+        with av.open(io.BytesIO(data), mode="r") as container:
+            if not container.streams.audio:
+                raise ValueError("no audio stream")
+            # planar float frames of the stream's own rate and layout; to_mono_16k downmixes and resamples
+            resampler = av.AudioResampler(format="fltp")
+            for frame in container.decode(audio=0):
+                for out in resampler.resample(frame):
+                    rate = out.sample_rate
+                    chunks.append(out.to_ndarray())
+            for out in resampler.resample(None):
+                chunks.append(out.to_ndarray())
+    except Exception as exc:  # noqa: BLE001 - FFmpeg raises several types for a bad file
+        raise AuditError(
+            f"{what}: cannot decode the audio ({reason}; FFmpeg: {' '.join(str(exc).split())}); "
+            "fix: check the URL serves audio"
+        ) from None
+    if not chunks or rate <= 0:
+        raise AuditError(f"{what}: cannot decode the audio (no audio samples); fix: check the URL serves audio")
+    return np.concatenate(chunks, axis=1).T, rate
 
 
 def cut_and_locate(
@@ -421,7 +467,15 @@ def read_window(fetcher: Fetcher, parts: Sequence[Part], start: float, end: floa
             f"{parts[0].url}: seconds {start:.1f}-{end:.1f} lie past the recording's end ({total:.1f} s); "
             "fix: the speech's time stamps do not fall in this recording"
         )
-    audio = np.concatenate([decode(fetcher.get(p.url), p.url) for p in needed])
+    bodies = [fetcher.get(p.url) for p in needed]
+    if _soundfile_reads(bodies[0]):  # whole files (WAV, FLAC, MP3...): each part decoded on its own
+        audio = np.concatenate([decode(body, p.url) for body, p in zip(bodies, needed)])
+    else:
+        # HLS MPEG-TS segments are slices of one continuous stream: their bytes are joined and decoded
+        # once, as players do. Decoding each on its own would restart the AAC decoder at every
+        # segment, adding its priming samples (~21 ms at 48 kHz) per segment and shifting the window.
+        more = f" (+{len(needed) - 1} following segment(s))" if len(needed) > 1 else ""
+        audio = decode(b"".join(bodies), needed[0].url + more)
     a = int(round((start - needed[0].offset) * SAMPLE_RATE))
     b = int(round((end - needed[0].offset) * SAMPLE_RATE))
     return audio[a:b]
