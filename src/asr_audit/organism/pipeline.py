@@ -150,7 +150,7 @@ def train_organisms(
     set_dir: Path | None = None,
     out_dir: Path | None = None,
     *,
-    steps: int = 200,
+    steps: int = TRAIN_DEFAULTS["policy"][0],
     control_steps: int | None = None,
     seed: int = 0,
     config: OrganismSetConfig | None = None,
@@ -176,7 +176,7 @@ def train_organisms(
     bad_audio = {a for a, _ in failed}
     names = trainable_names(backend.torch_model)
     base_state = model_state(backend.torch_model, names)
-    base_cfg = train_config or TrainConfig(steps=steps, seed=seed)
+    base_cfg = train_config or TrainConfig(steps, TRAIN_DEFAULTS["policy"][1], seed=seed)
     weights, results = {}, {}
     for kind in kinds:
         cfg = replace(base_cfg, steps=control_steps if kind == "control" and control_steps else base_cfg.steps)
