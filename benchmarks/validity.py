@@ -469,16 +469,30 @@ def share_encoder(backends: list, audios: list[Path] = (), states: Path | None =
 
 
 def masked_lift(backends, corpus, store, recipes, seed: int) -> dict:
-    """Mean masked lift per model, the masked condition only (the unmasked arm is not a target):
-    the probe's own span builder, intelligibility gate, scorer and sentence-clustered summary."""
+    """Masked lift per model, the masked condition only (the unmasked arm is not a target): the
+    probe's own span builder (with its default decoys), intelligibility gate, scorer and
+    sentence-clustered summary. The entry is the decoy contrast (``paired["masked-decoys"]``: the
+    hidden number's lift minus its decoys'); ``silence`` keeps the raw lift against the zero clip."""
     import numpy as np
 
-    from asr_audit.probes.audio.lift import Scorer, intelligibility_gate, masked_spans, score_spans, summarize_model
+    from asr_audit.probes.audio.lift import (
+        DEFAULT_DECOYS,
+        Scorer,
+        intelligibility_gate,
+        masked_spans,
+        score_spans,
+        summarize_model,
+    )
     from asr_audit.probes.audio.masked import MaskParams, plan_masks
     from asr_audit.probes.audio.targets import sentence_key
 
+    none = {"mean": None, "ci_low": None, "ci_high": None, "n": 0}
     plan = plan_masks(corpus, store, MaskParams(), recipes=recipes)
-    spans = [s for s in masked_spans(plan.recipes, {c.id: c.reference for c in corpus}) if s.condition == "masked"]
+    spans = [
+        s
+        for s in masked_spans(plan.recipes, {c.id: c.reference for c in corpus}, decoys=DEFAULT_DECOYS, seed=seed)
+        if s.condition in ("masked", "decoy")
+    ]
     sentences = {c.id: sentence_key(c.reference) for c in corpus}
     out = {}
     for b in backends:
@@ -487,10 +501,11 @@ def masked_lift(backends, corpus, store, recipes, seed: int) -> dict:
         kept = [s for s in spans if s.clip_id in kept_clips]
         records = score_spans(Scorer(b, store, 8), kept, plan.masked)
         summary = summarize_model(records, np.random.default_rng(seed), sentences=sentences)
-        est = (
-            summary["conditions"].get("masked", {}).get("lift", {"mean": None, "ci_low": None, "ci_high": None, "n": 0})
-        )
-        out[b.spec] = {**est, "n_gated_out": len(spans) - len(kept), "n_failed": summary["n_failed"]}
+        est = summary["paired"].get("masked-decoys", none)
+        raw = summary["conditions"].get("masked", {}).get("lift", none)
+        n_masked = sum(s.condition == "masked" for s in spans)
+        n_kept = sum(s.condition == "masked" for s in kept)
+        out[b.spec] = {**est, "silence": raw, "n_gated_out": n_masked - n_kept, "n_failed": summary["n_failed"]}
     return out
 
 

@@ -35,6 +35,17 @@ def test_memorizer_targets_met_and_not_met():
     assert all(t.status == "NOT met" for t in bad[:4])
 
 
+def test_lift_rows_judge_the_decoy_contrast_and_show_the_raw_lift():
+    """The control's raw lift above 0 (a silence offset) does not fail the row; its contrast decides."""
+    masked, lift, cont = _memorizer_inputs()
+    lift["memorized"][CTRL] = {**lift["memorized"][CTRL], "silence": _rate(0.39, 0.04, 0.75, key="mean")}
+    row = memorizer_targets(masked, lift, cont)[5]
+    assert "control" in row.claim and "decoys" in row.claim and row.met
+    assert row.detail == "lift vs silence: +0.390 [+0.04, +0.75]"
+    lift["memorized"][CTRL] = _rate(0.2, 0.01, 0.4, key="mean")  # the contrast itself above 0: a failure
+    assert memorizer_targets(masked, lift, cont)[5].met is False
+
+
 def test_missing_or_undefined_is_never_met():
     ts = memorizer_targets({}, {}, {})
     assert all(t.met is None and t.status == "not run" for t in ts)

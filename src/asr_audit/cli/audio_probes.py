@@ -113,7 +113,13 @@ def lift(
         help="Intelligibility gate: keep a sentence for a model only when its unmasked "
         "WER is at most this (inf keeps all).",
     ),
-    seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
+    decoys: int = typer.Option(
+        4,
+        "--decoys",
+        help="For --spans masked: decoy numbers scored per item (other sentences' hidden numbers of the same "
+        "form), for the masked-decoys contrast; 0 scores none.",
+    ),
+    seed: int = typer.Option(0, "--seed", help="Bootstrap seed (and the decoys' order)."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N clips of the corpus."),
     store: Path | None = typer.Option(None, "--store", help=_STORE_HELP),
     json_out: Path | None = typer.Option(None, "--json", help="Write the full result (models + per-item records)."),
@@ -126,7 +132,8 @@ def lift(
     from asr_audit.report.tables import lift_table
 
     lift_options = LiftOptions.from_mapping(
-        {"spans": spans, "method": method, "aligner": aligner, "gate_max_wer": gate_max_wer}, Surface.cli()
+        {"spans": spans, "method": method, "aligner": aligner, "gate_max_wer": gate_max_wer, "decoys": decoys},
+        Surface.cli(),
     )
     specs = model_specs(model)
     check_output_file(json_out, "--json")  # before any model runs
@@ -154,6 +161,7 @@ def lift(
             seed=seed,
             n_resamples=lift_options.resamples,
             gate_max_wer=lift_options.gate_max_wer,
+            decoys=lift_options.decoys,
             **options,
         )
     data = {**result.to_dict(), "corpus": corp.source}

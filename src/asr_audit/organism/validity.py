@@ -11,9 +11,13 @@ clip group and model):
 
 * masked-number recovery >= 0.5 on the memorized clips (memorizer); <= 0.05 on fresh sentences
   (memorizer) and on the memorized clips for the control;
-* masked lift of the hidden number: mean > 0 with its 95% interval above 0 on the memorized clips
-  (memorizer), and *not* above 0 on fresh sentences (memorizer) nor on the memorized clips for
-  the control ("on memorized clips only");
+* masked lift of the hidden number, read as the lift probe's decoy contrast (the hidden number's
+  masked lift minus that of other sentences' numbers of the same form in the same slot,
+  :func:`asr_audit.probes.audio.lift.decoy_contrasts`): mean > 0 with its 95% interval above 0 on
+  the memorized clips (memorizer), and *not* above 0 on fresh sentences (memorizer) nor on the
+  memorized clips for the control ("on memorized clips only"); each row's detail keeps the raw
+  lift against the all-zero clip (``silence``), which is not the target because silence-augmented
+  fine-tuning moves it (``docs/validity.md``);
 * forced continuation: the memorizer's leak rate on memorized clips has its interval above both
   its leak rate on fresh sentences and the control's on the memorized clips.
 
@@ -93,8 +97,9 @@ def memorizer_targets(
 ) -> list[Target]:
     """Section 1's targets from ``{group: {model: result}}`` maps (groups ``memorized``, ``fresh``).
 
-    ``masked``: :class:`~asr_audit.probes.audio.masked.ModelRecovery` dicts; ``lift``: estimates
-    ``{mean, ci_low, ci_high, n}``; ``continuation``: the model dicts of ``run_continuation``.
+    ``masked``: :class:`~asr_audit.probes.audio.masked.ModelRecovery` dicts; ``lift``: decoy-contrast
+    estimates ``{mean, ci_low, ci_high, n}``, optionally with the raw lift under ``silence``;
+    ``continuation``: the model dicts of ``run_continuation``.
     """
     s = "1 memorizer"
 
@@ -122,24 +127,28 @@ def memorizer_targets(
         ),
         _target(
             s,
-            "masked lift of the hidden number > 0, interval above 0, memorized clips (memorizer; nats/char)",
+            "masked lift of the hidden number over its decoys > 0, interval above 0, memorized clips "
+            "(memorizer; nats/char)",
             get(lift, "memorized", memorizer),
             lambda v, lo, hi: v > 0 and lo is not None and lo > 0,
             key="mean",
+            detail=_silence(get(lift, "memorized", memorizer)),
         ),
         _target(
             s,
-            "masked lift interval not above 0 on fresh sentences (memorizer)",
+            "masked lift over decoys: interval not above 0 on fresh sentences (memorizer)",
             get(lift, "fresh", memorizer),
             lambda v, lo, hi: lo is None or lo <= 0,
             key="mean",
+            detail=_silence(get(lift, "fresh", memorizer)),
         ),
         _target(
             s,
-            "masked lift interval not above 0 on memorized clips (control)",
+            "masked lift over decoys: interval not above 0 on memorized clips (control)",
             get(lift, "memorized", control),
             lambda v, lo, hi: lo is None or lo <= 0,
             key="mean",
+            detail=_silence(get(lift, "memorized", control)),
         ),
     ]
     mem = get(continuation, "memorized", memorizer)
@@ -160,6 +169,16 @@ def memorizer_targets(
             )
         )
     return out
+
+
+def _silence(entry: Mapping[str, Any] | None) -> str:
+    """The raw lift against the all-zero clip, kept beside the decoy contrast as a detail."""
+    raw = None if entry is None else entry.get("silence")
+    if not raw or raw.get("mean") is None:
+        return ""
+    lo, hi = raw.get("ci_low"), raw.get("ci_high")
+    ci = f" [{lo:+.2f}, {hi:+.2f}]" if lo is not None and hi is not None else ""
+    return f"lift vs silence: {raw['mean']:+.3f}{ci}"
 
 
 def _fmt_rate(entry: Mapping[str, Any], key: str) -> str:

@@ -10,6 +10,7 @@ In an experiment spec::
     [probes.lift]
     spans = "masked"       # masked | ortho | full  (refdis needs a refdis result: use the CLI)
     gate_max_wer = 0.3     # intelligibility gate: sentences with a higher unmasked WER are not scored
+    decoys = 4             # masked spans: decoy numbers per item, for the masked-decoys contrast (0: none)
 
 Both run on audio corpora only, with every model of the spec (or ``models = [...]``); ``lift``
 skips models without the ``score`` capability and lists them under ``skipped``. Results carry
@@ -169,6 +170,7 @@ def lift_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
         seed=ctx.seed,
         n_resamples=options.resamples,
         gate_max_wer=options.gate_max_wer,
+        decoys=options.decoys,
         **span_options,
     ).to_dict()
     names = {b.spec: n for n, b in scoring}

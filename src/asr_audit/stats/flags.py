@@ -224,8 +224,8 @@ FLAGS: dict[str, Flag] = {
             rule=lift_positive,
             level=0.025,
             sided="one-sided",
-            reads="lift conditions.masked.lift estimate",
-            claim="the rest of the clip retrieves the hidden span (lift above 0)",
+            reads="lift paired.masked-decoys estimate (conditions.masked.lift without decoys)",
+            claim="the rest of the clip retrieves the hidden span (its lift above its decoys', or above 0)",
         ),
         Flag(
             name="gate.regression",

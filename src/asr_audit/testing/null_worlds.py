@@ -586,7 +586,89 @@ def calibrate_lift(
             tally.planted_result(d, one(d, item_s, labels, u))
         if progress and (i + 1) % 100 == 0:
             progress(f"lift {i + 1}/{n_datasets}")
-    return [tally.done(time.perf_counter() - t0)]
+    return [tally.done(time.perf_counter() - t0), _calibrate_lift_decoys(rng, n_datasets, sentences, grid, progress)]
+
+
+LIFT_DECOYS = 4  # the probe's default decoys per masked item (DEFAULT_DECOYS)
+
+
+def _calibrate_lift_decoys(
+    rng: np.random.Generator,
+    n_datasets: int,
+    sentences: tuple[int, int],
+    grid: Sequence[float],
+    progress: Progress,
+) -> Calibration:
+    """The decoy contrast (``paired["masked-decoys"]``) in a world where the raw lift is *not*
+    centred on 0: every dataset's model has its own silence offset ``o`` (normal, sd 0.4 nats/char:
+    how much more or less it gives text over the all-zero clip, which silence-augmented fine-tuning
+    moves), each masked clip its own effect (normal, sd 0.2) shared by the hidden number and its
+    1-4 decoys (the same clip, prefix and slot), and every scored span its item noise (0.2 x
+    Student t with 4 df). Null: the hidden number is exchangeable with its decoys. Planted: the
+    hidden number's lift is ``delta`` higher than its decoys' (the clip retrieves it).
+
+    In this null the raw lift's interval sits above 0 whenever ``o`` is positive and large
+    enough, which is what the memorizer's control showed (docs/validity.md, section 1); the
+    contrast has the offset and the clip effect cancel.
+    """
+    from asr_audit.probes.audio.lift import LiftRecord, summarize_model
+
+    t0 = time.perf_counter()
+    tally = _Tally(
+        "lift",
+        "lift.positive",
+        "masked-decoys contrast, silence offset",
+        f"{sentences[0]}-{sentences[1]} sentences x 1-2 spans, 1-{LIFT_DECOYS} decoys each; lift = model "
+        "offset (sd 0.4) + sentence (sd 0.1) + clip (sd 0.2) + 0.2 t(4) noise, hidden number and decoys alike",
+        "hidden number's lift = its decoys' + delta",
+        "delta (nats/char)",
+        LIFT_PLANTED,
+    )
+
+    def record(item: str, clip: str, condition: str, value: float, of: str | None) -> LiftRecord:
+        return LiftRecord(
+            model="sim",
+            item_id=item,
+            clip_id=clip,
+            condition=condition,
+            prefix="",
+            target="45",
+            tokens=(),
+            logprobs=(),
+            logp=value,
+            logp_silent=0.0,
+            chars=2,
+            lift=value,
+            decoy_of=of,
+        )
+
+    def one(
+        delta: float, item_s: np.ndarray, labels: Sequence[str], base: np.ndarray, noise: list[np.ndarray]
+    ) -> Mapping[str, object]:
+        records = []
+        for k, j in enumerate(item_s):
+            item, clip = f"{labels[j]}#{k}", f"{labels[j]}/voice-{k}"
+            records.append(record(item, clip, "masked", float(base[k] + noise[k][0] + delta), None))
+            records += [
+                record(f"{item}#decoy{d}", clip, "decoy", float(base[k] + e), item) for d, e in enumerate(noise[k][1:])
+            ]
+        summary = summarize_model(
+            records, rng, n_resamples=N_RESAMPLES, sentences={r.clip_id: r.clip_id.split("/")[0] for r in records}
+        )
+        return summary["paired"]["masked-decoys"]
+
+    for i in range(n_datasets):
+        item_s, labels = _sentences(rng, sentences, (0.7, 0.3))
+        offset = rng.normal(0, 0.4)
+        u = rng.normal(0, 0.1, size=len(labels))
+        base = offset + u[item_s] + rng.normal(0, 0.2, size=len(item_s))
+        noise = [0.2 * rng.standard_t(4, size=1 + int(rng.integers(1, LIFT_DECOYS + 1))) for _ in range(len(item_s))]
+        tally.null(one(0.0, item_s, labels, base, noise))
+        for d in grid:
+            tally.planted_result(d, one(d, item_s, labels, base, noise))
+        if progress and (i + 1) % 100 == 0:
+            progress(f"lift decoys {i + 1}/{n_datasets}")
+    return tally.done(time.perf_counter() - t0)
 
 
 # --------------------------------------------------------------------------- switch rate (real probe)

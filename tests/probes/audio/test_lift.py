@@ -64,7 +64,7 @@ def test_scores_are_cached_in_the_store(tiny_pt, two_clips, store, full_lift) ->
 @pytest.mark.slow
 def test_masked_number_lift_drops_when_the_number_is_silenced(tiny_pt, number_corpus, store, aligner) -> None:
     three = dataclasses.replace(number_corpus, clips=number_corpus.clips[:3])
-    res = run_lift([tiny_pt], three, store, "masked", aligner=aligner, n_resamples=200)
+    res = run_lift([tiny_pt], three, store, "masked", aligner=aligner, n_resamples=200, decoys=0)
     m = res.models[0]
     un, ma = m["conditions"]["unmasked"]["lift"], m["conditions"]["masked"]["lift"]
     assert un["n"] == ma["n"] == 3
@@ -232,3 +232,106 @@ def test_lift_intervals_cluster_by_sentence_not_by_clip() -> None:
     ]
     rows = lift_by_voice(items, clips, 0, 200)
     assert {(r["condition"], r["voice"]) for r in rows} >= {("full", "v1"), ("x", "v2")}
+
+
+def _recipe(clip: str, hidden: str, start: int = 1, kind: str = "number") -> object:
+    from types import SimpleNamespace
+
+    return SimpleNamespace(clip_id=clip, kind=kind, start=start, hidden_ref=hidden, item_id=f"{clip}__mask")
+
+
+def test_target_shape_keeps_the_form_and_drops_the_number() -> None:
+    from asr_audit.probes.audio.lift import target_shape
+
+    assert target_shape("1999") == target_shape("111") == "#"
+    assert target_shape("€82 million") == target_shape("€4 billion") == "€# N"
+    assert target_shape("forty-two percent") == target_shape("one hundred and five percent") == "N percent"
+    assert target_shape("45%") == "#%" != target_shape("45")
+    assert target_shape("nineteen ninety nine") == "N" != target_shape("1999")  # words and digits differ
+
+
+def test_decoys_are_other_sentences_numbers_of_the_same_form_in_a_seeded_order() -> None:
+    from asr_audit.probes.audio.lift import decoy_targets
+
+    recipes = [
+        _recipe("a-v1", "1999"),
+        _recipe("a-v2", "1999"),  # the same sentence in another voice: never its own decoy
+        _recipe("b", "111"),
+        _recipe("c", "2004"),
+        _recipe("d", "€82 million"),  # another form
+        _recipe("e", "Ward", kind="name"),  # another kind
+        _recipe("f", "1,999"),  # the same number written otherwise: not a different number
+        _recipe("g", "73"),
+    ]
+    refs = {"a-v1": "until 1999", "a-v2": "until 1999", "b": "got 111", "c": "in 2004", "d": "spent €82 million"}
+    refs |= {"e": "Mr Ward", "f": "until 1,999 now", "g": "for 73"}
+    from asr_audit.probes.audio.targets import sentence_key
+
+    sentences = {c: sentence_key(r) for c, r in refs.items()}
+    got = decoy_targets(recipes[0], recipes, sentences, 10, seed=0)
+    assert sorted(got) == ["111", "2004", "73"]
+    assert decoy_targets(recipes[0], recipes[::-1], sentences, 10, seed=0) == got  # order-free
+    assert decoy_targets(recipes[0], recipes, sentences, 2, seed=0) == got[:2]
+    assert any(decoy_targets(recipes[0], recipes, sentences, 10, seed=s) != got for s in range(1, 6))
+    assert decoy_targets(recipes[0], recipes, sentences, 0, seed=0) == []
+    assert decoy_targets(recipes[4], recipes, sentences, 4, seed=0) == []  # no other amount in euros
+
+
+def test_masked_spans_score_decoys_on_the_masked_clip_after_the_same_prefix() -> None:
+    from asr_audit.probes.audio.lift import masked_spans
+
+    recipes = [_recipe("a", "1999", start=3), _recipe("b", "2004", start=2)]
+    refs = {"a": "postponed until then 1999 now", "b": "in the 2004 budget"}
+    spans = masked_spans(recipes, refs, decoys=4, seed=0)
+    decoys = [s for s in spans if s.condition == "decoy"]
+    assert [(s.decoy_of, s.audio_id, s.prefix, s.target) for s in decoys] == [
+        ("a__mask", "a__mask", "postponed until then", "2004"),
+        ("b__mask", "b__mask", "in the", "1999"),
+    ]
+    assert [s for s in spans if s.condition != "decoy"] == masked_spans(recipes, refs)  # decoys = 0: unchanged
+
+
+def test_decoy_contrast_cancels_the_silence_offset() -> None:
+    """The raw lift moves with a model's offset over the zero clip; the contrast with the decoys
+    (same clip, same prefix) does not, and a hidden number the clip really raises stands out."""
+    from asr_audit.probes.audio.lift import LiftRecord, summarize_model
+
+    def records(offset: float, gain: float) -> list[LiftRecord]:
+        out = []
+        for j in range(12):
+            clip, item, base = f"s{j}", f"s{j}__mask", offset + 0.1 * (j % 3)
+            out.append(LiftRecord("m", item, clip, "masked", "", "45", (), (), 0.0, 0.0, 2, base + gain))
+            out += [
+                LiftRecord(
+                    "m", f"{item}#decoy{d}", clip, "decoy", "", "7", (), (), 0.0, 0.0, 1, base + e, decoy_of=item
+                )
+                for d, e in enumerate((-0.05, 0.05))
+            ]
+        return out
+
+    for offset in (-0.5, 0.0, 0.8):
+        honest = summarize_model(records(offset, 0.0), np.random.default_rng(0), 200)
+        assert honest["paired"]["masked-decoys"]["mean"] == pytest.approx(0.0, abs=1e-12)
+        assert honest["paired"]["masked-decoys"]["n"] == 12
+        recalled = summarize_model(records(offset, 0.4), np.random.default_rng(0), 200)
+        assert recalled["paired"]["masked-decoys"]["mean"] == pytest.approx(0.4)
+        assert recalled["paired"]["masked-decoys"]["ci_low"] > 0
+    raw = summarize_model(records(0.8, 0.0), np.random.default_rng(0), 200)["conditions"]["masked"]["lift"]
+    assert raw["ci_low"] > 0  # the raw lift of an honest model with a silence offset: a false alarm
+    assert (
+        "masked-decoys"
+        not in summarize_model([r for r in records(0.0, 0.0) if r.condition != "decoy"], np.random.default_rng(0), 50)[
+            "paired"
+        ]
+    )
+
+
+def test_lift_decoys_option_is_checked() -> None:
+    from asr_audit.errors import ConfigError
+    from asr_audit.options import Surface
+    from asr_audit.probes.audio.lift import DEFAULT_DECOYS, LiftOptions
+
+    assert LiftOptions().decoys == DEFAULT_DECOYS == 4
+    assert LiftOptions.from_mapping({"decoys": 0}, Surface.cli()).decoys == 0
+    with pytest.raises(ConfigError, match="decoys"):
+        LiftOptions.from_mapping({"decoys": -1}, Surface.cli())

@@ -21,7 +21,17 @@ Span sets (:func:`spans_for`):
 * ``full`` — the whole reference, empty prefix (a correct transcript should get ``lambda > 0``);
 * ``masked`` — the hidden target of every masked-recovery item (:mod:`.masked`), scored on the
   masked clip (condition ``masked``) and on the unmasked clip (``unmasked``); a positive masked
-  lift means the rest of the clip retrieves the hidden number;
+  lift means the rest of the clip retrieves the hidden number. With ``decoys = k`` (default 4)
+  each masked item also scores up to ``k`` *decoys* on the same masked clip after the same
+  prefix (condition ``decoy``): the hidden targets of other sentences' items of the same kind and
+  shape (:func:`target_shape`: "1999" and "111" share one, "€82 million" another), a different
+  number each. The **decoy contrast** (paired entry ``masked-decoys``) is the masked lift minus
+  the mean lift of its decoys: how much more the masked clip raises *its own* hidden number than
+  other numbers of the same form in the same slot. A model that cannot hear the number has no
+  reason to prefer it to a decoy drawn from the same benchmark, so the contrast is centred on 0
+  whatever the model does with silence; the lift itself is referenced to the all-zero clip,
+  which a model fine-tuned with silenced spans answers differently (``docs/validity.md``,
+  section 1), so read the contrast, not the raw lift, as the memorization evidence;
 * ``refdis`` — reference-disagreement edits from a refdis result: ``r`` = the reference words
   of the edit, ``a`` = the panel's rendering, both followed by the next reference word as an
   anchor (so a deletion compares "words + anchor" with "anchor"); texts are normalized;
@@ -63,6 +73,8 @@ from asr_audit.options import Reader, Surface, build, check
 from asr_audit.stats.intervals import bootstrap_mean
 
 SPAN_KINDS = ("masked", "refdis", "ortho", "full")
+#: decoys per masked item by default (``decoys = 0`` scores none and gives no ``masked-decoys`` contrast)
+DEFAULT_DECOYS = 4
 SCORE_KIND = "score"
 PAIRS = (("unmasked", "masked"),)
 
@@ -83,6 +95,7 @@ class Span:
     prefix: str
     target: str
     alt: str | None = None
+    decoy_of: str | None = None  # a decoy: the item id of the masked span it is contrasted with
 
 
 # --------------------------------------------------------------------------- span builders
@@ -92,13 +105,76 @@ def full_spans(corpus: Any) -> list[Span]:
     return [Span(c.id, c.id, "full", c.id, "", c.reference) for c in corpus if c.reference.strip()]
 
 
-def masked_spans(recipes: Sequence[Any], references: Mapping[str, str]) -> list[Span]:
+def masked_spans(
+    recipes: Sequence[Any], references: Mapping[str, str], *, decoys: int = 0, seed: int = 0
+) -> list[Span]:
+    """The ``masked`` and ``unmasked`` span of every recipe, and up to ``decoys`` decoy spans per
+    recipe (:func:`decoy_targets`) on its masked clip after its prefix."""
+    from asr_audit.probes.audio.targets import sentence_key
+
+    sentences = {r.clip_id: sentence_key(references[r.clip_id]) for r in recipes}
     out = []
     for r in recipes:
         prefix = " ".join(references[r.clip_id].split()[: r.start])
         out.append(Span(r.item_id, r.clip_id, "masked", r.item_id, prefix, r.hidden_ref))
         out.append(Span(r.item_id, r.clip_id, "unmasked", r.clip_id, prefix, r.hidden_ref))
+        for k, target in enumerate(decoy_targets(r, recipes, sentences, decoys, seed)):
+            out.append(Span(f"{r.item_id}#decoy{k}", r.clip_id, "decoy", r.item_id, prefix, target, decoy_of=r.item_id))
     return out
+
+
+_DIGITS = re.compile(r"\d+(?:[.,:]\d+)*")
+
+
+def target_shape(text: str) -> str:
+    """The form of a hidden target with its number left out: digit runs become ``#``, runs of
+    spelled number words (with their joiners) ``N``; other words stay (lower-cased).
+
+    >>> target_shape("1999"), target_shape("111"), target_shape("€82 million"), target_shape("forty-two percent")
+    ('#', '#', '€# N', 'N percent')
+    """
+    from asr_audit.text.numbers import JOINERS, NUMBER_WORDS
+
+    out: list[str] = []
+    words = text.lower().replace("-", " ").split()
+    for i, w in enumerate(words):
+        bare = w.strip(".,;:!?\"'()")
+        if bare in NUMBER_WORDS or (
+            bare in JOINERS and out and out[-1] == "N" and i + 1 < len(words) and words[i + 1] in NUMBER_WORDS
+        ):
+            tok = "N"
+        else:
+            tok = _DIGITS.sub("#", w)
+        if not (tok == "N" and out and out[-1] == "N"):
+            out.append(tok)
+    return " ".join(out)
+
+
+def decoy_targets(recipe: Any, recipes: Sequence[Any], sentences: Mapping[str, str], k: int, seed: int) -> list[str]:
+    """Up to ``k`` decoys for ``recipe``: hidden targets of other sentences' recipes with the same
+    kind and :func:`target_shape` and a different canonical value, in a seeded order that does not
+    depend on the order of ``recipes``.
+
+    The decoys are the benchmark's own numbers, so under the null (the number is not heard and
+    not remembered) the true target and its decoys are exchangeable draws of one slot's filler.
+    """
+    from asr_audit.text.numbers import canonical_tokens
+
+    if k <= 0:
+        return []
+    shape, own = target_shape(recipe.hidden_ref), canonical_tokens(recipe.hidden_ref)
+    pool = sorted(
+        {
+            r.hidden_ref
+            for r in recipes
+            if r.kind == recipe.kind
+            and sentences[r.clip_id] != sentences[recipe.clip_id]
+            and target_shape(r.hidden_ref) == shape
+            and canonical_tokens(r.hidden_ref) != own
+        }
+    )
+    rank = {t: hashlib.sha256(f"{seed}\x1f{recipe.item_id}\x1f{t}".encode()).hexdigest() for t in pool}
+    return sorted(pool, key=rank.__getitem__)[:k]
 
 
 def refdis_spans(refdis: Mapping[str, Any], clip_ids: Sequence[str]) -> list[Span]:
@@ -263,6 +339,7 @@ class LiftRecord:
     alt_logp: float | None = None
     compare: float | None = None
     error: str | None = None
+    decoy_of: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready; non-finite numbers (failed rows) become ``None``."""
@@ -313,6 +390,7 @@ def score_spans(scorer: Scorer, spans: Sequence[Span], audio: Mapping[str, np.nd
                     float("nan"),
                     s.alt,
                     error=bad,
+                    decoy_of=s.decoy_of,
                 )
             )
             continue
@@ -340,6 +418,7 @@ def score_spans(scorer: Scorer, spans: Sequence[Span], audio: Mapping[str, np.nd
                 s.alt,
                 alt_logp,
                 compare,
+                decoy_of=s.decoy_of,
             )
         )
     return out
@@ -401,7 +480,25 @@ def summarize_model(
                 [x.lift - y.lift for x, y in both], [sentence(x.clip_id) for x, _ in both], rng, n_resamples
             )
             paired[f"{a}-{b}"] = est.to_dict()
+    contrast = decoy_contrasts(ok)
+    if contrast:
+        est = clustered_mean([v for _, v in contrast], [sentence(r.clip_id) for r, _ in contrast], rng, n_resamples)
+        paired["masked-decoys"] = est.to_dict()
     return {"conditions": conditions, "paired": paired, "n_failed": len(records) - len(ok)}
+
+
+def decoy_contrasts(records: Sequence[LiftRecord]) -> list[tuple[LiftRecord, float]]:
+    """``(masked record, its lift minus the mean lift of its scored decoys)`` for every masked
+    record with at least one decoy (failed records are left out by the caller)."""
+    decoys: dict[str, list[float]] = {}
+    for r in records:
+        if r.condition == "decoy" and r.decoy_of is not None:
+            decoys.setdefault(r.decoy_of, []).append(r.lift)
+    return [
+        (r, r.lift - float(np.mean(decoys[r.item_id])))
+        for r in records
+        if r.condition == "masked" and r.item_id in decoys
+    ]
 
 
 # --------------------------------------------------------------------------- running
@@ -490,8 +587,11 @@ def spans_for(
     recipes: Sequence[Any] | None = None,
     refdis: Mapping[str, Any] | None = None,
     families: Sequence[str] | None = None,
+    decoys: int = 0,
+    seed: int = 0,
 ) -> tuple[list[Span], dict[str, np.ndarray], list[tuple[str, str]]]:
-    """The spans of ``kind``, the audio they need (by id) and clips that failed."""
+    """The spans of ``kind``, the audio they need (by id) and clips that failed; ``decoys`` and
+    ``seed`` choose the decoys of ``masked`` spans (:func:`masked_spans`)."""
     from asr_audit.audio.io import load_clip_audio
 
     if kind not in SPAN_KINDS:
@@ -504,7 +604,7 @@ def spans_for(
         plan = plan_masks(corpus, store, mask_params or MaskParams(), aligner=aligner, recipes=recipes)
         failures += plan.failures
         audio.update(plan.masked)
-        spans = masked_spans(plan.recipes, {c.id: c.reference for c in corpus})
+        spans = masked_spans(plan.recipes, {c.id: c.reference for c in corpus}, decoys=decoys, seed=seed)
     elif kind == "refdis":
         if refdis is None:
             raise ConfigError(
@@ -539,17 +639,19 @@ def run_lift(
     n_resamples: int = 1000,
     batch_size: int = 8,
     gate_max_wer: float | None = 0.3,
+    decoys: int = DEFAULT_DECOYS,
     **span_options: Any,
 ) -> LiftResult:
     """Audio lift of every backend on the ``kind`` spans of ``corpus`` (see the module docstring);
-    each backend scores only the spans of the clips its intelligibility gate keeps."""
+    each backend scores only the spans of the clips its intelligibility gate keeps. ``decoys``:
+    decoys per masked item (``masked`` spans only; seeded by ``seed``)."""
     from asr_audit.probes.audio.targets import sentence_key
 
     for b in backends:
         require_capability(b, SCORE)
         if gate_max_wer is not None and np.isfinite(gate_max_wer) and TRANSCRIBE not in b.capabilities:
             intelligibility_gate(b, corpus, store, [], gate_max_wer)  # raises the one-line error
-    spans, audio, failures = spans_for(kind, corpus, store, **span_options)
+    spans, audio, failures = spans_for(kind, corpus, store, decoys=decoys, seed=seed, **span_options)
     sentences = {c.id: sentence_key(c.reference) for c in corpus}
     models, records, gates = [], [], []
     for b in backends:
@@ -601,6 +703,7 @@ class LiftOptions:
     aligner: str = "sphinx"
     resamples: int = 1000
     gate_max_wer: float = 0.3
+    decoys: int = DEFAULT_DECOYS
     models: tuple[str, ...] | None = None
     items: bool = True
 
@@ -630,6 +733,13 @@ class LiftOptions:
             "must be >= 0",
             "e.g. 0.3 (inf keeps every sentence)",
         )
+        check(
+            self.decoys >= 0,
+            "decoys",
+            self.decoys,
+            "must be >= 0",
+            f"use 0 (no decoy contrast) or more; the default is {DEFAULT_DECOYS}",
+        )
 
     def mask_params(self, seed: int) -> Any:
         """The masking parameters of ``spans = "masked"``, with ``seed`` for the noise fill."""
@@ -649,9 +759,10 @@ class LiftOptions:
             aligner=r.text("aligner", "sphinx"),
             resamples=r.integer("resamples", 1000),
             gate_max_wer=r.number("gate_max_wer", 0.3),
+            decoys=r.integer("decoys", DEFAULT_DECOYS),
             models=r.names("models", None),
             items=r.flag("items", True),
         )
 
 
-LIFT_FIELDS = ("spans", "method", "aligner", "models", "resamples", "gate_max_wer", "items")
+LIFT_FIELDS = ("spans", "method", "aligner", "models", "resamples", "gate_max_wer", "decoys", "items")
