@@ -214,9 +214,10 @@ def test_lift_world_clusters_by_sentence_not_clip() -> None:
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(lift, "summarize_model", spy)
         calibrate("lift", np.random.default_rng(0), 1, grid=())
-    (sentences,) = seen
-    assert isinstance(sentences, dict) and len(set(sentences.values())) < len(sentences)
-    assert all(clip.startswith(sentence + "/") for clip, sentence in sentences.items())
+    assert len(seen) == 2  # the raw lift world and the decoy-contrast world
+    for sentences in seen:
+        assert isinstance(sentences, dict) and len(set(sentences.values())) < len(sentences)
+        assert all(clip.startswith(sentence + "/") for clip, sentence in sentences.items())
 
 
 def test_stored_rates_come_from_the_settings_the_benchmark_measures(refdis: dict[str, Calibration]) -> None:
