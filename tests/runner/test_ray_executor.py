@@ -238,3 +238,29 @@ def test_the_courtesy_study_translates_on_the_workers_and_loads_no_model_on_the_
     assert translate["n"] == 4 and translate["k"] == 4  # every eligible clip, the courtesy kept
     assert ex.backends == {} and ex.n_pools == 0
     assert ex.actors_started == {"tr": 1, "tr [language=en, task=translate]": 1}
+
+
+def test_lift_scores_on_the_actors_matches_local_and_a_worker_killed_mid_chunk_costs_a_retry(
+    local_ray, tmp_path
+) -> None:
+    """The lift probe's teacher-forced scoring runs on the model's actors (the pool that transcribed the
+    plan): the rows name their clips and silences, the driver loads no model, its gate transcribes
+    through the store; the worker dies on its first scoring chunk, Ray retries it, and results.json is
+    the local one byte for byte, with every score stored once."""
+    marker = tmp_path / "crashed"
+    probe = '[probes.lift]\nspans = "full"\ngate_max_wer = 1.0\nresamples = 20\n'
+    spec = rb.write_probe_spec(tmp_path, "lift", rb.build_world(tmp_path), "sc", f"score-test:crash={marker}", probe)
+    marker.write_text("local")  # the local reference run does not crash
+    _, expected = rb.run_both(spec, LocalExecutor(False), tmp_path / "local.sqlite")
+    marker.unlink()
+    ex = RayExecutor(show_progress=False, log=lambda _: None)
+    _, got = rb.run_both(spec, ex, tmp_path / "ray.sqlite")
+    assert marker.read_text() != "local"  # a worker did die while scoring
+    assert got == expected
+    lift = next(e["result"] for e in json.loads(got)["probes"] if e["probe"] == "lift")
+    assert lift["models"][0]["n"] == 4 and lift["models"][0]["forward_passes"] == 8  # 4 clips x (audio, silence)
+    assert ex.backends == {} and ex.actors_started == {"sc": 1} and ex.n_pools == 0
+    assert ex.n_score_rows == 8 and ex.n_score_shipped == 0  # clips as paths, silences as lengths
+    with sqlite3.connect(tmp_path / "ray.sqlite") as db, sqlite3.connect(tmp_path / "local.sqlite") as ref:
+        rows = "SELECT audio, item, value FROM results WHERE kind = 'score' ORDER BY audio, item"
+        assert db.execute(rows).fetchall() == ref.execute(rows).fetchall()  # nothing duplicated or lost

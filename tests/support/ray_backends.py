@@ -4,6 +4,9 @@
 * ``echo-test:<tag>`` — a deterministic text made from the audio (its length and level);
 * ``crash-once-test:<marker file>`` — the same texts, but the first call anywhere creates the
   marker and kills its own process (``os._exit``), as a worker lost mid-batch would;
+* ``score-test:<tag>`` — the echo texts, and teacher-forced scores made from the audio's level and
+  the text (the lift probe has something to score); ``score-test:crash=<marker file>`` also kills
+  its process on the first ``score`` call anywhere;
 * ``translate-test:<tag>`` — the echo texts from a "multilingual" backend whose translate task
   opens every text with a courtesy (the courtesy study's translate arm has something to find).
 
@@ -21,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from asr_audit.models.base import BACKENDS, TRANSCRIBE, BaseBackend, DecodeOptions, register_backend
+from asr_audit.models.base import BACKENDS, SCORE, TRANSCRIBE, BaseBackend, DecodeOptions, register_backend
 
 HIDDEN = "driver-only"
 
@@ -53,6 +56,38 @@ class CrashOnceBackend(EchoBackend):
             self.marker.write_text(str(os.getpid()))
             os._exit(1)  # the worker process dies mid-batch
         return super().transcribe(audios)
+
+
+class ScoreBackend(EchoBackend):
+    """The echo texts, and teacher-forced scores made from the audio and the text: each target word
+    costs more the quieter the audio (the zero waveform the most), so lift is defined and differs by
+    clip; a target containing ``unscorable`` fails (the row isolation has something to isolate).
+    With a ``marker`` path, the first ``score`` call anywhere creates the marker and kills its own
+    process, as a worker lost mid-chunk would."""
+
+    code_version = "score-test/1"
+    capabilities = frozenset({TRANSCRIBE, SCORE})
+
+    def __init__(self, spec: str, options: DecodeOptions, marker: str | None = None) -> None:
+        super().__init__(spec, options, "none")
+        self.marker = Path(marker) if marker else None
+
+    def score(self, audios, prefixes, targets):
+        from asr_audit.errors import BackendError
+        from asr_audit.models.base import TokenScores
+
+        if self.marker is not None and not self.marker.exists():
+            self.marker.write_text(str(os.getpid()))
+            os._exit(1)  # the worker process dies mid-chunk
+        if any("unscorable" in t for t in targets):
+            raise BackendError(f"backend {self.spec!r}: a target it cannot score; fix: none (a test)")
+        out = []
+        for a, p, t in zip(audios, prefixes, targets):
+            level = float(np.sqrt(np.mean(np.square(a, dtype=np.float64)))) if len(a) else 0.0
+            words = t.split()
+            logprobs = tuple(-(0.5 + 0.1 * len(w) + 0.01 * len(p.split())) / (1.0 + 20 * level) for w in words)
+            out.append(TokenScores(tuple(words), logprobs))
+        return out
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -104,6 +139,12 @@ def setup() -> None:
     if "translate-test" not in BACKENDS:
         register_backend("translate-test", description="test translate", capabilities=[TRANSCRIBE])(
             lambda arg, options: TranslateBackend(f"translate-test:{arg}", options, "none")
+        )
+    if "score-test" not in BACKENDS:  # score-test:<tag>, or score-test:crash=<marker file> (dies once)
+        register_backend("score-test", description="test scorer", capabilities=[TRANSCRIBE, SCORE])(
+            lambda arg, options: ScoreBackend(
+                f"score-test:{arg}", options, arg.removeprefix("crash=") if arg.startswith("crash=") else None
+            )
         )
     if "crash-once-test" not in BACKENDS:
         register_backend("crash-once-test", description="test crash", capabilities=[TRANSCRIBE])(

@@ -13,7 +13,10 @@ In an experiment spec::
 
 Both run on audio corpora only, with every model of the spec (or ``models = [...]``); ``lift``
 skips models without the ``score`` capability and lists them under ``skipped``. Results carry
-the spec's model names.
+the spec's model names; lift's ``items_per_s`` (wall-clock speed, which the CLI's JSON shows) is
+left out, so ``results.json`` is the same for every run of a spec, on any executor. Under an
+executor that runs models elsewhere (``ProbeContext.remote``: the Ray executor), lift scores on
+the model's workers and the masked probe transcribes there.
 """
 
 from __future__ import annotations
@@ -150,17 +153,32 @@ def lift_by_voice(items: list[dict[str, Any]], clips: Any, seed: int, n_resample
     return rows
 
 
+def _span_sources(clips: Any, masks: Any) -> dict[str, Any]:
+    """What the lift spans' audio ids name, as it travels to the workers: each clip of the corpus, and
+    each masked clip as the recipe of its original and its mask (the masked probe's recipes)."""
+    from asr_audit.probes.audio.masked import MaskPlan
+    from asr_audit.probes.battery.recipe import masked_recipes
+
+    out = {c.id: c for c in clips}
+    out.update((c.id, c) for c in masked_recipes(list(clips), MaskPlan(tuple(masks), {}, (), ())))
+    return out
+
+
 @register_probe("lift", LIFT_PARAMS, "teacher-forced audio lift (nats per character)", options=_lift_options)
 def lift_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
     from asr_audit.models.base import SCORE
     from asr_audit.probes.audio.lift import run_lift
 
     options = _lift_options(params, ctx.surface("lift"))
-    pairs = _backends(ctx, options.models, "lift")
+    if ctx.remote is not None:  # on the executor's workers: the rows name their clips, recipes and silences
+        remote = ctx.remote
+        pairs = [(n, remote(n, ctx.store)) for n in _names(ctx, options.models, "lift")]
+        span_options: dict[str, Any] = {"sources": lambda masks: _span_sources(ctx.clips, masks)}
+    else:
+        pairs, span_options = _backends(ctx, options.models, "lift"), {}
     scoring = [(n, b) for n, b in pairs if SCORE in b.capabilities]
-    span_options: dict[str, Any] = {}
     if options.spans == "masked":
-        span_options = {"mask_params": options.mask_params(ctx.seed), "aligner": _aligner(options.aligner)}
+        span_options |= {"mask_params": options.mask_params(ctx.seed), "aligner": _aligner(options.aligner)}
     result = run_lift(
         [b for _, b in scoring],
         ctx.clips,
@@ -175,6 +193,8 @@ def lift_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
     _relabel(result["models"], names)
     _relabel(result["items"], names)
     _relabel(result["gate"], names)
+    for row in result["models"]:  # wall-clock, not a result: results.json is the same for every run of a spec
+        row.pop("items_per_s", None)
     result["by_voice"] = lift_by_voice(result["items"], ctx.clips, ctx.seed, options.resamples)
     result["skipped"] = [{"model": n, "reason": "no score capability"} for n, b in pairs if SCORE not in b.capabilities]
     if not options.items:

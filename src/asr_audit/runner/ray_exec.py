@@ -137,6 +137,8 @@ class RayExecutor:
     n_sent: int = 0  # clips sent to the workers (those the store did not answer on the driver)
     n_shipped: int = 0  # clips whose audio the driver shipped (no worker could read it)
     n_built_on_driver: int = 0  # recipe clips a worker could not build: built on the driver and shipped
+    n_score_rows: int = 0  # teacher-forced scoring rows sent to the workers
+    n_score_shipped: int = 0  # scoring rows whose audio no worker could rebuild: samples shipped
     actors_started: dict[str, int] = field(default_factory=dict)  # model -> actors created (a model load each)
     _held: bool = False  # inside session(): Ray and the pools this executor starts stay up until its end
     _owns_ray: bool = False
@@ -189,6 +191,70 @@ class RayExecutor:
         results = self._run(work, store, self.show_progress, announce=False) if work else []
         keys = {m.name: key for key, m in models.items()}
         return {keys[r.model]: RemoteAnswer(r.outcome, dict(r.unbuilt), dict(r.traits)) for r in results}
+
+    def remote_model(self, name: str, store: Any) -> RemoteModel:
+        """The spec's model ``name`` as a backend-like handle on its actor pool (the pool that transcribes,
+        kept for the session): what the workers loaded (spec, identity, capabilities), teacher-forced
+        scoring there (:meth:`RemoteModel.score_chunks`) and transcription through the store. The
+        audio probes use it instead of a backend loaded on the driver."""
+        if name not in self.models:
+            raise ConfigError(f"no model named {name!r} in the spec; available: {', '.join(self.models)}")
+        _, info = self._call(self.models[name], "score", [], store)
+        return RemoteModel(self, name, info, store)
+
+    def _call(self, model: ModelSpec, method: str, payloads: Sequence[Any], store: Any) -> tuple[list[Any], WorkerInfo]:
+        """``actor.<method>(payload)`` for every payload on ``model``'s pool (the session's, started if
+        needed), the free actors taking the next payload as the transcription batches do; the answers
+        in payload order, a payload whose worker died on every retry answered by :class:`_Died`."""
+        from asr_audit.corpus.clips import Corpus
+
+        ray = require("ray", "ray")
+        started = self._connect(ray) or self._owns_ray
+        pools: dict[tuple[Any, ...], _Pool] = {}
+        ok = False
+        try:
+            state = _JobState(Job(model, Corpus(model.name, "test", "call", ())), [], _no_progress)
+            pools = self._start_pools(ray, [state], started, announce=False)
+            pool = pools[_pool_key(model)]
+            pool.jobs.clear()
+            inflight: dict[Any, tuple[Any, int]] = {}
+            if not pool.asked:
+                pool.asked = True
+                for actor in pool.actors:
+                    inflight[actor.info.remote()] = (actor, -1)
+            elif pool.info is not None and not pool.info.lookup:
+                store.register_backend(pool.info.identity)
+            todo, answers = deque(range(len(payloads))), list[Any]([None] * len(payloads))
+            while True:
+                while pool.info is not None and pool.free and todo:
+                    i, actor = todo.popleft(), pool.free.pop()
+                    inflight[getattr(actor, method).remote(payloads[i])] = (actor, i)
+                    pool.busy += 1
+                if not inflight:
+                    break
+                ready, _ = ray.wait(list(inflight), num_returns=1)
+                for ref in ready:
+                    actor, i = inflight.pop(ref)
+                    if i < 0:
+                        self._on_info(pool, actor, _get(ray, ref, pool, None), store)
+                        continue
+                    pool.busy -= 1
+                    pool.free.append(actor)
+                    try:
+                        answers[i] = ray.get(ref)
+                    except ray.exceptions.RayActorError as exc:
+                        answers[i] = _Died(f"the Ray worker died on this request ({' '.join(str(exc).split())[:120]})")
+            assert pool.info is not None
+            ok = True
+            return answers, pool.info
+        finally:
+            for key, pool in pools.items():
+                if not (ok and self._held and self._fits()):
+                    self._drop(ray, key, pool)
+            if started and self._held:
+                self._owns_ray = True
+            elif started:
+                ray.shutdown()
 
     @contextmanager
     def session(self) -> Iterator[RayExecutor]:
@@ -457,6 +523,99 @@ class RayExecutor:
             state.compute_s,
         )
         return JobResult(state.job.model.name, corpus.name, outcome, unbuilt, dict(pool.info.traits))
+
+
+@dataclass
+class RemoteModel:
+    """A spec's model served by its Ray actor pool, shaped as the audio probes use a backend: ``spec``,
+    ``identity()``, ``capabilities`` and ``max_duration`` as the workers loaded them; teacher-forced
+    scoring on the workers (:meth:`score_chunks`, the lift probe's
+    :class:`~asr_audit.probes.audio.lift.Scorer` chunks, each scored there by the same
+    :func:`~asr_audit.probes.audio.lift.compute_scores`); transcription through the store
+    (:meth:`transcribe_corpus`, the intelligibility gate)."""
+
+    executor: RayExecutor
+    name: str
+    info: WorkerInfo
+    store: Any  # the driver's store (the pool registers its backend there if it must start again)
+
+    @property
+    def spec(self) -> str:
+        return self.info.spec
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        return frozenset(self.info.capabilities)
+
+    @property
+    def max_duration(self) -> Seconds | None:
+        return self.info.max_duration
+
+    def identity(self) -> Any:
+        return self.info.identity
+
+    def transcribe_corpus(self, corpus: Any, store: Any) -> Any:
+        """The corpus's transcripts by this model, on its actors and through the store."""
+        return self.executor.transcribe_clips({self.name: tuple(corpus)}, store)[self.name].outcome
+
+    def score_chunks(self, chunks: Sequence[Sequence[tuple[Any, str, str, str]]]) -> list[tuple[list[Any], Seconds]]:
+        """Each chunk of ``(audio, hash, prefix, target)`` rows scored on a worker: per chunk the scores
+        (or failure texts) in row order and the compute seconds. A row's audio travels as its clip
+        (a path, a URL, a recipe) or a :class:`~asr_audit.probes.audio.lift.Silence`; rows a worker
+        cannot rebuild are rebuilt here and their samples shipped (logged), so each chunk is scored
+        as the local run scores it."""
+        from asr_audit.probes.audio.lift import row_audio
+
+        ex, model = self.executor, self.executor.models[self.name]
+        sent = [[(_portable_ref(r[0]), *r[1:]) for r in chunk] for chunk in chunks]
+        ex.n_score_rows += sum(len(c) for c in sent)
+        answers, _ = ex._call(model, "score", sent, self.store)
+        out: list[tuple[list[Any], Seconds]] = [([], 0.0)] * len(chunks)
+        again: dict[int, list[tuple[Any, str, str, str]]] = {}
+        for n, (chunk, answer) in enumerate(zip(sent, answers)):
+            if isinstance(answer, _Died):
+                out[n] = ([answer.reason] * len(chunk), 0.0)
+            elif answer.fatal:
+                raise AuditError(answer.fatal)
+            elif answer.unresolved:
+                rows = list(chunk)
+                for i, why in answer.unresolved.items():
+                    ref = rows[i][0]
+                    rows[i] = (row_audio(built(ref) if isinstance(ref, Clip) else ref), *rows[i][1:])
+                    ex.n_score_shipped += 1
+                    ex.log(
+                        f"{self.name}: scoring row audio {getattr(ref, 'id', ref)}: rebuilt on the driver and "
+                        f"shipped (the worker could not: {' '.join(why.split())[:200]})"
+                    )
+                again[n] = rows
+            else:
+                out[n] = (list(answer.scores), answer.seconds)
+        if again:
+            shipped, _ = ex._call(model, "score", list(again.values()), self.store)
+            for n, answer in zip(again, shipped):
+                if isinstance(answer, _Died):
+                    out[n] = ([answer.reason] * len(again[n]), 0.0)
+                elif answer.fatal or answer.unresolved:
+                    raise AuditError(answer.fatal or f"model {self.name!r}: shipped scoring audio was refused")
+                else:
+                    out[n] = (list(answer.scores), answer.seconds)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class _Died:
+    """A request whose Ray worker died on every retry: its reason."""
+
+    reason: str
+
+
+def _no_progress(_n: int, _audio: Seconds, _compute: Seconds) -> None:
+    """The progress hook of a pool started for a call that transcribes nothing."""
+
+
+def _portable_ref(audio: Any) -> Any:
+    """A scoring row's audio as it travels: a clip made portable (:func:`_portable`), anything else as it is."""
+    return _portable(audio, None) if isinstance(audio, Clip) else audio
 
 
 # ---------------------------------------------------------------------- helpers (driver side)

@@ -49,6 +49,19 @@ class WorkerInfo:
     node: str
     fatal: str | None = None
     traits: dict[str, bool] = field(default_factory=dict)  # the courtesy study's extra arms that apply (backend_traits)
+    capabilities: tuple[str, ...] = ()  # the backend's (transcribe, score, ...): which probes it can serve
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreAnswer:
+    """One chunk of teacher-forced scoring rows: per row its scores or a failure text, in order, with
+    the compute seconds; or the rows whose audio this worker cannot rebuild (row index -> why),
+    which the driver ships as samples; or a problem that stops the run."""
+
+    scores: tuple[Any, ...] = ()  # TokenScores | str per row
+    seconds: Seconds = 0.0
+    unresolved: dict[int, str] = field(default_factory=dict)
+    fatal: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +121,16 @@ class ModelWorker:
         if self.backend is None:
             return WorkerInfo(self.spec, None, None, False, _node(), self.fatal)
         b = self.backend
-        return WorkerInfo(b.spec, b.identity(), b.max_duration, is_lookup_backend(b), _node(), None, backend_traits(b))
+        return WorkerInfo(
+            b.spec,
+            b.identity(),
+            b.max_duration,
+            is_lookup_backend(b),
+            _node(),
+            None,
+            backend_traits(b),
+            tuple(sorted(b.capabilities)),
+        )
 
     def lookup(self, clip_ids: Sequence[str]) -> list[str | None]:
         """A lookup backend's answers (``preds:``), one per clip id, ``None`` where it has none."""
@@ -152,3 +174,40 @@ class ModelWorker:
         out.done.update(done)
         out.failed.update(failed)
         return WorkerBatch(out.hashes, out.fingerprints, out.bad, tuple(unreachable), out.unbuilt, out.done, out.failed)
+
+    def score(self, rows: Sequence[tuple[Any, str, str, str]]) -> ScoreAnswer:
+        """Teacher-forced scores of one chunk of ``(audio, audio hash, prefix, target)`` rows (the lift
+        probe's :class:`~asr_audit.probes.audio.lift.Scorer` chunk). Each row's audio is rebuilt here
+        (a clip read, a recipe built, a :class:`~asr_audit.probes.audio.lift.Silence` made) and must
+        hash as on the driver; then :func:`~asr_audit.probes.audio.lift.compute_scores` scores the
+        chunk, as a local run does. If any row cannot be rebuilt the chunk is not scored (its batch
+        must stay the local run's): those rows come back *unresolved*."""
+        from asr_audit.audio.io import audio_hash
+        from asr_audit.errors import ConfigError, MissingExtraError
+        from asr_audit.probes.audio.lift import compute_scores, row_audio
+        from asr_audit.store.transcribe import _reason
+
+        if self.backend is None:
+            return ScoreAnswer(fatal=self.fatal)
+        audios, unresolved = [], {}
+        for i, (ref, expected, _, _) in enumerate(rows):
+            if isinstance(ref, Clip) and not reachable(ref):
+                unresolved[i] = f"its file {ref.audio_path} is not reachable from this worker"
+                continue
+            try:
+                x = row_audio(built(ref) if isinstance(ref, Clip) else ref)
+            except Exception as exc:  # noqa: BLE001 - whatever stops the read here, the driver ships the samples
+                unresolved[i] = _reason(exc)
+                continue
+            got = audio_hash(x)
+            if got != expected:
+                unresolved[i] = f"the audio rebuilt here hashes to {got[:12]}, not the driver's {expected[:12]}"
+                continue
+            audios.append(x)
+        if unresolved:
+            return ScoreAnswer(unresolved=unresolved)
+        try:
+            scores, seconds = compute_scores(self.backend, audios, [r[2] for r in rows], [r[3] for r in rows])
+        except (MissingExtraError, ConfigError) as exc:
+            return ScoreAnswer(fatal=f"{exc} (model {self.spec!r} on Ray worker {_node()})")
+        return ScoreAnswer(tuple(scores), seconds)
