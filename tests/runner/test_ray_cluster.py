@@ -65,5 +65,5 @@ def test_two_nodes_ship_driver_only_audio_and_match_local(two_nodes, tmp_path) -
     lines: list[str] = []
     executor = RayExecutor(show_progress=False, log=lines.append)
     _, got = rb.run_both(spec, executor, tmp_path / "ray.sqlite")
-    assert got == expected and executor.n_score_shipped == 4 and executor.backends == {}
+    assert got == expected and executor.n_rows_shipped == 4 and executor.backends == {}
     assert sum("rebuilt on the driver and shipped" in line for line in lines) == 4

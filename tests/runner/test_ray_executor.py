@@ -240,15 +240,21 @@ def test_the_courtesy_study_translates_on_the_workers_and_loads_no_model_on_the_
     assert ex.actors_started == {"tr": 1, "tr [language=en, task=translate]": 1}
 
 
-def test_lift_scores_on_the_actors_matches_local_and_a_worker_killed_mid_chunk_costs_a_retry(
+def test_lift_and_continuation_run_on_the_actors_match_local_and_a_worker_killed_mid_chunk_costs_a_retry(
     local_ray, tmp_path
 ) -> None:
-    """The lift probe's teacher-forced scoring runs on the model's actors (the pool that transcribed the
-    plan): the rows name their clips and silences, the driver loads no model, its gate transcribes
-    through the store; the worker dies on its first scoring chunk, Ray retries it, and results.json is
-    the local one byte for byte, with every score stored once."""
+    """The lift probe's teacher-forced scoring and the continuation probe's forced decoding run on the
+    model's actors (the pool that transcribed the plan): the rows name their clips, silences and cut
+    recipes, the driver loads no model, lift's gate transcribes through the store; the worker dies on
+    its first scoring chunk, Ray retries it, and results.json is the local one byte for byte, with
+    every score and forced output stored once."""
+    pytest.importorskip("pocketsphinx")  # the continuation probe aligns the cuts
     marker = tmp_path / "crashed"
-    probe = '[probes.lift]\nspans = "full"\ngate_max_wer = 1.0\nresamples = 20\n'
+    probe = (
+        '[probes.lift]\nspans = "full"\ngate_max_wer = 1.0\nresamples = 20\n'
+        "[probes.continuation]\nhide_words = 2\nextra_tokens = 3\nresamples = 20\n"
+        '[[model]]\nname = "plain"\nspec = "echo-test:a"\nbatch_size = 4\nnum_cpus = 1\n'  # scores nothing
+    )
     spec = rb.write_probe_spec(tmp_path, "lift", rb.build_world(tmp_path), "sc", f"score-test:crash={marker}", probe)
     marker.write_text("local")  # the local reference run does not crash
     _, expected = rb.run_both(spec, LocalExecutor(False), tmp_path / "local.sqlite")
@@ -257,10 +263,16 @@ def test_lift_scores_on_the_actors_matches_local_and_a_worker_killed_mid_chunk_c
     _, got = rb.run_both(spec, ex, tmp_path / "ray.sqlite")
     assert marker.read_text() != "local"  # a worker did die while scoring
     assert got == expected
-    lift = next(e["result"] for e in json.loads(got)["probes"] if e["probe"] == "lift")
-    assert lift["models"][0]["n"] == 4 and lift["models"][0]["forward_passes"] == 8  # 4 clips x (audio, silence)
-    assert ex.backends == {} and ex.actors_started == {"sc": 1} and ex.n_pools == 0
-    assert ex.n_score_rows == 8 and ex.n_score_shipped == 0  # clips as paths, silences as lengths
+    probes = {e["probe"]: e["result"] for e in json.loads(got)["probes"]}
+    assert probes["lift"]["models"][0]["n"] == 4 and probes["lift"]["models"][0]["forward_passes"] == 8
+    cont = probes["continuation"]
+    assert cont["models"][0]["n_clips"] == 4 and cont["items"][0]["forced"].endswith(" 3")
+    # a model that cannot is skipped with the reason its workers gave, the local run's words
+    assert probes["lift"]["skipped"] == [{"model": "plain", "reason": "no score capability"}]
+    assert [s["model"] for s in cont["skipped"]] == ["plain"] and "end-of-text banned" in cont["skipped"][0]["reason"]
+    assert ex.backends == {} and ex.actors_started == {"sc": 1, "plain": 1} and ex.n_pools == 0
+    # 4 clips x (audio, silence) scored, 4 cuts decoded; clips as paths, silences as lengths, cuts as recipes
+    assert ex.n_model_rows == 8 + 4 and ex.n_rows_shipped == 0
     with sqlite3.connect(tmp_path / "ray.sqlite") as db, sqlite3.connect(tmp_path / "local.sqlite") as ref:
-        rows = "SELECT audio, item, value FROM results WHERE kind = 'score' ORDER BY audio, item"
+        rows = "SELECT kind, audio, item, value FROM results WHERE kind IN ('score', 'forced') ORDER BY 1, 2, 3"
         assert db.execute(rows).fetchall() == ref.execute(rows).fetchall()  # nothing duplicated or lost

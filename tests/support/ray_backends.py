@@ -4,8 +4,8 @@
 * ``echo-test:<tag>`` — a deterministic text made from the audio (its length and level);
 * ``crash-once-test:<marker file>`` — the same texts, but the first call anywhere creates the
   marker and kills its own process (``os._exit``), as a worker lost mid-batch would;
-* ``score-test:<tag>`` — the echo texts, and teacher-forced scores made from the audio's level and
-  the text (the lift probe has something to score); ``score-test:crash=<marker file>`` also kills
+* ``score-test:<tag>`` — the echo texts, teacher-forced scores made from the audio's level and
+  the text (the lift probe has something to score), and a forced continuation (the echo twice); ``score-test:crash=<marker file>`` also kills
   its process on the first ``score`` call anywhere;
 * ``translate-test:<tag>`` — the echo texts from a "multilingual" backend whose translate task
   opens every text with a courtesy (the courtesy study's translate arm has something to find).
@@ -88,6 +88,10 @@ class ScoreBackend(EchoBackend):
             logprobs = tuple(-(0.5 + 0.1 * len(w) + 0.01 * len(p.split())) / (1.0 + 20 * level) for w in words)
             out.append(TokenScores(tuple(words), logprobs))
         return out
+
+    def transcribe_forced(self, audios, extra_tokens):
+        """The echo text, and with end-of-text banned the echo text again and ``extra_tokens``."""
+        return [(t, f"{t} {t} {extra_tokens}") for t in self.transcribe(audios)]
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -1,4 +1,4 @@
-"""Runner registrations of the audio probes ``masked`` and ``lift`` (``asr-audit run``).
+"""Runner registrations of the audio probes ``masked``, ``lift`` and ``continuation`` (``asr-audit run``).
 
 In an experiment spec::
 
@@ -11,12 +11,18 @@ In an experiment spec::
     spans = "masked"       # masked | ortho | full  (refdis needs a refdis result: use the CLI)
     gate_max_wer = 0.3     # intelligibility gate: sentences with a higher unmasked WER are not scored
 
-Both run on audio corpora only, with every model of the spec (or ``models = [...]``); ``lift``
-skips models without the ``score`` capability and lists them under ``skipped``. Results carry
+    [probes.continuation]  # asr-audit continue: the last words hidden, end-of-text banned
+    hide_words = 3
+    extra_tokens = 16
+
+They run on audio corpora only, with every model of the spec (or ``models = [...]``); ``lift``
+skips models without the ``score`` capability, ``continuation`` models that cannot decode with
+end-of-text banned, and both list them under ``skipped``. Results carry
 the spec's model names; lift's ``items_per_s`` (wall-clock speed, which the CLI's JSON shows) is
 left out, so ``results.json`` is the same for every run of a spec, on any executor. Under an
-executor that runs models elsewhere (``ProbeContext.remote``: the Ray executor), lift scores on
-the model's workers and the masked probe transcribes there.
+executor that runs models elsewhere (the Ray executor: ``ProbeContext.transcribe`` and
+``ProbeContext.remote``), the masked probe transcribes there, lift scores there and continuation
+decodes there; the driver plans (alignment, masks, cuts) and sends clips and recipes.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from typing import Any
 
 from asr_audit.errors import ConfigError
 from asr_audit.options import Surface
+from asr_audit.probes.audio.continuation import CONTINUATION_FIELDS, ContinuationOptions
 from asr_audit.probes.audio.lift import LIFT_FIELDS, LiftOptions
 from asr_audit.probes.audio.masked import MASKED_FIELDS, MaskedOptions
 from asr_audit.runner.probes import ProbeContext, register_probe
@@ -197,6 +204,71 @@ def lift_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
         row.pop("items_per_s", None)
     result["by_voice"] = lift_by_voice(result["items"], ctx.clips, ctx.seed, options.resamples)
     result["skipped"] = [{"model": n, "reason": "no score capability"} for n, b in pairs if SCORE not in b.capabilities]
+    if not options.items:
+        result["items"] = []
+    return result
+
+
+def _continuation_options(values: Mapping[str, Any], surface: Surface) -> ContinuationOptions:
+    return ContinuationOptions.from_mapping(values, surface)
+
+
+def _cut_sources(clips: Any, plans: Any) -> dict[str, Any]:
+    """The continuation probe's truncated clips as they travel to the workers: each the recipe of its
+    original and the cut (:class:`~asr_audit.audio.spans.Truncate` to the plan's samples)."""
+    from asr_audit.audio.spans import Truncate
+    from asr_audit.probes.audio.continuation import SAMPLE_RATE
+    from asr_audit.probes.battery.recipe import derived_recipe
+
+    by_id = {c.id: c for c in clips}
+    return {
+        p.clip_id: derived_recipe(by_id[p.clip_id], [Truncate(0.0, len(p.samples) / SAMPLE_RATE)], None) for p in plans
+    }
+
+
+@register_probe(
+    "continuation",
+    CONTINUATION_FIELDS,
+    "forced continuation: hidden tail words a model writes with end-of-text banned",
+    options=_continuation_options,
+)
+def continuation_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
+    """``asr-audit continue`` on the corpus with every model of the spec (or ``models``); models that
+    cannot decode with end-of-text banned are listed under ``skipped`` with the reason."""
+    from asr_audit.errors import BackendError
+    from asr_audit.probes.audio.continuation import forced_decoder, run_continuation
+
+    options = _continuation_options(params, ctx.surface("continuation"))
+    sources = None
+    if ctx.remote is not None:  # on the executor's workers: each truncated clip travels as a recipe
+        remote, clips = ctx.remote, ctx.clips
+        pairs = [(n, remote(n, ctx.store)) for n in _names(ctx, options.models, "continuation")]
+        sources = lambda plans: _cut_sources(clips, plans)  # noqa: E731
+    else:
+        pairs = _backends(ctx, options.models, "continuation")
+    able, skipped = [], []
+    for n, b in pairs:
+        try:
+            forced_decoder(b)
+        except BackendError as exc:
+            skipped.append({"model": n, "reason": " ".join(str(exc).split())})
+            continue
+        able.append((n, b))
+    result = run_continuation(
+        [b for _, b in able],
+        ctx.clips,
+        ctx.store,
+        options.hide_words,
+        extra_tokens=options.extra_tokens,
+        aligner=_aligner(options.aligner),
+        seed=ctx.seed,
+        n_resamples=options.resamples,
+        sources=sources,
+    )
+    names = {b.spec: n for n, b in able}
+    _relabel(result["models"], names)
+    _relabel(result["items"], names)
+    result["skipped"] = skipped
     if not options.items:
         result["items"] = []
     return result

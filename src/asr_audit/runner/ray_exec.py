@@ -137,8 +137,8 @@ class RayExecutor:
     n_sent: int = 0  # clips sent to the workers (those the store did not answer on the driver)
     n_shipped: int = 0  # clips whose audio the driver shipped (no worker could read it)
     n_built_on_driver: int = 0  # recipe clips a worker could not build: built on the driver and shipped
-    n_score_rows: int = 0  # teacher-forced scoring rows sent to the workers
-    n_score_shipped: int = 0  # scoring rows whose audio no worker could rebuild: samples shipped
+    n_model_rows: int = 0  # rows of scoring / forced decoding sent to the workers (RemoteModel)
+    n_rows_shipped: int = 0  # such rows whose audio no worker could rebuild: rebuilt here, samples shipped
     actors_started: dict[str, int] = field(default_factory=dict)  # model -> actors created (a model load each)
     _held: bool = False  # inside session(): Ray and the pools this executor starts stay up until its end
     _owns_ray: bool = False
@@ -199,11 +199,11 @@ class RayExecutor:
         audio probes use it instead of a backend loaded on the driver."""
         if name not in self.models:
             raise ConfigError(f"no model named {name!r} in the spec; available: {', '.join(self.models)}")
-        _, info = self._call(self.models[name], "score", [], store)
+        _, info = self._call(self.models[name], "info", [], store)
         return RemoteModel(self, name, info, store)
 
     def _call(self, model: ModelSpec, method: str, payloads: Sequence[Any], store: Any) -> tuple[list[Any], WorkerInfo]:
-        """``actor.<method>(payload)`` for every payload on ``model``'s pool (the session's, started if
+        """``actor.<method>(*payload)`` for every payload (a tuple of arguments) on ``model``'s pool (the session's, started if
         needed), the free actors taking the next payload as the transcription batches do; the answers
         in payload order, a payload whose worker died on every retry answered by :class:`_Died`."""
         from asr_audit.corpus.clips import Corpus
@@ -228,7 +228,7 @@ class RayExecutor:
             while True:
                 while pool.info is not None and pool.free and todo:
                     i, actor = todo.popleft(), pool.free.pop()
-                    inflight[getattr(actor, method).remote(payloads[i])] = (actor, i)
+                    inflight[getattr(actor, method).remote(*payloads[i])] = (actor, i)
                     pool.busy += 1
                 if not inflight:
                     break
@@ -558,20 +558,41 @@ class RemoteModel:
         """The corpus's transcripts by this model, on its actors and through the store."""
         return self.executor.transcribe_clips({self.name: tuple(corpus)}, store)[self.name].outcome
 
+    @property
+    def forced_refusal(self) -> str | None:
+        """Why the workers' backend cannot decode with end-of-text banned (``None``: it can)."""
+        return self.info.forced
+
     def score_chunks(self, chunks: Sequence[Sequence[tuple[Any, str, str, str]]]) -> list[tuple[list[Any], Seconds]]:
-        """Each chunk of ``(audio, hash, prefix, target)`` rows scored on a worker: per chunk the scores
-        (or failure texts) in row order and the compute seconds. A row's audio travels as its clip
-        (a path, a URL, a recipe) or a :class:`~asr_audit.probes.audio.lift.Silence`; rows a worker
-        cannot rebuild are rebuilt here and their samples shipped (logged), so each chunk is scored
-        as the local run scores it."""
+        """Each chunk of ``(audio, hash, prefix, target)`` rows scored on a worker
+        (:meth:`~asr_audit.runner.ray_worker.ModelWorker.score`): per chunk the scores (or failure
+        texts) in row order and the compute seconds."""
+        return self._rows("score", chunks)
+
+    def forced_chunks(self, rows: Sequence[tuple[Any, str]], extra_tokens: int) -> list[Any]:
+        """Forced continuation of ``(audio, hash)`` rows on the workers
+        (:meth:`~asr_audit.runner.ray_worker.ModelWorker.forced`), ``batch_size`` rows a request:
+        per row ``(plain, forced)`` or a failure text, in order."""
+        size = self.executor.models[self.name].batch_size
+        chunks = [rows[i : i + size] for i in range(0, len(rows), size)]
+        return [r for got, _ in self._rows("forced", chunks, extra_tokens) for r in got]
+
+    def _rows(
+        self, method: str, chunks: Sequence[Sequence[tuple[Any, ...]]], *args: Any
+    ) -> list[tuple[list[Any], Seconds]]:
+        """Each chunk of rows ``(audio, hash, ...)`` answered by ``actor.<method>(rows, *args)``: a row's
+        audio travels as its clip (a path, a URL, a recipe) or a
+        :class:`~asr_audit.probes.audio.lift.Silence`; rows a worker cannot rebuild are rebuilt here
+        and their samples shipped (logged), and the chunk is sent again whole, so each chunk is
+        computed as the local run computes it. A chunk whose worker died on every retry fails its rows."""
         from asr_audit.probes.audio.lift import row_audio
 
         ex, model = self.executor, self.executor.models[self.name]
         sent = [[(_portable_ref(r[0]), *r[1:]) for r in chunk] for chunk in chunks]
-        ex.n_score_rows += sum(len(c) for c in sent)
-        answers, _ = ex._call(model, "score", sent, self.store)
+        ex.n_model_rows += sum(len(c) for c in sent)
+        answers, _ = ex._call(model, method, [(c, *args) for c in sent], self.store)
         out: list[tuple[list[Any], Seconds]] = [([], 0.0)] * len(chunks)
-        again: dict[int, list[tuple[Any, str, str, str]]] = {}
+        again: dict[int, list[tuple[Any, ...]]] = {}
         for n, (chunk, answer) in enumerate(zip(sent, answers)):
             if isinstance(answer, _Died):
                 out[n] = ([answer.reason] * len(chunk), 0.0)
@@ -582,23 +603,23 @@ class RemoteModel:
                 for i, why in answer.unresolved.items():
                     ref = rows[i][0]
                     rows[i] = (row_audio(built(ref) if isinstance(ref, Clip) else ref), *rows[i][1:])
-                    ex.n_score_shipped += 1
+                    ex.n_rows_shipped += 1
                     ex.log(
-                        f"{self.name}: scoring row audio {getattr(ref, 'id', ref)}: rebuilt on the driver and "
+                        f"{self.name}: {method} row audio {getattr(ref, 'id', ref)}: rebuilt on the driver and "
                         f"shipped (the worker could not: {' '.join(why.split())[:200]})"
                     )
                 again[n] = rows
             else:
-                out[n] = (list(answer.scores), answer.seconds)
+                out[n] = (list(answer.results), answer.seconds)
         if again:
-            shipped, _ = ex._call(model, "score", list(again.values()), self.store)
+            shipped, _ = ex._call(model, method, [(c, *args) for c in again.values()], self.store)
             for n, answer in zip(again, shipped):
                 if isinstance(answer, _Died):
                     out[n] = ([answer.reason] * len(again[n]), 0.0)
                 elif answer.fatal or answer.unresolved:
-                    raise AuditError(answer.fatal or f"model {self.name!r}: shipped scoring audio was refused")
+                    raise AuditError(answer.fatal or f"model {self.name!r}: a worker refused audio shipped to it")
                 else:
-                    out[n] = (list(answer.scores), answer.seconds)
+                    out[n] = (list(answer.results), answer.seconds)
         return out
 
 
