@@ -223,19 +223,28 @@ def test_the_masked_probe_runs_on_the_plan_s_actors_with_recipes_and_matches_loc
     assert _transcripts(tmp_path / "ray.sqlite") == _transcripts(tmp_path / "local.sqlite")  # same masked audio
 
 
-def test_the_courtesy_study_translates_on_the_workers_and_loads_no_model_on_the_driver(local_ray, tmp_path) -> None:
+def test_the_courtesy_study_translates_and_isolates_on_the_workers_and_loads_no_model_on_the_driver(
+    local_ray, tmp_path
+) -> None:
     """The study's translate arm runs as a variant of the model (task = translate) on actors of its own,
-    its attn-isolated arm is decided from what the workers report (not a white-box model): nothing
-    loads on the driver, the plan's pool serves every other call, and results.json is the local one."""
+    its attn-isolated arm (a white-box model, as its workers report) on the model's actors with the
+    windows the driver aligned: nothing loads on the driver, the plan's pool serves every other call,
+    and results.json is the local one."""
     pytest.importorskip("pocketsphinx")  # the study's truncation aligns the spoken text
-    spec = rb.write_courtesy_spec(tmp_path, rb.build_world(tmp_path))
+    pytest.importorskip("torch")  # the white-box test backend's cross-attention site
+    if not shutil.which("flite"):
+        pytest.skip("flite is not installed")
+    manifest, spoken = rb.build_courtesy_world(tmp_path)  # 3 clips that say the courtesy the reference omits
+    spec = rb.write_courtesy_spec(tmp_path, manifest, "whitebox-test:a", spoken)
     _, expected = rb.run_both(spec, LocalExecutor(False), tmp_path / "local.sqlite")
     ex = RayExecutor(show_progress=False, log=lambda _: None)
     _, got = rb.run_both(spec, ex, tmp_path / "ray.sqlite")
     assert got == expected
-    study = next(e["result"]["study"] for e in json.loads(got)["probes"] if e["probe"] == "courtesy")
-    translate = next(r for r in study if r["condition"] == "translate")
-    assert translate["n"] == 4 and translate["k"] == 4  # every eligible clip, the courtesy kept
+    result = next(e["result"] for e in json.loads(got)["probes"] if e["probe"] == "courtesy")
+    study = {r["condition"]: r for r in result["study"]}
+    assert study["translate"]["n"] == 3 and study["translate"]["k"] == 3  # every eligible clip, the courtesy kept
+    assert study["attn-isolated"]["n"] == 3 and study["attn-isolated"]["k"] == 3  # decoded with the opener's frames
+    assert ex.n_model_rows == 3 and ex.n_rows_shipped == 0  # the 3 eligible clips, as paths, on the workers
     assert ex.backends == {} and ex.n_pools == 0
     assert ex.actors_started == {"tr": 1, "tr [language=en, task=translate]": 1}
 

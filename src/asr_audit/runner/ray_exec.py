@@ -577,6 +577,29 @@ class RemoteModel:
         chunks = [rows[i : i + size] for i in range(0, len(rows), size)]
         return [r for got, _ in self._rows("forced", chunks, extra_tokens) for r in got]
 
+    def isolated_rows(self, rows: Sequence[tuple[Any, tuple[float, float]]]) -> list[tuple[str | None, str | None]]:
+        """The courtesy study's attn-isolated arm (:data:`~asr_audit.probes.battery.courtesy.Isolate`) on
+        the workers (:meth:`~asr_audit.runner.ray_worker.ModelWorker.isolated`), ``batch_size`` clips a
+        request: per ``(clip, window)`` the text or the error. The driver reads each clip once for the
+        hash the worker checks its audio against (it aligned the clip for the window already)."""
+        from asr_audit.audio.io import audio_hash, load_audio
+
+        out: list[tuple[str | None, str | None]] = [(None, None)] * len(rows)
+        hashed, where = [], []
+        for i, (clip, w) in enumerate(rows):
+            try:
+                hashed.append((clip, audio_hash(load_audio(clip)), w))
+            except AuditError as exc:  # a clip a local run cannot read either: its error, as locally
+                out[i] = (None, str(exc))
+                continue
+            where.append(i)
+        size = self.executor.models[self.name].batch_size
+        chunks = [hashed[i : i + size] for i in range(0, len(hashed), size)]
+        got = [r for answers, _ in self._rows("isolated", chunks) for r in answers]
+        for i, r in zip(where, got):
+            out[i] = r if isinstance(r, tuple) else (None, r)  # a chunk whose worker died: its reason
+        return out
+
     def _rows(
         self, method: str, chunks: Sequence[Sequence[tuple[Any, ...]]], *args: Any
     ) -> list[tuple[list[Any], Seconds]]:

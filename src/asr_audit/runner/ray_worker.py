@@ -251,3 +251,24 @@ class ModelWorker:
         except (MissingExtraError, ConfigError) as exc:
             return RowsAnswer(fatal=f"{exc} (model {self.spec!r} on Ray worker {_node()})")
         return RowsAnswer(tuple(got), time.perf_counter() - t0)
+
+    def isolated(self, rows: Sequence[tuple[Any, str, tuple[float, float]]]) -> RowsAnswer:
+        """The courtesy study's attn-isolated decode of ``(audio, audio hash, (t0, t1))`` rows: per row
+        ``(text, None)`` or ``(None, error)``, by :func:`~asr_audit.probes.battery.courtesy.isolated_rows`
+        as a local run decodes them; rows whose audio cannot be rebuilt here come back *unresolved*."""
+        import time
+
+        from asr_audit.errors import ConfigError, MissingExtraError
+        from asr_audit.probes.battery.courtesy import isolated_rows
+
+        if self.backend is None:
+            return RowsAnswer(fatal=self.fatal)
+        audios, unresolved = self._rows_audio(rows)
+        if unresolved:
+            return RowsAnswer(unresolved=unresolved)
+        try:
+            t0 = time.perf_counter()
+            got = isolated_rows(self.backend, audios, [r[2] for r in rows])
+        except (MissingExtraError, ConfigError) as exc:
+            return RowsAnswer(fatal=f"{exc} (model {self.spec!r} on Ray worker {_node()})")
+        return RowsAnswer(tuple(got), time.perf_counter() - t0)
