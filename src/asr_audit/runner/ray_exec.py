@@ -40,9 +40,13 @@ How the work flows (the reasons are in ``docs/scale.md``):
 
 The battery (its masked measure and the courtesy study's translate arm included) and the masked
 probe transcribe through :meth:`RayExecutor.transcribe_clips` (on the workers, derived audio as
-recipes). What needs the model itself rather than a transcription — lift's and continuation's
-teacher-forced scoring, the courtesy study's attn-isolated arm of a white-box model — asks the
-executor for a backend by name and gets one loaded on the driver, as locally.
+recipes). What needs the model itself rather than a transcription — lift's teacher-forced
+scoring, continuation's forced decoding, the courtesy study's attn-isolated arm of a white-box
+model — goes through :meth:`RayExecutor.remote_model`: a :class:`RemoteModel` handle on the same
+pool, whose rows name their audio (a clip, a recipe, a silence's length) and are computed on the
+workers by the functions a local run calls (``lift.compute_scores``,
+``continuation.forced_rows``, ``courtesy.isolated_rows``). Only the steering probe still gets a
+backend loaded on the driver (:meth:`RayExecutor.backend_by_name`).
 """
 
 from __future__ import annotations
@@ -147,7 +151,8 @@ class RayExecutor:
 
     # ------------------------------------------------------------------ the executor interface
     def backend_by_name(self, name: str) -> Any:
-        """A backend for the audio probes, loaded on the driver (as the local executor does)."""
+        """A backend loaded on the driver (as the local executor does): for what hooks the model in this
+        process (the steering probe), or a model whose workers reported no traits."""
         from asr_audit.models.base import DecodeOptions, RuntimeOptions, load_backend
 
         m = self.models.get(name)
