@@ -83,6 +83,8 @@ def test_worker_scores_decodes_and_isolates_rows_as_the_local_code_does(tmp_path
     got = w.score(rows)
     want, _ = compute_scores(local, [x[0], np.zeros(len(x[0]), np.float32)], ["", ""], ["a b", "a b"])
     assert list(got.results) == want and not got.unresolved and want[0] != want[1]
+    mixed = w.score([rows[0], (clips[1], h[1], "", "an unscorable target")])  # the failing row is isolated
+    assert mixed.results[0] == want[0] and "cannot score" in mixed.results[1]
     bad = w.score([rows[0], (clips[1], h[0], "", "a b")])  # the second row's hash is another clip's
     assert list(bad.unresolved) == [1] and "hashes to" in bad.unresolved[1] and bad.results == ()
     assert w.forced([(c, hc) for c, hc in zip(clips, h)], 3).results == tuple(forced_rows(local, x, 3))

@@ -2,15 +2,15 @@
 ``worker_process_setup_hook`` (``ray_backends.setup``), in every Ray worker.
 
 * ``echo-test:<tag>`` — a deterministic text made from the audio (its length and level);
-* ``whitebox-test:<tag>`` — the translate-test texts from a backend with one decoder cross-attention
-  site (a tiny torch module), so the courtesy study's attn-isolated arm runs on it;
 * ``crash-once-test:<marker file>`` — the same texts, but the first call anywhere creates the
   marker and kills its own process (``os._exit``), as a worker lost mid-batch would;
-* ``score-test:<tag>`` — the echo texts, teacher-forced scores made from the audio's level and
-  the text (the lift probe has something to score), and a forced continuation (the echo twice); ``score-test:crash=<marker file>`` also kills
-  its process on the first ``score`` call anywhere;
+* ``score-test:<tag>`` — the echo texts, teacher-forced scores made from the audio's level and the
+  text (the lift probe has something to score), and a forced continuation (the echo twice);
+  ``score-test:crash=<marker file>`` also kills its process on the first ``score`` call anywhere;
 * ``translate-test:<tag>`` — the echo texts from a "multilingual" backend whose translate task
-  opens every text with a courtesy (the courtesy study's translate arm has something to find).
+  opens every text with a courtesy (the courtesy study's translate arm has something to find);
+* ``whitebox-test:<tag>`` — the translate-test texts from a backend with one decoder cross-attention
+  site (a tiny torch module), so the courtesy study's attn-isolated arm runs on it.
 
 ``setup_hide`` also makes every worker treat files under a folder named ``driver-only`` as
 unreachable, so the driver must ship their bytes; ``setup_worker`` (the local Ray's hook) makes

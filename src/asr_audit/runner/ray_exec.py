@@ -200,7 +200,7 @@ class RayExecutor:
     def remote_model(self, name: str, store: Any) -> RemoteModel:
         """The spec's model ``name`` as a backend-like handle on its actor pool (the pool that transcribes,
         kept for the session): what the workers loaded (spec, identity, capabilities), teacher-forced
-        scoring there (:meth:`RemoteModel.score_chunks`) and transcription through the store. The
+        scoring, forced and attn-isolated decoding there, and transcription through the store. The
         audio probes use it instead of a backend loaded on the driver."""
         if name not in self.models:
             raise ConfigError(f"no model named {name!r} in the spec; available: {', '.join(self.models)}")
@@ -208,9 +208,10 @@ class RayExecutor:
         return RemoteModel(self, name, info, store)
 
     def _call(self, model: ModelSpec, method: str, payloads: Sequence[Any], store: Any) -> tuple[list[Any], WorkerInfo]:
-        """``actor.<method>(*payload)`` for every payload (a tuple of arguments) on ``model``'s pool (the session's, started if
-        needed), the free actors taking the next payload as the transcription batches do; the answers
-        in payload order, a payload whose worker died on every retry answered by :class:`_Died`."""
+        """``actor.<method>(*payload)`` for every payload (a tuple of arguments) on ``model``'s pool (the
+        session's, started if needed), the free actors taking the next payload as the transcription
+        batches do; the answers in payload order (a payload whose worker died on every retry is
+        answered by :class:`_Died`), and what the actors loaded."""
         from asr_audit.corpus.clips import Corpus
 
         ray = require("ray", "ray")
@@ -530,7 +531,7 @@ class RayExecutor:
         return JobResult(state.job.model.name, corpus.name, outcome, unbuilt, dict(pool.info.traits))
 
 
-@dataclass
+@dataclass(frozen=True)
 class RemoteModel:
     """A spec's model served by its Ray actor pool, shaped as the audio probes use a backend: ``spec``,
     ``identity()``, ``capabilities`` and ``max_duration`` as the workers loaded them; teacher-forced
