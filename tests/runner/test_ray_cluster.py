@@ -57,3 +57,13 @@ def test_two_nodes_ship_driver_only_audio_and_match_local(two_nodes, tmp_path) -
     node_ids = {n["NodeID"][:12] for n in ray.nodes()}
     assert executor.nodes["echo"] and {n.split("(node ")[1].rstrip(")") for n in executor.nodes["echo"]} <= node_ids
     assert b"audio file not found" in got
+    # lift scores on the same nodes; the clips' files are out of the workers' reach, so each scoring
+    # chunk comes back unresolved and is sent again with the samples the driver read
+    probe = '[probes.lift]\nspans = "full"\ngate_max_wer = 1.0\nresamples = 20\n'
+    spec = rb.write_probe_spec(tmp_path, "lift", tmp_path / rb.HIDDEN / "manifest.jsonl", "sc", "score-test:a", probe)
+    _, expected = rb.run_both(spec, LocalExecutor(False), tmp_path / "local.sqlite")
+    lines: list[str] = []
+    executor = RayExecutor(show_progress=False, log=lines.append)
+    _, got = rb.run_both(spec, executor, tmp_path / "ray.sqlite")
+    assert got == expected and executor.n_rows_shipped == 4 and executor.backends == {}
+    assert sum("rebuilt on the driver and shipped" in line for line in lines) == 4

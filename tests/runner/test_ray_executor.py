@@ -223,18 +223,65 @@ def test_the_masked_probe_runs_on_the_plan_s_actors_with_recipes_and_matches_loc
     assert _transcripts(tmp_path / "ray.sqlite") == _transcripts(tmp_path / "local.sqlite")  # same masked audio
 
 
-def test_the_courtesy_study_translates_on_the_workers_and_loads_no_model_on_the_driver(local_ray, tmp_path) -> None:
+def test_the_courtesy_study_translates_and_isolates_on_the_workers_and_loads_no_model_on_the_driver(
+    local_ray, tmp_path
+) -> None:
     """The study's translate arm runs as a variant of the model (task = translate) on actors of its own,
-    its attn-isolated arm is decided from what the workers report (not a white-box model): nothing
-    loads on the driver, the plan's pool serves every other call, and results.json is the local one."""
+    its attn-isolated arm (a white-box model, as its workers report) on the model's actors with the
+    windows the driver aligned: nothing loads on the driver, the plan's pool serves every other call,
+    and results.json is the local one."""
     pytest.importorskip("pocketsphinx")  # the study's truncation aligns the spoken text
-    spec = rb.write_courtesy_spec(tmp_path, rb.build_world(tmp_path))
+    pytest.importorskip("torch")  # the white-box test backend's cross-attention site
+    if not shutil.which("flite"):
+        pytest.skip("flite is not installed")
+    manifest, spoken = rb.build_courtesy_world(tmp_path)  # 3 clips that say the courtesy the reference omits
+    spec = rb.write_courtesy_spec(tmp_path, manifest, "whitebox-test:a", spoken)
     _, expected = rb.run_both(spec, LocalExecutor(False), tmp_path / "local.sqlite")
     ex = RayExecutor(show_progress=False, log=lambda _: None)
     _, got = rb.run_both(spec, ex, tmp_path / "ray.sqlite")
     assert got == expected
-    study = next(e["result"]["study"] for e in json.loads(got)["probes"] if e["probe"] == "courtesy")
-    translate = next(r for r in study if r["condition"] == "translate")
-    assert translate["n"] == 4 and translate["k"] == 4  # every eligible clip, the courtesy kept
+    result = next(e["result"] for e in json.loads(got)["probes"] if e["probe"] == "courtesy")
+    study = {r["condition"]: r for r in result["study"]}
+    assert study["translate"]["n"] == 3 and study["translate"]["k"] == 3  # every eligible clip, the courtesy kept
+    assert study["attn-isolated"]["n"] == 3 and study["attn-isolated"]["k"] == 3  # decoded with the opener's frames
+    assert ex.n_model_rows == 3 and ex.n_rows_shipped == 0  # the 3 eligible clips, as paths, on the workers
     assert ex.backends == {} and ex.n_pools == 0
     assert ex.actors_started == {"tr": 1, "tr [language=en, task=translate]": 1}
+
+
+def test_lift_and_continuation_run_on_the_actors_match_local_and_a_worker_killed_mid_chunk_costs_a_retry(
+    local_ray, tmp_path
+) -> None:
+    """The lift probe's teacher-forced scoring and the continuation probe's forced decoding run on the
+    model's actors (the pool that transcribed the plan): the rows name their clips, silences and cut
+    recipes, the driver loads no model, lift's gate transcribes through the store; the worker dies on
+    its first scoring chunk, Ray retries it, and results.json is the local one byte for byte, with
+    every score and forced output stored once."""
+    pytest.importorskip("pocketsphinx")  # the continuation probe aligns the cuts
+    marker = tmp_path / "crashed"
+    probe = (
+        '[probes.lift]\nspans = "full"\ngate_max_wer = 1.0\nresamples = 20\n'
+        "[probes.continuation]\nhide_words = 2\nextra_tokens = 3\nresamples = 20\n"
+        '[[model]]\nname = "plain"\nspec = "echo-test:a"\nbatch_size = 4\nnum_cpus = 1\n'  # scores nothing
+    )
+    spec = rb.write_probe_spec(tmp_path, "lift", rb.build_world(tmp_path), "sc", f"score-test:crash={marker}", probe)
+    marker.write_text("local")  # the local reference run does not crash
+    _, expected = rb.run_both(spec, LocalExecutor(False), tmp_path / "local.sqlite")
+    marker.unlink()
+    ex = RayExecutor(show_progress=False, log=lambda _: None)
+    _, got = rb.run_both(spec, ex, tmp_path / "ray.sqlite")
+    assert marker.read_text() != "local"  # a worker did die while scoring
+    assert got == expected
+    probes = {e["probe"]: e["result"] for e in json.loads(got)["probes"]}
+    assert probes["lift"]["models"][0]["n"] == 4 and probes["lift"]["models"][0]["forward_passes"] == 8
+    cont = probes["continuation"]
+    assert cont["models"][0]["n_clips"] == 4 and cont["items"][0]["forced"].endswith(" 3")
+    # a model that cannot is skipped with the reason its workers gave, the local run's words
+    assert probes["lift"]["skipped"] == [{"model": "plain", "reason": "no score capability"}]
+    assert [s["model"] for s in cont["skipped"]] == ["plain"] and "end-of-text banned" in cont["skipped"][0]["reason"]
+    assert ex.backends == {} and ex.actors_started == {"sc": 1, "plain": 1} and ex.n_pools == 0
+    # 4 clips x (audio, silence) scored, 4 cuts decoded; clips as paths, silences as lengths, cuts as recipes
+    assert ex.n_model_rows == 8 + 4 and ex.n_rows_shipped == 0
+    with sqlite3.connect(tmp_path / "ray.sqlite") as db, sqlite3.connect(tmp_path / "local.sqlite") as ref:
+        rows = "SELECT kind, audio, item, value FROM results WHERE kind IN ('score', 'forced') ORDER BY 1, 2, 3"
+        assert db.execute(rows).fetchall() == ref.execute(rows).fetchall()  # nothing duplicated or lost

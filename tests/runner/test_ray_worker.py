@@ -58,3 +58,39 @@ def test_resources_beyond_the_cluster_fail_on_a_local_ray_and_warn_on_a_joined_o
     assert len(said) == 1 and "wait until the cluster provides them" in said[0]
     _check_resources(m, {"CPU": 2.0, "GPU": 8.0}, strict=True, log=said.append)
     assert len(said) == 1
+
+
+def test_worker_scores_decodes_and_isolates_rows_as_the_local_code_does(tmp_path: Path) -> None:
+    """A worker's scoring, forced-continuation and attn-isolated rows give what the local functions give
+    on the same audio (it calls them); a row whose audio hashes otherwise here, or whose file it cannot
+    see, comes back unresolved and nothing of its chunk is computed; a backend that cannot decode with
+    end-of-text banned says why in its info."""
+    import numpy as np
+    import pytest
+
+    from asr_audit.audio.io import audio_hash, load_audio
+    from asr_audit.models.base import DecodeOptions, load_backend
+    from asr_audit.probes.audio.continuation import forced_rows
+    from asr_audit.probes.audio.lift import Silence, compute_scores
+
+    rb.setup()
+    clips = load_corpus(str(rb.build_world(tmp_path))).clips[:2]
+    x = [load_audio(c) for c in clips]
+    h = [audio_hash(a) for a in x]
+    local = load_backend("score-test:a", DecodeOptions())
+    w = ModelWorker("score-test:a", {})
+    rows = [(clips[0], h[0], "", "a b"), (Silence(len(x[0])), audio_hash(np.zeros(len(x[0]), np.float32)), "", "a b")]
+    got = w.score(rows)
+    want, _ = compute_scores(local, [x[0], np.zeros(len(x[0]), np.float32)], ["", ""], ["a b", "a b"])
+    assert list(got.results) == want and not got.unresolved and want[0] != want[1]
+    mixed = w.score([rows[0], (clips[1], h[1], "", "an unscorable target")])  # the failing row is isolated
+    assert mixed.results[0] == want[0] and "cannot score" in mixed.results[1]
+    bad = w.score([rows[0], (clips[1], h[0], "", "a b")])  # the second row's hash is another clip's
+    assert list(bad.unresolved) == [1] and "hashes to" in bad.unresolved[1] and bad.results == ()
+    assert w.forced([(c, hc) for c, hc in zip(clips, h)], 3).results == tuple(forced_rows(local, x, 3))
+    assert w.info().forced is None and w.info().capabilities == ("score", "transcribe")
+    assert "end-of-text banned" in (ModelWorker("echo-test:a", {}).info().forced or "")
+    pytest.importorskip("torch")  # the white-box test backend's cross-attention site
+    white = ModelWorker("whitebox-test:a", {})
+    iso = white.isolated([(clips[0], h[0], (0.2, 1.0))])
+    assert iso.results == (("thank you mister president, 40 frames heard", None),)

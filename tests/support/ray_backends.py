@@ -4,8 +4,13 @@
 * ``echo-test:<tag>`` — a deterministic text made from the audio (its length and level);
 * ``crash-once-test:<marker file>`` — the same texts, but the first call anywhere creates the
   marker and kills its own process (``os._exit``), as a worker lost mid-batch would;
+* ``score-test:<tag>`` — the echo texts, teacher-forced scores made from the audio's level and the
+  text (the lift probe has something to score), and a forced continuation (the echo twice);
+  ``score-test:crash=<marker file>`` also kills its process on the first ``score`` call anywhere;
 * ``translate-test:<tag>`` — the echo texts from a "multilingual" backend whose translate task
-  opens every text with a courtesy (the courtesy study's translate arm has something to find).
+  opens every text with a courtesy (the courtesy study's translate arm has something to find);
+* ``whitebox-test:<tag>`` — the translate-test texts from a backend with one decoder cross-attention
+  site (a tiny torch module), so the courtesy study's attn-isolated arm runs on it.
 
 ``setup_hide`` also makes every worker treat files under a folder named ``driver-only`` as
 unreachable, so the driver must ship their bytes; ``setup_worker`` (the local Ray's hook) makes
@@ -21,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from asr_audit.models.base import BACKENDS, TRANSCRIBE, BaseBackend, DecodeOptions, register_backend
+from asr_audit.models.base import BACKENDS, SCORE, TRANSCRIBE, BaseBackend, DecodeOptions, register_backend
 
 HIDDEN = "driver-only"
 
@@ -43,6 +48,37 @@ class TranslateBackend(EchoBackend):
         return texts
 
 
+class WhiteBoxBackend(TranslateBackend):
+    """The translate-test texts from a "white-box" backend: one decoder cross-attention site (a tiny
+    torch module) that every transcription passes through, so the courtesy study's attn-isolated arm
+    applies; while that site's attention is restricted (``mech.isolate``), the text opens with the
+    courtesy and says how many encoder frames the decoder could hear."""
+
+    def sites(self):
+        return ["decoder.layers.0.cross_attn"]
+
+    def site_module(self, name):
+        if not hasattr(self, "_attn"):
+            import torch
+
+            class CrossAttn(torch.nn.Module):
+                def forward(self, hidden_states, key_value_states=None, attention_mask=None):
+                    if attention_mask is None:
+                        return None
+                    return int((attention_mask[0, 0, 0] == 0).sum())
+
+            self._attn = CrossAttn()
+        return self._attn
+
+    def transcribe(self, audios):
+        import torch
+
+        texts = super().transcribe(audios)
+        attn = self.site_module("decoder.layers.0.cross_attn")
+        heard = attn(torch.zeros(1, 1, 4), key_value_states=torch.zeros(1, 1500, 4))
+        return texts if heard is None else [f"thank you mister president, {heard} frames heard" for _ in texts]
+
+
 class CrashOnceBackend(EchoBackend):
     def __init__(self, spec: str, options: DecodeOptions, marker: str) -> None:
         super().__init__(spec, options, "none")
@@ -53,6 +89,42 @@ class CrashOnceBackend(EchoBackend):
             self.marker.write_text(str(os.getpid()))
             os._exit(1)  # the worker process dies mid-batch
         return super().transcribe(audios)
+
+
+class ScoreBackend(EchoBackend):
+    """The echo texts, and teacher-forced scores made from the audio and the text: each target word
+    costs more the quieter the audio (the zero waveform the most), so lift is defined and differs by
+    clip; a target containing ``unscorable`` fails (the row isolation has something to isolate).
+    With a ``marker`` path, the first ``score`` call anywhere creates the marker and kills its own
+    process, as a worker lost mid-chunk would."""
+
+    code_version = "score-test/1"
+    capabilities = frozenset({TRANSCRIBE, SCORE})
+
+    def __init__(self, spec: str, options: DecodeOptions, marker: str | None = None) -> None:
+        super().__init__(spec, options, "none")
+        self.marker = Path(marker) if marker else None
+
+    def score(self, audios, prefixes, targets):
+        from asr_audit.errors import BackendError
+        from asr_audit.models.base import TokenScores
+
+        if self.marker is not None and not self.marker.exists():
+            self.marker.write_text(str(os.getpid()))
+            os._exit(1)  # the worker process dies mid-chunk
+        if any("unscorable" in t for t in targets):
+            raise BackendError(f"backend {self.spec!r}: a target it cannot score; fix: none (a test)")
+        out = []
+        for a, p, t in zip(audios, prefixes, targets):
+            level = float(np.sqrt(np.mean(np.square(a, dtype=np.float64)))) if len(a) else 0.0
+            words = t.split()
+            logprobs = tuple(-(0.5 + 0.1 * len(w) + 0.01 * len(p.split())) / (1.0 + 20 * level) for w in words)
+            out.append(TokenScores(tuple(words), logprobs))
+        return out
+
+    def transcribe_forced(self, audios, extra_tokens):
+        """The echo text, and with end-of-text banned the echo text again and ``extra_tokens``."""
+        return [(t, f"{t} {t} {extra_tokens}") for t in self.transcribe(audios)]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -104,6 +176,16 @@ def setup() -> None:
     if "translate-test" not in BACKENDS:
         register_backend("translate-test", description="test translate", capabilities=[TRANSCRIBE])(
             lambda arg, options: TranslateBackend(f"translate-test:{arg}", options, "none")
+        )
+    if "score-test" not in BACKENDS:  # score-test:<tag>, or score-test:crash=<marker file> (dies once)
+        register_backend("score-test", description="test scorer", capabilities=[TRANSCRIBE, SCORE])(
+            lambda arg, options: ScoreBackend(
+                f"score-test:{arg}", options, arg.removeprefix("crash=") if arg.startswith("crash=") else None
+            )
+        )
+    if "whitebox-test" not in BACKENDS:
+        register_backend("whitebox-test", description="test white-box", capabilities=[TRANSCRIBE])(
+            lambda arg, options: WhiteBoxBackend(f"whitebox-test:{arg}", options, "none")
         )
     if "crash-once-test" not in BACKENDS:
         register_backend("crash-once-test", description="test crash", capabilities=[TRANSCRIBE])(
@@ -261,23 +343,52 @@ study = false
     return write_probe_spec(root, "battery", manifest, "echo", "echo-test:a", probe)
 
 
-def write_courtesy_spec(root: Path, manifest: Path) -> Path:
+def build_courtesy_world(root: Path, n: int = 3) -> tuple[Path, Path]:
+    """``n`` flite clips that say "Thank you, Mister President." before a sentence the reference holds
+    alone (``courtesy.courtesy_clips``), written as WAV files with a manifest; returns the manifest
+    and the spoken-text file (what the audio says)."""
+    import json
+
+    import soundfile as sf
+
+    from asr_audit.probes.battery.courtesy import DEMO_SENTENCES, courtesy_clips
+
+    clips, spoken = courtesy_clips(DEMO_SENTENCES[:n])
+    folder = root / "courtesy"
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for c in clips:
+        samples, sr = c.source.load()
+        sf.write(folder / f"{c.id}.wav", samples, sr)
+        lines.append(json.dumps({"audio_filepath": f"{c.id}.wav", "text": c.reference}))
+    manifest = folder / "manifest.jsonl"
+    manifest.write_text("\n".join(lines) + "\n")
+    said = root / "courtesy-said.jsonl"
+    said.write_text("".join(json.dumps({"id": f"{cid}.wav", "spoken": text}) + "\n" for cid, text in spoken.items()))
+    return manifest, said
+
+
+def write_courtesy_spec(
+    root: Path, manifest: Path, model_spec: str = "translate-test:a", spoken: Path | None = None
+) -> Path:
     """A spec running the courtesy battery and its study (noise, and the study's own truncation) with
-    the translate-test model; the spoken-text file opens every clip whose file exists with "Thank
-    you, Mister President." (what the audio says, for the test: the reference omits it)."""
+    the translate-test model (or ``model_spec``); the spoken-text file (``spoken``, by default one that
+    opens every clip whose file exists with "Thank you, Mister President.": what the audio says, for
+    the test, which the reference omits)."""
     import json
 
     from asr_audit.corpus.spec import load_corpus
 
-    spoken = root / "courtesy-spoken.jsonl"
-    lines = []
-    for c in load_corpus(str(manifest)).clips:
-        opener = "Thank you, Mister President. " if c.audio_path and Path(c.audio_path).is_file() else ""
-        lines.append(json.dumps({"id": c.id, "spoken": opener + c.reference}))
-    spoken.write_text("\n".join(lines) + "\n")
+    if spoken is None:
+        spoken = root / "courtesy-spoken.jsonl"
+        lines = []
+        for c in load_corpus(str(manifest)).clips:
+            opener = "Thank you, Mister President. " if c.audio_path and Path(c.audio_path).is_file() else ""
+            lines.append(json.dumps({"id": c.id, "spoken": opener + c.reference}))
+        spoken.write_text("\n".join(lines) + "\n")
     probe = f"""[probes.courtesy]
 conditions = ["noise:10db"]
 spoken = "{spoken}"
 resamples = 20
 """
-    return write_probe_spec(root, "courtesy", manifest, "tr", "translate-test:a", probe)
+    return write_probe_spec(root, "courtesy", manifest, "tr", model_spec, probe)

@@ -39,7 +39,9 @@ class ProbeContext:
     store, so every derived transcription is cached like the plain ones. ``transcribe`` is the
     executor's transcriber where it runs clips elsewhere (the Ray executor's
     ``transcribe_clips``: a :class:`~asr_audit.probes.battery.recipe.RemoteTranscriber`); the
-    battery then transcribes there, its derived audio sent as recipes.
+    battery then transcribes there, its derived audio sent as recipes. ``remote`` is the executor's
+    model handle where the model runs elsewhere (the Ray executor's ``remote_model(name, store)``: a
+    :class:`~asr_audit.runner.ray_exec.RemoteModel`); lift then scores on the model's workers.
     """
 
     corpus: str
@@ -50,6 +52,7 @@ class ProbeContext:
     clips: Any = None
     backend: Callable[[str], Any] | None = None
     transcribe: Any = None
+    remote: Callable[[str, Any], Any] | None = None
     models: tuple[str, ...] = ()
     store: Any = None
     spec_path: str = "<spec>"

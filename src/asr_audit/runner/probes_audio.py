@@ -1,4 +1,4 @@
-"""Runner registrations of the audio probes ``masked`` and ``lift`` (``asr-audit run``).
+"""Runner registrations of the audio probes ``masked``, ``lift`` and ``continuation`` (``asr-audit run``).
 
 In an experiment spec::
 
@@ -12,9 +12,18 @@ In an experiment spec::
     gate_max_wer = 0.3     # intelligibility gate: sentences with a higher unmasked WER are not scored
     decoys = 4             # masked spans: decoy numbers per item, for the masked-decoys contrast (0: none)
 
-Both run on audio corpora only, with every model of the spec (or ``models = [...]``); ``lift``
-skips models without the ``score`` capability and lists them under ``skipped``. Results carry
-the spec's model names.
+    [probes.continuation]  # asr-audit continue: the last words hidden, end-of-text banned
+    hide_words = 3
+    extra_tokens = 16
+
+They run on audio corpora only, with every model of the spec (or ``models = [...]``); ``lift``
+skips models without the ``score`` capability, ``continuation`` models that cannot decode with
+end-of-text banned, and both list them under ``skipped``. Results carry
+the spec's model names; lift's ``items_per_s`` (wall-clock speed, which the CLI's JSON shows) is
+left out, so ``results.json`` is the same for every run of a spec, on any executor. Under an
+executor that runs models elsewhere (the Ray executor: ``ProbeContext.transcribe`` and
+``ProbeContext.remote``), the masked probe transcribes there, lift scores there and continuation
+decodes there; the driver plans (alignment, masks, cuts) and sends clips and recipes.
 """
 
 from __future__ import annotations
@@ -24,6 +33,7 @@ from typing import Any
 
 from asr_audit.errors import ConfigError
 from asr_audit.options import Surface
+from asr_audit.probes.audio.continuation import CONTINUATION_FIELDS, ContinuationOptions
 from asr_audit.probes.audio.lift import LIFT_FIELDS, LiftOptions
 from asr_audit.probes.audio.masked import MASKED_FIELDS, MaskedOptions
 from asr_audit.runner.probes import ProbeContext, register_probe
@@ -151,17 +161,32 @@ def lift_by_voice(items: list[dict[str, Any]], clips: Any, seed: int, n_resample
     return rows
 
 
+def _span_sources(clips: Any, masks: Any) -> dict[str, Any]:
+    """What the lift spans' audio ids name, as it travels to the workers: each clip of the corpus, and
+    each masked clip as the recipe of its original and its mask (the masked probe's recipes)."""
+    from asr_audit.probes.audio.masked import MaskPlan
+    from asr_audit.probes.battery.recipe import masked_recipes
+
+    out = {c.id: c for c in clips}
+    out.update((c.id, c) for c in masked_recipes(list(clips), MaskPlan(tuple(masks), {}, (), ())))
+    return out
+
+
 @register_probe("lift", LIFT_PARAMS, "teacher-forced audio lift (nats per character)", options=_lift_options)
 def lift_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
     from asr_audit.models.base import SCORE
     from asr_audit.probes.audio.lift import run_lift
 
     options = _lift_options(params, ctx.surface("lift"))
-    pairs = _backends(ctx, options.models, "lift")
+    if ctx.remote is not None:  # on the executor's workers: the rows name their clips, recipes and silences
+        remote = ctx.remote
+        pairs = [(n, remote(n, ctx.store)) for n in _names(ctx, options.models, "lift")]
+        span_options: dict[str, Any] = {"sources": lambda masks: _span_sources(ctx.clips, masks)}
+    else:
+        pairs, span_options = _backends(ctx, options.models, "lift"), {}
     scoring = [(n, b) for n, b in pairs if SCORE in b.capabilities]
-    span_options: dict[str, Any] = {}
     if options.spans == "masked":
-        span_options = {"mask_params": options.mask_params(ctx.seed), "aligner": _aligner(options.aligner)}
+        span_options |= {"mask_params": options.mask_params(ctx.seed), "aligner": _aligner(options.aligner)}
     result = run_lift(
         [b for _, b in scoring],
         ctx.clips,
@@ -177,8 +202,75 @@ def lift_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
     _relabel(result["models"], names)
     _relabel(result["items"], names)
     _relabel(result["gate"], names)
+    for row in result["models"]:  # wall-clock, not a result: results.json is the same for every run of a spec
+        row.pop("items_per_s", None)
     result["by_voice"] = lift_by_voice(result["items"], ctx.clips, ctx.seed, options.resamples)
     result["skipped"] = [{"model": n, "reason": "no score capability"} for n, b in pairs if SCORE not in b.capabilities]
+    if not options.items:
+        result["items"] = []
+    return result
+
+
+def _continuation_options(values: Mapping[str, Any], surface: Surface) -> ContinuationOptions:
+    return ContinuationOptions.from_mapping(values, surface)
+
+
+def _cut_sources(clips: Any, plans: Any) -> dict[str, Any]:
+    """The continuation probe's truncated clips as they travel to the workers: each the recipe of its
+    original and the cut (:class:`~asr_audit.audio.spans.Truncate` to the plan's samples)."""
+    from asr_audit.audio.spans import Truncate
+    from asr_audit.probes.audio.continuation import SAMPLE_RATE
+    from asr_audit.probes.battery.recipe import derived_recipe
+
+    by_id = {c.id: c for c in clips}
+    return {
+        p.clip_id: derived_recipe(by_id[p.clip_id], [Truncate(0.0, len(p.samples) / SAMPLE_RATE)], None) for p in plans
+    }
+
+
+@register_probe(
+    "continuation",
+    CONTINUATION_FIELDS,
+    "forced continuation: hidden tail words a model writes with end-of-text banned",
+    options=_continuation_options,
+)
+def continuation_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
+    """``asr-audit continue`` on the corpus with every model of the spec (or ``models``); models that
+    cannot decode with end-of-text banned are listed under ``skipped`` with the reason."""
+    from asr_audit.errors import BackendError
+    from asr_audit.probes.audio.continuation import forced_decoder, run_continuation
+
+    options = _continuation_options(params, ctx.surface("continuation"))
+    sources = None
+    if ctx.remote is not None:  # on the executor's workers: each truncated clip travels as a recipe
+        remote, clips = ctx.remote, ctx.clips
+        pairs = [(n, remote(n, ctx.store)) for n in _names(ctx, options.models, "continuation")]
+        sources = lambda plans: _cut_sources(clips, plans)  # noqa: E731
+    else:
+        pairs = _backends(ctx, options.models, "continuation")
+    able, skipped = [], []
+    for n, b in pairs:
+        try:
+            forced_decoder(b)
+        except BackendError as exc:
+            skipped.append({"model": n, "reason": " ".join(str(exc).split())})
+            continue
+        able.append((n, b))
+    result = run_continuation(
+        [b for _, b in able],
+        ctx.clips,
+        ctx.store,
+        options.hide_words,
+        extra_tokens=options.extra_tokens,
+        aligner=_aligner(options.aligner),
+        seed=ctx.seed,
+        n_resamples=options.resamples,
+        sources=sources,
+    )
+    names = {b.spec: n for n, b in able}
+    _relabel(result["models"], names)
+    _relabel(result["items"], names)
+    result["skipped"] = skipped
     if not options.items:
         result["items"] = []
     return result

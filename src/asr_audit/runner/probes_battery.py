@@ -61,9 +61,8 @@ def _courtesy_options(values: Mapping[str, Any], surface: Surface) -> Any:
 @dataclass(frozen=True, slots=True)
 class _OnDemand:
     """A model's backend, loaded (by the executor, on the driver) on its first use. Where an executor
-    transcribes the battery on its workers, the driver needs a backend object only for the arm it
-    runs itself: the courtesy study's attention-isolated arm of a white-box model (it restricts the
-    model's cross-attention), or a model whose workers reported no traits."""
+    runs the battery on its workers (transcription, and the courtesy study's attn-isolated arm), the
+    driver needs a backend object only for a model whose workers reported no traits."""
 
     _load: Callable[[str], Any]
     _model: str
@@ -74,6 +73,14 @@ class _OnDemand:
     @classmethod
     def loader(cls, load: Callable[[str], Any]) -> Callable[[str], Any]:
         return lambda model: cls(load, model)
+
+
+def _isolate(ctx: ProbeContext) -> Any:
+    """The courtesy study's attn-isolated arm on the executor's workers (its ``remote_model``), if it has them."""
+    remote = ctx.remote
+    if remote is None:
+        return None
+    return lambda model, rows: remote(model, ctx.store).isolated_rows(rows)
 
 
 def _run(ctx: ProbeContext, options: Any) -> dict[str, Any]:
@@ -103,6 +110,7 @@ def _run(ctx: ProbeContext, options: Any) -> dict[str, Any]:
         families=options.families,
         study=options.study,
         remote=ctx.transcribe,
+        isolate=_isolate(ctx),
     )
     return res.to_dict()
 

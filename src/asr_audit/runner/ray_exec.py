@@ -40,9 +40,13 @@ How the work flows (the reasons are in ``docs/scale.md``):
 
 The battery (its masked measure and the courtesy study's translate arm included) and the masked
 probe transcribe through :meth:`RayExecutor.transcribe_clips` (on the workers, derived audio as
-recipes). What needs the model itself rather than a transcription — lift's and continuation's
-teacher-forced scoring, the courtesy study's attn-isolated arm of a white-box model — asks the
-executor for a backend by name and gets one loaded on the driver, as locally.
+recipes). What needs the model itself rather than a transcription — lift's teacher-forced
+scoring, continuation's forced decoding, the courtesy study's attn-isolated arm of a white-box
+model — goes through :meth:`RayExecutor.remote_model`: a :class:`RemoteModel` handle on the same
+pool, whose rows name their audio (a clip, a recipe, a silence's length) and are computed on the
+workers by the functions a local run calls (``lift.compute_scores``,
+``continuation.forced_rows``, ``courtesy.isolated_rows``). Only the steering probe still gets a
+backend loaded on the driver (:meth:`RayExecutor.backend_by_name`).
 """
 
 from __future__ import annotations
@@ -137,6 +141,8 @@ class RayExecutor:
     n_sent: int = 0  # clips sent to the workers (those the store did not answer on the driver)
     n_shipped: int = 0  # clips whose audio the driver shipped (no worker could read it)
     n_built_on_driver: int = 0  # recipe clips a worker could not build: built on the driver and shipped
+    n_model_rows: int = 0  # rows of scoring / forced decoding sent to the workers (RemoteModel)
+    n_rows_shipped: int = 0  # such rows whose audio no worker could rebuild: rebuilt here, samples shipped
     actors_started: dict[str, int] = field(default_factory=dict)  # model -> actors created (a model load each)
     _held: bool = False  # inside session(): Ray and the pools this executor starts stay up until its end
     _owns_ray: bool = False
@@ -145,7 +151,8 @@ class RayExecutor:
 
     # ------------------------------------------------------------------ the executor interface
     def backend_by_name(self, name: str) -> Any:
-        """A backend for the audio probes, loaded on the driver (as the local executor does)."""
+        """A backend loaded on the driver (as the local executor does): for what hooks the model in this
+        process (the steering probe), or a model whose workers reported no traits."""
         from asr_audit.models.base import DecodeOptions, RuntimeOptions, load_backend
 
         m = self.models.get(name)
@@ -189,6 +196,71 @@ class RayExecutor:
         results = self._run(work, store, self.show_progress, announce=False) if work else []
         keys = {m.name: key for key, m in models.items()}
         return {keys[r.model]: RemoteAnswer(r.outcome, dict(r.unbuilt), dict(r.traits)) for r in results}
+
+    def remote_model(self, name: str, store: Any) -> RemoteModel:
+        """The spec's model ``name`` as a backend-like handle on its actor pool (the pool that transcribes,
+        kept for the session): what the workers loaded (spec, identity, capabilities), teacher-forced
+        scoring, forced and attn-isolated decoding there, and transcription through the store. The
+        audio probes use it instead of a backend loaded on the driver."""
+        if name not in self.models:
+            raise ConfigError(f"no model named {name!r} in the spec; available: {', '.join(self.models)}")
+        _, info = self._call(self.models[name], "info", [], store)
+        return RemoteModel(self, name, info, store)
+
+    def _call(self, model: ModelSpec, method: str, payloads: Sequence[Any], store: Any) -> tuple[list[Any], WorkerInfo]:
+        """``actor.<method>(*payload)`` for every payload (a tuple of arguments) on ``model``'s pool (the
+        session's, started if needed), the free actors taking the next payload as the transcription
+        batches do; the answers in payload order (a payload whose worker died on every retry is
+        answered by :class:`_Died`), and what the actors loaded."""
+        from asr_audit.corpus.clips import Corpus
+
+        ray = require("ray", "ray")
+        started = self._connect(ray) or self._owns_ray
+        pools: dict[tuple[Any, ...], _Pool] = {}
+        ok = False
+        try:
+            state = _JobState(Job(model, Corpus(model.name, "test", "call", ())), [], _no_progress)
+            pools = self._start_pools(ray, [state], started, announce=False)
+            pool = pools[_pool_key(model)]
+            pool.jobs.clear()
+            inflight: dict[Any, tuple[Any, int]] = {}
+            if not pool.asked:
+                pool.asked = True
+                for actor in pool.actors:
+                    inflight[actor.info.remote()] = (actor, -1)
+            elif pool.info is not None and not pool.info.lookup:
+                store.register_backend(pool.info.identity)
+            todo, answers = deque(range(len(payloads))), list[Any]([None] * len(payloads))
+            while True:
+                while pool.info is not None and pool.free and todo:
+                    i, actor = todo.popleft(), pool.free.pop()
+                    inflight[getattr(actor, method).remote(*payloads[i])] = (actor, i)
+                    pool.busy += 1
+                if not inflight:
+                    break
+                ready, _ = ray.wait(list(inflight), num_returns=1)
+                for ref in ready:
+                    actor, i = inflight.pop(ref)
+                    if i < 0:
+                        self._on_info(pool, actor, _get(ray, ref, pool, None), store)
+                        continue
+                    pool.busy -= 1
+                    pool.free.append(actor)
+                    try:
+                        answers[i] = ray.get(ref)
+                    except ray.exceptions.RayActorError as exc:
+                        answers[i] = _Died(f"the Ray worker died on this request ({' '.join(str(exc).split())[:120]})")
+            assert pool.info is not None
+            ok = True
+            return answers, pool.info
+        finally:
+            for key, pool in pools.items():
+                if not (ok and self._held and self._fits()):
+                    self._drop(ray, key, pool)
+            if started and self._held:
+                self._owns_ray = True
+            elif started:
+                ray.shutdown()
 
     @contextmanager
     def session(self) -> Iterator[RayExecutor]:
@@ -457,6 +529,143 @@ class RayExecutor:
             state.compute_s,
         )
         return JobResult(state.job.model.name, corpus.name, outcome, unbuilt, dict(pool.info.traits))
+
+
+@dataclass(frozen=True)
+class RemoteModel:
+    """A spec's model served by its Ray actor pool, shaped as the audio probes use a backend: ``spec``,
+    ``identity()``, ``capabilities`` and ``max_duration`` as the workers loaded them; teacher-forced
+    scoring on the workers (:meth:`score_chunks`, the lift probe's
+    :class:`~asr_audit.probes.audio.lift.Scorer` chunks, each scored there by the same
+    :func:`~asr_audit.probes.audio.lift.compute_scores`); transcription through the store
+    (:meth:`transcribe_corpus`, the intelligibility gate)."""
+
+    executor: RayExecutor
+    name: str
+    info: WorkerInfo
+    store: Any  # the driver's store (the pool registers its backend there if it must start again)
+
+    @property
+    def spec(self) -> str:
+        return self.info.spec
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        return frozenset(self.info.capabilities)
+
+    @property
+    def max_duration(self) -> Seconds | None:
+        return self.info.max_duration
+
+    def identity(self) -> Any:
+        return self.info.identity
+
+    def transcribe_corpus(self, corpus: Any, store: Any) -> Any:
+        """The corpus's transcripts by this model, on its actors and through the store."""
+        return self.executor.transcribe_clips({self.name: tuple(corpus)}, store)[self.name].outcome
+
+    @property
+    def forced_refusal(self) -> str | None:
+        """Why the workers' backend cannot decode with end-of-text banned (``None``: it can)."""
+        return self.info.forced
+
+    def score_chunks(self, chunks: Sequence[Sequence[tuple[Any, str, str, str]]]) -> list[tuple[list[Any], Seconds]]:
+        """Each chunk of ``(audio, hash, prefix, target)`` rows scored on a worker
+        (:meth:`~asr_audit.runner.ray_worker.ModelWorker.score`): per chunk the scores (or failure
+        texts) in row order and the compute seconds."""
+        return self._rows("score", chunks)
+
+    def forced_chunks(self, rows: Sequence[tuple[Any, str]], extra_tokens: int) -> list[Any]:
+        """Forced continuation of ``(audio, hash)`` rows on the workers
+        (:meth:`~asr_audit.runner.ray_worker.ModelWorker.forced`), ``batch_size`` rows a request:
+        per row ``(plain, forced)`` or a failure text, in order."""
+        size = self.executor.models[self.name].batch_size
+        chunks = [rows[i : i + size] for i in range(0, len(rows), size)]
+        return [r for got, _ in self._rows("forced", chunks, extra_tokens) for r in got]
+
+    def isolated_rows(self, rows: Sequence[tuple[Any, tuple[float, float]]]) -> list[tuple[str | None, str | None]]:
+        """The courtesy study's attn-isolated arm (:data:`~asr_audit.probes.battery.courtesy.Isolate`) on
+        the workers (:meth:`~asr_audit.runner.ray_worker.ModelWorker.isolated`), ``batch_size`` clips a
+        request: per ``(clip, window)`` the text or the error. The driver reads each clip once for the
+        hash the worker checks its audio against (it aligned the clip for the window already)."""
+        from asr_audit.audio.io import audio_hash, load_audio
+
+        out: list[tuple[str | None, str | None]] = [(None, None)] * len(rows)
+        hashed, where = [], []
+        for i, (clip, w) in enumerate(rows):
+            try:
+                hashed.append((clip, audio_hash(load_audio(clip)), w))
+            except AuditError as exc:  # a clip a local run cannot read either: its error, as locally
+                out[i] = (None, str(exc))
+                continue
+            where.append(i)
+        size = self.executor.models[self.name].batch_size
+        chunks = [hashed[i : i + size] for i in range(0, len(hashed), size)]
+        got = [r for answers, _ in self._rows("isolated", chunks) for r in answers]
+        for i, r in zip(where, got):
+            out[i] = r if isinstance(r, tuple) else (None, r)  # a chunk whose worker died: its reason
+        return out
+
+    def _rows(
+        self, method: str, chunks: Sequence[Sequence[tuple[Any, ...]]], *args: Any
+    ) -> list[tuple[list[Any], Seconds]]:
+        """Each chunk of rows ``(audio, hash, ...)`` answered by ``actor.<method>(rows, *args)``: a row's
+        audio travels as its clip (a path, a URL, a recipe) or a
+        :class:`~asr_audit.probes.audio.lift.Silence`; rows a worker cannot rebuild are rebuilt here
+        and their samples shipped (logged), and the chunk is sent again whole, so each chunk is
+        computed as the local run computes it. A chunk whose worker died on every retry fails its rows."""
+        from asr_audit.probes.audio.lift import row_audio
+
+        ex, model = self.executor, self.executor.models[self.name]
+        sent = [[(_portable_ref(r[0]), *r[1:]) for r in chunk] for chunk in chunks]
+        ex.n_model_rows += sum(len(c) for c in sent)
+        answers, _ = ex._call(model, method, [(c, *args) for c in sent], self.store)
+        out: list[tuple[list[Any], Seconds]] = [([], 0.0)] * len(chunks)
+        again: dict[int, list[tuple[Any, ...]]] = {}
+        for n, (chunk, answer) in enumerate(zip(sent, answers)):
+            if isinstance(answer, _Died):
+                out[n] = ([answer.reason] * len(chunk), 0.0)
+            elif answer.fatal:
+                raise AuditError(answer.fatal)
+            elif answer.unresolved:
+                rows = list(chunk)
+                for i, why in answer.unresolved.items():
+                    ref = rows[i][0]
+                    rows[i] = (row_audio(built(ref) if isinstance(ref, Clip) else ref), *rows[i][1:])
+                    ex.n_rows_shipped += 1
+                    ex.log(
+                        f"{self.name}: {method} row audio {getattr(ref, 'id', ref)}: rebuilt on the driver and "
+                        f"shipped (the worker could not: {' '.join(why.split())[:200]})"
+                    )
+                again[n] = rows
+            else:
+                out[n] = (list(answer.results), answer.seconds)
+        if again:
+            shipped, _ = ex._call(model, method, [(c, *args) for c in again.values()], self.store)
+            for n, answer in zip(again, shipped):
+                if isinstance(answer, _Died):
+                    out[n] = ([answer.reason] * len(again[n]), 0.0)
+                elif answer.fatal or answer.unresolved:
+                    raise AuditError(answer.fatal or f"model {self.name!r}: a worker refused audio shipped to it")
+                else:
+                    out[n] = (list(answer.results), answer.seconds)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class _Died:
+    """A request whose Ray worker died on every retry: its reason."""
+
+    reason: str
+
+
+def _no_progress(_n: int, _audio: Seconds, _compute: Seconds) -> None:
+    """The progress hook of a pool started for a call that transcribes nothing."""
+
+
+def _portable_ref(audio: Any) -> Any:
+    """A scoring row's audio as it travels: a clip made portable (:func:`_portable`), anything else as it is."""
+    return _portable(audio, None) if isinstance(audio, Clip) else audio
 
 
 # ---------------------------------------------------------------------- helpers (driver side)

@@ -49,6 +49,21 @@ class WorkerInfo:
     node: str
     fatal: str | None = None
     traits: dict[str, bool] = field(default_factory=dict)  # the courtesy study's extra arms that apply (backend_traits)
+    capabilities: tuple[str, ...] = ()  # the backend's (transcribe, score, ...): which probes it can serve
+    forced: str | None = None  # why it cannot decode with end-of-text banned (continuation.forced_decoder), if so
+
+
+@dataclass(frozen=True, slots=True)
+class RowsAnswer:
+    """One chunk of rows that need the model itself (teacher-forced scoring, forced continuation):
+    per row its answer or a failure text, in order, with the compute seconds; or the rows whose audio
+    this worker cannot rebuild (row index -> why), which the driver then ships as samples; or a
+    problem that stops the run."""
+
+    results: tuple[Any, ...] = ()  # per row: TokenScores / (plain, forced), or a failure text
+    seconds: Seconds = 0.0
+    unresolved: dict[int, str] = field(default_factory=dict)
+    fatal: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,13 +117,30 @@ class ModelWorker:
 
     def info(self) -> WorkerInfo:
         """The backend's identity and limits (or the reason it could not load)."""
+        from asr_audit.errors import BackendError
         from asr_audit.models.preds import is_lookup_backend
+        from asr_audit.probes.audio.continuation import forced_decoder
         from asr_audit.probes.battery.courtesy import backend_traits
 
         if self.backend is None:
             return WorkerInfo(self.spec, None, None, False, _node(), self.fatal)
         b = self.backend
-        return WorkerInfo(b.spec, b.identity(), b.max_duration, is_lookup_backend(b), _node(), None, backend_traits(b))
+        try:
+            forced_decoder(b)
+            refusal = None
+        except BackendError as exc:
+            refusal = str(exc)
+        return WorkerInfo(
+            b.spec,
+            b.identity(),
+            b.max_duration,
+            is_lookup_backend(b),
+            _node(),
+            None,
+            backend_traits(b),
+            tuple(sorted(b.capabilities)),
+            refusal,
+        )
 
     def lookup(self, clip_ids: Sequence[str]) -> list[str | None]:
         """A lookup backend's answers (``preds:``), one per clip id, ``None`` where it has none."""
@@ -152,3 +184,91 @@ class ModelWorker:
         out.done.update(done)
         out.failed.update(failed)
         return WorkerBatch(out.hashes, out.fingerprints, out.bad, tuple(unreachable), out.unbuilt, out.done, out.failed)
+
+    def _rows_audio(self, rows: Sequence[tuple[Any, ...]]) -> tuple[list[Any], dict[int, str]]:
+        """The samples of rows ``(audio, audio hash, ...)``, each rebuilt here (a clip read, a recipe
+        built, a :class:`~asr_audit.probes.audio.lift.Silence` made) and hashing as on the driver;
+        and the rows that cannot be (row index -> why)."""
+        from asr_audit.audio.io import audio_hash
+        from asr_audit.probes.audio.lift import row_audio
+        from asr_audit.store.transcribe import _reason
+
+        audios, unresolved = [], {}
+        for i, (ref, expected, *_) in enumerate(rows):
+            if isinstance(ref, Clip) and not reachable(ref):
+                unresolved[i] = f"its file {ref.audio_path} is not reachable from this worker"
+                continue
+            try:
+                x = row_audio(built(ref) if isinstance(ref, Clip) else ref)
+            except Exception as exc:  # noqa: BLE001 - whatever stops the read here, the driver ships the samples
+                unresolved[i] = _reason(exc)
+                continue
+            got = audio_hash(x)
+            if got != expected:
+                unresolved[i] = f"the audio rebuilt here hashes to {got[:12]}, not the driver's {expected[:12]}"
+                continue
+            audios.append(x)
+        return audios, unresolved
+
+    def score(self, rows: Sequence[tuple[Any, str, str, str]]) -> RowsAnswer:
+        """Teacher-forced scores of one chunk of ``(audio, audio hash, prefix, target)`` rows (the lift
+        probe's :class:`~asr_audit.probes.audio.lift.Scorer` chunk), by
+        :func:`~asr_audit.probes.audio.lift.compute_scores` as a local run scores it. If any row's audio
+        cannot be rebuilt here the chunk is not scored (its batch must stay the local run's): those
+        rows come back *unresolved*."""
+        from asr_audit.errors import ConfigError, MissingExtraError
+        from asr_audit.probes.audio.lift import compute_scores
+
+        if self.backend is None:
+            return RowsAnswer(fatal=self.fatal)
+        audios, unresolved = self._rows_audio(rows)
+        if unresolved:
+            return RowsAnswer(unresolved=unresolved)
+        try:
+            scores, seconds = compute_scores(self.backend, audios, [r[2] for r in rows], [r[3] for r in rows])
+        except (MissingExtraError, ConfigError) as exc:
+            return RowsAnswer(fatal=f"{exc} (model {self.spec!r} on Ray worker {_node()})")
+        return RowsAnswer(tuple(scores), seconds)
+
+    def forced(self, rows: Sequence[tuple[Any, str]], extra_tokens: int) -> RowsAnswer:
+        """Forced continuation of ``(audio, audio hash)`` rows (the truncated clips of the continuation
+        probe): per row ``(plain, forced)`` or a failure text, by
+        :func:`~asr_audit.probes.audio.continuation.forced_rows` as a local run decodes them; rows whose
+        audio cannot be rebuilt here come back *unresolved*."""
+        import time
+
+        from asr_audit.errors import ConfigError, MissingExtraError
+        from asr_audit.probes.audio.continuation import forced_rows
+
+        if self.backend is None:
+            return RowsAnswer(fatal=self.fatal)
+        audios, unresolved = self._rows_audio(rows)
+        if unresolved:
+            return RowsAnswer(unresolved=unresolved)
+        try:
+            t0 = time.perf_counter()
+            got = forced_rows(self.backend, audios, extra_tokens)
+        except (MissingExtraError, ConfigError) as exc:
+            return RowsAnswer(fatal=f"{exc} (model {self.spec!r} on Ray worker {_node()})")
+        return RowsAnswer(tuple(got), time.perf_counter() - t0)
+
+    def isolated(self, rows: Sequence[tuple[Any, str, tuple[float, float]]]) -> RowsAnswer:
+        """The courtesy study's attn-isolated decode of ``(audio, audio hash, (t0, t1))`` rows: per row
+        ``(text, None)`` or ``(None, error)``, by :func:`~asr_audit.probes.battery.courtesy.isolated_rows`
+        as a local run decodes them; rows whose audio cannot be rebuilt here come back *unresolved*."""
+        import time
+
+        from asr_audit.errors import ConfigError, MissingExtraError
+        from asr_audit.probes.battery.courtesy import isolated_rows
+
+        if self.backend is None:
+            return RowsAnswer(fatal=self.fatal)
+        audios, unresolved = self._rows_audio(rows)
+        if unresolved:
+            return RowsAnswer(unresolved=unresolved)
+        try:
+            t0 = time.perf_counter()
+            got = isolated_rows(self.backend, audios, [r[2] for r in rows])
+        except (MissingExtraError, ConfigError) as exc:
+            return RowsAnswer(fatal=f"{exc} (model {self.spec!r} on Ray worker {_node()})")
+        return RowsAnswer(tuple(got), time.perf_counter() - t0)

@@ -314,6 +314,7 @@ def _run(
             clips=corpora.get(c.name),
             backend=getattr(executor, "backend_by_name", None),
             transcribe=getattr(executor, "transcribe_clips", None),
+            remote=getattr(executor, "remote_model", None),
             models=tuple(m.name for m in spec.models) if c.spec is not None else (),
             store=store_handle,
             spec_path=spec.path,

@@ -25,7 +25,7 @@ Forced outputs are cached in the store (kind ``forced``, item ``extra=<n>``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,7 +46,15 @@ no not of on or our she so that the their them they this to us was we were what 
 
 
 def forced_decoder(backend: Any) -> Any:
-    """A callable ``(audios, extra_tokens) -> [(plain, forced)]`` for ``backend``, or :class:`BackendError`."""
+    """A callable ``(audios, extra_tokens) -> [(plain, forced)]`` for ``backend``, or :class:`BackendError`.
+
+    A backend that decodes elsewhere (``forced_chunks``: a Ray executor's
+    :class:`~asr_audit.runner.ray_exec.RemoteModel`) gives its own callable, which takes rows naming
+    the audio; it is refused with the text its workers gave (``forced_refusal``)."""
+    if callable(getattr(backend, "forced_chunks", None)):
+        if backend.forced_refusal:
+            raise BackendError(backend.forced_refusal)
+        return backend.forced_chunks
     if callable(getattr(backend, "transcribe_forced", None)):
         return backend.transcribe_forced
     needed = ("torch_model", "tokenizer", "feature_extractor", "prompt", "eot")
@@ -189,32 +197,58 @@ def plan_cuts(
     return plans, failures
 
 
+def forced_rows(backend: Any, audios: Sequence[np.ndarray], extra_tokens: int) -> list[tuple[str, str] | str]:
+    """``(plain, forced)`` of each clip (one decode each), or the error text of a clip that failed. The
+    one forced-continuation computation: :func:`forced_outputs` and a Ray worker both run it."""
+    decode = forced_decoder(backend)
+    out: list[tuple[str, str] | str] = []
+    for x in audios:
+        try:
+            got = decode([x], extra_tokens)[0]
+        except AuditError as exc:
+            out.append(" ".join(str(exc).split()))
+            continue
+        out.append((str(got[0]), str(got[1])))
+    return out
+
+
 def forced_outputs(
-    backend: Any, plans: Sequence[ContinuationPlan], store: Any, extra_tokens: int
+    backend: Any,
+    plans: Sequence[ContinuationPlan],
+    store: Any,
+    extra_tokens: int,
+    sources: Mapping[str, Any] | None = None,
 ) -> dict[str, tuple[str, str] | str]:
-    """``{clip id: (plain, forced)}`` or an error text, through the store."""
+    """``{clip id: (plain, forced)}`` or an error text, through the store.
+
+    A backend that decodes elsewhere (``forced_chunks``) gets every uncached plan at once as rows
+    ``(audio, audio hash)``, the audio named by ``sources`` (clip id -> the truncated clip as a
+    recipe) rather than carried."""
     from asr_audit.audio.io import audio_hash
 
-    decode = forced_decoder(backend)
+    forced_decoder(backend)  # refuse an unsupported backend first
     key, item = backend.identity().key, f"extra={extra_tokens}"
     if store is not None:
         store.register_backend(backend.identity())
     hashes = {p.clip_id: audio_hash(p.samples) for p in plans}
     cached = store.get(FORCED_KIND, key, list(hashes.values()), item=item) if store is not None else {}
     out: dict[str, tuple[str, str] | str] = {}
+    todo = []
     for p in plans:
         h = hashes[p.clip_id]
         if h in cached:
             out[p.clip_id] = tuple(cached[h].value)
-            continue
-        try:
-            got = decode([p.samples], extra_tokens)[0]
-        except AuditError as exc:
-            out[p.clip_id] = " ".join(str(exc).split())
-            continue
-        out[p.clip_id] = (str(got[0]), str(got[1]))
-        if store is not None:
-            store.put(FORCED_KIND, key, [(h, list(out[p.clip_id]), None)], item=item)
+        else:
+            todo.append(p)
+    remote = callable(getattr(backend, "forced_chunks", None))
+    if remote:
+        rows = [((sources or {}).get(p.clip_id, p.samples), hashes[p.clip_id]) for p in todo]
+        answers = backend.forced_chunks(rows, extra_tokens)
+    for n, p in enumerate(todo):
+        got = answers[n] if remote else forced_rows(backend, [p.samples], extra_tokens)[0]
+        out[p.clip_id] = got
+        if store is not None and not isinstance(got, str):
+            store.put(FORCED_KIND, key, [(hashes[p.clip_id], list(got), None)], item=item)
     return out
 
 
@@ -228,18 +262,22 @@ def run_continuation(
     aligner: Any = None,
     seed: int = 0,
     n_resamples: int = 1000,
+    sources: Callable[[Sequence[ContinuationPlan]], Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Leak rate of every backend (see the module docstring); the CLI's JSON. ``seed`` seeds the
-    sentence-clustered bootstrap (one stream per model)."""
+    sentence-clustered bootstrap (one stream per model). ``sources(plans)`` names each truncated
+    clip (clip id -> a clip or recipe) for backends that decode elsewhere (``forced_chunks``); the
+    cuts are planned here either way."""
     from asr_audit.probes.audio.targets import sentence_key
 
     sentence = {c.id: sentence_key(c.reference) for c in corpus}
     for b in backends:
         forced_decoder(b)  # refuse unsupported backends before any work
     plans, failures = plan_cuts(corpus, store, hide_words, aligner=aligner)
+    refs = sources(plans) if sources is not None else None
     models, items = [], []
     for b in backends:
-        got = forced_outputs(b, plans, store, extra_tokens)
+        got = forced_outputs(b, plans, store, extra_tokens, refs)
         mine = []
         for p in plans:
             words = hidden_content_words(p.kept, p.hidden)
@@ -285,11 +323,15 @@ def run_continuation(
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ContinuationOptions:
-    """The forced-continuation probe's options (``asr-audit continue`` flags)."""
+    """The forced-continuation probe's options (``asr-audit continue`` flags, or ``[probes.continuation]``;
+    ``resamples``, ``models`` and ``items`` are read by the runner only)."""
 
     hide_words: int = 3
     extra_tokens: int = 16
     aligner: str = "sphinx"
+    resamples: int = 1000
+    models: tuple[str, ...] | None = None
+    items: bool = True
 
     def __post_init__(self) -> None:
         from asr_audit.align import available_aligners
@@ -303,15 +345,22 @@ class ContinuationOptions:
             f"is unknown (valid: {', '.join(available_aligners())})",
             f"use one of {', '.join(available_aligners())}",
         )
+        check(self.resamples >= 1, "resamples", self.resamples, "must be >= 1", "use 1 or more bootstrap resamples")
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any], surface: Surface) -> ContinuationOptions:
         """Options from flag or spec values (``None`` = not given)."""
-        r = Reader(values, surface, ("hide_words", "extra_tokens", "aligner"), "continue")
+        r = Reader(values, surface, CONTINUATION_FIELDS, "continue")
         return build(
             cls,
             surface,
             hide_words=r.integer("hide_words", 3),
             extra_tokens=r.integer("extra_tokens", 16),
             aligner=r.text("aligner", "sphinx"),
+            resamples=r.integer("resamples", 1000),
+            models=r.names("models", None),
+            items=r.flag("items", True),
         )
+
+
+CONTINUATION_FIELDS = ("hide_words", "extra_tokens", "aligner", "resamples", "models", "items")

@@ -60,7 +60,7 @@ from __future__ import annotations
 import hashlib
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -239,13 +239,71 @@ def _item_key(prefix: str, target: str) -> str:
     return hashlib.sha256(f"{prefix}\x1f{target}".encode()).hexdigest()[:24]
 
 
+@dataclass(frozen=True, slots=True)
+class Silence:
+    """The zero waveform of ``n`` samples, as a scoring row names it where the scoring runs elsewhere
+    (a Ray worker builds it instead of receiving it)."""
+
+    n: int
+
+
+def row_audio(audio: Any) -> np.ndarray:
+    """The samples a scoring row names: samples as they are, a :class:`Silence`, or a clip whose audio
+    is loaded as :func:`spans_for` loads it (a recipe clip is built first by the caller, which may
+    import the battery). The one reading of a row, wherever it runs."""
+    if isinstance(audio, np.ndarray):
+        return audio
+    if isinstance(audio, Silence):
+        return np.zeros(audio.n, dtype=np.float32)
+    from asr_audit.audio.io import load_clip_audio
+
+    return load_clip_audio(audio).samples
+
+
+def compute_scores(
+    backend: Any, audios: Sequence[np.ndarray], prefixes: Sequence[str], targets: Sequence[str]
+) -> tuple[list[TokenScores | str], float]:
+    """``backend.score`` of one chunk of rows and the compute seconds: the whole chunk in one call,
+    and where that fails, row by row (a failing row gives its error text, the others their scores).
+    A missing extra or a configuration problem raises. The one scoring computation: a local
+    :class:`Scorer` and a Ray worker both run it."""
+    try:
+        t0 = time.perf_counter()
+        got: list[TokenScores | str] = list(backend.score(list(audios), list(prefixes), list(targets)))
+        return got, time.perf_counter() - t0
+    except (MissingExtraError, ConfigError):
+        raise
+    except AuditError as exc:
+        if len(audios) == 1:
+            return [" ".join(str(exc).split())], 0.0
+    out: list[TokenScores | str] = []
+    seconds = 0.0
+    for x, p, t in zip(audios, prefixes, targets):  # isolate the failing row(s)
+        try:
+            t0 = time.perf_counter()
+            out.append(backend.score([x], [p], [t])[0])
+            seconds += time.perf_counter() - t0
+        except AuditError as exc:
+            out.append(" ".join(str(exc).split()))
+    return out, seconds
+
+
+Row = tuple[Any, str, str, str]  # (audio: samples, Silence or clip; its hash; prefix; target)
+
+
 class Scorer:
-    """Store-backed, deduplicating ``backend.score``; counts the rows it really sent (forward passes)."""
+    """Store-backed, deduplicating ``backend.score``; counts the rows it really sent (forward passes).
+
+    A backend with ``score_chunks(chunks) -> [(scores, seconds)]`` scores elsewhere (a Ray
+    executor's workers, :class:`~asr_audit.runner.ray_exec.RemoteModel`): it gets every chunk at
+    once, its rows naming their audio (a clip, a recipe, a :class:`Silence`) rather than carrying
+    it; each chunk is still the ``batch_size`` rows a local run scores together."""
 
     def __init__(self, backend: Any, store: Any = None, batch_size: int = 8) -> None:
         require_capability(backend, SCORE)
         self.backend, self.store, self.batch_size = backend, store, max(1, batch_size)
         self.key = backend.identity().key
+        self.remote = callable(getattr(backend, "score_chunks", None))
         if store is not None:
             store.register_backend(backend.identity())
         self.passes = self.cached = 0
@@ -260,7 +318,7 @@ class Scorer:
             self._silent[n] = (z, audio_hash(z))
         return self._silent[n]
 
-    def score(self, rows: Sequence[tuple[np.ndarray, str, str, str]]) -> list[TokenScores | str]:
+    def score(self, rows: Sequence[Row]) -> list[TokenScores | str]:
         """Scores of ``(audio, audio hash, prefix, target)`` rows; a failed row gives its error text."""
         keys = [(h, _item_key(p, t)) for _, h, p, t in rows]
         todo: dict[tuple[str, str], int] = {}
@@ -273,11 +331,18 @@ class Scorer:
                     self._memo[k] = hit
                     self.cached += 1
         pending = list(todo.items())
+        chunks = [pending[b : b + self.batch_size] for b in range(0, len(pending), self.batch_size)]
+        if self.remote:
+            answers = self.backend.score_chunks([[rows[i] for _, i in chunk] for chunk in chunks])
+        else:
+            answers = [self._local([rows[i] for _, i in chunk]) for chunk in chunks]
         errors: dict[tuple[str, str], str] = {}
-        for b in range(0, len(pending), self.batch_size):
-            chunk = pending[b : b + self.batch_size]
-            errors.update(self._compute([(k, rows[i]) for k, i in chunk]))
+        for chunk, (got, seconds) in zip(chunks, answers):
+            errors.update(self._keep([k for k, _ in chunk], got, seconds))
         return [errors[k] if k in errors else self._memo[k] for k in keys]
+
+    def _local(self, chunk: Sequence[Row]) -> tuple[list[TokenScores | str], float]:
+        return compute_scores(self.backend, [r[0] for r in chunk], [r[2] for r in chunk], [r[3] for r in chunk])
 
     def _lookup(self, key: tuple[str, str]) -> TokenScores | None:
         if self.store is None:
@@ -285,38 +350,19 @@ class Scorer:
         hit = self.store.get(SCORE_KIND, self.key, [key[0]], item=key[1]).get(key[0])
         return None if hit is None else TokenScores(tuple(hit.value["tokens"]), tuple(hit.value["logprobs"]))
 
-    def _compute(
-        self, chunk: list[tuple[tuple[str, str], tuple[np.ndarray, str, str, str]]]
+    def _keep(
+        self, keys: list[tuple[str, str]], got: Sequence[TokenScores | str], seconds: float
     ) -> dict[tuple[str, str], str]:
-        try:
-            t0 = time.perf_counter()
-            got = self.backend.score([r[0] for _, r in chunk], [r[2] for _, r in chunk], [r[3] for _, r in chunk])
-            self._keep([k for k, _ in chunk], got, time.perf_counter() - t0)
-            return {}
-        except (MissingExtraError, ConfigError):
-            raise
-        except AuditError as exc:
-            if len(chunk) == 1:
-                return {chunk[0][0]: " ".join(str(exc).split())}
-        errors: dict[tuple[str, str], str] = {}
-        for k, r in chunk:  # isolate the failing row(s)
-            try:
-                t0 = time.perf_counter()
-                self._keep([k], self.backend.score([r[0]], [r[2]], [r[3]]), time.perf_counter() - t0)
-            except AuditError as exc:
-                errors[k] = " ".join(str(exc).split())
-        return errors
-
-    def _keep(self, keys: list[tuple[str, str]], scores: list[TokenScores], seconds: float) -> None:
-        self.passes += len(keys)
+        """Memoize and store a chunk's scores; returns its failed rows' errors."""
+        ok = [(k, s) for k, s in zip(keys, got) if not isinstance(s, str)]
+        self.passes += len(ok)
         self.seconds += seconds
-        rows = []
-        for k, s in zip(keys, scores):
+        for k, s in ok:
             self._memo[k] = s
-            rows.append((k, {"tokens": list(s.tokens), "logprobs": list(s.logprobs)}))
-        if self.store is not None:
-            for (h, item), value in rows:
-                self.store.put(SCORE_KIND, self.key, [(h, value, seconds / max(len(keys), 1))], item=item)
+            if self.store is not None:
+                value = {"tokens": list(s.tokens), "logprobs": list(s.logprobs)}
+                self.store.put(SCORE_KIND, self.key, [(k[0], value, seconds / max(len(ok), 1))], item=k[1])
+        return {k: s for k, s in zip(keys, got) if isinstance(s, str)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,13 +401,22 @@ def finite(value: Any) -> Any:
     return value
 
 
-def score_spans(scorer: Scorer, spans: Sequence[Span], audio: Mapping[str, np.ndarray]) -> list[LiftRecord]:
-    """Score every span on its audio and on the same-length zero waveform (and ``alt`` on the audio)."""
+def score_spans(
+    scorer: Scorer, spans: Sequence[Span], audio: Mapping[str, np.ndarray], sources: Mapping[str, Any] | None = None
+) -> list[LiftRecord]:
+    """Score every span on its audio and on the same-length zero waveform (and ``alt`` on the audio).
+
+    ``sources`` (audio id -> clip) names the audio where the scorer runs elsewhere: the rows then
+    carry the clip (or recipe) and a :class:`Silence` instead of samples; ``audio`` still gives the
+    hashes (the store's keys) and lengths."""
     hashes = {k: audio_hash(v) for k, v in audio.items()}
-    rows: list[tuple[np.ndarray, str, str, str]] = []
+    rows: list[Row] = []
     for s in spans:
-        x = audio[s.audio_id]
+        x: Any = audio[s.audio_id]
+        z: Any
         z, zh = scorer.silent(len(x))
+        if sources is not None:
+            x, z = sources[s.audio_id], Silence(len(x))
         rows += [(x, hashes[s.audio_id], s.prefix, s.target), (z, zh, s.prefix, s.target)]
         if s.alt is not None:
             rows.append((x, hashes[s.audio_id], s.prefix, s.alt))
@@ -592,7 +647,38 @@ def spans_for(
 ) -> tuple[list[Span], dict[str, np.ndarray], list[tuple[str, str]]]:
     """The spans of ``kind``, the audio they need (by id) and clips that failed; ``decoys`` and
     ``seed`` choose the decoys of ``masked`` spans (:func:`masked_spans`)."""
+    spans, audio, failures, _ = _spans(
+        kind,
+        corpus,
+        store,
+        mask_params=mask_params,
+        aligner=aligner,
+        recipes=recipes,
+        refdis=refdis,
+        families=families,
+        decoys=decoys,
+        seed=seed,
+    )
+    return spans, audio, failures
+
+
+def _spans(
+    kind: str,
+    corpus: Any,
+    store: Any,
+    *,
+    mask_params: Any = None,
+    aligner: Any = None,
+    recipes: Sequence[Any] | None = None,
+    refdis: Mapping[str, Any] | None = None,
+    families: Sequence[str] | None = None,
+    decoys: int = 0,
+    seed: int = 0,
+) -> tuple[list[Span], dict[str, np.ndarray], list[tuple[str, str]], tuple[Any, ...]]:
+    """:func:`spans_for`, and the mask recipes of ``masked`` spans (their audio ids are the recipes' item ids)."""
     from asr_audit.audio.io import load_clip_audio
+
+    masks: tuple[Any, ...] = ()
 
     if kind not in SPAN_KINDS:
         raise ConfigError(f"unknown span set {kind!r}; valid: {', '.join(SPAN_KINDS)}")
@@ -604,6 +690,7 @@ def spans_for(
         plan = plan_masks(corpus, store, mask_params or MaskParams(), aligner=aligner, recipes=recipes)
         failures += plan.failures
         audio.update(plan.masked)
+        masks = plan.recipes
         spans = masked_spans(plan.recipes, {c.id: c.reference for c in corpus}, decoys=decoys, seed=seed)
     elif kind == "refdis":
         if refdis is None:
@@ -626,7 +713,7 @@ def spans_for(
                 failures.append((s.clip_id, str(exc)))
                 continue
         kept.append(s)
-    return kept, audio, failures
+    return kept, audio, failures, masks
 
 
 def run_lift(
@@ -640,18 +727,24 @@ def run_lift(
     batch_size: int = 8,
     gate_max_wer: float | None = 0.3,
     decoys: int = DEFAULT_DECOYS,
+    sources: Callable[[Sequence[Any]], Mapping[str, Any]] | None = None,
     **span_options: Any,
 ) -> LiftResult:
     """Audio lift of every backend on the ``kind`` spans of ``corpus`` (see the module docstring);
     each backend scores only the spans of the clips its intelligibility gate keeps. ``decoys``:
-    decoys per masked item (``masked`` spans only; seeded by ``seed``)."""
+    decoys per masked item (``masked`` spans only; seeded by ``seed``).
+
+    ``sources(mask recipes)`` gives the clips (recipes included) behind every audio id, for
+    backends that score elsewhere (``score_chunks``, e.g. a Ray executor's workers): their rows name
+    the audio instead of carrying it. The spans, the masks and the audio hashes are planned here."""
     from asr_audit.probes.audio.targets import sentence_key
 
     for b in backends:
         require_capability(b, SCORE)
         if gate_max_wer is not None and np.isfinite(gate_max_wer) and TRANSCRIBE not in b.capabilities:
             intelligibility_gate(b, corpus, store, [], gate_max_wer)  # raises the one-line error
-    spans, audio, failures = spans_for(kind, corpus, store, decoys=decoys, seed=seed, **span_options)
+    spans, audio, failures, masks = _spans(kind, corpus, store, decoys=decoys, seed=seed, **span_options)
+    refs = sources(masks) if sources is not None else None
     sentences = {c.id: sentence_key(c.reference) for c in corpus}
     models, records, gates = [], [], []
     for b in backends:
@@ -661,7 +754,7 @@ def run_lift(
         kept = [s for s in spans if s.clip_id in kept_clips]
         scorer = Scorer(b, store, batch_size)
         t0 = time.perf_counter()
-        mine = score_spans(scorer, kept, audio)
+        mine = score_spans(scorer, kept, audio, refs if scorer.remote else None)
         wall = time.perf_counter() - t0
         records += mine
         summary = summarize_model(mine, np.random.default_rng(seed), n_resamples, sentences=sentences)

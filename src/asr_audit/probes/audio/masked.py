@@ -469,12 +469,18 @@ def masked_corpus(corpus: Corpus, plan: MaskPlan) -> Corpus:
 
 
 def transcripts(backend: Any, corpus: Corpus, store: Any, batch_size: int = 8) -> tuple[dict[str, str], dict[str, str]]:
-    """``({clip id: hypothesis}, {clip id: failure reason})`` through the store."""
+    """``({clip id: hypothesis}, {clip id: failure reason})`` through the store. A backend with
+    ``transcribe_corpus(corpus, store)`` transcribes elsewhere (a Ray executor's workers,
+    :class:`~asr_audit.runner.ray_exec.RemoteModel`), through the same store."""
     from asr_audit.store.transcribe import transcribe_corpus
 
     if not len(corpus):
         return {}, {}
-    outcome = transcribe_corpus(backend, corpus, store, batch_size=batch_size)
+    remote = getattr(backend, "transcribe_corpus", None)
+    if callable(remote):
+        outcome = remote(corpus, store)
+    else:
+        outcome = transcribe_corpus(backend, corpus, store, batch_size=batch_size)
     return ({r.clip_id: r.hypothesis for r in outcome.records}, {f.clip_id: f.reason for f in outcome.failures})
 
 

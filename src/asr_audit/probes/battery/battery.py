@@ -608,6 +608,7 @@ def run_battery(
     progress: Callable[[str], None] | None = None,
     study: bool = True,
     remote: Any = None,
+    isolate: Any = None,
 ) -> BatteryResult:
     """Run ``probe`` over ``corpus`` under every condition for every backend (name -> backend).
 
@@ -624,8 +625,9 @@ def run_battery(
     it is, the realized clips of the judged conditions as recipes their workers build
     (:func:`~asr_audit.probes.battery.conditions.realize` with ``lazy``); the result is the one
     ``backends`` give. The masked measure transcribes there too (its degraded and masked clips as
-    recipes; the masks are planned here), and so does the courtesy study's translate arm; its
-    attn-isolated arm needs the model's cross-attention and runs here, for white-box models only.
+    recipes; the masks are planned here), and so does the courtesy study's translate arm. ``isolate``
+    (:data:`~asr_audit.probes.battery.courtesy.Isolate`, the executor's) runs the study's
+    attn-isolated arm of white-box models on the workers too; without it that arm runs here.
     """
     from asr_audit.text.normalize import get_normalizer, normalize_many
     from asr_audit.text.text2num import with_text2num
@@ -639,7 +641,7 @@ def run_battery(
     def normalize(text: str) -> Tokens:
         return tuple(normalize_many(norm, [text])[0].split())
 
-    ctx = ConditionContext(corpus.clips, seed, dict(spoken or {}), tuple(conv_donors), timings, remote)
+    ctx = ConditionContext(corpus.clips, seed, dict(spoken or {}), tuple(conv_donors), timings, remote, isolate=isolate)
     failures: list[dict[str, str]] = []
     hyps0: dict[str, dict[str, str]] = {}
     panel = dict(panel or {})
@@ -1065,6 +1067,7 @@ def _study(
         views=judge.views,
         traits=ctx.traits if remote else None,
         translate=translate if remote else None,
+        isolate=ctx.isolate,
     )
     return tuple(r.to_dict() for r in rows)
 

@@ -229,6 +229,7 @@ class ConditionContext:
     _cache: dict[str, Any] = field(default_factory=dict)
     recipes: dict[str, Any] = field(default_factory=dict)  # asset sha256 -> the AssetRecipe that rebuilds it
     traits: dict[str, Any] = field(default_factory=dict)  # model -> what its workers' backend is (backend_traits)
+    isolate: Any = None  # an executor's attn-isolated decoding (courtesy.Isolate): the study's arm on its workers
 
     def spoken_text(self, clip_id: str, reference: str) -> str:
         return self.spoken.get(clip_id, reference)

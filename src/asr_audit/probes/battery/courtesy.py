@@ -188,6 +188,26 @@ def backend_traits(backend: Any) -> dict[str, bool]:
 
 # (model name, language, clips) -> clip id -> translate-task text: the translate arm on an executor's workers
 Translate = Callable[[str, str, Sequence[Any]], Mapping[str, str]]
+# (model name, [(clip, (t0, t1))]) -> per clip (text, None) or (None, error): the attn-isolated arm elsewhere
+Isolate = Callable[[str, Sequence[tuple[Any, tuple[float, float]]]], Sequence[tuple[str | None, str | None]]]
+
+
+def isolated_rows(
+    backend: Any, audios: Sequence[Any], windows: Sequence[tuple[float, float]]
+) -> list[tuple[str | None, str | None]]:
+    """The attn-isolated decode of each clip (:func:`~asr_audit.mech.isolate.isolated_transcribe`: the
+    whole clip encoded, the decoder's cross-attention restricted to the window): per clip
+    ``(text, None)``, or ``(None, error)`` where it fails. The one computation of the arm: the study
+    runs it here, a Ray worker on its own backend."""
+    from asr_audit.mech.isolate import isolated_transcribe
+
+    out: list[tuple[str | None, str | None]] = []
+    for x, w in zip(audios, windows):
+        try:
+            out.append((isolated_transcribe(backend, x, w), None))
+        except AuditError as exc:
+            out.append((None, str(exc)))
+    return out
 
 
 def courtesy_study(
@@ -203,6 +223,7 @@ def courtesy_study(
     *,
     traits: Mapping[str, Mapping[str, bool]] | None = None,
     translate: Translate | None = None,
+    isolate: Isolate | None = None,
 ) -> list[StudyRow]:
     """Presence rates per model under full / truncated / attn-isolated / translate.
 
@@ -212,9 +233,10 @@ def courtesy_study(
     model to the clips eligible without its own outputs (leave-one-out panel members).
 
     Where an executor runs the models elsewhere, ``traits`` (model -> :func:`backend_traits`, as its
-    workers reported them) decides which arms apply without touching ``backends``, and ``translate``
-    runs the translate arm there (through the store). The attn-isolated arm needs the model's
-    cross-attention, not a transcription: it runs here, with the backend loaded on this machine.
+    workers reported them) decides which arms apply without touching ``backends``, ``translate``
+    runs the translate arm there (through the store) and ``isolate`` the attn-isolated arm (on the
+    model's workers, :func:`isolated_rows` there; the windows are aligned here). Without
+    ``isolate`` the attn-isolated arm runs here, with the backend loaded on this machine.
     """
     from asr_audit.audio.io import load_audio
 
@@ -229,15 +251,23 @@ def courtesy_study(
         ]
         can = traits[name] if traits is not None and name in traits else backend_traits(backend)
         if can["white_box"]:
-            from asr_audit.mech.isolate import isolated_transcribe
-
-            flags = []
+            jobs = []  # (item, clip, window, samples here or None)
             for e in eligible:
+                clip = by_id[e.clip_id]
                 try:
-                    text = isolated_transcribe(backend, load_audio(by_id[e.clip_id]), window(by_id[e.clip_id], e))
+                    jobs.append((e, clip, window(clip, e), None if isolate is not None else load_audio(clip)))
                 except AuditError as exc:
                     if log:
                         log(f"{name} {e.clip_id}: attn-isolated skipped ({exc})")
+            if isolate is not None:
+                got = isolate(name, [(clip, w) for _, clip, w, _ in jobs])
+            else:
+                got = isolated_rows(backend, [x for *_, x in jobs], [w for _, _, w, _ in jobs])
+            flags = []
+            for (e, *_), (text, error) in zip(jobs, got):
+                if text is None:
+                    if log:
+                        log(f"{name} {e.clip_id}: attn-isolated skipped ({error})")
                     continue
                 flags.append(courtesy_present(e.opener, text, normalizer))
             rows.append(_row(name, "attn-isolated", flags))
