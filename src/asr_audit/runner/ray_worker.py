@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -210,65 +210,60 @@ class ModelWorker:
             audios.append(x)
         return audios, unresolved
 
+    def _answer(self, rows: Sequence[tuple[Any, ...]], compute: Callable[[list[Any]], tuple[Any, float]]) -> RowsAnswer:
+        """Rebuild the rows' audio and run ``compute(audios) -> (answers, seconds)`` on it: a chunk with
+        a row whose audio cannot be rebuilt here is not run (its rows come back *unresolved*), and a
+        configuration error is the model's fatal answer."""
+        from asr_audit.errors import ConfigError, MissingExtraError
+
+        if self.backend is None:
+            return RowsAnswer(fatal=self.fatal)
+        audios, unresolved = self._rows_audio(rows)
+        if unresolved:
+            return RowsAnswer(unresolved=unresolved)
+        try:
+            got, seconds = compute(audios)
+        except (MissingExtraError, ConfigError) as exc:
+            return RowsAnswer(fatal=f"{exc} (model {self.spec!r} on Ray worker {_node()})")
+        return RowsAnswer(tuple(got), seconds)
+
     def score(self, rows: Sequence[tuple[Any, str, str, str]]) -> RowsAnswer:
         """Teacher-forced scores of one chunk of ``(audio, audio hash, prefix, target)`` rows (the lift
         probe's :class:`~asr_audit.probes.audio.lift.Scorer` chunk), by
         :func:`~asr_audit.probes.audio.lift.compute_scores` as a local run scores it. If any row's audio
         cannot be rebuilt here the chunk is not scored (its batch must stay the local run's): those
         rows come back *unresolved*."""
-        from asr_audit.errors import ConfigError, MissingExtraError
         from asr_audit.probes.audio.lift import compute_scores
 
-        if self.backend is None:
-            return RowsAnswer(fatal=self.fatal)
-        audios, unresolved = self._rows_audio(rows)
-        if unresolved:
-            return RowsAnswer(unresolved=unresolved)
-        try:
-            scores, seconds = compute_scores(self.backend, audios, [r[2] for r in rows], [r[3] for r in rows])
-        except (MissingExtraError, ConfigError) as exc:
-            return RowsAnswer(fatal=f"{exc} (model {self.spec!r} on Ray worker {_node()})")
-        return RowsAnswer(tuple(scores), seconds)
+        backend = self.backend
+        return self._answer(
+            rows, lambda audios: compute_scores(backend, audios, [r[2] for r in rows], [r[3] for r in rows])
+        )
 
     def forced(self, rows: Sequence[tuple[Any, str]], extra_tokens: int) -> RowsAnswer:
         """Forced continuation of ``(audio, audio hash)`` rows (the truncated clips of the continuation
         probe): per row ``(plain, forced)`` or a failure text, by
         :func:`~asr_audit.probes.audio.continuation.forced_rows` as a local run decodes them; rows whose
         audio cannot be rebuilt here come back *unresolved*."""
-        import time
-
-        from asr_audit.errors import ConfigError, MissingExtraError
         from asr_audit.probes.audio.continuation import forced_rows
 
-        if self.backend is None:
-            return RowsAnswer(fatal=self.fatal)
-        audios, unresolved = self._rows_audio(rows)
-        if unresolved:
-            return RowsAnswer(unresolved=unresolved)
-        try:
-            t0 = time.perf_counter()
-            got = forced_rows(self.backend, audios, extra_tokens)
-        except (MissingExtraError, ConfigError) as exc:
-            return RowsAnswer(fatal=f"{exc} (model {self.spec!r} on Ray worker {_node()})")
-        return RowsAnswer(tuple(got), time.perf_counter() - t0)
+        backend = self.backend
+        return self._answer(rows, lambda audios: _timed(forced_rows, backend, audios, extra_tokens))
 
     def isolated(self, rows: Sequence[tuple[Any, str, tuple[float, float]]]) -> RowsAnswer:
         """The courtesy study's attn-isolated decode of ``(audio, audio hash, (t0, t1))`` rows: per row
         ``(text, None)`` or ``(None, error)``, by :func:`~asr_audit.probes.battery.courtesy.isolated_rows`
         as a local run decodes them; rows whose audio cannot be rebuilt here come back *unresolved*."""
-        import time
-
-        from asr_audit.errors import ConfigError, MissingExtraError
         from asr_audit.probes.battery.courtesy import isolated_rows
 
-        if self.backend is None:
-            return RowsAnswer(fatal=self.fatal)
-        audios, unresolved = self._rows_audio(rows)
-        if unresolved:
-            return RowsAnswer(unresolved=unresolved)
-        try:
-            t0 = time.perf_counter()
-            got = isolated_rows(self.backend, audios, [r[2] for r in rows])
-        except (MissingExtraError, ConfigError) as exc:
-            return RowsAnswer(fatal=f"{exc} (model {self.spec!r} on Ray worker {_node()})")
-        return RowsAnswer(tuple(got), time.perf_counter() - t0)
+        backend = self.backend
+        return self._answer(rows, lambda audios: _timed(isolated_rows, backend, audios, [r[2] for r in rows]))
+
+
+def _timed(fn: Callable[..., list[Any]], *args: Any) -> tuple[list[Any], float]:
+    """``fn(*args)`` and the seconds it took."""
+    import time
+
+    t0 = time.perf_counter()
+    got = fn(*args)
+    return got, time.perf_counter() - t0

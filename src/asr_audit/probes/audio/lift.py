@@ -633,32 +633,12 @@ def intelligibility_gate(
 
 
 def spans_for(
-    kind: str,
-    corpus: Any,
-    store: Any,
-    *,
-    mask_params: Any = None,
-    aligner: Any = None,
-    recipes: Sequence[Any] | None = None,
-    refdis: Mapping[str, Any] | None = None,
-    families: Sequence[str] | None = None,
-    decoys: int = 0,
-    seed: int = 0,
+    kind: str, corpus: Any, store: Any, **options: Any
 ) -> tuple[list[Span], dict[str, np.ndarray], list[tuple[str, str]]]:
-    """The spans of ``kind``, the audio they need (by id) and clips that failed; ``decoys`` and
-    ``seed`` choose the decoys of ``masked`` spans (:func:`masked_spans`)."""
-    spans, audio, failures, _ = _spans(
-        kind,
-        corpus,
-        store,
-        mask_params=mask_params,
-        aligner=aligner,
-        recipes=recipes,
-        refdis=refdis,
-        families=families,
-        decoys=decoys,
-        seed=seed,
-    )
+    """The spans of ``kind``, the audio they need (by id) and clips that failed; ``options`` are
+    :func:`_spans`' (``mask_params``, ``aligner``, ``recipes``, ``refdis``, ``families``, and
+    ``decoys`` and ``seed``, which choose the decoys of ``masked`` spans: :func:`masked_spans`)."""
+    spans, audio, failures, _ = _spans(kind, corpus, store, **options)
     return spans, audio, failures
 
 
