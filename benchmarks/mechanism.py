@@ -24,7 +24,8 @@ set. Steps, all through the library the ``asr-audit mech`` verbs call:
    the decision direction's all-layer mean ablation on voice-B clips; ``decision-rank`` mean
    ablation of its top-k paired-SVD subspace (k = 1, 2, 4) at all layers; ``screen-rank`` the
    voice direction's rank-k (k up to 16) mean ablation, teacher-forced; ``null-large`` the
-   decision mean ablation and the alpha = 4 induction on the base model and the control;
+   decision mean ablation and the alpha = 4 induction on the base model and the control (on the
+   held-out sentences, or with ``--eval-set`` on the fresh set's sentences, as the ``fresh-*`` steps);
    ``fresh-A`` / ``fresh-B`` / ``fresh-D`` / ``fresh-rank`` the decision mean ablation (voice A,
    and voice B for the side effect) / the alpha = 4 induction (voice D) / the decision rank-k on a
    second organism set of new sentences (``--eval-set``; more planted sites than the 14 held out).
@@ -47,7 +48,8 @@ from pathlib import Path
 
 import numpy as np
 
-from asr_audit.calib.truth import load_truth
+from asr_audit.calib.sites import score_sites
+from asr_audit.calib.truth import TruthItem, load_truth
 from asr_audit.corpus.clips import Corpus
 from asr_audit.corpus.manifests import read_manifest
 from asr_audit.mech.directions import Direction, direction_from_sets, random_direction, save_direction
@@ -90,8 +92,47 @@ def steer_table(title: str, res: SteerResult) -> str:
     return "\n".join(lines)
 
 
+def outcomes_by_kind(res: SteerResult, items: list[TruthItem], corpus: Corpus) -> dict[str, dict[str, dict[str, int]]]:
+    """Per arm, per planted-site kind, how many sites came out ``ref`` / ``spoken`` / ``neither``
+    (accept-ref counts omission sites too, which a broken, looping decoding also "accepts")."""
+    refs = {c.id: c.reference for c in corpus.clips}
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    for label, hyps in res.hypotheses.items():
+        kinds: dict[str, dict[str, int]] = {}
+        for o in score_sites(items, refs, hyps).outcomes:
+            row = kinds.setdefault(o.kind, {"ref": 0, "spoken": 0, "neither": 0})
+            row[o.outcome] = row.get(o.outcome, 0) + 1
+        out[label] = {k: kinds[k] for k in sorted(kinds)}
+    return out
+
+
+def kinds_table(by_kind: dict[str, dict[str, dict[str, int]]]) -> str:
+    kinds = sorted({k for arm in by_kind.values() for k in arm})
+    lines = ["\nsites by kind (ref / spoken / neither):\n", "| arm | " + " | ".join(kinds) + " |"]
+    lines.append("|---|" + "---|" * len(kinds))
+    for label, arm in by_kind.items():
+        cells = [f"{c['ref']} / {c['spoken']} / {c['neither']}" if (c := arm.get(k)) else "-" for k in kinds]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def sub_corpus(corpus: Corpus, speaker: str) -> Corpus:
     return Corpus(corpus.name, corpus.split, corpus.source, tuple(c for c in corpus.clips if c.speaker == speaker))
+
+
+def fresh_corpus(eval_set: Path, oset, out: dict) -> tuple[Corpus, list, dict[str, str]]:
+    """The test clips of the organism set of new sentences at ``eval_set`` (any sentence whose record
+    or spoken text the organism's own set holds is dropped), its truth items and faithful texts;
+    what was kept is noted in ``out["fresh"]``."""
+    eset = load_organism_set(eval_set)
+    seen = {r["text"] for r in oset.rows()} | {r["spoken"] for r in oset.rows()}
+    keep = {r["id"] for r in eset.rows() if r["text"] not in seen and r["spoken"] not in seen}
+    etest = read_manifest(eval_set / "calib-test.jsonl")
+    etest = Corpus(etest.name, etest.split, etest.source, tuple(c for c in etest.clips if c.id in keep))
+    eitems = [t for t in load_truth(eval_set).errors() if t.clip_id in keep]
+    efaithful = {r["id"]: r["faithful"] for r in eset.rows() if r["id"] in keep}
+    out["fresh"] = {"set": str(eval_set), "clips": len(etest.clips), "dropped_seen": len(eset.rows()) - len(keep)}
+    return etest, eitems, efaithful
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -109,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         "--eval-set",
         type=Path,
         default=None,
-        help="step fresh: an organism set of new sentences (sentences the organism saw are dropped)",
+        help="steps fresh-* (and null-large): an organism set of new sentences (sentences the organism saw are dropped)",
     )
     ap.add_argument("--threads", type=int, default=None, help="torch CPU threads (1 on a shared, loaded machine)")
     args = ap.parse_args(argv)
@@ -205,7 +246,8 @@ def main(argv: list[str] | None = None) -> int:
             mode=arms[0].kind,
         )
         results[key] = res.to_dict()
-        tables.append(steer_table(title, res))
+        results[key]["by_kind"] = by_kind = outcomes_by_kind(res, its, sub_corpus(corpus, speaker))
+        tables.append(steer_table(title, res) + "\n" + kinds_table(by_kind))
         flush()
         return res
 
@@ -374,18 +416,7 @@ def main(argv: list[str] | None = None) -> int:
             elif step in ("fresh-A", "fresh-B", "fresh-D", "fresh-rank"):
                 if args.eval_set is None:
                     raise SystemExit(f"step {step} needs --eval-set DIR (an organism set of new sentences)")
-                eset = load_organism_set(args.eval_set)
-                seen = {r["text"] for r in oset.rows()} | {r["spoken"] for r in oset.rows()}
-                keep = {r["id"] for r in eset.rows() if r["text"] not in seen and r["spoken"] not in seen}
-                etest = read_manifest(args.eval_set / "calib-test.jsonl")
-                etest = Corpus(etest.name, etest.split, etest.source, tuple(c for c in etest.clips if c.id in keep))
-                eitems = [t for t in load_truth(args.eval_set).errors() if t.clip_id in keep]
-                efaithful = {r["id"]: r["faithful"] for r in eset.rows() if r["id"] in keep}
-                out["fresh"] = {
-                    "set": str(args.eval_set),
-                    "clips": len(etest.clips),
-                    "dropped_seen": len(eset.rows()) - len(keep),
-                }
+                fresh_on = fresh_corpus(args.eval_set, oset, out)
                 dec = decision_arms(fam["decision"], n_dec, seed=args.seed)
                 wanted = ("mean-ablate all", "random-0 mean-ablate all", "shuffled mean-ablate all")
                 dec = [a for a in dec if a.label in wanted]
@@ -404,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
                     ),
                 ):
                     if key == step:
-                        run(key, organism, voice, arms, title, d, on=(etest, eitems, efaithful))
+                        run(key, organism, voice, arms, title, d, on=fresh_on)
             elif step == "null-large":
                 base = base or load_base()
                 control = control or load_organism("organism-control")
@@ -414,11 +445,13 @@ def main(argv: list[str] | None = None) -> int:
                     _ablate(fam["decision"], "mean", "random-0 mean-ablate all", rng),
                 ]
                 ind_arms = large_induction_arms(fam["voice"], (4.0,), seed=args.seed)
+                null_on = fresh_corpus(args.eval_set, oset, out) if args.eval_set else None
+                where = "fresh " if null_on else ""
                 for name, backend in (("base", base), ("control", control)):
-                    title = f"Null: {name} model, decision mean ablation at all layers, voice {va}"
-                    run(f"null-large {name} A", backend, va, dec_arms, title, fam["decision"])
-                    title = f"Null: {name} model, induction alpha=4 at all layers, voice {vd}"
-                    run(f"null-large {name} {vd}", backend, vd, ind_arms, title, fam["voice"])
+                    title = f"Null: {name} model, decision mean ablation at all layers, {where}voice {va}"
+                    run(f"null-large {name} A", backend, va, dec_arms, title, fam["decision"], on=null_on)
+                    title = f"Null: {name} model, induction alpha=4 at all layers, {where}voice {vd}"
+                    run(f"null-large {name} {vd}", backend, vd, ind_arms, title, fam["voice"], on=null_on)
             elif step == "induce-large":
                 for voice in (vd, vb):
                     arms = large_induction_arms(fam["voice"], (2.0, 4.0, 8.0), seed=args.seed)

@@ -21,6 +21,17 @@ def vox_dir() -> Path:
     return VOXPOPULI
 
 
+@pytest.fixture(scope="session")
+def tiny_pt():
+    """The bundled whisper-tiny.en rebuilt in PyTorch (hook sites), loaded once per test session:
+    the white-box tests share it (each checks that it leaves no hook behind)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from asr_audit.models.base import load_backend
+
+    return load_backend("whisper-tiny.en-pt")
+
+
 @pytest.fixture()
 def run_cli(capsys):
     """Run the CLI in-process; returns (exit code, stdout, stderr)."""

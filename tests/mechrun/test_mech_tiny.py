@@ -27,10 +27,8 @@ DEC = "decoder.layers.1.out"
 
 
 @pytest.fixture(scope="module")
-def tiny():
-    from asr_audit.models.base import load_backend
-
-    return load_backend("whisper-tiny.en-pt")
+def tiny(tiny_pt):
+    return tiny_pt  # tests/conftest.py: one load per session
 
 
 @pytest.fixture(scope="module")

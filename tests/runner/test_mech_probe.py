@@ -107,4 +107,12 @@ def test_mech_options_are_checked_when_the_spec_loads() -> None:
     with pytest.raises(OptionError, match="at least 1"):
         MechOptions.from_mapping({"model": "m", "direction": "a", "k": 0}, surface)
     with pytest.raises(OptionError, match="is not an option of mech"):
+        MechOptions.from_mapping({"model": "m", "direction": "a", "sites": "x"}, surface)
+    at = MechOptions.from_mapping({"model": "m", "direction": "a", "site": "decoder.out,encoder.out"}, surface)
+    assert at.site == ("decoder.out", "encoder.out")
+    with pytest.raises(OptionError, match=r"\[probes\.mech\] site = .*'x', which is not a hook-site name"):
         MechOptions.from_mapping({"model": "m", "direction": "a", "site": "x"}, surface)
+    with pytest.raises(OptionError, match="needs a single direction"):
+        MechOptions.from_mapping({"model": "m", "direction": ["a", "b"], "site": "decoder.out"}, surface)
+    with pytest.raises(OptionError, match=r"alpha = inf is not a finite number"):
+        MechOptions.from_mapping({"model": "m", "direction": "a", "alpha": float("inf")}, surface)

@@ -6,6 +6,7 @@ In an experiment spec::
     model = "organism-benchmark"   # a model of the spec with hook sites
     direction = ["voice-L2", "voice-L3"]  # saved direction name(s); several: each at its own site
     directions = "dirs"            # folder of saved directions (default: <cache>/directions)
+    site = ["decoder.layers.3.out"]  # one direction only: apply it at these sites (default: its own)
     mode = "mean-ablate"           # ablate | mean-ablate | induce
     alpha = 1.0                    # induction strength
     k = 1                          # ablation rank
@@ -18,10 +19,16 @@ through the run's store (rows cached under keys that carry the intervention), an
 steering table — arms with accept-ref (Wilson 95%), flips against the clean run, and the WER of
 each arm against the clips' references — as ``{"steer": {"<model> <mode>": ...}}``, which the
 report's ``mech`` section renders (:mod:`asr_audit.report.sections_mech`).
+
+Values are checked when the spec loads (types, mode, ``k``, a finite ``alpha``, hook-site names);
+what needs the files and the model — the saved directions, the truth folder, the model's hook
+sites — is checked when the probe starts, before any clip is steered; every error is one line
+naming the ``[probes.mech]`` field and the fix.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -30,7 +37,7 @@ from asr_audit.errors import ConfigError
 from asr_audit.options import OptionError, Reader, Surface, build, check
 from asr_audit.runner.probes import ProbeContext, register_probe
 
-MECH_PARAMS = ("model", "direction", "directions", "mode", "alpha", "k", "n_random", "truth", "speakers")
+MECH_PARAMS = ("model", "direction", "directions", "site", "mode", "alpha", "k", "n_random", "truth", "speakers")
 MECH_MODES = ("ablate", "mean-ablate", "induce")
 
 
@@ -41,6 +48,7 @@ class MechOptions:
     model: str
     direction: tuple[str, ...]
     directions: str | None = None
+    site: tuple[str, ...] = ()
     mode: str = "ablate"
     alpha: float = 1.0
     k: int = 1
@@ -50,8 +58,24 @@ class MechOptions:
 
     def __post_init__(self) -> None:
         check(bool(self.direction) and all(self.direction), "direction", self.direction, "is empty", "name a direction")
+        check(math.isfinite(self.alpha), "alpha", self.alpha, "is not a finite number", "use e.g. alpha = 4.0")
         check(self.k >= 1, "k", self.k, "must be at least 1", "use k = 1 or more")
         check(self.n_random >= 0, "n_random", self.n_random, "must not be negative", "use n_random = 0 or more")
+        for name in self.site:
+            check(
+                _is_site(name),
+                "site",
+                self.site,
+                f"names {name!r}, which is not a hook-site name",
+                "use names like decoder.layers.3.out or encoder.out",
+            )
+        check(
+            not self.site or len(self.direction) == 1,
+            "site",
+            self.site,
+            "needs a single direction (several are each applied at their own site)",
+            "drop site, or name one direction",
+        )
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any], surface: Surface) -> MechOptions:
@@ -66,6 +90,7 @@ class MechOptions:
                 model=r.text("model", None),
                 direction=r.names("direction", ()),
                 directions=r.text("directions", None),
+                site=r.names("site", ()),
                 mode=r.choice("mode", MECH_MODES, "ablate"),
                 alpha=r.number("alpha", 1.0),
                 k=r.integer("k", 1),
@@ -77,6 +102,73 @@ class MechOptions:
             raise surface.reword(exc) from None
 
 
+def _is_site(name: str) -> bool:
+    from asr_audit.mech.sites import parse_site
+
+    try:
+        parse_site(name)
+    except ConfigError:
+        return False
+    return True
+
+
+def _load_directions(ctx: ProbeContext, surface: Surface, options: MechOptions) -> list[Any]:
+    """The saved directions ``options`` names; a missing folder or name is an error naming the field."""
+    from pathlib import Path
+
+    from asr_audit.errors import AuditError
+    from asr_audit.mech.directions import load_direction
+
+    if options.directions is not None:
+        root = Path(options.directions)
+        if not root.is_dir():
+            raise ConfigError(
+                f"{ctx.spec_path}: {surface.name('directions')} = {options.directions!r} is not a folder; "
+                "fix: point it at the folder asr-audit mech direction --directions wrote"
+            )
+    else:
+        from asr_audit.paths import cache_dir
+
+        root = cache_dir() / "directions"
+    out = []
+    for name in options.direction:
+        if not (root / f"{name}.json").is_file():
+            have = sorted(p.stem for p in root.glob("*.json")) if root.is_dir() else []
+            raise ConfigError(
+                f"{ctx.spec_path}: {surface.name('direction')} = {name!r}: no saved direction of that name in {root}"
+                + (f" (saved: {', '.join(have)})" if have else "")
+                + f"; fix: make it with asr-audit mech direction --name {name} --directions {root}, "
+                f"or set {surface.name('directions')} to the folder that holds it"
+            )
+        try:
+            out.append(load_direction(name, root))
+        except AuditError as exc:
+            raise ConfigError(f"{ctx.spec_path}: {surface.name('direction')} = {name!r}: {exc}") from None
+    return out
+
+
+def _check_sites(ctx: ProbeContext, surface: Surface, options: MechOptions, backend: Any, loaded: list[Any]) -> None:
+    """Every site the arms will hook is one of ``backend``'s (before any clip is steered)."""
+    have = list(backend.sites())
+    known = set(have)
+    example = f"{len(have)} sites, e.g. {', '.join(have[:3])}"
+    for name in options.site:
+        if name not in known:
+            raise ConfigError(
+                f"{ctx.spec_path}: {surface.name('site')} = {name!r} is not a hook site of {options.model} "
+                f"({example}); fix: use one of its sites, or drop site to use the direction's own"
+            )
+    if options.site:
+        return
+    for d in loaded:
+        if d.site not in known:
+            raise ConfigError(
+                f"{ctx.spec_path}: {surface.name('direction')} = {d.name!r} was made at site {d.site!r}, "
+                f"which {options.model} does not have ({example}); fix: capture and make the direction "
+                f"on this model (asr-audit mech capture -m ...), or set {surface.name('site')}"
+            )
+
+
 @register_probe(
     "mech",
     MECH_PARAMS,
@@ -84,11 +176,9 @@ class MechOptions:
     options=MechOptions.from_mapping,
 )
 def mech_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any] | None:
-    from pathlib import Path
-
     from asr_audit.calib.truth import load_truth
     from asr_audit.corpus.clips import Corpus
-    from asr_audit.mech.directions import load_direction
+    from asr_audit.errors import AuditError
     from asr_audit.mechrun.steer import control_arms, run_steer
     from asr_audit.models.base import SITES, require_capability
 
@@ -101,16 +191,16 @@ def mech_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any] |
             f"{ctx.spec_path}: {surface.name('model')} = {options.model!r} is not a model of this spec; "
             f"fix: use one of {', '.join(ctx.models)}"
         )
-    if options.directions is not None:
-        root = Path(options.directions)
-    else:
-        from asr_audit.paths import cache_dir
-
-        root = cache_dir() / "directions"
-    loaded = [load_direction(name, root) for name in options.direction]
+    loaded = _load_directions(ctx, surface, options)
     picked = loaded[0] if len(loaded) == 1 else loaded
     arms = control_arms(
-        picked, options.mode, alpha=options.alpha, k=options.k, n_random=options.n_random, seed=ctx.seed
+        picked,
+        options.mode,
+        sites=options.site or None,
+        alpha=options.alpha,
+        k=options.k,
+        n_random=options.n_random,
+        seed=ctx.seed,
     )
     clips = ctx.clips
     if options.speakers:
@@ -122,9 +212,15 @@ def mech_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any] |
             )
         clips = Corpus(clips.name, clips.split, clips.source, keep)
     ids = {c.id for c in clips.clips}
-    items = [t for t in load_truth(options.truth).errors() if t.clip_id in ids] if options.truth else []
+    items = []
+    if options.truth:
+        try:
+            items = [t for t in load_truth(options.truth).errors() if t.clip_id in ids]
+        except AuditError as exc:
+            raise ConfigError(f"{ctx.spec_path}: {surface.name('truth')} = {options.truth!r}: {exc}") from None
     backend = ctx.backend(options.model)
     require_capability(backend, SITES)
+    _check_sites(ctx, surface, options, backend, loaded)
     result = run_steer(
         backend,
         clips,
