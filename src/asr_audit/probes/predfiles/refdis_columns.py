@@ -46,7 +46,7 @@ from asr_audit.probes.predfiles.inflation import apply_edits, inflations_from_co
 from asr_audit.probes.predfiles.refdis import ClipInput, Edit, RefdisParams, finish_mining, loo_members, mine_edits
 from asr_audit.probes.predfiles.refdis_options import check_panel
 from asr_audit.probes.predfiles.refdis_result import RefdisResult
-from asr_audit.text.align import AlignmentCache, Opcode, Tokens, opcodes
+from asr_audit.text.align import AlignmentCache, Opcode, Tokens, edit_distances, opcodes
 
 FORMAT = 1
 TAGS = ("equal", "replace", "delete", "insert")
@@ -288,6 +288,12 @@ def _w_opcodes(pairs: list[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray]:
 
 def _w_errors(pairs: list[tuple[str, str]], merge_compounds: bool = False) -> list[int]:
     """Each pair's edit distance (:meth:`AlignmentCache.errors`)."""
+    if not merge_compounds:  # what a fresh cache computes for each pair, without its memo tables
+        out = [0] * len(pairs)  # equal texts: distance 0
+        todo = [i for i, (r, h) in enumerate(pairs) if r != h]
+        for i, d in zip(todo, edit_distances((pairs[i][0].split(), pairs[i][1].split()) for i in todo)):
+            out[i] = d
+        return out
     cache = AlignmentCache()
     return [cache.errors(tuple(r.split()), tuple(h.split()), merge_compounds) for r, h in pairs]
 
