@@ -22,6 +22,7 @@ clip base set under new clip ids, as ``refdis_memory.py`` does, so every string 
     python benchmarks/refdis_scale.py                        # both cases (the leaderboard case takes minutes)
     python benchmarks/refdis_scale.py --clips 0              # only the whole-process comparison
     python benchmarks/refdis_scale.py --whole 0 --clips 20000 --models 10   # a smaller leaderboard case
+    python benchmarks/refdis_scale.py --clips 0 --src /work/main/src        # another checkout (before/after)
 """
 
 from __future__ import annotations
@@ -116,8 +117,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--whole", type=int, default=10_000, help="clips of the whole-process case (0: skip it)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workdir", type=Path, default=None, help="keep the generated sets here (reused)")
+    ap.add_argument(
+        "--src",
+        type=Path,
+        default=SRC,
+        help="the asr_audit source tree to time (default this checkout's; another checkout's src gives before/after)",
+    )
     args = ap.parse_args(argv)
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}, "
+        f"asr_audit from {args.src}"
+    )
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
         workdir = args.workdir or Path(tmp)
@@ -125,10 +135,10 @@ def main(argv: list[str] | None = None) -> int:
         # with PYTHONDONTWRITEBYTECODE set, each process would compile asr_audit's modules anew.
         base_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         base_env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
-        subprocess.run([sys.executable, "-m", "compileall", "-q", str(SRC), str(HERE)], env=base_env, check=True)
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(args.src), str(HERE)], env=base_env, check=True)
         for case in ("whole", "leaderboard"):
             cache = Path(tempfile.mkdtemp(dir=tmp, prefix="cache-"))  # every case starts cold
-            env = {**base_env, "PYTHONPATH": str(SRC), "ASR_AUDIT_CACHE_DIR": str(cache)}
+            env = {**base_env, "PYTHONPATH": str(args.src), "ASR_AUDIT_CACHE_DIR": str(cache)}
             if case == "whole" and args.whole:
                 ok &= whole_process(workdir, args.whole, args.seed, env)
             if case == "leaderboard" and args.clips:
