@@ -231,7 +231,9 @@ def run_refdis_warm(
 ) -> RefdisResult:
     """:func:`run_refdis` in consensus mode on a set read by :func:`load_warm_set` with the same
     normalizer settings: the same result, without reading the files (results it computes are
-    written back). ``workers > 1`` mines a large candidate set in that many forked processes."""
+    written back). ``workers > 1`` mines a large candidate set in that many forked processes (the
+    CLI's warm runs stay serial: on a busy 2-core machine forking cost CPU and gained no wall time,
+    ``docs/scale.md``)."""
     norm = run_normalizer(normalizer, params.preset)
     with gc_paused():
         result = run_refdis_columns(
