@@ -72,3 +72,11 @@ def test_empty_and_equal_sequences() -> None:
     assert edit_distance((), ("a", "b")) == 2
     assert edit_distance(("a", "b"), ()) == 2
     assert edit_distance(("x", "y"), ("x", "y")) == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(seqs, seqs), min_size=1, max_size=8))
+def test_edit_distances_of_many_pairs_equal_kaldialign(pairs: list[tuple[list[str], list[str]]]) -> None:
+    from asr_audit.text.align import edit_distances
+
+    assert edit_distances(pairs) == [kaldi_total(a, b) for a, b in pairs]

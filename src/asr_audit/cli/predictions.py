@@ -81,7 +81,7 @@ def refdis(
     normalize_workers: int = typer.Option(
         0,
         "--normalize-workers",
-        help="Processes normalizing (and, in a cold cached run, aligning) a large prediction set; "
+        help="Processes normalizing (and, in a cold cached run, aligning and mining) a large prediction set; "
         "0 = one per core, 1 = serial.",
     ),
     text_cache: bool = typer.Option(
@@ -241,7 +241,7 @@ def _columns_run(
     }
     if warm is not None:  # the files are unchanged since a run that stored them as columns
         _warn_isolated(warm.isolated_panel_members([p for p in panel if p in warm.columns.models]))
-        result = run_refdis_warm(warm, panel, options.mining, **common)
+        result = run_refdis_warm(warm, panel, options.mining, **common)  # serial: forking measured no gain here
     else:
         try:
             result = run_refdis_streamed(

@@ -137,6 +137,16 @@ def edit_distance(ref: Sequence[str], hyp: Sequence[str]) -> int:
     return _distance(ref, hyp, TokenKeys())
 
 
+def edit_distances(pairs: Iterable[tuple[Sequence[str], Sequence[str]]]) -> list[int]:
+    """:func:`edit_distance` of each pair, with one token-key check shared by all (faster on many).
+
+    >>> edit_distances([(("a", "b"), ("a", "c")), ((), ("x",))])
+    [1, 1]
+    """
+    keys = TokenKeys()
+    return [_distance(ref, hyp, keys) for ref, hyp in pairs]
+
+
 @dataclass(frozen=True, slots=True)
 class Alignment:
     """The difflib alignment of one hypothesis against one reference, with derived views."""

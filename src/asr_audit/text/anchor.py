@@ -37,7 +37,6 @@ CJK_RANGES: tuple[tuple[int, int], ...] = (
     (0xAC00, 0xD7AF),  # Hangul syllables
 )
 _CJK = re.compile("([" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in CJK_RANGES) + "])")
-_WS = re.compile(r"\s+")
 _PAREN_CHARS = frozenset("(（")
 
 STEPS = (
@@ -59,7 +58,7 @@ class AnchorNormalizer:
         out = self.base(text)
         if not out.isascii():
             out = _CJK.sub(r" \1 ", out)
-        return _WS.sub(" ", out).strip()
+        return " ".join(out.split())  # = _WS.sub(" ", out).strip(): \s and str.split share one whitespace set
 
     def describe(self) -> dict[str, object]:
         """The base normalizer's description plus the public code's extra steps."""

@@ -59,7 +59,9 @@ CASES: list[dict[str, Any]] = [
 ]
 
 
-def _plain_and_warm(folder: Path, root: Path, case: dict[str, Any], panel: list[str]) -> tuple[str, str]:
+def _plain_and_warm(
+    folder: Path, root: Path, case: dict[str, Any], panel: list[str], workers: int = 1
+) -> tuple[str, str]:
     case = dict(case)
     panel = case.pop("panel", panel)
     merge, models, preset = case.pop("merge", False), case.pop("models", None), case.pop("preset")
@@ -75,7 +77,7 @@ def _plain_and_warm(folder: Path, root: Path, case: dict[str, Any], panel: list[
         warm = load_warm_set(folder, None, refdis_text_cache("whisper", preset, root=root), panel=panel, models=models)
     assert warm is not None
     kw.pop("models")
-    got = run_refdis_warm(warm, panel, params, models=models, **kw).to_dict()
+    got = run_refdis_warm(warm, panel, params, models=models, workers=workers, **kw).to_dict()
     return json.dumps(plain, sort_keys=True), json.dumps(got, sort_keys=True)
 
 
@@ -83,6 +85,23 @@ def test_warm_columns_equal_the_plain_path_for_many_parameters(preds_dir: Path, 
     for case in CASES:
         plain, warm = _plain_and_warm(preds_dir, tmp_path, case, PANEL)
         assert warm == plain, case
+
+
+def test_warm_mining_in_forked_processes_equals_the_plain_path(
+    preds_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A warm run mining its chunks in two forked processes: leave-one-out, an operating point
+    (edits fixed after mining), merged compounds and a model subset give the plain path's bytes."""
+    from asr_audit.probes.predfiles import refdis_columns
+
+    monkeypatch.setattr(refdis_columns, "MINE_PARALLEL_CLIPS", 1)  # fork even for this small set
+    forked: list[bool] = []
+    real = refdis_columns._can_fork
+    monkeypatch.setattr(refdis_columns, "_can_fork", lambda n, clips: forked.append(real(n, clips)) or forked[-1])
+    for case in (CASES[1], CASES[4], CASES[6], CASES[7]):
+        plain, warm = _plain_and_warm(preds_dir, tmp_path, case, PANEL, workers=2)
+        assert warm == plain, case
+    assert forked and all(forked)  # every warm run mined in the forked processes
 
 
 def test_warm_columns_equal_the_plain_path_on_voxpopuli(tmp_path: Path) -> None:
@@ -165,6 +184,7 @@ def test_the_streamed_read_equals_the_plain_path(
 
     monkeypatch.setattr(Workers, "CHUNK", 64)  # several tasks per step, so the forked workers run them
     monkeypatch.setattr(refdis_columns, "CHUNK_CLIPS", 16)  # clips mined in several chunks
+    monkeypatch.setattr(refdis_columns, "MINE_PARALLEL_CLIPS", 1)  # with 2 workers, mined in forked processes
 
     for case in ({"preset": "anchor"}, {"preset": "paper", "loo": False, "models": ["honest-05", "copier-02"]}):
         case = dict(case)

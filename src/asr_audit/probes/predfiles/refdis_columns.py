@@ -46,7 +46,7 @@ from asr_audit.probes.predfiles.inflation import apply_edits, inflations_from_co
 from asr_audit.probes.predfiles.refdis import ClipInput, Edit, RefdisParams, finish_mining, loo_members, mine_edits
 from asr_audit.probes.predfiles.refdis_options import check_panel
 from asr_audit.probes.predfiles.refdis_result import RefdisResult
-from asr_audit.text.align import AlignmentCache, Opcode, Tokens, opcodes
+from asr_audit.text.align import AlignmentCache, Opcode, Tokens, edit_distances, opcodes
 
 FORMAT = 1
 TAGS = ("equal", "replace", "delete", "insert")
@@ -288,6 +288,12 @@ def _w_opcodes(pairs: list[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray]:
 
 def _w_errors(pairs: list[tuple[str, str]], merge_compounds: bool = False) -> list[int]:
     """Each pair's edit distance (:meth:`AlignmentCache.errors`)."""
+    if not merge_compounds:  # what a fresh cache computes for each pair, without its memo tables
+        out = [0] * len(pairs)  # equal texts: distance 0
+        todo = [i for i, (r, h) in enumerate(pairs) if r != h]
+        for i, d in zip(todo, edit_distances((pairs[i][0].split(), pairs[i][1].split()) for i in todo)):
+            out[i] = d
+        return out
     cache = AlignmentCache()
     return [cache.errors(tuple(r.split()), tuple(h.split()), merge_compounds) for r, h in pairs]
 
@@ -576,6 +582,7 @@ def run_refdis_columns(
     n_resamples: int = 1000,
     merge_compounds: bool = False,
     workers: Workers | None = None,
+    mine_workers: int = 1,
 ) -> RefdisResult | None:
     """:func:`~asr_audit.probes.predfiles.refdis_run.run_refdis` (consensus mode) on columns.
 
@@ -583,7 +590,10 @@ def run_refdis_columns(
     ``None`` when the columns lack a model's normalized texts (a run with ``--models`` cached
     only those): the caller runs the plain path. Results computed here (with ``workers``, if
     given) are added to ``cols`` (``cols.changed``). Clips are mined :data:`CHUNK_CLIPS` at a
-    time, each chunk with its own alignment cache, so memory holds one chunk's alignments.
+    time, each chunk with its own alignment cache, so memory holds one chunk's alignments; with
+    ``mine_workers > 1`` (and at least :data:`MINE_PARALLEL_CLIPS` candidate clips) the chunks
+    are mined in that many forked processes, their results merged in chunk order (the same
+    result: a clip's edits depend on that clip alone).
     """
     from asr_audit.probes.predfiles.refdis_score import assemble_result, clips_with_edits
 
@@ -616,21 +626,31 @@ def run_refdis_columns(
     at_once = params.min_confidence is None
     held_out = loo_members(panel, models, params)
     found: tuple[list[Edit], dict[str, list[Edit]]] = ([], {h: [] for h in held_out})
-    chunks = _chunks(idx)
-    # every model is judged on a mined clip: the workers align them all, a chunk ahead of the mining
-    ahead: Any = _fetch_ops(cols, everyone, chunks[0], workers) if chunks else None
-    for k, chunk in enumerate(chunks):
-        ahead()
-        ahead = _fetch_ops(cols, everyone, chunks[k + 1], workers) if k + 1 < len(chunks) else None
-        cache = AlignmentCache()
-        clips = _clip_inputs(cols, chunk, everyone, cache)
-        before = (len(found[0]), {h: len(v) for h, v in found[1].items()})
-        mine_edits(clips, panel, models, params, cache, candidates=candidates, into=found)
-        if at_once:
-            new = found[0][before[0] :]
-            fresh = {h: v[before[1][h] :] for h, v in found[1].items()}
-            scored_now = {m: fresh[m] if m in fresh else [e for e in new if m in e.scored] for m in models}
-            _fix_rows(clips, chunk, rows, models, columns, scored_now, cache, merge_compounds)
+    job = _MineJob(cols, everyone, list(panel), models, params, candidates, held_out, rows, columns, merge_compounds)
+    if _can_fork(mine_workers, len(idx)):
+        # every model is judged on a mined clip: align what is missing here (the text cache keeps
+        # it), then the forked processes mine the chunks; results are merged in chunk order
+        _fetch_ops(cols, everyone, idx, workers)()
+        chunks = _chunks(idx, min(CHUNK_CLIPS, -(-len(idx) // (4 * mine_workers))))
+        global _MINE
+        _MINE = (job, chunks, at_once)  # before the fork: the processes inherit it
+        try:
+            import multiprocessing
+
+            with multiprocessing.get_context("fork").Pool(mine_workers) as pool:
+                for k, (edits, loo, fixed) in enumerate(pool.imap(_w_mine, range(len(chunks)))):
+                    _merge_chunk(found, edits, loo, fixed, columns, np.searchsorted(rows, chunks[k]))
+        finally:
+            _MINE = None
+    else:
+        chunks = _chunks(idx)
+        # every model is judged on a mined clip: the workers align them all, a chunk ahead of the mining
+        ahead: Any = _fetch_ops(cols, everyone, chunks[0], workers) if chunks else None
+        for k, chunk in enumerate(chunks):
+            ahead()
+            ahead = _fetch_ops(cols, everyone, chunks[k + 1], workers) if k + 1 < len(chunks) else None
+            edits, loo, fixed = _mine_chunk(job, chunk, at_once)
+            _merge_chunk(found, edits, loo, fixed, columns, np.searchsorted(rows, chunk))
     mining = finish_mining(*found, dict(zip(ids, cols.refs)), params)
     del found
     scored = {m: mining.scored_edits(m) for m in models}
@@ -660,8 +680,78 @@ def run_refdis_columns(
     )
 
 
-def _chunks(idx: np.ndarray) -> list[np.ndarray]:
-    return [idx[i : i + CHUNK_CLIPS] for i in range(0, len(idx), CHUNK_CLIPS)]
+def _chunks(idx: np.ndarray, size: int = CHUNK_CLIPS) -> list[np.ndarray]:
+    return [idx[i : i + size] for i in range(0, len(idx), size)]
+
+
+@dataclass(frozen=True, slots=True)
+class _MineJob:
+    """What mining a chunk of clips reads (:func:`_mine_chunk`); forked workers inherit it."""
+
+    cols: Columns
+    everyone: list[str]
+    panel: list[str]
+    models: list[str]
+    params: RefdisParams
+    candidates: dict[str | None, set[str]]
+    held_out: list[str]
+    rows: np.ndarray  # the clips with a reference (the inflation columns' rows)
+    columns: list[np.ndarray]  # per model, the inflation columns before edits
+    merge_compounds: bool
+
+
+MINE_PARALLEL_CLIPS = 1024  # fewer candidate clips are mined in this process (forking costs more)
+_MINE: Any = None  # (job, chunks, at_once), set before the mining pool forks; never pickled
+
+
+def _can_fork(n: int, n_clips: int) -> bool:
+    """Whether ``n`` forked processes mine ``n_clips`` candidate clips (else this process does)."""
+    import multiprocessing
+
+    return n > 1 and n_clips >= MINE_PARALLEL_CLIPS and "fork" in multiprocessing.get_all_start_methods()
+
+
+def _w_mine(k: int) -> tuple[list[Edit], dict[str, list[Edit]], list[np.ndarray] | None]:
+    job, chunks, at_once = _MINE
+    return _mine_chunk(job, chunks[k], at_once)
+
+
+def _mine_chunk(
+    job: _MineJob, chunk: np.ndarray, at_once: bool
+) -> tuple[list[Edit], dict[str, list[Edit]], list[np.ndarray] | None]:
+    """Mine the clips ``chunk`` (with an alignment cache of their own): the full panel's edits,
+    each held-out member's, and, when every mined edit is scored (``at_once``), each model's
+    inflation columns on the chunk's rows with its edits applied (``None`` otherwise)."""
+    cache = AlignmentCache()
+    clips = _clip_inputs(job.cols, chunk, job.everyone, cache)
+    found: tuple[list[Edit], dict[str, list[Edit]]] = ([], {h: [] for h in job.held_out})
+    mine_edits(clips, job.panel, job.models, job.params, cache, candidates=job.candidates, into=found)
+    if not at_once:
+        return found[0], found[1], None
+    new, fresh = found
+    scored_now = {m: fresh[m] if m in fresh else [e for e in new if m in e.scored] for m in job.models}
+    pos = np.searchsorted(job.rows, chunk)
+    local = [col[pos] for col in job.columns]  # copies: the chunk's rows, edited below
+    here = np.arange(len(chunk))
+    _fix_rows(clips, here, here, job.models, local, scored_now, cache, job.merge_compounds)
+    return found[0], found[1], local
+
+
+def _merge_chunk(
+    found: tuple[list[Edit], dict[str, list[Edit]]],
+    edits: list[Edit],
+    loo: dict[str, list[Edit]],
+    fixed: list[np.ndarray] | None,
+    columns: Sequence[np.ndarray],
+    pos: np.ndarray,
+) -> None:
+    """Append a chunk's edits to ``found`` and write its edited rows ``pos`` into ``columns``."""
+    found[0].extend(edits)
+    for h, v in loo.items():
+        found[1][h].extend(v)
+    if fixed is not None:
+        for col, block in zip(columns, fixed):
+            col[pos] = block
 
 
 def _by_clip(edits: Sequence[Edit]) -> dict[str, list[Edit]]:

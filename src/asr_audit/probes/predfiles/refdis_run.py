@@ -173,8 +173,8 @@ def run_refdis_streamed(
 ) -> RefdisResult:
     """:func:`run_refdis` in consensus mode on the prediction folder ``path``, read file by file
     into columns (:func:`~asr_audit.probes.predfiles.refdis_columns.stream_columns`): no row
-    objects are kept, and normalizing, aligning and edit distances run in ``workers`` forked
-    processes. The same result; the columns are then stored in ``text_cache`` for a warm run
+    objects are kept, and normalizing, aligning, edit distances and mining run in ``workers``
+    forked processes. The same result; the columns are then stored in ``text_cache`` for a warm run
     (:func:`load_warm_set`). ``warn`` is called with the isolated panel members
     (:func:`isolated_panel_members`) once the files are read.
 
@@ -206,6 +206,7 @@ def run_refdis_streamed(
             n_resamples=n_resamples,
             merge_compounds=merge_compounds,
             workers=pool,
+            mine_workers=workers,
         )
     if result is None:  # every named model was normalized: unreachable
         raise AssertionError("the streamed set lacks a model's texts")
@@ -226,10 +227,13 @@ def run_refdis_warm(
     text2num: bool = True,
     merge_compounds: bool = False,
     language: str = "en",
+    workers: int = 1,
 ) -> RefdisResult:
     """:func:`run_refdis` in consensus mode on a set read by :func:`load_warm_set` with the same
     normalizer settings: the same result, without reading the files (results it computes are
-    written back)."""
+    written back). ``workers > 1`` mines a large candidate set in that many forked processes (the
+    CLI's warm runs stay serial: on a busy 2-core machine forking cost CPU and gained no wall time,
+    ``docs/scale.md``)."""
     norm = run_normalizer(normalizer, params.preset)
     with gc_paused():
         result = run_refdis_columns(
@@ -242,6 +246,7 @@ def run_refdis_warm(
             seed=seed,
             n_resamples=n_resamples,
             merge_compounds=merge_compounds,
+            mine_workers=workers,
         )
     if result is None:  # load_warm_set checked the models: unreachable
         raise AssertionError("the warm set lacks a model's texts")
