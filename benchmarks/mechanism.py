@@ -313,6 +313,7 @@ def main(argv: list[str] | None = None) -> int:
             "fresh-B",
             "fresh-D",
             "fresh-rank",
+            *FRESH_EXTRA,
         ):
             fam = families(
                 caps,
@@ -334,6 +335,7 @@ def main(argv: list[str] | None = None) -> int:
                     "fresh-B",
                     "fresh-D",
                     "fresh-rank",
+                    *FRESH_EXTRA,
                 ),
             )
             out["families"] = {
@@ -371,7 +373,7 @@ def main(argv: list[str] | None = None) -> int:
                 arms = decision_rank_arms(args.work / "decision.npz", sites, (1, 2, 4), seed=args.seed)
                 title = f"Rank-k mean ablation (paired SVD of decision-position differences), all layers, voice {va}"
                 run("decision-rank A", organism, va, arms, title, fam["decision"])
-            elif step in ("fresh-A", "fresh-B", "fresh-D", "fresh-rank"):
+            elif step in ("fresh-A", "fresh-B", "fresh-D", "fresh-rank", *FRESH_EXTRA):
                 if args.eval_set is None:
                     raise SystemExit(f"step {step} needs --eval-set DIR (an organism set of new sentences)")
                 eset = load_organism_set(args.eval_set)
@@ -391,6 +393,16 @@ def main(argv: list[str] | None = None) -> int:
                 dec = [a for a in dec if a.label in wanted]
                 ind = large_induction_arms(fam["voice"], (4.0,), seed=args.seed)
                 rank = decision_rank_arms(args.work / "decision.npz", sites, (1, 2, 4), seed=args.seed)
+                if step in FRESH_EXTRA:  # issue 14, fourth session: removal without the side effect
+                    voice = {"A": va, "B": vb}[step[-1]]
+                    kind = step.split("-")[1]
+                    arms = (
+                        clamp_arms(fam["decision"], seed=args.seed)
+                        if kind == "clamp"
+                        else layer_arms(fam["decision"], args.work / "decision.npz", sites, seed=args.seed)
+                    )
+                    title = f"Fresh sentences: decision direction, {kind} arms, voice {voice}"
+                    run(step, organism, voice, arms, title, fam["decision"], on=(etest, eitems, efaithful))
                 for key, voice, arms, title, d in (
                     ("fresh-A", va, dec, f"Fresh sentences: decision mean ablation, voice {va}", fam["decision"]),
                     ("fresh-B", vb, dec, f"Fresh sentences: decision mean ablation, voice {vb}", fam["decision"]),
@@ -509,6 +521,50 @@ def _ablate(ds: list[Direction], how: str, label: str, rng: np.random.Generator 
         center = {"proj": None, "centred": mean_b + d.vector / 2, "mean": mean_b}[how]
         parts.append(Intervention.ablation([d.site], u[None, :], center=center, label=label))
     return Arm(label, tuple(parts))
+
+
+FRESH_EXTRA = ("fresh-clamp-A", "fresh-clamp-B", "fresh-layers-A", "fresh-layers-B")
+CLAMP_AT = (0.0, 0.5)  # caps, in multiples of |d| above voice B's decision-position mean
+
+
+def _clamp(ds: list[Direction], c: float, label: str, control: str = "", seed: int = 0) -> Arm:
+    """Directional clamping at each direction's site: ``(h - mean_B) . d^`` capped at ``c * |d|``
+    (positions at or below untouched); ``control`` = ``random`` (a random unit direction per site)
+    or ``shuffled`` (``d^`` permuted), same centers and caps, from their own seeded generator (so
+    adding arms never changes a control's draw or its cached rows)."""
+    rng = np.random.default_rng([seed, 14])
+    parts = []
+    for d in ds:
+        u = {
+            "": d.basis[0],
+            "random": random_direction(len(d.vector), 1.0, rng),
+            "shuffled": rng.permutation(np.asarray(d.basis[0])),
+        }[control]
+        parts.append(Intervention.clamping([d.site], u[None, :], c * d.norm, center=np.asarray(d.mean_b), label=label))
+    return Arm(label, tuple(parts))
+
+
+def clamp_arms(ds: list[Direction], *, seed: int) -> list[Arm]:
+    """Clamping of the decision direction at all decoder layers at each cap in ``CLAMP_AT``, with a
+    random and a shuffled control at cap 0 (voice B's mean: the strongest clamp)."""
+    arms = [_clamp(ds, c, f"clamp c={c:g} all") for c in CLAMP_AT]
+    arms.append(_clamp(ds, 0.0, "random-0 clamp c=0 all", "random", seed))
+    arms.append(_clamp(ds, 0.0, "shuffled clamp c=0 all", "shuffled", seed))
+    return arms
+
+
+LAYER_SETS = ((0, 1, 2), (1, 2))  # mean ablation at fewer layers (all four: fresh-A)
+
+
+def layer_arms(ds: list[Direction], decision: Path, sites: list[str], *, seed: int) -> list[Arm]:
+    """Mean ablation of the decision direction at fewer decoder layers, the top paired-SVD direction
+    (k = 1) at all layers (fresh-rank's arm), and a random control (same centers) per layer set."""
+    arms = [_ablate([ds[i] for i in ls], "mean", f"mean-ablate L{ls[0]}-{ls[-1]}") for ls in LAYER_SETS]
+    arms.append(decision_rank_arms(decision, sites, (1,), seed=seed)[0])
+    for ls in LAYER_SETS:
+        rng = np.random.default_rng([seed, 14, *ls])
+        arms.append(_ablate([ds[i] for i in ls], "mean", f"random-0 mean-ablate L{ls[0]}-{ls[-1]}", rng))
+    return arms
 
 
 def _induce(ds: list[Direction], alpha: float, label: str, rng: np.random.Generator | None = None) -> Arm:

@@ -6,8 +6,9 @@ In an experiment spec::
     model = "organism-benchmark"   # a model of the spec with hook sites
     direction = ["voice-L2", "voice-L3"]  # saved direction name(s); several: each at its own site
     directions = "dirs"            # folder of saved directions (default: <cache>/directions)
-    mode = "mean-ablate"           # ablate | mean-ablate | induce
+    mode = "mean-ablate"           # ablate | mean-ablate | induce | clamp
     alpha = 1.0                    # induction strength
+    clamp_at = 0.0                 # clamp: cap above set B's mean, in multiples of |d|
     k = 1                          # ablation rank
     n_random = 3                   # random-direction controls (the shuffled control is always run)
     truth = "organism-set"         # folder with truth.jsonl: accept-ref is scored on its planted sites
@@ -22,6 +23,7 @@ report's ``mech`` section renders (:mod:`asr_audit.report.sections_mech`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -30,8 +32,8 @@ from asr_audit.errors import ConfigError
 from asr_audit.options import OptionError, Reader, Surface, build, check
 from asr_audit.runner.probes import ProbeContext, register_probe
 
-MECH_PARAMS = ("model", "direction", "directions", "mode", "alpha", "k", "n_random", "truth", "speakers")
-MECH_MODES = ("ablate", "mean-ablate", "induce")
+MECH_PARAMS = ("model", "direction", "directions", "mode", "alpha", "clamp_at", "k", "n_random", "truth", "speakers")
+MECH_MODES = ("ablate", "mean-ablate", "induce", "clamp")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -43,6 +45,7 @@ class MechOptions:
     directions: str | None = None
     mode: str = "ablate"
     alpha: float = 1.0
+    clamp_at: float = 0.0
     k: int = 1
     n_random: int = 3
     truth: str | None = None
@@ -51,6 +54,7 @@ class MechOptions:
     def __post_init__(self) -> None:
         check(bool(self.direction) and all(self.direction), "direction", self.direction, "is empty", "name a direction")
         check(self.k >= 1, "k", self.k, "must be at least 1", "use k = 1 or more")
+        check(math.isfinite(self.clamp_at), "clamp_at", self.clamp_at, "must be finite", "use a number such as 0.5")
         check(self.n_random >= 0, "n_random", self.n_random, "must not be negative", "use n_random = 0 or more")
 
     @classmethod
@@ -68,6 +72,7 @@ class MechOptions:
                 directions=r.text("directions", None),
                 mode=r.choice("mode", MECH_MODES, "ablate"),
                 alpha=r.number("alpha", 1.0),
+                clamp_at=r.number("clamp_at", 0.0),
                 k=r.integer("k", 1),
                 n_random=r.integer("n_random", 3),
                 truth=r.text("truth", None),
@@ -110,7 +115,13 @@ def mech_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any] |
     loaded = [load_direction(name, root) for name in options.direction]
     picked = loaded[0] if len(loaded) == 1 else loaded
     arms = control_arms(
-        picked, options.mode, alpha=options.alpha, k=options.k, n_random=options.n_random, seed=ctx.seed
+        picked,
+        options.mode,
+        alpha=options.alpha,
+        k=options.k,
+        n_random=options.n_random,
+        seed=ctx.seed,
+        clamp_at=options.clamp_at,
     )
     clips = ctx.clips
     if options.speakers:
