@@ -396,11 +396,13 @@ def main(argv: list[str] | None = None) -> int:
                 if step in FRESH_EXTRA:  # issue 14, fourth session: removal without the side effect
                     voice = {"A": va, "B": vb}[step[-1]]
                     kind = step.split("-")[1]
-                    arms = (
-                        clamp_arms(fam["decision"], seed=args.seed)
-                        if kind == "clamp"
-                        else layer_arms(fam["decision"], args.work / "decision.npz", sites, seed=args.seed)
-                    )
+                    if kind == "clamp":
+                        arms = clamp_arms(fam["decision"], seed=args.seed)
+                    elif kind == "trigger":
+                        pos = faithful_positions(organism, oset, vb, sites, args.n_direction, args.work)
+                        arms = trigger_arms(fam["decision"], pos, seed=args.seed)
+                    else:
+                        arms = layer_arms(fam["decision"], args.work / "decision.npz", sites, seed=args.seed)
                     title = f"Fresh sentences: decision direction, {kind} arms, voice {voice}"
                     run(step, organism, voice, arms, title, fam["decision"], on=(etest, eitems, efaithful))
                 for key, voice, arms, title, d in (
@@ -523,8 +525,16 @@ def _ablate(ds: list[Direction], how: str, label: str, rng: np.random.Generator 
     return Arm(label, tuple(parts))
 
 
-FRESH_EXTRA = ("fresh-clamp-A", "fresh-clamp-B", "fresh-layers-A", "fresh-layers-B")
-CLAMP_AT = (0.0, 0.5)  # caps, in multiples of |d| above voice B's decision-position mean
+FRESH_EXTRA = (
+    "fresh-clamp-A",
+    "fresh-clamp-B",
+    "fresh-layers-A",
+    "fresh-layers-B",
+    "fresh-trigger-A",
+    "fresh-trigger-B",
+)
+CLAMP_AT = (0.0, 0.5, 0.25)  # caps, in multiples of |d| above voice B's decision-position mean
+TRIGGER_Q = (95.0, 90.0)  # conditional ablation: percentiles of faithful positions' projections
 
 
 def _clamp(ds: list[Direction], c: float, label: str, control: str = "", seed: int = 0) -> Arm:
@@ -550,6 +560,55 @@ def clamp_arms(ds: list[Direction], *, seed: int) -> list[Arm]:
     arms = [_clamp(ds, c, f"clamp c={c:g} all") for c in CLAMP_AT]
     arms.append(_clamp(ds, 0.0, "random-0 clamp c=0 all", "random", seed))
     arms.append(_clamp(ds, 0.0, "shuffled clamp c=0 all", "shuffled", seed))
+    return arms
+
+
+def faithful_positions(organism, oset, vb: str, sites: list[str], n: int, work: Path) -> dict[str, np.ndarray]:
+    """Every decoder position's residual at ``sites`` for the first ``n`` training clips in voice B,
+    teacher-forced on their faithful text (what the organism writes for that voice): the
+    distribution a conditional ablation must leave alone. Cached as ``positions-B.npz``."""
+    import torch
+
+    path = work / "positions-B.npz"
+    if not path.is_file():
+        say(f"capturing every position of {n} voice-B training clips (faithful text)")
+        rows = oset.rows("train", [vb])[:n]
+        got: dict[str, list] = {s: [] for s in sites}
+        sink = lambda s, t: got[s].append(t[0].double().numpy().copy())  # noqa: E731
+        for r in rows:
+            with torch.inference_mode(), recording(organism, sites, sink):
+                organism.score([read_wav(oset.audio_path(r))], [""], [r["faithful"]])
+        np.savez(path, **{f"B{i}": np.concatenate(got[s]) for i, s in enumerate(sites)})
+    with np.load(path) as z:
+        return {s: z[f"B{i}"] for i, s in enumerate(sites)}
+
+
+def _trigger(ds: list[Direction], pos: dict[str, np.ndarray], q: float, label: str, control: str = "", seed: int = 0):
+    """Conditional mean ablation at each direction's site: a position whose ``(h - mean_B) . u``
+    exceeds the ``q``-th percentile of the faithful positions' (``pos``) is moved down to voice B's
+    decision-position mean (``u = d^``; controls: a random unit direction or ``d^`` permuted, each
+    with the percentile of its own projections)."""
+    rng = np.random.default_rng([seed, 14, int(q)])
+    parts = []
+    for d in ds:
+        u = {
+            "": np.asarray(d.basis[0]),
+            "random": random_direction(len(d.vector), 1.0, rng),
+            "shuffled": rng.permutation(np.asarray(d.basis[0])),
+        }[control]
+        mean_b = np.asarray(d.mean_b)
+        t = max(0.0, float(np.percentile((pos[d.site] - mean_b) @ u, q)))
+        parts.append(Intervention.clamping([d.site], u[None, :], 0.0, center=mean_b, trigger=t, label=label))
+    return Arm(label, tuple(parts))
+
+
+def trigger_arms(ds: list[Direction], pos: dict[str, np.ndarray], *, seed: int) -> list[Arm]:
+    """Conditional mean ablation of the decision direction at all layers, triggered above each
+    percentile in ``TRIGGER_Q``; a random and a shuffled control at the first."""
+    q0 = TRIGGER_Q[0]
+    arms = [_trigger(ds, pos, q, f"trigger q{q:g} all") for q in TRIGGER_Q]
+    arms.append(_trigger(ds, pos, q0, f"random-0 trigger q{q0:g} all", "random", seed))
+    arms.append(_trigger(ds, pos, q0, f"shuffled trigger q{q0:g} all", "shuffled", seed))
     return arms
 
 

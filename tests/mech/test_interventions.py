@@ -84,3 +84,25 @@ def test_clamp_caps_the_projection_and_leaves_positions_below_bit_identical(dtyp
     x = torch.tensor([[[-3.0, 1.0, 1.0], [3.0, 1.0, 1.0]]], dtype=torch.float64)
     assert neg.basis == ((-1.0, 0.0, 0.0),)
     assert _run(net, neg, x).tolist() == [[[0.0, 1.0, 1.0], [3.0, 1.0, 1.0]]]
+
+
+def test_clamp_with_a_trigger_moves_only_projections_beyond_it_down_to_the_limit() -> None:
+    net, rng = Net(), np.random.default_rng(2)
+    h = torch.tensor(rng.standard_normal((2, 9, 5)))
+    basis, center = rng.standard_normal((1, 5)), rng.standard_normal(5)
+    iv = Intervention.clamping([SITE], basis, -0.2, center=center, trigger=0.4)
+    q = np.asarray(iv.basis)[0]
+    before = (h.numpy() - center) @ q
+    out = _run(net, iv, h)
+    after = (out - center) @ q
+    moved = before > 0.4
+    assert moved.any() and (~moved & (before > -0.2)).any()  # both kinds of positions occur
+    assert np.allclose(after[moved], -0.2, atol=1e-12)  # beyond the trigger: all the way down to the limit
+    assert np.array_equal(out[~moved], h.numpy()[~moved])  # between limit and trigger: untouched, bit for bit
+    same = Intervention.clamping([SITE], basis, -0.2, center=center)
+    assert iv.key != same.key and same.to_dict()["trigger"] == -0.2 and iv.to_dict()["trigger"] == 0.4
+    with pytest.raises(ConfigError, match="at or above the limit"):
+        Intervention.clamping([SITE], basis, 0.5, trigger=0.1)
+    assert np.array_equal(
+        _run(net, Intervention.clamping([SITE], basis, -0.2, center=center, trigger=np.inf), h), h.numpy()
+    )

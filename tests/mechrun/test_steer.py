@@ -148,6 +148,14 @@ def test_clamp_removes_the_record_above_the_cap_and_never_moves_clips_below(corp
     mean = run_steer(Gate(), corpus, store, control_arms(up, "mean-ablate", n_random=0)[:1], items=items)
     clamp = run_steer(Gate(), corpus, store, control_arms(up, "clamp", n_random=0)[:1], items=items)
     assert mean.arms[1].spoken_to_ref == 2 and clamp.arms[1].spoken_to_ref == 0
+    # B's mean 0.6, cap 0.6 - 0.625 * 0.8 = 0.1, trigger 0.6 - 0.125 * 0.8 = 0.5: the reciting clips
+    # (0.9) drop to 0.1, the quiet ones (0.1, below the trigger) stay
+    trig = control_arms(up, "clamp", n_random=0, clamp_at=-0.625, trigger_at=-0.125)
+    assert trig[0].label == "clamp-c-0.625-t-0.125-k1" and trig[0].to_dict()["trigger"] == pytest.approx(-0.1)
+    low = run_steer(Gate(), corpus, store, trig[:1], items=items)
+    assert (low.arms[1].ref_to_spoken, low.arms[1].spoken_to_ref) == (4, 0)
+    with pytest.raises(ConfigError, match="trigger_at"):
+        control_arms(d, "clamp", clamp_at=0.5, trigger_at=0.25)
     with pytest.raises(ConfigError, match="without set B's mean"):
         control_arms(Direction("old", "decoder.out", vec, basis), "clamp")
     with pytest.raises(ConfigError, match="clamp_at"):

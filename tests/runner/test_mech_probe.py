@@ -118,5 +118,7 @@ def test_mech_options_are_checked_when_the_spec_loads() -> None:
     assert (clamp.mode, clamp.clamp_at) == ("clamp", 0.5)
     with pytest.raises(OptionError, match="clamp_at"):
         MechOptions.from_mapping({"model": "m", "direction": "a", "clamp_at": float("inf")}, surface)
+    with pytest.raises(OptionError, match="trigger_at .* must be at or above clamp_at"):
+        MechOptions.from_mapping({"model": "m", "direction": "a", "clamp_at": 0.5, "trigger_at": 0.25}, surface)
     with pytest.raises(OptionError, match="is not an option of mech"):
         MechOptions.from_mapping({"model": "m", "direction": "a", "site": "x"}, surface)

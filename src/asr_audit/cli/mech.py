@@ -177,6 +177,11 @@ def steer(
     clamp_at: float = typer.Option(
         0.0, "--clamp-at", help="Clamp: the cap above set B's mean, in multiples of |d| (0: B's mean, 1: A's)."
     ),
+    trigger_at: float | None = typer.Option(
+        None,
+        "--trigger-at",
+        help="Clamp: move only projections beyond B's mean + this * |d|, down to the cap (default: the cap).",
+    ),
     k: int = typer.Option(1, "--k", min=1, help="Ablation rank (needs a direction saved with k or more)."),
     site: str | None = typer.Option(None, "--site", help="Apply at these sites (default: the direction's site)."),
     n_random: int = typer.Option(3, "--n-random", min=0, help="Random-direction controls (one per seed)."),
@@ -206,6 +211,7 @@ def steer(
         n_random=n_random,
         seed=seed,
         clamp_at=clamp_at,
+        trigger_at=trigger_at,
     )
     corp = _corpus(corpus, speaker, limit)
     items = [t for t in load_truth(truth).errors() if t.clip_id in {c.id for c in corp.clips}]

@@ -9,7 +9,10 @@
   projection ``p = (h - c) . b`` is capped at ``limit``: ``h - max(p - limit, 0) b``. A position
   whose projections all lie at or below ``limit`` is returned bit-identical, one above is moved
   onto the threshold along ``b`` only (a conditional mean ablation that leaves positions already
-  on the faithful side alone); ``limit = +inf`` is the identity.
+  on the faithful side alone); ``limit = +inf`` is the identity. With a ``trigger`` above the
+  limit it is a *conditional* mean ablation: only a projection beyond ``trigger`` is moved, and
+  it is moved all the way down to ``limit`` (``p > trigger -> limit``; the trigger defaults to the
+  limit, which is the clamp).
 
 Either applies at one or more sites (a site's activation is its module's forward output, the
 first element when it returns a tuple; see :mod:`asr_audit.mech.sites`) and, optionally, only to
@@ -54,6 +57,7 @@ class Intervention:
     label: str = ""
     center: tuple[float, ...] = ()  # ablation: the point whose projection is kept (default: 0)
     limit: float = float("inf")  # clamp: the most (h - center) . b may be along each basis row
+    trigger: float | None = None  # clamp: only projections above this move (to limit); None: the limit
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -68,6 +72,11 @@ class Intervention:
             raise ConfigError(f"{'ablation' if self.kind == 'ablate' else 'clamping'} needs a basis (a direction)")
         if self.kind == "clamp" and (np.isnan(self.limit) or self.limit == -np.inf):
             raise ConfigError(f"clamp limit {self.limit!r} must be a number or +inf")
+        if self.trigger is not None and (np.isnan(self.trigger) or not self.trigger >= self.limit):
+            raise ConfigError(
+                f"clamp trigger {self.trigger!r} must be at or above the limit {self.limit!r} "
+                "(a position is only ever moved down); fix: raise the trigger"
+            )
         if self.kind == "induce" and not self.vector:
             raise ConfigError("induction needs a vector (a direction)")
         if self.frames is not None and not 0 <= self.frames[0] < self.frames[1]:
@@ -111,11 +120,13 @@ class Intervention:
         limit: float,
         *,
         center: np.ndarray | None = None,
+        trigger: float | None = None,
         frames: tuple[int, int] | None = None,
         label: str = "clamp",
     ) -> Intervention:
         """Cap ``(h - center) . b`` at ``limit`` for every row ``b`` of ``basis`` (orthonormalized
-        here); positions at or below the threshold are left untouched."""
+        here); positions at or below the threshold are left untouched. With ``trigger`` (>= limit)
+        only projections above the trigger move, down to ``limit``."""
         base = cls.ablation(sites, basis, frames=frames, label=label, center=center)
         # the sign matters here (a cap, not a projection): orient each orthonormal row like its input row
         q, b = np.asarray(base.basis), np.atleast_2d(np.asarray(basis, dtype=np.float64))
@@ -128,6 +139,7 @@ class Intervention:
             label=label,
             center=base.center,
             limit=float(limit),
+            trigger=None if trigger is None else float(trigger),
         )
 
     @classmethod
@@ -164,6 +176,8 @@ class Intervention:
             payload["center"] = hashlib.sha256(np.asarray(self.center, np.float64).tobytes()).hexdigest()
         if self.kind == "clamp":  # absent otherwise: keys of the other kinds stay as they were
             payload["limit"] = repr(float(self.limit))
+            if self.trigger is not None:  # absent for the plain clamp
+                payload["trigger"] = repr(float(self.trigger))
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
     @property
@@ -181,7 +195,13 @@ class Intervention:
             "frames": list(self.frames) if self.frames else None,
             "centered": bool(self.center),
             "key": self.key,
-        } | ({"limit": float(self.limit) if np.isfinite(self.limit) else None} if self.kind == "clamp" else {})
+        } | (self._clamp_dict() if self.kind == "clamp" else {})
+
+    def _clamp_dict(self) -> dict[str, float | None]:
+        def num(x: float) -> float | None:
+            return float(x) if np.isfinite(x) else None
+
+        return {"limit": num(self.limit), "trigger": num(self.trigger if self.trigger is not None else self.limit)}
 
 
 def _first(output: Any) -> Any:
@@ -203,7 +223,7 @@ def edit_fn(iv: Intervention) -> Any:
         if iv.kind == "clamp":
             b = torch.as_tensor(basis, dtype=h.dtype, device=h.device)
             p = (h - torch.as_tensor(center, dtype=h.dtype, device=h.device)) @ b.T if iv.center else h @ b.T
-            over = p > iv.limit
+            over = p > (iv.limit if iv.trigger is None else iv.trigger)
             excess = torch.where(over, p - iv.limit, torch.zeros_like(p))
             new = torch.where(over.any(-1, keepdim=True), h - excess @ b, h)
         elif iv.kind == "ablate":
