@@ -398,9 +398,10 @@ def main(argv: list[str] | None = None) -> int:
                     kind = step.split("-")[1]
                     if kind == "clamp":
                         arms = clamp_arms(fam["decision"], seed=args.seed)
-                    elif kind == "trigger":
+                    elif kind in ("trigger", "combo"):
                         pos = faithful_positions(organism, oset, vb, sites, args.n_direction, args.work)
-                        arms = trigger_arms(fam["decision"], pos, seed=args.seed)
+                        make = trigger_arms if kind == "trigger" else combo_arms
+                        arms = make(fam["decision"], pos, seed=args.seed)
                     else:
                         arms = layer_arms(fam["decision"], args.work / "decision.npz", sites, seed=args.seed)
                     title = f"Fresh sentences: decision direction, {kind} arms, voice {voice}"
@@ -532,6 +533,8 @@ FRESH_EXTRA = (
     "fresh-layers-B",
     "fresh-trigger-A",
     "fresh-trigger-B",
+    "fresh-combo-A",
+    "fresh-combo-B",
 )
 CLAMP_AT = (0.0, 0.5, 0.25)  # caps, in multiples of |d| above voice B's decision-position mean
 TRIGGER_Q = (95.0, 90.0)  # conditional ablation: percentiles of faithful positions' projections
@@ -610,6 +613,39 @@ def trigger_arms(ds: list[Direction], pos: dict[str, np.ndarray], *, seed: int) 
     arms.append(_trigger(ds, pos, q0, f"random-0 trigger q{q0:g} all", "random", seed))
     arms.append(_trigger(ds, pos, q0, f"shuffled trigger q{q0:g} all", "shuffled", seed))
     return arms
+
+
+def combo_arms(ds: list[Direction], pos: dict[str, np.ndarray], *, seed: int) -> list[Arm]:
+    """Mean ablation at layers 1-2 (``fresh-layers``: most of the removal, no side effect) plus a
+    milder edit at layers 0 and 3 (where mean ablation costs faithful WER): clamping at
+    ``c = 0.5`` or ``0.25``, or the q95 trigger; mean ablation at layers 1-3; a random and a
+    shuffled control of the first (same centers and caps)."""
+
+    def arm(label: str, outer: list[Intervention]) -> Arm:
+        return Arm(label, (*_ablate(ds[1:3], "mean", "x").interventions, *outer))
+
+    outer = [ds[0], ds[3]]
+    arms = [
+        arm(f"mean-ablate L1-2 + clamp c={c:g} L0,L3", list(_clamp(outer, c, "x").interventions)) for c in (0.5, 0.25)
+    ]
+    arms.append(arm("mean-ablate L1-2 + trigger q95 L0,L3", list(_trigger(outer, pos, 95.0, "x").interventions)))
+    arms.append(_ablate(ds[1:4], "mean", "mean-ablate L1-3"))
+    for control in ("random", "shuffled"):
+        rng = np.random.default_rng([seed, 14, 1, 2])
+        inner = _ablate(ds[1:3], "mean", "x", rng) if control == "random" else _shuffled(ds[1:3], rng)
+        parts = (*inner.interventions, *_clamp(outer, 0.5, "x", control, seed).interventions)
+        name = "random-0" if control == "random" else "shuffled"
+        arms.append(Arm(f"{name} mean-ablate L1-2 + clamp c=0.5 L0,L3", parts))
+    return arms
+
+
+def _shuffled(ds: list[Direction], rng: np.random.Generator) -> Arm:
+    """Mean ablation of each direction with its coordinates permuted (the shuffled control)."""
+    parts = [
+        Intervention.ablation([d.site], rng.permutation(d.basis[0])[None, :], center=np.asarray(d.mean_b), label="x")
+        for d in ds
+    ]
+    return Arm("x", tuple(parts))
 
 
 LAYER_SETS = ((0, 1, 2), (1, 2))  # mean ablation at fewer layers (all four: fresh-A)
