@@ -398,9 +398,9 @@ def main(argv: list[str] | None = None) -> int:
                     kind = step.split("-")[1]
                     if kind == "clamp":
                         arms = clamp_arms(fam["decision"], seed=args.seed)
-                    elif kind in ("trigger", "combo"):
+                    elif kind in ("trigger", "combo", "push"):
                         pos = faithful_positions(organism, oset, vb, sites, args.n_direction, args.work)
-                        make = trigger_arms if kind == "trigger" else combo_arms
+                        make = {"trigger": trigger_arms, "combo": combo_arms, "push": push_arms}[kind]
                         arms = make(fam["decision"], pos, seed=args.seed)
                     else:
                         arms = layer_arms(fam["decision"], args.work / "decision.npz", sites, seed=args.seed)
@@ -535,6 +535,8 @@ FRESH_EXTRA = (
     "fresh-trigger-B",
     "fresh-combo-A",
     "fresh-combo-B",
+    "fresh-push-A",
+    "fresh-push-B",
 )
 CLAMP_AT = (0.0, 0.5, 0.25)  # caps, in multiples of |d| above voice B's decision-position mean
 TRIGGER_Q = (95.0, 90.0)  # conditional ablation: percentiles of faithful positions' projections
@@ -636,6 +638,23 @@ def combo_arms(ds: list[Direction], pos: dict[str, np.ndarray], *, seed: int) ->
         parts = (*inner.interventions, *_clamp(outer, 0.5, "x", control, seed).interventions)
         name = "random-0" if control == "random" else "shuffled"
         arms.append(Arm(f"{name} mean-ablate L1-2 + clamp c=0.5 L0,L3", parts))
+    return arms
+
+
+def push_arms(ds: list[Direction], pos: dict[str, np.ndarray], *, seed: int) -> list[Arm]:
+    """Layers 1-2 carry the removal without the side effect (``fresh-layers``, ``fresh-combo``);
+    push them further: clamping at layers 1-2 at a cap below voice B's decision-position mean
+    (``c = -0.5``, ``-1``); mean ablation at layers 1-2 plus the layer-0 trigger at the 75th
+    percentile; a random and a shuffled control of the ``c = -0.5`` clamp (same caps)."""
+    arms = [_clamp(ds[1:3], c, f"clamp c={c:g} L1-2") for c in (-0.5, -1.0)]
+    arms.append(
+        Arm(
+            "mean-ablate L1-2 + trigger q75 L0",
+            (*_ablate(ds[1:3], "mean", "x").interventions, *_trigger(ds[:1], pos, 75.0, "x").interventions),
+        )
+    )
+    arms.append(_clamp(ds[1:3], -0.5, "random-0 clamp c=-0.5 L1-2", "random", seed))
+    arms.append(_clamp(ds[1:3], -0.5, "shuffled clamp c=-0.5 L1-2", "shuffled", seed))
     return arms
 
 
