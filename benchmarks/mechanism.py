@@ -398,9 +398,9 @@ def main(argv: list[str] | None = None) -> int:
                     kind = step.split("-")[1]
                     if kind == "clamp":
                         arms = clamp_arms(fam["decision"], seed=args.seed)
-                    elif kind in ("trigger", "combo", "push"):
+                    elif kind in ("trigger", "combo", "push", "l0"):
                         pos = faithful_positions(organism, oset, vb, sites, args.n_direction, args.work)
-                        make = {"trigger": trigger_arms, "combo": combo_arms, "push": push_arms}[kind]
+                        make = {"trigger": trigger_arms, "combo": combo_arms, "push": push_arms, "l0": l0_arms}[kind]
                         arms = make(fam["decision"], pos, seed=args.seed)
                     else:
                         arms = layer_arms(fam["decision"], args.work / "decision.npz", sites, seed=args.seed)
@@ -537,6 +537,8 @@ FRESH_EXTRA = (
     "fresh-combo-B",
     "fresh-push-A",
     "fresh-push-B",
+    "fresh-l0-A",
+    "fresh-l0-B",
 )
 CLAMP_AT = (0.0, 0.5, 0.25)  # caps, in multiples of |d| above voice B's decision-position mean
 TRIGGER_Q = (95.0, 90.0)  # conditional ablation: percentiles of faithful positions' projections
@@ -655,6 +657,22 @@ def push_arms(ds: list[Direction], pos: dict[str, np.ndarray], *, seed: int) -> 
     )
     arms.append(_clamp(ds[1:3], -0.5, "random-0 clamp c=-0.5 L1-2", "random", seed))
     arms.append(_clamp(ds[1:3], -0.5, "shuffled clamp c=-0.5 L1-2", "shuffled", seed))
+    return arms
+
+
+def l0_arms(ds: list[Direction], pos: dict[str, np.ndarray], *, seed: int) -> list[Arm]:
+    """Mean ablation at layers 1-2 plus the layer-0 trigger at lower percentiles (50, 25: more of
+    layer 0 moved toward its mean ablation, which removes more but costs faithful WER), clamping
+    at layers 1-2 at ``c = -0.25``, and a random control of the q50 combination."""
+
+    def arm(label: str, q: float, control: str = "") -> Arm:
+        rng = np.random.default_rng([seed, 14, 3]) if control else None
+        inner = _ablate(ds[1:3], "mean", "x", rng).interventions
+        return Arm(label, (*inner, *_trigger(ds[:1], pos, q, "x", control, seed).interventions))
+
+    arms = [arm(f"mean-ablate L1-2 + trigger q{q:g} L0", q) for q in (50.0, 25.0)]
+    arms.append(_clamp(ds[1:3], -0.25, "clamp c=-0.25 L1-2"))
+    arms.append(arm("random-0 mean-ablate L1-2 + trigger q50 L0", 50.0, "random"))
     return arms
 
 
