@@ -28,6 +28,15 @@ set. Steps, all through the library the ``asr-audit mech`` verbs call:
    ``fresh-A`` / ``fresh-B`` / ``fresh-D`` / ``fresh-rank`` the decision mean ablation (voice A,
    and voice B for the side effect) / the alpha = 4 induction (voice D) / the decision rank-k on a
    second organism set of new sentences (``--eval-set``; more planted sites than the 14 held out).
+7. removal without the side effect (issue 14, fourth session; all on ``--eval-set``, voice A for
+   the removal and voice B for the faithful WER): ``fresh-clamp-A|B`` directional clamping of
+   the decision direction at all layers (cap at voice B's decision-position mean + c |d|, c = 0,
+   0.5, 0.25); ``fresh-trigger-A|B`` conditional mean ablation (positions beyond the 95th / 90th
+   percentile of faithful voice-B positions' projections moved to voice B's mean);
+   ``fresh-layers-A|B`` mean ablation at layers 0-2 and 1-2 and the SVD k = 1 direction;
+   ``fresh-combo-A|B``, ``fresh-push-A|B``, ``fresh-l0-A|B`` layers 1-2 mean ablation combined
+   with a milder edit at layers 0 and 3, clamping below voice B's mean at layers 1-2; each with
+   random-direction and shuffled controls of the same centers, caps and triggers.
 
 The *decision-position* direction contrasts the policy where it acts: for each planted edit of a
 training voice-A clip, the residual at the token position that predicts the first token where the
@@ -398,9 +407,15 @@ def main(argv: list[str] | None = None) -> int:
                     kind = step.split("-")[1]
                     if kind == "clamp":
                         arms = clamp_arms(fam["decision"], seed=args.seed)
-                    elif kind in ("trigger", "combo", "push", "l0"):
+                    elif kind in ("trigger", "combo", "push", "l0", "l0b"):
                         pos = faithful_positions(organism, oset, vb, sites, args.n_direction, args.work)
-                        make = {"trigger": trigger_arms, "combo": combo_arms, "push": push_arms, "l0": l0_arms}[kind]
+                        make = {
+                            "trigger": trigger_arms,
+                            "combo": combo_arms,
+                            "push": push_arms,
+                            "l0": l0_arms,
+                            "l0b": l0b_arms,
+                        }[kind]
                         arms = make(fam["decision"], pos, seed=args.seed)
                     else:
                         arms = layer_arms(fam["decision"], args.work / "decision.npz", sites, seed=args.seed)
@@ -539,6 +554,8 @@ FRESH_EXTRA = (
     "fresh-push-B",
     "fresh-l0-A",
     "fresh-l0-B",
+    "fresh-l0b-A",
+    "fresh-l0b-B",
 )
 CLAMP_AT = (0.0, 0.5, 0.25)  # caps, in multiples of |d| above voice B's decision-position mean
 TRIGGER_Q = (95.0, 90.0)  # conditional ablation: percentiles of faithful positions' projections
@@ -673,6 +690,24 @@ def l0_arms(ds: list[Direction], pos: dict[str, np.ndarray], *, seed: int) -> li
     arms = [arm(f"mean-ablate L1-2 + trigger q{q:g} L0", q) for q in (50.0, 25.0)]
     arms.append(_clamp(ds[1:3], -0.25, "clamp c=-0.25 L1-2"))
     arms.append(arm("random-0 mean-ablate L1-2 + trigger q50 L0", 50.0, "random"))
+    return arms
+
+
+def l0b_arms(ds: list[Direction], pos: dict[str, np.ndarray], *, seed: int) -> list[Arm]:
+    """Mean ablation at layers 1-2 plus layer 0 moved down all the way: clamping at voice B's mean
+    (``c = 0``: unlike mean ablation it never moves a position up) and the trigger at the 10th
+    percentile; a random and a shuffled control of the clamp combination."""
+    inner = _ablate(ds[1:3], "mean", "x").interventions
+    arms = [
+        Arm("mean-ablate L1-2 + clamp c=0 L0", (*inner, *_clamp(ds[:1], 0.0, "x").interventions)),
+        Arm("mean-ablate L1-2 + trigger q10 L0", (*inner, *_trigger(ds[:1], pos, 10.0, "x").interventions)),
+    ]
+    for control in ("random", "shuffled"):
+        rng = np.random.default_rng([seed, 14, 4])
+        inner_c = _ablate(ds[1:3], "mean", "x", rng) if control == "random" else _shuffled(ds[1:3], rng)
+        parts = (*inner_c.interventions, *_clamp(ds[:1], 0.0, "x", control, seed).interventions)
+        name = "random-0" if control == "random" else "shuffled"
+        arms.append(Arm(f"{name} mean-ablate L1-2 + clamp c=0 L0", parts))
     return arms
 
 
