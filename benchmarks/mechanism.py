@@ -407,7 +407,7 @@ def main(argv: list[str] | None = None) -> int:
                     kind = step.split("-")[1]
                     if kind == "clamp":
                         arms = clamp_arms(fam["decision"], seed=args.seed)
-                    elif kind in ("trigger", "combo", "push", "l0", "l0b"):
+                    elif kind in ("trigger", "combo", "push", "l0", "l0b", "l0c"):
                         pos = faithful_positions(organism, oset, vb, sites, args.n_direction, args.work)
                         make = {
                             "trigger": trigger_arms,
@@ -415,6 +415,7 @@ def main(argv: list[str] | None = None) -> int:
                             "push": push_arms,
                             "l0": l0_arms,
                             "l0b": l0b_arms,
+                            "l0c": l0c_arms,
                         }[kind]
                         arms = make(fam["decision"], pos, seed=args.seed)
                     else:
@@ -556,6 +557,8 @@ FRESH_EXTRA = (
     "fresh-l0-B",
     "fresh-l0b-A",
     "fresh-l0b-B",
+    "fresh-l0c-A",
+    "fresh-l0c-B",
 )
 CLAMP_AT = (0.0, 0.5, 0.25)  # caps, in multiples of |d| above voice B's decision-position mean
 TRIGGER_Q = (95.0, 90.0)  # conditional ablation: percentiles of faithful positions' projections
@@ -708,6 +711,28 @@ def l0b_arms(ds: list[Direction], pos: dict[str, np.ndarray], *, seed: int) -> l
         parts = (*inner_c.interventions, *_clamp(ds[:1], 0.0, "x", control, seed).interventions)
         name = "random-0" if control == "random" else "shuffled"
         arms.append(Arm(f"{name} mean-ablate L1-2 + clamp c=0 L0", parts))
+    return arms
+
+
+def l0c_arms(ds: list[Direction], pos: dict[str, np.ndarray], *, seed: int) -> list[Arm]:
+    """``fresh-l0b``'s best (layers 1-2 mean-ablated, layer 0 clamped at voice B's mean) plus layer 3
+    clamped at voice B's mean or triggered at q95; layers 1-2 clamped a tenth of a gap below voice
+    B's mean instead, with layer 0 clamped; a random control of the last (same caps)."""
+    inner = _ablate(ds[1:3], "mean", "x").interventions
+    l0 = _clamp(ds[:1], 0.0, "x").interventions
+    arms = [
+        Arm("mean-ablate L1-2 + clamp c=0 L0,L3", (*inner, *l0, *_clamp(ds[3:], 0.0, "x").interventions)),
+        Arm(
+            "mean-ablate L1-2 + clamp c=0 L0 + trigger q95 L3",
+            (*inner, *l0, *_trigger(ds[3:], pos, 95.0, "x").interventions),
+        ),
+        Arm("clamp c=-0.1 L1-2 + clamp c=0 L0", (*_clamp(ds[1:3], -0.1, "x").interventions, *l0)),
+    ]
+    parts = (
+        *_clamp(ds[1:3], -0.1, "x", "random", seed).interventions,
+        *_clamp(ds[:1], 0.0, "x", "random", seed + 1).interventions,
+    )
+    arms.append(Arm("random-0 clamp c=-0.1 L1-2 + clamp c=0 L0", parts))
     return arms
 
 
