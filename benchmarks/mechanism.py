@@ -407,7 +407,7 @@ def main(argv: list[str] | None = None) -> int:
                     kind = step.split("-")[1]
                     if kind == "clamp":
                         arms = clamp_arms(fam["decision"], seed=args.seed)
-                    elif kind in ("trigger", "combo", "push", "l0", "l0b", "l0c"):
+                    elif kind in ("trigger", "combo", "push", "l0", "l0b", "l0c", "l0d"):
                         pos = faithful_positions(organism, oset, vb, sites, args.n_direction, args.work)
                         make = {
                             "trigger": trigger_arms,
@@ -416,6 +416,7 @@ def main(argv: list[str] | None = None) -> int:
                             "l0": l0_arms,
                             "l0b": l0b_arms,
                             "l0c": l0c_arms,
+                            "l0d": l0d_arms,
                         }[kind]
                         arms = make(fam["decision"], pos, seed=args.seed)
                     else:
@@ -559,6 +560,8 @@ FRESH_EXTRA = (
     "fresh-l0b-B",
     "fresh-l0c-A",
     "fresh-l0c-B",
+    "fresh-l0d-A",
+    "fresh-l0d-B",
 )
 CLAMP_AT = (0.0, 0.5, 0.25)  # caps, in multiples of |d| above voice B's decision-position mean
 TRIGGER_Q = (95.0, 90.0)  # conditional ablation: percentiles of faithful positions' projections
@@ -733,6 +736,23 @@ def l0c_arms(ds: list[Direction], pos: dict[str, np.ndarray], *, seed: int) -> l
         *_clamp(ds[:1], 0.0, "x", "random", seed + 1).interventions,
     )
     arms.append(Arm("random-0 clamp c=-0.1 L1-2 + clamp c=0 L0", parts))
+    return arms
+
+
+def l0d_arms(ds: list[Direction], pos: dict[str, np.ndarray], *, seed: int) -> list[Arm]:
+    """Between ``fresh-l0b``'s best and ``fresh-l0c``'s ``c = -0.1``: clamping at voice B's mean at
+    layers 0-2 (no position moved up), layers 1-2 clamped at ``c = -0.05`` with layer 0 at ``c = 0``,
+    and a random control of the latter (same caps)."""
+    l0 = _clamp(ds[:1], 0.0, "x").interventions
+    arms = [
+        _clamp(ds[:3], 0.0, "clamp c=0 L0-2"),
+        Arm("clamp c=-0.05 L1-2 + clamp c=0 L0", (*_clamp(ds[1:3], -0.05, "x").interventions, *l0)),
+    ]
+    parts = (
+        *_clamp(ds[1:3], -0.05, "x", "random", seed).interventions,
+        *_clamp(ds[:1], 0.0, "x", "random", seed + 1).interventions,
+    )
+    arms.append(Arm("random-0 clamp c=-0.05 L1-2 + clamp c=0 L0", parts))
     return arms
 
 
