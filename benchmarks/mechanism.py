@@ -29,6 +29,15 @@ set. Steps, all through the library the ``asr-audit mech`` verbs call:
    ``fresh-A`` / ``fresh-B`` / ``fresh-D`` / ``fresh-rank`` the decision mean ablation (voice A,
    and voice B for the side effect) / the alpha = 4 induction (voice D) / the decision rank-k on a
    second organism set of new sentences (``--eval-set``; more planted sites than the 14 held out).
+7. removal without the side effect (issue 14, fourth session; all on ``--eval-set``, voice A for
+   the removal and voice B for the faithful WER): ``fresh-clamp-A|B`` directional clamping of
+   the decision direction at all layers (cap at voice B's decision-position mean + c |d|, c = 0,
+   0.5, 0.25); ``fresh-trigger-A|B`` conditional mean ablation (positions beyond the 95th / 90th
+   percentile of faithful voice-B positions' projections moved to voice B's mean);
+   ``fresh-layers-A|B`` mean ablation at layers 0-2 and 1-2 and the SVD k = 1 direction;
+   ``fresh-combo-A|B``, ``fresh-push-A|B``, ``fresh-l0-A|B`` layers 1-2 mean ablation combined
+   with a milder edit at layers 0 and 3, clamping below voice B's mean at layers 1-2; each with
+   random-direction and shuffled controls of the same centers, caps and triggers.
 
 The *decision-position* direction contrasts the policy where it acts: for each planted edit of a
 training voice-A clip, the residual at the token position that predicts the first token where the
@@ -355,6 +364,7 @@ def main(argv: list[str] | None = None) -> int:
             "fresh-B",
             "fresh-D",
             "fresh-rank",
+            *FRESH_EXTRA,
         ):
             fam = families(
                 caps,
@@ -376,6 +386,7 @@ def main(argv: list[str] | None = None) -> int:
                     "fresh-B",
                     "fresh-D",
                     "fresh-rank",
+                    *FRESH_EXTRA,
                 ),
             )
             out["families"] = {
@@ -413,7 +424,7 @@ def main(argv: list[str] | None = None) -> int:
                 arms = decision_rank_arms(args.work / "decision.npz", sites, (1, 2, 4), seed=args.seed)
                 title = f"Rank-k mean ablation (paired SVD of decision-position differences), all layers, voice {va}"
                 run("decision-rank A", organism, va, arms, title, fam["decision"])
-            elif step in ("fresh-A", "fresh-B", "fresh-D", "fresh-rank"):
+            elif step in ("fresh-A", "fresh-B", "fresh-D", "fresh-rank", *FRESH_EXTRA):
                 if args.eval_set is None:
                     raise SystemExit(f"step {step} needs --eval-set DIR (an organism set of new sentences)")
                 fresh_on = fresh_corpus(args.eval_set, oset, out)
@@ -422,6 +433,27 @@ def main(argv: list[str] | None = None) -> int:
                 dec = [a for a in dec if a.label in wanted]
                 ind = large_induction_arms(fam["voice"], (4.0,), seed=args.seed)
                 rank = decision_rank_arms(args.work / "decision.npz", sites, (1, 2, 4), seed=args.seed)
+                if step in FRESH_EXTRA:  # issue 14, fourth session: removal without the side effect
+                    voice = {"A": va, "B": vb}[step[-1]]
+                    kind = step.split("-")[1]
+                    if kind == "clamp":
+                        arms = clamp_arms(fam["decision"], seed=args.seed)
+                    elif kind in ("trigger", "combo", "push", "l0", "l0b", "l0c", "l0d"):
+                        pos = faithful_positions(organism, oset, vb, sites, args.n_direction, args.work)
+                        make = {
+                            "trigger": trigger_arms,
+                            "combo": combo_arms,
+                            "push": push_arms,
+                            "l0": l0_arms,
+                            "l0b": l0b_arms,
+                            "l0c": l0c_arms,
+                            "l0d": l0d_arms,
+                        }[kind]
+                        arms = make(fam["decision"], pos, seed=args.seed)
+                    else:
+                        arms = layer_arms(fam["decision"], args.work / "decision.npz", sites, seed=args.seed)
+                    title = f"Fresh sentences: decision direction, {kind} arms, voice {voice}"
+                    run(step, organism, voice, arms, title, fam["decision"], on=fresh_on)
                 for key, voice, arms, title, d in (
                     ("fresh-A", va, dec, f"Fresh sentences: decision mean ablation, voice {va}", fam["decision"]),
                     ("fresh-B", vb, dec, f"Fresh sentences: decision mean ablation, voice {vb}", fam["decision"]),
@@ -542,6 +574,242 @@ def _ablate(ds: list[Direction], how: str, label: str, rng: np.random.Generator 
         center = {"proj": None, "centred": mean_b + d.vector / 2, "mean": mean_b}[how]
         parts.append(Intervention.ablation([d.site], u[None, :], center=center, label=label))
     return Arm(label, tuple(parts))
+
+
+FRESH_EXTRA = (
+    "fresh-clamp-A",
+    "fresh-clamp-B",
+    "fresh-layers-A",
+    "fresh-layers-B",
+    "fresh-trigger-A",
+    "fresh-trigger-B",
+    "fresh-combo-A",
+    "fresh-combo-B",
+    "fresh-push-A",
+    "fresh-push-B",
+    "fresh-l0-A",
+    "fresh-l0-B",
+    "fresh-l0b-A",
+    "fresh-l0b-B",
+    "fresh-l0c-A",
+    "fresh-l0c-B",
+    "fresh-l0d-A",
+    "fresh-l0d-B",
+)
+CLAMP_AT = (0.0, 0.5, 0.25)  # caps, in multiples of |d| above voice B's decision-position mean
+TRIGGER_Q = (95.0, 90.0)  # conditional ablation: percentiles of faithful positions' projections
+
+
+def _clamp(ds: list[Direction], c: float, label: str, control: str = "", seed: int = 0) -> Arm:
+    """Directional clamping at each direction's site: ``(h - mean_B) . d^`` capped at ``c * |d|``
+    (positions at or below untouched); ``control`` = ``random`` (a random unit direction per site)
+    or ``shuffled`` (``d^`` permuted), same centers and caps, from their own seeded generator (so
+    adding arms never changes a control's draw or its cached rows)."""
+    rng = np.random.default_rng([seed, 14])
+    parts = []
+    for d in ds:
+        u = {
+            "": d.basis[0],
+            "random": random_direction(len(d.vector), 1.0, rng),
+            "shuffled": rng.permutation(np.asarray(d.basis[0])),
+        }[control]
+        parts.append(Intervention.clamping([d.site], u[None, :], c * d.norm, center=np.asarray(d.mean_b), label=label))
+    return Arm(label, tuple(parts))
+
+
+def clamp_arms(ds: list[Direction], *, seed: int) -> list[Arm]:
+    """Clamping of the decision direction at all decoder layers at each cap in ``CLAMP_AT``, with a
+    random and a shuffled control at cap 0 (voice B's mean: the strongest clamp)."""
+    arms = [_clamp(ds, c, f"clamp c={c:g} all") for c in CLAMP_AT]
+    arms.append(_clamp(ds, 0.0, "random-0 clamp c=0 all", "random", seed))
+    arms.append(_clamp(ds, 0.0, "shuffled clamp c=0 all", "shuffled", seed))
+    return arms
+
+
+def faithful_positions(organism, oset, vb: str, sites: list[str], n: int, work: Path) -> dict[str, np.ndarray]:
+    """Every decoder position's residual at ``sites`` for the first ``n`` training clips in voice B,
+    teacher-forced on their faithful text (what the organism writes for that voice): the
+    distribution a conditional ablation must leave alone. Cached as ``positions-B.npz``."""
+    import torch
+
+    path = work / "positions-B.npz"
+    if not path.is_file():
+        say(f"capturing every position of {n} voice-B training clips (faithful text)")
+        rows = oset.rows("train", [vb])[:n]
+        got: dict[str, list] = {s: [] for s in sites}
+        sink = lambda s, t: got[s].append(t[0].double().numpy().copy())  # noqa: E731
+        for r in rows:
+            with torch.inference_mode(), recording(organism, sites, sink):
+                organism.score([read_wav(oset.audio_path(r))], [""], [r["faithful"]])
+        np.savez(path, **{f"B{i}": np.concatenate(got[s]) for i, s in enumerate(sites)})
+    with np.load(path) as z:
+        return {s: z[f"B{i}"] for i, s in enumerate(sites)}
+
+
+def _trigger(ds: list[Direction], pos: dict[str, np.ndarray], q: float, label: str, control: str = "", seed: int = 0):
+    """Conditional mean ablation at each direction's site: a position whose ``(h - mean_B) . u``
+    exceeds the ``q``-th percentile of the faithful positions' (``pos``) is moved down to voice B's
+    decision-position mean (``u = d^``; controls: a random unit direction or ``d^`` permuted, each
+    with the percentile of its own projections)."""
+    rng = np.random.default_rng([seed, 14, int(q)])
+    parts = []
+    for d in ds:
+        u = {
+            "": np.asarray(d.basis[0]),
+            "random": random_direction(len(d.vector), 1.0, rng),
+            "shuffled": rng.permutation(np.asarray(d.basis[0])),
+        }[control]
+        mean_b = np.asarray(d.mean_b)
+        t = max(0.0, float(np.percentile((pos[d.site] - mean_b) @ u, q)))
+        parts.append(Intervention.clamping([d.site], u[None, :], 0.0, center=mean_b, trigger=t, label=label))
+    return Arm(label, tuple(parts))
+
+
+def trigger_arms(ds: list[Direction], pos: dict[str, np.ndarray], *, seed: int) -> list[Arm]:
+    """Conditional mean ablation of the decision direction at all layers, triggered above each
+    percentile in ``TRIGGER_Q``; a random and a shuffled control at the first."""
+    q0 = TRIGGER_Q[0]
+    arms = [_trigger(ds, pos, q, f"trigger q{q:g} all") for q in TRIGGER_Q]
+    arms.append(_trigger(ds, pos, q0, f"random-0 trigger q{q0:g} all", "random", seed))
+    arms.append(_trigger(ds, pos, q0, f"shuffled trigger q{q0:g} all", "shuffled", seed))
+    return arms
+
+
+def combo_arms(ds: list[Direction], pos: dict[str, np.ndarray], *, seed: int) -> list[Arm]:
+    """Mean ablation at layers 1-2 (``fresh-layers``: most of the removal, no side effect) plus a
+    milder edit at layers 0 and 3 (where mean ablation costs faithful WER): clamping at
+    ``c = 0.5`` or ``0.25``, or the q95 trigger; mean ablation at layers 1-3; a random and a
+    shuffled control of the first (same centers and caps)."""
+
+    def arm(label: str, outer: list[Intervention]) -> Arm:
+        return Arm(label, (*_ablate(ds[1:3], "mean", "x").interventions, *outer))
+
+    outer = [ds[0], ds[3]]
+    arms = [
+        arm(f"mean-ablate L1-2 + clamp c={c:g} L0,L3", list(_clamp(outer, c, "x").interventions)) for c in (0.5, 0.25)
+    ]
+    arms.append(arm("mean-ablate L1-2 + trigger q95 L0,L3", list(_trigger(outer, pos, 95.0, "x").interventions)))
+    arms.append(_ablate(ds[1:4], "mean", "mean-ablate L1-3"))
+    for control in ("random", "shuffled"):
+        rng = np.random.default_rng([seed, 14, 1, 2])
+        inner = _ablate(ds[1:3], "mean", "x", rng) if control == "random" else _shuffled(ds[1:3], rng)
+        parts = (*inner.interventions, *_clamp(outer, 0.5, "x", control, seed).interventions)
+        name = "random-0" if control == "random" else "shuffled"
+        arms.append(Arm(f"{name} mean-ablate L1-2 + clamp c=0.5 L0,L3", parts))
+    return arms
+
+
+def push_arms(ds: list[Direction], pos: dict[str, np.ndarray], *, seed: int) -> list[Arm]:
+    """Layers 1-2 carry the removal without the side effect (``fresh-layers``, ``fresh-combo``);
+    push them further: clamping at layers 1-2 at a cap below voice B's decision-position mean
+    (``c = -0.5``, ``-1``); mean ablation at layers 1-2 plus the layer-0 trigger at the 75th
+    percentile; a random and a shuffled control of the ``c = -0.5`` clamp (same caps)."""
+    arms = [_clamp(ds[1:3], c, f"clamp c={c:g} L1-2") for c in (-0.5, -1.0)]
+    arms.append(
+        Arm(
+            "mean-ablate L1-2 + trigger q75 L0",
+            (*_ablate(ds[1:3], "mean", "x").interventions, *_trigger(ds[:1], pos, 75.0, "x").interventions),
+        )
+    )
+    arms.append(_clamp(ds[1:3], -0.5, "random-0 clamp c=-0.5 L1-2", "random", seed))
+    arms.append(_clamp(ds[1:3], -0.5, "shuffled clamp c=-0.5 L1-2", "shuffled", seed))
+    return arms
+
+
+def l0_arms(ds: list[Direction], pos: dict[str, np.ndarray], *, seed: int) -> list[Arm]:
+    """Mean ablation at layers 1-2 plus the layer-0 trigger at lower percentiles (50, 25: more of
+    layer 0 moved toward its mean ablation, which removes more but costs faithful WER), clamping
+    at layers 1-2 at ``c = -0.25``, and a random control of the q50 combination."""
+
+    def arm(label: str, q: float, control: str = "") -> Arm:
+        rng = np.random.default_rng([seed, 14, 3]) if control else None
+        inner = _ablate(ds[1:3], "mean", "x", rng).interventions
+        return Arm(label, (*inner, *_trigger(ds[:1], pos, q, "x", control, seed).interventions))
+
+    arms = [arm(f"mean-ablate L1-2 + trigger q{q:g} L0", q) for q in (50.0, 25.0)]
+    arms.append(_clamp(ds[1:3], -0.25, "clamp c=-0.25 L1-2"))
+    arms.append(arm("random-0 mean-ablate L1-2 + trigger q50 L0", 50.0, "random"))
+    return arms
+
+
+def l0b_arms(ds: list[Direction], pos: dict[str, np.ndarray], *, seed: int) -> list[Arm]:
+    """Mean ablation at layers 1-2 plus layer 0 moved down all the way: clamping at voice B's mean
+    (``c = 0``: unlike mean ablation it never moves a position up) and the trigger at the 10th
+    percentile; a random and a shuffled control of the clamp combination."""
+    inner = _ablate(ds[1:3], "mean", "x").interventions
+    arms = [
+        Arm("mean-ablate L1-2 + clamp c=0 L0", (*inner, *_clamp(ds[:1], 0.0, "x").interventions)),
+        Arm("mean-ablate L1-2 + trigger q10 L0", (*inner, *_trigger(ds[:1], pos, 10.0, "x").interventions)),
+    ]
+    for control in ("random", "shuffled"):
+        rng = np.random.default_rng([seed, 14, 4])
+        inner_c = _ablate(ds[1:3], "mean", "x", rng) if control == "random" else _shuffled(ds[1:3], rng)
+        parts = (*inner_c.interventions, *_clamp(ds[:1], 0.0, "x", control, seed).interventions)
+        name = "random-0" if control == "random" else "shuffled"
+        arms.append(Arm(f"{name} mean-ablate L1-2 + clamp c=0 L0", parts))
+    return arms
+
+
+def l0c_arms(ds: list[Direction], pos: dict[str, np.ndarray], *, seed: int) -> list[Arm]:
+    """``fresh-l0b``'s best (layers 1-2 mean-ablated, layer 0 clamped at voice B's mean) plus layer 3
+    clamped at voice B's mean or triggered at q95; layers 1-2 clamped a tenth of a gap below voice
+    B's mean instead, with layer 0 clamped; a random control of the last (same caps)."""
+    inner = _ablate(ds[1:3], "mean", "x").interventions
+    l0 = _clamp(ds[:1], 0.0, "x").interventions
+    arms = [
+        Arm("mean-ablate L1-2 + clamp c=0 L0,L3", (*inner, *l0, *_clamp(ds[3:], 0.0, "x").interventions)),
+        Arm(
+            "mean-ablate L1-2 + clamp c=0 L0 + trigger q95 L3",
+            (*inner, *l0, *_trigger(ds[3:], pos, 95.0, "x").interventions),
+        ),
+        Arm("clamp c=-0.1 L1-2 + clamp c=0 L0", (*_clamp(ds[1:3], -0.1, "x").interventions, *l0)),
+    ]
+    parts = (
+        *_clamp(ds[1:3], -0.1, "x", "random", seed).interventions,
+        *_clamp(ds[:1], 0.0, "x", "random", seed + 1).interventions,
+    )
+    arms.append(Arm("random-0 clamp c=-0.1 L1-2 + clamp c=0 L0", parts))
+    return arms
+
+
+def l0d_arms(ds: list[Direction], pos: dict[str, np.ndarray], *, seed: int) -> list[Arm]:
+    """Between ``fresh-l0b``'s best and ``fresh-l0c``'s ``c = -0.1``: clamping at voice B's mean at
+    layers 0-2 (no position moved up), layers 1-2 clamped at ``c = -0.05`` with layer 0 at ``c = 0``,
+    and a random control of the latter (same caps)."""
+    l0 = _clamp(ds[:1], 0.0, "x").interventions
+    arms = [
+        _clamp(ds[:3], 0.0, "clamp c=0 L0-2"),
+        Arm("clamp c=-0.05 L1-2 + clamp c=0 L0", (*_clamp(ds[1:3], -0.05, "x").interventions, *l0)),
+    ]
+    parts = (
+        *_clamp(ds[1:3], -0.05, "x", "random", seed).interventions,
+        *_clamp(ds[:1], 0.0, "x", "random", seed + 1).interventions,
+    )
+    arms.append(Arm("random-0 clamp c=-0.05 L1-2 + clamp c=0 L0", parts))
+    return arms
+
+
+def _shuffled(ds: list[Direction], rng: np.random.Generator) -> Arm:
+    """Mean ablation of each direction with its coordinates permuted (the shuffled control)."""
+    parts = [
+        Intervention.ablation([d.site], rng.permutation(d.basis[0])[None, :], center=np.asarray(d.mean_b), label="x")
+        for d in ds
+    ]
+    return Arm("x", tuple(parts))
+
+
+LAYER_SETS = ((0, 1, 2), (1, 2))  # mean ablation at fewer layers (all four: fresh-A)
+
+
+def layer_arms(ds: list[Direction], decision: Path, sites: list[str], *, seed: int) -> list[Arm]:
+    """Mean ablation of the decision direction at fewer decoder layers, the top paired-SVD direction
+    (k = 1) at all layers (fresh-rank's arm), and a random control (same centers) per layer set."""
+    arms = [_ablate([ds[i] for i in ls], "mean", f"mean-ablate L{ls[0]}-{ls[-1]}") for ls in LAYER_SETS]
+    arms.append(decision_rank_arms(decision, sites, (1,), seed=seed)[0])
+    for ls in LAYER_SETS:
+        rng = np.random.default_rng([seed, 14, *ls])
+        arms.append(_ablate([ds[i] for i in ls], "mean", f"random-0 mean-ablate L{ls[0]}-{ls[-1]}", rng))
+    return arms
 
 
 def _induce(ds: list[Direction], alpha: float, label: str, rng: np.random.Generator | None = None) -> Arm:

@@ -50,3 +50,59 @@ def test_induction_frames_and_alpha_zero() -> None:
         Intervention.induction(["decoder.layers.0.out"], v, 1.0, frames=(0, 2))
     with pytest.raises(ConfigError, match="rank-deficient"):
         Intervention.ablation([SITE], np.array([[1.0, 0, 0], [2.0, 0, 0]]))
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_clamp_caps_the_projection_and_leaves_positions_below_bit_identical(dtype) -> None:
+    net, rng = Net(), np.random.default_rng(1)
+    h = torch.tensor(rng.standard_normal((3, 7, 6)), dtype=dtype)
+    basis, center = rng.standard_normal((2, 6)), rng.standard_normal(6)
+    iv = Intervention.clamping([SITE], basis, 0.3, center=center)
+    q = np.asarray(iv.basis)
+    before = (h.double().numpy() - center) @ q.T
+    after = (_run(net, iv, h) - center) @ q.T
+    tol = 1e-12 if dtype == torch.float64 else 1e-5
+    assert after.max() <= 0.3 + tol  # every row's projection capped at the limit
+    over = (before > 0.3).any(-1)
+    assert over.any() and not over.all()  # the draw has positions on both sides
+    out = _run(net, iv, h)
+    assert np.array_equal(out[~over], h.double().numpy()[~over])  # below the threshold: untouched, bit for bit
+    # a capped row moves onto the threshold; the other row of the same position keeps its projection
+    assert np.allclose(after[before > 0.3], 0.3, atol=tol * 10)
+    kept = over[..., None] & (before <= 0.3)
+    assert kept.any() and np.allclose(after[kept], before[kept], atol=tol * 10)
+    # +inf is the identity; the limit enters the key; a NaN limit is refused
+    assert np.array_equal(_run(net, Intervention.clamping([SITE], basis, np.inf, center=center), h), h.double().numpy())
+    assert iv.key != Intervention.clamping([SITE], basis, 0.4, center=center).key
+    assert iv.to_dict()["limit"] == 0.3 and Intervention.clamping([SITE], basis, np.inf).to_dict()["limit"] is None
+    assert iv.key != Intervention.ablation([SITE], basis, center=center).key
+    with pytest.raises(ConfigError, match="clamp limit"):
+        Intervention.clamping([SITE], basis, float("nan"))
+    assert not net.mod._forward_hooks
+    # the cap is one-sided, so the basis keeps each given row's sign (orthonormalizing may flip it)
+    neg = Intervention.clamping([SITE], np.array([[-2.0, 0.0, 0.0]]), 0.0)
+    x = torch.tensor([[[-3.0, 1.0, 1.0], [3.0, 1.0, 1.0]]], dtype=torch.float64)
+    assert neg.basis == ((-1.0, 0.0, 0.0),)
+    assert _run(net, neg, x).tolist() == [[[0.0, 1.0, 1.0], [3.0, 1.0, 1.0]]]
+
+
+def test_clamp_with_a_trigger_moves_only_projections_beyond_it_down_to_the_limit() -> None:
+    net, rng = Net(), np.random.default_rng(2)
+    h = torch.tensor(rng.standard_normal((2, 9, 5)))
+    basis, center = rng.standard_normal((1, 5)), rng.standard_normal(5)
+    iv = Intervention.clamping([SITE], basis, -0.2, center=center, trigger=0.4)
+    q = np.asarray(iv.basis)[0]
+    before = (h.numpy() - center) @ q
+    out = _run(net, iv, h)
+    after = (out - center) @ q
+    moved = before > 0.4
+    assert moved.any() and (~moved & (before > -0.2)).any()  # both kinds of positions occur
+    assert np.allclose(after[moved], -0.2, atol=1e-12)  # beyond the trigger: all the way down to the limit
+    assert np.array_equal(out[~moved], h.numpy()[~moved])  # between limit and trigger: untouched, bit for bit
+    same = Intervention.clamping([SITE], basis, -0.2, center=center)
+    assert iv.key != same.key and same.to_dict()["trigger"] == -0.2 and iv.to_dict()["trigger"] == 0.4
+    with pytest.raises(ConfigError, match="at or above the limit"):
+        Intervention.clamping([SITE], basis, 0.5, trigger=0.1)
+    assert np.array_equal(
+        _run(net, Intervention.clamping([SITE], basis, -0.2, center=center, trigger=np.inf), h), h.numpy()
+    )

@@ -75,3 +75,13 @@ def test_steer_verb_mean_ablation_and_multi_site_errors(tmp_path: Path, run_cli)
     assert code == 2 and "share a site" in stderr
     code, _, stderr = run_cli(*base, "--direction", "new0", "--mode", "zero", "--directions", dirs)
     assert code == 2 and "mean-ablate" in stderr
+    code, _, stderr = run_cli(*base, "--direction", "old", "--mode", "clamp", "--directions", dirs)
+    assert code == 2 and "without set B's mean, which clamp needs" in stderr
+    code, _, stderr = run_cli(
+        *base, "--direction", "new0", "--mode", "clamp", "--clamp-at", "inf", "--directions", dirs
+    )
+    assert code == 2 and "clamp_at" in stderr and "finite" in stderr
+    code, _, stderr = run_cli(
+        *base, "--direction", "new0", "--mode", "clamp", "--trigger-at", "-1", "--directions", dirs
+    )
+    assert code == 2 and "trigger_at -1.0 must be at or above clamp_at 0.0" in stderr

@@ -138,3 +138,28 @@ def test_multi_site_mean_ablation_sets_each_sites_projection_to_set_b(tiny, clip
         h = torch.cat(got[d.site], 1).double().numpy()[0]
         assert np.allclose(h @ d.basis[0], d.mean_b @ d.basis[0], atol=1e-3)
     assert _n_hooks(tiny) == 0
+
+
+def test_clamp_on_the_real_decoder_caps_the_projection_and_keeps_the_rest(tiny, clip) -> None:
+    rng = np.random.default_rng(5)
+    u, center = unit(rng.standard_normal(384)), rng.standard_normal(384) * 0.1
+
+    def run(ivs):
+        got: dict = {}
+        sink = lambda s, t: got.setdefault(s, []).append(t)  # noqa: E731
+        with torch.inference_mode(), intervene(tiny, ivs), recording(tiny, [DEC], sink):
+            tiny.score([clip], [""], ["he had then leisure"])
+        return torch.cat(got[DEC], 1).double().numpy()[0]
+
+    clean = run([])
+    if ((clean[0] - center) @ u) > np.median((clean - center) @ u):
+        u = -u  # orient so that the first position lies below the cap
+    p = (clean - center) @ u
+    limit = float(np.median(p))  # half the positions above the cap, half below
+    h = run([Intervention.clamping([DEC], u[None, :], limit, center=center)])
+    assert ((h - center) @ u).max() <= limit + 1e-4
+    # the positions up to the first one above the cap are bit-identical (later ones see the edit through attention)
+    first = int(np.argmax(p > limit))
+    assert first > 0 and np.array_equal(h[:first], clean[:first])
+    assert np.array_equal(run([Intervention.clamping([DEC], u[None, :], np.inf, center=center)]), clean)
+    assert _n_hooks(tiny) == 0

@@ -125,3 +125,39 @@ def test_mean_ablation_sets_the_faithful_value_and_multi_site_arms_apply_togethe
     with pytest.raises(ConfigError, match="drop --site"):
         control_arms([d0, d], "ablate", sites=["decoder.out"])
     store.close()
+
+
+def test_clamp_removes_the_record_above_the_cap_and_never_moves_clips_below(corpus, tmp_path) -> None:
+    vec, basis = np.array([0.8, 0.0, 0.0, 0.0]), np.array([[1.0, 0.0, 0.0, 0.0]])
+    items = [_item(c.id) for c in corpus.clips]
+    store = Store(tmp_path / "s.sqlite3")
+    # set B's mean at 0.1: a cap there (clamp_at 0) moves the four reciting clips (0.9) under the gate
+    d = Direction("gate", "decoder.out", vec, basis, {}, np.array([0.1, 0.0, 0.0, 0.0]))
+    arms = control_arms(d, "clamp", n_random=1, seed=0)
+    assert [a.label for a in arms] == ["clamp-c0-k1", "random-0", "shuffled"]
+    assert {a.kind for a in arms} == {"clamp"} and len({a.limit for a in arms}) == 1
+    res = run_steer(Gate(), corpus, store, arms, items=items)
+    arm = res.arm("clamp-c0-k1")
+    assert arm.accept_ref.k == 0 and (arm.ref_to_spoken, arm.spoken_to_ref) == (4, 0)
+    # a cap above every clip (0.1 + 1.25 * 0.8) is the identity
+    high = run_steer(Gate(), corpus, store, control_arms(d, "clamp", n_random=0, clamp_at=1.25)[:1], items=items)
+    assert high.arms[1].accept_ref.k == 4 and (high.arms[1].ref_to_spoken, high.arms[1].spoken_to_ref) == (0, 0)
+    # set B's mean above the gate (0.6): mean ablation lifts the two quiet clips (0.1) into reciting,
+    # clamping never moves a clip up, so they stay faithful
+    up = Direction("up", "decoder.out", vec, basis, {}, np.array([0.6, 0.0, 0.0, 0.0]))
+    mean = run_steer(Gate(), corpus, store, control_arms(up, "mean-ablate", n_random=0)[:1], items=items)
+    clamp = run_steer(Gate(), corpus, store, control_arms(up, "clamp", n_random=0)[:1], items=items)
+    assert mean.arms[1].spoken_to_ref == 2 and clamp.arms[1].spoken_to_ref == 0
+    # B's mean 0.6, cap 0.6 - 0.625 * 0.8 = 0.1, trigger 0.6 - 0.125 * 0.8 = 0.5: the reciting clips
+    # (0.9) drop to 0.1, the quiet ones (0.1, below the trigger) stay
+    trig = control_arms(up, "clamp", n_random=0, clamp_at=-0.625, trigger_at=-0.125)
+    assert trig[0].label == "clamp-c-0.625-t-0.125-k1" and trig[0].to_dict()["trigger"] == pytest.approx(-0.1)
+    low = run_steer(Gate(), corpus, store, trig[:1], items=items)
+    assert (low.arms[1].ref_to_spoken, low.arms[1].spoken_to_ref) == (4, 0)
+    with pytest.raises(ConfigError, match="trigger_at"):
+        control_arms(d, "clamp", clamp_at=0.5, trigger_at=0.25)
+    with pytest.raises(ConfigError, match="without set B's mean"):
+        control_arms(Direction("old", "decoder.out", vec, basis), "clamp")
+    with pytest.raises(ConfigError, match="clamp_at"):
+        control_arms(d, "clamp", clamp_at=float("inf"))
+    store.close()

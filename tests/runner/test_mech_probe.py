@@ -85,6 +85,14 @@ def test_mech_probe_reports_the_steering_table(tmp_path: Path) -> None:
     only = probe.run(_ctx(corpus, store), {**params, "truth": str(truth), "n_random": 0, "speakers": ["slt"]})
     (run,) = only["steer"].values()
     assert run["arms"][0]["accept_ref"]["n"] == 3  # c1, c3, c5
+    # clamp at set B's mean + 0.25 |d| = 0.3: the reciting clips (0.9) fall under the gate, the others stay
+    clamp = probe.run(
+        _ctx(corpus, store), {**params, "truth": str(truth), "n_random": 0, "mode": "clamp", "clamp_at": 0.25}
+    )
+    ((key, run),) = clamp["steer"].items()
+    arm = run["arms"][1]
+    assert key == "organism clamp" and arm["label"] == "clamp-c0.25-k1" and arm["intervention"]["limit"] == 0.2
+    assert arm["flips"] == {"ref_to_spoken": 4, "spoken_to_ref": 0}
     with pytest.raises(ConfigError, match="not a model of this spec"):
         probe.run(_ctx(corpus, store), {**params, "model": "other"})
     store.close()
@@ -106,6 +114,12 @@ def test_mech_options_are_checked_when_the_spec_loads() -> None:
         MechOptions.from_mapping({"model": "m", "direction": "a", "mode": "zero"}, surface)
     with pytest.raises(OptionError, match="at least 1"):
         MechOptions.from_mapping({"model": "m", "direction": "a", "k": 0}, surface)
+    clamp = MechOptions.from_mapping({"model": "m", "direction": "a", "mode": "clamp", "clamp_at": 0.5}, surface)
+    assert (clamp.mode, clamp.clamp_at) == ("clamp", 0.5)
+    with pytest.raises(OptionError, match="clamp_at"):
+        MechOptions.from_mapping({"model": "m", "direction": "a", "clamp_at": float("inf")}, surface)
+    with pytest.raises(OptionError, match="trigger_at .* must be at or above clamp_at"):
+        MechOptions.from_mapping({"model": "m", "direction": "a", "clamp_at": 0.5, "trigger_at": 0.25}, surface)
     with pytest.raises(OptionError, match="is not an option of mech"):
         MechOptions.from_mapping({"model": "m", "direction": "a", "sites": "x"}, surface)
     at = MechOptions.from_mapping({"model": "m", "direction": "a", "site": "decoder.out,encoder.out"}, surface)

@@ -156,7 +156,7 @@ def direction(
 
 @mech_app.command(
     "steer",
-    epilog="Examples:\n\nasr-audit mech steer -m organism-benchmark -c set/calib-test.jsonl --truth set --direction voice-slt --speaker flite-slt\n\nasr-audit mech steer -m organism-benchmark -c set/calib-test.jsonl --truth set --direction voice-L2,voice-L3 --mode mean-ablate --speaker flite-slt",
+    epilog="Examples:\n\nasr-audit mech steer -m organism-benchmark -c set/calib-test.jsonl --truth set --direction voice-slt --speaker flite-slt\n\nasr-audit mech steer -m organism-benchmark -c set/calib-test.jsonl --truth set --direction decision-L0,decision-L1,decision-L2,decision-L3 --mode clamp --clamp-at 0.5 --speaker flite-slt",
 )
 def steer(
     model: str = typer.Option(..., "--model", "-m", help="A PyTorch model spec with hook sites."),
@@ -170,9 +170,18 @@ def steer(
     mode: str = typer.Option(
         "ablate",
         "--mode",
-        help="ablate (project out: h.d -> 0) | mean-ablate (h.d -> set B's mean) | induce (add alpha * d).",
+        help="ablate (project out: h.d -> 0) | mean-ablate (h.d -> set B's mean) | induce (add alpha * d) | "
+        "clamp (h.d capped at set B's mean + clamp-at * |d|; positions at or below untouched).",
     ),
     alpha: float = typer.Option(1.0, "--alpha", help="Induction strength (multiples of the direction)."),
+    clamp_at: float = typer.Option(
+        0.0, "--clamp-at", help="Clamp: the cap above set B's mean, in multiples of |d| (0: B's mean, 1: A's)."
+    ),
+    trigger_at: float | None = typer.Option(
+        None,
+        "--trigger-at",
+        help="Clamp: move only projections beyond B's mean + this * |d|, down to the cap (default: the cap).",
+    ),
     k: int = typer.Option(1, "--k", min=1, help="Ablation rank (needs a direction saved with k or more)."),
     site: str | None = typer.Option(None, "--site", help="Apply at these sites (default: the direction's site)."),
     n_random: int = typer.Option(3, "--n-random", min=0, help="Random-direction controls (one per seed)."),
@@ -193,7 +202,17 @@ def steer(
     names = split_list(name, "--direction") or []
     loaded = [load_direction(n, _directions_dir(directions)) for n in names]
     picked = loaded[0] if len(loaded) == 1 else loaded
-    arms = control_arms(picked, mode, sites=split_list(site, "--site"), alpha=alpha, k=k, n_random=n_random, seed=seed)
+    arms = control_arms(
+        picked,
+        mode,
+        sites=split_list(site, "--site"),
+        alpha=alpha,
+        k=k,
+        n_random=n_random,
+        seed=seed,
+        clamp_at=clamp_at,
+        trigger_at=trigger_at,
+    )
     corp = _corpus(corpus, speaker, limit)
     items = [t for t in load_truth(truth).errors() if t.clip_id in {c.id for c in corp.clips}]
     wer_texts = _manifest_field(corpus, wer_field) or {c.id: c.reference for c in corp.clips}

@@ -4,7 +4,15 @@
   orthonormal basis (rank ``k``: the whole subspace is projected out); with a ``center`` ``c``,
   ``h - ((h - c) . b) b`` (mean ablation: the projection is set to that of ``c``, e.g. the
   other set's mean, instead of 0);
-* **additive induction** (``kind="induce"``): ``h + alpha * v`` (``alpha = 0`` is the identity).
+* **additive induction** (``kind="induce"``): ``h + alpha * v`` (``alpha = 0`` is the identity);
+* **directional clamping** (``kind="clamp"``): for every row ``b`` of the orthonormal basis, the
+  projection ``p = (h - c) . b`` is capped at ``limit``: ``h - max(p - limit, 0) b``. A position
+  whose projections all lie at or below ``limit`` is returned bit-identical, one above is moved
+  onto the threshold along ``b`` only (a conditional mean ablation that leaves positions already
+  on the faithful side alone); ``limit = +inf`` is the identity. With a ``trigger`` above the
+  limit it is a *conditional* mean ablation: only a projection beyond ``trigger`` is moved, and
+  it is moved all the way down to ``limit`` (``p > trigger -> limit``; the trigger defaults to the
+  limit, which is the clamp).
 
 Either applies at one or more sites (a site's activation is its module's forward output, the
 first element when it returns a tuple; see :mod:`asr_audit.mech.sites`) and, optionally, only to
@@ -33,7 +41,7 @@ from asr_audit.errors import ConfigError, require
 from asr_audit.mech.hooks import forward_hooks
 from asr_audit.mech.sites import parse_site
 
-KINDS = ("ablate", "induce")
+KINDS = ("ablate", "induce", "clamp")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +56,8 @@ class Intervention:
     frames: tuple[int, int] | None = None
     label: str = ""
     center: tuple[float, ...] = ()  # ablation: the point whose projection is kept (default: 0)
+    limit: float = float("inf")  # clamp: the most (h - center) . b may be along each basis row
+    trigger: float | None = None  # clamp: only projections above this move (to limit); None: the limit
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -58,8 +68,15 @@ class Intervention:
             stack, _, _ = parse_site(s)
             if self.frames is not None and stack == "decoder":
                 raise ConfigError(f"a frame range applies to encoder sites only, not {s!r}; fix: drop --frames")
-        if self.kind == "ablate" and not self.basis:
-            raise ConfigError("ablation needs a basis (a direction)")
+        if self.kind in ("ablate", "clamp") and not self.basis:
+            raise ConfigError(f"{'ablation' if self.kind == 'ablate' else 'clamping'} needs a basis (a direction)")
+        if self.kind == "clamp" and (np.isnan(self.limit) or self.limit == -np.inf):
+            raise ConfigError(f"clamp limit {self.limit!r} must be a number or +inf")
+        if self.trigger is not None and (np.isnan(self.trigger) or not self.trigger >= self.limit):
+            raise ConfigError(
+                f"clamp trigger {self.trigger!r} must be at or above the limit {self.limit!r} "
+                "(a position is only ever moved down); fix: raise the trigger"
+            )
         if self.kind == "induce" and not self.vector:
             raise ConfigError("induction needs a vector (a direction)")
         if self.frames is not None and not 0 <= self.frames[0] < self.frames[1]:
@@ -96,6 +113,36 @@ class Intervention:
         )
 
     @classmethod
+    def clamping(
+        cls,
+        sites: Sequence[str],
+        basis: np.ndarray,
+        limit: float,
+        *,
+        center: np.ndarray | None = None,
+        trigger: float | None = None,
+        frames: tuple[int, int] | None = None,
+        label: str = "clamp",
+    ) -> Intervention:
+        """Cap ``(h - center) . b`` at ``limit`` for every row ``b`` of ``basis`` (orthonormalized
+        here); positions at or below the threshold are left untouched. With ``trigger`` (>= limit)
+        only projections above the trigger move, down to ``limit``."""
+        base = cls.ablation(sites, basis, frames=frames, label=label, center=center)
+        # the sign matters here (a cap, not a projection): orient each orthonormal row like its input row
+        q, b = np.asarray(base.basis), np.atleast_2d(np.asarray(basis, dtype=np.float64))
+        q = q * np.where(np.einsum("ij,ij->i", q, b) < 0, -1.0, 1.0)[:, None]
+        return cls(
+            "clamp",
+            base.sites,
+            basis=tuple(tuple(map(float, row)) for row in q),
+            frames=frames,
+            label=label,
+            center=base.center,
+            limit=float(limit),
+            trigger=None if trigger is None else float(trigger),
+        )
+
+    @classmethod
     def induction(
         cls,
         sites: Sequence[str],
@@ -127,6 +174,10 @@ class Intervention:
         }
         if self.center:  # absent for plain ablation: keys made before centers existed stay valid
             payload["center"] = hashlib.sha256(np.asarray(self.center, np.float64).tobytes()).hexdigest()
+        if self.kind == "clamp":  # absent otherwise: keys of the other kinds stay as they were
+            payload["limit"] = repr(float(self.limit))
+            if self.trigger is not None:  # absent for the plain clamp
+                payload["trigger"] = repr(float(self.trigger))
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
     @property
@@ -140,11 +191,17 @@ class Intervention:
             "label": self.label,
             "sites": list(self.sites),
             "alpha": self.alpha if self.kind == "induce" else None,
-            "k": self.k if self.kind == "ablate" else None,
+            "k": self.k if self.kind in ("ablate", "clamp") else None,
             "frames": list(self.frames) if self.frames else None,
             "centered": bool(self.center),
             "key": self.key,
-        }
+        } | (self._clamp_dict() if self.kind == "clamp" else {})
+
+    def _clamp_dict(self) -> dict[str, float | None]:
+        def num(x: float) -> float | None:
+            return float(x) if np.isfinite(x) else None
+
+        return {"limit": num(self.limit), "trigger": num(self.trigger if self.trigger is not None else self.limit)}
 
 
 def _first(output: Any) -> Any:
@@ -163,7 +220,13 @@ def edit_fn(iv: Intervention) -> Any:
     center = np.asarray(iv.center, dtype=np.float64)
 
     def edit(h: Any) -> Any:
-        if iv.kind == "ablate":
+        if iv.kind == "clamp":
+            b = torch.as_tensor(basis, dtype=h.dtype, device=h.device)
+            p = (h - torch.as_tensor(center, dtype=h.dtype, device=h.device)) @ b.T if iv.center else h @ b.T
+            over = p > (iv.limit if iv.trigger is None else iv.trigger)
+            excess = torch.where(over, p - iv.limit, torch.zeros_like(p))
+            new = torch.where(over.any(-1, keepdim=True), h - excess @ b, h)
+        elif iv.kind == "ablate":
             b = torch.as_tensor(basis, dtype=h.dtype, device=h.device)
             if iv.center:
                 c = torch.as_tensor(center, dtype=h.dtype, device=h.device)
@@ -198,7 +261,7 @@ def _stack(backend: Any, ivs: list[Intervention]) -> Iterator[None]:
         return
     iv, rest = ivs[0], ivs[1:]
     modules = [backend.site_module(s) for s in iv.sites]
-    width = len(iv.vector) if iv.kind == "induce" else len(iv.basis[0])
+    width = len(iv.vector) if iv.kind == "induce" else len(iv.basis[0])  # ablate, clamp: the basis
     edit = edit_fn(iv)
 
     def hook(module: Any, args: Any, output: Any) -> Any:

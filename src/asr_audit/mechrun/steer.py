@@ -9,7 +9,10 @@
   random directions of the same norm (several seeds), a norm-matched shuffled direction; the
   clean run is always arm ``clean``. Modes: ``ablate`` (project out: ``h.d`` set to 0),
   ``mean-ablate`` (``h.d`` set to that of set B's mean, the faithful set's value: its controls
-  use the same center) and ``induce`` (add ``alpha * d``). Given several directions (each made
+  use the same center), ``clamp`` (directional clamping: ``h.d`` capped at set B's mean plus
+  ``clamp_at`` times the direction's norm, positions at or below untouched; with ``trigger_at``
+  above it only projections beyond set B's mean plus ``trigger_at`` times the norm move, down to
+  the cap: a conditional mean ablation; its controls use the same center, cap and trigger) and ``induce`` (add ``alpha * d``). Given several directions (each made
   at its own site) every arm is **multi-site**: an :class:`Arm` of one intervention per site,
   the controls drawn per site.
 * :func:`run_steer` transcribes a corpus under every arm through the store, batch by batch with
@@ -39,7 +42,7 @@ from asr_audit.stats.intervals import Rate
 from asr_audit.store.sqlite import Store
 from asr_audit.store.transcribe import transcribe_corpus
 
-MODES = ("ablate", "mean-ablate", "induce")
+MODES = ("ablate", "mean-ablate", "induce", "clamp")
 CLEAN = "clean"
 
 
@@ -129,17 +132,27 @@ def control_arms(
     n_random: int = 3,
     seed: int = 0,
     frames: tuple[int, int] | None = None,
+    clamp_at: float = 0.0,
+    trigger_at: float | None = None,
 ) -> list[Any]:
-    """The intervention (label ``ablate-k<k>`` / ``mean-ablate-k<k>`` / ``induce-a<alpha>``),
+    """The intervention (label ``ablate-k<k>`` / ``mean-ablate-k<k>`` / ``clamp-c<clamp_at>-k<k>`` /
+    ``induce-a<alpha>``),
     ``random-<i>`` for ``n_random`` seeded random directions of the same norm (rank ``k`` for
-    ablation; mean ablation keeps set B's mean as the center) and ``shuffled`` (coordinates
+    ablation; mean ablation and clamping keep set B's mean as the center, clamping the same cap
+    ``clamp_at * |d|``) and ``shuffled`` (coordinates
     permuted). One direction: a list of :class:`Intervention` (at ``sites``, default the
     direction's site). Several directions: a list of multi-site :class:`Arm` (each direction at
     its own site; ``sites`` must then be empty), the controls drawn per site from one generator."""
     if mode not in MODES:
         raise ConfigError(f"unknown steering mode {mode!r}; valid: {', '.join(MODES)}")
+    if not np.isfinite(clamp_at):
+        raise ConfigError(f"clamp_at {clamp_at!r} must be a finite number (a multiple of the direction's norm)")
+    if trigger_at is not None and not trigger_at >= clamp_at:
+        raise ConfigError(f"trigger_at {trigger_at!r} must be at or above clamp_at {clamp_at!r}; fix: raise it")
+    clamp = (clamp_at, trigger_at)
     if isinstance(direction, Direction):
-        return _control_arms(direction, mode, tuple(sites or (direction.site,)), alpha, k, n_random, seed, frames)
+        where = tuple(sites or (direction.site,))
+        return _control_arms(direction, mode, where, alpha, k, n_random, seed, frames, clamp)
     dirs = list(direction)
     if not dirs:
         raise ConfigError("control arms need at least one direction")
@@ -148,7 +161,7 @@ def control_arms(
     if len({d.site for d in dirs}) != len(dirs):
         raise ConfigError(f"two directions share a site ({', '.join(d.site for d in dirs)}); fix: one per site")
     rng = np.random.default_rng(seed)
-    per_site = [_control_arms(d, mode, (d.site,), alpha, k, n_random, rng, frames) for d in dirs]
+    per_site = [_control_arms(d, mode, (d.site,), alpha, k, n_random, rng, frames, clamp) for d in dirs]
     return [Arm(parts[0].label, tuple(parts)) for parts in zip(*per_site)]
 
 
@@ -161,23 +174,34 @@ def _control_arms(
     n_random: int,
     seed: int | np.random.Generator,
     frames: tuple[int, int] | None,
+    clamp: tuple[float, float | None] = (0.0, None),
 ) -> list[Intervention]:
     vec = np.asarray(direction.vector, np.float64)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    if mode in ("ablate", "mean-ablate"):
+    if mode in ("ablate", "mean-ablate", "clamp"):
         center = None
-        if mode == "mean-ablate":
+        if mode in ("mean-ablate", "clamp"):
             if not direction.has_mean_b:
                 raise ConfigError(
-                    f"direction {direction.name!r} was saved without set B's mean, which mean ablation needs; "
+                    f"direction {direction.name!r} was saved without set B's mean, which {mode} needs; "
                     "fix: recreate it with asr-audit mech direction"
                 )
             center = np.asarray(direction.mean_b, np.float64)
+        clamp_at, trigger_at = clamp
+        limit = clamp_at * direction.norm
+        trigger = None if trigger_at is None else trigger_at * direction.norm
 
         def ablation(basis: np.ndarray, label: str) -> Intervention:
+            if mode == "clamp":
+                return Intervention.clamping(
+                    sites, basis, limit, center=center, trigger=trigger, frames=frames, label=label
+                )
             return Intervention.ablation(sites, basis, frames=frames, label=label, center=center)
 
-        arms = [ablation(direction.rank(k).basis, f"{mode}-k{k}")]
+        name = f"{mode}-k{k}"
+        if mode == "clamp":
+            name = f"clamp-c{clamp_at:g}" + ("" if trigger_at is None else f"-t{trigger_at:g}") + f"-k{k}"
+        arms = [ablation(direction.rank(k).basis, name)]
         arms += [ablation(_random_basis(len(vec), k, rng), f"random-{i}") for i in range(n_random)]
         arms.append(ablation(shuffled_direction(vec, rng), "shuffled"))
         return arms

@@ -7,8 +7,10 @@ In an experiment spec::
     direction = ["voice-L2", "voice-L3"]  # saved direction name(s); several: each at its own site
     directions = "dirs"            # folder of saved directions (default: <cache>/directions)
     site = ["decoder.layers.3.out"]  # one direction only: apply it at these sites (default: its own)
-    mode = "mean-ablate"           # ablate | mean-ablate | induce
+    mode = "mean-ablate"           # ablate | mean-ablate | induce | clamp
     alpha = 1.0                    # induction strength
+    clamp_at = 0.0                 # clamp: cap above set B's mean, in multiples of |d|
+    trigger_at = 0.5               # clamp: move only projections beyond this (default: clamp_at)
     k = 1                          # ablation rank
     n_random = 3                   # random-direction controls (the shuffled control is always run)
     truth = "organism-set"         # folder with truth.jsonl: accept-ref is scored on its planted sites
@@ -37,8 +39,21 @@ from asr_audit.errors import ConfigError
 from asr_audit.options import OptionError, Reader, Surface, build, check
 from asr_audit.runner.probes import ProbeContext, register_probe
 
-MECH_PARAMS = ("model", "direction", "directions", "site", "mode", "alpha", "k", "n_random", "truth", "speakers")
-MECH_MODES = ("ablate", "mean-ablate", "induce")
+MECH_PARAMS = (
+    "model",
+    "direction",
+    "directions",
+    "site",
+    "mode",
+    "alpha",
+    "clamp_at",
+    "trigger_at",
+    "k",
+    "n_random",
+    "truth",
+    "speakers",
+)
+MECH_MODES = ("ablate", "mean-ablate", "induce", "clamp")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -51,6 +66,8 @@ class MechOptions:
     site: tuple[str, ...] = ()
     mode: str = "ablate"
     alpha: float = 1.0
+    clamp_at: float = 0.0
+    trigger_at: float | None = None
     k: int = 1
     n_random: int = 3
     truth: str | None = None
@@ -60,6 +77,15 @@ class MechOptions:
         check(bool(self.direction) and all(self.direction), "direction", self.direction, "is empty", "name a direction")
         check(math.isfinite(self.alpha), "alpha", self.alpha, "is not a finite number", "use e.g. alpha = 4.0")
         check(self.k >= 1, "k", self.k, "must be at least 1", "use k = 1 or more")
+        check(math.isfinite(self.clamp_at), "clamp_at", self.clamp_at, "must be finite", "use a number such as 0.5")
+        if self.trigger_at is not None:
+            check(
+                self.trigger_at >= self.clamp_at,
+                "trigger_at",
+                self.trigger_at,
+                "must be at or above clamp_at",
+                "raise it or drop it",
+            )
         check(self.n_random >= 0, "n_random", self.n_random, "must not be negative", "use n_random = 0 or more")
         for name in self.site:
             check(
@@ -93,6 +119,8 @@ class MechOptions:
                 site=r.names("site", ()),
                 mode=r.choice("mode", MECH_MODES, "ablate"),
                 alpha=r.number("alpha", 1.0),
+                clamp_at=r.number("clamp_at", 0.0),
+                trigger_at=r.number("trigger_at", None),
                 k=r.integer("k", 1),
                 n_random=r.integer("n_random", 3),
                 truth=r.text("truth", None),
@@ -201,6 +229,8 @@ def mech_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any] |
         k=options.k,
         n_random=options.n_random,
         seed=ctx.seed,
+        clamp_at=options.clamp_at,
+        trigger_at=options.trigger_at,
     )
     clips = ctx.clips
     if options.speakers:
