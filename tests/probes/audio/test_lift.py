@@ -251,7 +251,7 @@ def test_target_shape_keeps_the_form_and_drops_the_number() -> None:
 
 
 def test_decoys_are_other_sentences_numbers_of_the_same_form_in_a_seeded_order() -> None:
-    from asr_audit.probes.audio.lift import decoy_targets
+    from asr_audit.probes.audio.lift import decoy_pools, decoy_targets
 
     recipes = [
         _recipe("a-v1", "1999"),
@@ -268,13 +268,14 @@ def test_decoys_are_other_sentences_numbers_of_the_same_form_in_a_seeded_order()
     from asr_audit.probes.audio.targets import sentence_key
 
     sentences = {c: sentence_key(r) for c, r in refs.items()}
-    got = decoy_targets(recipes[0], recipes, sentences, 10, seed=0)
+    pools = decoy_pools(recipes, sentences)
+    got = decoy_targets(recipes[0], pools, sentences, 10, seed=0)
     assert sorted(got) == ["111", "2004", "73"]
-    assert decoy_targets(recipes[0], recipes[::-1], sentences, 10, seed=0) == got  # order-free
-    assert decoy_targets(recipes[0], recipes, sentences, 2, seed=0) == got[:2]
-    assert any(decoy_targets(recipes[0], recipes, sentences, 10, seed=s) != got for s in range(1, 6))
-    assert decoy_targets(recipes[0], recipes, sentences, 0, seed=0) == []
-    assert decoy_targets(recipes[4], recipes, sentences, 4, seed=0) == []  # no other amount in euros
+    assert decoy_targets(recipes[0], decoy_pools(recipes[::-1], sentences), sentences, 10, seed=0) == got  # order-free
+    assert decoy_targets(recipes[0], pools, sentences, 2, seed=0) == got[:2]
+    assert any(decoy_targets(recipes[0], pools, sentences, 10, seed=s) != got for s in range(1, 6))
+    assert decoy_targets(recipes[0], pools, sentences, 0, seed=0) == []
+    assert decoy_targets(recipes[4], pools, sentences, 4, seed=0) == []  # no other amount in euros
 
 
 def test_masked_spans_score_decoys_on_the_masked_clip_after_the_same_prefix() -> None:

@@ -113,12 +113,13 @@ def masked_spans(
     from asr_audit.probes.audio.targets import sentence_key
 
     sentences = {r.clip_id: sentence_key(references[r.clip_id]) for r in recipes}
+    pools = decoy_pools(recipes, sentences) if decoys > 0 else {}
     out = []
     for r in recipes:
         prefix = " ".join(references[r.clip_id].split()[: r.start])
         out.append(Span(r.item_id, r.clip_id, "masked", r.item_id, prefix, r.hidden_ref))
         out.append(Span(r.item_id, r.clip_id, "unmasked", r.clip_id, prefix, r.hidden_ref))
-        for k, target in enumerate(decoy_targets(r, recipes, sentences, decoys, seed)):
+        for k, target in enumerate(decoy_targets(r, pools, sentences, decoys, seed)):
             out.append(Span(f"{r.item_id}#decoy{k}", r.clip_id, "decoy", r.item_id, prefix, target, decoy_of=r.item_id))
     return out
 
@@ -150,10 +151,32 @@ def target_shape(text: str) -> str:
     return " ".join(out)
 
 
-def decoy_targets(recipe: Any, recipes: Sequence[Any], sentences: Mapping[str, str], k: int, seed: int) -> list[str]:
-    """Up to ``k`` decoys for ``recipe``: hidden targets of other sentences' recipes with the same
-    kind and :func:`target_shape` and a different canonical value, in a seeded order that does not
-    depend on the order of ``recipes``.
+#: a recipe as a decoy candidate: (hidden target, its sentence, its canonical value)
+DecoyCandidate = tuple[str, str, tuple[str, ...]]
+
+
+def decoy_pools(recipes: Sequence[Any], sentences: Mapping[str, str]) -> dict[tuple[str, str], list[DecoyCandidate]]:
+    """Every recipe as a decoy candidate, grouped by (kind, :func:`target_shape`): each target's
+    shape and canonical value are computed once, not once per item that looks for decoys."""
+    from asr_audit.text.numbers import canonical_tokens
+
+    pools: dict[tuple[str, str], list[DecoyCandidate]] = {}
+    for r in recipes:
+        entry = (r.hidden_ref, sentences[r.clip_id], tuple(canonical_tokens(r.hidden_ref)))
+        pools.setdefault((r.kind, target_shape(r.hidden_ref)), []).append(entry)
+    return pools
+
+
+def decoy_targets(
+    recipe: Any,
+    pools: Mapping[tuple[str, str], Sequence[DecoyCandidate]],
+    sentences: Mapping[str, str],
+    k: int,
+    seed: int,
+) -> list[str]:
+    """Up to ``k`` decoys for ``recipe`` from :func:`decoy_pools`: hidden targets of other
+    sentences' recipes with the same kind and :func:`target_shape` and a different canonical
+    value, in a seeded order that does not depend on the order of the recipes.
 
     The decoys are the benchmark's own numbers, so under the null (the number is not heard and
     not remembered) the true target and its decoys are exchangeable draws of one slot's filler.
@@ -162,15 +185,12 @@ def decoy_targets(recipe: Any, recipes: Sequence[Any], sentences: Mapping[str, s
 
     if k <= 0:
         return []
-    shape, own = target_shape(recipe.hidden_ref), canonical_tokens(recipe.hidden_ref)
+    own_sentence, own = sentences[recipe.clip_id], tuple(canonical_tokens(recipe.hidden_ref))
     pool = sorted(
         {
-            r.hidden_ref
-            for r in recipes
-            if r.kind == recipe.kind
-            and sentences[r.clip_id] != sentences[recipe.clip_id]
-            and target_shape(r.hidden_ref) == shape
-            and canonical_tokens(r.hidden_ref) != own
+            target
+            for target, sentence, value in pools.get((recipe.kind, target_shape(recipe.hidden_ref)), ())
+            if sentence != own_sentence and value != own
         }
     )
     rank = {t: hashlib.sha256(f"{seed}\x1f{recipe.item_id}\x1f{t}".encode()).hexdigest() for t in pool}
