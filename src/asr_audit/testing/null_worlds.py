@@ -538,7 +538,7 @@ def calibrate_lift(
     clip (voice) and the summary clusters by sentence (``sentences=``), as the probe does. Null: mu = 0 (the rest of the clip
     carries no cue to the hidden span). Planted: mu = delta.
     """
-    from asr_audit.probes.audio.lift import LiftRecord, summarize_model
+    from asr_audit.probes.audio.lift import summarize_model
 
     t0 = time.perf_counter()
     grid = tuple(float(x) for x in grid)
@@ -556,20 +556,7 @@ def calibrate_lift(
     def one(mu: float, item_s: np.ndarray, labels: Sequence[str], u: np.ndarray) -> Mapping[str, object]:
         values = mu + u[item_s] + 0.2 * rng.standard_t(4, size=len(item_s))
         records = [
-            LiftRecord(
-                model="sim",
-                item_id=f"{labels[j]}#{k}",
-                clip_id=f"{labels[j]}/voice-{k}",
-                condition="masked",
-                prefix="",
-                target="45",
-                tokens=(),
-                logprobs=(),
-                logp=float(v),
-                logp_silent=0.0,
-                chars=2,
-                lift=float(v),
-            )
+            _lift_record(f"{labels[j]}#{k}", f"{labels[j]}/voice-{k}", "masked", float(v))
             for k, (j, v) in enumerate(zip(item_s, values))
         ]
         # each span from its own clip (a voice) of its sentence: the probe clusters by sentence
@@ -592,6 +579,27 @@ def calibrate_lift(
 LIFT_DECOYS = 4  # the probe's default decoys per masked item (DEFAULT_DECOYS)
 
 
+def _lift_record(item: str, clip: str, condition: str, value: float, decoy_of: str | None = None) -> Any:
+    """A simulated :class:`~asr_audit.probes.audio.lift.LiftRecord` whose lift is ``value``."""
+    from asr_audit.probes.audio.lift import LiftRecord
+
+    return LiftRecord(
+        model="sim",
+        item_id=item,
+        clip_id=clip,
+        condition=condition,
+        prefix="",
+        target="45",
+        tokens=(),
+        logprobs=(),
+        logp=value,
+        logp_silent=0.0,
+        chars=2,
+        lift=value,
+        decoy_of=decoy_of,
+    )
+
+
 def _calibrate_lift_decoys(
     rng: np.random.Generator,
     n_datasets: int,
@@ -611,7 +619,7 @@ def _calibrate_lift_decoys(
     enough, which is what the memorizer's control showed (docs/validity.md, section 1); the
     contrast has the offset and the clip effect cancel.
     """
-    from asr_audit.probes.audio.lift import LiftRecord, summarize_model
+    from asr_audit.probes.audio.lift import summarize_model
 
     t0 = time.perf_counter()
     tally = _Tally(
@@ -625,32 +633,16 @@ def _calibrate_lift_decoys(
         LIFT_PLANTED,
     )
 
-    def record(item: str, clip: str, condition: str, value: float, of: str | None) -> LiftRecord:
-        return LiftRecord(
-            model="sim",
-            item_id=item,
-            clip_id=clip,
-            condition=condition,
-            prefix="",
-            target="45",
-            tokens=(),
-            logprobs=(),
-            logp=value,
-            logp_silent=0.0,
-            chars=2,
-            lift=value,
-            decoy_of=of,
-        )
-
     def one(
         delta: float, item_s: np.ndarray, labels: Sequence[str], base: np.ndarray, noise: list[np.ndarray]
     ) -> Mapping[str, object]:
         records = []
         for k, j in enumerate(item_s):
             item, clip = f"{labels[j]}#{k}", f"{labels[j]}/voice-{k}"
-            records.append(record(item, clip, "masked", float(base[k] + noise[k][0] + delta), None))
+            records.append(_lift_record(item, clip, "masked", float(base[k] + noise[k][0] + delta)))
             records += [
-                record(f"{item}#decoy{d}", clip, "decoy", float(base[k] + e), item) for d, e in enumerate(noise[k][1:])
+                _lift_record(f"{item}#decoy{d}", clip, "decoy", float(base[k] + e), item)
+                for d, e in enumerate(noise[k][1:])
             ]
         summary = summarize_model(
             records, rng, n_resamples=N_RESAMPLES, sentences={r.clip_id: r.clip_id.split("/")[0] for r in records}
