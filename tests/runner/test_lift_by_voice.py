@@ -10,7 +10,9 @@ from asr_audit.runner.probes_audio import lift_by_voice
 
 def test_lift_is_grouped_by_the_clips_voice() -> None:
     clips = [
-        Clip(id=f"s{i}-{v}", reference="x", audio_path="x.wav", speaker=v) for i in range(6) for v in ("slt", "rms")
+        Clip(id=f"s{i}-{v}", reference=f"sentence {i}", audio_path="x.wav", speaker=v)
+        for i in range(6)
+        for v in ("slt", "rms")
     ]
     items = [
         {
@@ -34,3 +36,7 @@ def test_lift_is_grouped_by_the_clips_voice() -> None:
     assert np.isclose(
         by[("rms", "unmasked")]["mean"], np.mean([it["lift"] for it in items[:-1] if "rms" in it["clip_id"]])
     )
+    # one sentence read six times is one cluster: its interval is undefined, not [mean, mean]
+    same = [Clip(id=c.id, reference="x", audio_path="x.wav", speaker=c.speaker) for c in clips]
+    for r in lift_by_voice(items, same, seed=0, n_resamples=200):
+        assert r["n"] == 6 and r["mean"] is not None and (r["ci_low"], r["ci_high"]) == (None, None)

@@ -119,7 +119,7 @@ def lift(
         help="For --spans masked: decoy numbers scored per item (other sentences' hidden numbers of the same "
         "form), for the masked-decoys contrast; 0 scores none.",
     ),
-    seed: int = typer.Option(0, "--seed", help="Bootstrap seed (and the decoys' order)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the intervals' random sign patterns (and the decoys' order)."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N clips of the corpus."),
     store: Path | None = typer.Option(None, "--store", help=_STORE_HELP),
     json_out: Path | None = typer.Option(None, "--json", help="Write the full result (models + per-item records)."),

@@ -1,4 +1,5 @@
-"""Interval estimates: Wilson score intervals for rates, seeded bootstrap for ratio statistics.
+"""Interval estimates: Wilson score intervals for rates, seeded bootstrap for ratio statistics,
+cluster sign-flip intervals for means.
 
 No global random state: every resampling function takes a ``numpy.random.Generator``.
 
@@ -416,3 +417,107 @@ def bootstrap_mean(
     if statistic is not None:  # pragma: no cover - hook for other statistics
         est = statistic(values)
     return est, low, high
+
+
+# --------------------------------------------------------------------------- cluster sign-flip
+
+
+@dataclass(frozen=True, slots=True)
+class FlipInterval:
+    """A mean with its cluster sign-flip interval (:func:`sign_flip_mean`). ``low`` and ``high``
+    are ``None`` when no sign-flip test at the level can reject (too few clusters: 5 or fewer at
+    95%), i.e. the interval is the whole line."""
+
+    estimate: float
+    low: float | None
+    high: float | None
+    n: int  # values
+    n_clusters: int
+    n_patterns: int  # sign patterns the p-values count, the observed one included
+    exact: bool  # every sign pattern enumerated (no Monte-Carlo error)
+
+
+def sign_flip_mean(
+    values: np.ndarray | Sequence[float],
+    clusters: np.ndarray | Sequence[object] | None,
+    rng: np.random.Generator,
+    n_flips: int = 1000,
+    level: float = 0.95,
+    max_cells: int = 1_000_000,
+) -> FlipInterval:
+    """The mean of ``values`` with the confidence interval of the cluster sign-flip test.
+
+    ``clusters`` gives each value's cluster (the sentence; ``None``: every value its own). With
+    ``S_g`` the sum and ``n_g`` the count of cluster ``g`` and ``N`` values, the estimate is the
+    mean ``sum S_g / N``. The interval inverts the one-sided sign-flip (randomization) tests of
+    "mean = mu": under that hypothesis each cluster's centred sum ``S_g - mu n_g`` is as likely
+    to have either sign, so flipping the signs of any subset ``W`` of clusters gives an equally
+    likely sum. Flipping ``W`` lowers the sum exactly when ``mu`` is below the subset mean
+    ``m_W = sum_W S_g / sum_W n_g``, so the test's p-value at ``mu`` counts subset means and
+    the bounds are order statistics of them (Hartigan 1969, "Using subsample values as typical
+    values"): ``low`` is the ``k``-th smallest subset mean and ``high`` the ``k``-th largest,
+    ``k = floor((1 - level) / 2 * P)`` with ``P`` the number of sign patterns counted, the
+    observed one included. ``low > 0`` exactly when the one-sided test of "mean <= 0" rejects at
+    ``(1 - level) / 2``.
+
+    With ``2**G - 1 <= n_flips`` every non-empty subset is enumerated (``exact``, ``P = 2**G``,
+    the generator is not used); otherwise ``n_flips`` random subsets (each cluster flipped with
+    probability 1/2, drawn from ``rng``; ``P = n_flips + 1``). Under the null the rate is then
+    at most the nominal one whenever the clusters are independent and each centred sum is
+    symmetric about 0, whatever the tails and the cluster sizes: no large-sample or normal
+    approximation, which is why lift uses it (the percentile cluster bootstrap fired on 3.6-4.4%
+    of honest null datasets at a nominal 2.5%, ``docs/validity.md``). With ``k = 0`` (``G <= 5``
+    at 95%) no test can reject: ``low = high = None``.
+
+    >>> r = sign_flip_mean([0.3, 1.1, -0.2, 0.8, 0.5, 1.4], None, np.random.default_rng(0))
+    >>> r.exact, r.n_patterns, r.low, r.high  # 64 patterns, k = 1: the smallest and largest subset means
+    (True, 64, -0.2, 1.4)
+    >>> sign_flip_mean([1.0, 2.0, 3.0], None, np.random.default_rng(0)).low is None
+    True
+    """
+    x = np.asarray(values, dtype=np.float64)
+    if x.ndim != 1 or not len(x):
+        raise ValueError("sign_flip_mean needs a non-empty 1-d array of values")
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"sign_flip_mean needs 0 < level < 1, got {level}")
+    if n_flips < 1:
+        raise ValueError(f"sign_flip_mean needs n_flips >= 1, got {n_flips}")
+    if clusters is None:
+        inverse = np.arange(len(x))
+    else:
+        labels = np.asarray([str(c) for c in clusters])
+        if len(labels) != len(x):
+            raise ValueError(f"sign_flip_mean needs one cluster per value: {len(labels)} clusters, {len(x)} values")
+        inverse = np.unique(labels, return_inverse=True)[1].reshape(-1)
+    sums = np.bincount(inverse, weights=x)
+    counts = np.bincount(inverse).astype(np.float64)
+    g, n = len(sums), len(x)
+    est = float(x.sum() / n)
+    alpha = (1 - level) / 2
+    exact = g < 63 and 2**g - 1 <= n_flips
+    patterns = 2**g if exact else n_flips + 1
+    k = math.floor(alpha * patterns + 1e-9)
+    if k < 1:
+        return FlipInterval(est, None, None, n, g, patterns, exact)
+    lows, highs = [], []
+    chunk = max(1, max_cells // g)
+    if exact:
+        codes = np.arange(1, 2**g, dtype=np.int64)
+        blocks = (codes[i : i + chunk] for i in range(0, len(codes), chunk))
+        masks = (((b[:, None] >> np.arange(g, dtype=np.int64)) & 1).astype(np.float64) for b in blocks)
+    else:
+        masks = (
+            rng.integers(0, 2, size=(min(chunk, n_flips - i), g)).astype(np.float64) for i in range(0, n_flips, chunk)
+        )
+    for mask in masks:
+        num, den = mask @ sums, mask @ counts
+        empty = den <= 0  # nothing flipped: the observed sum itself, counted on both sides
+        mean = np.divide(num, den, out=np.zeros_like(num), where=~empty)
+        lows.append(np.where(empty, -np.inf, mean))
+        highs.append(np.where(empty, np.inf, mean))
+    low = float(np.partition(np.concatenate(lows), k - 1)[k - 1])
+    high_all = np.concatenate(highs)
+    high = float(np.partition(high_all, len(high_all) - k)[len(high_all) - k])
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return FlipInterval(est, None, None, n, g, patterns, exact)
+    return FlipInterval(est, low, high, n, g, patterns, exact)
