@@ -208,12 +208,14 @@ class Alignment:
         """What the hypothesis says in place of reference [start, stop) (equal or replaced text)."""
         parts = []
         for tag, i1, i2, j1, j2 in self.opcodes:
-            if i1 < stop and start < i2:
+            if i1 >= stop:
+                break  # opcodes run in reference order: none further meets the span
+            if start < i2:
                 if tag == "equal":
                     parts.append(" ".join(self.hyp[j1 + max(start, i1) - i1 : j1 + min(stop, i2) - i1]))
                 elif tag == "replace":
                     parts.append(" ".join(self.hyp[j1:j2]))
-        return " ".join(p for p in parts if p)
+        return " ".join(filter(None, parts))
 
 
 def opcodes(a: Sequence[str], b: Sequence[str]) -> list[Opcode]:
