@@ -61,6 +61,14 @@ def test_resample_counts_do_not_depend_on_chunk() -> None:
     assert np.array_equal(whole, np.stack([np.bincount(r, minlength=11) for r in idx]))
 
 
+def test_resample_counts_are_the_32_bit_draws() -> None:
+    # int32 and int64 draws of a range below 2**32 are the same stream: counts from either match
+    for m in (5, 10_000, 70_000):
+        got = np.concatenate(list(resample_counts(np.random.default_rng(11), m, 30, chunk=8)))
+        idx = np.random.default_rng(11).integers(0, m, size=(30, m), dtype=np.int32)
+        assert np.array_equal(got, np.stack([np.bincount(r, minlength=m) for r in idx]))
+
+
 def columns(seed: int, m: int, k: int) -> list[np.ndarray]:
     g = np.random.default_rng(seed)
     words = g.integers(1, 30, size=(m, k))

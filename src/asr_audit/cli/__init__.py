@@ -219,14 +219,16 @@ def split_list(value: str | None, flag: str) -> list[str] | None:
     return items
 
 
-def _exception_types(name: str) -> tuple[type[BaseException], ...]:
-    """``name`` (e.g. ``"UsageError"``) from every click flavour importable here.
+def _exception_types(name: str, *also: type[BaseException]) -> tuple[type[BaseException], ...]:
+    """``name`` (e.g. ``"UsageError"``) from every click flavour importable here, after ``also``.
 
     typer < 0.25 raises ``click``'s exceptions; later typers raise their vendored
     ``typer._click`` copies, which do not subclass click's. Both are matched.
     """
-    found: list[type[BaseException]] = []
+    found: list[type[BaseException]] = list(also)
     for module in ("click.exceptions", "typer._click.exceptions"):
+        if module == "click.exceptions" and "click" not in sys.modules and _vendored_click():
+            continue  # no code imported click, so none of its exceptions exists (saves its import)
         try:
             cls = getattr(importlib.import_module(module), name, None)
         except ImportError:
@@ -234,6 +236,15 @@ def _exception_types(name: str) -> tuple[type[BaseException], ...]:
         if isinstance(cls, type) and cls not in found:
             found.append(cls)
     return tuple(found)
+
+
+def _vendored_click() -> bool:
+    """Whether the installed typer carries its own click (``typer._click``, typer >= 0.25)."""
+    try:
+        importlib.import_module("typer._click.exceptions")
+    except ImportError:
+        return False
+    return True
 
 
 def _usage_error(exc: BaseException) -> int:
@@ -296,10 +307,9 @@ def main(argv: list[str] | None = None) -> int:
         # which spins on a busy machine (benchmarks/README.md); set before numpy is imported
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     _register(args[0] if args else None)
-    usage_errors = _exception_types("UsageError")
-    click_errors = _exception_types("ClickException")
-    exits: tuple[type[BaseException], ...] = (typer.Exit, *_exception_types("Exit"))
-    aborts: tuple[type[BaseException], ...] = (typer.Abort, *_exception_types("Abort"))
+    # the except clauses below name their types through calls: Python evaluates them only when an
+    # exception reaches them, so click itself is imported only if a verb imported it (typer >= 0.25
+    # raises its vendored copies; a click exception cannot exist without click imported)
     if not args:  # bare `asr-audit`: the help, and exit 2 as click >= 8.2 does, on every click version
         app(args=["--help"], prog_name="asr-audit", standalone_mode=False)
         return EXIT_USAGE
@@ -311,16 +321,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return _interrupted()
-    except exits as exc:  # raised outside typer's own handling (it returns their code otherwise)
-        code = getattr(exc, "exit_code", 0)
-    except aborts as exc:  # click-based typers turn Ctrl-C (and EOF at a prompt) into Abort
+    except _exception_types("Exit", typer.Exit) as exc:  # raised outside typer's own handling
+        code = getattr(exc, "exit_code", 0)  # (it returns their code otherwise)
+    except _exception_types("Abort", typer.Abort) as exc:  # click-based typers: Ctrl-C, EOF at a prompt
         if isinstance(exc.__context__ or exc.__cause__, KeyboardInterrupt):
             return _interrupted()
         err_console.print(Text("aborted"))
         return EXIT_INTERRUPTED
-    except usage_errors as exc:
+    except _exception_types("UsageError") as exc:
         return _usage_error(exc)
-    except click_errors as exc:
+    except _exception_types("ClickException") as exc:
         exc.show()  # type: ignore[attr-defined]
         return int(getattr(exc, "exit_code", 1) or 1)
     # non-standalone typer returns a verb's `raise typer.Exit(n)` as n, and Ctrl-C as 130

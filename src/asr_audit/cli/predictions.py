@@ -107,7 +107,7 @@ def refdis(
     ),
 ) -> None:
     """Mine reference errors with a consensus panel and score how often each model reproduces them."""
-    from asr_audit.corpus.predfiles import load_predictions, load_references
+    from asr_audit.corpus.predfiles import gc_paused, load_predictions, load_references
     from asr_audit.options import Surface
     from asr_audit.probes.predfiles.refdis_options import RefdisOptions
     from asr_audit.probes.predfiles.refdis_run import isolated_panel_members, refdis_text_cache, run_refdis
@@ -150,9 +150,20 @@ def refdis(
     panel_names = split_list(panel, "--panel") or []
     model_names = split_list(models, "--models")
     if text_cache and corrected is None and write_corrected is None:
-        result = _columns_run(preds, dataset, normalizer, options, panel_names, model_names, seed=seed, workers=workers)
-        if result is not None:
-            _print_refdis(result.to_dict(), json_out, csv_out)
+        # its imports, the columns and the result's dict are many acyclic objects: no collector
+        # passes over them (a tenth of a warm run's CPU went to them), nor one over the whole heap
+        # when the collector resumes: what is alive now stays alive until the process ends
+        with gc_paused():
+            result = _columns_run(
+                preds, dataset, normalizer, options, panel_names, model_names, seed=seed, workers=workers
+            )
+            data = None if result is None else result.to_dict()
+            if data is not None:
+                import gc
+
+                gc.freeze()
+        if data is not None:
+            _print_refdis(data, json_out, csv_out)
             return
     pset = load_predictions(preds, dataset)
     refs = load_references(corrected) if corrected is not None else None

@@ -306,9 +306,9 @@ def resample_counts(
         return
     for start in range(0, n_resamples, chunk):
         size = min(chunk, n_resamples - start)
-        dtype = np.int32 if size * m < 2**31 else np.int64
-        idx = rng.integers(0, m, size=(size, m), dtype=dtype)
-        idx += (np.arange(size, dtype=dtype) * m)[:, None]
+        # drawn as int64 (the same draws, see above): np.bincount takes int64 without a copy
+        idx = rng.integers(0, m, size=(size, m), dtype=np.int64)
+        idx += (np.arange(size, dtype=np.int64) * m)[:, None]
         yield np.bincount(idx.ravel(), minlength=size * m).reshape(size, m).astype(np.float64)
 
 

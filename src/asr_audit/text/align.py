@@ -202,18 +202,20 @@ class Alignment:
 
     def missed_any(self, start: int, stop: int) -> bool:
         """Whether any reference index in [start, stop) was missed."""
-        return any(i in self.missed for i in range(start, stop))
+        return not self.missed.isdisjoint(range(start, stop))
 
     def hyp_span(self, start: int, stop: int) -> str:
         """What the hypothesis says in place of reference [start, stop) (equal or replaced text)."""
         parts = []
         for tag, i1, i2, j1, j2 in self.opcodes:
-            if i1 < stop and start < i2:
+            if i1 >= stop:
+                break  # opcodes run in reference order: none further meets the span
+            if start < i2:
                 if tag == "equal":
                     parts.append(" ".join(self.hyp[j1 + max(start, i1) - i1 : j1 + min(stop, i2) - i1]))
                 elif tag == "replace":
                     parts.append(" ".join(self.hyp[j1:j2]))
-        return " ".join(p for p in parts if p)
+        return " ".join(filter(None, parts))
 
 
 def opcodes(a: Sequence[str], b: Sequence[str]) -> list[Opcode]:
@@ -308,16 +310,16 @@ def align(ref: Sequence[str], hyp: Sequence[str]) -> Alignment:
 def alignment_from_opcodes(ref_t: Tokens, hyp_t: Tokens, ops: Sequence[Opcode]) -> Alignment:
     """The :class:`Alignment` of ``ref_t`` and ``hyp_t`` given their difflib opcodes (computed
     earlier, e.g. read back from the persistent text cache); :func:`align` ends here."""
-    missed: set[int] = set()
+    missed: list[int] = []
     matched = 0
     insertions: dict[int, list[str]] = {}
     for tag, i1, i2, j1, j2 in ops:
         if tag == "equal":
             matched += i2 - i1
-        elif tag in ("delete", "replace"):
-            missed.update(range(i1, i2))
         elif tag == "insert":
             insertions.setdefault(i1, []).extend(hyp_t[j1:j2])
+        elif tag in ("delete", "replace"):
+            missed.extend(range(i1, i2))
     inserted = {k: tuple(v) for k, v in insertions.items()} if insertions else _NO_INSERTIONS
     return Alignment(ref_t, hyp_t, tuple(ops), frozenset(missed), matched, inserted)
 

@@ -215,3 +215,31 @@ def test_a_reference_conflict_leaves_the_streamed_read_to_the_plain_path(preds_d
     cache = refdis_text_cache("whisper", "anchor", root=tmp_path / "c")
     with pytest.raises(StreamMiss):
         run_refdis_streamed(folder, None, PANEL, preset_params("anchor"), text_cache=cache)
+
+
+def test_pair_ops_of_returns_exactly_the_wanted_clips_opcodes() -> None:
+    from asr_audit.probes.predfiles.refdis_columns import TAGS, PairOps
+
+    rng = np.random.default_rng(5)
+    ops = PairOps(40)
+    rows_of: dict[int, list[list[int]]] = {}
+    for part in (range(0, 40, 3), range(1, 40, 3)):  # two parts; clips 2, 5, ... have no opcodes
+        new = {c: rng.integers(0, 4, size=(int(rng.integers(1, 4)), 5)).tolist() for c in part}
+        for r in new.values():
+            for row in r:
+                row[0] %= 4
+        ops.add(new)
+        rows_of.update(new)
+    for wanted in ([], [0], [2], [1, 2, 3, 39], list(range(40)), [5, 6, 7, 20, 38]):
+        got = ops.of(np.asarray(wanted, dtype=np.int64))
+        expect = {c: tuple((TAGS[r[0]], *r[1:]) for r in rows_of[c]) for c in wanted if c in rows_of}
+        assert got == expect
+
+
+def test_pair_distances_equal_edit_distance_with_shared_tuples() -> None:
+    from asr_audit.probes.predfiles.refdis_columns import _pair_distances
+    from asr_audit.text.align import edit_distance
+
+    a, b, c, empty = ("we", "agree", "now"), ("we", "agreed"), ("now", "we", "agree", "now"), ()
+    pairs = [(a, b), (a, c), (a, b), (b, a), (empty, c), (c, empty), (a, a), (a, tuple(a))]
+    assert _pair_distances(pairs) == [edit_distance(r, h) for r, h in pairs]

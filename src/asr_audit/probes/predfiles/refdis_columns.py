@@ -34,8 +34,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import groupby
-from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -99,21 +97,27 @@ class PairOps:
         return self.parts[0]
 
     def of(self, clips: np.ndarray) -> dict[int, tuple[Opcode, ...]]:
-        """The opcode tuples of ``clips`` (ascending clip indices), as :func:`align` gives them."""
+        """The opcode tuples of ``clips`` (ascending clip indices), as :func:`align` gives them.
+
+        Only the wanted clips' rows are converted: each clip's block is found by binary search
+        (a warm run asks for a third of the clips)."""
         out: dict[int, tuple[Opcode, ...]] = {}
         if not len(clips):
             return out
         tags = TAGS
-        want = set(clips.tolist())
-        lo_clip, hi_clip = int(clips[0]), int(clips[-1])
         for clip, rows in self.parts:
-            lo = int(np.searchsorted(clip, lo_clip, side="left"))
-            hi = int(np.searchsorted(clip, hi_clip, side="right"))
-            if lo == hi:
+            lo = np.searchsorted(clip, clips, side="left")
+            count = np.searchsorted(clip, clips, side="right") - lo
+            hit = count > 0
+            if not hit.any():
                 continue
-            for c, group in groupby(zip(clip[lo:hi].tolist(), rows[lo:hi].tolist()), key=itemgetter(0)):
-                if c in want:
-                    out[c] = tuple([(tags[t], i1, i2, j1, j2) for _, (t, i1, i2, j1, j2) in group])
+            lo, count = lo[hit], count[hit]
+            ends = np.cumsum(count)
+            flat = rows[np.repeat(lo - (ends - count), count) + np.arange(int(ends[-1]))].tolist()
+            k = 0
+            for c, n in zip(clips[hit].tolist(), count.tolist()):
+                out[c] = tuple([(tags[t], i1, i2, j1, j2) for t, i1, i2, j1, j2 in flat[k : k + n]])
+                k += n
         return out
 
 
@@ -815,39 +819,59 @@ def _fix_rows(
     cache: AlignmentCache,
     merge_compounds: bool,
 ) -> None:
-    """Apply each model's ``scored`` edits on ``clips`` (the clips ``chunk``) to its ``columns``."""
+    """Apply each model's ``scored`` edits on ``clips`` (the clips ``chunk``) to its ``columns``,
+    as :func:`~asr_audit.probes.predfiles.inflation.inflation_columns` computes them.
+
+    A row's corrected WER needs the edit distance of the corrected reference to the model's
+    hypothesis; without merged compounds the distinct pairs' distances are computed together
+    (:func:`_pair_distances`): the numbers :meth:`AlignmentCache.errors` gives one at a time."""
     pos = np.searchsorted(rows, chunk).tolist()
     corrected: dict[tuple[str, tuple[int, ...]], Tokens] = {}
     for m, col in zip(models, columns):
         own_edits = _by_clip(scored[m])
         if not own_edits:
             continue
+        at: list[int] = []
+        pairs: list[tuple[Tokens, Tokens]] = []
         for clip, p in zip(clips, pos):
             own = own_edits.get(clip.clip_id)
-            if own is not None:
-                _fix_row(col, p, clip, m, own, cache, corrected, merge_compounds)
+            if own is None:
+                continue
+            ref, hyp = clip.ref, clip.hyps.get(m)
+            if hyp is None:
+                fixed_len = len(apply_edits(ref, own))
+                col[p] = (len(ref), len(ref), fixed_len, fixed_len)
+                continue
+            key = (clip.clip_id, tuple(map(id, own)))
+            fixed = corrected.get(key)
+            if fixed is None:
+                fixed = corrected[key] = cache.intern(apply_edits(ref, own))
+            at.append(p)
+            pairs.append((fixed, hyp))
+        if not at:
+            continue
+        if merge_compounds:
+            col[at, 2] = [cache.errors(f, h, True) for f, h in pairs]
+        else:
+            col[at, 2] = _pair_distances(pairs)
+        col[at, 3] = [len(f) for f, _ in pairs]
 
 
-def _fix_row(
-    out: np.ndarray,
-    p: int,
-    clip: ClipInput,
-    model: str,
-    own: Sequence[Edit],
-    cache: AlignmentCache,
-    corrected: dict[tuple[str, tuple[int, ...]], Tokens],
-    merge_compounds: bool,
-) -> None:
-    """Row ``p`` of ``model``'s columns with its edits ``own`` on ``clip`` applied, as
-    :func:`~asr_audit.probes.predfiles.inflation.inflation_columns` computes it."""
-    ref, hyp = clip.ref, clip.hyps.get(model)
-    if hyp is None:
-        fixed_len = len(apply_edits(ref, own))
-        out[p] = (len(ref), len(ref), fixed_len, fixed_len)
-        return
-    key = (clip.clip_id, tuple(map(id, own)))
-    fixed = corrected.get(key)
-    if fixed is None:
-        fixed = corrected[key] = cache.intern(apply_edits(ref, own))
-    out[p, 2] = cache.errors(fixed, hyp, merge_compounds)
-    out[p, 3] = len(fixed)
+def _pair_distances(pairs: Sequence[tuple[Tokens, Tokens]]) -> list[int]:
+    """:func:`~asr_audit.text.align.edit_distances` of ``pairs``, each distinct pair (by the
+    identity of its two tuples: ``pairs`` keeps them alive) computed once.
+
+    >>> a, b = ("a", "b"), ("a", "c")
+    >>> _pair_distances([(a, b), ((), ("x",)), (a, b)])
+    [1, 1, 1]
+    """
+    slot: dict[tuple[int, int], int] = {}  # (id(ref), id(hyp)) -> index into distinct
+    distinct: list[tuple[Tokens, Tokens]] = []
+    which: list[int] = []
+    for r, h in pairs:
+        k = slot.setdefault((id(r), id(h)), len(distinct))
+        if k == len(distinct):
+            distinct.append((r, h))
+        which.append(k)
+    value = edit_distances(distinct)
+    return [value[k] for k in which]

@@ -23,6 +23,7 @@ from asr_audit.probes.predfiles.refdis import (
     Edit,
     Mining,
     RefdisParams,
+    Verdict,
 )
 from asr_audit.probes.predfiles.refdis_result import ModelScore, RefdisResult
 from asr_audit.stats.intervals import Rate, wilson
@@ -35,7 +36,11 @@ def accept_ref(edits: Sequence[Edit], model: str) -> Rate:
     """Share of the edits ``model`` is judged on where it wrote the reference, with a Wilson interval:
     verdicts ``ref`` over verdicts ``ref`` or ``consensus`` (``other`` and ineligible verdicts are
     not counted)."""
-    judged = [e.verdicts.get(model) for e in edits]
+    return _rate([e.verdicts.get(model) for e in edits])
+
+
+def _rate(judged: Sequence[Verdict]) -> Rate:
+    """:func:`accept_ref` of these verdicts."""
     n = sum(v in (REF, CONSENSUS) for v in judged)
     return wilson(sum(v == REF for v in judged), n)
 
@@ -48,10 +53,18 @@ def score_model(
     ``count_other``: report the number of ``other`` verdicts (off under the public code's exact
     rule, which has none, so that its output stays the public code's). When no verdict is
     eligible, ``reason`` says why accept-ref is undefined."""
-    eligible_clips = {e.clip_id for e in edits if e.verdicts.get(model) in (REF, CONSENSUS)}
-    n_other = sum(e.verdicts.get(model) == OTHER for e in edits)
-    n_none = sum(e.verdicts.get(model) is None for e in edits)
-    rate = accept_ref(edits, model)
+    verdicts = [e.verdicts.get(model) for e in edits]  # each edit's verdict, read once
+    eligible_clips = {e.clip_id for e, v in zip(edits, verdicts) if v in (REF, CONSENSUS)}
+    n_other = sum(v == OTHER for v in verdicts)
+    n_none = sum(v is None for v in verdicts)
+    rate = _rate(verdicts)
+    by_kind: dict[str, list[Verdict]] = {k: [] for k in KINDS}
+    by_position: dict[str, list[Verdict]] = {p: [] for p in POSITIONS}
+    for e, v in zip(edits, verdicts):
+        if e.kind in by_kind:
+            by_kind[e.kind].append(v)
+        if e.position in by_position:
+            by_position[e.position].append(v)
     reason = None
     if rate.n == 0:
         reason = (
@@ -64,8 +77,8 @@ def score_model(
         in_panel=in_panel,
         accept_ref=rate,
         n_clips=len(eligible_clips),
-        by_kind={k: accept_ref([e for e in edits if e.kind == k], model) for k in KINDS},
-        by_position={p: accept_ref([e for e in edits if e.position == p], model) for p in POSITIONS},
+        by_kind={k: _rate(vs) for k, vs in by_kind.items()},
+        by_position={p: _rate(vs) for p, vs in by_position.items()},
         inflation=inflation,
         n_other=n_other if count_other else None,
         reason=reason,
