@@ -293,9 +293,25 @@ def _interrupted() -> int:
     return EXIT_INTERRUPTED
 
 
+#: whether this process was started as the CLI (``main()`` called with ``argv=None``, as the
+#: console script and ``python -m asr_audit`` do) rather than from code in a longer-lived process
+_PROCESS_ENTRY = False
+
+
+def process_entry() -> bool:
+    """Whether ``main`` runs as the process's own entry point (not called in-process with ``argv``).
+
+    Only then may a verb leave process-wide state behind, e.g. ``gc.freeze()`` before printing.
+    """
+    return _PROCESS_ENTRY
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console-script entry point: the exit code (0 ok, 2 error or usage error, 130 interrupted)."""
     import os
+
+    global _PROCESS_ENTRY
+    _PROCESS_ENTRY = argv is None
 
     # library chatter (weight-loading bars, generation warnings) would drown the tables
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")

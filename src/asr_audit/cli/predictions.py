@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from asr_audit.cli import app, console, err_console, examples, split_list
+from asr_audit.cli import app, console, err_console, examples, process_entry, split_list
 from asr_audit.errors import ConfigError, InputFileError
 from asr_audit.outputs import check_output_file
 
@@ -158,7 +158,7 @@ def refdis(
                 preds, dataset, normalizer, options, panel_names, model_names, seed=seed, workers=workers
             )
             data = None if result is None else result.to_dict()
-            if data is not None:
+            if data is not None and process_entry():  # never in a caller's longer-lived process
                 import gc
 
                 gc.freeze()
