@@ -23,6 +23,7 @@ clip base set under new clip ids, as ``refdis_memory.py`` does, so every string 
     python benchmarks/refdis_scale.py --clips 0              # only the whole-process comparison
     python benchmarks/refdis_scale.py --whole 0 --clips 20000 --models 10   # a smaller leaderboard case
     python benchmarks/refdis_scale.py --clips 0 --src /work/main/src        # another checkout (before/after)
+    python benchmarks/refdis_scale.py --clips 0 --json-dir /tmp/after       # keep each run's --json result (diff two trees)
 """
 
 from __future__ import annotations
@@ -42,9 +43,23 @@ SRC = HERE.parent / "src"
 sys.path.insert(0, str(HERE))
 from refdis_memory import child, make_rows_set  # noqa: E402 - the benchmarks folder is not a package
 
+JSON_DIR: Path | None = None  # --json-dir: each refdis run writes its --json result there
 
-def refdis_cmd(folder: Path, panel: list[str], *extra: str) -> list[str]:
-    return [sys.executable, "-m", "asr_audit", "refdis", "--preds", str(folder), "--panel", ",".join(panel), *extra]
+
+def refdis_cmd(folder: Path, panel: list[str], *extra: str, name: str = "") -> list[str]:
+    out = ["--json", str(JSON_DIR / f"{name}.json")] if JSON_DIR is not None and name else []
+    return [
+        sys.executable,
+        "-m",
+        "asr_audit",
+        "refdis",
+        "--preds",
+        str(folder),
+        "--panel",
+        ",".join(panel),
+        *extra,
+        *out,
+    ]
 
 
 def row(label: str, got: tuple[float, float, float, int, list[str]], base: tuple[float, float] | None = None) -> None:
@@ -69,9 +84,9 @@ def leaderboard(workdir: Path, clips: int, models: int, base: int, seed: int, en
     print(f"\n== leaderboard: {clips:,} clips x {models} models ({time.perf_counter() - t0:.0f} s to make the set)")
     panel = names[:4]
     header()
-    cold = child(refdis_cmd(folder, panel), env)
+    cold = child(refdis_cmd(folder, panel, name=f"leaderboard-{models}x{clips}-cold"), env)
     row("asr-audit refdis cold", cold)
-    warm = child(refdis_cmd(folder, panel, "--majority", "0.75"), env)
+    warm = child(refdis_cmd(folder, panel, "--majority", "0.75", name=f"leaderboard-{models}x{clips}-warm"), env)
     row("asr-audit refdis warm (--majority 0.75)", warm)
     ok_time, ok_rss = cold[0] < 180, max(cold[2], warm[2]) < 4096
     print(
@@ -93,10 +108,10 @@ def whole_process(workdir: Path, clips: int, seed: int, env: dict[str, str]) -> 
     paper = child([sys.executable, str(HERE / "baseline_refdis.py"), str(folder), "--panel", ",".join(panel)], env)
     row("paper's CLI (baseline_refdis.py)", paper)
     anchor = ("--preset", "anchor", "--no-loo")
-    cold = child(refdis_cmd(folder, panel, *anchor), env)
+    cold = child(refdis_cmd(folder, panel, *anchor, name=f"whole-{clips}-cold"), env)
     base = (paper[0], paper[1])
     row("asr-audit refdis cold", cold, base)
-    warm = child(refdis_cmd(folder, panel, *anchor, "--majority", "0.75"), env)
+    warm = child(refdis_cmd(folder, panel, *anchor, "--majority", "0.75", name=f"whole-{clips}-warm"), env)
     row("asr-audit refdis warm (--majority 0.75)", warm, base)
     again = child(refdis_cmd(folder, panel, *anchor, "--majority", "0.75"), env)
     row("asr-audit refdis warm, same parameters", again, base)
@@ -118,12 +133,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workdir", type=Path, default=None, help="keep the generated sets here (reused)")
     ap.add_argument(
+        "--json-dir", type=Path, default=None, help="write each refdis run's --json result here (to diff two trees)"
+    )
+    ap.add_argument(
         "--src",
         type=Path,
         default=SRC,
         help="the asr_audit source tree to time (default this checkout's; another checkout's src gives before/after)",
     )
     args = ap.parse_args(argv)
+    global JSON_DIR
+    if args.json_dir is not None:
+        args.json_dir.mkdir(parents=True, exist_ok=True)
+        JSON_DIR = args.json_dir.resolve()
     print(
         f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}, "
         f"asr_audit from {args.src}"

@@ -4,7 +4,7 @@ The fast normalizer (:mod:`asr_audit.text.whisper_en`) skips work it can prove i
 number normalizer's ``preprocess``/``postprocess`` steps whose trigger characters are absent,
 the per-token digit regex on alphabetic tokens, the spelling map when no token is in it, the
 last whitespace collapse when no step added spaces; the anchor preset's collapse is one
-``str.split``. Each must return what the unmodified reference returns, so this runs the
+``str.split``; the reference's ``process_words`` is remembered per run of number words. Each must return what the unmodified reference returns, so this runs the
 reference (``whisper-normalizer``'s own ``EnglishTextNormalizer``, OpenAI's table) and the
 fast path over a varied corpus: synthetic leaderboard texts (:mod:`asr_audit.testing`), the
 VoxPopuli example sentences, and hand-written edge cases aimed at each skip, and compares the
@@ -144,6 +144,32 @@ def test_number_stage_skips_equal_reference(corpus: list[str]) -> None:
     assert [fast.preprocess(t) for t in lowered] == [ref.preprocess(t) for t in lowered]
     assert [fast.postprocess(t) for t in lowered] == [ref.postprocess(t) for t in lowered]
     assert [fast(t) for t in lowered] == [ref(t) for t in lowered]
+
+
+def test_remembered_number_runs_equal_the_reference(corpus: list[str]) -> None:
+    """``process_words`` remembers the reference's output per run of number words: first calls,
+    repeated calls (memo hits) and calls after the memo was emptied (a tiny limit) all give
+    the reference's output."""
+    lowered = [t.lower() for t in corpus]
+    want = [list(FastNumberNormalizer().reference.process_words(t.split())) for t in lowered]
+    want = [[w for w in words if w is not None] for words in want]
+    fast = FastNumberNormalizer()
+    assert [fast.process_words(t.split()) for t in lowered] == want
+    assert len(fast._memo) > 50  # the corpus has many runs of number words
+    assert [fast.process_words(t.split()) for t in lowered] == want  # now from the memo
+    tiny = FastNumberNormalizer()
+    tiny.RUN_MEMO = 4
+    assert [tiny.process_words(t.split()) for t in lowered * 2] == want * 2
+    assert len(tiny._memo) <= 4
+
+
+def test_ascii_word_run_table_names_every_ascii_character() -> None:
+    """``word_runs``' ASCII table maps every ASCII code (a missing one would still be correct,
+    only slow): word characters to themselves, the rest to a space, as ``\\w`` decides."""
+    from asr_audit.text.replacers import _ASCII_NON_WORD
+
+    assert sorted(_ASCII_NON_WORD) == list(range(128))
+    assert all(_ASCII_NON_WORD[c] == (chr(c) if re.fullmatch(r"\w", chr(c)) else " ") for c in range(128))
 
 
 def test_composed_refdis_normalizer_equals_reference_steps(

@@ -32,7 +32,9 @@ __all__ = [
 
 _META = set(".^$*+?{}[]\\|()")
 _WORD_RUN = re.compile(r"\w+")
-_ASCII_NON_WORD = {code: " " for code in range(128) if not _WORD_RUN.fullmatch(chr(code))}
+# every ASCII character: a non-word character -> a space, a word character -> itself (a table
+# that names all 128 lets str.translate take its ASCII fast path; a missing key is a slow miss)
+_ASCII_NON_WORD = {code: chr(code) if _WORD_RUN.fullmatch(chr(code)) else " " for code in range(128)}
 _ALTERNATIVES = re.compile(r"\\b\((\w+(?:\|\w+)*)\)\\b")
 _GROUP_THEN_TEXT = re.compile(r"(?:\\b)?\(\w+(?:\|\w+)*\)([^.^$*+?{}\[\]\\|()]+)(?:\\b)?")
 _SEQUENCE = re.compile(r"\\b(\w+(?:\\s\+\w+)*)\\b")

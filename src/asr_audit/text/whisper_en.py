@@ -215,6 +215,7 @@ class FastNumberNormalizer:
         # The proof covers exactly these categories; a new one disables the fast path.
         self.enabled = (self.triggers | self.context) == self.words
         self.prefixes: frozenset[str] = frozenset(ref.prefixes)
+        self._memo: dict[tuple[str, ...], tuple[Any, ...]] = {}  # run -> reference output (see _run)
         self._half = re.compile(r"\band\s+a\s+half\b")
         # the reference's preprocess / postprocess patterns, compiled once (see _preprocess)
         self._letter_digit = re.compile(r"([a-z])([0-9])")
@@ -255,19 +256,33 @@ class FastNumberNormalizer:
         """
         out: list[str] = []
         run: list[str] = []
-        vocab, context, reference = self.words, self.context, self.reference
+        vocab, context = self.words, self.context
         for token in words:
             # an alphabetic token holds no digit (\d is category Nd, never alphabetic): no regex for it
             if token in vocab or (not token.isalpha() and _DIGIT.search(token) is not None and self._numeric(token)):
                 run.append(token)
                 continue
             if run:
-                out.extend(run if len(run) == 1 and run[0] in context else reference.process_words(run))
+                out.extend(run if len(run) == 1 and run[0] in context else self._run(run))
                 run = []
             out.append(token)
         if run:
-            out.extend(run if len(run) == 1 and run[0] in context else reference.process_words(run))
+            out.extend(run if len(run) == 1 and run[0] in context else self._run(run))
         return [word for word in out if word is not None]
+
+    RUN_MEMO = 1 << 16  # runs remembered (the memo is emptied when full)
+
+    def _run(self, run: list[str]) -> tuple[Any, ...]:
+        """The reference ``process_words(run)``, remembered per run: a pure function of the run's
+        tokens (its state is local to one call; it reads only the normalizer's fixed tables)."""
+        key = tuple(run)
+        got = self._memo.get(key)
+        if got is None:
+            got = tuple(self.reference.process_words(run))
+            if len(self._memo) >= self.RUN_MEMO:
+                self._memo.clear()
+            self._memo[key] = got
+        return got
 
     def _numeric(self, token: str) -> bool:
         if _NUMERIC.match(token) is not None:

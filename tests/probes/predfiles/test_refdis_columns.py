@@ -185,6 +185,7 @@ def test_the_streamed_read_equals_the_plain_path(
     monkeypatch.setattr(Workers, "CHUNK", 64)  # several tasks per step, so the forked workers run them
     monkeypatch.setattr(refdis_columns, "CHUNK_CLIPS", 16)  # clips mined in several chunks
     monkeypatch.setattr(refdis_columns, "MINE_PARALLEL_CLIPS", 1)  # with 2 workers, mined in forked processes
+    monkeypatch.setattr(refdis_columns, "ERROR_BLOCK", 16)  # edit distances in several blocks of distinct pairs
 
     for case in ({"preset": "anchor"}, {"preset": "paper", "loo": False, "models": ["honest-05", "copier-02"]}):
         case = dict(case)
@@ -197,6 +198,55 @@ def test_the_streamed_read_equals_the_plain_path(
             preds_dir, None, PANEL, params, text_cache=cache, models=models, n_resamples=100, workers=workers
         ).to_dict()
         assert json.dumps(got, sort_keys=True) == json.dumps(plain, sort_keys=True), case
+
+
+def test_pairs_computed_once_are_laid_out_as_computed_for_each() -> None:
+    """Opcodes and edit distances of the distinct pairs, copied back to every pair, equal those
+    computed pair by pair (models agreeing on a clip share one computation)."""
+    from asr_audit.probes.predfiles.refdis_columns import _distinct_pairs, _expand_rows, _w_errors, _w_opcodes
+
+    pairs = [("a b c", "a c"), ("a b c", "a b c"), ("a b c", "a c"), ("x", "y z"), ("", "q"), ("x", "y z")]
+    distinct, inv = _distinct_pairs(pairs)
+    assert distinct == [("a b c", "a c"), ("a b c", "a b c"), ("x", "y z"), ("", "q")]
+    assert inv is not None and inv.tolist() == [0, 1, 0, 2, 3, 2]
+    lengths, rows = _expand_rows(*_w_opcodes(distinct), inv)
+    want_lengths, want_rows = _w_opcodes(pairs)
+    assert lengths.tolist() == want_lengths.tolist() and rows.tolist() == want_rows.tolist()
+    assert np.asarray(_w_errors(distinct))[inv].tolist() == _w_errors(pairs) == [1, 0, 1, 2, 1, 2]
+    assert _distinct_pairs(distinct) == (distinct, None)  # all distinct: nothing to copy
+
+
+def test_the_streamed_read_normalizes_each_distinct_text_once(preds_dir: Path) -> None:
+    """A hypothesis two models (or a model and a reference) share verbatim is normalized once;
+    the columns hold one string object for it."""
+    from asr_audit.probes.predfiles.refdis_columns import Workers, stream_columns
+    from asr_audit.text.text2num import with_text2num
+
+    calls: list[str] = []
+    norm = with_text2num(run_normalizer("whisper", "anchor"))
+
+    def counting(text: str) -> str:
+        calls.append(text)
+        return norm(text)
+
+    with Workers(1, counting) as pool:
+        cols = stream_columns(preds_dir, None, pool)
+    assert len(calls) == len(set(calls))  # no text twice
+    raw = load_predictions(preds_dir)
+    texts = {r.reference.strip() for f in raw.files for r in f.rows.values()}
+    texts |= {r.hypothesis for f in raw.files for r in f.rows.values() if r.hypothesis is not None}
+    assert set(calls) == texts
+    hyp = {(f.model, c): r.hypothesis for f in raw.files for c, r in f.rows.items()}
+    models = [f.model for f in raw.files]
+    same = [
+        (a, b, i)
+        for a in models
+        for b in models
+        if a < b
+        for i, c in enumerate(cols.clip_ids)
+        if hyp.get((a, c)) is not None and hyp.get((a, c)) == hyp.get((b, c))
+    ]
+    assert len(same) > 10 and all(cols.hyps[a][i] is cols.hyps[b][i] for a, b, i in same)
 
 
 def test_a_reference_conflict_leaves_the_streamed_read_to_the_plain_path(preds_dir: Path, tmp_path: Path) -> None:

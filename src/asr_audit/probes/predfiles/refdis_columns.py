@@ -393,9 +393,12 @@ def stream_columns(
     Each file is read and checked as :func:`~asr_audit.corpus.predfiles.load_predictions` reads
     it, its hypotheses are handed to ``workers`` to normalize (``workers.normalize``, the run's
     composed normalizer) while the next file is read, and only the normalized texts are kept
-    (for the models in ``normalized``; all when ``None``). References are normalized once per
-    distinct text at the end. Raises the loaders' errors, and :class:`StreamMiss` where the
-    plain path names two files in its error.
+    (for the models in ``normalized``; all when ``None``). Each distinct text is normalized once
+    for the whole set: a hypothesis another model (or a reference) already gave, verbatim, reuses
+    that text's normalized string (the normalizer is a pure function of the text), so equal
+    texts also share one string object. References are normalized at the end, those not already
+    seen as a hypothesis. Raises the loaders' errors, and :class:`StreamMiss` where the plain
+    path names two files in its error.
     """
     from asr_audit.corpus.predfiles import read_prediction_file, select_prediction_files
 
@@ -408,10 +411,13 @@ def stream_columns(
     ids: dict[str, str] = {}  # one clip id object for every file
     got: dict[str, tuple[list[str], list[str | None]]] = {}
     pending: tuple[str, list[str], list[str | None], list[str], Any] | None = None
+    # raw text -> normalized text, over every file; "" while a worker still has it (batches
+    # finish in order, so a text is filled in before any later batch reads it)
+    table: dict[str, str] = {}
 
     def finish(p: tuple[str, list[str], list[str | None], list[str], Any]) -> None:
         model, cids, texts, distinct, result = p
-        table = dict(zip(distinct, result()))
+        table.update(zip(distinct, result()))
         got[model] = (cids, [None if t is None else table[t] for t in texts])
 
     for file_path, name in found:
@@ -425,7 +431,8 @@ def stream_columns(
             cids.append(cid)
         if name.model in want:
             texts = [r.hypothesis for r in pf.rows.values()]
-            distinct = list(dict.fromkeys(t for t in texts if t is not None))
+            distinct = [t for t in dict.fromkeys(texts) if t is not None and t not in table]
+            table.update(dict.fromkeys(distinct, ""))
             result = workers.map_async(_w_normalize, distinct)
             if pending is not None:
                 finish(pending)
@@ -436,10 +443,11 @@ def stream_columns(
     clip_ids = sorted(refs)
     raw = [refs[c] for c in clip_ids]
     del refs
-    distinct = list(dict.fromkeys(raw))
-    table = dict(zip(distinct, workers.map(_w_normalize, distinct)))
+    distinct = [r for r in dict.fromkeys(raw) if r not in table]
+    table.update(zip(distinct, workers.map(_w_normalize, distinct)))
     ref_col = [table[r] for r in raw]
-    del raw, table
+    del raw
+    table.clear()  # the raw texts (the columns keep the normalized ones)
     where = {c: i for i, c in enumerate(clip_ids)}
     n = len(clip_ids)
     hyps: dict[str, list[str | None]] = {}
@@ -535,12 +543,16 @@ def _fetch_ops(cols: Columns, models: Sequence[str], clips: np.ndarray, workers:
             need.extend((refs[i], hyps[i] or "") for i in mine)
     if not need:
         return lambda: None
-    pending = workers.map_chunks_async(_w_opcodes, need)
+    distinct, inv = _distinct_pairs(need)  # models that agree on a clip share its alignment
+    del need
+    pending = workers.map_chunks_async(_w_opcodes, distinct)
 
     def finish() -> None:
         lengths = np.concatenate([a for a, _ in pending()])
         rows = np.concatenate([b for _, b in pending()])
-        starts = np.concatenate([[0], np.cumsum(lengths)])
+        if inv is not None:
+            lengths, rows = _expand_rows(lengths, rows, inv)
+        starts = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
         at = 0
         for m, mine in todo:
             k = len(mine)
@@ -549,6 +561,65 @@ def _fetch_ops(cols: Columns, models: Sequence[str], clips: np.ndarray, workers:
         cols.changed = True
 
     return finish
+
+
+def _distinct_pairs(pairs: list[tuple[str, str]]) -> tuple[list[tuple[str, str]], np.ndarray | None]:
+    """The distinct pairs of ``pairs`` (first-seen order) and each pair's index among them
+    (``None`` when every pair is distinct). What the workers compute is a function of the pair
+    alone, so computing each distinct pair once and copying it gives the same values."""
+    index: dict[tuple[str, str], int] = {}
+    setdefault = index.setdefault
+    inv = [setdefault(p, len(index)) for p in pairs]
+    if len(index) == len(pairs):
+        return pairs, None
+    return list(index), np.asarray(inv, dtype=np.int64)
+
+
+def _expand_rows(lengths: np.ndarray, rows: np.ndarray, inv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Opcode rows of distinct pairs (``lengths[k]`` rows each) laid out for the pairs ``inv``
+    (pair ``p`` is distinct pair ``inv[p]``)."""
+    starts = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])[:-1]
+    out_len = lengths[inv]
+    out_starts = np.concatenate([[0], np.cumsum(out_len, dtype=np.int64)])[:-1]
+    take = np.repeat(starts[inv] - out_starts, out_len) + np.arange(int(out_len.sum()), dtype=np.int64)
+    return out_len, rows[take]
+
+
+ERROR_BLOCK = 8192  # clips whose pairs (every model's) are deduplicated and sent to the workers at once
+
+
+def _ensure_all_errors(cols: Columns, models: Sequence[str], merge_compounds: bool, workers: Workers) -> None:
+    """:func:`_ensure_errors` for every one of ``models``, in blocks of :data:`ERROR_BLOCK` clips
+    whose distinct (reference, hypothesis) pairs are computed once (models that agree on a clip
+    share its edit distance)."""
+    table = cols.merged if merge_compounds else cols.errors
+    func = _w_merged if merge_compounds else _w_errors
+    refs, has_ref = cols.refs, cols.ref_len > 0
+    need = {m: np.flatnonzero(cols.present(m) & has_ref & (table[m] < 0)) for m in models}
+    if not any(len(v) for v in need.values()):
+        return
+    pending = []
+    for lo in range(0, cols.n, ERROR_BLOCK):
+        parts: list[tuple[str, np.ndarray]] = []
+        pairs: list[tuple[str, str]] = []
+        for m, idx in need.items():
+            part = idx[np.searchsorted(idx, lo) : np.searchsorted(idx, lo + ERROR_BLOCK)]
+            if len(part):
+                hyps = cols.hyps[m]
+                parts.append((m, part))
+                pairs.extend((refs[i], hyps[i] or "") for i in part.tolist())
+        if pairs:
+            distinct, inv = _distinct_pairs(pairs)
+            pending.append((parts, inv, workers.map_async(func, distinct)))
+    for parts, inv, result in pending:
+        got = np.asarray(result(), dtype=np.int64)
+        if inv is not None:
+            got = got[inv]
+        at = 0
+        for m, part in parts:
+            table[m][part] = got[at : at + len(part)]
+            at += len(part)
+    cols.changed = True
 
 
 def _ensure_errors(cols: Columns, model: str, merge_compounds: bool, workers: Workers) -> np.ndarray:
@@ -620,6 +691,7 @@ def run_refdis_columns(
     ids = cols.clip_ids
     candidates = {k: {ids[i] for i in np.flatnonzero(v).tolist()} for k, v in wanted.items()}
     columns, counted = [], []
+    _ensure_all_errors(cols, models, merge_compounds, workers)
     for m in models:
         col, k = _base_columns(cols, m, _ensure_errors(cols, m, merge_compounds, workers))
         columns.append(col)
