@@ -129,18 +129,29 @@ def sub_corpus(corpus: Corpus, speaker: str) -> Corpus:
     return Corpus(corpus.name, corpus.split, corpus.source, tuple(c for c in corpus.clips if c.speaker == speaker))
 
 
-def fresh_corpus(eval_set: Path, oset, out: dict) -> tuple[Corpus, list, dict[str, str]]:
+def fresh_corpus(eval_set: Path, oset, out: dict, exclude: Path | None = None) -> tuple[Corpus, list, dict[str, str]]:
     """The test clips of the organism set of new sentences at ``eval_set`` (any sentence whose record
-    or spoken text the organism's own set holds is dropped), its truth items and faithful texts;
-    what was kept is noted in ``out["fresh"]``."""
+    or spoken text the organism's own set holds is dropped, and with ``exclude`` also any the set
+    there holds: a confirmation set kept apart from the tuning set), its truth items and faithful
+    texts; what was kept is noted in ``out["fresh"]``."""
     eset = load_organism_set(eval_set)
     seen = {r["text"] for r in oset.rows()} | {r["spoken"] for r in oset.rows()}
+    n_train_seen = sum(r["text"] in seen or r["spoken"] in seen for r in eset.rows())
+    if exclude is not None:
+        xset = load_organism_set(exclude)
+        seen |= {r["text"] for r in xset.rows()} | {r["spoken"] for r in xset.rows()}
     keep = {r["id"] for r in eset.rows() if r["text"] not in seen and r["spoken"] not in seen}
     etest = read_manifest(eval_set / "calib-test.jsonl")
     etest = Corpus(etest.name, etest.split, etest.source, tuple(c for c in etest.clips if c.id in keep))
     eitems = [t for t in load_truth(eval_set).errors() if t.clip_id in keep]
     efaithful = {r["id"]: r["faithful"] for r in eset.rows() if r["id"] in keep}
-    out["fresh"] = {"set": str(eval_set), "clips": len(etest.clips), "dropped_seen": len(eset.rows()) - len(keep)}
+    out["fresh"] = {
+        "set": str(eval_set),
+        "clips": len(etest.clips),
+        "dropped_seen": len(eset.rows()) - len(keep),
+        "dropped_seen_in_training": n_train_seen,
+        "exclude": str(exclude) if exclude else None,
+    }
     return etest, eitems, efaithful
 
 
@@ -160,6 +171,17 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         default=None,
         help="steps fresh-* (and null-large): an organism set of new sentences (sentences the organism saw are dropped)",
+    )
+    ap.add_argument(
+        "--exclude-set",
+        type=Path,
+        default=None,
+        help="steps fresh-*: also drop the --eval-set sentences this organism set holds (the tuning set)",
+    )
+    ap.add_argument(
+        "--arm",
+        default=None,
+        help="step fresh-confirm-A/B: the label of the arm chosen on the tuning set (confirmed with controls)",
     )
     ap.add_argument("--threads", type=int, default=None, help="torch CPU threads (1 on a shared, loaded machine)")
     args = ap.parse_args(argv)
@@ -427,7 +449,7 @@ def main(argv: list[str] | None = None) -> int:
             elif step in ("fresh-A", "fresh-B", "fresh-D", "fresh-rank", *FRESH_EXTRA):
                 if args.eval_set is None:
                     raise SystemExit(f"step {step} needs --eval-set DIR (an organism set of new sentences)")
-                fresh_on = fresh_corpus(args.eval_set, oset, out)
+                fresh_on = fresh_corpus(args.eval_set, oset, out, args.exclude_set)
                 dec = decision_arms(fam["decision"], n_dec, seed=args.seed)
                 wanted = ("mean-ablate all", "random-0 mean-ablate all", "shuffled mean-ablate all")
                 dec = [a for a in dec if a.label in wanted]
@@ -438,6 +460,16 @@ def main(argv: list[str] | None = None) -> int:
                     kind = step.split("-")[1]
                     if kind == "clamp":
                         arms = clamp_arms(fam["decision"], seed=args.seed)
+                    elif kind == "r5":
+                        pos = faithful_positions(organism, oset, vb, sites, args.n_direction, args.work)
+                        arms = r5_arms(fam, pos, seed=args.seed)
+                    elif kind == "confirm":
+                        if args.arm is None:
+                            raise SystemExit(f"step {step} needs --arm LABEL (the arm chosen on the tuning set)")
+                        pos = faithful_positions(organism, oset, vb, sites, args.n_direction, args.work)
+                        arms = confirm_arms(fam, pos, args.work / "decision.npz", sites, args.arm, seed=args.seed)
+                    elif kind == "induce":
+                        arms = large_induction_arms(fam["voice"], (1.0, 2.0), seed=args.seed)
                     elif kind in ("trigger", "combo", "push", "l0", "l0b", "l0c", "l0d"):
                         pos = faithful_positions(organism, oset, vb, sites, args.n_direction, args.work)
                         make = {
@@ -453,7 +485,8 @@ def main(argv: list[str] | None = None) -> int:
                     else:
                         arms = layer_arms(fam["decision"], args.work / "decision.npz", sites, seed=args.seed)
                     title = f"Fresh sentences: decision direction, {kind} arms, voice {voice}"
-                    run(step, organism, voice, arms, title, fam["decision"], on=fresh_on)
+                    d_of = fam["voice"] if kind == "induce" else fam["decision"]
+                    run(step, organism, voice, arms, title, d_of, on=fresh_on)
                 for key, voice, arms, title, d in (
                     ("fresh-A", va, dec, f"Fresh sentences: decision mean ablation, voice {va}", fam["decision"]),
                     ("fresh-B", vb, dec, f"Fresh sentences: decision mean ablation, voice {vb}", fam["decision"]),
@@ -595,6 +628,11 @@ FRESH_EXTRA = (
     "fresh-l0c-B",
     "fresh-l0d-A",
     "fresh-l0d-B",
+    "fresh-r5-A",
+    "fresh-r5-B",
+    "fresh-confirm-A",
+    "fresh-confirm-B",
+    "fresh-induce-B",
 )
 CLAMP_AT = (0.0, 0.5, 0.25)  # caps, in multiples of |d| above voice B's decision-position mean
 TRIGGER_Q = (95.0, 90.0)  # conditional ablation: percentiles of faithful positions' projections
@@ -787,6 +825,76 @@ def l0d_arms(ds: list[Direction], pos: dict[str, np.ndarray], *, seed: int) -> l
     )
     arms.append(Arm("random-0 clamp c=-0.05 L1-2 + clamp c=0 L0", parts))
     return arms
+
+
+def r5_arms(fam: dict[str, list[Direction]], pos: dict[str, np.ndarray], *, seed: int) -> list[Arm]:
+    """Fifth session (chosen on the tuning set, confirmed elsewhere): the direction fitted on every
+    record-token position (the pooled ``voice`` family: voice A minus voice B on the same text, its
+    center voice B's all-position mean) mean-ablated at all layers, alone and on top of
+    ``fresh-l0b``'s best (decision direction mean-ablated at layers 1-2, layer 0 clamped at voice B's
+    mean); that best with layer 0 clamped a tenth or a quarter of a gap below voice B's mean."""
+    ds, vs = fam["decision"], fam["voice"]
+    inner = _ablate(ds[1:3], "mean", "x").interventions
+    best = (*inner, *_clamp(ds[:1], 0.0, "x").interventions)
+    return [
+        _ablate(vs, "mean", "voice mean-ablate all"),
+        Arm(
+            "mean-ablate L1-2 + clamp c=0 L0 + voice mean-ablate all", (*best, *_ablate(vs, "mean", "x").interventions)
+        ),
+        *(
+            Arm(f"mean-ablate L1-2 + clamp c={c:g} L0", (*inner, *_clamp(ds[:1], c, "x").interventions))
+            for c in (-0.1, -0.25)
+        ),
+    ]
+
+
+def candidate_arms(fam: dict[str, list[Direction]], pos: dict[str, np.ndarray], decision: Path, sites, *, seed: int):
+    """Every non-control arm of the fourth and fifth sessions, by label (what ``--arm`` names)."""
+    ds = fam["decision"]
+    arms = [
+        *clamp_arms(ds, seed=seed),
+        *trigger_arms(ds, pos, seed=seed),
+        *layer_arms(ds, decision, sites, seed=seed),
+        *combo_arms(ds, pos, seed=seed),
+        *push_arms(ds, pos, seed=seed),
+        *l0_arms(ds, pos, seed=seed),
+        *l0b_arms(ds, pos, seed=seed),
+        *l0c_arms(ds, pos, seed=seed),
+        *l0d_arms(ds, pos, seed=seed),
+        *r5_arms(fam, pos, seed=seed),
+        _ablate(ds, "mean", "mean-ablate all"),
+    ]
+    return {a.label: a for a in arms if not a.label.startswith(("random", "shuffled"))}
+
+
+def control_of(arm: Arm, control: str, rng: np.random.Generator) -> Arm:
+    """``arm`` with each intervention's direction replaced by a random unit direction
+    (``random``) or its own coordinates permuted (``shuffled``); same sites, centers and caps."""
+    parts = []
+    for iv in arm.interventions:
+        b = np.asarray(iv.basis[0])
+        u = random_direction(len(b), 1.0, rng) if control == "random" else rng.permutation(b)
+        center = np.asarray(iv.center) if iv.center else None
+        if iv.kind == "ablate" and iv.k == 1:
+            parts.append(Intervention.ablation(iv.sites, u[None, :], center=center, label="x"))
+        elif iv.kind == "clamp" and iv.k == 1 and iv.trigger is None:
+            parts.append(Intervention.clamping(iv.sites, u[None, :], iv.limit, center=center, label="x"))
+        else:
+            raise SystemExit(f"no generic {control} control for a {iv.kind} part of rank {iv.k} with a trigger")
+    name = "random-0" if control == "random" else "shuffled"
+    return Arm(f"{name} {arm.label}", tuple(parts))
+
+
+def confirm_arms(fam, pos, decision: Path, sites, label: str, *, seed: int) -> list[Arm]:
+    """The arm ``label`` (chosen on the tuning set) with a random and a shuffled control."""
+    cands = candidate_arms(fam, pos, decision, sites, seed=seed)
+    if label not in cands:
+        raise SystemExit(f"--arm {label!r} is not an arm; valid: {', '.join(sorted(cands))}")
+    arm = cands[label]
+    return [
+        arm,
+        *(control_of(arm, c, np.random.default_rng([seed, 14, 5, i])) for i, c in enumerate(("random", "shuffled"))),
+    ]
 
 
 def _shuffled(ds: list[Direction], rng: np.random.Generator) -> Arm:
