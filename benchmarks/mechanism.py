@@ -463,11 +463,19 @@ def main(argv: list[str] | None = None) -> int:
                     elif kind == "r5":
                         pos = faithful_positions(organism, oset, vb, sites, args.n_direction, args.work)
                         arms = r5_arms(fam, pos, seed=args.seed)
+                    elif kind in ("r6", "r7"):
+                        first = len(organism.prompt) - 1
+                        make_r = r6_arms if kind == "r6" else r7_arms
+                        arms = make_r(fam, omission_family(args.work, oset, set_dir, va, vb, sites), first)
                     elif kind == "confirm":
                         if args.arm is None:
                             raise SystemExit(f"step {step} needs --arm LABEL (the arm chosen on the tuning set)")
                         pos = faithful_positions(organism, oset, vb, sites, args.n_direction, args.work)
-                        arms = confirm_arms(fam, pos, args.work / "decision.npz", sites, args.arm, seed=args.seed)
+                        om = omission_family(args.work, oset, set_dir, va, vb, sites)
+                        first = len(organism.prompt) - 1
+                        arms = confirm_arms(
+                            fam, pos, args.work / "decision.npz", sites, args.arm, seed=args.seed, om=om, first=first
+                        )
                     elif kind == "induce":
                         arms = large_induction_arms(fam["voice"], (1.0, 2.0), seed=args.seed)
                     elif kind in ("trigger", "combo", "push", "l0", "l0b", "l0c", "l0d"):
@@ -630,6 +638,10 @@ FRESH_EXTRA = (
     "fresh-l0d-B",
     "fresh-r5-A",
     "fresh-r5-B",
+    "fresh-r6-A",
+    "fresh-r6-B",
+    "fresh-r7-A",
+    "fresh-r7-B",
     "fresh-confirm-A",
     "fresh-confirm-B",
     "fresh-induce-B",
@@ -848,10 +860,91 @@ def r5_arms(fam: dict[str, list[Direction]], pos: dict[str, np.ndarray], *, seed
     ]
 
 
-def candidate_arms(fam: dict[str, list[Direction]], pos: dict[str, np.ndarray], decision: Path, sites, *, seed: int):
+def omission_family(work: Path, oset, set_dir: Path, va: str, vb: str, sites: list[str]) -> list[Direction]:
+    """Per-site diff-in-means at the decision positions of the *omission* edits only (the record
+    drops a spoken opener "Thank you.", so the decision is the first text token: one fixed position),
+    from ``decision.npz``'s rows, selected by the same walk over the truth items that made them."""
+    rows = {r["id"]: r for r in oset.rows("train")}
+    by_sentence = {(r["sentence_id"], r["speaker"]) for r in rows.values()}
+    kinds = [
+        it.kind
+        for it in load_truth(set_dir).errors()
+        if (ra := rows.get(it.clip_id)) is not None and ra["speaker"] == va and (ra["sentence_id"], vb) in by_sentence
+    ]
+    m = np.array(kinds) == "omitted_in_reference"
+    with np.load(work / "decision.npz") as z:
+        if len(z["A0"]) != len(m):
+            raise SystemExit(f"{work / 'decision.npz'}: {len(z['A0'])} rows but {len(m)} training edits")
+        return [direction_from_sets(f"omission-{s}", s, z[f"A{i}"][m], z[f"B{i}"][m]) for i, s in enumerate(sites)]
+
+
+def _at_first(ds: list[Direction], how: str, first: int, label: str, c: float = 0.0) -> list[Intervention]:
+    """Mean ablation (``mean``) or clamping at ``c`` gaps above voice B's mean (``clamp``) of each
+    direction at the one decoder position ``first`` (the position that predicts the first text token)."""
+    parts = []
+    for d in ds:
+        u, mean_b = np.asarray(d.basis[0])[None, :], np.asarray(d.mean_b)
+        pos = (first, first + 1)
+        if how == "mean":
+            parts.append(Intervention.ablation([d.site], u, center=mean_b, positions=pos, label=label))
+        else:
+            parts.append(Intervention.clamping([d.site], u, c * d.norm, center=mean_b, positions=pos, label=label))
+    return parts
+
+
+def r6_arms(fam: dict[str, list[Direction]], om: list[Direction], first: int) -> list[Arm]:
+    """Fifth session, second round: the sites ``fresh-l0b``'s best leaves are omission sites, decided
+    at the first text token; the omission-edit direction edited at that one position (clamped at
+    voice B's mean, or mean-ablated), at all layers or layers 1-2, on top of that best and alone."""
+    ds = fam["decision"]
+    best = (*_ablate(ds[1:3], "mean", "x").interventions, *_clamp(ds[:1], 0.0, "x").interventions)
+    return [
+        Arm("best + omission clamp c=0 first position all", (*best, *_at_first(om, "clamp", first, "x"))),
+        Arm("best + omission mean-ablate first position all", (*best, *_at_first(om, "mean", first, "x"))),
+        Arm("best + omission clamp c=0 first position L1-2", (*best, *_at_first(om[1:3], "clamp", first, "x"))),
+        Arm("omission clamp c=0 first position all", tuple(_at_first(om, "clamp", first, "x"))),
+    ]
+
+
+def r7_arms(fam: dict[str, list[Direction]], om: list[Direction], first: int) -> list[Arm]:
+    """Third round: ``r6``'s layers 1-2 first-position clamp removes all but one site but costs +1.2
+    faithful WER points over the best; milder: a cap half or a quarter of a gap above voice B's
+    mean (training voice-B decision positions sit at most 0.22 gaps above it, voice A's at least
+    0.83), or one layer only."""
+    ds = fam["decision"]
+    best = (*_ablate(ds[1:3], "mean", "x").interventions, *_clamp(ds[:1], 0.0, "x").interventions)
+    return [
+        *(
+            Arm(
+                f"best + omission clamp c={c:g} first position L1-2",
+                (*best, *_at_first(om[1:3], "clamp", first, "x", c)),
+            )
+            for c in (0.5, 0.25)
+        ),
+        *(
+            Arm(
+                f"best + omission clamp c=0 first position L{i}",
+                (*best, *_at_first(om[i : i + 1], "clamp", first, "x")),
+            )
+            for i in (2, 1)
+        ),
+    ]
+
+
+def candidate_arms(
+    fam: dict[str, list[Direction]],
+    pos: dict[str, np.ndarray],
+    decision: Path,
+    sites,
+    *,
+    seed: int,
+    om: list[Direction] | None = None,
+    first: int = 0,
+):
     """Every non-control arm of the fourth and fifth sessions, by label (what ``--arm`` names)."""
     ds = fam["decision"]
     arms = [
+        *(r6_arms(fam, om, first) + r7_arms(fam, om, first) if om else []),
         *clamp_arms(ds, seed=seed),
         *trigger_arms(ds, pos, seed=seed),
         *layer_arms(ds, decision, sites, seed=seed),
@@ -876,18 +969,20 @@ def control_of(arm: Arm, control: str, rng: np.random.Generator) -> Arm:
         u = random_direction(len(b), 1.0, rng) if control == "random" else rng.permutation(b)
         center = np.asarray(iv.center) if iv.center else None
         if iv.kind == "ablate" and iv.k == 1:
-            parts.append(Intervention.ablation(iv.sites, u[None, :], center=center, label="x"))
+            parts.append(Intervention.ablation(iv.sites, u[None, :], center=center, positions=iv.positions, label="x"))
         elif iv.kind == "clamp" and iv.k == 1 and iv.trigger is None:
-            parts.append(Intervention.clamping(iv.sites, u[None, :], iv.limit, center=center, label="x"))
+            parts.append(
+                Intervention.clamping(iv.sites, u[None, :], iv.limit, center=center, positions=iv.positions, label="x")
+            )
         else:
             raise SystemExit(f"no generic {control} control for a {iv.kind} part of rank {iv.k} with a trigger")
     name = "random-0" if control == "random" else "shuffled"
     return Arm(f"{name} {arm.label}", tuple(parts))
 
 
-def confirm_arms(fam, pos, decision: Path, sites, label: str, *, seed: int) -> list[Arm]:
+def confirm_arms(fam, pos, decision: Path, sites, label: str, *, seed: int, om=None, first: int = 0) -> list[Arm]:
     """The arm ``label`` (chosen on the tuning set) with a random and a shuffled control."""
-    cands = candidate_arms(fam, pos, decision, sites, seed=seed)
+    cands = candidate_arms(fam, pos, decision, sites, seed=seed, om=om, first=first)
     if label not in cands:
         raise SystemExit(f"--arm {label!r} is not an arm; valid: {', '.join(sorted(cands))}")
     arm = cands[label]
