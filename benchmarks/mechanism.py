@@ -181,7 +181,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--arm",
         default=None,
-        help="step fresh-confirm-A/B: the label of the arm chosen on the tuning set (confirmed with controls)",
+        help="step fresh-confirm-A/B: the labels of the arms chosen on the tuning set, |-separated (each confirmed "
+        "with a random and a shuffled control)",
     )
     ap.add_argument("--threads", type=int, default=None, help="torch CPU threads (1 on a shared, loaded machine)")
     args = ap.parse_args(argv)
@@ -980,16 +981,18 @@ def control_of(arm: Arm, control: str, rng: np.random.Generator) -> Arm:
     return Arm(f"{name} {arm.label}", tuple(parts))
 
 
-def confirm_arms(fam, pos, decision: Path, sites, label: str, *, seed: int, om=None, first: int = 0) -> list[Arm]:
-    """The arm ``label`` (chosen on the tuning set) with a random and a shuffled control."""
+def confirm_arms(fam, pos, decision: Path, sites, labels: str, *, seed: int, om=None, first: int = 0) -> list[Arm]:
+    """The arms ``labels`` (``|``-separated; chosen on the tuning set), each with a random and a
+    shuffled control."""
     cands = candidate_arms(fam, pos, decision, sites, seed=seed, om=om, first=first)
-    if label not in cands:
-        raise SystemExit(f"--arm {label!r} is not an arm; valid: {', '.join(sorted(cands))}")
-    arm = cands[label]
-    return [
-        arm,
-        *(control_of(arm, c, np.random.default_rng([seed, 14, 5, i])) for i, c in enumerate(("random", "shuffled"))),
-    ]
+    arms: list[Arm] = []
+    for j, label in enumerate(labels.split("|")):
+        if label not in cands:
+            raise SystemExit(f"--arm {label!r} is not an arm; valid: {', '.join(sorted(cands))}")
+        arm = cands[label]
+        rngs = (np.random.default_rng([seed, 14, 5, 2 * j + i]) for i in range(2))
+        arms += [arm, *(control_of(arm, c, rng) for c, rng in zip(("random", "shuffled"), rngs))]
+    return arms
 
 
 def _shuffled(ds: list[Direction], rng: np.random.Generator) -> Arm:
