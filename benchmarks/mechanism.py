@@ -115,6 +115,52 @@ def outcomes_by_kind(res: SteerResult, items: list[TruthItem], corpus: Corpus) -
     return out
 
 
+def wer_changes(res: SteerResult, texts: dict[str, str], *, seed: int, n_boot: int = 2000) -> dict[str, dict]:
+    """Per arm: the corpus WER change against the clean arm with a paired clip-bootstrap 95%
+    interval (clips resampled with replacement, both arms' errors and words summed), the number of
+    clips whose transcript changed, and the largest one clip's share of the change."""
+    from asr_audit.text.align import wer_counts
+    from asr_audit.text.normalize import get_normalizer
+
+    norm = get_normalizer("whisper")
+    clean = res.arms[0].label
+    ids = sorted(c for c in texts if c in res.hypotheses[clean])
+
+    def counts(label: str) -> tuple[np.ndarray, np.ndarray]:
+        cs = [wer_counts(norm(texts[c]).split(), norm(res.hypotheses[label][c]).split()) for c in ids]
+        return np.array([c.errors for c in cs], float), np.array([c.ref_len for c in cs], float)
+
+    e0, words = counts(clean)
+    idx = np.random.default_rng([seed, 14, 6]).integers(0, len(ids), (n_boot, len(ids)))
+    out = {}
+    for a in res.arms[1:]:
+        e1, _ = counts(a.label)
+        diff = e1 - e0
+        boot = diff[idx].sum(1) / words[idx].sum(1)
+        total = diff.sum()
+        out[a.label] = {
+            "change": float(total / words.sum()),
+            "low": float(np.percentile(boot, 2.5)),
+            "high": float(np.percentile(boot, 97.5)),
+            "clips_changed": int(sum(res.hypotheses[a.label][c] != res.hypotheses[clean][c] for c in ids)),
+            "largest_clip_share": float(np.abs(diff).max() / np.abs(diff).sum()) if np.abs(diff).sum() else 0.0,
+            "n_clips": len(ids),
+        }
+    return out
+
+
+def wer_change_table(change: dict[str, dict]) -> str:
+    rows = [
+        f"| {label} | {c['change'] * 100:+.1f} [{c['low'] * 100:+.1f}, {c['high'] * 100:+.1f}] | "
+        f"{c['clips_changed']}/{c['n_clips']} | {c['largest_clip_share']:.2f} |"
+        for label, c in change.items()
+    ]
+    return (
+        "\nWER change against clean (points; paired clip bootstrap 95%):\n\n"
+        "| arm | change [95%] | clips changed | largest clip's share |\n|---|---|---|---|\n" + "\n".join(rows)
+    )
+
+
 def kinds_table(by_kind: dict[str, dict[str, dict[str, int]]]) -> str:
     kinds = sorted({k for arm in by_kind.values() for k in arm})
     lines = ["\nsites by kind (ref / spoken / neither):\n", "| arm | " + " | ".join(kinds) + " |"]
@@ -279,7 +325,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         results[key] = res.to_dict()
         results[key]["by_kind"] = by_kind = outcomes_by_kind(res, its, sub_corpus(corpus, speaker))
-        tables.append(steer_table(title, res) + "\n" + kinds_table(by_kind))
+        results[key]["wer_change"] = change = wer_changes(res, texts, seed=args.seed)
+        tables.append(steer_table(title, res) + "\n" + kinds_table(by_kind) + "\n" + wer_change_table(change))
         flush()
         return res
 
