@@ -434,6 +434,7 @@ def main(argv: list[str] | None = None) -> int:
             "fresh-B",
             "fresh-D",
             "fresh-rank",
+            "fresh-null-confirm",
             *FRESH_EXTRA,
         ):
             fam = families(
@@ -456,6 +457,7 @@ def main(argv: list[str] | None = None) -> int:
                     "fresh-B",
                     "fresh-D",
                     "fresh-rank",
+                    "fresh-null-confirm",
                     *FRESH_EXTRA,
                 ),
             )
@@ -557,6 +559,22 @@ def main(argv: list[str] | None = None) -> int:
                 ):
                     if key == step:
                         run(key, organism, voice, arms, title, d, on=fresh_on)
+            elif step == "fresh-null-confirm":  # the confirmed arm on the base model and the control
+                if args.eval_set is None or args.arm is None:
+                    raise SystemExit(f"step {step} needs --eval-set DIR and --arm LABEL")
+                base = base or load_base()
+                control = control or load_organism("organism-control")
+                null_on = fresh_corpus(args.eval_set, oset, out, args.exclude_set)
+                pos = faithful_positions(organism, oset, vb, sites, args.n_direction, args.work)
+                om = omission_family(args.work, oset, set_dir, va, vb, sites)
+                first = len(organism.prompt) - 1
+                label = args.arm.split("|")[0]
+                arms = confirm_arms(
+                    fam, pos, args.work / "decision.npz", sites, label, seed=args.seed, om=om, first=first
+                )[:2]
+                for name, backend in (("base", base), ("control", control)):
+                    title = f"Null: {name} model, {label}, fresh voice {va}"
+                    run(f"null-confirm {name} A", backend, va, arms, title, fam["decision"], on=null_on)
             elif step == "null-large":
                 base = base or load_base()
                 control = control or load_organism("organism-control")
