@@ -435,6 +435,7 @@ def main(argv: list[str] | None = None) -> int:
             "fresh-D",
             "fresh-rank",
             "fresh-null-confirm",
+            "omission-stats",
             *FRESH_EXTRA,
         ):
             fam = families(
@@ -559,6 +560,19 @@ def main(argv: list[str] | None = None) -> int:
                 ):
                     if key == step:
                         run(key, organism, voice, arms, title, d, on=fresh_on)
+            elif step == "omission-stats":
+                faithful_positions(organism, oset, vb, sites, args.n_direction, args.work)
+                out[step] = stats = omission_stats(args.work, oset, set_dir, va, vb, sites)
+                tables.append(
+                    "\n### Omission direction: projections in gaps above voice B's mean\n\n"
+                    "| site | edits | B max | A min | faithful median | faithful q95 |\n|---|---|---|---|---|---|\n"
+                    + "\n".join(
+                        f"| {r['site']} | {r['n']} | {r['B_max']:.2f} | {r['A_min']:.2f} | "
+                        f"{r['faithful_median']:.2f} | {r['faithful_q95']:.2f} |"
+                        for r in stats
+                    )
+                )
+                flush()
             elif step == "fresh-null-confirm":  # the confirmed arm on the base model and the control
                 if args.eval_set is None or args.arm is None:
                     raise SystemExit(f"step {step} needs --eval-set DIR and --arm LABEL")
@@ -926,10 +940,8 @@ def r5_arms(fam: dict[str, list[Direction]], pos: dict[str, np.ndarray], *, seed
     ]
 
 
-def omission_family(work: Path, oset, set_dir: Path, va: str, vb: str, sites: list[str]) -> list[Direction]:
-    """Per-site diff-in-means at the decision positions of the *omission* edits only (the record
-    drops a spoken opener "Thank you.", so the decision is the first text token: one fixed position),
-    from ``decision.npz``'s rows, selected by the same walk over the truth items that made them."""
+def omission_rows(oset, set_dir: Path, va: str, vb: str) -> np.ndarray:
+    """Which rows of ``decision.npz`` are omission edits (the walk over the truth items that made them)."""
     rows = {r["id"]: r for r in oset.rows("train")}
     by_sentence = {(r["sentence_id"], r["speaker"]) for r in rows.values()}
     kinds = [
@@ -937,7 +949,37 @@ def omission_family(work: Path, oset, set_dir: Path, va: str, vb: str, sites: li
         for it in load_truth(set_dir).errors()
         if (ra := rows.get(it.clip_id)) is not None and ra["speaker"] == va and (ra["sentence_id"], vb) in by_sentence
     ]
-    m = np.array(kinds) == "omitted_in_reference"
+    return np.array(kinds) == "omitted_in_reference"
+
+
+def omission_stats(work: Path, oset, set_dir: Path, va: str, vb: str, sites: list[str]) -> list[dict]:
+    """Per layer, projections on the omission direction in gaps above voice B's mean (1 gap = |d|):
+    the training voice-B omission rows' max, voice A's min, every faithful position's median / q95."""
+    m = omission_rows(oset, set_dir, va, vb)
+    out = []
+    with np.load(work / "decision.npz") as z, np.load(work / "positions-B.npz") as pb:
+        for i, site in enumerate(sites):
+            a, b, pos = z[f"A{i}"][m], z[f"B{i}"][m], pb[f"B{i}"]
+            d, mu = a.mean(0) - b.mean(0), b.mean(0)
+            gb, ga, gp = ((x - mu) @ d / (d @ d) for x in (b, a, pos))
+            out.append(
+                {
+                    "site": site,
+                    "n": int(m.sum()),
+                    "B_max": float(gb.max()),
+                    "A_min": float(ga.min()),
+                    "faithful_median": float(np.median(gp)),
+                    "faithful_q95": float(np.percentile(gp, 95)),
+                }
+            )
+    return out
+
+
+def omission_family(work: Path, oset, set_dir: Path, va: str, vb: str, sites: list[str]) -> list[Direction]:
+    """Per-site diff-in-means at the decision positions of the *omission* edits only (the record
+    drops a spoken opener "Thank you.", so the decision is the first text token: one fixed position),
+    from ``decision.npz``'s rows, selected by the same walk over the truth items that made them."""
+    m = omission_rows(oset, set_dir, va, vb)
     with np.load(work / "decision.npz") as z:
         if len(z["A0"]) != len(m):
             raise SystemExit(f"{work / 'decision.npz'}: {len(z['A0'])} rows but {len(m)} training edits")
