@@ -1018,7 +1018,7 @@ def r7_arms(fam: dict[str, list[Direction]], om: list[Direction], first: int) ->
     """Third round: ``r6``'s layers 1-2 first-position clamp removes all but one site but costs +1.2
     faithful WER points over the best; milder: a cap half or a quarter of a gap above voice B's
     mean (training voice-B decision positions sit at most 0.22 gaps above it, voice A's at least
-    0.83), or one layer only."""
+    0.81), or one layer only."""
     ds = fam["decision"]
     best = (*_ablate(ds[1:3], "mean", "x").interventions, *_clamp(ds[:1], 0.0, "x").interventions)
     return [
