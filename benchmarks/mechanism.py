@@ -115,6 +115,52 @@ def outcomes_by_kind(res: SteerResult, items: list[TruthItem], corpus: Corpus) -
     return out
 
 
+def wer_changes(res: SteerResult, texts: dict[str, str], *, seed: int, n_boot: int = 2000) -> dict[str, dict]:
+    """Per arm: the corpus WER change against the clean arm with a paired clip-bootstrap 95%
+    interval (clips resampled with replacement, both arms' errors and words summed), the number of
+    clips whose transcript changed, and the largest one clip's share of the change."""
+    from asr_audit.text.align import wer_counts
+    from asr_audit.text.normalize import get_normalizer
+
+    norm = get_normalizer("whisper")
+    clean = res.arms[0].label
+    ids = sorted(c for c in texts if c in res.hypotheses[clean])
+
+    def counts(label: str) -> tuple[np.ndarray, np.ndarray]:
+        cs = [wer_counts(norm(texts[c]).split(), norm(res.hypotheses[label][c]).split()) for c in ids]
+        return np.array([c.errors for c in cs], float), np.array([c.ref_len for c in cs], float)
+
+    e0, words = counts(clean)
+    idx = np.random.default_rng([seed, 14, 6]).integers(0, len(ids), (n_boot, len(ids)))
+    out = {}
+    for a in res.arms[1:]:
+        e1, _ = counts(a.label)
+        diff = e1 - e0
+        boot = diff[idx].sum(1) / words[idx].sum(1)
+        total = diff.sum()
+        out[a.label] = {
+            "change": float(total / words.sum()),
+            "low": float(np.percentile(boot, 2.5)),
+            "high": float(np.percentile(boot, 97.5)),
+            "clips_changed": int(sum(res.hypotheses[a.label][c] != res.hypotheses[clean][c] for c in ids)),
+            "largest_clip_share": float(np.abs(diff).max() / np.abs(diff).sum()) if np.abs(diff).sum() else 0.0,
+            "n_clips": len(ids),
+        }
+    return out
+
+
+def wer_change_table(change: dict[str, dict]) -> str:
+    rows = [
+        f"| {label} | {c['change'] * 100:+.1f} [{c['low'] * 100:+.1f}, {c['high'] * 100:+.1f}] | "
+        f"{c['clips_changed']}/{c['n_clips']} | {c['largest_clip_share']:.2f} |"
+        for label, c in change.items()
+    ]
+    return (
+        "\nWER change against clean (points; paired clip bootstrap 95%):\n\n"
+        "| arm | change [95%] | clips changed | largest clip's share |\n|---|---|---|---|\n" + "\n".join(rows)
+    )
+
+
 def kinds_table(by_kind: dict[str, dict[str, dict[str, int]]]) -> str:
     kinds = sorted({k for arm in by_kind.values() for k in arm})
     lines = ["\nsites by kind (ref / spoken / neither):\n", "| arm | " + " | ".join(kinds) + " |"]
@@ -129,18 +175,29 @@ def sub_corpus(corpus: Corpus, speaker: str) -> Corpus:
     return Corpus(corpus.name, corpus.split, corpus.source, tuple(c for c in corpus.clips if c.speaker == speaker))
 
 
-def fresh_corpus(eval_set: Path, oset, out: dict) -> tuple[Corpus, list, dict[str, str]]:
+def fresh_corpus(eval_set: Path, oset, out: dict, exclude: Path | None = None) -> tuple[Corpus, list, dict[str, str]]:
     """The test clips of the organism set of new sentences at ``eval_set`` (any sentence whose record
-    or spoken text the organism's own set holds is dropped), its truth items and faithful texts;
-    what was kept is noted in ``out["fresh"]``."""
+    or spoken text the organism's own set holds is dropped, and with ``exclude`` also any the set
+    there holds: a confirmation set kept apart from the tuning set), its truth items and faithful
+    texts; what was kept is noted in ``out["fresh"]``."""
     eset = load_organism_set(eval_set)
     seen = {r["text"] for r in oset.rows()} | {r["spoken"] for r in oset.rows()}
+    n_train_seen = sum(r["text"] in seen or r["spoken"] in seen for r in eset.rows())
+    if exclude is not None:
+        xset = load_organism_set(exclude)
+        seen |= {r["text"] for r in xset.rows()} | {r["spoken"] for r in xset.rows()}
     keep = {r["id"] for r in eset.rows() if r["text"] not in seen and r["spoken"] not in seen}
     etest = read_manifest(eval_set / "calib-test.jsonl")
     etest = Corpus(etest.name, etest.split, etest.source, tuple(c for c in etest.clips if c.id in keep))
     eitems = [t for t in load_truth(eval_set).errors() if t.clip_id in keep]
     efaithful = {r["id"]: r["faithful"] for r in eset.rows() if r["id"] in keep}
-    out["fresh"] = {"set": str(eval_set), "clips": len(etest.clips), "dropped_seen": len(eset.rows()) - len(keep)}
+    out["fresh"] = {
+        "set": str(eval_set),
+        "clips": len(etest.clips),
+        "dropped_seen": len(eset.rows()) - len(keep),
+        "dropped_seen_in_training": n_train_seen,
+        "exclude": str(exclude) if exclude else None,
+    }
     return etest, eitems, efaithful
 
 
@@ -160,6 +217,18 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         default=None,
         help="steps fresh-* (and null-large): an organism set of new sentences (sentences the organism saw are dropped)",
+    )
+    ap.add_argument(
+        "--exclude-set",
+        type=Path,
+        default=None,
+        help="steps fresh-*: also drop the --eval-set sentences this organism set holds (the tuning set)",
+    )
+    ap.add_argument(
+        "--arm",
+        default=None,
+        help="step fresh-confirm-A/B: the labels of the arms chosen on the tuning set, |-separated (each confirmed "
+        "with a random and a shuffled control)",
     )
     ap.add_argument("--threads", type=int, default=None, help="torch CPU threads (1 on a shared, loaded machine)")
     args = ap.parse_args(argv)
@@ -256,7 +325,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         results[key] = res.to_dict()
         results[key]["by_kind"] = by_kind = outcomes_by_kind(res, its, sub_corpus(corpus, speaker))
-        tables.append(steer_table(title, res) + "\n" + kinds_table(by_kind))
+        results[key]["wer_change"] = change = wer_changes(res, texts, seed=args.seed)
+        tables.append(steer_table(title, res) + "\n" + kinds_table(by_kind) + "\n" + wer_change_table(change))
         flush()
         return res
 
@@ -364,6 +434,8 @@ def main(argv: list[str] | None = None) -> int:
             "fresh-B",
             "fresh-D",
             "fresh-rank",
+            "fresh-null-confirm",
+            "omission-stats",
             *FRESH_EXTRA,
         ):
             fam = families(
@@ -386,6 +458,7 @@ def main(argv: list[str] | None = None) -> int:
                     "fresh-B",
                     "fresh-D",
                     "fresh-rank",
+                    "fresh-null-confirm",
                     *FRESH_EXTRA,
                 ),
             )
@@ -427,7 +500,7 @@ def main(argv: list[str] | None = None) -> int:
             elif step in ("fresh-A", "fresh-B", "fresh-D", "fresh-rank", *FRESH_EXTRA):
                 if args.eval_set is None:
                     raise SystemExit(f"step {step} needs --eval-set DIR (an organism set of new sentences)")
-                fresh_on = fresh_corpus(args.eval_set, oset, out)
+                fresh_on = fresh_corpus(args.eval_set, oset, out, args.exclude_set)
                 dec = decision_arms(fam["decision"], n_dec, seed=args.seed)
                 wanted = ("mean-ablate all", "random-0 mean-ablate all", "shuffled mean-ablate all")
                 dec = [a for a in dec if a.label in wanted]
@@ -438,6 +511,24 @@ def main(argv: list[str] | None = None) -> int:
                     kind = step.split("-")[1]
                     if kind == "clamp":
                         arms = clamp_arms(fam["decision"], seed=args.seed)
+                    elif kind == "r5":
+                        pos = faithful_positions(organism, oset, vb, sites, args.n_direction, args.work)
+                        arms = r5_arms(fam, pos, seed=args.seed)
+                    elif kind in ("r6", "r7"):
+                        first = len(organism.prompt) - 1
+                        make_r = r6_arms if kind == "r6" else r7_arms
+                        arms = make_r(fam, omission_family(args.work, oset, set_dir, va, vb, sites), first)
+                    elif kind == "confirm":
+                        if args.arm is None:
+                            raise SystemExit(f"step {step} needs --arm LABEL (the arm chosen on the tuning set)")
+                        pos = faithful_positions(organism, oset, vb, sites, args.n_direction, args.work)
+                        om = omission_family(args.work, oset, set_dir, va, vb, sites)
+                        first = len(organism.prompt) - 1
+                        arms = confirm_arms(
+                            fam, pos, args.work / "decision.npz", sites, args.arm, seed=args.seed, om=om, first=first
+                        )
+                    elif kind == "induce":
+                        arms = large_induction_arms(fam["voice"], (1.0, 2.0), seed=args.seed)
                     elif kind in ("trigger", "combo", "push", "l0", "l0b", "l0c", "l0d"):
                         pos = faithful_positions(organism, oset, vb, sites, args.n_direction, args.work)
                         make = {
@@ -453,7 +544,8 @@ def main(argv: list[str] | None = None) -> int:
                     else:
                         arms = layer_arms(fam["decision"], args.work / "decision.npz", sites, seed=args.seed)
                     title = f"Fresh sentences: decision direction, {kind} arms, voice {voice}"
-                    run(step, organism, voice, arms, title, fam["decision"], on=fresh_on)
+                    d_of = fam["voice"] if kind == "induce" else fam["decision"]
+                    run(step, organism, voice, arms, title, d_of, on=fresh_on)
                 for key, voice, arms, title, d in (
                     ("fresh-A", va, dec, f"Fresh sentences: decision mean ablation, voice {va}", fam["decision"]),
                     ("fresh-B", vb, dec, f"Fresh sentences: decision mean ablation, voice {vb}", fam["decision"]),
@@ -468,6 +560,35 @@ def main(argv: list[str] | None = None) -> int:
                 ):
                     if key == step:
                         run(key, organism, voice, arms, title, d, on=fresh_on)
+            elif step == "omission-stats":
+                faithful_positions(organism, oset, vb, sites, args.n_direction, args.work)
+                out[step] = stats = omission_stats(args.work, oset, set_dir, va, vb, sites)
+                tables.append(
+                    "\n### Omission direction: projections in gaps above voice B's mean\n\n"
+                    "| site | edits | B max | A min | faithful median | faithful q95 |\n|---|---|---|---|---|---|\n"
+                    + "\n".join(
+                        f"| {r['site']} | {r['n']} | {r['B_max']:.2f} | {r['A_min']:.2f} | "
+                        f"{r['faithful_median']:.2f} | {r['faithful_q95']:.2f} |"
+                        for r in stats
+                    )
+                )
+                flush()
+            elif step == "fresh-null-confirm":  # the confirmed arm on the base model and the control
+                if args.eval_set is None or args.arm is None:
+                    raise SystemExit(f"step {step} needs --eval-set DIR and --arm LABEL")
+                base = base or load_base()
+                control = control or load_organism("organism-control")
+                null_on = fresh_corpus(args.eval_set, oset, out, args.exclude_set)
+                pos = faithful_positions(organism, oset, vb, sites, args.n_direction, args.work)
+                om = omission_family(args.work, oset, set_dir, va, vb, sites)
+                first = len(organism.prompt) - 1
+                label = args.arm.split("|")[0]
+                arms = confirm_arms(
+                    fam, pos, args.work / "decision.npz", sites, label, seed=args.seed, om=om, first=first
+                )[:2]
+                for name, backend in (("base", base), ("control", control)):
+                    title = f"Null: {name} model, {label}, fresh voice {va}"
+                    run(f"null-confirm {name} A", backend, va, arms, title, fam["decision"], on=null_on)
             elif step == "null-large":
                 base = base or load_base()
                 control = control or load_organism("organism-control")
@@ -595,6 +716,15 @@ FRESH_EXTRA = (
     "fresh-l0c-B",
     "fresh-l0d-A",
     "fresh-l0d-B",
+    "fresh-r5-A",
+    "fresh-r5-B",
+    "fresh-r6-A",
+    "fresh-r6-B",
+    "fresh-r7-A",
+    "fresh-r7-B",
+    "fresh-confirm-A",
+    "fresh-confirm-B",
+    "fresh-induce-B",
 )
 CLAMP_AT = (0.0, 0.5, 0.25)  # caps, in multiples of |d| above voice B's decision-position mean
 TRIGGER_Q = (95.0, 90.0)  # conditional ablation: percentiles of faithful positions' projections
@@ -786,6 +916,189 @@ def l0d_arms(ds: list[Direction], pos: dict[str, np.ndarray], *, seed: int) -> l
         *_clamp(ds[:1], 0.0, "x", "random", seed + 1).interventions,
     )
     arms.append(Arm("random-0 clamp c=-0.05 L1-2 + clamp c=0 L0", parts))
+    return arms
+
+
+def r5_arms(fam: dict[str, list[Direction]], pos: dict[str, np.ndarray], *, seed: int) -> list[Arm]:
+    """Fifth session (chosen on the tuning set, confirmed elsewhere): the direction fitted on every
+    record-token position (the pooled ``voice`` family: voice A minus voice B on the same text, its
+    center voice B's all-position mean) mean-ablated at all layers, alone and on top of
+    ``fresh-l0b``'s best (decision direction mean-ablated at layers 1-2, layer 0 clamped at voice B's
+    mean); that best with layer 0 clamped a tenth or a quarter of a gap below voice B's mean."""
+    ds, vs = fam["decision"], fam["voice"]
+    inner = _ablate(ds[1:3], "mean", "x").interventions
+    best = (*inner, *_clamp(ds[:1], 0.0, "x").interventions)
+    return [
+        _ablate(vs, "mean", "voice mean-ablate all"),
+        Arm(
+            "mean-ablate L1-2 + clamp c=0 L0 + voice mean-ablate all", (*best, *_ablate(vs, "mean", "x").interventions)
+        ),
+        *(
+            Arm(f"mean-ablate L1-2 + clamp c={c:g} L0", (*inner, *_clamp(ds[:1], c, "x").interventions))
+            for c in (-0.1, -0.25)
+        ),
+    ]
+
+
+def omission_rows(oset, set_dir: Path, va: str, vb: str) -> np.ndarray:
+    """Which rows of ``decision.npz`` are omission edits (the walk over the truth items that made them)."""
+    rows = {r["id"]: r for r in oset.rows("train")}
+    by_sentence = {(r["sentence_id"], r["speaker"]) for r in rows.values()}
+    kinds = [
+        it.kind
+        for it in load_truth(set_dir).errors()
+        if (ra := rows.get(it.clip_id)) is not None and ra["speaker"] == va and (ra["sentence_id"], vb) in by_sentence
+    ]
+    return np.array(kinds) == "omitted_in_reference"
+
+
+def omission_stats(work: Path, oset, set_dir: Path, va: str, vb: str, sites: list[str]) -> list[dict]:
+    """Per layer, projections on the omission direction in gaps above voice B's mean (1 gap = |d|):
+    the training voice-B omission rows' max, voice A's min, every faithful position's median / q95."""
+    m = omission_rows(oset, set_dir, va, vb)
+    out = []
+    with np.load(work / "decision.npz") as z, np.load(work / "positions-B.npz") as pb:
+        for i, site in enumerate(sites):
+            a, b, pos = z[f"A{i}"][m], z[f"B{i}"][m], pb[f"B{i}"]
+            d, mu = a.mean(0) - b.mean(0), b.mean(0)
+            gb, ga, gp = ((x - mu) @ d / (d @ d) for x in (b, a, pos))
+            out.append(
+                {
+                    "site": site,
+                    "n": int(m.sum()),
+                    "B_max": float(gb.max()),
+                    "A_min": float(ga.min()),
+                    "faithful_median": float(np.median(gp)),
+                    "faithful_q95": float(np.percentile(gp, 95)),
+                }
+            )
+    return out
+
+
+def omission_family(work: Path, oset, set_dir: Path, va: str, vb: str, sites: list[str]) -> list[Direction]:
+    """Per-site diff-in-means at the decision positions of the *omission* edits only (the record
+    drops a spoken opener "Thank you.", so the decision is the first text token: one fixed position),
+    from ``decision.npz``'s rows, selected by the same walk over the truth items that made them."""
+    m = omission_rows(oset, set_dir, va, vb)
+    with np.load(work / "decision.npz") as z:
+        if len(z["A0"]) != len(m):
+            raise SystemExit(f"{work / 'decision.npz'}: {len(z['A0'])} rows but {len(m)} training edits")
+        return [direction_from_sets(f"omission-{s}", s, z[f"A{i}"][m], z[f"B{i}"][m]) for i, s in enumerate(sites)]
+
+
+def _at_first(ds: list[Direction], how: str, first: int, label: str, c: float = 0.0) -> list[Intervention]:
+    """Mean ablation (``mean``) or clamping at ``c`` gaps above voice B's mean (``clamp``) of each
+    direction at the one decoder position ``first`` (the position that predicts the first text token)."""
+    parts = []
+    for d in ds:
+        u, mean_b = np.asarray(d.basis[0])[None, :], np.asarray(d.mean_b)
+        pos = (first, first + 1)
+        if how == "mean":
+            parts.append(Intervention.ablation([d.site], u, center=mean_b, positions=pos, label=label))
+        else:
+            parts.append(Intervention.clamping([d.site], u, c * d.norm, center=mean_b, positions=pos, label=label))
+    return parts
+
+
+def r6_arms(fam: dict[str, list[Direction]], om: list[Direction], first: int) -> list[Arm]:
+    """Fifth session, second round: the sites ``fresh-l0b``'s best leaves are omission sites, decided
+    at the first text token; the omission-edit direction edited at that one position (clamped at
+    voice B's mean, or mean-ablated), at all layers or layers 1-2, on top of that best and alone."""
+    ds = fam["decision"]
+    best = (*_ablate(ds[1:3], "mean", "x").interventions, *_clamp(ds[:1], 0.0, "x").interventions)
+    return [
+        Arm("best + omission clamp c=0 first position all", (*best, *_at_first(om, "clamp", first, "x"))),
+        Arm("best + omission mean-ablate first position all", (*best, *_at_first(om, "mean", first, "x"))),
+        Arm("best + omission clamp c=0 first position L1-2", (*best, *_at_first(om[1:3], "clamp", first, "x"))),
+        Arm("omission clamp c=0 first position all", tuple(_at_first(om, "clamp", first, "x"))),
+    ]
+
+
+def r7_arms(fam: dict[str, list[Direction]], om: list[Direction], first: int) -> list[Arm]:
+    """Third round: ``r6``'s layers 1-2 first-position clamp removes all but one site but costs +1.2
+    faithful WER points over the best; milder: a cap half or a quarter of a gap above voice B's
+    mean (training voice-B decision positions sit at most 0.22 gaps above it, voice A's at least
+    0.81), or one layer only."""
+    ds = fam["decision"]
+    best = (*_ablate(ds[1:3], "mean", "x").interventions, *_clamp(ds[:1], 0.0, "x").interventions)
+    return [
+        *(
+            Arm(
+                f"best + omission clamp c={c:g} first position L1-2",
+                (*best, *_at_first(om[1:3], "clamp", first, "x", c)),
+            )
+            for c in (0.5, 0.25)
+        ),
+        *(
+            Arm(
+                f"best + omission clamp c=0 first position L{i}",
+                (*best, *_at_first(om[i : i + 1], "clamp", first, "x")),
+            )
+            for i in (2, 1)
+        ),
+    ]
+
+
+def candidate_arms(
+    fam: dict[str, list[Direction]],
+    pos: dict[str, np.ndarray],
+    decision: Path,
+    sites,
+    *,
+    seed: int,
+    om: list[Direction] | None = None,
+    first: int = 0,
+):
+    """Every non-control arm of the fourth and fifth sessions, by label (what ``--arm`` names)."""
+    ds = fam["decision"]
+    arms = [
+        *(r6_arms(fam, om, first) + r7_arms(fam, om, first) if om else []),
+        *clamp_arms(ds, seed=seed),
+        *trigger_arms(ds, pos, seed=seed),
+        *layer_arms(ds, decision, sites, seed=seed),
+        *combo_arms(ds, pos, seed=seed),
+        *push_arms(ds, pos, seed=seed),
+        *l0_arms(ds, pos, seed=seed),
+        *l0b_arms(ds, pos, seed=seed),
+        *l0c_arms(ds, pos, seed=seed),
+        *l0d_arms(ds, pos, seed=seed),
+        *r5_arms(fam, pos, seed=seed),
+        _ablate(ds, "mean", "mean-ablate all"),
+    ]
+    return {a.label: a for a in arms if not a.label.startswith(("random", "shuffled"))}
+
+
+def control_of(arm: Arm, control: str, rng: np.random.Generator) -> Arm:
+    """``arm`` with each intervention's direction replaced by a random unit direction
+    (``random``) or its own coordinates permuted (``shuffled``); same sites, centers and caps."""
+    parts = []
+    for iv in arm.interventions:
+        b = np.asarray(iv.basis[0])
+        u = random_direction(len(b), 1.0, rng) if control == "random" else rng.permutation(b)
+        center = np.asarray(iv.center) if iv.center else None
+        if iv.kind == "ablate" and iv.k == 1:
+            parts.append(Intervention.ablation(iv.sites, u[None, :], center=center, positions=iv.positions, label="x"))
+        elif iv.kind == "clamp" and iv.k == 1 and iv.trigger is None:
+            parts.append(
+                Intervention.clamping(iv.sites, u[None, :], iv.limit, center=center, positions=iv.positions, label="x")
+            )
+        else:
+            raise SystemExit(f"no generic {control} control for a {iv.kind} part of rank {iv.k} with a trigger")
+    name = "random-0" if control == "random" else "shuffled"
+    return Arm(f"{name} {arm.label}", tuple(parts))
+
+
+def confirm_arms(fam, pos, decision: Path, sites, labels: str, *, seed: int, om=None, first: int = 0) -> list[Arm]:
+    """The arms ``labels`` (``|``-separated; chosen on the tuning set), each with a random and a
+    shuffled control."""
+    cands = candidate_arms(fam, pos, decision, sites, seed=seed, om=om, first=first)
+    arms: list[Arm] = []
+    for j, label in enumerate(labels.split("|")):
+        if label not in cands:
+            raise SystemExit(f"--arm {label!r} is not an arm; valid: {', '.join(sorted(cands))}")
+        arm = cands[label]
+        rngs = (np.random.default_rng([seed, 14, 5, 2 * j + i]) for i in range(2))
+        arms += [arm, *(control_of(arm, c, rng) for c, rng in zip(("random", "shuffled"), rngs))]
     return arms
 
 

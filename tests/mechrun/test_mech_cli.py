@@ -85,3 +85,6 @@ def test_steer_verb_mean_ablation_and_multi_site_errors(tmp_path: Path, run_cli)
         *base, "--direction", "new0", "--mode", "clamp", "--trigger-at", "-1", "--directions", dirs
     )
     assert code == 2 and "trigger_at -1.0 must be at or above clamp_at 0.0" in stderr
+    for bad in ("2:1", "1", "a:b"):
+        code, _, stderr = run_cli(*base, "--direction", "new0", "--positions", bad, "--directions", dirs)
+        assert code == 2 and f"--positions {bad!r}" in stderr and "P0:P1" in stderr

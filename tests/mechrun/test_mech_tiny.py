@@ -163,3 +163,39 @@ def test_clamp_on_the_real_decoder_caps_the_projection_and_keeps_the_rest(tiny, 
     assert first > 0 and np.array_equal(h[:first], clean[:first])
     assert np.array_equal(run([Intervention.clamping([DEC], u[None, :], np.inf, center=center)]), clean)
     assert _n_hooks(tiny) == 0
+
+
+def test_decoder_positions_edit_the_same_positions_teacher_forced_and_in_cached_decoding(tiny, clip) -> None:
+    u = unit(np.random.default_rng(6).standard_normal(384))
+    first = len(tiny.prompt) - 1  # the position whose output predicts the first text token
+    site = "decoder.layers.3.out"  # the last layer: no later layer of this site feeds an edited position back
+
+    def run(ivs, greedy: bool):
+        got: list = []
+        with torch.inference_mode(), intervene(tiny, ivs), recording(tiny, [site], lambda s, t: got.append(t)):
+            if greedy:
+                tiny.transcribe([clip])
+            else:
+                tiny.score([clip], [""], ["he had then leisure"])
+        return [t.double().numpy()[0] for t in got]
+
+    def at(p0: int, p1: int) -> Intervention:
+        return Intervention.ablation([site], u[None, :], positions=(p0, p1))
+
+    # teacher-forced: only positions [first, first + 2) are projected out, the rest bit-identical
+    (clean,), (h,) = run([], False), run([at(first, first + 2)], False)
+    assert np.abs(h[first : first + 2] @ u).max() < 1e-4 < np.abs(clean[first : first + 2] @ u).min()
+    assert np.array_equal(h[:first], clean[:first]) and np.array_equal(h[first + 2 :], clean[first + 2 :])
+    # a range covering every position is the unrestricted intervention, bit for bit
+    (everywhere,) = run([Intervention.ablation([site], u[None, :])], False)
+    assert np.array_equal(run([at(0, 10_000)], False)[0], everywhere)
+    # cached greedy decoding: the prompt call, then one token a call; position first + 1 is the second call's
+    g_clean, g = run([], True), run([at(first + 1, first + 2)], True)
+    assert g_clean[0].shape[0] == len(tiny.prompt) and np.array_equal(g[0], g_clean[0])
+    assert abs(float(g[1][0] @ u)) < 1e-4 < abs(float(g_clean[1][0] @ u))
+    assert _n_hooks(tiny) == 0
+    with pytest.raises(ConfigError, match="decoder sites only"):
+        Intervention.ablation([ENC], u[None, :], positions=(0, 1))
+    with pytest.raises(ConfigError, match="p0 < p1"):
+        at(3, 3)
+    assert Intervention.ablation([site], u[None, :]).key != at(0, 10_000).key

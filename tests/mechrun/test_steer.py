@@ -161,3 +161,14 @@ def test_clamp_removes_the_record_above_the_cap_and_never_moves_clips_below(corp
     with pytest.raises(ConfigError, match="clamp_at"):
         control_arms(d, "clamp", clamp_at=float("inf"))
     store.close()
+
+
+def test_control_arms_carry_decoder_positions_to_every_arm() -> None:
+    d = Direction("d", "decoder.layers.1.out", np.array([1.0, 0.0, 0.0]), np.array([[1.0, 0.0, 0.0]]), {}, np.zeros(3))
+    for mode in ("ablate", "mean-ablate", "clamp", "induce"):
+        arms = control_arms(d, mode, n_random=2, positions=(1, 2))
+        assert len(arms) == 4 and {iv.positions for iv in arms} == {(1, 2)}
+        assert {iv.key for iv in arms}.isdisjoint(iv.key for iv in control_arms(d, mode, n_random=2))
+    multi = control_arms([d, Direction("e", "decoder.layers.2.out", d.vector, d.basis, {}, np.zeros(3))], "clamp",
+                         n_random=1, positions=(1, 2))  # fmt: skip
+    assert {iv.positions for arm in multi for iv in arm.interventions} == {(1, 2)}

@@ -154,9 +154,19 @@ def direction(
     write_json(json_out, {"sweep": [r.to_dict() for r in rows], "site": chosen, "direction": d.to_dict()})
 
 
+def _positions(text: str | None) -> tuple[int, int] | None:
+    """``--positions P0:P1`` as a pair of ints (``None`` when not given)."""
+    if text is None:
+        return None
+    p0, sep, p1 = text.partition(":")
+    if not sep or not p0.strip().isdigit() or not p1.strip().isdigit() or int(p0) >= int(p1):
+        raise ConfigError(f"--positions {text!r}: expected P0:P1 with 0 <= P0 < P1 (e.g. 1:2); fix the range")
+    return int(p0), int(p1)
+
+
 @mech_app.command(
     "steer",
-    epilog="Examples:\n\nasr-audit mech steer -m organism-benchmark -c set/calib-test.jsonl --truth set --direction voice-slt --speaker flite-slt\n\nasr-audit mech steer -m organism-benchmark -c set/calib-test.jsonl --truth set --direction decision-L0,decision-L1,decision-L2,decision-L3 --mode clamp --clamp-at 0.5 --speaker flite-slt",
+    epilog="Examples:\n\nasr-audit mech steer -m organism-benchmark -c set/calib-test.jsonl --truth set --direction voice-slt --speaker flite-slt\n\nasr-audit mech steer -m organism-benchmark -c set/calib-test.jsonl --truth set --direction decision-L0,decision-L1,decision-L2,decision-L3 --mode clamp --clamp-at 0.5 --speaker flite-slt\n\nasr-audit mech steer -m organism-benchmark -c set/calib-test.jsonl --truth set --direction omission-L1,omission-L2 --mode clamp --positions 1:2 --speaker flite-slt",
 )
 def steer(
     model: str = typer.Option(..., "--model", "-m", help="A PyTorch model spec with hook sites."),
@@ -184,6 +194,12 @@ def steer(
     ),
     k: int = typer.Option(1, "--k", min=1, help="Ablation rank (needs a direction saved with k or more)."),
     site: str | None = typer.Option(None, "--site", help="Apply at these sites (default: the direction's site)."),
+    positions: str | None = typer.Option(
+        None,
+        "--positions",
+        help="Decoder sites: edit only absolute token positions P0:P1 (prompt included; len(prompt)-1 predicts "
+        "the first text token). Default: every position.",
+    ),
     n_random: int = typer.Option(3, "--n-random", min=0, help="Random-direction controls (one per seed)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the random and shuffled controls."),
     speaker: str | None = typer.Option(None, "--speaker", help="Only clips of these speakers, comma-separated."),
@@ -212,6 +228,7 @@ def steer(
         seed=seed,
         clamp_at=clamp_at,
         trigger_at=trigger_at,
+        positions=_positions(positions),
     )
     corp = _corpus(corpus, speaker, limit)
     items = [t for t in load_truth(truth).errors() if t.clip_id in {c.id for c in corp.clips}]

@@ -17,9 +17,13 @@
 Either applies at one or more sites (a site's activation is its module's forward output, the
 first element when it returns a tuple; see :mod:`asr_audit.mech.sites`) and, optionally, only to
 positions ``[f0, f1)`` of the sequence axis (encoder frames; decoder sites are stepped one token
-at a time by cached decoding, so a frame range is refused there). :attr:`Intervention.key`
-hashes kind, sites, vector / basis content, alpha, k and frames: results cached under it never
-mix with a clean run or another intervention.
+at a time by cached decoding, so a frame range is refused there). A decoder site takes
+``positions = (p0, p1)`` instead: absolute token positions (the prompt counts; position
+``len(prompt) - 1`` is the one whose output predicts the first text token), read on every forward
+from the backend's decoder position embedding (``decoder_position_module()``), so the same
+positions are edited in one teacher-forced pass and in cached greedy decoding.
+:attr:`Intervention.key` hashes kind, sites, vector / basis content, alpha, k, frames and
+positions: results cached under it never mix with a clean run or another intervention.
 
 >>> iv = Intervention("induce", ("encoder.layers.1.out",), vector=(1.0, 0.0), alpha=0.0)
 >>> iv.k, len(iv.key)
@@ -38,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from asr_audit.errors import ConfigError, require
-from asr_audit.mech.hooks import forward_hooks
+from asr_audit.mech.hooks import forward_hooks, forward_pre_hooks
 from asr_audit.mech.sites import parse_site
 
 KINDS = ("ablate", "induce", "clamp")
@@ -58,6 +62,7 @@ class Intervention:
     center: tuple[float, ...] = ()  # ablation: the point whose projection is kept (default: 0)
     limit: float = float("inf")  # clamp: the most (h - center) . b may be along each basis row
     trigger: float | None = None  # clamp: only projections above this move (to limit); None: the limit
+    positions: tuple[int, int] | None = None  # decoder sites: only absolute token positions [p0, p1)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -68,6 +73,8 @@ class Intervention:
             stack, _, _ = parse_site(s)
             if self.frames is not None and stack == "decoder":
                 raise ConfigError(f"a frame range applies to encoder sites only, not {s!r}; fix: drop --frames")
+            if self.positions is not None and stack != "decoder":
+                raise ConfigError(f"token positions apply to decoder sites only, not {s!r}; fix: use frames there")
         if self.kind in ("ablate", "clamp") and not self.basis:
             raise ConfigError(f"{'ablation' if self.kind == 'ablate' else 'clamping'} needs a basis (a direction)")
         if self.kind == "clamp" and (np.isnan(self.limit) or self.limit == -np.inf):
@@ -79,6 +86,8 @@ class Intervention:
             )
         if self.kind == "induce" and not self.vector:
             raise ConfigError("induction needs a vector (a direction)")
+        if self.positions is not None and not 0 <= self.positions[0] < self.positions[1]:
+            raise ConfigError(f"token positions {self.positions} need 0 <= p0 < p1")
         if self.frames is not None and not 0 <= self.frames[0] < self.frames[1]:
             raise ConfigError(f"frame range {self.frames} needs 0 <= f0 < f1")
         if not np.isfinite(self.alpha):
@@ -93,6 +102,7 @@ class Intervention:
         frames: tuple[int, int] | None = None,
         label: str = "ablate",
         center: np.ndarray | None = None,
+        positions: tuple[int, int] | None = None,
     ) -> Intervention:
         """Project out the rows of ``basis`` (orthonormalized here, so any full-rank rows do);
         with ``center``, set the projection to ``center``'s instead of 0."""
@@ -110,6 +120,7 @@ class Intervention:
             frames=frames,
             label=label,
             center=c,
+            positions=positions,
         )
 
     @classmethod
@@ -123,11 +134,12 @@ class Intervention:
         trigger: float | None = None,
         frames: tuple[int, int] | None = None,
         label: str = "clamp",
+        positions: tuple[int, int] | None = None,
     ) -> Intervention:
         """Cap ``(h - center) . b`` at ``limit`` for every row ``b`` of ``basis`` (orthonormalized
         here); positions at or below the threshold are left untouched. With ``trigger`` (>= limit)
         only projections above the trigger move, down to ``limit``."""
-        base = cls.ablation(sites, basis, frames=frames, label=label, center=center)
+        base = cls.ablation(sites, basis, frames=frames, label=label, center=center, positions=positions)
         # the sign matters here (a cap, not a projection): orient each orthonormal row like its input row
         q, b = np.asarray(base.basis), np.atleast_2d(np.asarray(basis, dtype=np.float64))
         q = q * np.where(np.einsum("ij,ij->i", q, b) < 0, -1.0, 1.0)[:, None]
@@ -140,6 +152,7 @@ class Intervention:
             center=base.center,
             limit=float(limit),
             trigger=None if trigger is None else float(trigger),
+            positions=positions,
         )
 
     @classmethod
@@ -151,10 +164,13 @@ class Intervention:
         *,
         frames: tuple[int, int] | None = None,
         label: str = "induce",
+        positions: tuple[int, int] | None = None,
     ) -> Intervention:
         """Add ``alpha * vector``."""
         v = tuple(float(x) for x in np.asarray(vector, dtype=np.float64).reshape(-1))
-        return cls("induce", tuple(sites), vector=v, alpha=float(alpha), frames=frames, label=label)
+        return cls(
+            "induce", tuple(sites), vector=v, alpha=float(alpha), frames=frames, label=label, positions=positions
+        )
 
     @property
     def k(self) -> int:
@@ -174,6 +190,8 @@ class Intervention:
         }
         if self.center:  # absent for plain ablation: keys made before centers existed stay valid
             payload["center"] = hashlib.sha256(np.asarray(self.center, np.float64).tobytes()).hexdigest()
+        if self.positions is not None:  # absent when unset: keys made before positions existed stay valid
+            payload["positions"] = list(self.positions)
         if self.kind == "clamp":  # absent otherwise: keys of the other kinds stay as they were
             payload["limit"] = repr(float(self.limit))
             if self.trigger is not None:  # absent for the plain clamp
@@ -194,6 +212,7 @@ class Intervention:
             "k": self.k if self.kind in ("ablate", "clamp") else None,
             "frames": list(self.frames) if self.frames else None,
             "centered": bool(self.center),
+            **({"positions": list(self.positions)} if self.positions is not None else {}),
             "key": self.key,
         } | (self._clamp_dict() if self.kind == "clamp" else {})
 
@@ -263,6 +282,7 @@ def _stack(backend: Any, ivs: list[Intervention]) -> Iterator[None]:
     modules = [backend.site_module(s) for s in iv.sites]
     width = len(iv.vector) if iv.kind == "induce" else len(iv.basis[0])  # ablate, clamp: the basis
     edit = edit_fn(iv)
+    now: dict[str, Any] = {}  # positions: the current forward's absolute token positions, (batch, seq)
 
     def hook(module: Any, args: Any, output: Any) -> Any:
         h = _first(output)
@@ -271,10 +291,51 @@ def _stack(backend: Any, ivs: list[Intervention]) -> Iterator[None]:
                 f"intervention {iv.label or iv.kind}: site width {h.shape[-1]} but the direction has {width}; "
                 "fix: use a direction made at this site of this model"
             )
-        return _replace_first(output, edit(h))
+        if iv.positions is None:
+            return _replace_first(output, edit(h))
+        pos = now.get("ids")
+        if pos is None or tuple(pos.shape) != tuple(h.shape[:2]):
+            raise ConfigError(
+                f"intervention {iv.label or iv.kind}: no token positions for a {tuple(h.shape[:2])} forward "
+                "(the decoder position embedding did not run first); fix: drop the positions"
+            )
+        p0, p1 = iv.positions
+        inside = ((pos >= p0) & (pos < p1)).to(h.device)[..., None]
+        return _replace_first(output, h.where(~inside, edit(h)))
 
-    with forward_hooks(modules, hook), _stack(backend, rest):
+    if iv.positions is None:
+        with forward_hooks(modules, hook), _stack(backend, rest):
+            yield
+        return
+    source = getattr(backend, "decoder_position_module", None)
+    if source is None:
+        raise ConfigError(
+            f"intervention {iv.label or iv.kind}: token positions need a backend with a decoder position "
+            "embedding (decoder_position_module); fix: drop the positions"
+        )
+
+    def note(module: Any, args: Any, kwargs: dict[str, Any]) -> None:
+        now["ids"] = _position_ids(args, kwargs)
+
+    with forward_pre_hooks([source()], note), forward_hooks(modules, hook), _stack(backend, rest):
         yield
+
+
+def _position_ids(args: Any, kwargs: dict[str, Any]) -> Any:
+    """Absolute token positions (batch, seq) of a call ``embed_positions(input_ids, cache_length=..,
+    position_ids=..)`` (transformers >= 5; ``past_key_values_length`` before), read from its arguments."""
+    torch = require("torch", "torch")
+    ids = kwargs.get("position_ids")
+    if ids is None and len(args) > 2:
+        ids = args[2]
+    x: Any = args[0] if args else kwargs.get("input_ids", kwargs.get("inputs_embeds"))
+    if x is None:
+        raise ConfigError("the decoder position embedding was called without inputs; fix: drop the positions")
+    if ids is not None:
+        return ids if ids.dim() == 2 else ids.reshape(1, -1).expand(x.shape[0], -1)
+    offset = kwargs.get("cache_length", kwargs.get("past_key_values_length", args[1] if len(args) > 1 else 0))
+    n = torch.arange(x.shape[1], device=x.device) + int(offset)
+    return n[None, :].expand(x.shape[0], -1)
 
 
 @contextmanager

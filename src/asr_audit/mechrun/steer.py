@@ -134,6 +134,7 @@ def control_arms(
     frames: tuple[int, int] | None = None,
     clamp_at: float = 0.0,
     trigger_at: float | None = None,
+    positions: tuple[int, int] | None = None,
 ) -> list[Any]:
     """The intervention (label ``ablate-k<k>`` / ``mean-ablate-k<k>`` / ``clamp-c<clamp_at>-k<k>`` /
     ``induce-a<alpha>``),
@@ -142,7 +143,8 @@ def control_arms(
     ``clamp_at * |d|``) and ``shuffled`` (coordinates
     permuted). One direction: a list of :class:`Intervention` (at ``sites``, default the
     direction's site). Several directions: a list of multi-site :class:`Arm` (each direction at
-    its own site; ``sites`` must then be empty), the controls drawn per site from one generator."""
+    its own site; ``sites`` must then be empty), the controls drawn per site from one generator.
+    ``positions``: every arm edits only these absolute decoder token positions ``[p0, p1)``."""
     if mode not in MODES:
         raise ConfigError(f"unknown steering mode {mode!r}; valid: {', '.join(MODES)}")
     if not np.isfinite(clamp_at):
@@ -152,7 +154,7 @@ def control_arms(
     clamp = (clamp_at, trigger_at)
     if isinstance(direction, Direction):
         where = tuple(sites or (direction.site,))
-        return _control_arms(direction, mode, where, alpha, k, n_random, seed, frames, clamp)
+        return _control_arms(direction, mode, where, alpha, k, n_random, seed, frames, clamp, positions)
     dirs = list(direction)
     if not dirs:
         raise ConfigError("control arms need at least one direction")
@@ -161,7 +163,7 @@ def control_arms(
     if len({d.site for d in dirs}) != len(dirs):
         raise ConfigError(f"two directions share a site ({', '.join(d.site for d in dirs)}); fix: one per site")
     rng = np.random.default_rng(seed)
-    per_site = [_control_arms(d, mode, (d.site,), alpha, k, n_random, rng, frames, clamp) for d in dirs]
+    per_site = [_control_arms(d, mode, (d.site,), alpha, k, n_random, rng, frames, clamp, positions) for d in dirs]
     return [Arm(parts[0].label, tuple(parts)) for parts in zip(*per_site)]
 
 
@@ -175,6 +177,7 @@ def _control_arms(
     seed: int | np.random.Generator,
     frames: tuple[int, int] | None,
     clamp: tuple[float, float | None] = (0.0, None),
+    positions: tuple[int, int] | None = None,
 ) -> list[Intervention]:
     vec = np.asarray(direction.vector, np.float64)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
@@ -194,9 +197,9 @@ def _control_arms(
         def ablation(basis: np.ndarray, label: str) -> Intervention:
             if mode == "clamp":
                 return Intervention.clamping(
-                    sites, basis, limit, center=center, trigger=trigger, frames=frames, label=label
+                    sites, basis, limit, center=center, trigger=trigger, frames=frames, label=label, positions=positions
                 )
-            return Intervention.ablation(sites, basis, frames=frames, label=label, center=center)
+            return Intervention.ablation(sites, basis, frames=frames, label=label, center=center, positions=positions)
 
         name = f"{mode}-k{k}"
         if mode == "clamp":
@@ -205,14 +208,15 @@ def _control_arms(
         arms += [ablation(_random_basis(len(vec), k, rng), f"random-{i}") for i in range(n_random)]
         arms.append(ablation(shuffled_direction(vec, rng), "shuffled"))
         return arms
-    arms = [Intervention.induction(sites, vec, alpha, frames=frames, label=f"induce-a{alpha:g}")]
+    at = {"frames": frames, "positions": positions}
+    arms = [Intervention.induction(sites, vec, alpha, label=f"induce-a{alpha:g}", **at)]
     for i in range(n_random):
         arms.append(
             Intervention.induction(
-                sites, random_direction(len(vec), direction.norm, rng), alpha, frames=frames, label=f"random-{i}"
+                sites, random_direction(len(vec), direction.norm, rng), alpha, label=f"random-{i}", **at
             )
         )
-    arms.append(Intervention.induction(sites, shuffled_direction(vec, rng), alpha, frames=frames, label="shuffled"))
+    arms.append(Intervention.induction(sites, shuffled_direction(vec, rng), alpha, label="shuffled", **at))
     return arms
 
 

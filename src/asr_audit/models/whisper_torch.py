@@ -221,6 +221,11 @@ class TorchWhisperBackend(BaseBackend):
             raise ConfigError(f"{self.spec} has no hook site {name!r}; valid e.g.: {', '.join(self.sites()[:4])}, ...")
         return self._sites[name]
 
+    def decoder_position_module(self) -> Any:
+        """The decoder's position embedding (its call carries each forward's absolute token
+        positions; interventions restricted to decoder positions read them there)."""
+        return self.torch_model.model.decoder.embed_positions
+
     # ------------------------------------------------------------------ capabilities
     def transcribe(self, audios: Sequence[np.ndarray]) -> list[str]:
         """Greedy transcripts, decoded in length-sorted batches of ``batch_size``, in input order."""
