@@ -175,16 +175,18 @@ def sub_corpus(corpus: Corpus, speaker: str) -> Corpus:
     return Corpus(corpus.name, corpus.split, corpus.source, tuple(c for c in corpus.clips if c.speaker == speaker))
 
 
-def fresh_corpus(eval_set: Path, oset, out: dict, exclude: Path | None = None) -> tuple[Corpus, list, dict[str, str]]:
+def fresh_corpus(
+    eval_set: Path, oset, out: dict, exclude: list[Path] | None = None
+) -> tuple[Corpus, list, dict[str, str]]:
     """The test clips of the organism set of new sentences at ``eval_set`` (any sentence whose record
-    or spoken text the organism's own set holds is dropped, and with ``exclude`` also any the set
-    there holds: a confirmation set kept apart from the tuning set), its truth items and faithful
-    texts; what was kept is noted in ``out["fresh"]``."""
+    or spoken text the organism's own set holds is dropped, and with ``exclude`` also any the sets
+    there hold: a confirmation set kept apart from the tuning set and earlier confirmation sets),
+    its truth items and faithful texts; what was kept is noted in ``out["fresh"]``."""
     eset = load_organism_set(eval_set)
     seen = {r["text"] for r in oset.rows()} | {r["spoken"] for r in oset.rows()}
     n_train_seen = sum(r["text"] in seen or r["spoken"] in seen for r in eset.rows())
-    if exclude is not None:
-        xset = load_organism_set(exclude)
+    for path in exclude or []:
+        xset = load_organism_set(path)
         seen |= {r["text"] for r in xset.rows()} | {r["spoken"] for r in xset.rows()}
     keep = {r["id"] for r in eset.rows() if r["text"] not in seen and r["spoken"] not in seen}
     etest = read_manifest(eval_set / "calib-test.jsonl")
@@ -196,7 +198,7 @@ def fresh_corpus(eval_set: Path, oset, out: dict, exclude: Path | None = None) -
         "clips": len(etest.clips),
         "dropped_seen": len(eset.rows()) - len(keep),
         "dropped_seen_in_training": n_train_seen,
-        "exclude": str(exclude) if exclude else None,
+        "exclude": [str(p) for p in exclude] if exclude else None,
     }
     return etest, eitems, efaithful
 
@@ -221,8 +223,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--exclude-set",
         type=Path,
+        action="append",
         default=None,
-        help="steps fresh-*: also drop the --eval-set sentences this organism set holds (the tuning set)",
+        help="steps fresh-*: also drop the --eval-set sentences this organism set holds (the tuning set; "
+        "repeat it for several sets)",
     )
     ap.add_argument(
         "--arm",
