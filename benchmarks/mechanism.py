@@ -175,6 +175,15 @@ def sub_corpus(corpus: Corpus, speaker: str) -> Corpus:
     return Corpus(corpus.name, corpus.split, corpus.source, tuple(c for c in corpus.clips if c.speaker == speaker))
 
 
+def _jsonable(value: object) -> object:
+    """An argument for the JSON record: paths as text, lists of them too."""
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, list):
+        return [_jsonable(v) for v in value]
+    return value
+
+
 def fresh_corpus(
     eval_set: Path, oset, out: dict, exclude: list[Path] | None = None
 ) -> tuple[Corpus, list, dict[str, str]]:
@@ -250,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
     out: dict = {
         "set": str(set_dir),
         "voices": {"A": va, "B": vb, "D": vd},
-        "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
+        "args": {k: _jsonable(v) for k, v in vars(args).items()},
     }
     tables: list[str] = []
 

@@ -8,7 +8,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from asr_audit.errors import ConfigError  # noqa: E402
-from asr_audit.mech.interventions import Intervention, intervene  # noqa: E402
+from asr_audit.mech.interventions import Intervention, intervene, parse_positions  # noqa: E402
 
 SITE = "encoder.layers.0.out"
 
@@ -106,3 +106,10 @@ def test_clamp_with_a_trigger_moves_only_projections_beyond_it_down_to_the_limit
     assert np.array_equal(
         _run(net, Intervention.clamping([SITE], basis, -0.2, center=center, trigger=np.inf), h), h.numpy()
     )
+
+
+def test_parse_positions_reads_p0_p1_and_refuses_anything_else() -> None:
+    assert parse_positions("1:2") == (1, 2) and parse_positions(" 0 : 7 ") == (0, 7)
+    for bad in ("2:1", "1:1", "1", ":2", "1:", "a:2", "-1:2", "1.5:2"):
+        with pytest.raises(ValueError, match="expected P0:P1 with 0 <= P0 < P1"):
+            parse_positions(bad)

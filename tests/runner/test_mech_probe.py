@@ -130,3 +130,22 @@ def test_mech_options_are_checked_when_the_spec_loads() -> None:
         MechOptions.from_mapping({"model": "m", "direction": ["a", "b"], "site": "decoder.out"}, surface)
     with pytest.raises(OptionError, match=r"alpha = inf is not a finite number"):
         MechOptions.from_mapping({"model": "m", "direction": "a", "alpha": float("inf")}, surface)
+
+
+def test_mech_positions_are_checked_when_the_spec_loads() -> None:
+    surface = Surface.toml("audit.toml", "probes.mech")
+    ok = MechOptions.from_mapping({"model": "m", "direction": "a", "mode": "clamp", "positions": "3:4"}, surface)
+    assert ok.positions == "3:4"
+    assert MechOptions.from_mapping({"model": "m", "direction": "a"}, surface).positions is None
+    for bad in ("4:3", "3", "a:b", "2:2", "-1:2"):
+        with pytest.raises(OptionError, match=r"\[probes\.mech\] positions = .* is not P0:P1"):
+            MechOptions.from_mapping({"model": "m", "direction": "a", "positions": bad}, surface)
+
+
+def test_mech_positions_need_a_backend_that_can_read_them(tmp_path: Path) -> None:
+    corpus, truth, dirs = _setup(tmp_path)
+    store = Store(tmp_path / "s.sqlite3")
+    params = {"model": "organism", "direction": "gate", "directions": str(dirs), "mode": "clamp", "positions": "0:9"}
+    with pytest.raises(ConfigError, match=r"audit\.toml: \[probes\.mech\] positions = '0:9': organism has no decoder"):
+        get_probe("mech").run(_ctx(corpus, store), {**params, "truth": str(truth)})
+    store.close()

@@ -156,12 +156,14 @@ def direction(
 
 def _positions(text: str | None) -> tuple[int, int] | None:
     """``--positions P0:P1`` as a pair of ints (``None`` when not given)."""
+    from asr_audit.mech.interventions import parse_positions
+
     if text is None:
         return None
-    p0, sep, p1 = text.partition(":")
-    if not sep or not p0.strip().isdigit() or not p1.strip().isdigit() or int(p0) >= int(p1):
-        raise ConfigError(f"--positions {text!r}: expected P0:P1 with 0 <= P0 < P1 (e.g. 1:2); fix the range")
-    return int(p0), int(p1)
+    try:
+        return parse_positions(text)
+    except ValueError as exc:
+        raise ConfigError(f"--positions {text!r}: {exc}; fix the range") from None
 
 
 @mech_app.command(

@@ -48,6 +48,18 @@ from asr_audit.mech.sites import parse_site
 KINDS = ("ablate", "induce", "clamp")
 
 
+def parse_positions(text: str) -> tuple[int, int]:
+    """``"P0:P1"`` (the CLI's ``--positions``, the spec's ``positions``) as ``(p0, p1)``.
+
+    Raises ``ValueError`` naming the expected form when ``text`` is not ``P0:P1`` with
+    ``0 <= P0 < P1``; callers word it for their surface.
+    """
+    p0, sep, p1 = text.partition(":")
+    if not sep or not p0.strip().isdigit() or not p1.strip().isdigit() or int(p0) >= int(p1):
+        raise ValueError("expected P0:P1 with 0 <= P0 < P1 (e.g. 1:2)")
+    return int(p0), int(p1)
+
+
 @dataclass(frozen=True, slots=True)
 class Intervention:
     """What to do at which sites; ``label`` names the arm in tables (``ablate``, ``random-0``, ...)."""

@@ -11,6 +11,7 @@ In an experiment spec::
     alpha = 1.0                    # induction strength
     clamp_at = 0.0                 # clamp: cap above set B's mean, in multiples of |d|
     trigger_at = 0.5               # clamp: move only projections beyond this (default: clamp_at)
+    positions = "1:2"              # decoder sites: edit only absolute token positions P0:P1 (default: all)
     k = 1                          # ablation rank
     n_random = 3                   # random-direction controls (the shuffled control is always run)
     truth = "organism-set"         # folder with truth.jsonl: accept-ref is scored on its planted sites
@@ -48,6 +49,7 @@ MECH_PARAMS = (
     "alpha",
     "clamp_at",
     "trigger_at",
+    "positions",
     "k",
     "n_random",
     "truth",
@@ -68,6 +70,7 @@ class MechOptions:
     alpha: float = 1.0
     clamp_at: float = 0.0
     trigger_at: float | None = None
+    positions: str | None = None
     k: int = 1
     n_random: int = 3
     truth: str | None = None
@@ -85,6 +88,14 @@ class MechOptions:
                 self.trigger_at,
                 "must be at or above clamp_at",
                 "raise it or drop it",
+            )
+        if self.positions is not None:
+            check(
+                _is_positions(self.positions),
+                "positions",
+                self.positions,
+                "is not P0:P1 with 0 <= P0 < P1",
+                'use e.g. positions = "1:2" (absolute decoder token positions, the prompt counts)',
             )
         check(self.n_random >= 0, "n_random", self.n_random, "must not be negative", "use n_random = 0 or more")
         for name in self.site:
@@ -121,6 +132,7 @@ class MechOptions:
                 alpha=r.number("alpha", 1.0),
                 clamp_at=r.number("clamp_at", 0.0),
                 trigger_at=r.number("trigger_at", None),
+                positions=r.text("positions", None),
                 k=r.integer("k", 1),
                 n_random=r.integer("n_random", 3),
                 truth=r.text("truth", None),
@@ -128,6 +140,22 @@ class MechOptions:
             )
         except OptionError as exc:
             raise surface.reword(exc) from None
+
+
+def _parse(positions: str | None) -> tuple[int, int] | None:
+    from asr_audit.mech.interventions import parse_positions
+
+    return None if positions is None else parse_positions(positions)
+
+
+def _is_positions(text: str) -> bool:
+    from asr_audit.mech.interventions import parse_positions
+
+    try:
+        parse_positions(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _is_site(name: str) -> bool:
@@ -176,7 +204,13 @@ def _load_directions(ctx: ProbeContext, surface: Surface, options: MechOptions) 
 
 
 def _check_sites(ctx: ProbeContext, surface: Surface, options: MechOptions, backend: Any, loaded: list[Any]) -> None:
-    """Every site the arms will hook is one of ``backend``'s (before any clip is steered)."""
+    """Every site the arms will hook is one of ``backend``'s, and ``positions`` can be read from it
+    (before any clip is steered)."""
+    if options.positions is not None and getattr(backend, "decoder_position_module", None) is None:
+        raise ConfigError(
+            f"{ctx.spec_path}: {surface.name('positions')} = {options.positions!r}: {options.model} has no decoder "
+            "position embedding to read token positions from; fix: drop positions, or steer a Whisper PyTorch model"
+        )
     have = list(backend.sites())
     known = set(have)
     example = f"{len(have)} sites, e.g. {', '.join(have[:3])}"
@@ -231,6 +265,7 @@ def mech_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any] |
         seed=ctx.seed,
         clamp_at=options.clamp_at,
         trigger_at=options.trigger_at,
+        positions=_parse(options.positions),
     )
     clips = ctx.clips
     if options.speakers:
