@@ -10,7 +10,14 @@ import pytest
 
 from asr_audit.corpus.predfiles import read_prediction_file, select_prediction_files
 from asr_audit.probes.predfiles.refdis import ClipInput, mine_clip, mine_edits, preset_params
-from asr_audit.probes.predfiles.refdis_columns import OpsJudge, ops_inserted, ops_span
+from asr_audit.probes.predfiles.refdis_columns import (
+    OpsJudge,
+    _clip_inputs,
+    _settle,
+    columns_from_run,
+    ops_inserted,
+    ops_span,
+)
 from asr_audit.testing.synthetic import make_prediction_set
 from asr_audit.text.align import AlignmentCache, align
 
@@ -122,3 +129,34 @@ def test_a_judged_clip_with_no_hypothesis_or_an_empty_one() -> None:
     assert [e.to_dict() for e in got] == [e.to_dict() for e in plain]
     assert plain[0].verdicts["a"] is None and plain[0].verdicts["b"] is None  # the empty one matches nothing
     assert plain[0].verdicts["c"] == "consensus" and plain[0].verdicts["d"] == "ref"
+
+
+def test_settle_reads_stored_opcodes_and_aligns_the_pairs_without(clips: list[ClipInput]) -> None:
+    """``_settle`` (the warm path's chunk step): the stored opcodes where the columns hold them
+    (the panel's here), an alignment where they do not (the other models')."""
+    params = preset_params("anchor")
+    models = sorted(clips[0].hyps)
+    seen = AlignmentCache()
+    for c in clips:  # the columns store the panel's opcodes only
+        for m in PANEL:
+            if (h := c.hyps[m]) is not None and c.ref:
+                seen.align(c.ref, h)
+    cols = columns_from_run(models, clips, models, seen)
+    assert not cols.ops[models[0]].has.any() and cols.ops[PANEL[0]].has.any()
+    chunk = np.arange(cols.n)
+    cache = AlignmentCache()
+    mined = _clip_inputs(cols, chunk, models, cache, seeded=PANEL)
+    judges: list[OpsJudge] = []
+
+    def judge_with(ms: list[str]) -> OpsJudge:
+        judges.append(OpsJudge(ms, params))
+        return judges[-1]
+
+    got = mine_edits(mined, PANEL, models, params, cache, judge_with=judge_with)
+    _settle(cols, chunk, mined, judges, cache)
+    plain = mine_edits(clips, PANEL, models, params, AlignmentCache())
+    assert [e.to_dict() for e in got[0]] == [e.to_dict() for e in plain[0]]
+    assert {h: [e.to_dict() for e in v] for h, v in got[1].items()} == {
+        h: [e.to_dict() for e in v] for h, v in plain[1].items()
+    }
+    assert got[0] and all(e.verdicts for e in got[0])

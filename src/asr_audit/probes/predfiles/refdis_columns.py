@@ -875,7 +875,9 @@ def _settle(
         if ops is None:
             hyp = clip.hyps[model]
             assert hyp is not None
-            ops = cache.peek_opcodes(clip.ref, hyp) or cache.align(clip.ref, hyp).opcodes
+            ops = cache.peek_opcodes(clip.ref, hyp)
+            if ops is None:
+                ops = cache.align(clip.ref, hyp).opcodes
         return ops
 
     for j in judges:
