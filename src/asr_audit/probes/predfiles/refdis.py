@@ -13,10 +13,11 @@ import math
 from collections import Counter
 from collections.abc import Callable, Container, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from asr_audit.options import check
 from asr_audit.probes.predfiles.refdis_confidence import DEFAULT_MIN_CONFIDENCE, EditEvidence, edit_confidence
-from asr_audit.text.align import Alignment, AlignmentCache, Tokens
+from asr_audit.text.align import Alignment, AlignmentCache, Opcode, Tokens
 
 REF = "ref"
 CONSENSUS = "consensus"
@@ -210,6 +211,22 @@ class ClipInput:
     hyps: Mapping[str, Tokens | None]
 
 
+class Judge(Protocol):
+    """Every judged model's verdict and rendering on one edit of a clip, computed without
+    :class:`~asr_audit.text.align.Alignment` objects (:func:`mine_clip`'s ``judge``); it must
+    answer what :func:`mine_clip` computes from alignments, for the same models in the same order."""
+
+    def span(
+        self, clip: ClipInput, start: int, stop: int, fix: tuple[int, int, Tokens]
+    ) -> tuple[dict[str, Verdict], dict[str, str]]:
+        """The verdicts on the run ``ref[start:stop]`` whose correction is ``fix``."""
+        ...
+
+    def insertion(self, clip: ClipInput, anchor: int, chunk: Tokens) -> tuple[dict[str, Verdict], dict[str, str]]:
+        """The verdicts on inserting ``chunk`` at ``anchor`` (0 or the reference's length)."""
+        ...
+
+
 def char_error(a: str, b: str) -> float:
     """The public code's CER: ``1 - matched chars / len(a)`` on whitespace-free strings.
 
@@ -260,9 +277,15 @@ def window_renderings(a: Alignment, start: int, stop: int, tokens: Tokens) -> tu
     >>> window_renderings(a, 0, 0, ("well",))
     ('wile', '', 'well')
     """
-    ref, hyp = a.ref, a.hyp
+    return window_texts(a.ref, a.hyp, a.opcodes, start, stop, tokens)
+
+
+def window_texts(
+    ref: Tokens, hyp: Tokens, ops: Sequence[Opcode], start: int, stop: int, tokens: Tokens
+) -> tuple[str, str, str]:
+    """:func:`window_renderings` from the pair's difflib opcodes ``ops`` (no :class:`Alignment`)."""
     lo, jlo, hi, jhi = -1, -1, len(ref), len(hyp)
-    for tag, i1, i2, j1, _j2 in a.opcodes:
+    for tag, i1, i2, j1, _j2 in ops:
         if tag != "equal":
             continue
         if i1 < start:  # last reproduced reference word before the span
@@ -294,7 +317,12 @@ def closeness_verdict(a: Alignment, start: int, stop: int, tokens: Tokens) -> st
     >>> closeness_verdict(align(("we", "agree"), ("so", "we", "agree")), 0, 0, ("well",))
     'other'
     """
-    model, reference, corrected = window_renderings(a, start, stop, tokens)
+    return closeness_of(a.ref, a.hyp, a.opcodes, start, stop, tokens)
+
+
+def closeness_of(ref: Tokens, hyp: Tokens, ops: Sequence[Opcode], start: int, stop: int, tokens: Tokens) -> str:
+    """:func:`closeness_verdict` from the pair's difflib opcodes ``ops`` (no :class:`Alignment`)."""
+    model, reference, corrected = window_texts(ref, hyp, ops, start, stop, tokens)
     d_ref, d_cons = char_distance(model, reference), char_distance(model, corrected)
     if d_cons < d_ref and d_cons <= MAX_RENDERING_DISTANCE:
         return CONSENSUS
@@ -365,9 +393,11 @@ def mine_clip(
     cache: AlignmentCache,
     *,
     scored: tuple[str, ...] = (),
+    judge: Judge | None = None,
 ) -> list[Edit]:
     """Mine one clip's edits with ``panel`` and give every model in ``models`` a verdict
-    (``scored``: the edits' :attr:`Edit.scored`)."""
+    (``scored``: the edits' :attr:`Edit.scored`). With ``judge``, the verdicts are its answers
+    (for ``models``, which it knows) instead of judgements on the models' alignments."""
     ref = clip.ref
     n = len(ref)
     if n == 0:
@@ -410,7 +440,7 @@ def mine_clip(
     for m in members:
         for i in panel_aligns[m].missed:
             votes[i] += 1
-    judge: _Judge
+    verdict: _Judge
     for start, stop in _runs(votes, threshold, params.min_run_len):
         if not params.include_middle and start != 0 and stop - 1 != n - 1:
             continue
@@ -426,14 +456,17 @@ def mine_clip(
         fix = (start, stop, tuple(alt_text.split()))
         if author is not None and (wider := author.replaced_range(start, stop))[:2] != (start, stop):
             fix = wider  # the rendering replaces more than the run: correct that whole range
-        if params.exact_verdicts:
-            judge = lambda a, s=start, e=stop: (CONSENSUS if a.missed_any(s, e) else REF, a.hyp_span(s, e))  # noqa: E731
+        if judge is not None:
+            verdicts, renders = judge.span(clip, start, stop, fix)
         else:
-            judge = lambda a, s=start, e=stop, f=fix: (  # noqa: E731
-                closeness_verdict(a, min(s, f[0]), max(e, f[1]), _fixed_tokens(a.ref, s, e, f)),
-                a.hyp_span(s, e),
-            )
-        verdicts, renders = verdicts_for(judge)
+            if params.exact_verdicts:
+                verdict = lambda a, s=start, e=stop: (CONSENSUS if a.missed_any(s, e) else REF, a.hyp_span(s, e))  # noqa: E731
+            else:
+                verdict = lambda a, s=start, e=stop, f=fix: (  # noqa: E731
+                    closeness_verdict(a, min(s, f[0]), max(e, f[1]), _fixed_tokens(a.ref, s, e, f)),
+                    a.hyp_span(s, e),
+                )
+            verdicts, renders = verdicts_for(verdict)
         position = START if start == 0 else END if stop - 1 == n - 1 else MIDDLE
         correction = None if fix == (start, stop, tuple(alt_text.split())) else fix
         evidence = EditEvidence(
@@ -468,17 +501,20 @@ def mine_clip(
         n_agree = sum(_emits(lst, chunk, at_start) for lst in lists)
         if n_agree < threshold:
             continue
-        if params.exact_verdicts:
-            judge = lambda a, anc=anchor, st=at_start, ch=chunk: (  # noqa: E731
-                CONSENSUS if _emits(a.insertions.get(anc, ()), ch, st) else REF,
-                " ".join(a.insertions.get(anc, ())),
-            )
+        if judge is not None:
+            verdicts, renders = judge.insertion(clip, anchor, chunk)
         else:
-            judge = lambda a, anc=anchor, ch=chunk: (  # noqa: E731
-                closeness_verdict(a, anc, anc, ch),
-                " ".join(a.insertions.get(anc, ())),
-            )
-        verdicts, renders = verdicts_for(judge)
+            if params.exact_verdicts:
+                verdict = lambda a, anc=anchor, st=at_start, ch=chunk: (  # noqa: E731
+                    CONSENSUS if _emits(a.insertions.get(anc, ()), ch, st) else REF,
+                    " ".join(a.insertions.get(anc, ())),
+                )
+            else:
+                verdict = lambda a, anc=anchor, ch=chunk: (  # noqa: E731
+                    closeness_verdict(a, anc, anc, ch),
+                    " ".join(a.insertions.get(anc, ())),
+                )
+            verdicts, renders = verdicts_for(verdict)
         evidence = EditEvidence(
             # an insertion's agreement is its emitters' share: the members' lists may differ beyond
             # the chunk ("thank you madam president" / "sam que madam president") and still agree on it
@@ -642,9 +678,12 @@ def mine_edits(
     *,
     candidates: Mapping[str | None, Container[str]] | None = None,
     into: tuple[list[Edit], dict[str, list[Edit]]] | None = None,
+    judge_with: Callable[[list[str]], Judge] | None = None,
 ) -> tuple[list[Edit], dict[str, list[Edit]]]:
     """:func:`mine`'s edits before :func:`finish_mining`: the full panel's and each held-out
-    member's, in clip order, appended to ``into`` when given (so clips can be mined in chunks)."""
+    member's, in clip order, appended to ``into`` when given (so clips can be mined in chunks).
+    ``judge_with(models)``: the :class:`Judge` of those models that :func:`mine_clip` asks for
+    verdicts (else it judges alignments)."""
     cache = AlignmentCache() if cache is None else cache  # an empty cache is falsy (__len__)
     panel = list(panel)
     models = list(models)
@@ -652,14 +691,17 @@ def mine_edits(
     scored_full = tuple(m for m in models if not (loo and m in panel))
     edits, loo_edits = into if into is not None else ([], {m: [] for m in loo_members(panel, models, params)})
     full = None if candidates is None else candidates[None]
+    judges: dict[str | None, Judge | None] = {None: None, **dict.fromkeys(loo_edits)}
+    if judge_with is not None:
+        judges = {None: judge_with(models), **{h: judge_with([h]) for h in loo_edits}}
     for clip in clips:
         if full is None or clip.clip_id in full:
-            edits.extend(mine_clip(clip, panel, models, params, cache, scored=scored_full))
+            edits.extend(mine_clip(clip, panel, models, params, cache, scored=scored_full, judge=judges[None]))
         for held in loo_edits:
             if candidates is not None and clip.clip_id not in candidates[held]:
                 continue
             reduced = [p for p in panel if p != held]
-            loo_edits[held].extend(mine_clip(clip, reduced, [held], params, cache, scored=(held,)))
+            loo_edits[held].extend(mine_clip(clip, reduced, [held], params, cache, scored=(held,), judge=judges[held]))
     return edits, loo_edits
 
 

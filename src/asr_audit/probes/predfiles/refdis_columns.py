@@ -41,7 +41,20 @@ import numpy as np
 
 from asr_audit.errors import ConfigError
 from asr_audit.probes.predfiles.inflation import apply_edits, inflations_from_columns
-from asr_audit.probes.predfiles.refdis import ClipInput, Edit, RefdisParams, finish_mining, loo_members, mine_edits
+from asr_audit.probes.predfiles.refdis import (
+    CONSENSUS,
+    REF,
+    ClipInput,
+    Edit,
+    RefdisParams,
+    Verdict,
+    _emits,
+    _fixed_tokens,
+    closeness_of,
+    finish_mining,
+    loo_members,
+    mine_edits,
+)
 from asr_audit.probes.predfiles.refdis_options import check_panel
 from asr_audit.probes.predfiles.refdis_result import RefdisResult
 from asr_audit.text.align import AlignmentCache, Opcode, Tokens, edit_distances, opcodes
@@ -799,9 +812,18 @@ def _mine_chunk(
     each held-out member's, and, when every mined edit is scored (``at_once``), each model's
     inflation columns on the chunk's rows with its edits applied (``None`` otherwise)."""
     cache = AlignmentCache()
-    clips = _clip_inputs(job.cols, chunk, job.everyone, cache)
+    clips = _clip_inputs(job.cols, chunk, job.everyone, cache, seeded=job.panel)
     found: tuple[list[Edit], dict[str, list[Edit]]] = ([], {h: [] for h in job.held_out})
-    mine_edits(clips, job.panel, job.models, job.params, cache, candidates=job.candidates, into=found)
+    judges: list[OpsJudge] = []
+
+    def judge_with(models: list[str]) -> OpsJudge:
+        judges.append(OpsJudge(models, job.params))
+        return judges[-1]
+
+    mine_edits(
+        clips, job.panel, job.models, job.params, cache, candidates=job.candidates, into=found, judge_with=judge_with
+    )
+    _settle(job.cols, chunk, clips, judges, cache)
     if not at_once:
         return found[0], found[1], None
     new, fresh = found
@@ -830,6 +852,143 @@ def _merge_chunk(
             col[pos] = block
 
 
+class OpsJudge:
+    """:class:`~asr_audit.probes.predfiles.refdis.Judge` of ``models`` from the pairs' difflib
+    opcodes, without :class:`~asr_audit.text.align.Alignment` objects, and deferred: :meth:`span`
+    and :meth:`insertion` return an edit's (empty) verdict and rendering dicts and note the edit;
+    :meth:`settle` fills every noted edit's dicts, in the models' order, with what
+    :func:`~asr_audit.probes.predfiles.refdis.mine_clip` computes from alignments. So a chunk's
+    opcodes are read for the models that are only judged on just the clips with edits (a
+    fraction of the candidate clips), and no alignment is built for them."""
+
+    __slots__ = ("models", "exact", "min_ref_match", "noted")
+
+    def __init__(self, models: Sequence[str], params: RefdisParams) -> None:
+        self.models = list(models)
+        self.exact = params.exact_verdicts
+        self.min_ref_match = params.min_ref_match
+        # (clip, start, stop, fix; or for an insertion: clip, anchor, -1, chunk), verdicts, renderings
+        self.noted: list[tuple[ClipInput, int, int, Any, dict[str, Verdict], dict[str, str]]] = []
+
+    def span(
+        self, clip: ClipInput, start: int, stop: int, fix: tuple[int, int, Tokens]
+    ) -> tuple[dict[str, Verdict], dict[str, str]]:
+        verdicts: dict[str, Verdict] = {}
+        renders: dict[str, str] = {}
+        self.noted.append((clip, start, stop, fix, verdicts, renders))
+        return verdicts, renders
+
+    def insertion(self, clip: ClipInput, anchor: int, chunk: Tokens) -> tuple[dict[str, Verdict], dict[str, str]]:
+        verdicts: dict[str, Verdict] = {}
+        renders: dict[str, str] = {}
+        self.noted.append((clip, anchor, -1, chunk, verdicts, renders))
+        return verdicts, renders
+
+    def settle(self, opcodes_of: Any) -> None:
+        """Fill the noted edits' verdicts; ``opcodes_of(model, clip)`` gives a pair's opcodes."""
+        exact, models = self.exact, self.models
+        last: ClipInput | None = None
+        pairs: list[tuple[str, Tokens | None, tuple[Opcode, ...]]] = []
+        for clip, start, stop, fix, verdicts, renders in self.noted:
+            ref = clip.ref
+            if clip is not last:  # each model's eligibility on the clip: answered, matched enough
+                last, pairs = clip, []
+                min_matched = int(self.min_ref_match * len(ref))
+                for m in models:
+                    hyp = clip.hyps.get(m)
+                    if hyp is None:
+                        pairs.append((m, None, ()))
+                        continue
+                    ops = opcodes_of(m, clip)
+                    matched = 0
+                    for tag, i1, i2, _, _ in ops:
+                        if tag == "equal":
+                            matched += i2 - i1
+                    pairs.append((m, hyp, ops) if matched >= min_matched else (m, None, ()))
+            if stop < 0:  # an insertion of ``fix`` (the chunk) at ``start`` (the anchor)
+                at_start = start == 0
+                for m, hyp, ops in pairs:
+                    if hyp is None:
+                        verdicts[m] = None
+                        continue
+                    said = ops_inserted(hyp, ops, start)
+                    if exact:
+                        verdicts[m] = CONSENSUS if _emits(said, fix, at_start) else REF
+                    else:
+                        verdicts[m] = closeness_of(ref, hyp, ops, start, start, fix)
+                    renders[m] = " ".join(said)
+                continue
+            if not exact:
+                lo, hi, fixed = min(start, fix[0]), max(stop, fix[1]), _fixed_tokens(ref, start, stop, fix)
+            for m, hyp, ops in pairs:
+                if hyp is None:
+                    verdicts[m] = None
+                    continue
+                missed, renders[m] = ops_span(hyp, ops, start, stop)
+                verdicts[m] = (CONSENSUS if missed else REF) if exact else closeness_of(ref, hyp, ops, lo, hi, fixed)
+        self.noted = []
+
+
+def _settle(
+    cols: Columns, chunk: np.ndarray, clips: Sequence[ClipInput], judges: Sequence[OpsJudge], cache: AlignmentCache
+) -> None:
+    """Settle ``judges``' verdicts on ``clips`` (the clips ``chunk``), reading the stored opcodes of
+    the clips with edits only; a pair without stored opcodes is read from (or aligned in) ``cache``."""
+    where = {c.clip_id: int(i) for c, i in zip(clips, chunk.tolist())}
+    wanted: dict[str, set[int]] = {}
+    for j in judges:
+        at = {where[n[0].clip_id] for n in j.noted}
+        for m in j.models:
+            wanted.setdefault(m, set()).update(at)
+    known = {m: cols.ops[m].of(np.array(sorted(at), dtype=np.int64)) for m, at in wanted.items() if at}
+
+    def opcodes_of(model: str, clip: ClipInput) -> tuple[Opcode, ...]:
+        ops = known[model].get(where[clip.clip_id])
+        if ops is None:
+            hyp = clip.hyps[model]
+            assert hyp is not None
+            ops = cache.peek_opcodes(clip.ref, hyp)
+            if ops is None:
+                ops = cache.align(clip.ref, hyp).opcodes
+        return ops
+
+    for j in judges:
+        j.settle(opcodes_of)
+
+
+def ops_span(hyp: Tokens, ops: Sequence[Opcode], start: int, stop: int) -> tuple[bool, str]:
+    """``(missed_any(start, stop), hyp_span(start, stop))`` of the pair's
+    :class:`~asr_audit.text.align.Alignment`, from its opcodes in one pass: whether a ``delete``
+    or ``replace`` opcode meets reference [start, stop), and what the hypothesis says there.
+
+    >>> ops_span(("we", "do"), [("equal", 0, 1, 0, 1), ("replace", 1, 3, 1, 2)], 1, 2)
+    (True, 'do')
+    """
+    missed = False
+    parts = []
+    for tag, i1, i2, j1, j2 in ops:
+        if i1 >= stop:
+            break  # opcodes run in reference order: none further meets the span
+        if start < i2:
+            if tag == "equal":
+                parts.append(" ".join(hyp[j1 + max(start, i1) - i1 : j1 + min(stop, i2) - i1]))
+            elif tag == "replace":
+                missed = True
+                parts.append(" ".join(hyp[j1:j2]))
+            elif tag == "delete":
+                missed = True
+    return missed, " ".join(filter(None, parts))
+
+
+def ops_inserted(hyp: Tokens, ops: Sequence[Opcode], anchor: int) -> Tokens:
+    """``Alignment.insertions.get(anchor, ())`` from the opcodes: the words inserted at ``anchor``."""
+    said: list[str] = []
+    for tag, i1, _, j1, j2 in ops:
+        if tag == "insert" and i1 == anchor:
+            said.extend(hyp[j1:j2])
+    return tuple(said)
+
+
 def _by_clip(edits: Sequence[Edit]) -> dict[str, list[Edit]]:
     out: dict[str, list[Edit]] = {}
     for e in edits:
@@ -838,10 +997,16 @@ def _by_clip(edits: Sequence[Edit]) -> dict[str, list[Edit]]:
 
 
 def _clip_inputs(
-    cols: Columns, idx: np.ndarray, everyone: Sequence[str], cache: AlignmentCache | None
+    cols: Columns,
+    idx: np.ndarray,
+    everyone: Sequence[str],
+    cache: AlignmentCache | None,
+    seeded: Sequence[str] | None = None,
 ) -> list[ClipInput]:
-    """ClipInputs of the clips ``idx``; with ``cache``, the known opcodes of their pairs are seeded into it."""
-    known = {m: cols.ops[m].of(idx) if cache is not None else {} for m in everyone}
+    """ClipInputs of the clips ``idx``; with ``cache``, the known opcodes of their pairs are seeded
+    into it (of the models ``seeded`` only, when given)."""
+    some = set(everyone if seeded is None else seeded)
+    known = {m: cols.ops[m].of(idx) if cache is not None and m in some else {} for m in everyone}
     seeds: dict[tuple[Tokens, Tokens], tuple[Opcode, ...]] = {}
     memo: dict[str, Tokens] = {}  # one tuple per text: pair look-ups then hit by identity
 
