@@ -149,10 +149,8 @@ def _parse(positions: str | None) -> tuple[int, int] | None:
 
 
 def _is_positions(text: str) -> bool:
-    from asr_audit.mech.interventions import parse_positions
-
     try:
-        parse_positions(text)
+        _parse(text)
     except ValueError:
         return False
     return True
