@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from asr_audit.stats.intervals import (
     bootstrap_ratio_difference,
@@ -118,3 +120,34 @@ def test_edge_cases() -> None:
             np.ones((3, 2)), np.ones((3, 1)), np.ones((3, 2)), np.ones((3, 2)), np.random.default_rng(0)
         )
     assert list(resample_counts(np.random.default_rng(0), 0, 10)) == []
+
+
+_quantile_values = st.sampled_from([0.0, -0.0, 1.0, -1.0, 2.5, 1e300, -1e300, np.inf, -np.inf, np.nan, 0.1, 0.3])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(1, 40).flatmap(
+        lambda n: st.lists(st.lists(_quantile_values, min_size=3, max_size=3), min_size=n, max_size=n)
+    ),
+    st.sampled_from([0.0, 0.025, 0.05, 0.25, 0.5, 0.75, 0.95, 0.975, 1.0, 1 / 3]),
+)
+def test_quantile_columns_has_numpys_bits(rows: list[list[float]], q: float) -> None:
+    # the same bits as np.quantile(axis=0): signed zeros, infinities and NaN columns included
+    from asr_audit.stats.intervals import quantile_columns
+
+    values = np.array(rows, dtype=np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf, as np.quantile meets it
+        want = np.quantile(values, q, axis=0)
+        got = quantile_columns(values, q)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert got.view(np.uint64).tolist() == want.view(np.uint64).tolist()
+
+
+def test_quantile_columns_refuses_what_it_does_not_compute() -> None:
+    from asr_audit.stats.intervals import quantile_columns
+
+    with pytest.raises(ValueError, match="2-D float64"):
+        quantile_columns(np.zeros(3), 0.5)
+    with pytest.raises(ValueError, match="not in"):
+        quantile_columns(np.zeros((3, 2)), 1.5)

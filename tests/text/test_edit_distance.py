@@ -80,3 +80,23 @@ def test_edit_distances_of_many_pairs_equal_kaldialign(pairs: list[tuple[list[st
     from asr_audit.text.align import edit_distances
 
     assert edit_distances(pairs) == [kaldi_total(a, b) for a, b in pairs]
+
+
+def test_edit_distances_fall_back_from_a_collision_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    # "cat" and "dog" share a key: the pair that brings "dog" in and every pair after it (even one
+    # whose tokens were all seen before) go to kaldialign; the pair before stays with rapidfuzz
+    from asr_audit.text.align import edit_distances
+
+    key = align._rapidfuzz_key
+    monkeypatch.setattr(align, "_rapidfuzz_key", lambda t: 7 if t in ("cat", "dog") else key(t))
+    counted: list[int] = []
+    wer_counts_ = align.wer_counts
+
+    def counting(ref, hyp, *args, **kwargs):  # type: ignore[no-untyped-def]
+        counted.append(1)
+        return wer_counts_(ref, hyp, *args, **kwargs)
+
+    monkeypatch.setattr(align, "wer_counts", counting)
+    pairs = [(("a", "cat"), ("a", "cat", "b")), (("cat", "x"), ("dog", "x")), (("a", "cat"), ("b", "cat"))]
+    assert edit_distances(pairs) == [1, 1, 1]
+    assert len(counted) == 2

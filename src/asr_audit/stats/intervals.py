@@ -363,8 +363,39 @@ def bootstrap_ratio_differences(
         draws.append(_ratio_difference(s[:, :k], s[:, k : 2 * k], s[:, 2 * k : 3 * k], s[:, 3 * k :]))
     values = np.concatenate(draws)
     alpha = (1 - level) / 2
-    lows, highs = np.quantile(values, alpha, axis=0), np.quantile(values, 1 - alpha, axis=0)
+    lows, highs = quantile_columns(values, alpha), quantile_columns(values, 1 - alpha)
     return [(float(est[j]), float(lows[j]), float(highs[j])) for j in range(k)]
+
+
+def quantile_columns(values: np.ndarray, q: float) -> np.ndarray:
+    """``np.quantile(values, q, axis=0)`` (its default ``linear`` method) of a 2-D float64 array,
+    computed as numpy does (the same partition, interpolation and NaN rule: the same bits) but
+    without ``np.unique``, whose masked-array check imports ``numpy.ma`` (~9 ms of a process).
+
+    >>> quantile_columns(np.array([[1.0, 4.0], [3.0, 2.0], [2.0, np.nan]]), 0.25)
+    array([1.5, nan])
+    """
+    if values.dtype != np.float64 or values.ndim != 2 or not len(values):
+        raise ValueError("quantile_columns needs a 2-D float64 array with at least one row")
+    if not 0.0 <= q <= 1.0:
+        raise ValueError(f"quantile {q!r} is not in [0, 1]")
+    arr = values.copy()
+    n = arr.shape[0]
+    at = (n - 1) * float(q)  # numpy's virtual index for the linear method
+    if at >= n - 1:
+        lo = hi = -1
+    else:
+        lo = math.floor(at)
+        hi = lo + 1
+    arr.partition(np.array(sorted({-1, 0, lo, hi}), dtype=np.intp), axis=0)
+    nans = np.isnan(arr[-1])
+    a, b = arr[lo], arr[hi]
+    t = at - lo
+    diff = b - a
+    out = b - diff * (1 - t) if t >= 0.5 else a + diff * t
+    if nans.any():
+        np.copyto(out, arr[-1], where=nans)
+    return out
 
 
 def _distinct_exact_columns(stacked: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:

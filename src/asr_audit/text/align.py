@@ -143,8 +143,26 @@ def edit_distances(pairs: Iterable[tuple[Sequence[str], Sequence[str]]]) -> list
     >>> edit_distances([(("a", "b"), ("a", "c")), ((), ("x",))])
     [1, 1]
     """
+    from rapidfuzz.distance import Levenshtein
+
+    # _distance's steps inline: one import and no function call per pair (32,104 pairs in a warm
+    # refdis at 10,000 x 10); a pair whose tokens are all seen is checked without admit()
+    distance = Levenshtein.distance
     keys = TokenKeys()
-    return [_distance(ref, hyp, keys) for ref, hyp in pairs]
+    seen = keys.seen
+    out: list[int] = []
+    for ref, hyp in pairs:
+        if not ref:
+            out.append(len(hyp))
+        elif not hyp:
+            out.append(len(ref))
+        elif tuple(ref) == tuple(hyp):
+            out.append(0)
+        elif (seen.issuperset(ref) and seen.issuperset(hyp) and not keys.collision) or keys.admit(ref, hyp):
+            out.append(int(distance(ref, hyp)))
+        else:
+            out.append(wer_counts(ref, hyp).errors)
+    return out
 
 
 @dataclass(frozen=True, slots=True)
