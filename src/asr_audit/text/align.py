@@ -214,16 +214,40 @@ class Alignment:
 
     def hyp_span(self, start: int, stop: int) -> str:
         """What the hypothesis says in place of reference [start, stop) (equal or replaced text)."""
-        parts = []
-        for tag, i1, i2, j1, j2 in self.opcodes:
-            if i1 >= stop:
-                break  # opcodes run in reference order: none further meets the span
-            if start < i2:
-                if tag == "equal":
-                    parts.append(" ".join(self.hyp[j1 + max(start, i1) - i1 : j1 + min(stop, i2) - i1]))
-                elif tag == "replace":
-                    parts.append(" ".join(self.hyp[j1:j2]))
-        return " ".join(filter(None, parts))
+        return ops_span(self.hyp, self.opcodes, start, stop)[1]
+
+
+def ops_span(hyp: Tokens, ops: Sequence[Opcode], start: int, stop: int) -> tuple[bool, str]:
+    """``(missed_any(start, stop), hyp_span(start, stop))`` of the pair's
+    :class:`Alignment`, from its opcodes in one pass: whether a ``delete``
+    or ``replace`` opcode meets reference [start, stop), and what the hypothesis says there.
+
+    >>> ops_span(("we", "do"), [("equal", 0, 1, 0, 1), ("replace", 1, 3, 1, 2)], 1, 2)
+    (True, 'do')
+    """
+    missed = False
+    parts = []
+    for tag, i1, i2, j1, j2 in ops:
+        if i1 >= stop:
+            break  # opcodes run in reference order: none further meets the span
+        if start < i2:
+            if tag == "equal":
+                parts.append(" ".join(hyp[j1 + max(start, i1) - i1 : j1 + min(stop, i2) - i1]))
+            elif tag == "replace":
+                missed = True
+                parts.append(" ".join(hyp[j1:j2]))
+            elif tag == "delete":
+                missed = True
+    return missed, " ".join(filter(None, parts))
+
+
+def ops_inserted(hyp: Tokens, ops: Sequence[Opcode], anchor: int) -> Tokens:
+    """``Alignment.insertions.get(anchor, ())`` from the opcodes: the words inserted at ``anchor``."""
+    said: list[str] = []
+    for tag, i1, _, j1, j2 in ops:
+        if tag == "insert" and i1 == anchor:
+            said.extend(hyp[j1:j2])
+    return tuple(said)
 
 
 def opcodes(a: Sequence[str], b: Sequence[str]) -> list[Opcode]:

@@ -15,11 +15,9 @@ from asr_audit.probes.predfiles.refdis_columns import (
     _clip_inputs,
     _settle,
     columns_from_run,
-    ops_inserted,
-    ops_span,
 )
 from asr_audit.testing.synthetic import make_prediction_set
-from asr_audit.text.align import AlignmentCache, align
+from asr_audit.text.align import AlignmentCache, align, ops_inserted, ops_span
 
 PANEL = ["honest-01", "honest-02", "honest-03", "honest-04"]
 REF = ("madam", "president", "we", "agree", "on", "this")

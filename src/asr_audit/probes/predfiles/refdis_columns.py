@@ -57,7 +57,7 @@ from asr_audit.probes.predfiles.refdis import (
 )
 from asr_audit.probes.predfiles.refdis_options import check_panel
 from asr_audit.probes.predfiles.refdis_result import RefdisResult
-from asr_audit.text.align import AlignmentCache, Opcode, Tokens, edit_distances, opcodes
+from asr_audit.text.align import AlignmentCache, Opcode, Tokens, edit_distances, opcodes, ops_inserted, ops_span
 
 FORMAT = 1
 TAGS = ("equal", "replace", "delete", "insert")
@@ -954,39 +954,6 @@ def _settle(
 
     for j in judges:
         j.settle(opcodes_of)
-
-
-def ops_span(hyp: Tokens, ops: Sequence[Opcode], start: int, stop: int) -> tuple[bool, str]:
-    """``(missed_any(start, stop), hyp_span(start, stop))`` of the pair's
-    :class:`~asr_audit.text.align.Alignment`, from its opcodes in one pass: whether a ``delete``
-    or ``replace`` opcode meets reference [start, stop), and what the hypothesis says there.
-
-    >>> ops_span(("we", "do"), [("equal", 0, 1, 0, 1), ("replace", 1, 3, 1, 2)], 1, 2)
-    (True, 'do')
-    """
-    missed = False
-    parts = []
-    for tag, i1, i2, j1, j2 in ops:
-        if i1 >= stop:
-            break  # opcodes run in reference order: none further meets the span
-        if start < i2:
-            if tag == "equal":
-                parts.append(" ".join(hyp[j1 + max(start, i1) - i1 : j1 + min(stop, i2) - i1]))
-            elif tag == "replace":
-                missed = True
-                parts.append(" ".join(hyp[j1:j2]))
-            elif tag == "delete":
-                missed = True
-    return missed, " ".join(filter(None, parts))
-
-
-def ops_inserted(hyp: Tokens, ops: Sequence[Opcode], anchor: int) -> Tokens:
-    """``Alignment.insertions.get(anchor, ())`` from the opcodes: the words inserted at ``anchor``."""
-    said: list[str] = []
-    for tag, i1, _, j1, j2 in ops:
-        if tag == "insert" and i1 == anchor:
-            said.extend(hyp[j1:j2])
-    return tuple(said)
 
 
 def _by_clip(edits: Sequence[Edit]) -> dict[str, list[Edit]]:
