@@ -37,7 +37,6 @@ CJK_RANGES: tuple[tuple[int, int], ...] = (
     (0xAC00, 0xD7AF),  # Hangul syllables
 )
 _CJK = re.compile("([" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in CJK_RANGES) + "])")
-_PAREN_CHARS = frozenset("(（")
 
 STEPS = (
     "remove [(（][^)）]+?[)）] spans before normalizing; after it, space out CJK characters "
@@ -53,7 +52,7 @@ class AnchorNormalizer:
         self.name = f"{base.name}+anchor"
 
     def __call__(self, text: str) -> str:
-        if "(" in text or "（" in text:  # = not _PAREN_CHARS.isdisjoint(text), without a per-character loop
+        if "(" in text or "（" in text:  # either opening parenthesis: two substring tests, no per-character loop
             text = PAREN_SPAN.sub("", text)
         out = self.base(text)
         if not out.isascii():
