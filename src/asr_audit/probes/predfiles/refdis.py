@@ -92,6 +92,11 @@ class RefdisParams:
         uses the three-outcome character-closeness rule of :func:`closeness_verdict`."""
         return self.preset == "anchor" and not self.loo
 
+    def min_matched(self, n_ref: int) -> int:
+        """Reference words (of ``n_ref``) a model's alignment must reproduce for it to be judged:
+        ``int(min_ref_match * n_ref)``."""
+        return int(self.min_ref_match * n_ref)
+
 
 PRESETS: dict[str, dict[str, object]] = {
     "anchor": {"majority": 0.8, "include_middle": False},
@@ -405,7 +410,7 @@ def mine_clip(
     present = [m for m in panel if clip.hyps.get(m) is not None]
     if len(present) < params.min_panel:
         return []
-    min_matched = int(params.min_ref_match * n)
+    min_matched = params.min_matched(n)
     aligns: dict[str, Alignment | None] = {}  # model -> its alignment if eligible, else None
 
     def eligible(m: str) -> Alignment | None:
@@ -551,7 +556,7 @@ def mine_two_references(
     ref, n = clip.ref, len(clip.ref)
     if n == 0:
         return []
-    min_matched = int(params.min_ref_match * n)
+    min_matched = params.min_matched(n)
     aligns = {
         m: a
         for m in models

@@ -861,12 +861,12 @@ class OpsJudge:
     opcodes are read for the models that are only judged on just the clips with edits (a
     fraction of the candidate clips), and no alignment is built for them."""
 
-    __slots__ = ("models", "exact", "min_ref_match", "noted")
+    __slots__ = ("models", "params", "exact", "noted")
 
     def __init__(self, models: Sequence[str], params: RefdisParams) -> None:
         self.models = list(models)
+        self.params = params
         self.exact = params.exact_verdicts
-        self.min_ref_match = params.min_ref_match
         # (clip, start, stop, fix; or for an insertion: clip, anchor, -1, chunk), verdicts, renderings
         self.noted: list[tuple[ClipInput, int, int, Any, dict[str, Verdict], dict[str, str]]] = []
 
@@ -893,7 +893,7 @@ class OpsJudge:
             ref = clip.ref
             if clip is not last:  # each model's eligibility on the clip: answered, matched enough
                 last, pairs = clip, []
-                min_matched = int(self.min_ref_match * len(ref))
+                min_matched = self.params.min_matched(len(ref))
                 for m in models:
                     hyp = clip.hyps.get(m)
                     if hyp is None:
