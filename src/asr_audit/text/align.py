@@ -167,54 +167,117 @@ class Alignment:
     insertions: Mapping[int, Tokens] = field(default_factory=dict)  # anchor i1 -> inserted tokens
 
     def substitution_at(self, start: int, stop: int) -> str:
-        """Hypothesis tokens of every ``replace`` opcode whose reference range meets [start, stop)."""
-        parts = [
-            " ".join(self.hyp[j1:j2])
-            for tag, i1, i2, j1, j2 in self.opcodes
-            if tag == "replace" and i1 < stop and start < i2
-        ]
-        return " ".join(parts)
+        """Hypothesis tokens of every ``replace`` opcode whose reference range meets [start, stop)
+        (:func:`ops_substitution_at`)."""
+        return ops_substitution_at(self.hyp, self.opcodes, start, stop)
 
     def replaced_range(self, start: int, stop: int) -> tuple[int, int, Tokens]:
-        """The reference range the hypothesis rewrites around [start, stop), and its words there.
-
-        :meth:`substitution_at` returns the text of every ``replace`` opcode meeting the span,
-        and such an opcode can reach past it (``and our firefighters`` -> ``fire fighters`` for
-        the span ``and our``): pasting that text over the span alone would keep
-        ``firefighters`` twice. This returns ``(lo, hi, words)``: ``lo``/``hi`` cover the span and
-        every ``replace`` opcode meeting it, ``words`` is what the hypothesis says for
-        ``ref[lo:hi]`` (a contiguous slice of it).
+        """The reference range the hypothesis rewrites around [start, stop), and its words there
+        (:func:`ops_replaced_range`).
 
         >>> a = align(("and", "our", "firefighters", "came"), ("fire", "fighters", "came"))
         >>> a.replaced_range(0, 2)
         (0, 3, ('fire', 'fighters'))
         """
-        lo, hi = start, stop
-        for tag, i1, i2, _, _ in self.opcodes:
-            if tag == "replace" and i1 < stop and start < i2:
-                lo, hi = min(lo, i1), max(hi, i2)
-        parts: list[tuple[int, int]] = []  # hypothesis ranges of the opcodes inside [lo, hi)
-        for tag, i1, i2, j1, j2 in self.opcodes:
-            if tag == "equal":
-                a, b = max(lo, i1), min(hi, i2)
-                if a < b:
-                    parts.append((j1 + a - i1, j1 + b - i1))
-            elif tag == "insert":
-                if lo < i1 < hi:  # insertions at the range's edges belong to its neighbours
-                    parts.append((j1, j2))
-            elif lo <= i1 and i2 <= hi:
-                parts.append((j1, j2))
-        jlo = min((a for a, _ in parts), default=None)
-        jhi = max((b for _, b in parts), default=None)
-        return lo, hi, () if jlo is None else self.hyp[jlo:jhi]
+        return ops_replaced_range(self.hyp, self.opcodes, start, stop)
 
     def missed_any(self, start: int, stop: int) -> bool:
-        """Whether any reference index in [start, stop) was missed."""
-        return not self.missed.isdisjoint(range(start, stop))
+        """Whether any reference index in [start, stop) was missed (:func:`ops_missed_any`)."""
+        return ops_missed_any(self.opcodes, start, stop)
 
     def hyp_span(self, start: int, stop: int) -> str:
         """What the hypothesis says in place of reference [start, stop) (equal or replaced text)."""
         return ops_span(self.hyp, self.opcodes, start, stop)[1]
+
+
+# The views below compute an :class:`Alignment`'s answers from the pair's difflib opcodes alone
+# (opcodes run in reference order and tile it), so a caller holding stored opcodes (refdis' warm
+# mining) needs no Alignment object; the Alignment's methods call them.
+
+
+def ops_matched(ops: Sequence[Opcode]) -> int:
+    """:attr:`Alignment.matched`: the reference tokens inside ``equal`` opcodes.
+
+    >>> ops_matched([("equal", 0, 2, 0, 2), ("delete", 2, 3, 2, 2), ("equal", 3, 4, 2, 3)])
+    3
+    """
+    matched = 0
+    for tag, i1, i2, _, _ in ops:
+        if tag == "equal":
+            matched += i2 - i1
+    return matched
+
+
+def ops_missed(ops: Sequence[Opcode]) -> list[int]:
+    """:attr:`Alignment.missed`, in order: the reference indices inside ``delete`` / ``replace`` opcodes.
+
+    >>> ops_missed([("equal", 0, 1, 0, 1), ("replace", 1, 3, 1, 2), ("insert", 3, 3, 2, 3)])
+    [1, 2]
+    """
+    missed: list[int] = []
+    for tag, i1, i2, _, _ in ops:
+        if tag == "delete" or tag == "replace":
+            missed.extend(range(i1, i2))
+    return missed
+
+
+def ops_missed_any(ops: Sequence[Opcode], start: int, stop: int) -> bool:
+    """:meth:`Alignment.missed_any`: whether a ``delete`` / ``replace`` opcode meets reference [start, stop).
+
+    >>> ops = [("equal", 0, 1, 0, 1), ("delete", 1, 2, 1, 1)]
+    >>> ops_missed_any(ops, 0, 1), ops_missed_any(ops, 0, 2), ops_missed_any(ops, 1, 1)
+    (False, True, False)
+    """
+    if start >= stop:
+        return False
+    for tag, i1, i2, _, _ in ops:
+        if i1 >= stop:
+            return False  # opcodes run in reference order: none further meets the span
+        if start < i2 and (tag == "delete" or tag == "replace"):
+            return True
+    return False
+
+
+def ops_substitution_at(hyp: Tokens, ops: Sequence[Opcode], start: int, stop: int) -> str:
+    """:meth:`Alignment.substitution_at`: the hypothesis tokens of every ``replace`` opcode whose
+    reference range meets [start, stop), joined.
+
+    >>> ops_substitution_at(("we", "do"), [("equal", 0, 1, 0, 1), ("replace", 1, 3, 1, 2)], 2, 3)
+    'do'
+    """
+    parts = [" ".join(hyp[j1:j2]) for tag, i1, i2, j1, j2 in ops if tag == "replace" and i1 < stop and start < i2]
+    return " ".join(parts)
+
+
+def ops_replaced_range(hyp: Tokens, ops: Sequence[Opcode], start: int, stop: int) -> tuple[int, int, Tokens]:
+    """:meth:`Alignment.replaced_range`: the reference range the hypothesis rewrites around
+    [start, stop), and its words there.
+
+    :func:`ops_substitution_at` returns the text of every ``replace`` opcode meeting the span,
+    and such an opcode can reach past it (``and our firefighters`` -> ``fire fighters`` for
+    the span ``and our``): pasting that text over the span alone would keep
+    ``firefighters`` twice. This returns ``(lo, hi, words)``: ``lo``/``hi`` cover the span and
+    every ``replace`` opcode meeting it, ``words`` is what the hypothesis says for
+    ``ref[lo:hi]`` (a contiguous slice of it).
+    """
+    lo, hi = start, stop
+    for tag, i1, i2, _, _ in ops:
+        if tag == "replace" and i1 < stop and start < i2:
+            lo, hi = min(lo, i1), max(hi, i2)
+    parts: list[tuple[int, int]] = []  # hypothesis ranges of the opcodes inside [lo, hi)
+    for tag, i1, i2, j1, j2 in ops:
+        if tag == "equal":
+            a, b = max(lo, i1), min(hi, i2)
+            if a < b:
+                parts.append((j1 + a - i1, j1 + b - i1))
+        elif tag == "insert":
+            if lo < i1 < hi:  # insertions at the range's edges belong to its neighbours
+                parts.append((j1, j2))
+        elif lo <= i1 and i2 <= hi:
+            parts.append((j1, j2))
+    jlo = min((a for a, _ in parts), default=None)
+    jhi = max((b for _, b in parts), default=None)
+    return lo, hi, () if jlo is None else hyp[jlo:jhi]
 
 
 def ops_span(hyp: Tokens, ops: Sequence[Opcode], start: int, stop: int) -> tuple[bool, str]:
@@ -245,6 +308,8 @@ def ops_inserted(hyp: Tokens, ops: Sequence[Opcode], anchor: int) -> Tokens:
     """``Alignment.insertions.get(anchor, ())`` from the opcodes: the words inserted at ``anchor``."""
     said: list[str] = []
     for tag, i1, _, j1, j2 in ops:
+        if i1 > anchor:
+            break  # opcodes run in reference order
         if tag == "insert" and i1 == anchor:
             said.extend(hyp[j1:j2])
     return tuple(said)
@@ -342,18 +407,12 @@ def align(ref: Sequence[str], hyp: Sequence[str]) -> Alignment:
 def alignment_from_opcodes(ref_t: Tokens, hyp_t: Tokens, ops: Sequence[Opcode]) -> Alignment:
     """The :class:`Alignment` of ``ref_t`` and ``hyp_t`` given their difflib opcodes (computed
     earlier, e.g. read back from the persistent text cache); :func:`align` ends here."""
-    missed: list[int] = []
-    matched = 0
     insertions: dict[int, list[str]] = {}
-    for tag, i1, i2, j1, j2 in ops:
-        if tag == "equal":
-            matched += i2 - i1
-        elif tag == "insert":
+    for tag, i1, _, j1, j2 in ops:
+        if tag == "insert":
             insertions.setdefault(i1, []).extend(hyp_t[j1:j2])
-        elif tag in ("delete", "replace"):
-            missed.extend(range(i1, i2))
     inserted = {k: tuple(v) for k, v in insertions.items()} if insertions else _NO_INSERTIONS
-    return Alignment(ref_t, hyp_t, tuple(ops), frozenset(missed), matched, inserted)
+    return Alignment(ref_t, hyp_t, tuple(ops), frozenset(ops_missed(ops)), ops_matched(ops), inserted)
 
 
 # most alignments insert nothing: they share one read-only empty mapping (a dict each is 64 bytes
@@ -435,6 +494,16 @@ class AlignmentCache:
             self._errors.setdefault(key, n)
         for key, n in merged.items():
             self._merged.setdefault(key, n)
+
+    def pair_opcodes(self, ref: Tokens, hyp: Tokens) -> tuple[Opcode, ...]:
+        """The pair's opcodes: seeded ones as they are (no :class:`Alignment` is built for them),
+        else :meth:`align`'s."""
+        key = (ref, hyp)
+        a = self._align.get(key)
+        if a is not None:
+            return a.opcodes
+        ops = self._pending.get(key)
+        return ops if ops is not None else self.align(ref, hyp).opcodes
 
     def peek_opcodes(self, ref: Tokens, hyp: Tokens) -> tuple[Opcode, ...] | None:
         """The pair's opcodes if this cache holds them (computed or seeded); computes nothing."""

@@ -158,3 +158,36 @@ def test_settle_reads_stored_opcodes_and_aligns_the_pairs_without(clips: list[Cl
         h: [e.to_dict() for e in v] for h, v in plain[1].items()
     }
     assert got[0] and all(e.verdicts for e in got[0])
+    # as _mine_chunk settles: the panel's pairs read from the cache _clip_inputs seeded
+    cache = AlignmentCache()
+    mined = _clip_inputs(cols, chunk, models, cache, seeded=PANEL)
+    judges.clear()
+    again = mine_edits(mined, PANEL, models, params, cache, judge_with=judge_with)
+    _settle(cols, chunk, mined, judges, cache, PANEL)
+    assert [e.to_dict() for e in again[0]] == [e.to_dict() for e in plain[0]]
+
+
+@pytest.mark.parametrize("case", [{"preset": "anchor", "loo": False}, {"preset": "paper", "majority": 0.5}])
+def test_panel_mining_from_seeded_opcodes_builds_no_alignment(clips: list[ClipInput], case: dict[str, Any]) -> None:
+    """The warm path's mining reads the panel's (and judged models') seeded opcodes as they are:
+    the same edits as mining on alignments, and no :class:`Alignment` is built."""
+    params = preset_params(**case)
+    models = sorted(clips[0].hyps)
+    plain = mine_edits(clips, PANEL, models, params, AlignmentCache())
+    cache = AlignmentCache()
+    cache.seed({(c.ref, h): align(c.ref, h).opcodes for c in clips for h in c.hyps.values() if h is not None})
+    judges: list[OpsJudge] = []
+
+    def judge_with(ms: list[str]) -> OpsJudge:
+        judges.append(OpsJudge(ms, params))
+        return judges[-1]
+
+    got = mine_edits(clips, PANEL, models, params, cache, judge_with=judge_with)
+    for j in judges:
+        j.settle(lambda m, clip: cache.pair_opcodes(clip.ref, clip.hyps[m]))
+    assert len(cache) == 0  # no Alignment built
+    assert [e.to_dict() for e in got[0]] == [e.to_dict() for e in plain[0]]
+    assert {h: [e.to_dict() for e in v] for h, v in got[1].items()} == {
+        h: [e.to_dict() for e in v] for h, v in plain[1].items()
+    }
+    assert got[0]

@@ -286,10 +286,10 @@ def test_pair_ops_of_returns_exactly_the_wanted_clips_opcodes() -> None:
         assert got == expect
 
 
-def test_pair_distances_equal_edit_distance_with_shared_tuples() -> None:
-    from asr_audit.probes.predfiles.refdis_columns import _pair_distances
-    from asr_audit.text.align import edit_distance
+def test_edit_distances_equal_edit_distance_with_shared_tuples() -> None:
+    """The corrected-WER rows' distances (one ``edit_distances`` call per model, pairs sharing tuples)."""
+    from asr_audit.text.align import edit_distance, edit_distances
 
     a, b, c, empty = ("we", "agree", "now"), ("we", "agreed"), ("now", "we", "agree", "now"), ()
     pairs = [(a, b), (a, c), (a, b), (b, a), (empty, c), (c, empty), (a, a), (a, tuple(a))]
-    assert _pair_distances(pairs) == [edit_distance(r, h) for r, h in pairs]
+    assert edit_distances(pairs) == [edit_distance(r, h) for r, h in pairs]

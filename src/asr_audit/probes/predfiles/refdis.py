@@ -17,7 +17,18 @@ from typing import Protocol
 
 from asr_audit.options import check
 from asr_audit.probes.predfiles.refdis_confidence import DEFAULT_MIN_CONFIDENCE, EditEvidence, edit_confidence
-from asr_audit.text.align import Alignment, AlignmentCache, Opcode, Tokens
+from asr_audit.text.align import (
+    Alignment,
+    AlignmentCache,
+    Opcode,
+    Tokens,
+    ops_inserted,
+    ops_matched,
+    ops_missed,
+    ops_missed_any,
+    ops_replaced_range,
+    ops_substitution_at,
+)
 
 REF = "ref"
 CONSENSUS = "consensus"
@@ -373,7 +384,7 @@ def _insertion_chunk(lists: Sequence[Tokens], at_start: bool, threshold: int) ->
     k = 0
     while True:
         column = [lst[len(lst) - 1 - k] if at_start else lst[k] for lst in lists if len(lst) > k]
-        if not column:
+        if len(column) < threshold:  # no token can have threshold votes (and usually: nobody inserted)
             break
         token, count = _most_common_first_seen(column)
         if count < threshold:
@@ -421,8 +432,15 @@ def mine_clip(
             aligns[m] = a if a is not None and a.matched >= min_matched else None
         return aligns[m]
 
-    panel_aligns = {m: a for m in present if (a := eligible(m)) is not None}
-    members = list(panel_aligns)
+    # the panel is read from its pairs' opcodes (no Alignment is built for a seeded pair)
+    panel_ops: dict[str, tuple[Tokens, tuple[Opcode, ...]]] = {}
+    for m in present:
+        hyp = clip.hyps[m]
+        assert hyp is not None
+        ops = cache.pair_opcodes(ref, hyp)
+        if ops_matched(ops) >= min_matched:
+            panel_ops[m] = (hyp, ops)
+    members = list(panel_ops)
     if len(members) < params.min_panel:
         return []
     n_panel = len(members)
@@ -442,24 +460,24 @@ def mine_clip(
 
     edits: list[Edit] = []
     votes = [0] * n
-    for m in members:
-        for i in panel_aligns[m].missed:
+    for _, ops in panel_ops.values():
+        for i in ops_missed(ops):
             votes[i] += 1
     verdict: _Judge
     for start, stop in _runs(votes, threshold, params.min_run_len):
         if not params.include_middle and start != 0 and stop - 1 != n - 1:
             continue
         text = " ".join(ref[start:stop])
-        agreeing = [m for m in members if panel_aligns[m].missed_any(start, stop)]
-        alts = [panel_aligns[m].substitution_at(start, stop) for m in agreeing]
+        agreeing = [(hyp, ops) for hyp, ops in panel_ops.values() if ops_missed_any(ops, start, stop)]
+        alts = [ops_substitution_at(hyp, ops, start, stop) for hyp, ops in agreeing]
         cers = sorted(cache.memo(("cer", text, alt), lambda a=alt, t=text: char_error(t, a)) for alt in alts)
         median = cers[len(cers) // 2] if cers else 1.0
         if median < params.min_consensus_cer:
             continue
         alt_text, _ = _most_common_first_seen(alts) if alts else ("", 0)
-        author = next((panel_aligns[m] for m, alt in zip(agreeing, alts) if alt == alt_text), None)
+        author = next((pair for pair, alt in zip(agreeing, alts) if alt == alt_text), None)
         fix = (start, stop, tuple(alt_text.split()))
-        if author is not None and (wider := author.replaced_range(start, stop))[:2] != (start, stop):
+        if author is not None and (wider := ops_replaced_range(*author, start, stop))[:2] != (start, stop):
             fix = wider  # the rendering replaces more than the run: correct that whole range
         if judge is not None:
             verdicts, renders = judge.span(clip, start, stop, fix)
@@ -499,7 +517,7 @@ def mine_clip(
         )
     for anchor in (0, n):
         at_start = anchor == 0
-        lists = [panel_aligns[m].insertions.get(anchor, ()) for m in members]
+        lists = [ops_inserted(hyp, ops, anchor) for hyp, ops in panel_ops.values()]
         chunk = _insertion_chunk(lists, at_start, threshold)
         if len(chunk) < params.min_run_len:
             continue

@@ -57,12 +57,22 @@ from asr_audit.probes.predfiles.refdis import (
 )
 from asr_audit.probes.predfiles.refdis_options import check_panel
 from asr_audit.probes.predfiles.refdis_result import RefdisResult
-from asr_audit.text.align import AlignmentCache, Opcode, Tokens, edit_distances, opcodes, ops_inserted, ops_span
+from asr_audit.text.align import (
+    AlignmentCache,
+    Opcode,
+    Tokens,
+    edit_distances,
+    opcodes,
+    ops_inserted,
+    ops_matched,
+    ops_span,
+)
 
 FORMAT = 1
 TAGS = ("equal", "replace", "delete", "insert")
 _CODE = {t: i for i, t in enumerate(TAGS)}
 _EQUAL, _REPLACE, _DELETE, _INSERT = range(4)
+_TAG_OBJECTS = np.array(TAGS, dtype=object)  # tag code -> tag string, for fancy indexing
 
 
 class PairOps:
@@ -113,11 +123,11 @@ class PairOps:
         """The opcode tuples of ``clips`` (ascending clip indices), as :func:`align` gives them.
 
         Only the wanted clips' rows are converted: each clip's block is found by binary search
-        (a warm run asks for a third of the clips)."""
+        (a warm run asks for a third of the clips); the rows become tuples column by column
+        (``zip`` over the columns' lists) and each clip's block one slice of them."""
         out: dict[int, tuple[Opcode, ...]] = {}
         if not len(clips):
             return out
-        tags = TAGS
         for clip, rows in self.parts:
             lo = np.searchsorted(clip, clips, side="left")
             count = np.searchsorted(clip, clips, side="right") - lo
@@ -126,11 +136,12 @@ class PairOps:
                 continue
             lo, count = lo[hit], count[hit]
             ends = np.cumsum(count)
-            flat = rows[np.repeat(lo - (ends - count), count) + np.arange(int(ends[-1]))].tolist()
-            k = 0
-            for c, n in zip(clips[hit].tolist(), count.tolist()):
-                out[c] = tuple([(tags[t], i1, i2, j1, j2) for t, i1, i2, j1, j2 in flat[k : k + n]])
-                k += n
+            block = rows[np.repeat(lo - (ends - count), count) + np.arange(int(ends[-1]))]
+            _, i1, i2, j1, j2 = block.T.tolist()
+            flat = list(zip(_TAG_OBJECTS[block[:, 0]].tolist(), i1, i2, j1, j2))
+            stop = ends.tolist()
+            cuts = map(slice, [0, *stop[:-1]], stop)
+            out.update(zip(clips[hit].tolist(), map(tuple, map(flat.__getitem__, cuts))))
         return out
 
 
@@ -823,7 +834,7 @@ def _mine_chunk(
     mine_edits(
         clips, job.panel, job.models, job.params, cache, candidates=job.candidates, into=found, judge_with=judge_with
     )
-    _settle(job.cols, chunk, clips, judges, cache)
+    _settle(job.cols, chunk, clips, judges, cache, job.panel)
     if not at_once:
         return found[0], found[1], None
     new, fresh = found
@@ -900,11 +911,7 @@ class OpsJudge:
                         pairs.append((m, None, ()))
                         continue
                     ops = opcodes_of(m, clip)
-                    matched = 0
-                    for tag, i1, i2, _, _ in ops:
-                        if tag == "equal":
-                            matched += i2 - i1
-                    pairs.append((m, hyp, ops) if matched >= min_matched else (m, None, ()))
+                    pairs.append((m, hyp, ops) if ops_matched(ops) >= min_matched else (m, None, ()))
             if stop < 0:  # an insertion of ``fix`` (the chunk) at ``start`` (the anchor)
                 at_start = start == 0
                 for m, hyp, ops in pairs:
@@ -930,26 +937,31 @@ class OpsJudge:
 
 
 def _settle(
-    cols: Columns, chunk: np.ndarray, clips: Sequence[ClipInput], judges: Sequence[OpsJudge], cache: AlignmentCache
+    cols: Columns,
+    chunk: np.ndarray,
+    clips: Sequence[ClipInput],
+    judges: Sequence[OpsJudge],
+    cache: AlignmentCache,
+    seeded: Sequence[str] = (),
 ) -> None:
     """Settle ``judges``' verdicts on ``clips`` (the clips ``chunk``), reading the stored opcodes of
-    the clips with edits only; a pair without stored opcodes is read from (or aligned in) ``cache``."""
+    the clips with edits only; the pairs of the models ``seeded`` (whose opcodes :func:`_clip_inputs`
+    seeded into ``cache``), and any pair without stored opcodes, are read from (or aligned in) ``cache``."""
     where = {c.clip_id: int(i) for c, i in zip(clips, chunk.tolist())}
     wanted: dict[str, set[int]] = {}
     for j in judges:
         at = {where[n[0].clip_id] for n in j.noted}
         for m in j.models:
-            wanted.setdefault(m, set()).update(at)
+            if m not in seeded:
+                wanted.setdefault(m, set()).update(at)
     known = {m: cols.ops[m].of(np.array(sorted(at), dtype=np.int64)) for m, at in wanted.items() if at}
 
     def opcodes_of(model: str, clip: ClipInput) -> tuple[Opcode, ...]:
-        ops = known[model].get(where[clip.clip_id])
+        ops = known[model].get(where[clip.clip_id]) if model in known else None
         if ops is None:
             hyp = clip.hyps[model]
             assert hyp is not None
-            ops = cache.peek_opcodes(clip.ref, hyp)
-            if ops is None:
-                ops = cache.align(clip.ref, hyp).opcodes
+            ops = cache.pair_opcodes(clip.ref, hyp)
         return ops
 
     for j in judges:
@@ -1027,12 +1039,21 @@ def _fix_rows(
     as :func:`~asr_audit.probes.predfiles.inflation.inflation_columns` computes them.
 
     A row's corrected WER needs the edit distance of the corrected reference to the model's
-    hypothesis; without merged compounds the distinct pairs' distances are computed together
-    (:func:`_pair_distances`): the numbers :meth:`AlignmentCache.errors` gives one at a time."""
+    hypothesis; without merged compounds a model's pairs go to one
+    :func:`~asr_audit.text.align.edit_distances` call (one token-key check for all of them): the
+    numbers :meth:`AlignmentCache.errors` gives one at a time. Pairs are not deduplicated: only
+    models writing the same text on a clip repeat one (2,266 of 34,370 rows in ``docs/scale.md``'s
+    warm run), and finding them cost more than computing them."""
     pos = np.searchsorted(rows, chunk).tolist()
-    corrected: dict[tuple[str, tuple[int, ...]], Tokens] = {}
+    # models scored on the same edits (every model but the held-out members) share their
+    # clips' edit lists and corrected references: keyed by the identities of the edits
+    groups: dict[tuple[int, ...], tuple[dict[str, list[Edit]], dict[str, Tokens]]] = {}
     for m, col in zip(models, columns):
-        own_edits = _by_clip(scored[m])
+        key = tuple(map(id, scored[m]))
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = (_by_clip(scored[m]), {})
+        own_edits, corrected = group
         if not own_edits:
             continue
         at: list[int] = []
@@ -1046,10 +1067,9 @@ def _fix_rows(
                 fixed_len = len(apply_edits(ref, own))
                 col[p] = (len(ref), len(ref), fixed_len, fixed_len)
                 continue
-            key = (clip.clip_id, tuple(map(id, own)))
-            fixed = corrected.get(key)
+            fixed = corrected.get(clip.clip_id)
             if fixed is None:
-                fixed = corrected[key] = cache.intern(apply_edits(ref, own))
+                fixed = corrected[clip.clip_id] = cache.intern(apply_edits(ref, own))
             at.append(p)
             pairs.append((fixed, hyp))
         if not at:
@@ -1057,25 +1077,5 @@ def _fix_rows(
         if merge_compounds:
             col[at, 2] = [cache.errors(f, h, True) for f, h in pairs]
         else:
-            col[at, 2] = _pair_distances(pairs)
+            col[at, 2] = edit_distances(pairs)
         col[at, 3] = [len(f) for f, _ in pairs]
-
-
-def _pair_distances(pairs: Sequence[tuple[Tokens, Tokens]]) -> list[int]:
-    """:func:`~asr_audit.text.align.edit_distances` of ``pairs``, each distinct pair (by the
-    identity of its two tuples: ``pairs`` keeps them alive) computed once.
-
-    >>> a, b = ("a", "b"), ("a", "c")
-    >>> _pair_distances([(a, b), ((), ("x",)), (a, b)])
-    [1, 1, 1]
-    """
-    slot: dict[tuple[int, int], int] = {}  # (id(ref), id(hyp)) -> index into distinct
-    distinct: list[tuple[Tokens, Tokens]] = []
-    which: list[int] = []
-    for r, h in pairs:
-        k = slot.setdefault((id(r), id(h)), len(distinct))
-        if k == len(distinct):
-            distinct.append((r, h))
-        which.append(k)
-    value = edit_distances(distinct)
-    return [value[k] for k in which]
