@@ -12,6 +12,7 @@ from asr_audit.text.align import (
     AlignmentCache,
     align,
     corpus_wer,
+    ops_inserted,
     ops_matched,
     ops_missed,
     ops_missed_any,
@@ -70,6 +71,8 @@ def test_opcode_views_equal_index_based_oracles(ref: list[str], hyp: list[str]) 
     assert ops_missed(ops) == missed
     assert ops_matched(ops) == len(ref) - len(missed)
     for start in range(len(ref) + 1):
+        inserted = [w for o in ops if o[0] == "insert" and o[1] == start for w in h[o[3] : o[4]]]
+        assert ops_inserted(h, ops, start) == tuple(inserted)
         assert not ops_missed_any(ops, start, start)  # an empty span misses nothing
         for stop in range(start + 1, len(ref) + 1):
             assert ops_missed_any(ops, start, stop) == any(start <= i < stop for i in missed)

@@ -305,14 +305,31 @@ def ops_span(hyp: Tokens, ops: Sequence[Opcode], start: int, stop: int) -> tuple
 
 
 def ops_inserted(hyp: Tokens, ops: Sequence[Opcode], anchor: int) -> Tokens:
-    """``Alignment.insertions.get(anchor, ())`` from the opcodes: the words inserted at ``anchor``."""
-    said: list[str] = []
+    """``Alignment.insertions.get(anchor, ())`` from the opcodes: the words inserted at ``anchor``.
+
+    Opcodes run in reference order and an ``insert`` is never next to another, so at most one
+    sits at an anchor: at the clip's edges (refdis' insertions) it can only be the first opcode
+    (``anchor == 0``) or the last (``anchor`` at the reference's end), read without a scan.
+
+    >>> ops = [("insert", 0, 0, 0, 1), ("equal", 0, 2, 1, 3), ("insert", 2, 2, 3, 5)]
+    >>> hyp = ("so", "we", "do", "thank", "you")
+    >>> ops_inserted(hyp, ops, 0), ops_inserted(hyp, ops, 1), ops_inserted(hyp, ops, 2)
+    (('so',), (), ('thank', 'you'))
+    """
+    if not ops:
+        return ()
+    if anchor == 0:
+        tag, i1, _, j1, j2 = ops[0]
+        return hyp[j1:j2] if tag == "insert" and i1 == 0 else ()
+    tag, i1, i2, j1, j2 = ops[-1]
+    if anchor >= i2:  # at or past the reference's end
+        return hyp[j1:j2] if tag == "insert" and i1 == anchor else ()
     for tag, i1, _, j1, j2 in ops:
         if i1 > anchor:
-            break  # opcodes run in reference order
+            break
         if tag == "insert" and i1 == anchor:
-            said.extend(hyp[j1:j2])
-    return tuple(said)
+            return hyp[j1:j2]
+    return ()
 
 
 def opcodes(a: Sequence[str], b: Sequence[str]) -> list[Opcode]:
@@ -487,9 +504,12 @@ class AlignmentCache:
         :mod:`asr_audit.text.persist`): :meth:`align`, :meth:`errors` answer them without
         recomputing. Pairs should be built from :meth:`tokens` so look-ups hit by identity. An
         alignment is built from its opcodes only when first asked for."""
-        for key, ops in opcodes.items():
-            if key not in self._align:
-                self._pending[key] = tuple(ops)
+        if self._align:
+            for key, ops in opcodes.items():
+                if key not in self._align:
+                    self._pending[key] = tuple(ops)
+        else:  # nothing aligned yet (a warm chunk's cache): no pair to skip
+            self._pending.update(zip(opcodes.keys(), map(tuple, opcodes.values())))
         for key, n in errors.items():
             self._errors.setdefault(key, n)
         for key, n in merged.items():
@@ -499,11 +519,11 @@ class AlignmentCache:
         """The pair's opcodes: seeded ones as they are (no :class:`Alignment` is built for them),
         else :meth:`align`'s."""
         key = (ref, hyp)
+        ops = self._pending.get(key)  # first: a warm run's pairs are all seeded
+        if ops is not None:
+            return ops
         a = self._align.get(key)
-        if a is not None:
-            return a.opcodes
-        ops = self._pending.get(key)
-        return ops if ops is not None else self.align(ref, hyp).opcodes
+        return a.opcodes if a is not None else self.align(ref, hyp).opcodes
 
     def peek_opcodes(self, ref: Tokens, hyp: Tokens) -> tuple[Opcode, ...] | None:
         """The pair's opcodes if this cache holds them (computed or seeded); computes nothing."""

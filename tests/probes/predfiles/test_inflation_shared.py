@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from asr_audit.corpus.predfiles import load_predictions
 from asr_audit.probes.predfiles.inflation import apply_edits, wer_inflation, wer_inflations
@@ -218,3 +220,53 @@ def test_wer_interval_is_wers_own_bootstrap_on_the_same_resamples() -> None:
     assert inf.wer_ci_low < inf.wer < inf.wer_ci_high
     ((_, i_low, i_high),) = bootstrap_ratio_differences(err, words, err, words, np.random.default_rng(9), 400)
     assert (inf.ci_low, inf.ci_high) == (100 * i_low, 100 * i_high)
+
+
+@given(st.data())
+@settings(max_examples=300, deadline=None)
+def test_apply_edits_equals_the_oracle_on_random_corrections(data: st.DataObject) -> None:
+    """``apply_edits`` (the reference copied by slices between corrections) against the oracle, on
+    random non-overlapping replacements (deletions, substitutions, ranges wider than the run),
+    insertions at the edges and interior ones (two-reference mode), in random order."""
+    n = data.draw(st.integers(0, 9))
+    ref = tuple(f"r{i}" for i in range(n))
+    cuts = sorted(data.draw(st.sets(st.integers(0, n), max_size=6)))
+    common = {"clip_id": "c", "n_panel_agree": 3, "n_panel": 3, "miners": (), "verdicts": {}, "renderings": {}}
+    edits, starts = [], set()
+    for lo, hi in zip(cuts, cuts[1:]):
+        if not data.draw(st.booleans()):
+            continue
+        words = tuple(data.draw(st.lists(st.sampled_from(["x", "y", "z"]), max_size=3)))
+        run_stop = data.draw(st.integers(lo + 1, hi))  # the run; the correction may reach past it
+        correction = None if run_stop == hi else (lo, hi, words)
+        kind = "substitution" if words else "deletion"
+        edits.append(
+            Edit(
+                kind=kind,
+                position="middle",
+                ref_tokens=ref[lo:run_stop],
+                ref_indices=tuple(range(lo, run_stop)),
+                alt_text=" ".join(words),
+                consensus_cer=0.5,
+                correction=correction,
+                **common,
+            )
+        )
+        starts.add(lo)
+    covered = {i for e in edits for i in range(e.fix[0], e.fix[1])}
+    anchors = [0, n, *(k for k in range(1, n) if k not in covered and k not in starts)]
+    for anchor in data.draw(st.lists(st.sampled_from(anchors), max_size=3, unique=True)):
+        words = tuple(data.draw(st.lists(st.sampled_from(["p", "q"]), min_size=1, max_size=2)))
+        edits.append(
+            Edit(
+                kind="insertion",
+                position="start" if anchor == 0 else "end",
+                ref_tokens=(),
+                ref_indices=(anchor,),
+                alt_text=" ".join(words),
+                consensus_cer=None,
+                **common,
+            )
+        )
+    edits = data.draw(st.permutations(edits))
+    assert apply_edits(ref, edits) == oracle_corrected(ref, edits)

@@ -54,16 +54,19 @@ def apply_edits(ref: Tokens, edits: Sequence[Edit]) -> Tokens:
         else:  # the range the panel's rendering replaces (Edit.fix: wider than the run if need be)
             replaced[lo] = (hi, alt)
     out: list[str] = list(before)
-    i = 0
-    while i < n:
-        if i in replaced:
-            end, alt = replaced[i]
-            out.extend(alt)
-            if end > i:
-                i = end
-                continue
-        out.append(ref[i])
-        i += 1
+    i = 0  # the reference is copied up to each replaced index in turn (by slices, not word by word)
+    for k in sorted(replaced):
+        if k < i or k >= n:
+            continue  # inside a range already replaced, or past the reference
+        out.extend(ref[i:k])
+        end, alt = replaced[k]
+        out.extend(alt)
+        if end > k:
+            i = end
+        else:  # an interior insertion: the word at k follows it
+            out.append(ref[k])
+            i = k + 1
+    out.extend(ref[i:])
     out.extend(after)
     return tuple(out)
 

@@ -6,6 +6,7 @@ Pure: edits in, a :class:`~asr_audit.probes.predfiles.refdis_result.ModelScore` 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -41,8 +42,13 @@ def accept_ref(edits: Sequence[Edit], model: str) -> Rate:
 
 def _rate(judged: Sequence[Verdict]) -> Rate:
     """:func:`accept_ref` of these verdicts."""
-    n = sum(v in (REF, CONSENSUS) for v in judged)
-    return wilson(sum(v == REF for v in judged), n)
+    return _rate_of(Counter(judged))
+
+
+def _rate_of(counts: Mapping[Verdict, int]) -> Rate:
+    """:func:`accept_ref` of verdicts counted by value (a :class:`~collections.Counter`)."""
+    ref = counts.get(REF, 0)
+    return wilson(ref, ref + counts.get(CONSENSUS, 0))
 
 
 def score_model(
@@ -54,17 +60,13 @@ def score_model(
     rule, which has none, so that its output stays the public code's). When no verdict is
     eligible, ``reason`` says why accept-ref is undefined."""
     verdicts = [e.verdicts.get(model) for e in edits]  # each edit's verdict, read once
-    eligible_clips = {e.clip_id for e, v in zip(edits, verdicts) if v in (REF, CONSENSUS)}
-    n_other = sum(v == OTHER for v in verdicts)
-    n_none = sum(v is None for v in verdicts)
-    rate = _rate(verdicts)
-    by_kind: dict[str, list[Verdict]] = {k: [] for k in KINDS}
-    by_position: dict[str, list[Verdict]] = {p: [] for p in POSITIONS}
-    for e, v in zip(edits, verdicts):
-        if e.kind in by_kind:
-            by_kind[e.kind].append(v)
-        if e.position in by_position:
-            by_position[e.position].append(v)
+    eligible_clips = {e.clip_id for e, v in zip(edits, verdicts) if v == REF or v == CONSENSUS}
+    counts = Counter(verdicts)
+    n_other, n_none = counts.get(OTHER, 0), counts.get(None, 0)
+    rate = _rate_of(counts)
+    # verdicts counted per (kind, verdict) and (position, verdict): one pass each, in C
+    by_kind = Counter(zip([e.kind for e in edits], verdicts))
+    by_position = Counter(zip([e.position for e in edits], verdicts))
     reason = None
     if rate.n == 0:
         reason = (
@@ -77,8 +79,8 @@ def score_model(
         in_panel=in_panel,
         accept_ref=rate,
         n_clips=len(eligible_clips),
-        by_kind={k: _rate(vs) for k, vs in by_kind.items()},
-        by_position={p: _rate(vs) for p, vs in by_position.items()},
+        by_kind={k: _rate_of({v: by_kind[k, v] for v in (REF, CONSENSUS)}) for k in KINDS},
+        by_position={p: _rate_of({v: by_position[p, v] for v in (REF, CONSENSUS)}) for p in POSITIONS},
         inflation=inflation,
         n_other=n_other if count_other else None,
         reason=reason,
