@@ -418,14 +418,15 @@ def mine_clip(
     n = len(ref)
     if n == 0:
         return []
-    present = [m for m in panel if clip.hyps.get(m) is not None]
+    present = [(m, h) for m in panel if (h := clip.hyps.get(m)) is not None]
     if len(present) < params.min_panel:
         return []
     min_matched = params.min_matched(n)
     aligns: dict[str, Alignment | None] = {}  # model -> its alignment if eligible, else None
 
     def eligible(m: str) -> Alignment | None:
-        # Aligned on first use: most clips yield no edit, and then only the panel is needed.
+        # The judged models' alignments (without a judge), built on first use: only a clip with
+        # edits needs them.
         if m not in aligns:
             hyp = clip.hyps.get(m)
             a = None if hyp is None else cache.align(ref, hyp)
@@ -434,9 +435,7 @@ def mine_clip(
 
     # the panel is read from its pairs' opcodes (no Alignment is built for a seeded pair)
     panel_ops: dict[str, tuple[Tokens, tuple[Opcode, ...]]] = {}
-    for m in present:
-        hyp = clip.hyps[m]
-        assert hyp is not None
+    for m, hyp in present:
         ops = cache.pair_opcodes(ref, hyp)
         if ops_matched(ops) >= min_matched:
             panel_ops[m] = (hyp, ops)
@@ -518,6 +517,8 @@ def mine_clip(
     for anchor in (0, n):
         at_start = anchor == 0
         lists = [ops_inserted(hyp, ops, anchor) for hyp, ops in panel_ops.values()]
+        if not any(lists):
+            continue  # nobody inserted here: the chunk is empty
         chunk = _insertion_chunk(lists, at_start, threshold)
         if len(chunk) < params.min_run_len:
             continue
