@@ -15,6 +15,7 @@ from asr_audit.calib.truth import TruthItem  # noqa: E402
 from asr_audit.corpus.clips import Corpus  # noqa: E402
 from asr_audit.errors import ConfigError  # noqa: E402
 from asr_audit.mech.directions import Direction  # noqa: E402
+from asr_audit.mech.interventions import Gate as ActGate  # noqa: E402
 from asr_audit.mech.interventions import Intervention  # noqa: E402
 from asr_audit.mechrun.steer import Arm, control_arms, run_steer  # noqa: E402
 from asr_audit.store.sqlite import Store  # noqa: E402
@@ -172,3 +173,52 @@ def test_control_arms_carry_decoder_positions_to_every_arm() -> None:
     multi = control_arms([d, Direction("e", "decoder.layers.2.out", d.vector, d.basis, {}, np.zeros(3))], "clamp",
                          n_random=1, positions=(1, 2))  # fmt: skip
     assert {iv.positions for arm in multi for iv in arm.interventions} == {(1, 2)}
+
+
+class ScoringGate(Gate):
+    """:class:`Gate` that can also teacher-force: ``score`` runs the activation through
+    ``decoder.out`` as a (1, 2, 4) prompt-length output (the prompt is two tokens), so a gate reads
+    position 1 by default; ``scored`` counts the clips it scored."""
+
+    prompt = (50257, 50362)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scored = 0
+
+    def score(self, audios, prefixes, targets):
+        self.scored += len(audios)
+        x = torch.tensor(np.stack([a[:4] for a in audios]), dtype=torch.float64)
+        self.out(x[:, None, :].expand(-1, 2, -1).clone())
+        return [None] * len(audios)
+
+
+def test_gated_arms_edit_only_the_clips_the_clean_model_opens_the_gate_for(corpus, tmp_path) -> None:
+    items = [_item(c.id) for c in corpus.clips]
+    store = Store(tmp_path / "s.sqlite3")
+    ablate = Intervention.ablation(["decoder.out"], np.array([[1.0, 0.0, 0.0, 0.0]]), label="x")
+    ungated = Arm("ablate", (ablate,))
+    e0 = (1.0, 0.0, 0.0, 0.0)
+
+    def gated(threshold: float) -> Arm:
+        return Arm(f"gated {threshold:g}", (ablate,), ActGate("decoder.out", e0, (), threshold))
+
+    backend = ScoringGate()
+    plain = run_steer(backend, corpus, store, [ungated], items=items, wer_texts={c.id: SPOKEN for c in corpus.clips})
+    calls = backend.calls
+    never, always, half = gated(5.0), gated(-5.0), gated(0.5)
+    res = run_steer(backend, corpus, store, [never, always, half], items=items)
+    assert backend.calls == calls  # open clips reuse the ungated arm's stored rows; closed ones the clean rows
+    assert backend.scored == len(corpus.clips)  # one pre-pass per gate and clip
+    assert res.hypotheses[never.label] == res.hypotheses["clean"] == plain.hypotheses["clean"]
+    assert res.hypotheses[always.label] == plain.hypotheses["ablate"]
+    # the pre-pass reads the unedited activation: the ablation zeroes coordinate 0, yet the gate
+    # (open above 0.5 there) opens for the four reciting clips, which then lose the record
+    arm = res.arm(half.label)
+    assert (arm.n_open, arm.n_clips) == (4, 6) and arm.accept_ref.k == 0 and arm.ref_to_spoken == 4
+    assert (res.arm(never.label).n_open, res.arm(always.label).n_open) == (0, 6)
+    assert res.arm(never.label).to_dict()["gate_open"] == {"k": 0, "n": 6}
+    assert "gate_open" not in plain.arm("ablate").to_dict()
+    assert res.to_dict()["arms"][3]["intervention"]["gate"]["key"] == half.gate.key
+    assert len({a.key for a in (ungated, never, always, half)}) == 4 and half.ungated().key == ungated.key
+    store.close()
