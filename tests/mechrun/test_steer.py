@@ -9,7 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 sf = pytest.importorskip("soundfile")
 
-from gate_backend import REF, SPOKEN, Gate, gate_clips  # noqa: E402 - tests/support, after the skips
+from gate_backend import REF, SPOKEN, Gate, ScoringGate, gate_clips  # noqa: E402 - tests/support, after the skips
 
 from asr_audit.calib.truth import TruthItem  # noqa: E402
 from asr_audit.corpus.clips import Corpus  # noqa: E402
@@ -175,24 +175,6 @@ def test_control_arms_carry_decoder_positions_to_every_arm() -> None:
     assert {iv.positions for arm in multi for iv in arm.interventions} == {(1, 2)}
 
 
-class ScoringGate(Gate):
-    """:class:`Gate` that can also teacher-force: ``score`` runs the activation through
-    ``decoder.out`` as a (1, 2, 4) prompt-length output (the prompt is two tokens), so a gate reads
-    position 1 by default; ``scored`` counts the clips it scored."""
-
-    prompt = (50257, 50362)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.scored = 0
-
-    def score(self, audios, prefixes, targets):
-        self.scored += len(audios)
-        x = torch.tensor(np.stack([a[:4] for a in audios]), dtype=torch.float64)
-        self.out(x[:, None, :].expand(-1, 2, -1).clone())
-        return [None] * len(audios)
-
-
 def test_gated_arms_edit_only_the_clips_the_clean_model_opens_the_gate_for(corpus, tmp_path) -> None:
     items = [_item(c.id) for c in corpus.clips]
     store = Store(tmp_path / "s.sqlite3")
@@ -222,3 +204,21 @@ def test_gated_arms_edit_only_the_clips_the_clean_model_opens_the_gate_for(corpu
     assert res.to_dict()["arms"][3]["intervention"]["gate"]["key"] == half.gate.key
     assert len({a.key for a in (ungated, never, always, half)}) == 4 and half.ungated().key == ungated.key
     store.close()
+
+
+def test_a_gate_from_a_saved_direction_sits_at_a_multiple_of_its_norm() -> None:
+    from asr_audit.mechrun.steer import direction_gate, gated_arms
+
+    e0 = np.eye(4)[0]
+    d = Direction("voice", "decoder.out", 0.8 * e0, e0[None, :], {}, 0.1 * e0)
+    g = direction_gate(d, 0.5)
+    assert g.vector == pytest.approx(tuple(e0)) and g.threshold == pytest.approx(0.4) and g.label == "voice at 0.5"
+    assert g.opens(0.9 * e0) and not g.opens(0.45 * e0) and direction_gate(d, 0.25).key != g.key
+    arms = gated_arms(control_arms(d, "clamp", n_random=1), g)
+    assert [a.label for a in arms] == ["clamp-c0-k1", "random-0", "shuffled"] and {a.gate for a in arms} == {g}
+    with pytest.raises(ConfigError, match="without set B's mean"):
+        direction_gate(Direction("old", "decoder.out", e0, e0[None, :]))
+    with pytest.raises(ConfigError, match="gate_at"):
+        direction_gate(d, float("inf"))
+    with pytest.raises(ConfigError, match="not a decoder site"):
+        direction_gate(Direction("enc", "encoder.out", e0, e0[None, :], {}, 0 * e0))

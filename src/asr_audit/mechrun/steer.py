@@ -233,6 +233,28 @@ def _control_arms(
     return arms
 
 
+def direction_gate(direction: Direction, at: float = 0.5, *, position: int | None = None) -> Gate:
+    """A gate from a saved direction (a decoder site's set A minus set B, set B's mean kept): open
+    iff ``(h - mean_B) . d / |d| > at * |d|`` at the prompt end (``at = 0.5``: the midpoint of
+    the two sets' means; 0: set B's mean, 1: set A's)."""
+    if not direction.has_mean_b:
+        raise ConfigError(
+            f"gate direction {direction.name!r} was saved without set B's mean (the gate's center); "
+            "fix: recreate it with asr-audit mech direction"
+        )
+    if not np.isfinite(at):
+        raise ConfigError(f"gate_at {at!r} must be a finite number (a multiple of the direction's norm)")
+    mean_b = np.asarray(direction.mean_b, np.float64)
+    g = Gate.between(direction.site, mean_b + np.asarray(direction.vector, np.float64), mean_b, position=position)
+    return Gate(g.site, g.vector, g.center, at * direction.norm, position, label=f"{direction.name} at {at:g}")
+
+
+def gated_arms(arms: Sequence[Intervention | Arm], gate: Gate) -> list[Arm]:
+    """Every arm (the intervention and its controls) under the same ``gate``: controls then differ
+    from the arm only in the edit."""
+    return [Arm(a.label, a.interventions, gate) for a in map(as_arm, arms)]
+
+
 @dataclass(frozen=True, slots=True)
 class SteerArm:
     """One arm: its accept-ref on planted sites, flips against the clean run, WER on faithful texts."""
