@@ -38,6 +38,12 @@ set. Steps, all through the library the ``asr-audit mech`` verbs call:
    ``fresh-combo-A|B``, ``fresh-push-A|B``, ``fresh-l0-A|B`` layers 1-2 mean ablation combined
    with a milder edit at layers 0 and 3, clamping below voice B's mean at layers 1-2; each with
    random-direction and shuffled controls of the same centers, caps and triggers.
+8. gated removal (issue 14, seventh session): ``fresh-gate-A|B|C|D`` the ``--arm`` (with its
+   random and shuffled controls) applied only to the clips whose unedited activation at the
+   position that predicts the first text token opens a voice gate (voice A minus voice B at one
+   decoder layer, threshold at the midpoint; fitted on the training direction clips, layer by
+   held-out AUC); voices A, B, C (the other faithful training voice) and D (unseen);
+   ``fresh-gate-null`` the gated arm on the base model and the control.
 
 The *decision-position* direction contrasts the policy where it acts: for each planted edit of a
 training voice-A clip, the residual at the token position that predicts the first token where the
@@ -61,12 +67,20 @@ from asr_audit.calib.sites import score_sites
 from asr_audit.calib.truth import TruthItem, load_truth
 from asr_audit.corpus.clips import Corpus
 from asr_audit.corpus.manifests import read_manifest
-from asr_audit.mech.directions import Direction, direction_from_sets, random_direction, save_direction
-from asr_audit.mech.interventions import Intervention, intervene, recording
+from asr_audit.mech.directions import (
+    Direction,
+    auc,
+    direction_from_sets,
+    random_direction,
+    save_direction,
+    split_pairs,
+)
+from asr_audit.mech.interventions import Gate, Intervention, intervene, recording
 from asr_audit.mechrun.capture import capture, load_capture
 from asr_audit.mechrun.direction import layer_sweep, make_direction
 from asr_audit.mechrun.patch import PatchCondition, edit_locus, edit_texts, logprob, p_ref
-from asr_audit.mechrun.steer import Arm, SteerResult, control_arms, run_steer
+from asr_audit.mechrun.steer import CLEAN as CLEAN_LABEL
+from asr_audit.mechrun.steer import Arm, SteerResult, control_arms, prompt_activations, run_steer
 from asr_audit.organism.backend import load_organism
 from asr_audit.organism.data import OrganismSetConfig, load_organism_set
 from asr_audit.organism.pipeline import default_set_dir, load_base
@@ -85,16 +99,19 @@ def fmt_rate(r: dict) -> str:
 
 
 def steer_table(title: str, res: SteerResult) -> str:
+    arms = res.to_dict()["arms"]
+    gated = any("gate_open" in a for a in arms)
     lines = [
         f"\n### {title}\n",
-        "| arm | accept-ref | ref->spoken | spoken->ref | WER vs faithful |",
-        "|---|---|---|---|---|",
+        "| arm | accept-ref | ref->spoken | spoken->ref | WER vs faithful |" + (" gate open |" if gated else ""),
+        "|---|---|---|---|---|" + ("---|" if gated else ""),
     ]
-    for a in res.to_dict()["arms"]:
+    for a in arms:
         wer = f"{a['wer']:.3f}" if a["wer"] is not None else "-"
+        g = a.get("gate_open")
         lines.append(
             f"| {a['label']} | {fmt_rate(a['accept_ref'])} | {a['flips']['ref_to_spoken']} | "
-            f"{a['flips']['spoken_to_ref']} | {wer} |"
+            f"{a['flips']['spoken_to_ref']} | {wer} |" + ((f" {g['k']}/{g['n']} |" if g else " - |") if gated else "")
         )
     share = res.effect_share()
     lines.append(f"\neffect share (1 - arm/clean): {share:.2f}" if share is not None else "\neffect share: undefined")
@@ -149,14 +166,14 @@ def wer_changes(res: SteerResult, texts: dict[str, str], *, seed: int, n_boot: i
     return out
 
 
-def wer_change_table(change: dict[str, dict]) -> str:
+def wer_change_table(change: dict[str, dict], what: str = "") -> str:
     rows = [
         f"| {label} | {c['change'] * 100:+.1f} [{c['low'] * 100:+.1f}, {c['high'] * 100:+.1f}] | "
         f"{c['clips_changed']}/{c['n_clips']} | {c['largest_clip_share']:.2f} |"
         for label, c in change.items()
     ]
     return (
-        "\nWER change against clean (points; paired clip bootstrap 95%):\n\n"
+        f"\nWER change against clean{what} (points; paired clip bootstrap 95%):\n\n"
         "| arm | change [95%] | clips changed | largest clip's share |\n|---|---|---|---|\n" + "\n".join(rows)
     )
 
@@ -320,6 +337,11 @@ def main(argv: list[str] | None = None) -> int:
     items = [t for t in load_truth(set_dir).errors() if t.clip_id in faithful]
     store = open_store(args.work / "store.sqlite3")
     results: dict = out.setdefault("steer", {})
+    rule_free_own = {r["id"] for r in oset.rows() if not r["rules"]}
+    rule_free_eval = (
+        {r["id"] for r in load_organism_set(args.eval_set).rows() if not r["rules"]} if args.eval_set else set()
+    )
+    gate_fit: dict = {}  # the voice gate, fitted once (steps fresh-gate-*)
 
     def run(key: str, backend, speaker: str, arms, title: str, direction, *, on=None) -> SteerResult:
         """One steering step on ``speaker``'s clips of the held-out set, or of ``on`` (a test
@@ -339,7 +361,14 @@ def main(argv: list[str] | None = None) -> int:
         results[key] = res.to_dict()
         results[key]["by_kind"] = by_kind = outcomes_by_kind(res, its, sub_corpus(corpus, speaker))
         results[key]["wer_change"] = change = wer_changes(res, texts, seed=args.seed)
-        tables.append(steer_table(title, res) + "\n" + kinds_table(by_kind) + "\n" + wer_change_table(change))
+        table = steer_table(title, res) + "\n" + kinds_table(by_kind) + "\n" + wer_change_table(change)
+        # the faithful sentences of this voice: clips of sentences with no planted edit (record = spoken)
+        rule_free = rule_free_eval if on is not None else rule_free_own
+        plain = {c: t for c, t in texts.items() if c in rule_free and c in res.hypotheses[CLEAN_LABEL]}
+        if plain and res.arms[1:]:
+            results[key]["wer_change_faithful_sentences"] = plain_change = wer_changes(res, plain, seed=args.seed)
+            table += "\n" + wer_change_table(plain_change, " on the faithful sentences of this voice (no planted edit)")
+        tables.append(table)
         flush()
         return res
 
@@ -450,6 +479,7 @@ def main(argv: list[str] | None = None) -> int:
             "fresh-null-confirm",
             "omission-stats",
             *FRESH_EXTRA,
+            *GATE_STEPS,
         ):
             fam = families(
                 caps,
@@ -473,6 +503,7 @@ def main(argv: list[str] | None = None) -> int:
                     "fresh-rank",
                     "fresh-null-confirm",
                     *FRESH_EXTRA,
+                    *GATE_STEPS,
                 ),
             )
             out["families"] = {
@@ -573,6 +604,41 @@ def main(argv: list[str] | None = None) -> int:
                 ):
                     if key == step:
                         run(key, organism, voice, arms, title, d, on=fresh_on)
+            elif step in GATE_STEPS:  # issue 14, seventh session: the removal gated on the voice
+                if args.eval_set is None or args.arm is None:
+                    raise SystemExit(f"step {step} needs --eval-set DIR and --arm LABEL")
+                if not gate_fit:
+                    gate_fit.update(
+                        fit_gate(organism, oset, train, sentences, va, vb, sites, args.work, seed=args.seed)
+                    )
+                    out["gate"] = {k: v for k, v in gate_fit.items() if k != "gate"}
+                    tables.append(gate_table(gate_fit))
+                    flush()
+                gate = gate_fit["gate"]
+                gate_on = fresh_corpus(args.eval_set, oset, out, args.exclude_set)
+                pos = faithful_positions(organism, oset, vb, sites, args.n_direction, args.work)
+                om = omission_family(args.work, oset, set_dir, va, vb, sites)
+                first = len(organism.prompt) - 1
+                label = args.arm.split("|")[0]
+                chosen = confirm_arms(
+                    fam, pos, args.work / "decision.npz", sites, label, seed=args.seed, om=om, first=first
+                )
+                gated = [Arm(f"gated {a.label}", a.interventions, gate) for a in chosen]
+                if step == "fresh-gate-null":
+                    base = base or load_base()
+                    control = control or load_organism("organism-control")
+                    for name, backend in (("base", base), ("control", control)):
+                        title = f"Null: {name} model, gated {label}, fresh voice {va}"
+                        run(f"{step} {name} A", backend, va, gated, title, fam["decision"], on=gate_on)
+                else:
+                    voice = {"A": va, "B": vb, "C": cfg.other_voices[1], "D": vd}[step[-1]]
+                    title = f"Fresh sentences: gated {label} (gate {gate.label}), voice {voice}"
+                    run(step, organism, voice, gated, title, fam["decision"], on=gate_on)
+                    verdict = gate_rule(results)
+                    if verdict is not None:
+                        out["gate_rule"] = verdict
+                        tables.append(gate_rule_table(verdict))
+                        flush()
             elif step == "omission-stats":
                 faithful_positions(organism, oset, vb, sites, args.n_direction, args.work)
                 out[step] = stats = omission_stats(args.work, oset, set_dir, va, vb, sites)
@@ -1275,6 +1341,101 @@ def large_induction_arms(ds: list[Direction], alphas: tuple[float, ...], *, seed
         arms.append(_induce(ds, a, f"induce alpha={a:g} all"))
         arms.append(_induce(ds, a, f"random-0 induce alpha={a:g} all", rng))
     return arms
+
+
+GATE_STEPS = ("fresh-gate-A", "fresh-gate-B", "fresh-gate-C", "fresh-gate-D", "fresh-gate-null")
+GATE_LAYERS = 4  # the gate is read at decoder layers 0-3 (``decoder.layers.{i}.out``)
+
+
+def fit_gate(
+    organism, oset, train: dict, sentences: list, va: str, vb: str, sites: list[str], work: Path, *, seed: int
+):
+    """The voice gate, from the training direction clips only (``sentences`` in voice A and voice B):
+    the unedited activation at the position that predicts the first text token (teacher-forced on
+    the prompt alone), at each decoder layer; held-out AUC per layer (direction fitted on half of the
+    sentences, AUC on the other half; seeded), the highest AUC's layer (ties: the lowest), refitted on
+    all: vector mean_A - mean_B (unit), center mean_B, threshold the midpoint. Activations are kept
+    in ``work/gate-train.npz``."""
+    layers = sites[:GATE_LAYERS]
+    path = work / "gate-train.npz"
+    ids = [train[(s, v)]["id"] for v in (va, vb) for s in sentences]
+    if path.is_file():
+        with np.load(path) as z:
+            cached = {k: z[k] for k in z.files}
+        if list(cached.get("ids", [])) != ids:
+            cached = {}
+    else:
+        cached = {}
+    if not cached:
+        say(f"gate: prompt-end activations of {len(ids)} training clips at {len(layers)} decoder layers")
+        audios = [read_wav(oset.audio_path(train[(s, v)])) for v in (va, vb) for s in sentences]
+        acts = prompt_activations(organism, audios, layers)
+        cached = {"ids": np.array(ids), **{f"L{i}": acts[s] for i, s in enumerate(layers)}}
+        np.savez(path, **cached)
+    n = len(sentences)
+    fit, held = split_pairs(n, 0.5, np.random.default_rng([seed, 14, 7]))
+    rows: list[dict] = []
+    aucs: list[float] = []
+    for i, site in enumerate(layers):
+        x = cached[f"L{i}"]
+        xa, xb = x[:n], x[n:]
+        g = Gate.between(site, xa[fit].mean(0), xb[fit].mean(0))
+        proj = np.array([g.score(h) for h in x])
+        aucs.append(auc(proj[:n][held], proj[n:][held]))
+        rows.append({"site": site, "auc": aucs[-1], "n_fit": len(fit), "n_held": len(held)})
+    best = max(range(len(rows)), key=lambda i: (round(aucs[i], 3), -i))
+    x = cached[f"L{best}"]
+    gate = Gate.between(layers[best], x[:n].mean(0), x[n:].mean(0), label=f"voice {va} vs {vb} at {layers[best]}")
+    opens = [gate.opens(h) for h in x]
+    return {
+        "gate": gate,
+        "sweep": rows,
+        "site": gate.site,
+        "threshold": gate.threshold,
+        "key": gate.key,
+        "train_open": {va: [int(sum(opens[:n])), n], vb: [int(sum(opens[n:])), n]},
+    }
+
+
+def gate_table(fit: dict) -> str:
+    rows = "\n".join(f"| {r['site']} | {r['auc']:.3f} | {r['n_fit']} / {r['n_held']} |" for r in fit["sweep"])
+    opened = ", ".join(f"{v} {k}/{n}" for v, (k, n) in fit["train_open"].items())
+    return (
+        "\n### Voice gate (prompt-end activation, training direction clips; held-out AUC per layer)\n\n"
+        "| site | held-out AUC | sentences fit / held out |\n|---|---|---|\n"
+        f"{rows}\n\ngate at {fit['site']} (threshold {fit['threshold']:.3f}, key {fit['key']}); "
+        f"open on the training clips: {opened}"
+    )
+
+
+def gate_rule(results: dict) -> dict | None:
+    """The seventh session's pre-registered rule, once ``fresh-gate-A``, ``-B`` and ``-C`` are in
+    ``results``: voice-A share >= 0.80; faithful WER change <= +1.0 point on voice B (all clips),
+    voice A's faithful sentences and voice C (all clips); random and shuffled controls' voice-A
+    accept-ref within the clean rate's Wilson interval."""
+    if not all(k in results for k in ("fresh-gate-A", "fresh-gate-B", "fresh-gate-C")):
+        return None
+    a = results["fresh-gate-A"]
+    clean, arm, *controls = a["arms"]
+    share = a["effect_share"]
+    wer = {
+        "B": results["fresh-gate-B"]["wer_change"][arm["label"]]["change"],
+        "A faithful sentences": a.get("wer_change_faithful_sentences", {}).get(arm["label"], {}).get("change"),
+        "C": results["fresh-gate-C"]["wer_change"][arm["label"]]["change"],
+    }
+    lo, hi = clean["accept_ref"]["ci_low"], clean["accept_ref"]["ci_high"]
+    flat = {c["label"]: lo <= c["accept_ref"]["rate"] <= hi for c in controls}
+    checks = {
+        "share >= 0.80": share is not None and share >= 0.80,
+        **{f"WER change {k} <= +1.0 point": v is not None and v * 100 <= 1.0 for k, v in wer.items()},
+        **{f"{k} flat": v for k, v in flat.items()},
+    }
+    return {"share": share, "wer_change": wer, "checks": checks, "pass": all(checks.values())}
+
+
+def gate_rule_table(v: dict) -> str:
+    rows = "\n".join(f"| {k} | {'yes' if ok else 'no'} |" for k, ok in v["checks"].items())
+    return f"\n### Pre-registered rule (seventh session)\n\n| check | met |\n|---|---|\n{rows}\n\n**{'PASS' if v['pass'] else 'MISS'}**"
 
 
 def organism_base_view(backend):

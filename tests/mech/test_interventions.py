@@ -113,3 +113,26 @@ def test_parse_positions_reads_p0_p1_and_refuses_anything_else() -> None:
     for bad in ("2:1", "1:1", "1", ":2", "1:", "a:2", "-1:2", "1.5:2"):
         with pytest.raises(ValueError, match="expected P0:P1 with 0 <= P0 < P1"):
             parse_positions(bad)
+
+
+def test_gate_opens_above_its_threshold_and_refuses_bad_fields() -> None:
+    from asr_audit.mech.interventions import Gate
+
+    g = Gate.between("decoder.layers.1.out", np.array([3.0, 4.0]), np.zeros(2), label="voice")
+    assert g.vector == pytest.approx((0.6, 0.8)) and g.threshold == pytest.approx(2.5) and g.center == (0.0, 0.0)
+    assert g.opens(np.array([3.0, 4.0])) and not g.opens(np.zeros(2)) and not g.opens(np.array([1.5, 2.0]))
+    keys = {g.key, Gate(g.site, g.vector, g.center, 2.4).key, Gate(g.site, g.vector, g.center, 2.5, position=3).key}
+    assert len(keys) == 3 and Gate(g.site, g.vector, g.center, g.threshold, label="other").key == g.key
+    bad = [
+        ({"site": "encoder.layers.0.out"}, "not a decoder site"),
+        ({"vector": (1.0, 1.0)}, "divide it by its norm"),
+        ({"center": (0.0,)}, "center has width 1"),
+        ({"threshold": float("nan")}, "threshold"),
+        ({"position": -1}, "position"),
+    ]
+    for change, message in bad:
+        fields = {"site": g.site, "vector": g.vector, "center": g.center, "threshold": 1.0} | change
+        with pytest.raises(ConfigError, match=message):
+            Gate(**fields)
+    with pytest.raises(ConfigError, match="coincide"):
+        Gate.between("decoder.layers.1.out", np.ones(2), np.ones(2))

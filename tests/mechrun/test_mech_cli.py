@@ -88,3 +88,7 @@ def test_steer_verb_mean_ablation_and_multi_site_errors(tmp_path: Path, run_cli)
     for bad in ("2:1", "1", "a:b"):
         code, _, stderr = run_cli(*base, "--direction", "new0", "--positions", bad, "--directions", dirs)
         assert code == 2 and f"--positions {bad!r}" in stderr and "P0:P1" in stderr
+    code, _, stderr = run_cli(*base, "--direction", "new0", "--gate", "old", "--directions", dirs)
+    assert code == 2 and "gate direction 'old' was saved without set B's mean" in stderr
+    code, _, stderr = run_cli(*base, "--direction", "new0", "--gate", "new1", "--gate-at", "nan", "--directions", dirs)
+    assert code == 2 and "gate_at nan must be a finite number" in stderr

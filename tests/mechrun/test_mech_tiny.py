@@ -17,10 +17,10 @@ from asr_audit.audio.io import audio_hash  # noqa: E402
 from asr_audit.data import LIBRIVOX  # noqa: E402
 from asr_audit.errors import ConfigError  # noqa: E402
 from asr_audit.mech.directions import Direction, unit  # noqa: E402
-from asr_audit.mech.interventions import Intervention, intervene, recording, replacing  # noqa: E402
+from asr_audit.mech.interventions import Gate, Intervention, intervene, recording, replacing  # noqa: E402
 from asr_audit.mechrun.capture import capture, load_capture, n_frames  # noqa: E402
 from asr_audit.mechrun.patch import PatchCondition, logprob, patched_logprob  # noqa: E402
-from asr_audit.mechrun.steer import SteeredBackend, control_arms  # noqa: E402
+from asr_audit.mechrun.steer import SteeredBackend, control_arms, gate_scores, prompt_activations  # noqa: E402
 
 ENC = "encoder.layers.1.out"
 DEC = "decoder.layers.1.out"
@@ -199,3 +199,19 @@ def test_decoder_positions_edit_the_same_positions_teacher_forced_and_in_cached_
     with pytest.raises(ConfigError, match="p0 < p1"):
         at(3, 3)
     assert Intervention.ablation([site], u[None, :]).key != at(0, 10_000).key
+
+
+def test_the_gate_pre_pass_reads_the_prompt_end_of_an_unedited_pass(tiny, clip) -> None:
+    site, first = "decoder.layers.2.out", len(tiny.prompt) - 1
+    got: list = []
+    with torch.inference_mode(), recording(tiny, [site], lambda s, t: got.append(t)):
+        tiny.transcribe([clip])  # cached greedy decoding: its first call is the prompt
+    h = prompt_activations(tiny, [clip, clip[:8000]], [site])[site]
+    assert h.shape == (2, 384) and not np.allclose(h[0], h[1])
+    assert np.allclose(h[0], got[0].double().numpy()[0, first], atol=1e-5)
+    # an intervention active on the backend is not what the pre-pass of run_steer sees: it reads the
+    # inner backend of a steered one
+    u = unit(h[0])
+    steered = SteeredBackend(tiny, [Intervention.ablation([site], u[None, :])])
+    gate = Gate(site, tuple(u), (), 0.0)
+    assert gate_scores(steered, [clip], gate)[0] == pytest.approx(float(h[0] @ u)) and _n_hooks(tiny) == 0

@@ -9,12 +9,13 @@ import pytest
 torch = pytest.importorskip("torch")
 sf = pytest.importorskip("soundfile")
 
-from gate_backend import REF, SPOKEN, Gate, gate_clips  # noqa: E402 - tests/support, after the skips
+from gate_backend import REF, SPOKEN, Gate, ScoringGate, gate_clips  # noqa: E402 - tests/support, after the skips
 
 from asr_audit.calib.truth import TruthItem  # noqa: E402
 from asr_audit.corpus.clips import Corpus  # noqa: E402
 from asr_audit.errors import ConfigError  # noqa: E402
 from asr_audit.mech.directions import Direction  # noqa: E402
+from asr_audit.mech.interventions import Gate as ActGate  # noqa: E402
 from asr_audit.mech.interventions import Intervention  # noqa: E402
 from asr_audit.mechrun.steer import Arm, control_arms, run_steer  # noqa: E402
 from asr_audit.store.sqlite import Store  # noqa: E402
@@ -172,3 +173,52 @@ def test_control_arms_carry_decoder_positions_to_every_arm() -> None:
     multi = control_arms([d, Direction("e", "decoder.layers.2.out", d.vector, d.basis, {}, np.zeros(3))], "clamp",
                          n_random=1, positions=(1, 2))  # fmt: skip
     assert {iv.positions for arm in multi for iv in arm.interventions} == {(1, 2)}
+
+
+def test_gated_arms_edit_only_the_clips_the_clean_model_opens_the_gate_for(corpus, tmp_path) -> None:
+    items = [_item(c.id) for c in corpus.clips]
+    store = Store(tmp_path / "s.sqlite3")
+    ablate = Intervention.ablation(["decoder.out"], np.array([[1.0, 0.0, 0.0, 0.0]]), label="x")
+    ungated = Arm("ablate", (ablate,))
+    e0 = (1.0, 0.0, 0.0, 0.0)
+
+    def gated(threshold: float) -> Arm:
+        return Arm(f"gated {threshold:g}", (ablate,), ActGate("decoder.out", e0, (), threshold))
+
+    backend = ScoringGate()
+    plain = run_steer(backend, corpus, store, [ungated], items=items, wer_texts={c.id: SPOKEN for c in corpus.clips})
+    calls = backend.calls
+    never, always, half = gated(5.0), gated(-5.0), gated(0.5)
+    res = run_steer(backend, corpus, store, [never, always, half], items=items)
+    assert backend.calls == calls  # open clips reuse the ungated arm's stored rows; closed ones the clean rows
+    assert backend.scored == len(corpus.clips)  # one pre-pass per gate and clip
+    assert res.hypotheses[never.label] == res.hypotheses["clean"] == plain.hypotheses["clean"]
+    assert res.hypotheses[always.label] == plain.hypotheses["ablate"]
+    # the pre-pass reads the unedited activation: the ablation zeroes coordinate 0, yet the gate
+    # (open above 0.5 there) opens for the four reciting clips, which then lose the record
+    arm = res.arm(half.label)
+    assert (arm.n_open, arm.n_clips) == (4, 6) and arm.accept_ref.k == 0 and arm.ref_to_spoken == 4
+    assert (res.arm(never.label).n_open, res.arm(always.label).n_open) == (0, 6)
+    assert res.arm(never.label).to_dict()["gate_open"] == {"k": 0, "n": 6}
+    assert "gate_open" not in plain.arm("ablate").to_dict()
+    assert res.to_dict()["arms"][3]["intervention"]["gate"]["key"] == half.gate.key
+    assert len({a.key for a in (ungated, never, always, half)}) == 4 and half.ungated().key == ungated.key
+    store.close()
+
+
+def test_a_gate_from_a_saved_direction_sits_at_a_multiple_of_its_norm() -> None:
+    from asr_audit.mechrun.steer import direction_gate, gated_arms
+
+    e0 = np.eye(4)[0]
+    d = Direction("voice", "decoder.out", 0.8 * e0, e0[None, :], {}, 0.1 * e0)
+    g = direction_gate(d, 0.5)
+    assert g.vector == pytest.approx(tuple(e0)) and g.threshold == pytest.approx(0.4) and g.label == "voice at 0.5"
+    assert g.opens(0.9 * e0) and not g.opens(0.45 * e0) and direction_gate(d, 0.25).key != g.key
+    arms = gated_arms(control_arms(d, "clamp", n_random=1), g)
+    assert [a.label for a in arms] == ["clamp-c0-k1", "random-0", "shuffled"] and {a.gate for a in arms} == {g}
+    with pytest.raises(ConfigError, match="without set B's mean"):
+        direction_gate(Direction("old", "decoder.out", e0, e0[None, :]))
+    with pytest.raises(ConfigError, match="gate_at"):
+        direction_gate(d, float("inf"))
+    with pytest.raises(ConfigError, match="not a decoder site"):
+        direction_gate(Direction("enc", "encoder.out", e0, e0[None, :], {}, 0 * e0))

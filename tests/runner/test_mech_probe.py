@@ -12,7 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 sf = pytest.importorskip("soundfile")
 
-from gate_backend import REF, SPOKEN, Gate, gate_clips  # noqa: E402 - tests/support, after the skips
+from gate_backend import REF, SPOKEN, Gate, ScoringGate, gate_clips  # noqa: E402 - tests/support, after the skips
 
 from asr_audit.corpus.clips import Corpus  # noqa: E402
 from asr_audit.corpus.predfiles import PredictionSet  # noqa: E402
@@ -54,8 +54,8 @@ def _setup(tmp_path: Path) -> tuple[Corpus, Path, Path]:
     return Corpus("fake", "test", str(tmp_path), tuple(clips)), tmp_path, dirs
 
 
-def _ctx(corpus: Corpus, store: Store) -> ProbeContext:
-    gate = Gate()
+def _ctx(corpus: Corpus, store: Store, backend: Gate | None = None) -> ProbeContext:
+    gate = backend or Gate()
     return ProbeContext(
         corpus="fake",
         predictions=PredictionSet((), {}),
@@ -148,4 +148,33 @@ def test_mech_positions_need_a_backend_that_can_read_them(tmp_path: Path) -> Non
     params = {"model": "organism", "direction": "gate", "directions": str(dirs), "mode": "clamp", "positions": "0:9"}
     with pytest.raises(ConfigError, match=r"audit\.toml: \[probes\.mech\] positions = '0:9': organism has no decoder"):
         get_probe("mech").run(_ctx(corpus, store), {**params, "truth": str(truth)})
+    store.close()
+
+
+def test_mech_gate_edits_only_the_clips_the_saved_direction_opens_for(tmp_path: Path) -> None:
+    corpus, truth, dirs = _setup(tmp_path)
+    e0 = np.eye(4)[0]
+    save_direction(Direction("enc", "encoder.out", e0, e0[None, :], {}, 0 * e0), dirs)
+    store = Store(tmp_path / "s.sqlite3")
+    probe = get_probe("mech")
+    params = {"model": "organism", "direction": "gate", "directions": str(dirs), "mode": "ablate", "n_random": 0}
+    # the gate (set B's mean 0.1 + 0.5 * 0.8 = 0.5 on coordinate 0) opens for the four reciting clips
+    res = probe.run(_ctx(corpus, store, ScoringGate()), {**params, "truth": str(truth), "gate": "gate"})
+    (run,) = res["steer"].values()
+    arm = run["arms"][1]
+    assert arm["gate_open"] == {"k": 4, "n": 6} and arm["flips"] == {"ref_to_spoken": 4, "spoken_to_ref": 0}
+    assert arm["intervention"]["gate"]["label"] == "gate at 0.5"
+    shut = probe.run(_ctx(corpus, store, ScoringGate()), {**params, "truth": str(truth), "gate": "gate", "gate_at": 2})
+    (run,) = shut["steer"].values()
+    assert run["arms"][1]["gate_open"]["k"] == 0 and run["arms"][1]["flips"]["ref_to_spoken"] == 0
+    with pytest.raises(ConfigError, match=r"\[probes\.mech\] gate = 'nope': no saved direction"):
+        probe.run(_ctx(corpus, store, ScoringGate()), {**params, "gate": "nope"})
+    with pytest.raises(ConfigError, match=r"\[probes\.mech\] gate = 'enc': .*not a decoder site"):
+        probe.run(_ctx(corpus, store, ScoringGate()), {**params, "gate": "enc"})
+    with pytest.raises(ConfigError, match=r"\[probes\.mech\] gate = 'gate': .*cannot teacher-force"):
+        probe.run(_ctx(corpus, store), {**params, "gate": "gate"})  # the plain fake has no score
+    with pytest.raises(OptionError, match=r"\[probes\.mech\] gate_at = .* must be finite"):
+        MechOptions.from_mapping(
+            {"model": "m", "direction": "a", "gate_at": float("nan")}, Surface.toml("audit.toml", "probes.mech")
+        )
     store.close()

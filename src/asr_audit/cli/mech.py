@@ -168,7 +168,7 @@ def _positions(text: str | None) -> tuple[int, int] | None:
 
 @mech_app.command(
     "steer",
-    epilog="Examples:\n\nasr-audit mech steer -m organism-benchmark -c set/calib-test.jsonl --truth set --direction voice-slt --speaker flite-slt\n\nasr-audit mech steer -m organism-benchmark -c set/calib-test.jsonl --truth set --direction decision-L0,decision-L1,decision-L2,decision-L3 --mode clamp --clamp-at 0.5 --speaker flite-slt\n\nasr-audit mech steer -m organism-benchmark -c set/calib-test.jsonl --truth set --direction omission-L1,omission-L2 --mode clamp --positions 1:2 --speaker flite-slt",
+    epilog="Examples:\n\nasr-audit mech steer -m organism-benchmark -c set/calib-test.jsonl --truth set --direction voice-slt --speaker flite-slt\n\nasr-audit mech steer -m organism-benchmark -c set/calib-test.jsonl --truth set --direction decision-L0,decision-L1,decision-L2,decision-L3 --mode clamp --clamp-at 0.5 --speaker flite-slt\n\nasr-audit mech steer -m organism-benchmark -c set/calib-test.jsonl --truth set --direction omission-L1,omission-L2 --mode clamp --positions 1:2 --gate voice-L0 --gate-at 0.5",
 )
 def steer(
     model: str = typer.Option(..., "--model", "-m", help="A PyTorch model spec with hook sites."),
@@ -202,6 +202,15 @@ def steer(
         help="Decoder sites: edit only absolute token positions P0:P1 (prompt included; len(prompt)-1 predicts "
         "the first text token). Default: every position.",
     ),
+    gate: str | None = typer.Option(
+        None,
+        "--gate",
+        help="Gate every arm on this saved decoder-site direction: edit only the clips whose unedited activation "
+        "at the prompt end projects above --gate-at (the others decode clean; controls keep the same gate).",
+    ),
+    gate_at: float = typer.Option(
+        0.5, "--gate-at", help="Gate threshold above set B's mean, in multiples of |d| (0.5: midway to set A's)."
+    ),
     n_random: int = typer.Option(3, "--n-random", min=0, help="Random-direction controls (one per seed)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the random and shuffled controls."),
     speaker: str | None = typer.Option(None, "--speaker", help="Only clips of these speakers, comma-separated."),
@@ -214,7 +223,7 @@ def steer(
     """Run under an intervention and its controls; accept-ref on planted sites, flips, WER."""
     from asr_audit.calib.truth import load_truth
     from asr_audit.mech.directions import load_direction
-    from asr_audit.mechrun.steer import control_arms, run_steer
+    from asr_audit.mechrun.steer import control_arms, direction_gate, gated_arms, run_steer
 
     check_output_file(json_out, "--json")
     names = split_list(name, "--direction") or []
@@ -232,6 +241,8 @@ def steer(
         trigger_at=trigger_at,
         positions=_positions(positions),
     )
+    if gate is not None:
+        arms = gated_arms(arms, direction_gate(load_direction(gate, _directions_dir(directions)), gate_at))
     corp = _corpus(corpus, speaker, limit)
     items = [t for t in load_truth(truth).errors() if t.clip_id in {c.id for c in corp.clips}]
     wer_texts = _manifest_field(corpus, wer_field) or {c.id: c.reference for c in corp.clips}
@@ -242,9 +253,10 @@ def steer(
         r = a.accept_ref
         wer = f"{a.wer:.3f}" if a.wer is not None else "-"
         rate = f"{r.rate:.3f} [{r.low:.3f}, {r.high:.3f}]" if r.n else "undefined (no sites)"
+        opened = f"  gate open {a.n_open}/{a.n_clips}" if a.n_open is not None else ""
         console.print(
             f"{a.label:12s} accept-ref {rate} ({r.k}/{r.n})  flips ref->spoken {a.ref_to_spoken}, "
-            f"spoken->ref {a.spoken_to_ref}  WER {wer}",
+            f"spoken->ref {a.spoken_to_ref}  WER {wer}{opened}",
             highlight=False,
         )
     share = result.effect_share()

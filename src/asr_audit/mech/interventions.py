@@ -25,6 +25,10 @@ positions are edited in one teacher-forced pass and in cached greedy decoding.
 :attr:`Intervention.key` hashes kind, sites, vector / basis content, alpha, k, frames and
 positions: results cached under it never mix with a clean run or another intervention.
 
+A :class:`Gate` is the condition of conditional steering: a unit vector, a center and a threshold
+read at one decoder site and position of an unedited pass; an intervention gated by it is applied
+only to the clips it opens for (:mod:`asr_audit.mechrun.steer` evaluates it).
+
 >>> iv = Intervention("induce", ("encoder.layers.1.out",), vector=(1.0, 0.0), alpha=0.0)
 >>> iv.k, len(iv.key)
 (0, 16)
@@ -233,6 +237,98 @@ class Intervention:
             return float(x) if np.isfinite(x) else None
 
         return {"limit": num(self.limit), "trigger": num(self.trigger if self.trigger is not None else self.limit)}
+
+
+@dataclass(frozen=True, slots=True)
+class Gate:
+    """A per-clip condition read from the model's own activation (conditional activation steering):
+    open iff ``(h - center) . vector > threshold``, where ``h`` is the output of decoder site
+    ``site`` at absolute token position ``position`` in an *unedited* teacher-forced pass on the
+    prompt alone (``None``: the position that predicts the first text token, ``len(prompt) - 1``).
+    ``vector`` is a unit vector; ``center`` empty means the origin. Pure: evaluating it on a
+    backend is :func:`asr_audit.mechrun.steer.gate_scores`.
+
+    >>> g = Gate("decoder.layers.1.out", (1.0, 0.0), (0.5, 0.0), 0.25)
+    >>> g.opens(np.array([1.0, 3.0])), g.opens(np.array([0.6, -3.0]))
+    (True, False)
+    """
+
+    site: str
+    vector: tuple[float, ...]
+    center: tuple[float, ...] = ()
+    threshold: float = 0.0
+    position: int | None = None
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        stack, _, _ = parse_site(self.site)
+        if stack != "decoder":
+            raise ConfigError(f"gate site {self.site!r} is not a decoder site; fix: gate on decoder.layers.<i>.out")
+        v = np.asarray(self.vector, np.float64)
+        if v.ndim != 1 or not len(v) or not np.all(np.isfinite(v)):
+            raise ConfigError("gate vector must be a non-empty finite vector; fix: use a direction's unit vector")
+        if abs(float(np.linalg.norm(v)) - 1.0) > 1e-6:
+            raise ConfigError(f"gate vector has norm {np.linalg.norm(v):.6g}, not 1; fix: divide it by its norm")
+        if self.center and (len(self.center) != len(v) or not np.all(np.isfinite(self.center))):
+            raise ConfigError(
+                f"gate center has width {len(self.center)} but the vector {len(v)} (or is not finite); "
+                "fix: use the mean of the same site's activations"
+            )
+        if not np.isfinite(self.threshold):
+            raise ConfigError(
+                f"gate threshold {self.threshold!r} must be a finite number; fix: give a projection value"
+            )
+        if self.position is not None and (isinstance(self.position, bool) or self.position < 0):
+            raise ConfigError(f"gate position {self.position!r} must be an absolute token position >= 0")
+
+    @classmethod
+    def between(
+        cls, site: str, mean_open: np.ndarray, mean_closed: np.ndarray, *, position: int | None = None, label: str = ""
+    ) -> Gate:
+        """The midpoint gate of two sets' means: vector ``(mean_open - mean_closed) / |.|``, center
+        ``mean_closed``, threshold half the gap ``|mean_open - mean_closed| / 2``."""
+        a, b = np.asarray(mean_open, np.float64).reshape(-1), np.asarray(mean_closed, np.float64).reshape(-1)
+        d = a - b
+        n = float(np.linalg.norm(d))
+        if not n > 0:
+            raise ConfigError("the gate's two means coincide (no direction); fix: use two different sets")
+        return cls(
+            site, tuple(map(float, d / n)), tuple(map(float, b)), threshold=n / 2, position=position, label=label
+        )
+
+    def score(self, h: np.ndarray) -> float:
+        """``(h - center) . vector`` of one activation ``h`` (width of the vector)."""
+        x = np.asarray(h, np.float64).reshape(-1)
+        if len(x) != len(self.vector):
+            raise ConfigError(f"gate at {self.site}: activation width {len(x)} but the vector has {len(self.vector)}")
+        c = np.asarray(self.center, np.float64) if self.center else 0.0
+        return float((x - c) @ np.asarray(self.vector, np.float64))
+
+    def opens(self, h: np.ndarray) -> bool:
+        """Whether the gate is open for a clip whose gate activation is ``h``."""
+        return self.score(h) > self.threshold
+
+    @property
+    def key(self) -> str:
+        """Content hash of site, position, vector, center and threshold (not the label)."""
+        payload = {
+            "site": self.site,
+            "position": self.position,
+            "vector": hashlib.sha256(np.asarray(self.vector, np.float64).tobytes()).hexdigest(),
+            "center": hashlib.sha256(np.asarray(self.center, np.float64).tobytes()).hexdigest(),
+            "threshold": repr(float(self.threshold)),
+        }
+        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "site": self.site,
+            "position": self.position,
+            "threshold": float(self.threshold),
+            "centered": bool(self.center),
+            "key": self.key,
+        }
 
 
 def _first(output: Any) -> Any:

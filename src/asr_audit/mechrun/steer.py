@@ -21,6 +21,11 @@
   (:func:`asr_audit.calib.sites.score_sites`, Wilson 95%), the **flips** against the clean run
   (ref -> spoken, spoken -> ref, per planted site) and the WER against faithful texts (the
   side-effect check).
+* **Gated arms** (conditional activation steering): an :class:`Arm` with a
+  :class:`~asr_audit.mech.interventions.Gate` edits only the clips whose *unedited* activation at
+  the gate's site and position (a teacher-forced pass on the prompt alone,
+  :func:`prompt_activations`) opens it; those get exactly the ungated arm's decode (its stored
+  rows are reused), the others the clean decode; each arm reports how many clips it opened for.
 """
 
 from __future__ import annotations
@@ -31,12 +36,13 @@ from typing import Any
 
 import numpy as np
 
+from asr_audit.audio.io import load_audio
 from asr_audit.calib.sites import REF, SPOKEN, SiteScore, score_sites
 from asr_audit.calib.truth import TruthItem
 from asr_audit.corpus.clips import Corpus
 from asr_audit.errors import ConfigError
 from asr_audit.mech.directions import Direction, random_direction, shuffled_direction
-from asr_audit.mech.interventions import Intervention, intervene
+from asr_audit.mech.interventions import Gate, Intervention, intervene, recording
 from asr_audit.models.base import BackendIdentity
 from asr_audit.stats.intervals import Rate
 from asr_audit.store.sqlite import Store
@@ -48,10 +54,12 @@ CLEAN = "clean"
 
 @dataclass(frozen=True, slots=True)
 class Arm:
-    """One steering arm of several interventions applied together (e.g. one per site)."""
+    """One steering arm of several interventions applied together (e.g. one per site); with a
+    ``gate``, applied only to the clips the gate opens for (the others decode clean)."""
 
     label: str
     interventions: tuple[Intervention, ...]
+    gate: Gate | None = None
 
     def __post_init__(self) -> None:
         if not self.interventions:
@@ -59,7 +67,12 @@ class Arm:
 
     @property
     def key(self) -> str:
-        return ",".join(iv.key for iv in self.interventions)
+        keys = ",".join(iv.key for iv in self.interventions)
+        return keys if self.gate is None else f"{keys}|gate={self.gate.key}"
+
+    def ungated(self) -> Arm:
+        """This arm without its gate (what a clip the gate opens for is decoded under)."""
+        return Arm(self.label, self.interventions)
 
     @property
     def kind(self) -> str:
@@ -73,7 +86,7 @@ class Arm:
             "sites": [s for iv in self.interventions for s in iv.sites],
             "key": self.key,
             "parts": [iv.to_dict() for iv in self.interventions],
-        }
+        } | ({"gate": self.gate.to_dict()} if self.gate is not None else {})
 
 
 def as_arm(arm: Intervention | Arm) -> Arm:
@@ -220,6 +233,28 @@ def _control_arms(
     return arms
 
 
+def direction_gate(direction: Direction, at: float = 0.5, *, position: int | None = None) -> Gate:
+    """A gate from a saved direction (a decoder site's set A minus set B, set B's mean kept): open
+    iff ``(h - mean_B) . d / |d| > at * |d|`` at the prompt end (``at = 0.5``: the midpoint of
+    the two sets' means; 0: set B's mean, 1: set A's)."""
+    if not direction.has_mean_b:
+        raise ConfigError(
+            f"gate direction {direction.name!r} was saved without set B's mean (the gate's center); "
+            "fix: recreate it with asr-audit mech direction"
+        )
+    if not np.isfinite(at):
+        raise ConfigError(f"gate_at {at!r} must be a finite number (a multiple of the direction's norm)")
+    mean_b = np.asarray(direction.mean_b, np.float64)
+    g = Gate.between(direction.site, mean_b + np.asarray(direction.vector, np.float64), mean_b, position=position)
+    return Gate(g.site, g.vector, g.center, at * direction.norm, position, label=f"{direction.name} at {at:g}")
+
+
+def gated_arms(arms: Sequence[Intervention | Arm], gate: Gate) -> list[Arm]:
+    """Every arm (the intervention and its controls) under the same ``gate``: controls then differ
+    from the arm only in the edit."""
+    return [Arm(a.label, a.interventions, gate) for a in map(as_arm, arms)]
+
+
 @dataclass(frozen=True, slots=True)
 class SteerArm:
     """One arm: its accept-ref on planted sites, flips against the clean run, WER on faithful texts."""
@@ -233,9 +268,12 @@ class SteerArm:
     n_sites: int
     wer: float | None
     n_failed: int
+    n_open: int | None = None  # gated arm: clips the gate opened for (of n_clips); None: not gated
+    n_clips: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        gate = {} if self.n_open is None else {"gate_open": {"k": self.n_open, "n": self.n_clips}}
+        return gate | {
             "label": self.label,
             "intervention": dict(self.intervention) if self.intervention else None,
             "accept_ref": self.accept_ref.to_dict(),
@@ -292,8 +330,47 @@ def _direction_dict(direction: Direction | Sequence[Direction] | None) -> dict[s
 def _arm_dict(arm: Arm) -> dict[str, Any]:
     """A one-intervention arm reports that intervention (as before multi-site arms existed)."""
     if len(arm.interventions) == 1:
-        return {**arm.interventions[0].to_dict(), "label": arm.label}
+        gate = {"gate": arm.gate.to_dict(), "key": arm.key} if arm.gate is not None else {}
+        return {**arm.interventions[0].to_dict(), "label": arm.label} | gate
     return arm.to_dict()
+
+
+def prompt_activations(
+    backend: Any, audios: Sequence[np.ndarray], sites: Sequence[str], position: int | None = None
+) -> dict[str, np.ndarray]:
+    """Per site, the ``(n, width)`` outputs at absolute decoder token ``position`` (default
+    ``len(backend.prompt) - 1``, the one that predicts the first text token) of an unedited
+    teacher-forced pass on the prompt alone (``backend.score`` with empty prefix and target), one
+    clip per call so a clip's value does not depend on its batch; encoder states come from the
+    backend's encoder memo. The gate's pre-pass, and what a gate is fitted on."""
+    if not callable(getattr(backend, "score", None)):
+        raise ConfigError(
+            f"{getattr(backend, 'spec', backend)!r} cannot teacher-force (no score); fix: gate a PyTorch backend"
+        )
+    if position is None:
+        prompt = getattr(backend, "prompt", None)
+        if not prompt:
+            raise ConfigError("the gate's default position needs the backend's prompt; fix: give the gate a position")
+        position = len(prompt) - 1
+    got: dict[str, list[np.ndarray]] = {s: [] for s in sites}
+
+    def sink(site: str, t: Any, pos: int = position) -> None:
+        if t.dim() != 3 or t.shape[1] <= pos:
+            raise ConfigError(f"gate at {site}: no token position {pos} in a {tuple(t.shape)} output")
+        got[site].append(t[0, pos].double().cpu().numpy().copy())
+
+    for audio in audios:
+        with recording(backend, sites, sink):
+            backend.score([audio], [""], [""])
+    return {s: np.array(v).reshape(len(audios), -1) for s, v in got.items()}
+
+
+def gate_scores(backend: Any, audios: Sequence[np.ndarray], gate: Gate) -> np.ndarray:
+    """``(h - center) . vector`` per clip, ``h`` from :func:`prompt_activations` (no intervention
+    active: the gate reads the clean model); a clip is open where it exceeds ``gate.threshold``."""
+    inner = backend.inner if isinstance(backend, SteeredBackend) else backend
+    h = prompt_activations(inner, audios, [gate.site], gate.position)[gate.site]
+    return np.array([gate.score(x) for x in h], np.float64)
 
 
 def flips(clean: SiteScore, steered: SiteScore) -> tuple[int, int]:
@@ -334,7 +411,12 @@ def run_steer(
     batch_size: int = 8,
 ) -> SteerResult:
     """Transcribe ``corpus`` clean and under each arm (through ``store``), then score every arm.
-    An arm is one :class:`Intervention` or an :class:`Arm` of several applied together."""
+    An arm is one :class:`Intervention` or an :class:`Arm` of several applied together.
+
+    A gated arm is evaluated per clip in a pre-pass (:func:`gate_scores`: unedited, teacher-forced
+    on the prompt alone); a clip it opens for gets the *ungated* arm's decode (through the store,
+    under the ungated arm's key, so rows decoded earlier are reused), a closed clip the clean
+    decode. Gates at one site and position share one pre-pass."""
     arm_list = [as_arm(a) for a in arms]
     labels = [CLEAN, *(a.label for a in arm_list)]
     if len(set(labels)) != len(labels):
@@ -343,13 +425,32 @@ def run_steer(
     runners += [(a.label, SteeredBackend(backend, a.interventions), a) for a in arm_list]
     hyps: dict[str, dict[str, str]] = {lab: {} for lab in labels}
     failed: dict[str, int] = dict.fromkeys(labels, 0)
+    opened: dict[str, set[str]] = {}  # gate key -> ids of the clips it opened for
     clips = corpus.clips
     for start in range(0, len(clips), batch_size):
         sub = Corpus(corpus.name, corpus.split, corpus.source, clips[start : start + batch_size])
-        for label, runner, _ in runners:  # arms innermost: the batch's encoder states stay memoized
-            out = transcribe_corpus(runner, sub, store, batch_size=batch_size)
+        clean_failed: set[str] = set()
+        read: dict[tuple[str, int | None], np.ndarray] = {}  # (site, position) -> this batch's gate activations
+        for label, runner, arm in runners:  # arms innermost: the batch's encoder states stay memoized
+            on = sub
+            if arm is not None and arm.gate is not None:
+                gate, is_open = arm.gate, opened.setdefault(arm.gate.key, set())
+                where = (gate.site, gate.position)
+                if where not in read:  # one pre-pass per batch and gate site, shared by every gate there
+                    audios = [load_audio(c) for c in sub.clips]
+                    read[where] = prompt_activations(backend, audios, [gate.site], gate.position)[gate.site]
+                is_open.update(c.id for c, h in zip(sub.clips, read[where]) if gate.opens(h))
+                closed = [c.id for c in sub.clips if c.id not in is_open]
+                hyps[label].update({cid: hyps[CLEAN][cid] for cid in closed if cid in hyps[CLEAN]})
+                failed[label] += sum(cid in clean_failed for cid in closed)
+                on = Corpus(sub.name, sub.split, sub.source, tuple(c for c in sub.clips if c.id in is_open))
+                if not on.clips:
+                    continue
+            out = transcribe_corpus(runner, on, store, batch_size=batch_size)
             hyps[label].update({r.clip_id: r.hypothesis for r in out.records})
             failed[label] += len(out.failures)
+            if arm is None:
+                clean_failed = {f.clip_id for f in out.failures}
     refs = {c.id: c.reference for c in clips}
     scores = {lab: score_sites(items, refs, hyps[lab]) for lab in labels}
     result_arms = []
@@ -367,6 +468,7 @@ def run_steer(
                 sc.accept_ref.n,
                 wer_on(hyps[label], wer_texts) if wer_texts else None,
                 failed[label],
+                *((len(opened[iv.gate.key]), len(clips)) if iv is not None and iv.gate is not None else (None, None)),
             )
         )
     return SteerResult(

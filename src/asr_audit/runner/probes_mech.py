@@ -12,6 +12,8 @@ In an experiment spec::
     clamp_at = 0.0                 # clamp: cap above set B's mean, in multiples of |d|
     trigger_at = 0.5               # clamp: move only projections beyond this (default: clamp_at)
     positions = "1:2"              # decoder sites: edit only absolute token positions P0:P1 (default: all)
+    gate = "voice-L0"              # a saved decoder-site direction: edit only the clips it opens for
+    gate_at = 0.5                  # gate threshold above set B's mean, in multiples of |d| (0.5: midway)
     k = 1                          # ablation rank
     n_random = 3                   # random-direction controls (the shuffled control is always run)
     truth = "organism-set"         # folder with truth.jsonl: accept-ref is scored on its planted sites
@@ -50,6 +52,8 @@ MECH_PARAMS = (
     "clamp_at",
     "trigger_at",
     "positions",
+    "gate",
+    "gate_at",
     "k",
     "n_random",
     "truth",
@@ -71,6 +75,8 @@ class MechOptions:
     clamp_at: float = 0.0
     trigger_at: float | None = None
     positions: str | None = None
+    gate: str | None = None
+    gate_at: float = 0.5
     k: int = 1
     n_random: int = 3
     truth: str | None = None
@@ -97,6 +103,8 @@ class MechOptions:
                 "is not P0:P1 with 0 <= P0 < P1",
                 'use e.g. positions = "1:2" (absolute decoder token positions, the prompt counts)',
             )
+        check(math.isfinite(self.gate_at), "gate_at", self.gate_at, "must be finite", "use a number such as 0.5")
+        check(self.gate != "", "gate", self.gate, "is empty", "name a saved direction, or drop gate")
         check(self.n_random >= 0, "n_random", self.n_random, "must not be negative", "use n_random = 0 or more")
         for name in self.site:
             check(
@@ -133,6 +141,8 @@ class MechOptions:
                 clamp_at=r.number("clamp_at", 0.0),
                 trigger_at=r.number("trigger_at", None),
                 positions=r.text("positions", None),
+                gate=r.text("gate", None),
+                gate_at=r.number("gate_at", 0.5),
                 k=r.integer("k", 1),
                 n_random=r.integer("n_random", 3),
                 truth=r.text("truth", None),
@@ -166,8 +176,9 @@ def _is_site(name: str) -> bool:
     return True
 
 
-def _load_directions(ctx: ProbeContext, surface: Surface, options: MechOptions) -> list[Any]:
-    """The saved directions ``options`` names; a missing folder or name is an error naming the field."""
+def _load_directions(ctx: ProbeContext, surface: Surface, options: MechOptions, field: str = "direction") -> list[Any]:
+    """The saved directions ``options`` names in ``field`` (``direction``, or ``gate``); a missing
+    folder or name is an error naming the field."""
     from pathlib import Path
 
     from asr_audit.errors import AuditError
@@ -185,11 +196,12 @@ def _load_directions(ctx: ProbeContext, surface: Surface, options: MechOptions) 
 
         root = cache_dir() / "directions"
     out = []
-    for name in options.direction:
+    names = options.direction if field == "direction" else (options.gate,) if options.gate else ()
+    for name in names:
         if not (root / f"{name}.json").is_file():
             have = sorted(p.stem for p in root.glob("*.json")) if root.is_dir() else []
             raise ConfigError(
-                f"{ctx.spec_path}: {surface.name('direction')} = {name!r}: no saved direction of that name in {root}"
+                f"{ctx.spec_path}: {surface.name(field)} = {name!r}: no saved direction of that name in {root}"
                 + (f" (saved: {', '.join(have)})" if have else "")
                 + f"; fix: make it with asr-audit mech direction --name {name} --directions {root}, "
                 f"or set {surface.name('directions')} to the folder that holds it"
@@ -197,7 +209,7 @@ def _load_directions(ctx: ProbeContext, surface: Surface, options: MechOptions) 
         try:
             out.append(load_direction(name, root))
         except AuditError as exc:
-            raise ConfigError(f"{ctx.spec_path}: {surface.name('direction')} = {name!r}: {exc}") from None
+            raise ConfigError(f"{ctx.spec_path}: {surface.name(field)} = {name!r}: {exc}") from None
     return out
 
 
@@ -239,7 +251,7 @@ def mech_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any] |
     from asr_audit.calib.truth import load_truth
     from asr_audit.corpus.clips import Corpus
     from asr_audit.errors import AuditError
-    from asr_audit.mechrun.steer import control_arms, run_steer
+    from asr_audit.mechrun.steer import control_arms, direction_gate, gated_arms, run_steer
     from asr_audit.models.base import SITES, require_capability
 
     if ctx.clips is None or ctx.backend is None:
@@ -265,6 +277,12 @@ def mech_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any] |
         trigger_at=options.trigger_at,
         positions=_parse(options.positions),
     )
+    gates = _load_directions(ctx, surface, options, "gate")
+    if gates:
+        try:
+            arms = gated_arms(arms, direction_gate(gates[0], options.gate_at))
+        except ConfigError as exc:
+            raise ConfigError(f"{ctx.spec_path}: {surface.name('gate')} = {options.gate!r}: {exc}") from None
     clips = ctx.clips
     if options.speakers:
         keep = tuple(c for c in clips.clips if c.speaker in set(options.speakers))
@@ -284,6 +302,12 @@ def mech_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any] |
     backend = ctx.backend(options.model)
     require_capability(backend, SITES)
     _check_sites(ctx, surface, options, backend, loaded)
+    if gates and (gates[0].site not in set(backend.sites()) or not callable(getattr(backend, "score", None))):
+        raise ConfigError(
+            f"{ctx.spec_path}: {surface.name('gate')} = {options.gate!r}: {options.model} has no site "
+            f"{gates[0].site!r} or cannot teacher-force the prompt (score); fix: gate a Whisper PyTorch model "
+            "on a direction made at one of its decoder sites"
+        )
     result = run_steer(
         backend,
         clips,
