@@ -1433,7 +1433,8 @@ def large_induction_arms(ds: list[Direction], alphas: tuple[float, ...], *, seed
 
 
 GATE2_STEPS = ("fresh-gate2-diag", "fresh-gate2-A", "gate2-pool")
-GATE2_Q = (("q95", 95.0), ("q99", 99.0), ("max", 100.0))  # triggers: percentiles of voice A's faithful positions
+# triggers: percentiles of the benchmark voice's faithful training positions' projections
+GATE2_Q = (("q75", 75.0), ("q95", 95.0), ("q99", 99.0), ("max", 100.0))
 FULL_ARM = "best + omission clamp c=0 first position L1-2"  # the seventh session's gated arm
 
 
@@ -1453,7 +1454,7 @@ def gate2_parts(
     * ``L1-2`` the decision direction mean-ablated at layers 1-2, every position;
     * ``L0`` layer 0 clamped at voice B's decision-position mean (``c = 0``);
     * ``om`` the omission direction clamped at ``c = 0`` at the first text position, layers 1-2;
-    * ``A-q95 L1-2`` (``q99``, ``max``; and ``A-q99 L0``): the conditional version of ``L1-2``
+    * ``A-q95 L1-2`` (``q75``, ``q99``, ``max``; and ``A-q99 L0``): the conditional version of ``L1-2``
       (of ``L0``): a position is moved to voice B's mean only where its projection exceeds that
       percentile of the projections of every decoder position of the benchmark voice's *training*
       clips with no planted edit (``pos_a``)."""
