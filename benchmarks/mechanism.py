@@ -1523,7 +1523,10 @@ def gate2_pool(paths: list[Path], key: str = "fresh-gate2-A") -> list[dict]:
             row["faithful_change"] = sum(f["change"] * f["words"] for f in fs) / words
             row["faithful_clips_changed"] = sum(f["clips_changed"] for f in fs)
             row["faithful_clips"] = sum(f["n_clips"] for f in fs)
-            row["by_set"] = [(f["change"], r["effect_share"]) for f, r in zip(fs, runs)]
+            row["by_set"] = [
+                (f["change"], 1.0 - r["arms"][j]["accept_ref"]["rate"] / r["arms"][0]["accept_ref"]["rate"])
+                for f, r in zip(fs, runs)
+            ]
         rows.append(row)
     return rows
 
