@@ -44,6 +44,13 @@ set. Steps, all through the library the ``asr-audit mech`` verbs call:
    decoder layer, threshold at the midpoint; fitted on the training direction clips, layer by
    held-out AUC); voices A, B, C (the other faithful training voice) and D (unseen);
    ``fresh-gate-null`` the gated arm on the base model and the control.
+9. a milder gated edit (seventh session, second round): ``fresh-gate2-diag`` each piece of the
+   gated arm on voice A's faithful sentences of ``--eval-set`` (which piece costs WER there);
+   ``fresh-gate2-A`` conditional arms on voice A (the layers 1-2 mean ablation only above a
+   percentile of the projections of every decoder position of voice A's training clips with no
+   planted edit); ``gate2-pool`` the tuning sets' ``--json`` files (``--pool``) pooled and the
+   rule's pick; ``fresh-gate2-extra`` the chosen arm without its layers 1-2 piece. A second-round
+   arm named by ``--arm`` in ``fresh-gate-A|B|C`` gets its controls piece by piece.
 
 The *decision-position* direction contrasts the policy where it acts: for each planted edit of a
 training voice-A clip, the residual at the token position that predicts the first token where the
@@ -661,6 +668,9 @@ def main(argv: list[str] | None = None) -> int:
                     )
                     arms2 = [gate2_arm(label, parts, gate) for label in GATE2_DIAG]
                     title = f"Faithful sentences of voice {va}: each piece of the gated arm"
+                elif step == "fresh-gate2-extra":
+                    arms2 = [gate2_arm(label, parts, gate) for label in GATE2_EXTRA]
+                    title = f"Fresh sentences: the chosen arm's pieces (gate {gate.label}), voice {va}"
                 else:
                     arms2 = [gate2_arm(label, parts, gate) for label in (*GATE2_ARMS, FULL_ARM)]
                     title = f"Fresh sentences: conditional gated arms (gate {gate.label}), voice {va}"
@@ -1432,7 +1442,7 @@ def large_induction_arms(ds: list[Direction], alphas: tuple[float, ...], *, seed
     return arms
 
 
-GATE2_STEPS = ("fresh-gate2-diag", "fresh-gate2-A", "gate2-pool")
+GATE2_STEPS = ("fresh-gate2-diag", "fresh-gate2-A", "fresh-gate2-extra", "gate2-pool")
 # triggers: percentiles of the benchmark voice's faithful training positions' projections
 GATE2_Q = (("q75", 75.0), ("q95", 95.0), ("q99", 99.0), ("max", 100.0))
 FULL_ARM = "best + omission clamp c=0 first position L1-2"  # the seventh session's gated arm
@@ -1486,6 +1496,9 @@ GATE2_DIAG = {
     "omission clamp c=0 first position L1-2": ("om",),
     "mean-ablate L1-2 + omission clamp c=0 first position L1-2": ("L1-2", "om"),
 }
+GATE2_EXTRA = {  # secondary, after the confirmation: the chosen arm without its layers 1-2 piece
+    "clamp c=0 L0 + omission first L1-2": ("L0", "om"),
+}
 GATE2_ARMS = {
     **{
         f"A-trigger {name} L1-2 + clamp c=0 L0 + omission first L1-2": (f"A-{name} L1-2", "L0", "om")
@@ -1499,7 +1512,7 @@ GATE2_ARMS = {
 def gate2_arm(label: str, parts: dict[str, tuple[Intervention, ...]], gate: Gate, control: str = "") -> Arm:
     """The arm ``label`` of ``GATE2_DIAG`` / ``GATE2_ARMS`` under ``gate``; a control's label is
     prefixed ``random-0`` / ``shuffled``."""
-    names = {**GATE2_DIAG, **GATE2_ARMS}[label]
+    names = {**GATE2_DIAG, **GATE2_ARMS, **GATE2_EXTRA}[label]
     prefix = {"": "", "random": "random-0 ", "shuffled": "shuffled "}[control]
     return Arm(f"gated {prefix}{label}", tuple(iv for n in names for iv in parts[n]), gate)
 
