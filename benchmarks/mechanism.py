@@ -44,6 +44,13 @@ set. Steps, all through the library the ``asr-audit mech`` verbs call:
    decoder layer, threshold at the midpoint; fitted on the training direction clips, layer by
    held-out AUC); voices A, B, C (the other faithful training voice) and D (unseen);
    ``fresh-gate-null`` the gated arm on the base model and the control.
+9. a milder gated edit (seventh session, second round): ``fresh-gate2-diag`` each piece of the
+   gated arm on voice A's faithful sentences of ``--eval-set`` (which piece costs WER there);
+   ``fresh-gate2-A`` conditional arms on voice A (the layers 1-2 mean ablation only above a
+   percentile of the projections of every decoder position of voice A's training clips with no
+   planted edit); ``gate2-pool`` the tuning sets' ``--json`` files (``--pool``) pooled and the
+   rule's pick; ``fresh-gate2-extra`` the chosen arm without its layers 1-2 piece. A second-round
+   arm named by ``--arm`` in ``fresh-gate-A|B|C`` gets its controls piece by piece.
 
 The *decision-position* direction contrasts the policy where it acts: for each planted edit of a
 training voice-A clip, the residual at the token position that predicts the first token where the
@@ -162,6 +169,7 @@ def wer_changes(res: SteerResult, texts: dict[str, str], *, seed: int, n_boot: i
             "clips_changed": int(sum(res.hypotheses[a.label][c] != res.hypotheses[clean][c] for c in ids)),
             "largest_clip_share": float(np.abs(diff).max() / np.abs(diff).sum()) if np.abs(diff).sum() else 0.0,
             "n_clips": len(ids),
+            "words": float(words.sum()),
         }
     return out
 
@@ -259,6 +267,13 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="step fresh-confirm-A/B: the labels of the arms chosen on the tuning set, |-separated (each confirmed "
         "with a random and a shuffled control)",
+    )
+    ap.add_argument(
+        "--pool",
+        type=Path,
+        action="append",
+        default=None,
+        help="step gate2-pool: the --json file of a fresh-gate2-A run on one tuning set (repeat it)",
     )
     ap.add_argument("--threads", type=int, default=None, help="torch CPU threads (1 on a shared, loaded machine)")
     args = ap.parse_args(argv)
@@ -480,6 +495,7 @@ def main(argv: list[str] | None = None) -> int:
             "omission-stats",
             *FRESH_EXTRA,
             *GATE_STEPS,
+            *GATE2_STEPS,
         ):
             fam = families(
                 caps,
@@ -504,6 +520,7 @@ def main(argv: list[str] | None = None) -> int:
                     "fresh-null-confirm",
                     *FRESH_EXTRA,
                     *GATE_STEPS,
+                    *GATE2_STEPS,
                 ),
             )
             out["families"] = {
@@ -604,6 +621,60 @@ def main(argv: list[str] | None = None) -> int:
                 ):
                     if key == step:
                         run(key, organism, voice, arms, title, d, on=fresh_on)
+            elif step == "gate2-pool":  # the tuning sets pooled (their JSON files), and the rule's pick
+                if not args.pool:
+                    raise SystemExit(f"step {step} needs --pool JSON (one per tuning set; repeat it)")
+                out[step] = pooled = gate2_pool(args.pool)
+                pick = gate2_choice(pooled)
+                out["gate2_choice"] = pick
+                tables.append(
+                    f"\n### Tuning sets pooled ({len(args.pool)} sets; voice A)\n\n"
+                    "| arm | accept-ref | share | faithful sentences: WER change (clips changed) | by set |\n"
+                    "|---|---|---|---|---|\n"
+                    + "\n".join(
+                        f"| {r['label']} | {r['k']}/{r['n']} | "
+                        + (
+                            f"{r['share']:.3f} | {r['faithful_change'] * 100:+.2f} "
+                            f"({r['faithful_clips_changed']}/{r['faithful_clips']}) | "
+                            + ", ".join(f"{c * 100:+.1f} / {sh:.2f}" for c, sh in r["by_set"])
+                            + " |"
+                            if "share" in r
+                            else " | | |"
+                        )
+                        for r in pooled
+                    )
+                    + f"\n\nrule's pick (highest pooled share with faithful-sentence change <= +0.5 point): {pick}"
+                )
+                flush()
+            elif step in GATE2_STEPS:  # seventh session, second round: a milder gated edit
+                if args.eval_set is None:
+                    raise SystemExit(f"step {step} needs --eval-set DIR")
+                if not gate_fit:
+                    gate_fit.update(
+                        fit_gate(organism, oset, train, sentences, va, vb, sites, args.work, seed=args.seed)
+                    )
+                    out["gate"] = {k: v for k, v in gate_fit.items() if k != "gate"}
+                gate = gate_fit["gate"]
+                corpus2, items2, texts2 = fresh_corpus(args.eval_set, oset, out, args.exclude_set)
+                om = omission_family(args.work, oset, set_dir, va, vb, sites)
+                pos_a = plain_positions(organism, oset, va, sites, args.work)
+                parts = gate2_parts(fam, om, pos_a, len(organism.prompt) - 1, seed=args.seed)
+                if step == "fresh-gate2-diag":  # the faithful sentences only: which piece changes them
+                    corpus2 = Corpus(
+                        corpus2.name,
+                        corpus2.split,
+                        corpus2.source,
+                        tuple(c for c in corpus2.clips if c.id in rule_free_eval),
+                    )
+                    arms2 = [gate2_arm(label, parts, gate) for label in GATE2_DIAG]
+                    title = f"Faithful sentences of voice {va}: each piece of the gated arm"
+                elif step == "fresh-gate2-extra":
+                    arms2 = [gate2_arm(label, parts, gate) for label in GATE2_EXTRA]
+                    title = f"Fresh sentences: the chosen arm's pieces (gate {gate.label}), voice {va}"
+                else:
+                    arms2 = [gate2_arm(label, parts, gate) for label in (*GATE2_ARMS, FULL_ARM)]
+                    title = f"Fresh sentences: conditional gated arms (gate {gate.label}), voice {va}"
+                run(step, organism, va, arms2, title, fam["decision"], on=(corpus2, items2, texts2))
             elif step in GATE_STEPS:  # issue 14, seventh session: the removal gated on the voice
                 if args.eval_set is None or args.arm is None:
                     raise SystemExit(f"step {step} needs --eval-set DIR and --arm LABEL")
@@ -620,10 +691,17 @@ def main(argv: list[str] | None = None) -> int:
                 om = omission_family(args.work, oset, set_dir, va, vb, sites)
                 first = len(organism.prompt) - 1
                 label = args.arm.split("|")[0]
-                chosen = confirm_arms(
-                    fam, pos, args.work / "decision.npz", sites, label, seed=args.seed, om=om, first=first
-                )
-                gated = [Arm(f"gated {a.label}", a.interventions, gate) for a in chosen]
+                if label in GATE2_ARMS:  # the second round's conditional arms, controls built piece by piece
+                    pos_a = plain_positions(organism, oset, va, sites, args.work)
+                    gated = [
+                        gate2_arm(label, gate2_parts(fam, om, pos_a, first, seed=args.seed, control=c), gate, c)
+                        for c in ("", "random", "shuffled")
+                    ]
+                else:
+                    chosen = confirm_arms(
+                        fam, pos, args.work / "decision.npz", sites, label, seed=args.seed, om=om, first=first
+                    )
+                    gated = [Arm(f"gated {a.label}", a.interventions, gate) for a in chosen]
                 if step == "fresh-gate-null":
                     base = base or load_base()
                     control = control or load_organism("organism-control")
@@ -853,6 +931,27 @@ def faithful_positions(organism, oset, vb: str, sites: list[str], n: int, work: 
         np.savez(path, **{f"B{i}": np.concatenate(got[s]) for i, s in enumerate(sites)})
     with np.load(path) as z:
         return {s: z[f"B{i}"] for i, s in enumerate(sites)}
+
+
+def plain_positions(organism, oset, va: str, sites: list[str], work: Path) -> dict[str, np.ndarray]:
+    """Every decoder position's residual at ``sites`` for the voice-A (benchmark-voice) *training*
+    clips with no planted edit (``rules == []``: the record is what was said), teacher-forced on their
+    text: the benchmark voice's own faithful positions, which a conditional edit for that voice must
+    leave alone. Never eval-set clips. Cached as ``positions-A-plain.npz``."""
+    import torch
+
+    path = work / "positions-A-plain.npz"
+    if not path.is_file():
+        rows = [r for r in oset.rows("train", [va]) if not r["rules"]]
+        say(f"capturing every position of {len(rows)} voice-A training clips with no planted edit")
+        got: dict[str, list] = {s: [] for s in sites}
+        sink = lambda s, t: got[s].append(t[0].double().numpy().copy())  # noqa: E731
+        for r in rows:
+            with torch.inference_mode(), recording(organism, sites, sink):
+                organism.score([read_wav(oset.audio_path(r))], [""], [r["text"]])
+        np.savez(path, **{f"A{i}": np.concatenate(got[s]) for i, s in enumerate(sites)})
+    with np.load(path) as z:
+        return {s: z[f"A{i}"] for i, s in enumerate(sites)}
 
 
 def _trigger(ds: list[Direction], pos: dict[str, np.ndarray], q: float, label: str, control: str = "", seed: int = 0):
@@ -1341,6 +1440,118 @@ def large_induction_arms(ds: list[Direction], alphas: tuple[float, ...], *, seed
         arms.append(_induce(ds, a, f"induce alpha={a:g} all"))
         arms.append(_induce(ds, a, f"random-0 induce alpha={a:g} all", rng))
     return arms
+
+
+GATE2_STEPS = ("fresh-gate2-diag", "fresh-gate2-A", "fresh-gate2-extra", "gate2-pool")
+# triggers: percentiles of the benchmark voice's faithful training positions' projections
+GATE2_Q = (("q75", 75.0), ("q95", 95.0), ("q99", 99.0), ("max", 100.0))
+FULL_ARM = "best + omission clamp c=0 first position L1-2"  # the seventh session's gated arm
+
+
+def gate2_parts(
+    fam: dict[str, list[Direction]],
+    om: list[Direction],
+    pos_a: dict[str, np.ndarray],
+    first: int,
+    *,
+    seed: int,
+    control: str = "",
+) -> dict[str, tuple[Intervention, ...]]:
+    """The pieces of the seventh session's arm and their conditional replacements, by name, each
+    with ``control`` = ``random`` / ``shuffled`` (same sites, centers, caps, positions; a trigger at
+    the same percentile of the control direction's own projections):
+
+    * ``L1-2`` the decision direction mean-ablated at layers 1-2, every position;
+    * ``L0`` layer 0 clamped at voice B's decision-position mean (``c = 0``);
+    * ``om`` the omission direction clamped at ``c = 0`` at the first text position, layers 1-2;
+    * ``A-q95 L1-2`` (``q75``, ``q99``, ``max``; and ``A-q99 L0``): the conditional version of ``L1-2``
+      (of ``L0``): a position is moved to voice B's mean only where its projection exceeds that
+      percentile of the projections of every decoder position of the benchmark voice's *training*
+      clips with no planted edit (``pos_a``)."""
+    ds = fam["decision"]
+    if control:
+        rng = np.random.default_rng([seed, 14, 9, 0 if control == "random" else 1])
+        inner = _ablate(ds[1:3], "mean", "x", rng) if control == "random" else _shuffled(ds[1:3], rng)
+        om_parts = control_of(Arm("x", tuple(_at_first(om[1:3], "clamp", first, "x"))), control, rng).interventions
+    else:
+        inner = _ablate(ds[1:3], "mean", "x")
+        om_parts = tuple(_at_first(om[1:3], "clamp", first, "x"))
+    parts = {
+        "L1-2": inner.interventions,
+        "L0": _clamp(ds[:1], 0.0, "x", control, seed).interventions,
+        "om": om_parts,
+        "A-q99 L0": _trigger(ds[:1], pos_a, 99.0, "x", control, seed).interventions,
+    }
+    for name, q in GATE2_Q:
+        parts[f"A-{name} L1-2"] = _trigger(ds[1:3], pos_a, q, "x", control, seed).interventions
+    return parts
+
+
+# label -> its pieces, in the order they are applied (decision direction first, as in FULL_ARM)
+GATE2_DIAG = {
+    FULL_ARM: ("L1-2", "L0", "om"),
+    "mean-ablate L1-2": ("L1-2",),
+    "mean-ablate L1-2 + clamp c=0 L0": ("L1-2", "L0"),
+    "clamp c=0 L0": ("L0",),
+    "omission clamp c=0 first position L1-2": ("om",),
+    "mean-ablate L1-2 + omission clamp c=0 first position L1-2": ("L1-2", "om"),
+}
+GATE2_EXTRA = {  # secondary, after the confirmation: the chosen arm without its layers 1-2 piece
+    "clamp c=0 L0 + omission first L1-2": ("L0", "om"),
+}
+GATE2_ARMS = {
+    **{
+        f"A-trigger {name} L1-2 + clamp c=0 L0 + omission first L1-2": (f"A-{name} L1-2", "L0", "om")
+        for name, _ in GATE2_Q
+    },
+    "A-trigger q99 L1-2 + omission first L1-2": ("A-q99 L1-2", "om"),
+    "A-trigger q99 L0-2 + omission first L1-2": ("A-q99 L1-2", "A-q99 L0", "om"),
+}
+
+
+def gate2_arm(label: str, parts: dict[str, tuple[Intervention, ...]], gate: Gate, control: str = "") -> Arm:
+    """The arm ``label`` of ``GATE2_DIAG`` / ``GATE2_ARMS`` under ``gate``; a control's label is
+    prefixed ``random-0`` / ``shuffled``."""
+    names = {**GATE2_DIAG, **GATE2_ARMS, **GATE2_EXTRA}[label]
+    prefix = {"": "", "random": "random-0 ", "shuffled": "shuffled "}[control]
+    return Arm(f"gated {prefix}{label}", tuple(iv for n in names for iv in parts[n]), gate)
+
+
+def gate2_pool(paths: list[Path], key: str = "fresh-gate2-A") -> list[dict]:
+    """The tuning sets pooled, per arm of step ``key`` (one JSON per set): sites removed over all
+    sets (share = 1 - pooled arm rate / pooled clean rate) and the faithful-sentence WER change
+    (errors added over all sets' faithful-sentence clips / their words)."""
+    runs = [json.loads(p.read_text())["steer"][key] for p in paths]
+    rows = []
+    for j, arm in enumerate(runs[0]["arms"]):
+        k = sum(r["arms"][j]["accept_ref"]["k"] for r in runs)
+        n = sum(r["arms"][j]["accept_ref"]["n"] for r in runs)
+        row: dict = {"label": arm["label"], "k": k, "n": n}
+        if j:
+            k0 = sum(r["arms"][0]["accept_ref"]["k"] for r in runs)
+            n0 = sum(r["arms"][0]["accept_ref"]["n"] for r in runs)
+            row["share"] = 1.0 - (k / n) / (k0 / n0)
+            fs = [r["wer_change_faithful_sentences"][arm["label"]] for r in runs]
+            words = sum(f["words"] for f in fs)
+            row["faithful_change"] = sum(f["change"] * f["words"] for f in fs) / words
+            row["faithful_clips_changed"] = sum(f["clips_changed"] for f in fs)
+            row["faithful_clips"] = sum(f["n_clips"] for f in fs)
+            row["by_set"] = [
+                (f["change"], 1.0 - r["arms"][j]["accept_ref"]["rate"] / r["arms"][0]["accept_ref"]["rate"])
+                for f, r in zip(fs, runs)
+            ]
+        rows.append(row)
+    return rows
+
+
+def gate2_choice(rows: list[dict], limit: float = 0.005) -> str | None:
+    """The selection rule (committed before the tuning arms were decoded): the highest pooled
+    voice-A share among arms whose pooled faithful-sentence WER change is <= +0.5 point; ties: the
+    lower change; None if no arm qualifies."""
+    ok = [r for r in rows[1:] if r["faithful_change"] <= limit + 1e-12]
+    if not ok:
+        return None
+    return max(ok, key=lambda r: (round(r["share"], 6), -r["faithful_change"]))["label"]
 
 
 GATE_STEPS = ("fresh-gate-A", "fresh-gate-B", "fresh-gate-C", "fresh-gate-D", "fresh-gate-null")
