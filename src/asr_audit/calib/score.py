@@ -33,6 +33,15 @@ from asr_audit.calib.generate import CONVENTION, END, ERROR_KINDS, POSITIONS, ST
 from asr_audit.calib.truth import Truth, TruthItem
 from asr_audit.errors import InputFileError
 from asr_audit.probes.predfiles.refdis import DELETION, INSERTION, SUBSTITUTION, Edit
+from asr_audit.probes.predfiles.verified import (
+    REFERENCE_RIGHT,
+    REFERENCE_WRONG,
+    TRUTH,
+    UNSURE,
+    EditLabel,
+    Verification,
+    edit_key,
+)
 from asr_audit.stats.intervals import Rate, clustered_rate
 from asr_audit.stats.rng import model_rng
 
@@ -323,6 +332,30 @@ def score_miner(
         seed=seed,
         min_confidence=point,
     )
+
+
+def edit_label(truth: Truth, edit: Edit) -> str:
+    """What planted truth says of one mined edit: ``reference-wrong`` when it matches a planted
+    error, ``unsure`` when it matches only a record convention (not an error, yet not the panel's
+    mishearing either), ``reference-right`` when it matches nothing planted (the panel misheard)."""
+    cid = truth.resolve(edit.clip_id)
+    if cid is None:
+        raise InputFileError(
+            truth.source or "calibration set",
+            f"mined clip {edit.clip_id!r} is not in the set",
+            "verify edits of prediction files made from this calibration set's manifests",
+        )
+    matched = [t for t in truth.items if t.clip_id == cid and edit_matches(edit, t)]
+    if any(t.is_error for t in matched):
+        return REFERENCE_WRONG
+    return UNSURE if matched else REFERENCE_RIGHT
+
+
+def truth_verification(truth: Truth, edits: Iterable[Edit], name: str = "") -> Verification:
+    """Every edit of ``edits`` (a run's full-panel and leave-one-out edits) labelled by planted
+    truth (:func:`edit_label`): an exact source, so verified accept-ref needs no precision bound."""
+    labels = {edit_key(e): EditLabel(label=edit_label(truth, e)) for e in edits}
+    return Verification(source=TRUTH, name=name or f"planted truth ({truth.source or 'calibration set'})", labels=labels)
 
 
 def check_references(truth: Truth, references: Mapping[str, str]) -> list[str]:
