@@ -10,9 +10,16 @@ with every target, met or not, with 95% intervals (``asr_audit.organism.validity
 2. the donor organism (:mod:`asr_audit.organism.donor`): the battery's refdis measure on its
    held-out benchmark-voice clips with conversational and benchmark donors appended, in the
    benchmark voice and in ``flite-rms``, and the battery's difference-in-differences;
-3. the miner's row, read from ``benchmarks/results/miner-validity.json`` (``--miner-json``) when
-   present, else "not run"; write it with
-   ``python benchmarks/miner_precision.py --out benchmarks/results/miner-validity.json``.
+3. the miner's rows (precision and recall at the tool's default, the demo's and the recommended
+   operating point, judged on the pooled interval's lower end), read from
+   ``benchmarks/results/miner-validity.json`` (``--miner-json``) when present, else "not run";
+   write it with ``python benchmarks/miner_precision.py --out benchmarks/results/miner-validity.json``.
+   Its provenance (:mod:`asr_audit.provenance`) is checked against the code at hand: rows of a file
+   written by other code read "stale", of a file without provenance "unverified".
+
+Exit status: 0 only when every target is met; 1 when any target is not met, not run, undefined,
+stale or unverified (a section left out with ``--parts`` counts as not run). ``--json`` writes
+the results with their own provenance (code hash, commit, date, command, seed, weights' hashes).
 
 ``--parts policy`` also runs the voice-gated policy organism and its control and prints their
 tables (``docs/organism.md``): accept-ref on planted sites per voice and donor condition,
@@ -57,6 +64,7 @@ from asr_audit.organism.train import (
     trainable_names,
 )
 from asr_audit.organism.weights import load_delta
+from asr_audit.provenance import PROVENANCE_KEY, file_hash, make_provenance
 from asr_audit.stats.intervals import Rate
 
 DONOR_TEXT = "Yeah so anyway I was gonna ask if you guys wanna grab some lunch later, maybe around one?"
@@ -369,7 +377,24 @@ DONOR_CONDITIONS = (
     "voice:{v}+donor:conv8s",
     "voice:{v}+donor:bench8s",
 )
-DEFAULT_MINER_JSON = Path(__file__).resolve().parent / "results" / "miner-validity.json"
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_MINER_JSON = ROOT / "benchmarks" / "results" / "miner-validity.json"
+# what a run's provenance code hash covers: the organisms, the probes they run, the statistics
+VALIDITY_CODE = (
+    "asr_audit.audio",
+    "asr_audit.calib",
+    "asr_audit.organism",
+    "asr_audit.probes",
+    "asr_audit.stats",
+    "asr_audit.text",
+)
+
+
+def _organism_inputs(out_dir: Path, parts: list[str]) -> dict[str, str]:
+    """sha256 of the organism weights the run evaluated (its inputs besides the code and the seed)."""
+    kinds = {"memorizer": ("memorizer", "memorizer-control"), "donor": ("donor",), "policy": ("benchmark", "control")}
+    paths = [weights_path(k, out_dir) for p in parts for k in kinds.get(p, ())]
+    return {p.name: file_hash(p) for p in paths if p.is_file()}
 
 
 def _train_meta(path: Path) -> dict:
@@ -655,10 +680,13 @@ def run_donor(args: argparse.Namespace, out_dir: Path, results: dict) -> tuple[l
 
 
 def run_miner(path: Path, results: dict) -> list:
-    """Section 3 is another helper's work: read its result file when present."""
+    """Section 3 is another benchmark's work: read its result file when present, and check its
+    provenance against the code at hand (a file without one, or written by other code, is never
+    "met")."""
     import json as _json
 
     from asr_audit.organism.validity import miner_target
+    from asr_audit.provenance import PROVENANCE_KEY, freshness
 
     data = None
     if path.is_file():
@@ -666,8 +694,20 @@ def run_miner(path: Path, results: dict) -> list:
             data = _json.loads(path.read_text(encoding="utf-8"))
         except ValueError as exc:
             raise SystemExit(f"{path}: not JSON ({exc}); fix: rewrite it with the miner's benchmark") from None
-    results["miner"] = {"source": str(path), "result": data}
-    return miner_target(data, str(path))
+    fresh = None if data is None else freshness(data.get(PROVENANCE_KEY), ROOT)
+    results["miner"] = {
+        "source": str(path),
+        "freshness": None if fresh is None else {"status": fresh.status, "detail": fresh.detail},
+        "result": data,
+    }
+    return miner_target(data, _rel(path), None if fresh is None else (fresh.status, fresh.detail))
+
+
+def _rel(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -737,6 +777,9 @@ def main(argv: list[str] | None = None) -> int:
 
     results["seconds"] = round(time.perf_counter() - t_start, 1)
     results["targets"] = [t.to_dict() for t in targets]
+    results[PROVENANCE_KEY] = make_provenance(
+        VALIDITY_CODE, [args.seed], _organism_inputs(out_dir, parts), files=("benchmarks/validity.py",), root=ROOT
+    ).to_dict()
     print(f"\n## Positive controls (issue 13), seed {args.seed}, {results['seconds'] / 60:.1f} min\n")
     print(targets_table(targets), flush=True)
     if args.json:
@@ -757,7 +800,14 @@ def main(argv: list[str] | None = None) -> int:
             {"title": "asr-audit validity: positive controls", "seed": args.seed, "probes": probes}, args.report
         )
         say(f"report: {path}")
-    return 0 if all(t.met is not False for t in targets) else 1
+    unmet = [t for t in targets if t.met is not True]
+    if unmet:
+        print(
+            f"\n{len(unmet)} of {len(targets)} targets not shown met: "
+            + ", ".join(f"{sum(t.status == st for t in unmet)} {st}" for st in sorted({t.status for t in unmet})),
+            flush=True,
+        )
+    return 0 if not unmet else 1
 
 
 if __name__ == "__main__":
