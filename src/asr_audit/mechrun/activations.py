@@ -99,24 +99,35 @@ def decision_capture(
     return {s: np.array(v) for s, v in xa.items()}, {s: np.array(v) for s, v in xb.items()}
 
 
+def _every_position(
+    organism: Any, oset: OrganismSet, rows: Sequence[dict[str, Any]], text: str, sites: list[str], prefix: str
+) -> dict[str, Any]:
+    """Every decoder position's residual at ``sites`` for ``rows``, teacher-forced on each row's
+    ``text`` field, stacked per site as ``{prefix}{i}`` (the ``.npz`` layout the callers cache)."""
+    import torch
+
+    got: dict[str, list] = {s: [] for s in sites}
+
+    def sink(site: str, t: Any) -> None:
+        got[site].append(t[0].double().numpy().copy())
+
+    for r in rows:
+        with torch.inference_mode(), recording(organism, sites, sink):
+            organism.score([read_wav(oset.audio_path(r))], [""], [r[text]])
+    return {f"{prefix}{i}": np.concatenate(got[s]) for i, s in enumerate(sites)}
+
+
 def faithful_positions(
     organism: Any, oset: OrganismSet, vb: str, sites: list[str], n: int, work: Path, *, say: Say = quiet
 ) -> dict[str, np.ndarray]:
     """Every decoder position's residual at ``sites`` for the first ``n`` training clips in voice B,
     teacher-forced on their faithful text (what the organism writes for that voice): the
     distribution a conditional ablation must leave alone. Cached as ``positions-B.npz``."""
-    import torch
-
     path = work / "positions-B.npz"
     if not path.is_file():
         say(f"capturing every position of {n} voice-B training clips (faithful text)")
         rows = oset.rows("train", [vb])[:n]
-        got: dict[str, list] = {s: [] for s in sites}
-        sink = lambda s, t: got[s].append(t[0].double().numpy().copy())  # noqa: E731
-        for r in rows:
-            with torch.inference_mode(), recording(organism, sites, sink):
-                organism.score([read_wav(oset.audio_path(r))], [""], [r["faithful"]])
-        savez(path, {f"B{i}": np.concatenate(got[s]) for i, s in enumerate(sites)})
+        savez(path, _every_position(organism, oset, rows, "faithful", sites, "B"))
     with np.load(path) as z:
         return {s: z[f"B{i}"] for i, s in enumerate(sites)}
 
@@ -128,18 +139,11 @@ def plain_positions(
     clips with no planted edit (``rules == []``: the record is what was said), teacher-forced on their
     text: the benchmark voice's own faithful positions, which a conditional edit for that voice must
     leave alone. Never eval-set clips. Cached as ``positions-A-plain.npz``."""
-    import torch
-
     path = work / "positions-A-plain.npz"
     if not path.is_file():
         rows = [r for r in oset.rows("train", [va]) if not r["rules"]]
         say(f"capturing every position of {len(rows)} voice-A training clips with no planted edit")
-        got: dict[str, list] = {s: [] for s in sites}
-        sink = lambda s, t: got[s].append(t[0].double().numpy().copy())  # noqa: E731
-        for r in rows:
-            with torch.inference_mode(), recording(organism, sites, sink):
-                organism.score([read_wav(oset.audio_path(r))], [""], [r["text"]])
-        savez(path, {f"A{i}": np.concatenate(got[s]) for i, s in enumerate(sites)})
+        savez(path, _every_position(organism, oset, rows, "text", sites, "A"))
     with np.load(path) as z:
         return {s: z[f"A{i}"] for i, s in enumerate(sites)}
 
