@@ -10,9 +10,16 @@ with every target, met or not, with 95% intervals (``asr_audit.organism.validity
 2. the donor organism (:mod:`asr_audit.organism.donor`): the battery's refdis measure on its
    held-out benchmark-voice clips with conversational and benchmark donors appended, in the
    benchmark voice and in ``flite-rms``, and the battery's difference-in-differences;
-3. the miner's row, read from ``benchmarks/results/miner-validity.json`` (``--miner-json``) when
-   present, else "not run"; write it with
-   ``python benchmarks/miner_precision.py --out benchmarks/results/miner-validity.json``.
+3. the miner's rows (precision and recall at the tool's default, the demo's and the recommended
+   operating point, judged on the pooled interval's lower end), read from
+   ``benchmarks/results/miner-validity.json`` (``--miner-json``) when present, else "not run";
+   write it with ``python benchmarks/miner_precision.py --out benchmarks/results/miner-validity.json``.
+   Its provenance (:mod:`asr_audit.provenance`) is checked against the code at hand: rows of a file
+   written by other code read "stale", of a file without provenance "unverified".
+
+Exit status: 0 only when every target is met; 1 when any target is not met, not run, undefined,
+stale or unverified (a section left out with ``--parts`` counts as not run). ``--json`` writes
+the results with their own provenance (code hash, commit, date, command, seed, weights' hashes).
 
 ``--parts policy`` also runs the voice-gated policy organism and its control and prints their
 tables (``docs/organism.md``): accept-ref on planted sites per voice and donor condition,
@@ -20,6 +27,15 @@ reference disagreement and the miner against the planted truth, masked-number re
 
     python benchmarks/validity.py [--reuse] [--report DIR] [--json out.json]
     python benchmarks/validity.py --parts policy [--steps 200] [--control-steps 100]
+    python benchmarks/validity.py --replication     # every evaluation seed of the freeze record (issue 27)
+
+Replication (issue 27): ``--write-freeze 'memorizer=...;donor=...'`` writes the freeze record
+(``benchmarks/results/frozen-recipes-2026-12-01.json``: recipes, evaluation settings, targets,
+intervals, evaluation and tuning seeds, and the code hash of this script and the modules it runs)
+before any evaluation run; each run on an evaluation seed writes
+``--json benchmarks/results/replication/<part>-seed<S>.json``; ``--replication`` prints one row per
+planned seed (pass, miss, not run, or "other code" when the run's code hash is not the frozen one)
+and the replication rate per section (:mod:`asr_audit.organism.replication`).
 """
 
 from __future__ import annotations
@@ -57,6 +73,7 @@ from asr_audit.organism.train import (
     trainable_names,
 )
 from asr_audit.organism.weights import load_delta
+from asr_audit.provenance import PROVENANCE_KEY, file_hash, make_provenance
 from asr_audit.stats.intervals import Rate
 
 DONOR_TEXT = "Yeah so anyway I was gonna ask if you guys wanna grab some lunch later, maybe around one?"
@@ -369,7 +386,24 @@ DONOR_CONDITIONS = (
     "voice:{v}+donor:conv8s",
     "voice:{v}+donor:bench8s",
 )
-DEFAULT_MINER_JSON = Path(__file__).resolve().parent / "results" / "miner-validity.json"
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_MINER_JSON = ROOT / "benchmarks" / "results" / "miner-validity.json"
+# what a run's provenance code hash covers: the organisms, the probes they run, the statistics
+VALIDITY_CODE = (
+    "asr_audit.audio",
+    "asr_audit.calib",
+    "asr_audit.organism",
+    "asr_audit.probes",
+    "asr_audit.stats",
+    "asr_audit.text",
+)
+
+
+def _organism_inputs(out_dir: Path, parts: list[str]) -> dict[str, str]:
+    """sha256 of the organism weights the run evaluated (its inputs besides the code and the seed)."""
+    kinds = {"memorizer": ("memorizer", "memorizer-control"), "donor": ("donor",), "policy": ("benchmark", "control")}
+    paths = [weights_path(k, out_dir) for p in parts for k in kinds.get(p, ())]
+    return {p.name: file_hash(p) for p in paths if p.is_file()}
 
 
 def _train_meta(path: Path) -> dict:
@@ -655,10 +689,13 @@ def run_donor(args: argparse.Namespace, out_dir: Path, results: dict) -> tuple[l
 
 
 def run_miner(path: Path, results: dict) -> list:
-    """Section 3 is another helper's work: read its result file when present."""
+    """Section 3 is another benchmark's work: read its result file when present, and check its
+    provenance against the code at hand (a file without one, or written by other code, is never
+    "met")."""
     import json as _json
 
     from asr_audit.organism.validity import miner_target
+    from asr_audit.provenance import PROVENANCE_KEY, freshness
 
     data = None
     if path.is_file():
@@ -666,8 +703,115 @@ def run_miner(path: Path, results: dict) -> list:
             data = _json.loads(path.read_text(encoding="utf-8"))
         except ValueError as exc:
             raise SystemExit(f"{path}: not JSON ({exc}); fix: rewrite it with the miner's benchmark") from None
-    results["miner"] = {"source": str(path), "result": data}
-    return miner_target(data, str(path))
+    fresh = None if data is None else freshness(data.get(PROVENANCE_KEY), ROOT)
+    results["miner"] = {
+        "source": str(path),
+        "freshness": None if fresh is None else {"status": fresh.status, "detail": fresh.detail},
+        "result": data,
+    }
+    return miner_target(data, _rel(path), None if fresh is None else (fresh.status, fresh.detail))
+
+
+def _rel(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
+FROZEN = ROOT / "benchmarks" / "results" / "frozen-recipes-2026-12-01.json"
+REPLICATION_DIR = ROOT / "benchmarks" / "results" / "replication"
+
+
+def freeze_record(seeds: dict[str, list[int]], tuning: dict[str, list[int]], args: argparse.Namespace) -> dict:
+    """The freeze record (issue 27): the recipes, evaluation settings, targets and intervals as the
+    code at hand defines them, the evaluation seeds, and the code hash every replication run must
+    carry (the same modules and script as a run's own provenance)."""
+    from dataclasses import asdict
+
+    from asr_audit.organism.donor import donor_set_config
+    from asr_audit.organism.memorizer import MemorizerSetConfig
+    from asr_audit.organism.validity import donor_targets, memorizer_targets
+
+    def train(kind: str, steps: int, lr: float) -> dict:
+        cfg = TrainConfig(steps=steps, lr=lr, batch_size=args.batch_size, seed=0).to_dict()
+        return {**cfg, "seed": "the evaluation seed", "defaults": list(TRAIN_DEFAULTS[kind])}
+
+    return {
+        "what": "the memorizer and donor recipes, their evaluation, targets and intervals, frozen before any "
+        "evaluation run on the seeds below (issue 27); a replication run's provenance code_hash must equal "
+        "this record's",
+        "tag": "frozen-recipes-2026-12-01",
+        "evaluation_seeds": seeds,
+        "derived_seeds": {"donor": [s + 1000 for s in seeds.get("donor", [])]},
+        "tuning_seeds": tuning,
+        "recipes": {
+            "memorizer": {
+                "train": train("memorizer", args.memorizer_steps, args.memorizer_lr),
+                "set": json.loads(json.dumps(asdict(MemorizerSetConfig()), default=str)),
+            },
+            "donor": {
+                "train": train("donor", args.donor_steps, args.donor_lr),
+                "set": json.loads(json.dumps(asdict(donor_set_config(args.donor_sentences)), default=str)),
+                "eval_clips": args.donor_eval,
+                "conditions": list(DONOR_CONDITIONS),
+            },
+        },
+        "targets": {
+            "memorizer": [t.claim for t in memorizer_targets({}, {}, {})],
+            "donor": [t.claim for t in donor_targets(None)],
+        },
+        "intervals": {
+            "masked recovery": "Wilson 95% (run_masked)",
+            "masked lift over decoys": "sentence sign-flip interval (stats.intervals.sign_flip_mean), 4 decoys, "
+            "intelligibility gate WER <= 0.3",
+            "forced continuation": "sentence-clustered interval (run_continuation), last 3 words hidden",
+            "donor cells": "Wilson 95%; DiD: sentence-clustered bootstrap, flagged by stats.flags.difference_flagged",
+        },
+        "pass_rule": "a seed passes a section when every target of that section is met; every planned seed is "
+        "reported (pass, miss, not run, other code) with the rate passed / run",
+        "commands": {
+            "memorizer": "asr-audit organism train --kind memorizer --which memorizer --seed S; the same with "
+            "--which memorizer-control; python benchmarks/validity.py --parts memorizer --reuse --seed S --json "
+            "benchmarks/results/replication/memorizer-seedS.json",
+            "donor": "asr-audit organism train --kind donor --seed S; python benchmarks/validity.py --parts donor "
+            "--reuse --seed S --json benchmarks/results/replication/donor-seedS.json",
+        },
+        PROVENANCE_KEY: make_provenance(
+            VALIDITY_CODE,
+            sorted({s for v in seeds.values() for s in v}),
+            files=("benchmarks/validity.py",),
+            root=ROOT,
+        ).to_dict(),
+    }
+
+
+def print_replication(frozen_path: Path, results: Path) -> int:
+    """The replication table of every planned seed (``--replication``); 0 only when all passed."""
+    from asr_audit.organism.replication import replication_table, seed_rows
+
+    if not frozen_path.is_file():
+        raise SystemExit(f"{frozen_path}: no freeze record; fix: name it with --frozen")
+    frozen = json.loads(frozen_path.read_text(encoding="utf-8"))
+    records = {}
+    for part, seeds in frozen["evaluation_seeds"].items():
+        for seed in seeds:
+            f = results / f"{part}-seed{seed}.json"
+            if f.is_file():
+                records[(part, int(seed))] = json.loads(f.read_text(encoding="utf-8"))
+    rows = seed_rows(frozen, records)
+    print(f"\n## Replication on the evaluation seeds of {_rel(frozen_path)} ({frozen.get('tag')})\n")
+    print(replication_table(rows), flush=True)
+    return 0 if rows and all(r.outcome == "pass" for r in rows) else 1
+
+
+def _seed_map(text: str) -> dict[str, list[int]]:
+    """``memorizer=311,312;donor=321`` -> ``{"memorizer": [311, 312], "donor": [321]}``."""
+    out = {}
+    for part in filter(None, (p.strip() for p in text.split(";"))):
+        name, _, seeds = part.partition("=")
+        out[name.strip()] = [int(s) for s in seeds.split(",") if s.strip()]
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -706,7 +850,28 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reuse", action="store_true", help="reuse deltas already trained with these settings")
     ap.add_argument("--out", type=Path, default=None, help="where the deltas go (default: the backends' folder)")
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument(
+        "--replication",
+        action="store_true",
+        help="print the replication table: every evaluation seed of --frozen, read from --results-dir",
+    )
+    ap.add_argument("--frozen", type=Path, default=FROZEN, help="the freeze record (--replication, --write-freeze)")
+    ap.add_argument("--results-dir", type=Path, default=REPLICATION_DIR, help="<part>-seed<S>.json files")
+    ap.add_argument(
+        "--write-freeze",
+        default=None,
+        metavar="SEEDS",
+        help="write the freeze record to --frozen with these evaluation seeds, e.g. 'memorizer=311,312;donor=321'",
+    )
+    ap.add_argument("--tuning-seeds", default="memorizer=0,1;donor=0", help="seeds already looked at (--write-freeze)")
     args = ap.parse_args(argv)
+    if args.replication:
+        return print_replication(args.frozen, args.results_dir)
+    if args.write_freeze:
+        record = freeze_record(_seed_map(args.write_freeze), _seed_map(args.tuning_seeds), args)
+        args.frozen.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+        say(f"wrote {args.frozen}")
+        return 0
     parts = [p.strip() for p in args.parts.split(",") if p.strip()]
     bad = [p for p in parts if p not in ("memorizer", "donor", "policy")]
     if bad:
@@ -737,6 +902,9 @@ def main(argv: list[str] | None = None) -> int:
 
     results["seconds"] = round(time.perf_counter() - t_start, 1)
     results["targets"] = [t.to_dict() for t in targets]
+    results[PROVENANCE_KEY] = make_provenance(
+        VALIDITY_CODE, [args.seed], _organism_inputs(out_dir, parts), files=("benchmarks/validity.py",), root=ROOT
+    ).to_dict()
     print(f"\n## Positive controls (issue 13), seed {args.seed}, {results['seconds'] / 60:.1f} min\n")
     print(targets_table(targets), flush=True)
     if args.json:
@@ -757,7 +925,14 @@ def main(argv: list[str] | None = None) -> int:
             {"title": "asr-audit validity: positive controls", "seed": args.seed, "probes": probes}, args.report
         )
         say(f"report: {path}")
-    return 0 if all(t.met is not False for t in targets) else 1
+    unmet = [t for t in targets if t.met is not True]
+    if unmet:
+        print(
+            f"\n{len(unmet)} of {len(targets)} targets not shown met: "
+            + ", ".join(f"{sum(t.status == st for t in unmet)} {st}" for st in sorted({t.status for t in unmet})),
+            flush=True,
+        )
+    return 0 if not unmet else 1
 
 
 if __name__ == "__main__":

@@ -83,24 +83,63 @@ def test_donor_targets():
     assert all(t.status == "not run" for t in donor_targets(None))
 
 
-def test_miner_row_reads_the_file_or_says_not_run():
+def _r(v, lo, hi, n=150):
+    return {"rate": v, "ci_low": lo, "ci_high": hi, "n": n}
+
+
+def test_miner_rows_read_the_file_or_say_not_run():
     (absent,) = miner_target(None, "benchmarks/results/miner-validity.json")
     assert absent.met is None and absent.status == "not run" and "miner-validity.json" in absent.detail
-    (row,) = miner_target({"precision": {"rate": 0.93, "ci_low": 0.9, "ci_high": 0.96, "n": 150}, "recall": 0.82}, "x")
-    assert row.met and row.n == 150 and "recall 0.82" in row.detail
-    (low,) = miner_target({"precision": 0.95, "recall": {"estimate": 0.7}}, "x")
-    assert low.met is False
-    # the layout benchmarks/miner_precision.py --out writes: rates under "pooled"
-    pooled = {
+    # bare rates: one point, read as the recommended one; the others are not in the file
+    rows = miner_target({"precision": _r(0.95, 0.91, 0.98), "recall": _r(0.85, 0.81, 0.9)}, "x")
+    assert [t.claim.split(",")[0] for t in rows] == ["precision >= 0.9", "recall >= 0.8"] * 3
+    assert [t.status for t in rows] == ["not run"] * 4 + ["met", "met"]
+    assert "recommended point" in rows[4].claim and rows[4].n == 150
+
+
+def test_miner_is_judged_on_the_interval_bound_not_the_point():
+    # recall 0.85 with its interval starting at 0.79: under the target's bound, so not met
+    rows = miner_target({"precision": _r(0.97, 0.94, 0.99), "recall": _r(0.85, 0.79, 0.92)}, "x")
+    assert (rows[4].met, rows[5].met) == (True, False)
+    assert rows[5].status == "NOT met"
+
+
+def _file(**extra):
+    """The layout benchmarks/miner_precision.py --out wrote before issue 27: rates under "pooled"."""
+    seeds = [
+        {"seed": 201, "precision": _r(0.97, 0.90, 1.0, 31), "recall": _r(0.71, 0.55, 0.88, 42)},
+        {"seed": 202, "precision": _r(0.97, 0.91, 1.0, 35), "recall": _r(0.94, 0.86, 1.0, 36)},
+    ]
+    return {
         "min_confidence": 0.4,
-        "pooled": {
-            "precision": {"k": 145, "n": 149, "rate": 0.973, "ci_low": 0.94, "ci_high": 0.99},
-            "recall": {"k": 145, "n": 170, "rate": 0.853, "ci_low": 0.79, "ci_high": 0.92},
-            "met": True,
-        },
+        "pooled": {"precision": _r(0.973, 0.94, 0.99, 149), "recall": _r(0.853, 0.79, 0.92, 170), "met": True},
+        "per_seed": seeds,
+        "baselines": {"anchor": {"precision": _r(1.0, 0.97, 1.0, 135), "recall": _r(0.79, 0.72, 0.86, 170)}},
+        **extra,
     }
-    (bench,) = miner_target(pooled, "miner_precision.json")
-    assert bench.met and bench.n == 149 and "recall 0.85 [0.79, 0.92], min-confidence 0.4" in bench.detail
+
+
+def test_miner_rows_at_every_operating_point_with_each_seed():
+    rows = miner_target(_file(), "m.json")
+    default_p, default_r, demo_p, demo_r, rec_p, rec_r = rows
+    assert "tool's default" in default_p.claim and default_p.met is True and default_r.met is False
+    assert "per seed: not in the file" in default_p.detail
+    assert demo_p.status == demo_r.status == "not run"  # the file has no paper baseline
+    assert rec_p.met is True and rec_r.met is False
+    assert "seeds with low >= 0.8: 1/2" in rec_r.detail and "201: 0.71 (low 0.55)" in rec_r.detail
+    # the layout written since issue 27: "points", read as is
+    points = {"points": {"demo": {"pooled": {"precision": _r(0.93, 0.88, 0.97), "recall": _r(0.85, 0.8, 0.9)}}}}
+    rows = miner_target(points, "m.json")
+    assert [t.status for t in rows] == ["not run", "not run", "NOT met", "met", "not run", "not run"]
+
+
+def test_a_stale_or_unverified_file_is_never_met():
+    stale = miner_target(_file(), "m.json", ("stale", "code changed since it was written"))
+    assert [t.status for t in stale] == ["stale", "stale", "not run", "not run", "stale", "stale"]
+    assert all(t.met is None for t in stale)
+    assert stale[0].value == 1.0 and "code changed" in stale[0].detail  # the value is kept, not judged
+    unverified = miner_target(_file(), "m.json", ("unverified", "no provenance record"))
+    assert {t.status for t in unverified if t.value is not None} == {"unverified"}
 
 
 def test_table_and_report_section(tmp_path):

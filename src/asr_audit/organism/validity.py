@@ -29,7 +29,10 @@ conv donor on voice V's audio)`` flagged by the battery's own rule
 (:func:`asr_audit.stats.flags.difference_flagged`: its interval excludes 0, over at least
 :data:`~asr_audit.stats.flags.MIN_CLUSTERS_FOR_A_CLAIM` sentences).
 
-Section 3, the miner (:func:`miner_target`): read from the miner's result file when it exists.
+Section 3, the miner (:func:`miner_target`): read from the miner's result file when it exists,
+one precision and one recall row per operating point (the tool's default, the demo's, the
+recommended one), judged on the pooled interval's lower end; a file whose code hash no longer
+matches (:func:`asr_audit.provenance.freshness`) is "stale", one without provenance "unverified".
 """
 
 from __future__ import annotations
@@ -57,11 +60,14 @@ class Target:
     low: float | None
     high: float | None
     n: int | None
-    met: bool | None  # None: not run or undefined
+    met: bool | None  # None: not run, undefined, stale or unverified
     detail: str = ""
+    freshness: str = ""  # "": measured by this run; "stale" / "unverified": read from a result file
 
     @property
     def status(self) -> str:
+        if self.freshness:
+            return self.freshness
         return {True: "met", False: "NOT met", None: "not run" if self.n is None else "undefined"}[self.met]
 
     def to_dict(self) -> dict[str, Any]:
@@ -242,42 +248,93 @@ def donor_targets(
     ]
 
 
-def _pick(entry: Any) -> tuple[float | None, float | None, float | None]:
+MINER_POINTS: tuple[tuple[str, str, str, float | None], ...] = (
+    ("default", "the tool's default (`refdis`: anchor preset, no threshold)", "anchor", None),
+    ("demo", "the demo's setting (paper preset, no threshold)", "paper", None),
+    ("recommended", "the recommended point (paper preset, --min-confidence 0.4)", "paper", 0.4),
+)
+"""The miner's operating points the table judges: (key, label, preset, min_confidence). Every row
+says which one it judges; ``asr-audit refdis`` sets no ``--min-confidence`` unless asked."""
+
+
+def _pick(entry: Any) -> tuple[float | None, float | None, float | None, int | None]:
     if isinstance(entry, (int, float)):
-        return float(entry), None, None
+        return float(entry), None, None, None
     if not isinstance(entry, Mapping):
-        return None, None, None
+        return None, None, None, None
     value = next((entry[k] for k in ("rate", "estimate", "mean", "value") if entry.get(k) is not None), None)
     low = entry.get("ci_low", entry.get("low"))
     high = entry.get("ci_high", entry.get("high"))
-    return _num(value), _num(low), _num(high)
+    n = entry.get("n")
+    return _num(value), _num(low), _num(high), None if n is None else int(n)
 
 
-def miner_target(data: Mapping[str, Any] | None, source: str) -> list[Target]:
+def miner_points(data: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """``{point key: {"pooled": {"precision", "recall"}, "per_seed": [...] | None}}`` from the miner's
+    result file: its ``points`` (``benchmarks/miner_precision.py --out`` since issue 27), or the
+    earlier layout (``pooled`` + ``per_seed`` at the recommended point, the other points under
+    ``baselines`` without per-seed rates), or bare ``precision`` / ``recall`` (one point, taken as
+    the recommended one)."""
+    if isinstance(data.get("points"), Mapping):
+        return dict(data["points"])
+    if isinstance(data.get("pooled"), Mapping):
+        base = data.get("baselines") or {}
+        out: dict[str, Mapping[str, Any]] = {
+            "recommended": {"pooled": data["pooled"], "per_seed": data.get("per_seed")},
+        }
+        for key, name in (("default", "anchor"), ("demo", "paper")):
+            if isinstance(base.get(name), Mapping):
+                out[key] = {"pooled": base[name], "per_seed": None}
+        return out
+    return {"recommended": {"pooled": data, "per_seed": None}}
+
+
+def _seed_detail(per_seed: Any, measure: str, target: float) -> str:
+    """Each seed's rate and interval lower end, and how many seeds have that end at the target."""
+    if not per_seed:
+        return "per seed: not in the file"
+    parts, ok = [], 0
+    for row in per_seed:
+        v, lo, _, _ = _pick(row.get(measure))
+        ok += lo is not None and lo >= target
+        low = "" if lo is None else f" (low {lo:.2f})"
+        parts.append(f"{row.get('seed')}: {'-' if v is None else f'{v:.2f}'}{low}")
+    return f"seeds with low >= {target}: {ok}/{len(per_seed)}; " + ", ".join(parts)
+
+
+def miner_target(
+    data: Mapping[str, Any] | None, source: str, fresh: tuple[str, str] | None = ("fresh", "")
+) -> list[Target]:
     """Section 3 from the miner's result file (``None``: the file is absent, so "not run").
 
-    The file holds ``precision`` and ``recall`` (at the top or under ``pooled``, as
-    ``benchmarks/miner_precision.py --out`` writes them; a number, or ``{rate|estimate|mean, ci_low,
-    ci_high, n}``) over the fresh calibration seeds at the documented operating point, optionally
-    ``seeds`` and ``min_confidence``.
+    One precision row and one recall row per operating point of :data:`MINER_POINTS` present in
+    the file (:func:`miner_points`), each judged on its **interval bound**: met when the pooled
+    95% interval's lower end is at or above the target (:data:`MINER_PRECISION`,
+    :data:`MINER_RECALL`); the detail gives each seed's rate and lower end. ``fresh`` is the
+    result of :func:`asr_audit.provenance.freshness` as ``(status, detail)``: a ``stale`` or
+    ``unverified`` file's rows keep their values but carry that status, never "met".
     """
     s = "3 miner"
-    claim = f"precision >= {MINER_PRECISION} with recall >= {MINER_RECALL} on 5 fresh calibration seeds"
     if data is None:
+        claim = f"precision >= {MINER_PRECISION} and recall >= {MINER_RECALL} (interval lower ends), fresh seeds"
         return [Target(s, claim, None, None, None, None, None, f"no result file at {source}")]
-    if isinstance(data.get("pooled"), Mapping):  # benchmarks/miner_precision.py --out FILE
-        data = {**data["pooled"], **({"min_confidence": data["min_confidence"]} if "min_confidence" in data else {})}
-    p, p_lo, p_hi = _pick(data.get("precision"))
-    r, r_lo, r_hi = _pick(data.get("recall"))
-    n = data.get("precision", {}).get("n") if isinstance(data.get("precision"), Mapping) else None
-    met = None if p is None or r is None else (p >= MINER_PRECISION and r >= MINER_RECALL)
-    recall = (
-        "undefined"
-        if r is None
-        else f"{r:.2f}" + (f" [{r_lo:.2f}, {r_hi:.2f}]" if r_lo is not None and r_hi is not None else "")
-    )
-    extra = f", min-confidence {data['min_confidence']}" if "min_confidence" in data else ""
-    return [Target(s, claim, p, p_lo, p_hi, None if n is None else int(n), met, f"recall {recall}{extra} ({source})")]
+    status, why = fresh or ("unverified", "")
+    points = miner_points(data)
+    out = []
+    for key, label, _, _ in MINER_POINTS:
+        point = points.get(key)
+        for measure, target in (("precision", MINER_PRECISION), ("recall", MINER_RECALL)):
+            claim = f"{measure} >= {target}, pooled interval's lower end, at {label}"
+            if point is None:
+                out.append(Target(s, claim, None, None, None, None, None, f"not in {source}"))
+                continue
+            v, lo, hi, n = _pick((point.get("pooled") or {}).get(measure))
+            met = None if v is None or status != "fresh" else lo is not None and lo >= target
+            detail = "; ".join(
+                x for x in (_seed_detail(point.get("per_seed"), measure, target), why, f"({source})") if x
+            )
+            out.append(Target(s, claim, v, lo, hi, n, met, detail, "" if status == "fresh" else status))
+    return out
 
 
 def fmt_target_value(t: Target) -> str:
@@ -302,11 +359,13 @@ def targets_table(targets: Sequence[Target]) -> str:
 
 
 __all__ = [
+    "MINER_POINTS",
     "Target",
     "battery_cell",
     "donor_targets",
     "fmt_target_value",
     "memorizer_targets",
+    "miner_points",
     "miner_target",
     "targets_table",
 ]

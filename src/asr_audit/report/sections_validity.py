@@ -24,7 +24,10 @@ def validity_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
     r = entry["result"]
     anchor = ctx.slug(f"validity-{entry.get('corpus', '')}")
     targets = list(r.get("targets", []))
-    counts = {s: sum(t.get("status") == s for t in targets) for s in ("met", "NOT met", "not run", "undefined")}
+    counts = {
+        s: sum(t.get("status") == s for t in targets)
+        for s in ("met", "NOT met", "not run", "undefined", "stale", "unverified")
+    }
     html = ctx.render("validity.html.j2", r=r, targets=targets, counts=counts, **TEMPLATE_HELPERS)
     return Section(
         "Validity: positive controls (model organisms)",
