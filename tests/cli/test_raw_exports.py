@@ -31,7 +31,9 @@ def _refdis(run_cli, preds: Path, *more: str) -> tuple[int, str, str]:
 def test_before_each_problem_stops_the_run_with_what_fixes_it(raw: Path, run_cli) -> None:
     code, _, err = _refdis(run_cli, raw, "--models", "d")
     assert code == 2 and "b.csv: its clip ids barely match the other files' (0 of 150 shared" in err
-    assert re.search(r"here '\./en/clips/[^']+\.', '\./en/clips/[^']+\.'; in a\.csv: '/mnt/c/[^']+\.mp3', '/mnt/c/", err)
+    assert re.search(
+        r"here '\./en/clips/[^']+\.', '\./en/clips/[^']+\.'; in a\.csv: '/mnt/c/[^']+\.mp3', '/mnt/c/", err
+    )
     code, _, err = _refdis(run_cli, raw, "--models", "d", "--id-from", "stem")
     assert code == 2 and "b.csv" in err and "looks like mojibake" in err and "--fix-encoding" in err
     # the strict default still refuses references that differ only in case and punctuation

@@ -90,7 +90,10 @@ def test_barely_overlapping_ids_are_refused_with_two_unmatched_ids_from_each_sid
         load_predictions(folder)
     msg = str(err.value)
     assert msg.startswith(f"{folder / 'b.csv'}: its clip ids barely match the other files' (0 of 4 shared")
-    assert "here './en/clips/c1.', './en/clips/c2.'; in a.csv: '/mnt/c/Users/me/cv/c1.mp3', '/mnt/c/Users/me/cv/c2.mp3'" in msg
+    assert (
+        "here './en/clips/c1.', './en/clips/c2.'; in a.csv: '/mnt/c/Users/me/cv/c1.mp3', '/mnt/c/Users/me/cv/c2.mp3'"
+        in msg
+    )
     assert "--id-from" in msg and "--min-id-overlap 0" in msg
     assert len(load_predictions(folder, read=ReadOptions(min_id_overlap=0)).references) == 8  # knowingly
 

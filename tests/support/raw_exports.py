@@ -60,7 +60,10 @@ def write_raw_exports(folder: Path) -> Path:
     write(
         "a.csv",
         ["", "path", "sentence", "prediction_text"],
-        [[i, f"/mnt/c/Users/me/voxpopuli/en/{r['audio_filepath']}.mp3", r["text"], r["pred_text"]] for i, r in enumerate(a)],
+        [
+            [i, f"/mnt/c/Users/me/voxpopuli/en/{r['audio_filepath']}.mp3", r["text"], r["pred_text"]]
+            for i, r in enumerate(a)
+        ],
     )
     b = _rows(MODELS["b"])
     write(

@@ -16,7 +16,6 @@ from asr_audit.errors import ConfigError, InputFileError
 from asr_audit.outputs import check_output_file
 from asr_audit.text.compare import DEFAULT_COMPARE
 
-
 TABLE_MAX_LINES = 20
 """The most texts ``--format auto`` shows as a table; a longer file streams JSON Lines."""
 FORMATS = ("auto", "table", "jsonl", "tsv")
@@ -24,7 +23,7 @@ FORMATS = ("auto", "table", "jsonl", "tsv")
 
 @app.command(
     epilog=examples(
-        ("asr-audit normalize \"Mr. Brown's colour, thirty six at 10:00 AM\"", "four normalizers side by side"),
+        ('asr-audit normalize "Mr. Brown\'s colour, thirty six at 10:00 AM"', "four normalizers side by side"),
         ("asr-audit normalize --compare whisper --file refs.txt --out refs.norm.jsonl", "a whole file, as JSON Lines"),
         ("asr-audit normalize --compare whisper,oal --file refs.txt --format tsv", "text and outputs, tab-separated"),
     )

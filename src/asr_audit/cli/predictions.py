@@ -305,9 +305,7 @@ def _unscored_note(panel: list[str], mining: Any) -> str | None:
     )
 
 
-def _print_refdis(
-    data: dict[str, Any], json_out: Path | None, csv_out: Path | None, note: str | None = None
-) -> None:
+def _print_refdis(data: dict[str, Any], json_out: Path | None, csv_out: Path | None, note: str | None = None) -> None:
     from asr_audit.report.tables import refdis_csv, refdis_table, to_json, write_text
 
     if note is not None:

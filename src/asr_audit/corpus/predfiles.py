@@ -313,30 +313,28 @@ def _optional_str(value: Any) -> str | None:
     return str(value)
 
 
-def _columns_of(
-    path: Path, keys: list[Any], line: int, read: ReadOptions
-) -> tuple[str, str, str]:
+def _columns_of(path: Path, keys: list[Any], line: int, read: ReadOptions) -> tuple[str, str, str]:
     """The (id, reference, hypothesis) columns of a row with ``keys``: mapped by ``read``, else
     found by name (:func:`~asr_audit.corpus.reading.pick_column`); a one-line error otherwise."""
-    found = (
-        pick_column(keys, ID_COLUMNS, given=read.columns.get("id")),
-        pick_column(keys, REF_COLUMNS, given=read.columns.get("ref")),
-        pick_column(keys, HYP_COLUMNS, HYP_PREFIXES, given=read.columns.get("hyp")),
-    )
-    for col, role, names, what in zip(
-        found, COLUMN_ROLES, (ID_COLUMNS, REF_COLUMNS, HYP_COLUMNS), ("clip id", "reference", "hypothesis")
+    found: list[str] = []
+    for role, names, prefixes, what in (
+        ("id", ID_COLUMNS, (), "clip id"),
+        ("ref", REF_COLUMNS, (), "reference"),
+        ("hyp", HYP_COLUMNS, HYP_PREFIXES, "hypothesis"),
     ):
+        given = read.columns.get(role)
+        col = pick_column(keys, names, prefixes, given=given)
         if col is None:
-            given = read.columns.get(role)
             raise InputFileError(
                 path,
                 (f"no column {given!r}" if given is not None else f"no {what} column")
                 + f" (have: {header_names(keys)})",
-                f"name the {what} column with --{role}-col NAME (a spec: columns = {{{role} = \"NAME\"}})"
+                f'name the {what} column with --{role}-col NAME (a spec: columns = {{{role} = "NAME"}})'
                 + ("" if given is not None else f", or call it one of {', '.join(names[:6])}, ..."),
                 line,
             )
-    return found[0], found[1], found[2]  # type: ignore[return-value]  # None was refused above
+        found.append(col)
+    return found[0], found[1], found[2]
 
 
 def read_prediction_file(

@@ -66,7 +66,13 @@ class ReadOptions:
                 f"names the role {role!r}",
                 f"use the roles {', '.join(COLUMN_ROLES)}",
             )
-            check(isinstance(name, str), "columns", dict(self.columns), f"maps {role} to a non-name", "give the header's name")
+            check(
+                isinstance(name, str),
+                "columns",
+                dict(self.columns),
+                f"maps {role} to a non-name",
+                "give the header's name",
+            )
         pattern = self.id_pattern
         check(
             self.id_from in ID_FROM or pattern is not None,

@@ -208,7 +208,9 @@ def parse_spec(data: Mapping[str, Any], path: str = "<spec>") -> ExperimentSpec:
         f.done()
         if c.reading:
             if c.predictions is None:
-                f.fail(f"corpus[{i}].{next(iter(c.reading))}", "reads prediction files", "set predictions = or remove it")
+                f.fail(
+                    f"corpus[{i}].{next(iter(c.reading))}", "reads prediction files", "set predictions = or remove it"
+                )
             c.read_options(path, i)  # a bad value fails when the spec loads
         if (c.spec is None) == (c.predictions is None):
             f.fail(
