@@ -772,6 +772,7 @@ def _references(
             raise InputFileError(
                 pf.path,
                 f"clip {cid!r} has reference {ref[:60]!r} here but {have[:60]!r} in {first.path}:{line}"
+                + (f" (they differ at {change(have, ref)})" if ref[:60] == have[:60] else "")
                 + (" (they differ after normalizing too)" if lenient else "")
                 + mojibake_note(ref, have),
                 "use the same reference text for a clip in every prediction file, or choose: "

@@ -217,7 +217,10 @@ def change(old: str, new: str, context: int = 10) -> str:
 
     def cut(text: str) -> str:
         lo, hi = max(0, start - context), min(len(text), len(text) - end + context)
-        return ("…" if lo else "") + text[lo:hi] + ("…" if hi < len(text) else "")
+        shown = text[lo:hi]
+        if len(shown) > 4 * context + 20:  # a long difference: its two ends
+            shown = shown[: 2 * context + 10] + "…" + shown[-(2 * context + 10) :]
+        return ("…" if lo else "") + shown + ("…" if hi < len(text) else "")
 
     return f"{cut(old)!r} -> {cut(new)!r}"
 
@@ -275,17 +278,20 @@ def looks_like_mojibake(text: str) -> bool:
 
 
 def mojibake_note(*texts: str) -> str:
-    """A clause for a reference-conflict error when one of ``texts`` looks like mojibake ("" if none)."""
-    bad = [t for t in texts if looks_like_mojibake(t)]
-    if not bad:
-        return ""
-    m = _MOJIBAKE.search(bad[0])
-    return (
-        f" ({short(bad[0])} looks like mojibake, UTF-8 read as cp1252/latin-1: {m.group(0)!r}"
-        " — --fix-encoding repairs it)"
-        if m
-        else ""
-    )
+    """A clause for a reference-conflict error when one of ``texts`` looks like mojibake ("" if none).
+
+    >>> mojibake_note("a café", "a cafÃ© au lait")
+    " ('Ã©' in 'a cafÃ© au lait' looks like mojibake, UTF-8 read as cp1252/latin-1; --fix-encoding repairs it)"
+    """
+    for text in texts:
+        m = _MOJIBAKE.search(text)
+        if m is not None:
+            around = text[max(0, m.start() - 10) : m.end() + 10]
+            return (
+                f" ({m.group(0)!r} in {around!r} looks like mojibake, UTF-8 read as cp1252/latin-1;"
+                " --fix-encoding repairs it)"
+            )
+    return ""
 
 
 def encoding_fixer() -> Callable[[str], str]:
