@@ -59,6 +59,8 @@ def normalize(
         )
     if fmt not in FORMATS:
         raise ConfigError(f"--format {fmt!r} is not a format; fix: use one of {', '.join(FORMATS)}")
+    if out is not None and fmt == "table":
+        raise ConfigError("--out writes JSON Lines or TSV, not a table; fix: drop --format table, or --out")
     names = parse_names(compare)  # an unknown name fails before any file is read
     check_output_file(json_out, "--json")
     check_output_file(out, "--out")
