@@ -52,7 +52,10 @@ def gate(
     preset: str = typer.Option("anchor", "--preset", help="anchor | paper (refdis mining preset)."),
     min_panel: int | None = typer.Option(None, "--min-panel"),
     loo: bool = typer.Option(
-        True, "--loo/--no-loo", help="Leave-one-out mining (needs 4 panel models; --no-loo: the public code's rule)."
+        True,
+        "--loo/--no-loo",
+        help="Leave-one-out mining (4 panel models when the candidate or baseline is one; --no-loo: the public "
+        "code's rule).",
     ),
     normalizer: str = typer.Option("whisper", "--normalizer", help="Text normalizer (as for refdis)."),
     language: str = typer.Option("en", "--language", help="Language of the corpus (as for refdis)."),

@@ -56,3 +56,14 @@ def test_four_members_are_still_scored_leave_one_out() -> None:
 def test_a_run_that_scores_only_panel_members_is_still_refused(vox) -> None:
     with pytest.raises(ConfigError, match=r"name at least 4 panel members, name a model outside the panel"):
         run_refdis(vox, PANEL, RefdisParams(), models=PANEL, n_resamples=20)
+
+
+def test_the_gate_judges_candidate_and_baseline_on_the_same_edits(vox) -> None:
+    """Both outside a three-member panel: the gate runs; one of them inside it (no leave-one-out
+    edits for it) would compare it on other edits than the other: refused."""
+    from asr_audit.probes.predfiles.gate import run_gate
+
+    result = run_gate(vox, OUTSIDE, "wav2vec2-base-960h", RefdisParams(), panel=PANEL)
+    assert result.n_edits > 0
+    with pytest.raises(ConfigError, match=r"'whisper-base.en' is a member of a panel of 3, too few to score it"):
+        run_gate(vox, "whisper-base.en", OUTSIDE, RefdisParams(), panel=PANEL)

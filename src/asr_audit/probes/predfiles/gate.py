@@ -35,7 +35,7 @@ from asr_audit.corpus.reading import ReadOptions, Repairs
 from asr_audit.errors import ConfigError
 from asr_audit.options import Reader, Surface, build, check
 from asr_audit.probes.predfiles.inflation import inflation_columns
-from asr_audit.probes.predfiles.refdis import CONSENSUS, REF, ClipInput, Edit, RefdisParams
+from asr_audit.probes.predfiles.refdis import CONSENSUS, REF, ClipInput, Edit, RefdisParams, loo_unscored
 from asr_audit.probes.predfiles.refdis_options import RefdisOptions
 from asr_audit.probes.predfiles.refdis_result import RefdisResult
 from asr_audit.stats.contrast import Contrast, cluster_sums, ratio_contrast
@@ -450,6 +450,13 @@ def run_gate(
     options = options or GateOptions()
     if candidate == baseline:
         raise ConfigError(f"--candidate and --baseline are the same model {candidate!r}; fix: name two models")
+    inside = [m for m in (candidate, baseline) if m in panel]
+    if corrected is None and inside and loo_unscored(list(panel), params) is not None:
+        raise ConfigError(
+            f"{inside[0]!r} is a member of a panel of {len(panel)}, too few to score it leave-one-out, "
+            "so candidate and baseline would be judged on different edits; fix: add a panel model, "
+            "take it out of --panel, or pass --no-loo"
+        )
     cache = AlignmentCache() if cache is None else cache  # an empty cache is falsy (__len__)
     result: RefdisResult = run_refdis(
         preds,
