@@ -129,10 +129,12 @@ def test_too_small_panel_for_leave_one_out_is_refused(tmp_path: Path, run_cli) -
     code, _, err = run_cli("run", path, "--no-progress")
     assert code == 2 and "leave-one-out" in err and "loo = false" in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
+    three = ",".join(VOXPOPULI_PANEL[:3])
+    # only panel members to score: none could be judged (issue 29 lets a run with an outside model go on)
     code, _, err = run_cli(
-        "refdis", "--preds", VOXPOPULI_EXAMPLES, "--panel", ",".join(VOXPOPULI_PANEL[:3]), "--min-panel", "3"
+        "refdis", "--preds", VOXPOPULI_EXAMPLES, "--panel", three, "--min-panel", "3", "--models", three
     )
-    assert code == 2 and "fix: name at least 4 panel members, or pass --no-loo" in err
+    assert code == 2 and "fix: name at least 4 panel members, name a model outside the panel" in err
     code, _, err = run_cli(
         "refdis",
         "--preds",

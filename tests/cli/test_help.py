@@ -76,7 +76,12 @@ def test_version_names_the_engines(run_cli) -> None:
     assert first.startswith(f"asr-audit {asr_audit.__version__}")
     for engine in ("normalizer", "whisper-normalizer", "ctranslate2", "torch", "kaldialign"):
         assert re.search(rf"^\s+{re.escape(engine)}\s+\S", out, re.M), (engine, out)
-    assert re.search(r"normalizer\s+whisper \(whisper-normalizer [0-9.]+\)", out), out
+    # one name for the normalizer everywhere (issue 29): --version says what a run's header says
+    from asr_audit.text.normalize import DEFAULT_NORMALIZER, get_normalizer
+
+    label = get_normalizer(DEFAULT_NORMALIZER).describe()["label"]
+    assert re.search(rf"^\s+normalizer\s+{re.escape(label)}$", out, re.M), out
+    assert label.startswith("whisper (OpenAI Whisper EnglishTextNormalizer")
 
 
 def test_type_words() -> None:
@@ -89,3 +94,32 @@ def test_type_words() -> None:
         "INT RANGE",
         "",
     ]
+
+
+def _command(verb: tuple[str, ...]):
+    import typer
+
+    from asr_audit.cli import app
+
+    command = typer.main.get_command(app)
+    for name in verb:
+        command = command.commands[name]
+    return command
+
+
+@pytest.mark.parametrize("verb", VERBS, ids=lambda p: " ".join(p) or "asr-audit")
+def test_help_at_80_columns_shows_every_flag_name_whole(
+    verb: tuple[str, ...], run_cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At 80 columns no flag name is cut (``--min-consensus-c…`` was, issue 29): each of the
+    verb's flag names, negative ones included, stands whole on a line of its help."""
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.delenv("TERMINAL_WIDTH", raising=False)
+    code, out, err = run_cli(*verb, "--help")
+    assert code == 0, err
+    assert max(map(len, out.splitlines())) <= 80
+    words = set(re.findall(r"(?<![\w-])--?[\w][\w-]*", out))
+    for param in _command(verb).params:
+        for flag in [*param.opts, *param.secondary_opts]:
+            if flag.startswith("-"):
+                assert flag in words, f"asr-audit {' '.join(verb)} --help at 80 columns cuts {flag}"

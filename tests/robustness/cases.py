@@ -1291,8 +1291,14 @@ CASES += [
         "fixed.jsonl",
     ),
     Case(
-        "refdis-panel-member-shares-no-clip-warned-ok",
+        "refdis-files-share-no-clip-id-refused",
         _refdis(_isolated),
+        ERROR,
+        "mc.jsonl: its clip ids barely match the other files' (0 of 4 shared",
+    ),
+    Case(
+        "refdis-panel-member-shares-no-clip-warned-ok",
+        _refdis(_isolated, "--min-id-overlap", "0"),
         OK,
         "warning: panel model mc shares no answered clip id",
     ),
@@ -1355,7 +1361,9 @@ CASES += [
 def _isolated_spec(tmp: Path) -> Path:
     p = pred_spec(tmp, preds=str(_isolated(tmp)))
     p.write_text(
-        p.read_text().replace('["whisper-base.en", "whisper-small.en", "wav2vec2-base-960h"]', '["ma", "mb", "mc"]')
+        p.read_text()
+        .replace('["whisper-base.en", "whisper-small.en", "wav2vec2-base-960h"]', '["ma", "mb", "mc"]')
+        .replace('panel = ["ma"', 'min_id_overlap = 0  # mc shares no clip id: go on, warned\npanel = ["ma"')
     )
     return p
 

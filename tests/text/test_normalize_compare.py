@@ -52,3 +52,31 @@ def test_cli_errors(tmp_path: Path, run_cli) -> None:
     assert code == 2 and "missing.txt" in err and "fix:" in err
     code, _, err = run_cli("normalize", "--compare", "whisper,bogus", "x")
     assert code == 2 and "unknown normalizer 'bogus'" in err
+
+
+def test_cli_streams_a_file_as_json_lines_or_tsv(tmp_path: Path, run_cli) -> None:
+    """A file of more lines than a table shows streams one object per line, blank lines kept in
+    their place (output i is line i's); --format tsv writes a header and tab-separated lines;
+    --json alone prints no table (issue 29: 35,557 lines printed a 30 MB table)."""
+    lines = [f"Mr. Smith paid ${i}." for i in range(30)]
+    lines[3] = ""
+    texts = tmp_path / "t.txt"
+    texts.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, out, err = run_cli("normalize", "--compare", "whisper,basic", "--file", texts)
+    assert code == 0, err
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert len(rows) == 30 and [r["text"] for r in rows] == lines
+    assert rows[0] == {"text": "Mr. Smith paid $0.", "whisper": "mister smith paid $0", "basic": "mr smith paid 0"}
+    assert rows[3] == {"text": "", "whisper": "", "basic": ""}
+    code, out, err = run_cli("normalize", "--compare", "whisper", "--file", texts, "--format", "tsv")
+    assert code == 0, err
+    assert out.splitlines()[:2] == ["text\twhisper", "Mr. Smith paid $0.\tmister smith paid $0"]
+    dest = tmp_path / "out.jsonl"
+    code, out, err = run_cli("normalize", "--compare", "whisper", "--file", texts, "--out", dest)
+    assert code == 0 and "wrote" in out and len(dest.read_text(encoding="utf-8").splitlines()) == 30
+    code, out, err = run_cli("normalize", "--compare", "whisper", "--file", texts, "--json", tmp_path / "a.json")
+    assert code == 0 and out.strip().startswith("wrote") and len(out.splitlines()) == 1
+    code, out, err = run_cli("normalize", "--compare", "whisper", "--file", texts, "--format", "table")
+    assert code == 0 and "┃" in out  # a table on request
+    code, _, err = run_cli("normalize", "x", "--format", "xml")
+    assert code == 2 and "--format 'xml' is not a format" in err

@@ -19,6 +19,7 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.table import Table
 from rich.text import Text
 from typer.core import TyperGroup
 
@@ -67,12 +68,41 @@ def readable_types(command: Any) -> None:
         readable_types(sub)
 
 
+class _OptionsTable(Table):
+    """typer's options table, laid out so that no flag name is ever cut (issue 29).
+
+    typer builds each row as (required mark,) long names, short names, negative long names
+    (``--no-loo``), negative short names, type, help, and rich shrinks every column alike when
+    the terminal is narrow: at 80 columns ``--min-consensus-cer`` became ``--min-consensus-c…``.
+    Here a flag's negative name goes under its name (one column less), and every column but the
+    help keeps its width: only the help text wraps."""
+
+    def add_row(self, *cells: Any, **kwargs: Any) -> None:
+        if len(cells) in (6, 7):  # an options row (7: with the required mark); the commands table has fewer
+            head, (names, short, negative, neg_short, kind, text) = cells[: len(cells) - 6], cells[-6:]
+            if isinstance(negative, Text) and negative.plain:
+                names = Text.assemble(names, "\n", negative) if isinstance(names, Text) else names
+            cells = (*head, names, short, neg_short, kind, text)
+        super().add_row(*cells, **kwargs)
+        for column in self.columns[:-1]:
+            column.no_wrap = True
+
+
+def fit_help_tables() -> None:
+    """Lay typer's option tables out with :class:`_OptionsTable` (its help module's ``Table``)."""
+    import typer.rich_utils
+
+    typer.rich_utils.Table = _OptionsTable  # type: ignore[misc]  # the name its panel printers call
+
+
 class _Group(TyperGroup):
-    """The top-level verb group: plain type words in every verb's help (:func:`readable_types`)."""
+    """The top-level verb group: plain type words in every verb's help (:func:`readable_types`),
+    and no flag name cut at 80 columns (:func:`fit_help_tables`)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         readable_types(self)
+        fit_help_tables()
 
 
 def examples(*lines: tuple[str, str]) -> str:

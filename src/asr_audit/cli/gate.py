@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from asr_audit.cli import app, console, split_list
+from asr_audit.cli.reading import reading_options, reference_normalizer, say_repairs
 from asr_audit.errors import ConfigError
 from asr_audit.outputs import check_output_file
 
@@ -18,6 +20,7 @@ from asr_audit.outputs import check_output_file
     "  asr-audit gate --preds panel/ --candidate new.jsonl --baseline main.jsonl "
     "--panel a,b,c,d --min-effect wer=0.25,accept_ref=2 --level 0.05",
 )
+@reading_options
 def gate(
     candidate: str = typer.Option(..., "--candidate", help="Candidate: a model of --preds, or its prediction file."),
     baseline: str = typer.Option(..., "--baseline", help="Baseline: a model of --preds, or its prediction file."),
@@ -49,7 +52,10 @@ def gate(
     preset: str = typer.Option("anchor", "--preset", help="anchor | paper (refdis mining preset)."),
     min_panel: int | None = typer.Option(None, "--min-panel"),
     loo: bool = typer.Option(
-        True, "--loo/--no-loo", help="Leave-one-out mining (needs 4 panel models; --no-loo: the public code's rule)."
+        True,
+        "--loo/--no-loo",
+        help="Leave-one-out mining (4 panel models when the candidate or baseline is one; --no-loo: the public "
+        "code's rule).",
     ),
     normalizer: str = typer.Option("whisper", "--normalizer", help="Text normalizer (as for refdis)."),
     language: str = typer.Option("en", "--language", help="Language of the corpus (as for refdis)."),
@@ -63,6 +69,7 @@ def gate(
     markdown_out: Path | None = typer.Option(
         None, "--markdown", help="Write the Markdown summary (a pull-request comment) here."
     ),
+    read: Any = None,
 ) -> None:
     """Is the candidate worse than the baseline beyond noise? accept-ref, WER inflation, WER.
 
@@ -97,7 +104,15 @@ def gate(
         measures=tuple(split_list(measures, "--measures") or ()),
         n_resamples=resamples,
     )
-    pset, cand, base = gate_inputs(None if preds is None else str(preds), candidate, baseline, dataset)
+    pset, cand, base = gate_inputs(
+        None if preds is None else str(preds),
+        candidate,
+        baseline,
+        dataset,
+        read=read,
+        normalize=reference_normalizer(read, refdis_options.normalizer_for(normalizer), preset),
+    )
+    say_repairs(pset)
     groups, clustering = resolve_groups(pset.clip_ids, pattern=cluster_pattern, path=cluster_file, flag="--cluster")
     result = run_gate(
         pset,

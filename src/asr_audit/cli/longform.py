@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from asr_audit.cli import app, console, split_list
+from asr_audit.cli.reading import load_set, reading_options
 from asr_audit.errors import ConfigError
 from asr_audit.outputs import check_output_file
 
@@ -17,6 +19,7 @@ from asr_audit.outputs import check_output_file
     "--group-pattern '(?P<group>.+)_chunk_(?P<index>\\d+)' --json longform.json\n\n"
     "  asr-audit longform --preds preds/ --panel a,b,c,d --group-file chunks.csv --csv longform.csv",
 )
+@reading_options
 def longform(
     preds: Path = typer.Option(..., "--preds", help="Folder (or file) of per-model prediction files of the chunks."),
     panel: str = typer.Option(..., "--panel", help="Comma-separated panel models (consensus miners)."),
@@ -44,11 +47,11 @@ def longform(
     resamples: int = typer.Option(1000, "--resamples", help="Bootstrap resamples."),
     json_out: Path | None = typer.Option(None, "--json", help="Write the result (recordings, chunks, edits) as JSON."),
     csv_out: Path | None = typer.Option(None, "--csv", help="Write the per-model table as CSV."),
+    read: Any = None,
 ) -> None:
     """Score long recordings evaluated as chunks: concatenate each recording's chunks in order,
     then WER, WER inflation and accept-ref on the recording; edits keep their chunk and time."""
     from asr_audit.corpus.groups import resolve_groups
-    from asr_audit.corpus.predfiles import load_predictions
     from asr_audit.options import Surface
     from asr_audit.probes.predfiles.longform import run_longform
     from asr_audit.probes.predfiles.refdis_options import RefdisOptions
@@ -69,7 +72,7 @@ def longform(
         },
         Surface.cli(),
     )
-    pset = load_predictions(preds, dataset)
+    pset = load_set(preds, dataset, read, options.normalizer_for(normalizer), options.mining.preset)
     groups, grouping = resolve_groups(pset.clip_ids, pattern=group_pattern, path=group_file, flag="--group")
     if groups is None:  # unreachable: one of the two was given (checked above)
         raise ConfigError("longform needs --group-pattern or --group-file")

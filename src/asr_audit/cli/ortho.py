@@ -7,10 +7,12 @@ renderers of :mod:`asr_audit.report.switch_rate` (the same table, CSV and JSON a
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from asr_audit.cli import app, console, examples, split_list
+from asr_audit.cli.reading import load_set, reading_options
 from asr_audit.outputs import check_output_file
 from asr_audit.probes.predfiles.ortho import DEFAULT_MIN_PER_ARM
 from asr_audit.report.switch_rate import switch_rate_csv, switch_rate_json, switch_rate_table
@@ -24,6 +26,7 @@ from asr_audit.report.tables import write_text
         ("asr-audit switch-rate --preds preds/ --families honorific --csv switch.csv", "one family, as CSV"),
     ),
 )
+@reading_options
 def switch_rate_cmd(
     preds: Path = typer.Option(..., "--preds", help="Folder (or file) of per-model prediction files."),
     families: str | None = typer.Option(
@@ -52,9 +55,9 @@ def switch_rate_cmd(
     show_empty: bool = typer.Option(False, "--show-empty", help="Also list families with no reference items."),
     json_out: Path | None = typer.Option(None, "--json", help="Write the full result (params, rows, items) as JSON."),
     csv_out: Path | None = typer.Option(None, "--csv", help="Write the per-model, per-family table as CSV."),
+    read: Any = None,
 ) -> None:
     """Orthographic switch rate: does a model write the reference's spelling of a sound-alike (Mr / Mister)?"""
-    from asr_audit.corpus.predfiles import load_predictions
     from asr_audit.options import Surface
     from asr_audit.probes.predfiles.ortho import SwitchRateOptions, switch_rate
 
@@ -70,7 +73,7 @@ def switch_rate_cmd(
     )
     check_output_file(json_out, "--json")  # outputs checked before the work
     check_output_file(csv_out, "--csv")
-    pset = load_predictions(preds, dataset)
+    pset = load_set(preds, dataset, read)
     result = switch_rate(
         pset,
         options.families,

@@ -8,6 +8,7 @@ from typing import Any
 import typer
 
 from asr_audit.cli import app, console, err_console, examples, process_entry, split_list
+from asr_audit.cli.reading import load_set, reading_options
 from asr_audit.errors import ConfigError, InputFileError
 from asr_audit.outputs import check_output_file
 
@@ -22,8 +23,13 @@ from asr_audit.outputs import check_output_file
             "asr-audit refdis --preds preds/ --panel m1,m2,m3 --preset anchor --no-loo",
             "the paper's public-code semantics",
         ),
+        (
+            "asr-audit refdis --preds exports/ --panel a,b,c --models d --id-from stem --references normalized",
+            "raw CSV exports: ids from paths, references equal once normalized",
+        ),
     )
 )
+@reading_options
 def refdis(
     preds: Path = typer.Option(..., "--preds", help="Folder (or file) of per-model prediction files."),
     panel: str = typer.Option(None, "--panel", help="Comma-separated panel models (consensus miners)."),
@@ -105,9 +111,10 @@ def refdis(
     audio_root: Path | None = typer.Option(
         None, "--audio-root", help="Folder of the clips' audio (clip id = path under it), for --verify-with."
     ),
+    read: Any = None,
 ) -> None:
     """Mine reference errors with a consensus panel and score how often each model reproduces them."""
-    from asr_audit.corpus.predfiles import gc_paused, load_predictions, load_references
+    from asr_audit.corpus.predfiles import gc_paused, load_references
     from asr_audit.options import Surface
     from asr_audit.probes.predfiles.refdis_options import RefdisOptions
     from asr_audit.probes.predfiles.refdis_run import isolated_panel_members, refdis_text_cache, run_refdis
@@ -149,6 +156,10 @@ def refdis(
     workers = normalize_workers or (os.cpu_count() or 1)
     panel_names = split_list(panel, "--panel") or []
     model_names = split_list(models, "--models")
+    note = _unscored_note(panel_names, options.mining)
+    # files read with options (mapped columns, ids, repairs) take the plain path, uncached: the
+    # cache's columns are keyed by the files' bytes, not by how they were read
+    text_cache = text_cache and read.is_default
     if text_cache and corrected is None and write_corrected is None:
         # its imports, the columns and the result's dict are many acyclic objects: no collector
         # passes over them (a tenth of a warm run's CPU went to them), nor one over the whole heap
@@ -163,9 +174,9 @@ def refdis(
 
                 gc.freeze()
         if data is not None:
-            _print_refdis(data, json_out, csv_out)
+            _print_refdis(data, json_out, csv_out, note)
             return
-    pset = load_predictions(preds, dataset)
+    pset = load_set(preds, dataset, read, options.normalizer_for(normalizer), options.mining.preset)
     refs = load_references(corrected) if corrected is not None else None
     if refs is not None and corrected is not None and not any(c in pset.references for c in refs):
         raise InputFileError(
@@ -198,7 +209,7 @@ def refdis(
     )
     if persist is not None:
         err_console.print(persist.stats().describe(), highlight=False, soft_wrap=True)
-    _print_refdis(result.to_dict(), json_out, csv_out)
+    _print_refdis(result.to_dict(), json_out, csv_out, note if corrected is None else None)
     if write_corrected:
         from asr_audit.probes.audio.verify import cleaned_benchmark
         from asr_audit.probes.predfiles.corrected import corrected_jsonl
@@ -281,9 +292,24 @@ def _warn_isolated(members: list[str]) -> None:
         )
 
 
-def _print_refdis(data: dict[str, Any], json_out: Path | None, csv_out: Path | None) -> None:
+def _unscored_note(panel: list[str], mining: Any) -> str | None:
+    """The run's one line when its panel is too small to score its own members leave-one-out."""
+    from asr_audit.probes.predfiles.refdis import loo_quorum, loo_unscored
+
+    if loo_unscored(panel, mining) is None or len(panel) < mining.min_panel:
+        return None
+    return (
+        f"note: leave-one-out needs {loo_quorum(mining) + 1} panel models to score a panel member; the panel "
+        f"({', '.join(panel)}) gets — and the models outside it are scored by the whole panel "
+        "(add a panel model to score the members, or --no-loo for the public code's rule)"
+    )
+
+
+def _print_refdis(data: dict[str, Any], json_out: Path | None, csv_out: Path | None, note: str | None = None) -> None:
     from asr_audit.report.tables import refdis_csv, refdis_table, to_json, write_text
 
+    if note is not None:
+        err_console.print(note, highlight=False, soft_wrap=True)
     console.print(refdis_table(data))
     if json_out:
         console.print(f"wrote {write_text(json_out, to_json(data))}")
@@ -292,15 +318,22 @@ def _print_refdis(data: dict[str, Any], json_out: Path | None, csv_out: Path | N
 
 
 @app.command(
-    epilog=examples(("asr-audit coverage --preds preds/", "clips, missing and empty hypotheses per model file"))
+    epilog=examples(
+        ("asr-audit coverage --preds preds/", "clips, missing and empty hypotheses per model file"),
+        ("asr-audit coverage --preds exports/ --id-from stem", "the same for files that name clips by path"),
+    )
 )
+@reading_options
 def coverage(
     preds: Path = typer.Option(..., "--preds", help="Folder (or file) of per-model prediction files."),
     dataset: str | None = typer.Option(None, "--dataset"),
+    read: Any = None,
 ) -> None:
-    """Clips per model, missing and empty hypotheses; fails on reference conflicts."""
-    from asr_audit.corpus.predfiles import load_predictions
+    """Clips per model, missing and empty hypotheses, and the columns read; fails on reference conflicts."""
     from asr_audit.report.tables import coverage_table
 
-    pset = load_predictions(preds, dataset)
+    pset = load_set(preds, dataset, read)
     console.print(coverage_table(pset.source, len(pset.references), len(pset.models), pset.coverage()))
+    for f in pset.files:
+        mapping = ", ".join(f"{role}={col or '(blank)'}" for role, col in f.columns.items())
+        console.print(f"columns of {f.path.name}: {mapping}", highlight=False, soft_wrap=True)

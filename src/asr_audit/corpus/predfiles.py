@@ -1,11 +1,22 @@
 """Load per-model prediction files (JSONL/NDJSON, JSON list, CSV, Parquet) from a file or folder.
 
-Accepted column names (first present wins):
+Accepted column names (first present wins; then the same names in any case; then, for the
+hypothesis, a name starting ``transcription_``, ``prediction_text_`` or ``pred_text_``, such as
+``transcription_en-US``):
 
-* clip id: ``audio_filepath``, ``id``, ``key``, ``__key__``, ``utt_id``
-* reference: ``text``, ``reference``, ``ref``, ``ground_truth``, ``target``
-* hypothesis: ``pred_text``, ``prediction``, ``hypothesis``, ``hyp``, ``transcription``, ``pred``
+* clip id: ``audio_filepath``, ``id``, ``key``, ``__key__``, ``utt_id``, ``clip_id``, ``utterance_id``,
+  ``segment_id``, ``audio_id``, ``path``, ``paths``, ``audio_path``, ``file``, ``files``, ``filename``,
+  ``file_name``
+* reference: ``text``, ``reference``, ``ref``, ``ground_truth``, ``target``, ``references``,
+  ``sentence``, ``actual``, ``expected``, ``normalized_text``, ``raw_text``
+* hypothesis: ``pred_text``, ``prediction``, ``hypothesis``, ``hyp``, ``transcription``, ``pred``,
+  ``prediction_text``, ``predicted_text``, ``predicted``, ``predictions``, ``hypothesis_text``
 * optional: ``duration``, ``time``, ``language``, ``speaker``
+
+Other names are mapped with :class:`~asr_audit.corpus.reading.ReadOptions` (``--id-col``,
+``--ref-col``, ``--hyp-col``), which also takes ids from paths (``--id-from``), reconciles
+references (``--references``) and repairs mojibake (``--fix-encoding``); every repair is
+counted in :attr:`PredictionSet.repairs`.
 
 The model name comes from the file name: the Open ASR Leaderboard's
 ``MODEL_<org-model>_DATASET_<dataset>_<split>.jsonl`` naming, its two bucket layouts
@@ -22,19 +33,76 @@ import csv
 import gc
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from asr_audit.corpus.jsonl import iter_jsonl
+from asr_audit.corpus.reading import (
+    COLUMN_ROLES,
+    ReadOptions,
+    Repair,
+    Repairs,
+    change,
+    check_id_overlap,
+    encoding_fixer,
+    from_model_missing,
+    header_names,
+    mojibake_note,
+    pick_column,
+    reference_key,
+    tail,
+)
 from asr_audit.corpus.records import PredictionFile, PredictionRow
 from asr_audit.errors import InputFileError, require
 
-ID_COLUMNS = ("audio_filepath", "id", "key", "__key__", "utt_id")
-REF_COLUMNS = ("text", "reference", "ref", "ground_truth", "target")
-HYP_COLUMNS = ("pred_text", "prediction", "hypothesis", "hyp", "transcription", "pred")
+ID_COLUMNS = (
+    "audio_filepath",
+    "id",
+    "key",
+    "__key__",
+    "utt_id",
+    "clip_id",
+    "utterance_id",
+    "segment_id",
+    "audio_id",
+    "path",
+    "paths",
+    "audio_path",
+    "file",
+    "files",
+    "filename",
+    "file_name",
+)
+REF_COLUMNS = (
+    "text",
+    "reference",
+    "ref",
+    "ground_truth",
+    "target",
+    "references",
+    "sentence",
+    "actual",
+    "expected",
+    "normalized_text",
+    "raw_text",
+)
+HYP_COLUMNS = (
+    "pred_text",
+    "prediction",
+    "hypothesis",
+    "hyp",
+    "transcription",
+    "pred",
+    "prediction_text",
+    "predicted_text",
+    "predicted",
+    "predictions",
+    "hypothesis_text",
+)
+HYP_PREFIXES = ("transcription_", "prediction_text_", "pred_text_")  # language-tagged: transcription_en-US
 MAX_TEXT_CHARS = 1_000_000
 """The longest reference or hypothesis a row may carry: about 15 hours of speech. Longer text is
 not a transcript (a whole file pasted into one cell) and would cost gigabytes to normalize and
@@ -245,42 +313,78 @@ def _optional_str(value: Any) -> str | None:
     return str(value)
 
 
+def _columns_of(path: Path, keys: list[Any], line: int, read: ReadOptions) -> tuple[str, str, str]:
+    """The (id, reference, hypothesis) columns of a row with ``keys``: mapped by ``read``, else
+    found by name (:func:`~asr_audit.corpus.reading.pick_column`); a one-line error otherwise."""
+    found: list[str] = []
+    for role, names, prefixes, what in (
+        ("id", ID_COLUMNS, (), "clip id"),
+        ("ref", REF_COLUMNS, (), "reference"),
+        ("hyp", HYP_COLUMNS, HYP_PREFIXES, "hypothesis"),
+    ):
+        given = read.columns.get(role)
+        col = pick_column(keys, names, prefixes, given=given)
+        if col is None:
+            raise InputFileError(
+                path,
+                (f"no column {given!r}" if given is not None else f"no {what} column")
+                + f" (have: {header_names(keys)})",
+                f'name the {what} column with --{role}-col NAME (a spec: columns = {{{role} = "NAME"}})'
+                + ("" if given is not None else f", or call it one of {', '.join(names[:6])}, ..."),
+                line,
+            )
+        found.append(col)
+    return found[0], found[1], found[2]
+
+
 def read_prediction_file(
-    path: Path, name: FileName | None = None, *, shared: dict[str, str] | None = None
+    path: Path,
+    name: FileName | None = None,
+    *,
+    shared: dict[str, str] | None = None,
+    read: ReadOptions | None = None,
+    repairs: Repairs | None = None,
 ) -> PredictionFile:
     """Read one prediction file into a :class:`PredictionFile`.
 
     ``shared`` (a dict kept across the files of one set) hands out one string object per
     distinct clip id, reference and hypothesis text, so that N models' files hold each clip's
-    id and reference once rather than N times.
+    id and reference once rather than N times. ``read`` maps columns, takes ids by its rule and
+    repairs mojibake (:class:`~asr_audit.corpus.reading.ReadOptions`); what it changed is noted
+    in ``repairs``.
     """
     path = Path(path)
     if not path.is_file():
         raise InputFileError(path, "no such file", "check the path")
     name = name or parse_file_name(path)
+    read = read or _DEFAULT_READ
+    repairs = repairs if repairs is not None else Repairs()
+    fix = encoding_fixer() if read.fix_encoding else None
     reader = _reader_for(path)
     rows: dict[str, PredictionRow] = {}
-    cols: tuple[str | None, str | None, str | None] | None = None
+    cols: tuple[str, str, str] | None = None
+    first_cols: tuple[str, str, str] | None = None
     for line, obj in reader(path):
-        if cols is None or cols[0] not in obj:  # cols[0] is never None once detected
-            keys = list(obj)
-            cols = (_first(keys, ID_COLUMNS), _first(keys, REF_COLUMNS), _first(keys, HYP_COLUMNS))
-            for col, names, what in zip(
-                cols, (ID_COLUMNS, REF_COLUMNS, HYP_COLUMNS), ("clip id", "reference", "hypothesis")
-            ):
-                if col is None:
-                    raise InputFileError(
-                        path,
-                        f"no {what} column (have: {', '.join(map(str, keys)) or 'none'})",
-                        f"name the {what} column one of {', '.join(names)}",
-                        line,
-                    )
+        if cols is None or cols[0] not in obj:
+            cols = _columns_of(path, list(obj), line, read)
+            first_cols = first_cols or cols
             id_col, ref_col, hyp_col = cols
         clip_id = obj.get(id_col)
         if type(clip_id) is not str:
             clip_id = None if clip_id is None else str(clip_id)
         if clip_id is None or not clip_id.strip():
             raise InputFileError(path, f"empty clip id in column {id_col!r}", "give every row a clip id", line)
+        if read.id_from != "as-is":
+            raw_id, clip_id = clip_id, read.clip_id(clip_id)
+            if not clip_id:
+                raise InputFileError(
+                    path,
+                    f"--id-from {read.id_from} takes no id from {raw_id!r}",
+                    "change the rule so it matches every row's id (the first group, else the whole match, is the id)",
+                    line,
+                )
+            if clip_id != raw_id:
+                repairs.note(f"clip ids taken by --id-from {read.id_from}", f"{tail(raw_id)} -> {clip_id!r}")
         ref = obj.get(ref_col)
         if type(ref) is not str:
             if ref is None:
@@ -314,11 +418,14 @@ def read_prediction_file(
                     "split long recordings into chunks with one row each, or fix the row",
                     line,
                 )
+        if fix is not None:
+            ref, hyp = _fixed(fix, ref, repairs, "references"), _fixed(fix, hyp, repairs, "hypotheses")
         if clip_id in rows:
             raise InputFileError(
                 path,
                 f"duplicate clip id {clip_id!r} (first on line {rows[clip_id].line})",
-                "keep one row per clip in each prediction file",
+                "keep one row per clip in each prediction file"
+                + ("" if read.id_from == "as-is" else f" (--id-from {read.id_from} gave two rows this id)"),
                 line,
             )
         if shared is not None:
@@ -343,7 +450,23 @@ def read_prediction_file(
     if not rows:
         raise InputFileError(path, "file has no rows", "write at least one prediction row, or remove the file")
     _check_no_surrogates(path, rows)
-    return PredictionFile(model=name.model, path=path, dataset=name.dataset, split=name.split, rows=rows)
+    columns = dict(zip(COLUMN_ROLES, first_cols or ()))
+    return PredictionFile(
+        model=name.model, path=path, dataset=name.dataset, split=name.split, rows=rows, columns=columns
+    )
+
+
+_DEFAULT_READ = ReadOptions()
+
+
+def _fixed(fix: Callable[[str], str], text: str | None, repairs: Repairs, what: str) -> Any:
+    """``text`` with its mojibake repaired by ``fix`` (the change noted in ``repairs``)."""
+    if text is None or text.isascii():
+        return text
+    new = fix(text)
+    if new != text:
+        repairs.note(f"{what} repaired by --fix-encoding", change(text, new))
+    return new
 
 
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
@@ -483,6 +606,7 @@ class PredictionSet:
     dataset: str | None = None
     source: str = ""
     _by_model: Mapping[str, PredictionFile] = field(default_factory=dict, repr=False)
+    repairs: tuple[Repair, ...] = ()  # what reading changed (ReadOptions), counted with examples
 
     @property
     def models(self) -> list[str]:
@@ -531,14 +655,24 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def load_predictions(path: str | Path, dataset: str | None = None) -> PredictionSet:
+def load_predictions(
+    path: str | Path,
+    dataset: str | None = None,
+    *,
+    read: ReadOptions | None = None,
+    normalize: Callable[[str], str] | None = None,
+) -> PredictionSet:
     """Load every prediction file under ``path`` into one :class:`PredictionSet`.
 
     When the folder holds several datasets (bucket layout), ``dataset`` picks one.
-    Two files for the same model, or two different references for the same clip id, are errors.
+    Two files for the same model, files whose clip ids barely overlap, or two different references
+    for the same clip id are errors, unless ``read`` says otherwise
+    (:class:`~asr_audit.corpus.reading.ReadOptions`: ``references = "normalized"`` compares
+    references by ``normalize``, the run's normalizer). What ``read`` repaired is the set's
+    :attr:`PredictionSet.repairs`.
     """
     with gc_paused():
-        return _load_predictions(path, dataset)
+        return _load_predictions(path, dataset, read or _DEFAULT_READ, normalize)
 
 
 def select_prediction_files(
@@ -564,15 +698,17 @@ def select_prediction_files(
     return found, dataset or (datasets[0] if datasets else None)
 
 
-def _load_predictions(path: str | Path, dataset: str | None) -> PredictionSet:
+def _load_predictions(
+    path: str | Path, dataset: str | None, read: ReadOptions, normalize: Callable[[str], str] | None
+) -> PredictionSet:
     root = Path(path)
     found, dataset_name = select_prediction_files(root, dataset)
     files: list[PredictionFile] = []
     by_model: dict[str, PredictionFile] = {}
-    references: dict[str, str] = {}
     shared: dict[str, str] = {}  # one object per distinct text across the files
+    repairs = Repairs()
     for p, name in found:
-        pf = read_prediction_file(p, name, shared=shared)
+        pf = read_prediction_file(p, name, shared=shared, read=read, repairs=repairs)
         if pf.model in by_model:
             raise InputFileError(
                 p,
@@ -581,22 +717,69 @@ def _load_predictions(path: str | Path, dataset: str | None) -> PredictionSet:
             )
         by_model[pf.model] = pf
         files.append(pf)
+    check_id_overlap([(f.path, f.rows.keys()) for f in files], read.min_id_overlap)
+    references = _references(files, read, normalize, repairs)
+    refs_sorted = {cid: references[cid] for cid in sorted(references)}
+    return PredictionSet(tuple(files), refs_sorted, dataset_name, str(root), by_model, repairs.done())
+
+
+def _references(
+    files: Sequence[PredictionFile],
+    read: ReadOptions,
+    normalize: Callable[[str], str] | None,
+    repairs: Repairs,
+) -> dict[str, str]:
+    """One reference per clip id from ``files``, under ``read.references``: ``strict`` (two
+    different texts are an error), ``normalized`` (texts that ``normalize`` makes equal are one
+    reference, the first file's text kept) or ``from:MODEL`` (that model's file gives the
+    reference of every clip it has; the others are strict among themselves)."""
+    order = list(files)
+    source = read.reference_model
+    if source is not None:
+        chosen = next((f for f in files if f.model == source), None)
+        if chosen is None:
+            raise InputFileError(
+                files[0].path.parent, from_model_missing(source, [f.model for f in files]), "name a model of the set"
+            )
+        order = [chosen, *(f for f in files if f is not chosen)]
+    lenient = read.references == "normalized"
+    if lenient and normalize is None:
+        raise ValueError("references = 'normalized' needs the run's normalizer")
+    key = reference_key(normalize if lenient else None)
+    references: dict[str, str] = {}
+    origin: dict[str, tuple[PredictionFile, int]] = {}
+    keys: dict[str, Any] = {}
+    for pf in order:
         for cid, row in pf.rows.items():
             ref = row.reference.strip()
-            if cid in references:
-                if references[cid] != ref:
-                    first = next(f for f in files if cid in f.rows)  # the file that gave the reference
-                    op, ol = first.path, first.rows[cid].line
-                    raise InputFileError(
-                        p,
-                        f"clip {cid!r} has reference {ref[:60]!r} here but {references[cid][:60]!r} in {op}:{ol}",
-                        "use the same reference text for a clip in every prediction file",
-                        row.line,
-                    )
-            else:
-                references[cid] = ref
-    refs_sorted = {cid: references[cid] for cid in sorted(references)}
-    return PredictionSet(tuple(files), refs_sorted, dataset_name, str(root), by_model)
+            have = references.get(cid)
+            if have is None:
+                references[cid], origin[cid] = ref, (pf, row.line)
+                continue
+            if have == ref:
+                continue
+            first, line = origin[cid]
+            seen = f"{change(have, ref)} ({first.model} vs {pf.model})"
+            if source is not None and first.model == source:
+                repairs.note(f"references of other files replaced by {source}'s", seen)
+                continue
+            if lenient:
+                if cid not in keys:
+                    keys[cid] = key(have)
+                if key(ref) == keys[cid]:
+                    repairs.note("references that differ but normalize equal (the first file's text kept)", seen)
+                    continue
+            raise InputFileError(
+                pf.path,
+                f"clip {cid!r} has reference {ref[:60]!r} here but {have[:60]!r} in {first.path}:{line}"
+                + (f" (they differ at {change(have, ref)})" if ref[:60] == have[:60] else "")
+                + (" (they differ after normalizing too)" if lenient else "")
+                + mojibake_note(ref, have),
+                "use the same reference text for a clip in every prediction file, or choose: "
+                "--references normalized (accept texts that normalize equal) or from:MODEL (one file's references)",
+                row.line,
+            )
+    return references
 
 
 def load_references(path: str | Path) -> dict[str, str]:

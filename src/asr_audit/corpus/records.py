@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 Seconds = float
@@ -36,3 +36,5 @@ class PredictionFile:
     dataset: str | None
     split: str | None
     rows: Mapping[str, PredictionRow]
+    # role (id / ref / hyp) -> the column it was read from (the first rows' columns)
+    columns: Mapping[str, str] = field(default_factory=dict)

@@ -1,12 +1,14 @@
 """The ``asr-audit normalize --compare`` table: one row per input text, one column per normalizer.
 
 It reads the dictionaries of :meth:`asr_audit.text.compare.Comparison.to_dict`; tokens that
-differ from the first (baseline) normalizer's output are shown in ``[brackets]``.
+differ from the first (baseline) normalizer's output are shown in ``[brackets]``. A file of many
+lines is written as a stream instead (:func:`normalized_jsonl`, :func:`normalized_tsv`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from rich.table import Table
@@ -29,3 +31,25 @@ def normalize_compare_table(rows: Sequence[Mapping[str, Any]], names: Sequence[s
             cells.append("=" if row["agree"] else "differ")
         table.add_row(*cells)
     return table
+
+
+def normalized_jsonl(names: Sequence[str], rows: Iterable[tuple[str, Sequence[str]]]) -> Iterator[str]:
+    """One JSON object per line: ``{"text": ..., "<normalizer>": ..., ...}``.
+
+    >>> list(normalized_jsonl(["whisper"], [("Mr. X", ("mister x",))]))
+    ['{"text": "Mr. X", "whisper": "mister x"}\\n']
+    """
+    for text, outputs in rows:
+        yield json.dumps({"text": text, **dict(zip(names, outputs))}, ensure_ascii=False) + "\n"
+
+
+def normalized_tsv(names: Sequence[str], rows: Iterable[tuple[str, Sequence[str]]]) -> Iterator[str]:
+    """A header (``text``, then each normalizer), then one tab-separated line per text (a tab in
+    a text is written as a space: normalized outputs hold none).
+
+    >>> "".join(normalized_tsv(["whisper"], [("Mr.\\tX", ("mister x",))]))
+    'text\\twhisper\\nMr. X\\tmister x\\n'
+    """
+    yield "\t".join(("text", *names)) + "\n"
+    for text, outputs in rows:
+        yield "\t".join((text.replace("\t", " "), *outputs)) + "\n"

@@ -208,8 +208,11 @@ def summary_table(rows: Sequence[SummaryRow]) -> Any:
 
 
 def norm_label(norm: Any) -> str:
-    """A normalizer description (``Normalizer.describe()``) as ``name (package version)``.
+    """A normalizer description (``Normalizer.describe()``) by its ``label``, the name every
+    output uses (a run's header, ``--version``, the report); without one, ``name (package version)``.
 
+    >>> norm_label({"name": "whisper", "label": "whisper (OpenAI Whisper EnglishTextNormalizer, openai-whisper 20250625)"})
+    'whisper (OpenAI Whisper EnglishTextNormalizer, openai-whisper 20250625)'
     >>> norm_label({"name": "whisper", "package": "whisper-normalizer", "package_version": "0.1.15"})
     'whisper (whisper-normalizer 0.1.15)'
     >>> norm_label("basic")
@@ -217,6 +220,8 @@ def norm_label(norm: Any) -> str:
     """
     if not isinstance(norm, Mapping):
         return str(norm)
+    if norm.get("label"):
+        return str(norm["label"])
     pkg = " ".join(str(norm[k]) for k in ("package", "package_version") if norm.get(k))
     name = str(norm.get("name", "?"))
     return f"{name} ({pkg})" if pkg else name

@@ -283,7 +283,15 @@ def _run(
                 )
             entries.append({"probe": "transcribe", "corpus": c.name, "result": {"models": transcribe_rows}})
         else:
-            preds = load_predictions(c.predictions, c.dataset)  # type: ignore[arg-type]
+            read = c.read_options(spec.path, spec.corpora.index(c))
+            preds = load_predictions(
+                c.predictions,  # type: ignore[arg-type]
+                c.dataset,
+                read=read,
+                normalize=get_normalizer(spec.normalizer) if read.references == "normalized" else None,
+            )
+            for repair in preds.repairs:
+                log(f"corpus {c.name!r}: repaired: {repair.describe()}")
             src = preds.source
             for model_name in preds.models:
                 models_meta.setdefault(

@@ -53,6 +53,8 @@ from typing import Any
 from asr_audit.errors import ConfigError
 
 EXECUTORS = ("local", "ray")
+# a prediction corpus's reading fields (corpus.reading.ReadOptions; the CLI's --id-col etc. are columns.id, ...)
+READING_FIELDS = ("columns", "id_from", "references", "fix_encoding", "min_id_overlap")
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -69,6 +71,16 @@ class CorpusSpec:
     dataset: str | None = None  # pick one dataset of a bucketed prediction folder
     panel: tuple[str, ...] | None = None  # this corpus's panel (default: the spec's [panel])
     probes: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # per-corpus parameter overrides
+    # how its prediction files are read (corpus.reading.ReadOptions' fields as written: columns =
+    # {id = ..., ref = ..., hyp = ...}, id_from, references, fix_encoding, min_id_overlap)
+    reading: Mapping[str, Any] = field(default_factory=dict)
+
+    def read_options(self, path: str, index: int) -> Any:
+        """The corpus's :class:`~asr_audit.corpus.reading.ReadOptions` (errors name the spec field)."""
+        from asr_audit.corpus.reading import ReadOptions
+        from asr_audit.options import Surface
+
+        return ReadOptions.from_mapping(self.reading, Surface.toml(path, f"corpus[{index}]"), "a prediction corpus")
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +124,7 @@ class ExperimentSpec:
                     k: (dict(v) if isinstance(v, Mapping) else list(v) if isinstance(v, tuple) else v)
                     for k in c.__dataclass_fields__
                     for v in [getattr(c, k)]
+                    if k != "reading" or v  # recorded only when set
                 }
                 for c in self.corpora
             ],
@@ -190,8 +203,15 @@ def parse_spec(data: Mapping[str, Any], path: str = "<spec>") -> ExperimentSpec:
             dataset=f.get("dataset", str, None),
             panel=tuple(f.get("panel", list)) if "panel" in f.table else None,
             probes={k: dict(v) for k, v in f.get("probes", dict, {}).items()},
+            reading={k: f.get(k, object) for k in READING_FIELDS if k in f.table},
         )
         f.done()
+        if c.reading:
+            if c.predictions is None:
+                f.fail(
+                    f"corpus[{i}].{next(iter(c.reading))}", "reads prediction files", "set predictions = or remove it"
+                )
+            c.read_options(path, i)  # a bad value fails when the spec loads
         if (c.spec is None) == (c.predictions is None):
             f.fail(
                 f"corpus[{i}]",

@@ -16,13 +16,13 @@ table against the normalizers themselves.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from asr_audit.errors import ConfigError
 from asr_audit.text.normalize import get_normalizer
 
-__all__ = ["DEFAULT_COMPARE", "Comparison", "NormalizedText", "compare_normalizers", "parse_names"]
+__all__ = ["DEFAULT_COMPARE", "Comparison", "NormalizedText", "compare_normalizers", "normalize_lines", "parse_names"]
 
 DEFAULT_COMPARE = ("whisper", "whisper-normalizer-0.1.15", "oal", "basic")
 
@@ -118,3 +118,15 @@ def compare_normalizers(names: Sequence[str], texts: Sequence[str]) -> list[Comp
         )
         out.append(Comparison(text, outputs))
     return out
+
+
+def normalize_lines(names: Sequence[str], lines: Iterable[str]) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """Each line with each of ``names``' output, in order, one at a time (bulk normalizing: no
+    marks, nothing held). A blank line gives empty outputs, so output ``i`` is line ``i``'s.
+
+    >>> list(normalize_lines(["whisper", "basic"], ["Mr. Brown", ""]))
+    [('Mr. Brown', ('mister brown', 'mr brown')), ('', ('', ''))]
+    """
+    normalizers = [get_normalizer(n) for n in parse_names(names)]
+    for line in lines:
+        yield line, tuple(n(line) if line.strip() else "" for n in normalizers)

@@ -24,17 +24,18 @@ null-calibration benchmark (``benchmarks/null_calibration.py --only gate``, ``do
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
 import numpy as np
 
 from asr_audit.corpus.predfiles import PredictionSet
+from asr_audit.corpus.reading import ReadOptions, Repairs
 from asr_audit.errors import ConfigError
 from asr_audit.options import Reader, Surface, build, check
 from asr_audit.probes.predfiles.inflation import inflation_columns
-from asr_audit.probes.predfiles.refdis import CONSENSUS, REF, ClipInput, Edit, RefdisParams
+from asr_audit.probes.predfiles.refdis import CONSENSUS, REF, ClipInput, Edit, RefdisParams, loo_unscored
 from asr_audit.probes.predfiles.refdis_options import RefdisOptions
 from asr_audit.probes.predfiles.refdis_result import RefdisResult
 from asr_audit.stats.contrast import Contrast, cluster_sums, ratio_contrast
@@ -449,6 +450,13 @@ def run_gate(
     options = options or GateOptions()
     if candidate == baseline:
         raise ConfigError(f"--candidate and --baseline are the same model {candidate!r}; fix: name two models")
+    inside = [m for m in (candidate, baseline) if m in panel]
+    if corrected is None and inside and loo_unscored(list(panel), params) is not None:
+        raise ConfigError(
+            f"{inside[0]!r} is a member of a panel of {len(panel)}, too few to score it leave-one-out, "
+            "so candidate and baseline would be judged on different edits; fix: add a panel model, "
+            "take it out of --panel, or pass --no-loo"
+        )
     cache = AlignmentCache() if cache is None else cache  # an empty cache is falsy (__len__)
     result: RefdisResult = run_refdis(
         preds,
@@ -491,21 +499,31 @@ def run_gate(
 
 
 def gate_inputs(
-    preds: str | None, candidate: str, baseline: str, dataset: str | None = None
+    preds: str | None,
+    candidate: str,
+    baseline: str,
+    dataset: str | None = None,
+    *,
+    read: ReadOptions | None = None,
+    normalize: Callable[[str], str] | None = None,
 ) -> tuple[PredictionSet, str, str]:
     """The prediction set a gate runs on and the candidate's and baseline's model names in it.
 
     ``candidate`` and ``baseline`` are each a model of ``preds`` (two models in one run) or a
     prediction file of its own (two result files), added to ``preds``' set (or to an empty one);
     a file whose model name is already taken is named ``candidate:<name>`` / ``baseline:<name>``.
+    ``read`` (and ``normalize``) say how the folder is read
+    (:func:`~asr_audit.corpus.predfiles.load_predictions`); its columns and id rule apply to the
+    two files too.
     """
     from dataclasses import replace
     from pathlib import Path
 
     from asr_audit.corpus.predfiles import add_prediction_files, load_predictions, read_prediction_file
 
-    pset = load_predictions(preds, dataset) if preds is not None else None
+    pset = load_predictions(preds, dataset, read=read, normalize=normalize) if preds is not None else None
     files, names = [], []
+    repaired = Repairs()  # what reading the two files changed, reported with the folder's
     taken = set(pset.models) if pset is not None else set()
     for role, value in (("candidate", candidate), ("baseline", baseline)):
         path = Path(value)
@@ -518,7 +536,7 @@ def gate_inputs(
                 f"--{role} {value!r} is neither a model of the prediction folder nor a prediction file ({have}); "
                 f"fix: name a model of --preds or pass the path of its prediction file"
             )
-        pf = read_prediction_file(path)
+        pf = read_prediction_file(path, read=read, repairs=repaired)
         if pf.model in taken:
             pf = replace(pf, model=f"{role}:{pf.model}")
         taken.add(pf.model)
@@ -526,7 +544,9 @@ def gate_inputs(
         names.append(pf.model)
     if files:
         source = str(preds) if preds is not None else " + ".join(str(f.path) for f in files)
-        pset = add_prediction_files(pset, files, source)
+        pset = replace(
+            add_prediction_files(pset, files, source), repairs=(*(pset.repairs if pset else ()), *repaired.done())
+        )
     if pset is None:  # unreachable: without --preds both roles are files
         raise ConfigError("gate needs --preds or two prediction files; fix: pass --preds DIR")
     return pset, names[0], names[1]

@@ -171,7 +171,7 @@ def run_longform(
     models = list(models) if models is not None else preds.models
     for m in [*panel, *models]:
         preds.file(m)  # raises a ConfigError naming the available models
-    check_panel(params, panel)
+    check_panel(params, panel, models)
     everyone = list(dict.fromkeys([*models, *panel]))
     cache = AlignmentCache()
     chunk_clips = {c.clip_id: c for c in prepare_clips(preds, everyone, norm, text2num, cache=cache, language=language)}

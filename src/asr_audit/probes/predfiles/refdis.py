@@ -664,9 +664,26 @@ class Mining:
 
 
 def loo_members(panel: Sequence[str], models: Sequence[str], params: RefdisParams) -> list[str]:
-    """The panel members :func:`mine` scores leave-one-out (each mined by the panel less itself)."""
-    loo = params.loo and len(panel) > 1
+    """The panel members :func:`mine` scores leave-one-out (each mined by the panel less itself):
+    none when the panel less one is below :func:`loo_quorum` (:func:`loo_unscored`)."""
+    loo = params.loo and len(panel) > 1 and loo_unscored(panel, params) is None
     return [m for m in panel if loo and m in models]
+
+
+def loo_unscored(panel: Sequence[str], params: RefdisParams) -> str | None:
+    """Why leave-one-out scores no panel member of ``panel`` (``None`` when it does): the panel
+    less one is below :func:`loo_quorum`. Models outside the panel are still scored by the whole
+    panel (the paper's rule for a model under test); the members get no accept-ref.
+
+    >>> loo_unscored(["a", "b", "c"], RefdisParams())
+    'not scored: leave-one-out would mine its edits with the other 2 panel models, fewer than 3'
+    >>> loo_unscored(["a", "b", "c", "d"], RefdisParams()) is None
+    True
+    """
+    quorum = loo_quorum(params)
+    if not params.loo or len(panel) - 1 >= quorum:
+        return None
+    return f"not scored: leave-one-out would mine its edits with the other {len(panel) - 1} panel models, fewer than {quorum}"
 
 
 def mine(

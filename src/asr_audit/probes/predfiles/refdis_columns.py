@@ -68,7 +68,7 @@ from asr_audit.text.align import (
     ops_span,
 )
 
-FORMAT = 1
+FORMAT = 2  # 2: a set is stored only once its files passed the clip-id overlap check (issue 29)
 TAGS = ("equal", "replace", "delete", "insert")
 _CODE = {t: i for i, t in enumerate(TAGS)}
 _EQUAL, _REPLACE, _DELETE, _INSERT = range(4)
@@ -425,6 +425,7 @@ def stream_columns(
     path names two files in its error.
     """
     from asr_audit.corpus.predfiles import read_prediction_file, select_prediction_files
+    from asr_audit.corpus.reading import DEFAULT_MIN_ID_OVERLAP, check_id_overlap
 
     found, _ = select_prediction_files(path, dataset)
     models = [n.model for _, n in found]
@@ -444,9 +445,11 @@ def stream_columns(
         table.update(zip(distinct, result()))
         got[model] = (cids, [None if t is None else table[t] for t in texts])
 
+    per_file: list[tuple[Path, list[str]]] = []  # each file's clip ids, for the overlap check
     for file_path, name in found:
         pf = read_prediction_file(file_path, name)
-        cids = []
+        cids: list[str] = []
+        per_file.append((file_path, cids))
         for cid, row in pf.rows.items():
             cid = ids.setdefault(cid, cid)
             ref = row.reference.strip()
@@ -464,6 +467,8 @@ def stream_columns(
         del pf
     if pending is not None:
         finish(pending)
+    check_id_overlap(per_file, DEFAULT_MIN_ID_OVERLAP)  # as load_predictions checks it
+    del per_file
     clip_ids = sorted(refs)
     raw = [refs[c] for c in clip_ids]
     del refs
@@ -663,7 +668,7 @@ def _check(cols: Columns, source: str, panel: Sequence[str], models: Sequence[st
     for m in [*panel, *models]:
         if m not in cols.models:
             raise ConfigError(f"model {m!r} has no prediction file in {source}; available: {', '.join(cols.models)}")
-    check_panel(params, panel)
+    check_panel(params, panel, models)
 
 
 CHUNK_CLIPS = 4096  # clips whose alignments are held at once

@@ -133,20 +133,25 @@ class RefdisOptions:
         )
 
 
-def check_loo_panel(mining: RefdisParams, n_panel: int, surface: Surface, corpus: str | None = None) -> None:
+def check_loo_panel(
+    mining: RefdisParams, n_panel: int, surface: Surface, corpus: str | None = None, n_outside: int = 0
+) -> None:
     """Refuse leave-one-out when the panel less one is below :func:`loo_quorum` (issue 11,
     defect 3): its members could not be judged fairly. Checked where the panel is known (the
     spec's ``[panel]`` when it loads, the CLI's ``--panel``, and :func:`run_refdis` for library
     callers), before any inference; the error names the flags (CLI) or the TOML fields (spec). A
-    panel below ``min_panel`` is left to the run's own error."""
+    panel below ``min_panel`` is left to the run's own error. A run that scores ``n_outside``
+    models outside the panel goes on (issue 29): they are scored by the whole panel, and its
+    members get no accept-ref (:func:`~asr_audit.probes.predfiles.refdis.loo_unscored`)."""
     quorum = loo_quorum(mining)
-    if not mining.loo or n_panel < mining.min_panel or n_panel - 1 >= quorum:
+    if not mining.loo or n_panel < mining.min_panel or n_panel - 1 >= quorum or n_outside > 0:
         return
     if surface.kind == CLI:
         raise ConfigError(
             f"leave-one-out mines each panel member's edits with the other {n_panel - 1}, fewer than {quorum} "
             f"(--min-panel {mining.min_panel}, and 3 voters at least: two are no consensus): its members cannot be "
-            f"judged fairly; fix: name at least {quorum + 1} panel members, or pass --no-loo"
+            f"judged fairly; fix: name at least {quorum + 1} panel members, name a model outside the panel "
+            "to score (--models), or pass --no-loo"
         )
     where = f"{surface.path or '<spec>'}: " + ("" if corpus is None else f"corpus {corpus!r}: ")
     raise ConfigError(
@@ -163,14 +168,15 @@ def check_unique_panel(panel: Sequence[str]) -> None:
         raise ConfigError(f"--panel names a model twice: {','.join(panel)}")
 
 
-def check_panel(mining: RefdisParams, panel: Sequence[str]) -> None:
+def check_panel(mining: RefdisParams, panel: Sequence[str], models: Sequence[str] = ()) -> None:
     """The checks a consensus-mode run makes of its ``--panel``, in this order: no model named
     twice (:func:`check_unique_panel`), at least ``min_panel`` members, and leave-one-out's
-    quorum (:func:`check_loo_panel`)."""
+    quorum (:func:`check_loo_panel`; met when ``models``, those the run scores, include one
+    outside the panel)."""
     check_unique_panel(panel)
     if len(panel) < mining.min_panel:
         raise ConfigError(
             f"the panel has {len(panel)} member(s) but --min-panel is {mining.min_panel}; "
             "fix: name more panel members or lower --min-panel"
         )
-    check_loo_panel(mining, len(panel), Surface.cli())
+    check_loo_panel(mining, len(panel), Surface.cli(), n_outside=len(set(models) - set(panel)))

@@ -366,7 +366,7 @@ def _mine_panel(
     preds: PredictionSet, panel: Sequence[str], models: Sequence[str], params: RefdisParams, inputs: _Inputs
 ) -> tuple[list[ClipInput], Mining]:
     """Consensus mode: the panel's supermajority mines the edits, every model is judged on them."""
-    check_panel(params, panel)
+    check_panel(params, panel, models)
     everyone = list(dict.fromkeys([*models, *panel]))
     clips = inputs.clips(preds, everyone)
     return clips, mine(clips, panel, models, params, inputs.cache)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from asr_audit.probes.predfiles.inflation import Inflation
@@ -25,6 +26,7 @@ from asr_audit.probes.predfiles.refdis import (
     Mining,
     RefdisParams,
     Verdict,
+    loo_unscored,
 )
 from asr_audit.probes.predfiles.refdis_result import ModelScore, RefdisResult
 from asr_audit.stats.intervals import Rate, wilson
@@ -114,6 +116,9 @@ def assemble_result(
         score_model(m, scored[m], in_panel=m in panel, inflation=inflations[m], count_other=not params.exact_verdicts)
         for m in models
     ]
+    unscored = loo_unscored(panel, params)  # a panel too small for leave-one-out: its members get no accept-ref
+    if unscored is not None:
+        scores = [replace(s, reason=unscored) if s.in_panel and s.accept_ref.n == 0 else s for s in scores]
     return RefdisResult(
         params=params,
         normalizer=normalizer,
