@@ -12,7 +12,7 @@ import typer
 
 from asr_audit.cli import app, console
 from asr_audit.errors import ConfigError, InputFileError
-from asr_audit.outputs import check_output_file
+from asr_audit.outputs import check_output_file, require_regular_file
 from asr_audit.text.compare import DEFAULT_COMPARE
 
 
@@ -42,8 +42,9 @@ def normalize(
             "normalize needs a TEXT argument or --file F (not both); fix: e.g. asr-audit normalize 'Mr. Brown'"
         )
     names = parse_names(compare)  # an unknown name fails before any file is read
-    check_output_file(json_out, "--json")
+    check_output_file(json_out, "--json", (file,))
     if file is not None:
+        require_regular_file(file, "pass a UTF-8 text file")
         try:
             raw = file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:

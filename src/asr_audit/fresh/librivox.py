@@ -26,6 +26,7 @@ from typing import Any
 
 from asr_audit.errors import InputFileError
 from asr_audit.fresh.fetch import Fetcher, FetchError
+from asr_audit.outputs import require_regular_file
 
 LIBRIVOX_API = "https://librivox.org/api"
 PAGE_SIZE = 50
@@ -183,7 +184,7 @@ def list_sections(
 def read_speakers(path: str | Path) -> frozenset[str]:
     """Reader ids from a LibriSpeech ``SPEAKERS.TXT`` (``ID | SEX | SUBSET | MINUTES | NAME``;
     ``;`` starts a comment) or a plain list with one id per line."""
-    path = Path(path)
+    path = require_regular_file(path, "give a readable file (LibriSpeech's SPEAKERS.TXT or one id per line)")
     try:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError as exc:
