@@ -67,10 +67,13 @@ def _manifest_field(corpus: str, field: str) -> dict[str, str]:
     out: dict[str, str] = {}
     if not path.is_file() or path.suffix != ".jsonl":
         return out
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in path.read_text(encoding="utf-8-sig", errors="replace").splitlines():  # a BOM is not JSON
         if line.strip():
-            obj = json.loads(line)
-            if field in obj and "id" in obj:
+            try:
+                obj = json.loads(line)
+            except (ValueError, RecursionError):
+                continue  # the corpus loader has read (and judged) the manifest already
+            if isinstance(obj, dict) and field in obj and "id" in obj:
                 out[str(obj["id"])] = str(obj[field])
     return out
 

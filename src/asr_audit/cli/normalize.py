@@ -55,7 +55,30 @@ def normalize(
     else:
         assert text is not None
         texts = [text]
-    rows = [c.to_dict() for c in compare_normalizers(names, texts)]
+    try:
+        rows = [c.to_dict() for c in compare_normalizers(names, texts)]
+    except Exception as exc:  # noqa: BLE001 - a normalizer crashing on the user's text is named, one line
+        raise _failing_text(names, texts, file, exc) from None
     console.print(normalize_compare_table(rows, names))
     if json_out:
         console.print(f"wrote {write_text(json_out, to_json({'normalizers': list(names), 'texts': rows}))}")
+
+
+def _failing_text(names: list[str], texts: list[str], file: Path | None, exc: Exception) -> InputFileError:
+    """The one-line error naming the first text (its line of ``file``) a normalizer cannot handle."""
+    import re
+    import sys
+
+    from asr_audit.text.compare import compare_normalizers
+
+    where, text = "the TEXT argument", texts[0]
+    for n, candidate in enumerate(texts, 1):
+        try:
+            compare_normalizers(names, [candidate])
+        except Exception:  # noqa: BLE001 - the one to name
+            where, text = (f"{file}:{n}" if file is not None else where), candidate
+            break
+    limit = getattr(sys, "get_int_max_str_digits", lambda: 0)() or float("inf")
+    longest = max((len(m) for m in re.findall(r"\d+", text)), default=0)
+    cause = f"a number of {longest} digits; Python converts at most {limit}" if longest > limit else type(exc).__name__
+    return InputFileError(where, f"a normalizer cannot normalize this text ({cause})", "shorten or split that text")

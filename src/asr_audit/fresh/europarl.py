@@ -251,6 +251,7 @@ def list_speeches(
             raise FetchError(f"{shown(url)}: the response is not JSON ({exc}); fix: check --api") from None
         items = payload.get("data") if isinstance(payload, Mapping) else None
         page, bad = parse_speeches(payload, url, language)
+        before = len(seen)
         for speech in page:  # a speech listed again (on one page, or a repeated page) is kept once
             if speech.speech_id not in seen:
                 seen.add(speech.speech_id)
@@ -261,6 +262,8 @@ def list_speeches(
                 problems.append(problem)
         if not items or (max_speeches is not None and len(speeches) >= max_speeches):
             break
+        if (page or bad) and len(seen) == before:
+            break  # the API repeats a page: nothing further to find
         offset += len(items)
         meta = payload.get("meta")
         total = meta.get("total") if isinstance(meta, Mapping) else None

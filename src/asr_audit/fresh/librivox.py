@@ -166,18 +166,22 @@ def list_sections(
         sections = parse_books(fetcher.json(url, accept=(404,)), url)  # past the last page: 404 {"error": ...}
         if not sections:
             break
+        new = 0
         for sec in sections:
+            key = sec.section_id or sec.listen_url  # section ids name the audio folders and clip ids
+            if key in seen:
+                continue
+            seen.add(key)
+            new += 1
             if until is not None and sec.catalog_date and sec.catalog_date[:10] > until.isoformat():
                 continue
             if language and sec.language and sec.language.casefold() != language.casefold():
                 continue
             if readers is not None and not (sec.reader_ids & readers):
                 continue
-            key = sec.section_id or sec.listen_url  # section ids name the audio folders and clip ids
-            if key in seen:
-                continue
-            seen.add(key)
             found.append(sec)
+        if not new:
+            break  # the API repeats a page: nothing further to find
     return found if max_sections is None else found[:max_sections]
 
 
