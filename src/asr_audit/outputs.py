@@ -121,7 +121,9 @@ def write_atomic(path: str | Path, data: str | bytes, fix: str = "choose a writa
             full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
             raise InputFileError(
                 path,
-                "disk full; the old file (if any) is left as it was" if full else f"cannot write ({exc.strerror or exc})",
+                "disk full; the old file (if any) is left as it was"
+                if full
+                else f"cannot write ({exc.strerror or exc})",
                 "free disk space and rerun" if full else fix,
             ) from None
         raise

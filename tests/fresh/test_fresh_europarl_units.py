@@ -82,7 +82,9 @@ def test_list_speeches_pages_until_the_total_and_stops_on_no_content(tmp_path: P
     pages[2] = [three, one]  # listed again (a repeated page, or twice on one page): kept once
     speeches, _ = list_speeches(Paged(), since=dt.date(2025, 10, 6), until=dt.date(2025, 10, 9), language="en")
     assert [s.speech_id[-6:-3] for s in speeches] == ["001", "002", "003"]
-    first, _ = list_speeches(Paged(), since=dt.date(2025, 10, 6), until=dt.date(2025, 10, 9), language="en", max_speeches=2)
+    first, _ = list_speeches(
+        Paged(), since=dt.date(2025, 10, 6), until=dt.date(2025, 10, 9), language="en", max_speeches=2
+    )
     assert len(first) == 2  # enough found on the first page: the second is never asked for
     url = speeches_url("https://api/v2/", dt.date(2025, 10, 6), dt.date(2025, 10, 9), 100, 0)
     assert url.startswith("https://api/v2/speeches?sitting-date=2025-10-06&sitting-date-end=2025-10-09&include-output")

@@ -86,7 +86,7 @@ class HostileServer:
 
     def _answer(self, sock: socket.socket, kind: str, name: str) -> None:
         if kind == "truncated":
-            sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nConnection: close\r\n\r\n{\"books\": [")
+            sock.sendall(b'HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nConnection: close\r\n\r\n{"books": [')
         elif kind == "not-http":
             sock.sendall(b"SSH-2.0-OpenSSH_9.0\r\n")
         elif kind == "many-headers":

@@ -34,23 +34,24 @@ def _read_json(path: Path) -> Any:
         raise InputFileError(path, f"not JSON ({exc})", "pass the JSON file asr-audit wrote, unedited") from None
 
 
-def _entries(results: list[Path], corpus: str | None) -> list[dict[str, Any]]:
-    from asr_audit.report.export import result_entries
+def _measure_rows(results: list[Path], corpus: str | None) -> list[dict[str, Any]]:
+    """The measure rows of every results file; a file of another layout is a one-line error naming it."""
+    from asr_audit.report.export import measure_rows, result_entries
 
-    entries = []
+    rows: list[dict[str, Any]] = []
     for path in results:
         data = _read_json(path)
         if not isinstance(data, dict):
             raise InputFileError(path, "holds a JSON list, not a result object", "pass a results.json or a --json file")
         try:
-            entries += result_entries(data, str(path), corpus)
-        except (TypeError, AttributeError, KeyError, ValueError) as exc:
+            rows += measure_rows(result_entries(data, str(path), corpus))
+        except (TypeError, AttributeError, KeyError, ValueError, IndexError) as exc:
             raise InputFileError(
                 path,
                 f"not the layout asr-audit writes ({type(exc).__name__}: {' '.join(str(exc).split())[:80]})",
                 "pass a results.json or a probe's --json file, unedited",
             ) from None
-    return entries
+    return sorted(rows, key=lambda r: (r["model"], r["corpus"], r["probe"], r["measure"]))
 
 
 @export_app.command(
@@ -68,14 +69,14 @@ def export_table(
     ),
 ) -> None:
     """One row per (model, corpus, probe, measure): value, interval, n, unit, normalizer and its version, seed."""
-    from asr_audit.report.export import COLUMNS, measure_rows, parquet_bytes
+    from asr_audit.report.export import COLUMNS, parquet_bytes
     from asr_audit.report.tables import to_csv
 
     suffix = out.suffix.lower()
     if suffix not in (".parquet", ".csv"):
         raise ConfigError(f"--out {out} must end in .parquet or .csv; fix: e.g. --out results.parquet")
     check_output_file(out, "--out", results)
-    rows = measure_rows(_entries(results, corpus))
+    rows = _measure_rows(results, corpus)
     if not rows:
         raise ConfigError(
             "the results hold no per-model measure to export (probes exported: refdis, transcribe, switch_rate, "
@@ -114,9 +115,9 @@ def export_hub(
     """Hugging Face Hub .eval_results/*.yaml for each model's card: WER (and audit measures) with the normalizer."""
     from asr_audit import __version__
     from asr_audit.outputs import mark_output_dir
-    from asr_audit.report.export import eval_results_yaml, measure_rows
+    from asr_audit.report.export import eval_results_yaml
 
-    rows = measure_rows(_entries(results, corpus))
+    rows = _measure_rows(results, corpus)
     corpora = sorted({r["corpus"] for r in rows})
     if corpus is None and len(corpora) > 1:
         raise ConfigError(f"the results hold several corpora ({', '.join(corpora)}); fix: pick one with --corpus")
@@ -211,7 +212,9 @@ def _write_cards(out: Path, cards: dict[str, str], task_file: str) -> list[Path]
                 target.parent.mkdir(parents=True, exist_ok=True)
                 os.replace(staging / folder / task_file, target)
             except OSError as exc:
-                raise InputFileError(target, f"cannot write ({exc.strerror or exc})", "choose a writable --out folder") from None
+                raise InputFileError(
+                    target, f"cannot write ({exc.strerror or exc})", "choose a writable --out folder"
+                ) from None
             written.append(target)
         return written
     finally:

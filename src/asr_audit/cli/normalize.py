@@ -6,6 +6,7 @@ prints :func:`~asr_audit.report.normalizers.normalize_compare_table` (or writes 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import typer
@@ -64,7 +65,7 @@ def normalize(
         console.print(f"wrote {write_text(json_out, to_json({'normalizers': list(names), 'texts': rows}))}")
 
 
-def _failing_text(names: list[str], texts: list[str], file: Path | None, exc: Exception) -> InputFileError:
+def _failing_text(names: Sequence[str], texts: list[str], file: Path | None, exc: Exception) -> InputFileError:
     """The one-line error naming the first text (its line of ``file``) a normalizer cannot handle."""
     import re
     import sys

@@ -14,7 +14,6 @@ chunks in order. Every malformed input raises :class:`~asr_audit.errors.InputFil
 from __future__ import annotations
 
 import math
-
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass

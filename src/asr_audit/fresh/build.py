@@ -329,7 +329,15 @@ def write_outputs(
 def config_summary(config: Any) -> dict[str, Any]:
     """A config dataclass as JSON values (sets sorted, dates as ISO strings)."""
     return {
-        k: (sorted(v) if isinstance(v, frozenset) else str(v) if isinstance(v, dt.date) else shown(v) if isinstance(v, str) else v)
+        k: (
+            sorted(v)
+            if isinstance(v, frozenset)
+            else str(v)
+            if isinstance(v, dt.date)
+            else shown(v)
+            if isinstance(v, str)
+            else v
+        )
         for k, v in asdict(config).items()
     }
 

@@ -100,7 +100,10 @@ class _HttpOnlyRedirects(urllib.request.HTTPRedirectHandler):
                 f"{shown(req.full_url)} redirects to a {scheme or 'scheme-less'} URL ({shown(newurl)}); refused: "
                 "redirects are followed to http(s) only; fix: check the URL (or --api / --media)"
             )
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is not None and urllib.parse.urlsplit(new.full_url).netloc != urllib.parse.urlsplit(req.full_url).netloc:
+            new.headers.pop("Authorization", None)  # credentials never follow a redirect to another host
+        return new
 
 
 _OPENER = urllib.request.build_opener(_HttpOnlyRedirects)
@@ -189,10 +192,9 @@ class Fetcher:
                 raise
             except (urllib.error.URLError, http.client.HTTPException, TimeoutError, OSError, ValueError) as exc:
                 if attempt == self.retries:
-                    reason = getattr(exc, "reason", None) or _describe(exc)
+                    reason = _masked(str(getattr(exc, "reason", None) or _describe(exc)), url)
                     raise FetchError(
-                        f"{shown(url)}: {' '.join(str(reason).split())[:160]}; fix: check the network connection "
-                        "and the URL"
+                        f"{shown(url)}: {' '.join(reason.split())[:160]}; fix: check the network connection and the URL"
                     ) from None
             time.sleep(self.backoff * (attempt + 1))
         raise AssertionError("unreachable")  # pragma: no cover
@@ -231,10 +233,11 @@ class Fetcher:
                 )
         if "error" in outcome:
             raise outcome["error"]
-        return outcome["body"]  # type: ignore[no-any-return]
+        body: bytes = outcome["body"]
+        return body
 
     def _transfer(self, url: str, path: Path | None, limit: int, stop: threading.Event, state: dict[str, Any]) -> bytes:
-        request = urllib.request.Request(url, headers={"User-Agent": _agent()})
+        request = _request(url)
         try:
             response = _OPENER.open(request, timeout=self.timeout)  # schemes checked by the caller
         except urllib.error.HTTPError as exc:
@@ -272,6 +275,31 @@ class Fetcher:
         """``url``'s body as text (UTF-8, with a BOM dropped; undecodable bytes replaced; ``origin``
         as in :meth:`get`)."""
         return self.get(url, origin=origin, limit=self.max_text_bytes).decode("utf-8-sig", errors="replace")
+
+
+def _request(url: str) -> urllib.request.Request:
+    """The request for ``url``; credentials in it (``http://user:pass@host/``) go into a Basic
+    ``Authorization`` header, as urllib would otherwise take them for part of the host name."""
+    import base64
+
+    headers = {"User-Agent": _agent()}
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme.lower() in NAMED_SCHEMES and "@" in parts.netloc:
+        user = urllib.parse.unquote(parts.username or "")
+        password = urllib.parse.unquote(parts.password or "")
+        token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+        headers["Authorization"] = f"Basic {token}"
+        url = urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
+    return urllib.request.Request(url, headers=headers)
+
+
+def _masked(text: str, url: str) -> str:
+    """``text`` with ``url``'s password (if any) masked."""
+    try:
+        password = urllib.parse.urlsplit(url).password
+    except ValueError:
+        return text
+    return text.replace(password, "***") if password else text
 
 
 def _describe(exc: BaseException) -> str:

@@ -252,7 +252,9 @@ def load_direction(name: str, root: str | Path) -> Direction:
         if arr.dtype.kind not in "fiu" or not np.isfinite(arr).all():
             raise InputFileError(npz, f"its {label} holds NaN, infinite or non-numeric values", "recreate it")
     provenance = meta.get("provenance", {})
-    out = Direction(meta["name"], meta["site"], vector, basis, provenance if isinstance(provenance, dict) else {}, mean_b)
+    out = Direction(
+        meta["name"], meta["site"], vector, basis, provenance if isinstance(provenance, dict) else {}, mean_b
+    )
     if out.hash != meta.get("hash"):
         raise InputFileError(npz, "the arrays do not match the hash in the .json", "recreate it")
     return out

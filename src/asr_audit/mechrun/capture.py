@@ -269,12 +269,17 @@ def load_capture(root: str | Path) -> Capture:
     root = Path(root)
     path = root / MANIFEST
     try:
-        m = json.loads(path.read_text())
-    except FileNotFoundError:
+        m = json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, NotADirectoryError):
         raise InputFileError(path, "no capture manifest", "run asr-audit mech capture first") from None
-    except ValueError:
+    except OSError as exc:
+        raise InputFileError(path, f"cannot be read ({exc.strerror or exc})", "pass a capture folder") from None
+    except (ValueError, RecursionError):
         raise InputFileError(path, "not JSON", "recapture") from None
-    if m.get("format") != FORMAT:
+    if not isinstance(m, dict) or m.get("format") != FORMAT:
         raise InputFileError(path, "not a capture manifest", "recapture")
-    clips = tuple(CaptureRow(c["id"], c["audio_hash"], int(c["offset"]), int(c["rows"])) for c in m["clips"])
-    return Capture(root, m["model"], tuple(m["sites"]), dict(m["widths"]), m["dtype"], m["pool"], clips)
+    try:
+        clips = tuple(CaptureRow(c["id"], c["audio_hash"], int(c["offset"]), int(c["rows"])) for c in m["clips"])
+        return Capture(root, m["model"], tuple(m["sites"]), dict(m["widths"]), m["dtype"], m["pool"], clips)
+    except (KeyError, TypeError, ValueError):
+        raise InputFileError(path, "a capture manifest with missing or malformed fields", "recapture") from None

@@ -35,7 +35,7 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,8 +54,10 @@ Source = tuple[str, Path]  # (model, prediction file)
 def _dump(path: Path | int, doc: object, arrays: Mapping[str, np.ndarray]) -> None:
     """Write ``doc`` (JSON) and ``arrays`` (numeric, never object) as one ``.npz`` archive."""
     blob = json.dumps(doc, separators=(",", ":")).encode("ascii")  # ASCII escapes: any str round-trips
+    members = {_DOC: np.frombuffer(blob, dtype=np.uint8), **arrays}
+    save: Callable[..., None] = np.savez  # members are names and arrays; none is called allow_pickle
     with open(path, "wb") as f:
-        np.savez(f, **{_DOC: np.frombuffer(blob, dtype=np.uint8)}, **arrays)
+        save(f, **members)
 
 
 def _load(path: Path) -> tuple[Any, dict[str, np.ndarray]]:

@@ -502,7 +502,9 @@ def run_gate(
 
 def _unshared(preds: PredictionSet, candidate: str, baseline: str) -> str | None:
     """Why the two models cannot be paired (fewer than :data:`MIN_SHARED` shared clips), or ``None``."""
-    answered = [{c for c, row in preds.file(m).rows.items() if row.hypothesis is not None} for m in (candidate, baseline)]
+    answered = [
+        {c for c, row in preds.file(m).rows.items() if row.hypothesis is not None} for m in (candidate, baseline)
+    ]
     either, both = answered[0] | answered[1], answered[0] & answered[1]
     if either and len(both) >= MIN_SHARED * len(either):
         return None

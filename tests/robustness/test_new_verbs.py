@@ -1,0 +1,214 @@
+"""Issue 31 (Reliability II): what the exit-code matrix cannot see for the new verbs: no local file
+read because a server named it, no secret printed, no write outside the output folder, no input
+replaced, no partial or truncated output, no pairing of a gate over other clips.
+
+The ``corpus fresh-*`` cases download from the hostile server on 127.0.0.1
+(``tests/support/hostile_http.py``); each has a pytest deadline.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from cases import hyps
+from cases_verbs import (
+    SMALL_PANEL,
+    VOX,
+    _doc,
+    _librivox,
+    book,
+    results,
+    section,
+    speech_item,
+)
+from hostile_http import hostile
+
+from asr_audit.data import VOXPOPULI_EXAMPLES
+
+pytestmark = pytest.mark.timeout(90)
+SECRET = "TOP-SECRET-CONTENT"
+
+
+def _everything_under(root: Path) -> str:
+    """Every file's bytes under ``root``, as text (to look for a leaked secret)."""
+    return "".join(p.read_bytes().decode("latin-1") for p in root.rglob("*") if p.is_file())
+
+
+def _fresh(tmp_path: Path, document: object, run_cli, *more: str) -> tuple[int, str, str, Path]:
+    work = tmp_path / "case"
+    work.mkdir(exist_ok=True)
+    argv = _librivox(lambda t: _doc(document)(t), *more)(work)
+    code, out, err = run_cli(*argv)
+    return code, out, err, work / "out"
+
+
+@pytest.mark.parametrize("field", ["listen_url", "url_text_source"])
+def test_a_catalogue_naming_a_local_file_gets_nothing_read(field: str, tmp_path: Path, run_cli) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text(SECRET + "\n")
+    sec = section(listen_url=secret.as_uri()) if field == "listen_url" else section()
+    text = (
+        secret.as_uri()
+        if field == "url_text_source"
+        else hostile().answer("book-text", b"Chapter one. It was a bright cold day.") + "/b.txt"
+    )
+    code, out, err, folder = _fresh(tmp_path, book([sec], url_text_source=text), run_cli)
+    assert code == 2 and "Traceback" not in out + err
+    assert SECRET not in _everything_under(folder) and SECRET not in out + err
+    skipped = json.loads((folder / "fresh.json").read_text())["skipped"]
+    assert len(skipped) == 1 and f"names a file URL ({secret.as_uri()})" in skipped[0]["reason"]
+    assert "refused" in skipped[0]["reason"] and "refused" in err
+
+
+def test_a_media_page_naming_a_local_file_gets_nothing_read(tmp_path: Path, run_cli) -> None:
+    secret = tmp_path / "secret.mp3"
+    secret.write_text(SECRET + "\n")
+    state = {"contentEventKey": {"commonId": "e1", "startTime": 1759906800, "playerUrl": secret.as_uri()}}
+    page = f'<html><script id="ng-state" type="application/json">{json.dumps(state)}</script></html>'.encode()
+    work = tmp_path / "case"
+    work.mkdir()
+    hyps(work)
+    media = hostile().answer("media-file", page)
+    api = hostile().answer("api-file", {"data": [speech_item()]})
+    code, out, err = run_cli(
+        "corpus", "fresh-europarl", "--since", "2025-10-06", "--until", "2025-10-09", "-o", str(work / "out"),
+        "-m", f"preds:{work / 'h.jsonl'}", "--api", api, "--media", media, "--store", str(work / "s.sqlite"),
+        "--download-deadline", "3",
+    )  # fmt: skip
+    assert code == 2, err
+    assert SECRET not in _everything_under(work / "out")
+    skipped = json.loads((work / "out" / "fresh.json").read_text())["skipped"]
+    assert f"names a file URL ({secret.as_uri()})" in skipped[0]["reason"]
+
+
+def test_an_error_page_served_as_200_is_not_cached(tmp_path: Path, run_cli) -> None:
+    work = tmp_path / "case"
+    work.mkdir()
+    argv = _librivox(lambda t: f"{hostile().base}/html-200/run-{t.parent.name}")(work)
+    path = f"/html-200/run-{tmp_path.name}/feed/audiobooks/"
+    for run in (1, 2):  # the advised rerun asks the server again
+        code, _, err = run_cli(*argv)
+        assert code == 2 and "not JSON" in err
+        assert hostile().hits[path] == run
+
+
+def test_a_password_in_the_api_url_is_never_printed(tmp_path: Path, run_cli) -> None:
+    work = tmp_path / "case"
+    work.mkdir()
+    port = hostile().base.rsplit(":", 1)[1]
+    argv = _librivox(lambda t: f"http://auditor:hunter2-s3cret@127.0.0.1:{port}/not-http")(work)
+    code, out, err = run_cli(*argv)
+    assert code == 2 and "hunter2-s3cret" not in out + err and "auditor:***@127.0.0.1" in err
+    fresh = work / "out" / "fresh.json"
+    assert not fresh.exists() or "hunter2-s3cret" not in fresh.read_text()
+
+
+def test_export_hub_never_writes_outside_out(tmp_path: Path, run_cli) -> None:
+    res = results(tmp_path, lambda d: json.loads(json.dumps(d).replace('"whisper-tiny.en"', '".."')))
+    out = tmp_path / "nested" / "cards"
+    before = sorted(p.name for p in tmp_path.iterdir())
+    code, _, err = run_cli(
+        "export", "hub", "--results", str(res), "--dataset-id", "x/y", "--task-id", "vox", "--out", str(out)
+    )
+    assert code == 2 and "leave the --out folder" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing beside the results, nothing in nested/
+    assert not (tmp_path / "nested" / ".eval_results").exists()
+
+
+@pytest.mark.parametrize(
+    "more",
+    [["--measures", "bogus"], ["--models", "whisper-tiny.en,nope"], ["--date", "yesterday"], ["--dataset-id", ""]],
+)
+def test_export_hub_leaves_nothing_on_a_bad_input(more: list[str], tmp_path: Path, run_cli) -> None:
+    out = tmp_path / "cards"
+    args = ["export", "hub", "--results", str(results(tmp_path)), "--dataset-id", "x/y", "--task-id", "vox"]
+    code, _, err = run_cli(*args, "--out", str(out), *more)
+    assert code == 2 and "fix:" in err
+    assert not out.exists()  # not even the marker: everything is checked before the first write
+
+
+def test_export_hub_on_a_full_disk_leaves_no_card(tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    out = tmp_path / "cards"
+    real = os.replace
+    calls = {"n": 0}
+
+    def replace(src: str, dst: str) -> None:
+        calls["n"] += 1
+        if calls["n"] == 1:  # the first card staged: the disk fills
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(src, dst)
+
+    monkeypatch.setattr("asr_audit.outputs.os.replace", replace)
+    args = ["export", "hub", "--results", str(results(tmp_path)), "--dataset-id", "x/y", "--task-id", "vox"]
+    code, _, err = run_cli(*args, "--out", str(out))
+    assert code == 2 and "disk full" in err and "Traceback" not in err
+    assert not list(out.rglob("*.yaml")) and not [p for p in out.iterdir() if p.name.startswith(".export-")]
+
+
+@pytest.mark.parametrize("verb", ["gate", "normalize", "export-table"])
+def test_a_full_disk_keeps_the_old_output_whole(
+    verb: str, tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old = "the previous good output\n"
+    target = tmp_path / ("out.csv" if verb == "export-table" else "out.json")
+    target.write_text(old)
+
+    def full(src: str, dst: str) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    argv = {
+        "gate": ["gate", "--preds", VOX, "--candidate", "whisper-small.en", "--baseline", "wav2vec2-base-960h",
+                 "--panel", SMALL_PANEL, "--no-loo", "--resamples", "200", "--json", str(target)],
+        "normalize": ["normalize", "a b", "--json", str(target)],
+        "export-table": ["export", "table", "--results", str(results(tmp_path)), "--out", str(target)],
+    }[verb]  # fmt: skip
+    monkeypatch.setattr("asr_audit.outputs.os.replace", full)
+    code, _, err = run_cli(*argv)
+    assert code == 2 and "disk full" in err and "Traceback" not in err
+    assert target.read_text() == old  # not truncated, not emptied
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".out")) == []  # no temp file left
+
+
+def test_refdis_write_corrected_never_replaces_an_input(tmp_path: Path, run_cli) -> None:
+    import shutil
+
+    preds = Path(shutil.copytree(VOXPOPULI_EXAMPLES, tmp_path / "preds"))
+    victim = preds / "whisper-tiny.en.jsonl"
+    before = victim.read_bytes()
+    code, _, err = run_cli(
+        "refdis", "--preds", str(preds), "--panel", SMALL_PANEL, "--no-loo", "--resamples", "20",
+        "--write-corrected", str(victim),
+    )  # fmt: skip
+    assert code == 2 and "would replace the input" in err
+    assert victim.read_bytes() == before
+
+
+def test_gate_on_disjoint_clips_is_undecided(tmp_path: Path, run_cli) -> None:
+    """Candidate and baseline evaluated on different halves: nothing can be paired (exit 2), where
+    the union pairing passed it (bound -11.04, "no regression")."""
+    import shutil
+
+    preds = Path(shutil.copytree(VOXPOPULI_EXAMPLES, tmp_path / "preds"))
+    for name, keep in (("whisper-small.en", 0), ("wav2vec2-base-960h", 1)):
+        src = preds / f"{name}.jsonl"
+        lines = src.read_text().splitlines()
+        (tmp_path / f"{name}.jsonl").write_text("\n".join(lines[keep::2]) + "\n")
+        src.unlink()
+    out = tmp_path / "gate.json"
+    code, _, err = run_cli(
+        "gate", "--preds", str(preds), "--candidate", str(tmp_path / "whisper-small.en.jsonl"),
+        "--baseline", str(tmp_path / "wav2vec2-base-960h.jsonl"), "--panel", SMALL_PANEL, "--no-loo",
+        "--resamples", "200", "--json", str(out),
+    )  # fmt: skip
+    data = json.loads(out.read_text())
+    assert code == 2 and data["decision"] == "undecided", err
+    assert all(t["status"] == "not tested" and "0 clip(s) in common" in t["reason"] for t in data["tests"])
