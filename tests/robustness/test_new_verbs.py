@@ -212,3 +212,28 @@ def test_gate_on_disjoint_clips_is_undecided(tmp_path: Path, run_cli) -> None:
     data = json.loads(out.read_text())
     assert code == 2 and data["decision"] == "undecided", err
     assert all(t["status"] == "not tested" and "0 clip(s) in common" in t["reason"] for t in data["tests"])
+
+
+def test_a_backend_without_hook_sites_is_named_in_plain_words(tmp_path: Path) -> None:
+    """Not "backend ... cannot sites" (defect 12)."""
+    from asr_audit.errors import BackendError
+    from asr_audit.models.base import SITES, load_backend, require_capability
+
+    backend = load_backend(f"preds:{hyps(tmp_path)}")
+    with pytest.raises(BackendError, match=r"cannot expose hook sites \(it supports: transcribe\)"):
+        require_capability(backend, SITES)
+
+
+def test_run_exits_2_when_every_clip_of_a_model_failed(tmp_path: Path, run_cli) -> None:
+    """As `transcribe` does (defect 12): a model that transcribed nothing is not a result."""
+    from cases import LIBRI, spec
+
+    answers_nothing = hyps(tmp_path, ids=("not-a-clip",))
+    body = (
+        f'title = "t"\noutput = "{tmp_path / "out"}"\nstore = "{tmp_path / "s.sqlite"}"\n'
+        f'[[corpus]]\nname = "libri"\nspec = "{LIBRI}"\n'
+        f'[[model]]\nname = "m"\nspec = "preds:{answers_nothing}"\n'
+    )
+    code, _, err = run_cli("run", str(spec(tmp_path, body)), "--no-progress")
+    assert code == 2 and "every clip failed for m on libri" in err and "Traceback" not in err
+    assert (tmp_path / "out" / "report.html").exists()  # the report (with the failures) is still written
