@@ -350,7 +350,17 @@ def _nan_vector(root: Path) -> None:
     np.savez(root / "d.npz", vector=np.array([np.nan, 1.0, 1.0, 1.0]), basis=np.ones((1, 4)) / 2)
 
 
+def _capture(*more: str) -> Build:
+    return lambda t: [
+        "mech", "capture", "-m", "whisper-tiny.en-pt", "-c", str(t / "m.jsonl"), "-o", str(t / "caps"), *more,
+    ]  # fmt: skip
+
+
 MECH_CASES = [
+    Case("mech-capture-bad-pool", _capture("--sites", "encoder.layers.2.out", "--pool", "max"), ERROR, "--pool"),
+    Case("mech-capture-bad-dtype", _capture("--sites", "encoder.layers.2.out", "--dtype", "int8"), ERROR, "--dtype"),
+    Case("mech-capture-out-is-a-file", lambda t: [*_capture("--sites", "encoder.layers.2.out")(t), "-o",
+                                                  str(a_file(t))], ERROR, "f.txt"),  # fmt: skip
     Case("mech-steer-direction-missing", _steer(lambda t: t / "dirs"), ERROR, "d.json"),
     Case(
         "mech-steer-direction-json-not-json",

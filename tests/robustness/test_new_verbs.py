@@ -237,3 +237,36 @@ def test_run_exits_2_when_every_clip_of_a_model_failed(tmp_path: Path, run_cli) 
     code, _, err = run_cli("run", str(spec(tmp_path, body)), "--no-progress")
     assert code == 2 and "every clip failed for m on libri" in err and "Traceback" not in err
     assert (tmp_path / "out" / "report.html").exists()  # the report (with the failures) is still written
+
+
+def test_a_capture_that_fails_leaves_no_array_without_manifest(tmp_path: Path) -> None:
+    """An unreadable clip mid-capture: the site files go too, so no half capture is left (defect 12)."""
+    pytest.importorskip("torch")
+    from asr_audit.errors import AuditError
+    from asr_audit.mechrun.capture import MANIFEST, capture
+
+    class Sites:
+        batch_size = 8
+
+        def site_module(self, site: str) -> object:
+            return object()
+
+    def clips():  # the first clip's audio cannot be read
+        raise AuditError("a.wav: cannot decode the audio")
+        yield  # pragma: no cover
+
+    out = tmp_path / "caps"
+    out.mkdir()
+    (out / MANIFEST).write_text("{}")  # an older capture in the folder
+    with pytest.raises(AuditError, match="cannot decode"):
+        capture(Sites(), clips(), ["encoder.layers.2.out"], out)
+    assert sorted(p.name for p in out.iterdir()) == []
+
+
+def test_terminal_escapes_in_names_and_texts_print_as_text(tmp_path: Path, run_cli) -> None:
+    """A file name or text cannot retitle or clear the terminal (defect 12): shown as ``^[``."""
+    name = tmp_path / "x\x1b]0;pwned\x07\x1b[2Jy.txt"
+    code, out, err = run_cli("normalize", "--file", str(name))
+    assert code == 2 and "\x1b]" not in err and "\x1b[2J" not in err and "^[]0;pwned" in err
+    code, out, err = run_cli("normalize", "a\x1b[2Jb")
+    assert code == 0 and "\x1b[2J" not in out and "^[[2J" in out

@@ -150,6 +150,7 @@ def capture(
     batch_size = max(1, min(batch_size, int(getattr(backend, "batch_size", batch_size))))  # one forward per batch
     root = Path(out_dir)
     root.mkdir(parents=True, exist_ok=True)
+    (root / MANIFEST).unlink(missing_ok=True)  # a folder holds a whole capture or none: the old one goes first
     writer = _SiteWriter(root, sites, dtype)
     rows: list[CaptureRow] = []
     offset = 0
@@ -163,8 +164,12 @@ def capture(
                 batch = []
         if batch:
             offset = _capture_batch(backend, batch, sites, text_iter, pool, writer, rows, offset, encoded)
-    finally:
+    except BaseException:
         writer.close()
+        for s in sites:  # no array without its manifest (an unreadable clip, a failed batch, Ctrl-C)
+            (root / site_file(s)).unlink(missing_ok=True)
+        raise
+    writer.close()
     widths = {s: writer.widths.get(s, 0) for s in sites}
     manifest = {
         "format": FORMAT,
