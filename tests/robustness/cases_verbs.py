@@ -359,8 +359,12 @@ def _capture(*more: str) -> Build:
 MECH_CASES = [
     Case("mech-capture-bad-pool", _capture("--sites", "encoder.layers.2.out", "--pool", "max"), ERROR, "--pool"),
     Case("mech-capture-bad-dtype", _capture("--sites", "encoder.layers.2.out", "--dtype", "int8"), ERROR, "--dtype"),
-    Case("mech-capture-out-is-a-file", lambda t: [*_capture("--sites", "encoder.layers.2.out")(t), "-o",
-                                                  str(a_file(t))], ERROR, "f.txt"),  # fmt: skip
+    Case(
+        "mech-capture-out-is-a-file",
+        lambda t: [*_capture("--sites", "encoder.layers.2.out")(t), "-o", str(a_file(t))],
+        ERROR,
+        "f.txt",
+    ),  # fmt: skip
     Case("mech-steer-direction-missing", _steer(lambda t: t / "dirs"), ERROR, "d.json"),
     Case(
         "mech-steer-direction-json-not-json",

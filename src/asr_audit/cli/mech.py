@@ -96,9 +96,8 @@ def capture(
     """Capture activations at hook sites, streamed to disk (decoder sites teacher-forced on the reference)."""
     from asr_audit.audio.io import load_audio
     from asr_audit.mech.sites import parse_site
-    from asr_audit.mechrun.capture import capture as run_capture
-
     from asr_audit.mechrun.capture import DTYPES, POOLS
+    from asr_audit.mechrun.capture import capture as run_capture
     from asr_audit.outputs import check_output_dir
 
     site_list = split_list(sites, "--sites") or []
