@@ -100,10 +100,16 @@ def _check_not_input(path: Path, flag: str, inputs: Iterable[str | Path | None])
             )
 
 
-def write_atomic(path: str | Path, data: str | bytes, fix: str = "choose a writable output path") -> Path:
+def write_atomic(
+    path: str | Path,
+    data: str | bytes,
+    fix: str = "choose a writable output path",
+    full_fix: str = "free disk space and rerun (the old file, if any, is left as it was)",
+) -> Path:
     """Write ``data`` (text as UTF-8, LF line ends kept) to ``path`` through a temporary file in its
     folder renamed into place: the old file stays whole until the new one is complete. An
-    unwritable path or a full disk is a one-line :class:`InputFileError` (``fix``: its fix)."""
+    unwritable path or a full disk is a one-line :class:`InputFileError` (``fix`` / ``full_fix``:
+    their fixes)."""
     path = Path(path)
     blob = data.encode("utf-8") if isinstance(data, str) else data
     try:
@@ -121,10 +127,8 @@ def write_atomic(path: str | Path, data: str | bytes, fix: str = "choose a writa
             full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
             raise InputFileError(
                 path,
-                "disk full; the old file (if any) is left as it was"
-                if full
-                else f"cannot write ({exc.strerror or exc})",
-                "free disk space and rerun" if full else fix,
+                "disk full" if full else f"cannot write ({exc.strerror or exc})",
+                full_fix if full else fix,
             ) from None
         raise
     return path

@@ -147,8 +147,8 @@ def test_export_hub_on_a_full_disk_leaves_no_card(tmp_path: Path, run_cli, monke
             raise OSError(errno.ENOSPC, "No space left on device")
         real(src, dst)
 
-    monkeypatch.setattr("asr_audit.outputs.os.replace", replace)
     args = ["export", "hub", "--results", str(results(tmp_path)), "--dataset-id", "x/y", "--task-id", "vox"]
+    monkeypatch.setattr("asr_audit.outputs.os.replace", replace)
     code, _, err = run_cli(*args, "--out", str(out))
     assert code == 2 and "disk full" in err and "Traceback" not in err
     assert not list(out.rglob("*.yaml")) and not [p for p in out.iterdir() if p.name.startswith(".export-")]

@@ -41,7 +41,6 @@ def _build(
     build: Callable[..., FreshResult],
     config: object,
     out: Path,
-    *,
     model: str,
     downloads: Path | None,
     store: Path | None,
@@ -151,16 +150,7 @@ def fresh_librivox(
         text_url=text_url,
     )
     _build(
-        build_librivox,
-        config,
-        out,
-        model=model,
-        downloads=downloads,
-        store=store,
-        items="section(s)",
-        force=force,
-        deadline=download_deadline,
-        max_mb=max_download_mb,
+        build_librivox, config, out, model, downloads, store, "section(s)", force, download_deadline, max_download_mb
     )
 
 
@@ -235,14 +225,5 @@ def fresh_europarl(
         margin=margin,
     )
     _build(
-        build_europarl,
-        config,
-        out,
-        model=model,
-        downloads=downloads,
-        store=store,
-        items="speech(es)",
-        force=force,
-        deadline=download_deadline,
-        max_mb=max_download_mb,
+        build_europarl, config, out, model, downloads, store, "speech(es)", force, download_deadline, max_download_mb
     )
