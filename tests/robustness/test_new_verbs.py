@@ -211,7 +211,7 @@ def test_gate_on_disjoint_clips_is_undecided(tmp_path: Path, run_cli) -> None:
     )  # fmt: skip
     data = json.loads(out.read_text())
     assert code == 2 and data["decision"] == "undecided", err
-    assert all(t["status"] == "not tested" and "0 clip(s) in common" in t["reason"] for t in data["tests"])
+    assert all(t["status"] == "not tested" and "on 0 clip(s) in common" in t["reason"] for t in data["tests"])
 
 
 def test_a_backend_without_hook_sites_is_named_in_plain_words(tmp_path: Path) -> None:
