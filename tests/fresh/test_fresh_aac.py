@@ -79,7 +79,7 @@ def test_hls_segments_of_one_aac_ts_stream_join_into_the_window(clip) -> None:
     bodies = {"seg0.ts": data[:cut], "seg1.ts": data[cut:]}
 
     class Served:
-        def get(self, url: str) -> bytes:
+        def get(self, url: str, origin: str | None = None) -> bytes:
             return bodies[url]
 
     half = len(clip) / SR / 2

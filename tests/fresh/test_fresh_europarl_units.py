@@ -26,14 +26,14 @@ from asr_audit.fresh.fetch import Fetcher, FetchError
 SR = 16_000
 
 
-def _item(lang3: str, fragments: dict[str, str], **extra: object) -> dict:
+def _item(lang3: str, fragments: dict[str, str], item_no: str = "003", **extra: object) -> dict:
     item = {
         "had_activity_type": "https://data.europarl.europa.eu/def/ep-activities/PLENARY_DEBATE_SPEECH",
         "activity_start_date": "2025-10-08T09:10:00+02:00",
         "activity_end_date": "2025-10-08T09:12:00+02:00",
         "had_participation": {"had_participant_person": ["https://data.europarl.europa.eu/person/124831"]},
         "recorded_in_a_realization_of": [
-            {"identifier": "eli/dl/doc/CRE-10-2025-10-08-ITM-003_EN", "originalLanguage": [f"lang/{lang3}"]}
+            {"identifier": f"eli/dl/doc/CRE-10-2025-10-08-ITM-{item_no}_EN", "originalLanguage": [f"lang/{lang3}"]}
             | {"api:xmlFragment": fragments}
         ],
     }
@@ -67,7 +67,8 @@ def test_parse_speeches_keeps_original_language_speeches_and_names_unreadable_on
 
 def test_list_speeches_pages_until_the_total_and_stops_on_no_content(tmp_path: Path) -> None:
     good = "<speech><p>Hello.</p></speech>"
-    pages = {0: [_item("ENG", {"en": good}), _item("ENG", {"en": good})], 2: [_item("ENG", {"en": good})]}
+    one, two, three = (_item("ENG", {"en": good}, n) for n in ("001", "002", "003"))
+    pages = {0: [one, two], 2: [three]}
 
     class Paged(Fetcher):
         def get(self, url: str, *, accept: tuple[int, ...] = ()) -> bytes:
@@ -78,6 +79,13 @@ def test_list_speeches_pages_until_the_total_and_stops_on_no_content(tmp_path: P
 
     speeches, _ = list_speeches(Paged(), since=dt.date(2025, 10, 6), until=dt.date(2025, 10, 9), language="en")
     assert len(speeches) == 3
+    pages[2] = [three, one]  # listed again (a repeated page, or twice on one page): kept once
+    speeches, _ = list_speeches(Paged(), since=dt.date(2025, 10, 6), until=dt.date(2025, 10, 9), language="en")
+    assert [s.speech_id[-6:-3] for s in speeches] == ["001", "002", "003"]
+    first, _ = list_speeches(
+        Paged(), since=dt.date(2025, 10, 6), until=dt.date(2025, 10, 9), language="en", max_speeches=2
+    )
+    assert len(first) == 2  # enough found on the first page: the second is never asked for
     url = speeches_url("https://api/v2/", dt.date(2025, 10, 6), dt.date(2025, 10, 9), 100, 0)
     assert url.startswith("https://api/v2/speeches?sitting-date=2025-10-06&sitting-date-end=2025-10-09&include-output")
 

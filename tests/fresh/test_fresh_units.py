@@ -195,3 +195,82 @@ def test_fetcher_errors_name_the_url_and_the_cache_serves_reruns(tmp_path: Path)
         Fetcher(retries=0).get((tmp_path / "missing.txt").as_uri())
     with pytest.raises(AuditError):
         Fetcher().json(src.as_uri())
+
+
+def test_only_http_urls_are_followed_from_an_answer(tmp_path: Path) -> None:
+    from asr_audit.fresh.fetch import check_named
+
+    check_named("https://librivox.org/a.mp3", "https://librivox.org/api/feed")
+    check_named((tmp_path / "a.mp3").as_uri(), (tmp_path / "feed.json").as_uri())  # a local mirror the user named
+    for url in ("file:///etc/hostname", "ftp://x/a.mp3", "data:,x", "a.mp3"):
+        with pytest.raises(FetchError, match="refused: only http"):
+            check_named(url, "https://librivox.org/api/feed")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("secret")
+    f = Fetcher(cache=tmp_path / "cache")
+    with pytest.raises(FetchError, match=f"names a file URL \\({secret.as_uri()}\\)"):
+        f.get(secret.as_uri(), origin="https://librivox.org/api/feed")
+    assert not (tmp_path / "cache").exists()  # nothing read, nothing copied
+    assert f.get(secret.as_uri()) == b"secret"  # typed by the user: read
+
+
+def test_downloads_have_a_deadline_a_size_cap_and_a_progress_line() -> None:
+    from hostile_http import hostile  # tests/support
+
+    said: list[str] = []
+    f = Fetcher(retries=0, deadline=6, progress=said.append)  # a progress line every 5 s
+    with pytest.raises(FetchError, match=r"/drip/x: not downloaded within 6 s \(\d+ bytes received"):
+        f.get(f"{hostile().base}/drip/x")
+    assert said and said[0].startswith(f"downloading {hostile().base}/drip/x: ")
+    with pytest.raises(FetchError, match="larger than 2 MB"):
+        Fetcher(retries=0, max_bytes=2_000_000).get(f"{hostile().base}/huge/x")
+    with pytest.raises(FetchError, match="ended early"):
+        Fetcher(retries=0).get(f"{hostile().base}/truncated/x")
+
+
+def test_credentials_in_a_url_are_sent_as_a_header_and_never_shown() -> None:
+    from asr_audit.fresh.fetch import _request, shown
+
+    req = _request("https://user:p%40ss@example.org/api")
+    assert req.full_url == "https://example.org/api" and req.get_header("Authorization") == "Basic dXNlcjpwQHNz"
+    assert shown("https://user:p%40ss@example.org/api") == "https://user:***@example.org/api"
+
+
+def test_sections_listed_twice_are_kept_once_and_paging_stops_early() -> None:
+    asked: list[int] = []
+    page = {
+        "books": [
+            {
+                "id": "1",
+                "language": "English",
+                "sections": [
+                    {"id": "10", "listen_url": "a", "readers": [{"reader_id": "19"}]},
+                    {"id": "10", "listen_url": "a", "readers": [{"reader_id": "19"}]},  # twice on one page
+                    {"id": "11", "listen_url": "b", "readers": [{"reader_id": "19"}]},
+                ],
+            }
+        ]
+    }
+
+    class Repeating(Fetcher):  # answers the same page at every offset
+        def json(self, url: str, *, accept: tuple[int, ...] = ()) -> object:
+            asked.append(int(url.split("offset=")[1]))
+            return page
+
+    got = list_sections(Repeating(), since=dt.date(2025, 1, 1), page_size=3)
+    assert [s.section_id for s in got] == ["10", "11"] and asked == [0, 3]  # the repeat ends the paging
+    asked.clear()
+    assert [s.section_id for s in list_sections(Repeating(), since=dt.date(2025, 1, 1), max_sections=1)] == ["10"]
+    assert asked == [0]  # enough found: no further page
+
+
+def test_wrong_shape_json_is_a_one_line_error() -> None:
+    from asr_audit.fresh.librivox import parse_books
+
+    for payload, message in [
+        ({"books": 5}, "'books' is a int"),
+        ({"books": [{"id": "1", "sections": 5}]}, "book '1''s 'sections' is a int"),
+        ({"books": [{"id": "1", "sections": [{"id": "2", "listen_url": "a", "readers": "x"}]}]}, "'readers' is a str"),
+    ]:
+        with pytest.raises(FetchError, match=message):
+            parse_books(payload, "u")

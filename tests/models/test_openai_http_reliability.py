@@ -70,6 +70,8 @@ class _Server:
                     self._send(200, b"<pre>" + echo + b"</pre></html>", "text/html")
                 elif mode == "echo-400":
                     self._send(400, b"bad request; you sent:\n" + echo, "text/plain")
+                elif mode == "echo-text-key":  # status 200, the key inside the "transcript"
+                    self._send(200, json.dumps({"text": f"you sent Bearer {SECRET}"}).encode(), "application/json")
                 elif mode == "echo-json-key":
                     self._send(401, json.dumps({"error": f"invalid api key {SECRET}"}).encode(), "application/json")
                 elif mode.isdigit():
@@ -112,7 +114,7 @@ def _clips(*frames: int) -> tuple[Clip, ...]:
     )
 
 
-@pytest.mark.parametrize("mode", ["echo-html", "echo-400", "echo-json-key"])
+@pytest.mark.parametrize("mode", ["echo-html", "echo-400", "echo-json-key", "echo-text-key"])
 def test_echoed_key_is_redacted_everywhere(
     server: _Server, tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

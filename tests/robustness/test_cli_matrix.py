@@ -16,21 +16,25 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cases import CASES, ERROR, Case
+from cases_verbs import DEADLINE, VERB_CASES
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def test_case_ids_are_unique() -> None:
-    ids = [c.id for c in CASES]
+    ids = [c.id for c in [*CASES, *VERB_CASES]]
     assert len(ids) == len(set(ids))
+
+
+def _marks(c: Case, deadline: float | None) -> list[pytest.MarkDecorator]:
+    marks = [pytest.mark.xfail(reason=c.xfail, strict=True)] if c.xfail else []
+    return [*marks, pytest.mark.timeout(deadline)] if deadline else marks  # a hang fails the case, not the suite
 
 
 @pytest.mark.parametrize(
     "case",
-    [
-        pytest.param(c, id=c.id, marks=[pytest.mark.xfail(reason=c.xfail, strict=True)] if c.xfail else [])
-        for c in CASES
-    ],
+    [pytest.param(c, id=c.id, marks=_marks(c, None)) for c in CASES]
+    + [pytest.param(c, id=c.id, marks=_marks(c, DEADLINE)) for c in VERB_CASES],
 )
 def test_cli_contract(case: Case, tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ASR_AUDIT_STORE", str(tmp_path / "default-store.sqlite"))

@@ -94,6 +94,7 @@ def test_prediction_file_on_a_full_disk_is_one_line(tmp_path: Path, monkeypatch:
     import errno
     import os
 
+    from asr_audit import outputs
     from asr_audit.errors import InputFileError
     from asr_audit.store import export
 
@@ -110,7 +111,7 @@ def test_prediction_file_on_a_full_disk_is_one_line(tmp_path: Path, monkeypatch:
         def write(self, data: bytes) -> int:
             raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(export.os, "fdopen", Full)
+    monkeypatch.setattr(outputs.os, "fdopen", Full)  # write_predictions writes through outputs.write_atomic
     with pytest.raises(InputFileError, match=r"p\.jsonl: disk full; fix: free disk space"):
         export.write_predictions(tmp_path / "p.jsonl", [_record("a b")])
     assert list(tmp_path.iterdir()) == []  # no half-written file, no temporary left

@@ -178,3 +178,15 @@ def test_mech_gate_edits_only_the_clips_the_saved_direction_opens_for(tmp_path: 
             {"model": "m", "direction": "a", "gate_at": float("nan")}, Surface.toml("audit.toml", "probes.mech")
         )
     store.close()
+
+
+def test_a_model_without_hook_sites_is_a_configuration_error(tmp_path: Path) -> None:
+    """`run` exits 2 on it (a ConfigError), as docs/mechanism.md says (issue 31, defect 12)."""
+    corpus, truth, dirs = _setup(tmp_path)
+    store = Store(tmp_path / "s.sqlite3")
+    no_sites = Gate()
+    no_sites.capabilities = frozenset({"transcribe"})  # the fake, without its sites
+    params = {"model": "organism", "direction": "gate", "directions": str(dirs), "truth": str(truth)}
+    with pytest.raises(ConfigError, match=r"\[probes\.mech\] model = 'organism': .*cannot expose hook sites"):
+        get_probe("mech").run(_ctx(corpus, store, no_sites), params)
+    store.close()

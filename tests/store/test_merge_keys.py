@@ -112,3 +112,15 @@ def test_an_empty_store_of_another_schema_is_still_refused(tmp_path: Path) -> No
     db.close()
     with pytest.raises(InputFileError, match="store schema version 0 is not 1"):
         Store(path)
+
+
+def test_a_source_of_this_schema_lacking_a_table_says_so(tmp_path: Path) -> None:
+    """Not "store schema version 1 is not 1" (issue 31, defect 12): the missing table is named."""
+    source = _store(tmp_path / "a.sqlite", _ident())
+    db = sqlite3.connect(source)
+    db.execute("DROP TABLE errors")
+    db.commit()
+    db.close()
+    with pytest.raises(InputFileError, match=r"schema version 1 lacks the table\(s\) errors") as info:
+        merge_stores(tmp_path / "all.sqlite", [source])
+    assert "is not 1" not in str(info.value)

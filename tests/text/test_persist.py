@@ -58,13 +58,47 @@ def test_other_parameters_reuse_the_cache_and_match_an_uncached_run(preds_dir: P
 
 def test_damaged_entries_are_misses_and_get_rewritten(preds_dir: Path, tmp_path: Path) -> None:
     plain, _ = _run(preds_dir, tmp_path)
-    entries = sorted(tmp_path.rglob("*.pkl"))
+    entries = sorted(p for p in tmp_path.rglob("*.npz") if p.parent.name != "sets")
     assert len(entries) == 10
     entries[0].write_bytes(entries[0].read_bytes()[:100])  # truncated
     entries[1].write_bytes(b"not a pickle")
     again, persist = _run(preds_dir, tmp_path)
     assert json.dumps(again, sort_keys=True) == json.dumps(plain, sort_keys=True)
     assert (persist.stats().warm, persist.stats().written) == (8, 2)
+
+
+class _Planted:
+    """A pickle that, when loaded, creates the file ``marker`` (what an attacker's entry would run)."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[Any, tuple[str, str]]:
+        return (open, (str(self.marker), "w"))  # unpickling calls open(marker, "w")
+
+
+def test_a_planted_pickle_entry_runs_nothing(preds_dir: Path, tmp_path: Path) -> None:
+    import pickle
+
+    plain, _ = _run(preds_dir, tmp_path / "cache")
+    entries = [p for p in (tmp_path / "cache").rglob("*") if p.is_file()]
+    assert entries
+    marker = tmp_path / "pwned"
+    for entry in entries:  # every entry the cache would read, replaced by an attacker's pickle
+        entry.write_bytes(pickle.dumps(_Planted(marker)))
+    again, persist = _run(preds_dir, tmp_path / "cache")
+    assert not marker.exists()
+    assert json.dumps(again, sort_keys=True) == json.dumps(plain, sort_keys=True)
+    assert persist.stats().warm == 0  # every planted entry is a miss, then rewritten
+
+
+def test_cache_entries_are_plain_data_not_pickles(preds_dir: Path, tmp_path: Path) -> None:
+    _run(preds_dir, tmp_path)
+    entries = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert entries and all(p.suffix == ".npz" for p in entries)
+    for p in entries:
+        with np.load(p, allow_pickle=False) as z:  # no object array anywhere
+            assert all(z[k].dtype != object for k in z.files)
 
 
 def test_a_changed_file_is_a_new_key(preds_dir: Path, tmp_path: Path) -> None:

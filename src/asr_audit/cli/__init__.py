@@ -14,11 +14,14 @@ Both consoles print with rich markup *off*: clip ids, model and file names are d
 from __future__ import annotations
 
 import importlib
+import re
 import sys
+from collections.abc import Iterable
 from typing import Any
 
 import typer
 from rich.console import Console
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 from typer.core import TyperGroup
@@ -134,9 +137,34 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+# control characters other than newline and tab, in text that came from data (file names, transcripts)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+class _DataConsole(Console):
+    """A console that shows control characters in printed *data* as ``^[``-style text, so a file
+    name or transcript cannot retitle, clear or move the terminal; rich's own styling and cursor
+    control (its ``control`` segments, progress bars) pass unchanged."""
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        return super()._render_buffer(
+            seg if seg.control or not _CONTROL.search(seg.text) else seg._replace(text=_visible(seg.text))
+            for seg in buffer
+        )
+
+
+def _visible(text: str) -> str:
+    r"""``text`` with each control character shown in caret notation.
+
+    >>> _visible("a\x1b]0;title\x07b")
+    'a^[]0;title^Gb'
+    """
+    return _CONTROL.sub(lambda m: "^" + chr((ord(m.group()) + 64) % 128) if ord(m.group()) < 128 else "?", text)
+
+
 # tables are wide: when output is piped (CI logs, files), do not squeeze them into 80 columns
-console = Console(width=None if sys.stdout.isatty() else 200, markup=False)
-err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 400, markup=False)
+console = _DataConsole(width=None if sys.stdout.isatty() else 200, markup=False)
+err_console = _DataConsole(stderr=True, width=None if sys.stderr.isatty() else 400, markup=False)
 # the packages whose versions decide the numbers an audit prints (`asr-audit --version`, results.json)
 ENGINES = (
     ("whisper-normalizer", "normalizer tables"),

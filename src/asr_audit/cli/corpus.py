@@ -12,6 +12,7 @@ import typer
 from asr_audit.cli import app, console, err_console, examples, split_list
 from asr_audit.cli.common import STORE_HELP, store_session
 from asr_audit.errors import ConfigError
+from asr_audit.outputs import check_output_dir, mark_output_dir
 
 if TYPE_CHECKING:
     from asr_audit.fresh.build import FreshResult
@@ -40,19 +41,36 @@ def _build(
     build: Callable[..., FreshResult],
     config: object,
     out: Path,
-    *,
     model: str,
     downloads: Path | None,
     store: Path | None,
     items: str,
+    force: bool,
+    deadline: float,
+    max_mb: float,
 ) -> None:
     """Run a fresh-corpus ``build`` with the locating ``model``, the download cache and the store,
-    and print what it kept (``items``: what the source lists, e.g. ``section(s)``)."""
+    and print what it kept (``items``: what the source lists, e.g. ``section(s)``). The output
+    folder is checked first (a file, or a non-empty folder of other files without ``force``)."""
     from asr_audit.fresh.fetch import Fetcher
+
+    check_output_dir(out, "--out", force)
+    if downloads is not None:
+        check_output_dir(downloads, "--downloads", force=True)
+    if not deadline > 0 or deadline != deadline:
+        raise ConfigError(f"--download-deadline {deadline} must be > 0 seconds")
+    if not max_mb > 0 or max_mb != max_mb:
+        raise ConfigError(f"--max-download-mb {max_mb} must be > 0")
+    fetcher = Fetcher(
+        cache=downloads or out / ".downloads",
+        deadline=deadline,
+        max_bytes=int(max_mb * 1e6),
+        progress=lambda m: err_console.print(m, highlight=False, markup=False),
+    )
     from asr_audit.models.base import load_backend
 
-    fetcher = Fetcher(cache=downloads or out / ".downloads")
     backend = load_backend(model)
+    mark_output_dir(out)
     with store_session(store) as st:
         result = build(
             config, out, backend=backend, store=st, fetcher=fetcher, say=lambda m: err_console.print(m, highlight=False)
@@ -105,6 +123,11 @@ def fresh_librivox(
         None, "--downloads", help="Download cache folder (default: OUT/.downloads); reruns fetch nothing twice."
     ),
     store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
+    force: bool = typer.Option(False, "--force", help="Write into a non-empty folder that is not asr-audit output."),
+    download_deadline: float = typer.Option(
+        1800.0, "--download-deadline", help="Seconds one download may take in all (a slow server is given up)."
+    ),
+    max_download_mb: float = typer.Option(512.0, "--max-download-mb", help="Largest recording downloaded (MB)."),
 ) -> None:
     """Fetch LibriVox sections catalogued in a date range, cut them at pauses, find each piece's text
     in its book, and write a manifest with provenance."""
@@ -126,7 +149,9 @@ def fresh_librivox(
         min_match=min_match,
         text_url=text_url,
     )
-    _build(build_librivox, config, out, model=model, downloads=downloads, store=store, items="section(s)")
+    _build(
+        build_librivox, config, out, model, downloads, store, "section(s)", force, download_deadline, max_download_mb
+    )
 
 
 @corpus_app.command(
@@ -176,6 +201,11 @@ def fresh_europarl(
         None, "--downloads", help="Download cache folder (default: OUT/.downloads); reruns fetch nothing twice."
     ),
     store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
+    force: bool = typer.Option(False, "--force", help="Write into a non-empty folder that is not asr-audit output."),
+    download_deadline: float = typer.Option(
+        1800.0, "--download-deadline", help="Seconds one download may take in all (a slow server is given up)."
+    ),
+    max_download_mb: float = typer.Option(512.0, "--max-download-mb", help="Largest recording downloaded (MB)."),
 ) -> None:
     """Fetch European Parliament plenary speeches given in a date range in one original language,
     cut each speech's window from its sitting's recording, find each piece's text in the speech's
@@ -194,4 +224,6 @@ def fresh_europarl(
         min_match=min_match,
         margin=margin,
     )
-    _build(build_europarl, config, out, model=model, downloads=downloads, store=store, items="speech(es)")
+    _build(
+        build_europarl, config, out, model, downloads, store, "speech(es)", force, download_deadline, max_download_mb
+    )

@@ -86,8 +86,9 @@ def gate(
 
     if panel is None and corrected is None:
         raise ConfigError("gate needs --panel a,b,c,d (consensus mode) or --corrected-refs FILE (two-reference mode)")
-    check_output_file(json_out, "--json")
-    check_output_file(markdown_out, "--markdown")
+    inputs = (preds, corrected, cluster_file, candidate, baseline)
+    check_output_file(json_out, "--json", inputs)
+    check_output_file(markdown_out, "--markdown", inputs)
     refdis_options = RefdisOptions.from_mapping(
         {
             "preset": preset,

@@ -59,8 +59,8 @@ def longform(
 
     if group_pattern is None and group_file is None:
         raise ConfigError("longform needs --group-pattern REGEX or --group-file FILE to find each chunk's recording")
-    check_output_file(json_out, "--json")
-    check_output_file(csv_out, "--csv")
+    check_output_file(json_out, "--json", (preds, group_file))
+    check_output_file(csv_out, "--csv", (preds, group_file))
     options = RefdisOptions.from_mapping(
         {
             "preset": preset,

@@ -67,10 +67,13 @@ def _manifest_field(corpus: str, field: str) -> dict[str, str]:
     out: dict[str, str] = {}
     if not path.is_file() or path.suffix != ".jsonl":
         return out
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in path.read_text(encoding="utf-8-sig", errors="replace").splitlines():  # a BOM is not JSON
         if line.strip():
-            obj = json.loads(line)
-            if field in obj and "id" in obj:
+            try:
+                obj = json.loads(line)
+            except (ValueError, RecursionError):
+                continue  # the corpus loader has read (and judged) the manifest already
+            if isinstance(obj, dict) and field in obj and "id" in obj:
                 out[str(obj["id"])] = str(obj[field])
     return out
 
@@ -93,11 +96,20 @@ def capture(
     """Capture activations at hook sites, streamed to disk (decoder sites teacher-forced on the reference)."""
     from asr_audit.audio.io import load_audio
     from asr_audit.mech.sites import parse_site
+    from asr_audit.mechrun.capture import DTYPES, POOLS
     from asr_audit.mechrun.capture import capture as run_capture
+    from asr_audit.outputs import check_output_dir
 
     site_list = split_list(sites, "--sites") or []
+    if not site_list:
+        raise ConfigError("--sites is empty; fix: e.g. --sites encoder.layers.2.out")
     for s in site_list:
         parse_site(s)
+    if pool not in POOLS:  # every option is checked before the model loads
+        raise ConfigError(f"--pool {pool!r} is not one of {', '.join(POOLS)}; fix: e.g. --pool mean")
+    if dtype not in DTYPES:
+        raise ConfigError(f"--dtype {dtype!r} is not one of {', '.join(DTYPES)}; fix: e.g. --dtype float32")
+    check_output_dir(out, "--out", force=True)
     corp = _corpus(corpus, speaker, limit)
     backend = _backend(model)
     texts = [c.reference for c in corp.clips] if any(parse_site(s)[0] == "decoder" for s in site_list) else None

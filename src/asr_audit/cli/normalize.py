@@ -7,13 +7,14 @@ prints :func:`~asr_audit.report.normalizers.normalize_compare_table` (or writes 
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import typer
 
 from asr_audit.cli import app, console, examples
 from asr_audit.errors import ConfigError, InputFileError
-from asr_audit.outputs import check_output_file
+from asr_audit.outputs import check_output_file, require_regular_file
 from asr_audit.text.compare import DEFAULT_COMPARE
 
 TABLE_MAX_LINES = 20
@@ -62,8 +63,9 @@ def normalize(
     if out is not None and fmt == "table":
         raise ConfigError("--out writes JSON Lines or TSV, not a table; fix: drop --format table, or --out")
     names = parse_names(compare)  # an unknown name fails before any file is read
-    check_output_file(json_out, "--json")
-    check_output_file(out, "--out")
+    inputs = (file,) if file is not None else ()
+    check_output_file(json_out, "--json", inputs)
+    check_output_file(out, "--out", inputs)
     lines = _read_lines(file) if file is not None else [text or ""]
     texts = [line for line in lines if line.strip()]
     if not texts:
@@ -71,9 +73,12 @@ def normalize(
     if fmt == "auto":  # --json alone writes only the JSON document
         small = len(texts) <= TABLE_MAX_LINES and out is None
         fmt = "none" if json_out is not None and out is None else "table" if small else "jsonl"
-    if fmt in ("jsonl", "tsv"):
-        _stream(names, lines, fmt, out)
-    rows = [c.to_dict() for c in compare_normalizers(names, texts)] if fmt == "table" or json_out else []
+    try:
+        if fmt in ("jsonl", "tsv"):
+            _stream(names, lines, fmt, out)
+        rows = [c.to_dict() for c in compare_normalizers(names, texts)] if fmt == "table" or json_out else []
+    except Exception as exc:  # noqa: BLE001 - a normalizer crashing on the user's text is named, one line
+        raise _failing_text(names, texts, file, exc) from None
     if fmt == "table":
         console.print(normalize_compare_table(rows, names))
     if json_out:
@@ -81,6 +86,7 @@ def normalize(
 
 
 def _read_lines(file: Path) -> list[str]:
+    require_regular_file(file, "pass a UTF-8 text file")
     try:
         return file.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
@@ -98,6 +104,26 @@ def _stream(names: tuple[str, ...], lines: list[str], fmt: str, out: Path | None
         sys.stdout.writelines(chunks)
         sys.stdout.flush()
         return
-    with open(out, "w", encoding="utf-8", newline="\n") as f:
-        f.writelines(chunks)
+    from asr_audit.outputs import write_atomic
+
+    write_atomic(out, "".join(chunks))  # the old file stays whole until the new one is complete
     console.print(f"wrote {out} ({len(lines)} lines, {fmt})")
+
+
+def _failing_text(names: Sequence[str], texts: list[str], file: Path | None, exc: Exception) -> InputFileError:
+    """The one-line error naming the first text (its line of ``file``) a normalizer cannot handle."""
+    import re
+
+    from asr_audit.text.compare import compare_normalizers
+
+    where, text = "the TEXT argument", texts[0]
+    for n, candidate in enumerate(texts, 1):
+        try:
+            compare_normalizers(names, [candidate])
+        except Exception:  # noqa: BLE001 - the one to name
+            where, text = (f"{file}:{n}" if file is not None else where), candidate
+            break
+    limit = getattr(sys, "get_int_max_str_digits", lambda: 0)() or float("inf")
+    longest = max((len(m) for m in re.findall(r"\d+", text)), default=0)
+    cause = f"a number of {longest} digits; Python converts at most {limit}" if longest > limit else type(exc).__name__
+    return InputFileError(where, f"a normalizer cannot normalize this text ({cause})", "shorten or split that text")

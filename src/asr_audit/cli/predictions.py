@@ -138,9 +138,9 @@ def refdis(
         },
         Surface.cli(),
     )
-    check_output_file(json_out, "--json")  # outputs checked before the work
-    check_output_file(csv_out, "--csv")
-    check_output_file(write_corrected, "--write-corrected")
+    check_output_file(json_out, "--json", (preds, corrected))  # outputs checked before the work
+    check_output_file(csv_out, "--csv", (preds, corrected))
+    check_output_file(write_corrected, "--write-corrected", (preds, corrected))
     if verify_with is not None and write_corrected is None:
         raise ConfigError(
             "--verify-with checks the corrections --write-corrected writes; fix: add --write-corrected FILE"

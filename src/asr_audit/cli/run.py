@@ -8,7 +8,7 @@ import typer
 from rich.text import Text
 
 from asr_audit.cli import app, console, examples
-from asr_audit.errors import ConfigError
+from asr_audit.errors import AuditError, ConfigError
 from asr_audit.outputs import check_output_dir
 
 
@@ -65,6 +65,18 @@ def run(
             f"{len(outcome.results['failures'])} failure(s)"
         )
         console.print(Text.assemble(("report:", "bold"), f" {outcome.report.resolve()}"))
+    empty = [
+        f"{m.get('model')} on {entry.get('corpus')}"
+        for entry in outcome.results.get("probes", [])
+        if entry.get("probe") == "transcribe"
+        for m in entry.get("result", {}).get("models", [])
+        if m.get("n_clips") == 0 and m.get("n_failed")
+    ]
+    if empty:  # as `transcribe`: a model none of whose clips was transcribed is an error, not a result
+        raise AuditError(
+            f"{spec_path}: every clip failed for {', '.join(empty)} (the report lists the failures); "
+            "fix: see the first failure reasons in the report, then rerun (stored transcripts are reused)"
+        )
     if outcome.config_errors:
         more = len(outcome.config_errors) - 1
         raise ConfigError(

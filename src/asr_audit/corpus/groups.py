@@ -13,6 +13,7 @@ chunks in order. Every malformed input raises :class:`~asr_audit.errors.InputFil
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -88,7 +89,10 @@ def _number(match: re.Match[str], name: str, cid: str, flag: str) -> float | Non
     if name not in match.re.groupindex or match.group(name) is None:
         return None
     try:
-        return float(match.group(name))
+        value = float(match.group(name))
+        if not math.isfinite(value):
+            raise ValueError(name)
+        return value
     except ValueError:
         raise ConfigError(
             f"{flag}: group {name!r} of clip id {cid!r} is {match.group(name)!r}, not a number; "
@@ -148,10 +152,13 @@ def _file_number(path: Path, line: int, col: str | None, obj: Mapping[str, objec
         return None
     value = obj[col]
     try:
-        return float(value)  # type: ignore[arg-type]
+        number = float(value)  # type: ignore[arg-type]
+        if not math.isfinite(number):  # NaN would pass the duplicate check (NaN != NaN) and sort anywhere
+            raise ValueError(col)
+        return number
     except (TypeError, ValueError):
         raise InputFileError(
-            path, f"column {col!r} is {value!r}, not a number", f"write {col} as a number", line
+            path, f"column {col!r} is {value!r}, not a finite number", f"write {col} as a number", line
         ) from None
 
 

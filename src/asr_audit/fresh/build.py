@@ -54,7 +54,7 @@ from asr_audit.fresh.europarl import (
     sitting_page_url,
 )
 from asr_audit.fresh.europarl import LANGUAGES as EP_LANGUAGES
-from asr_audit.fresh.fetch import Fetcher
+from asr_audit.fresh.fetch import Fetcher, shown
 from asr_audit.fresh.librivox import LIBRIVOX_API, Section, gutenberg_text_url, list_sections, strip_gutenberg
 from asr_audit.fresh.locate import Book, Located, locate
 from asr_audit.fresh.segment import Segment, segment_speech
@@ -329,7 +329,15 @@ def write_outputs(
 def config_summary(config: Any) -> dict[str, Any]:
     """A config dataclass as JSON values (sets sorted, dates as ISO strings)."""
     return {
-        k: (sorted(v) if isinstance(v, frozenset) else str(v) if isinstance(v, dt.date) else v)
+        k: (
+            sorted(v)
+            if isinstance(v, frozenset)
+            else str(v)
+            if isinstance(v, dt.date)
+            else shown(v)
+            if isinstance(v, str)
+            else v
+        )
         for k, v in asdict(config).items()
     }
 
@@ -341,8 +349,20 @@ def _text_for(section: Section, config: FreshConfig, fetcher: Fetcher, books: di
         raise AuditError(f"book {section.book_id} has no plain-text source ({section.text_url or 'none given'})")
     book = books.get(url)
     if book is None:
-        book = books[url] = Book.from_text(strip_gutenberg(fetcher.text(url)))
+        origin = None if config.text_url else section.page  # --text-url is the user's; a book's is the API's
+        book = books[url] = Book.from_text(strip_gutenberg(fetcher.text(url, origin=origin)))
     return url, book
+
+
+def _decoded(fetcher: Fetcher, url: str, origin: str | None) -> np.ndarray:
+    """The audio at ``url`` (named by ``origin``), decoded; a body that is not audio (an error page
+    served as 200) is dropped from the download cache, so a rerun asks again."""
+    data = fetcher.get(url, origin=origin)
+    try:
+        return decode(data, url)
+    except AuditError:
+        fetcher.forget(url)
+        raise
 
 
 def build_librivox(
@@ -364,13 +384,12 @@ def build_librivox(
         readers=config.readers,
         language=config.language,
         api=config.api,
+        max_sections=config.max_sections,
     )
-    if config.max_sections is not None:
-        sections = sections[: config.max_sections]
     if not sections:
         who = "any reader" if config.readers is None else f"{len(config.readers)} given reader(s)"
         raise AuditError(
-            f"no {config.language} section catalogued since {config.since} by {who} at {config.api}; "
+            f"no {config.language} section catalogued since {config.since} by {who} at {shown(config.api)}; "
             "fix: widen the date range or the readers"
         )
     say(f"{len(sections)} section(s) catalogued since {config.since} match")
@@ -380,7 +399,7 @@ def build_librivox(
 
     def process(sec: Section) -> tuple[Rows, float, int]:
         text_url, book = _text_for(sec, config, fetcher, books)
-        samples = decode(fetcher.get(sec.listen_url), sec.listen_url)
+        samples = _decoded(fetcher, sec.listen_url, sec.page)
         pieces = cut_and_locate(
             samples, book, sec.section_id, out=out, min_s=config.min_s, max_s=config.max_s, backend=backend, store=store
         )
@@ -467,15 +486,20 @@ def read_window(fetcher: Fetcher, parts: Sequence[Part], start: float, end: floa
             f"{parts[0].url}: seconds {start:.1f}-{end:.1f} lie past the recording's end ({total:.1f} s); "
             "fix: the speech's time stamps do not fall in this recording"
         )
-    bodies = [fetcher.get(p.url) for p in needed]
-    if _soundfile_reads(bodies[0]):  # whole files (WAV, FLAC, MP3...): each part decoded on its own
-        audio = np.concatenate([decode(body, p.url) for body, p in zip(bodies, needed)])
-    else:
-        # HLS MPEG-TS segments are slices of one continuous stream: their bytes are joined and decoded
-        # once, as players do. Decoding each on its own would restart the AAC decoder at every
-        # segment, adding its priming samples (~21 ms at 48 kHz) per segment and shifting the window.
-        more = f" (+{len(needed) - 1} following segment(s))" if len(needed) > 1 else ""
-        audio = decode(b"".join(bodies), needed[0].url + more)
+    bodies = [fetcher.get(p.url, origin=p.origin) for p in needed]
+    try:
+        if _soundfile_reads(bodies[0]):  # whole files (WAV, FLAC, MP3...): each part decoded on its own
+            audio = np.concatenate([decode(body, p.url) for body, p in zip(bodies, needed)])
+        else:
+            # HLS MPEG-TS segments are slices of one continuous stream: their bytes are joined and decoded
+            # once, as players do. Decoding each on its own would restart the AAC decoder at every
+            # segment, adding its priming samples (~21 ms at 48 kHz) per segment and shifting the window.
+            more = f" (+{len(needed) - 1} following segment(s))" if len(needed) > 1 else ""
+            audio = decode(b"".join(bodies), needed[0].url + more)
+    except AuditError:
+        for p in needed:  # not audio (an error page served as 200): a rerun asks again
+            fetcher.forget(p.url)
+        raise
     a = int(round((start - needed[0].offset) * SAMPLE_RATE))
     b = int(round((end - needed[0].offset) * SAMPLE_RATE))
     return audio[a:b]
@@ -500,13 +524,18 @@ def build_europarl(
     out.mkdir(parents=True, exist_ok=True)
     until = config.until or dt.date.today()
     speeches, problems = list_speeches(
-        fetcher, since=config.since, until=until, language=config.language, api=config.api
+        fetcher,
+        since=config.since,
+        until=until,
+        language=config.language,
+        api=config.api,
+        max_speeches=config.max_speeches,
     )
     if config.max_speeches is not None:
         speeches = speeches[: config.max_speeches]
     if not speeches and not problems:
         raise AuditError(
-            f"no plenary speech in '{config.language}' from {config.since} to {until} at {config.api}; "
+            f"no plenary speech in '{config.language}' from {config.since} to {until} at {shown(config.api)}; "
             "fix: widen the date range or check --language"
         )
     say(f"{len(speeches)} '{config.language}' speech(es) from {config.since} to {until}")
@@ -531,7 +560,7 @@ def build_europarl(
         if not found:
             page = sitting_page_url(config.media, dt.date.fromisoformat(speech.sitting_date), "{HHMM}")
             raise AuditError(
-                f"no recording of the sitting of {speech.sitting_date} at {page} (HHMM in {', '.join(SITTING_TIMES)}); "
+                f"no recording of the sitting of {speech.sitting_date} at {shown(page)} (HHMM in {', '.join(SITTING_TIMES)}); "
                 "fix: check --media, or wait until the Parliament publishes the sitting's video"
             )
         for sitting in reversed(found):
@@ -539,13 +568,13 @@ def build_europarl(
                 return sitting
         raise AuditError(
             f"speech {speech.speech_id} starts at {speech.start:%Y-%m-%dT%H:%M:%SZ}, outside the recordings of "
-            f"{speech.sitting_date} ({', '.join(s.page_url for s in found)}); fix: leave this speech out"
+            f"{speech.sitting_date} ({', '.join(shown(s.page_url) for s in found)}); fix: leave this speech out"
         )
 
     def process(speech: Speech) -> tuple[Rows, float, int]:
         sitting = sitting_for(speech)
         if sitting.audio_url not in parts:
-            parts[sitting.audio_url] = recording_parts(fetcher, sitting.audio_url)
+            parts[sitting.audio_url] = recording_parts(fetcher, sitting.audio_url, origin=sitting.page_url)
         offset = speech.start.timestamp() - sitting.start - config.margin
         end = speech.end.timestamp() - sitting.start + config.margin
         samples = read_window(fetcher, parts[sitting.audio_url], offset, end)
@@ -572,9 +601,9 @@ def build_europarl(
                 "group": speech.group,
                 "speech_start": speech.start.isoformat(timespec="seconds"),
                 "speech_end": speech.end.isoformat(timespec="seconds"),
-                "text_url": speech.url,
-                "recording_url": sitting.audio_url,
-                "media_page": sitting.page_url,
+                "text_url": shown(speech.url),
+                "recording_url": shown(sitting.audio_url),
+                "media_page": shown(sitting.page_url),
             },
             tail=lambda p: {
                 "retrieved": retrieved,
@@ -590,7 +619,7 @@ def build_europarl(
         process,
         result,
         label=lambda s: f"speech {s.speech_id} ({s.speaker}, {s.sitting_date})",
-        skip=lambda s: {"speech": s.speech_id, "url": s.url},
+        skip=lambda s: {"speech": s.speech_id, "url": shown(s.url)},
         say=say,
     )
     write_outputs(

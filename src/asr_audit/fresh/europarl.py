@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from asr_audit.fresh.fetch import Fetcher, FetchError
+from asr_audit.fresh.fetch import Fetcher, FetchError, check_named, shown
 
 EP_API = "https://data.europarl.europa.eu/api/v2"
 EP_MEDIA = "https://control.eup.glcloud.eu"
@@ -86,6 +86,7 @@ class Part:
     offset: float
     duration: float | None
     url: str
+    origin: str | None = None  # the playlist (or media page) that named ``url``; None: the user typed it
 
 
 def speeches_url(api: str, since: dt.date, until: dt.date, limit: int, offset: int) -> str:
@@ -162,8 +163,8 @@ def verbatim_text(fragment: str) -> tuple[str, str, str | None]:
 def parse_speeches(payload: Any, url: str, language: str) -> tuple[list[Speech], list[dict[str, str]]]:
     """The debate speeches of one listing page given in ``language`` (ISO 639-1), and a problem
     record (speech, url, reason) for each such speech that cannot be read."""
-    if not isinstance(payload, Mapping) or not isinstance(payload.get("data", []), list):
-        raise FetchError(f"{url}: expected a JSON object with a 'data' list; fix: check --api")
+    if not isinstance(payload, Mapping) or not isinstance(payload.get("data", []), (list, type(None))):
+        raise FetchError(f"{shown(url)}: expected a JSON object with a 'data' list; fix: check --api")
     speeches: list[Speech] = []
     problems: list[dict[str, str]] = []
     for item in payload.get("data") or []:
@@ -194,13 +195,14 @@ def parse_speeches(payload: Any, url: str, language: str) -> tuple[list[Speech],
             problems.append(
                 {
                     "speech": speech_id,
-                    "url": url,
-                    "reason": f"speech {speech_id} at {url}: {exc}; fix: check --api points at the EP Open Data "
+                    "url": shown(url),
+                    "reason": f"speech {speech_id} at {shown(url)}: {exc}; fix: check --api points at the EP Open Data "
                     "API v2 (the record layout may have changed) or leave this speech out",
                 }
             )
             continue
-        persons = (item.get("had_participation") or {}).get("had_participant_person") or []
+        participation = item.get("had_participation")
+        persons = participation.get("had_participant_person") if isinstance(participation, Mapping) else None
         person_id = _last(_first(persons)) or None
         speeches.append(
             Speech(
@@ -228,11 +230,14 @@ def list_speeches(
     api: str = EP_API,
     page_size: int = PAGE_SIZE,
     max_pages: int = 500,
+    max_speeches: int | None = None,
 ) -> tuple[list[Speech], list[dict[str, str]]]:
-    """Every debate speech in ``language`` given in sittings from ``since`` to ``until``, and the
-    problem records of those that cannot be read (see :func:`parse_speeches`)."""
+    """Every debate speech in ``language`` given in sittings from ``since`` to ``until`` (each
+    once), and the problem records of those that cannot be read (see :func:`parse_speeches`);
+    paging stops once ``max_speeches`` are found."""
     speeches: list[Speech] = []
     problems: list[dict[str, str]] = []
+    seen: set[str] = set()
     offset = 0
     for _ in range(max_pages):
         url = speeches_url(api, since, until, page_size, offset)
@@ -241,18 +246,35 @@ def list_speeches(
             break
         try:
             payload = json.loads(body.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise FetchError(f"{url}: the response is not JSON ({exc}); fix: check --api") from None
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+            fetcher.forget(url)
+            raise FetchError(f"{shown(url)}: the response is not JSON ({exc}); fix: check --api") from None
         items = payload.get("data") if isinstance(payload, Mapping) else None
         page, bad = parse_speeches(payload, url, language)
-        speeches += page
-        problems += bad
-        if not items:
+        before = len(seen)
+        for speech in page:  # a speech listed again (on one page, or a repeated page) is kept once
+            if speech.speech_id not in seen:
+                seen.add(speech.speech_id)
+                speeches.append(speech)
+        for problem in bad:
+            if problem["speech"] not in seen:
+                seen.add(problem["speech"])
+                problems.append(problem)
+        if not items or (max_speeches is not None and len(speeches) >= max_speeches):
             break
+        if (page or bad) and len(seen) == before:
+            break  # the API repeats a page: nothing further to find
         offset += len(items)
-        total = (payload.get("meta") or {}).get("total")
-        if total is not None and offset >= int(total):
-            break
+        meta = payload.get("meta")
+        total = meta.get("total") if isinstance(meta, Mapping) else None
+        if total is not None:
+            if isinstance(total, bool) or not isinstance(total, (int, float, str)) or not str(total).isdigit():
+                raise FetchError(
+                    f"{shown(url)}: meta.total {str(total)[:40]!r} is not a count; fix: check --api points at the "
+                    "EP Open Data API v2"
+                )
+            if offset >= int(total):
+                break
     return speeches, problems
 
 
@@ -293,7 +315,9 @@ def parse_sitting_page(html: str, url: str) -> Sitting | None:
         raise FetchError(f"{url}: the event has no numeric startTime; fix: check --media") from None
     if not player:
         raise FetchError(f"{url}: the event has no playerUrl; fix: check --media")
-    return Sitting(str(event["commonId"]), url, start, end, urllib.parse.urljoin(url, player))
+    audio = urllib.parse.urljoin(url, player)
+    check_named(audio, url)  # a page may name http(s) recordings only (an absolute file: survives urljoin)
+    return Sitting(str(event["commonId"]), url, start, end, audio)
 
 
 def find_sittings(
@@ -306,7 +330,11 @@ def find_sittings(
         body, status = fetcher.response(url, accept=(404,))
         if status == 404 or not body.strip():
             continue
-        sitting = parse_sitting_page(body.decode("utf-8", errors="replace"), url)
+        try:
+            sitting = parse_sitting_page(body.decode("utf-8", errors="replace"), url)
+        except FetchError:
+            fetcher.forget(url)  # an error page served as 200 is not kept: a rerun asks again
+            raise
         if sitting is not None:
             found.setdefault(sitting.event_id, sitting)
     return sorted(found.values(), key=lambda s: s.start)
@@ -319,15 +347,22 @@ def _attrs(line: str) -> dict[str, str]:
     return {k: v.strip('"') for k, v in _ATTR.findall(line.split(":", 1)[1] if ":" in line else "")}
 
 
-def recording_parts(fetcher: Fetcher, url: str) -> list[Part]:
+def recording_parts(fetcher: Fetcher, url: str, origin: str | None = None) -> list[Part]:
     """The timed parts of a recording: the segments of an HLS playlist (``.m3u8``; from a master
-    playlist, its floor rendition ``LANGUAGE="qaj"``, else its first variant) or the file itself."""
+    playlist, its floor rendition ``LANGUAGE="qaj"``, else its first variant) or the file itself.
+    ``origin``: the page that named ``url`` (None: the user typed it); every URL a playlist names
+    is fetched with that playlist as its origin (see :mod:`~asr_audit.fresh.fetch`)."""
     if not urllib.parse.urlsplit(url).path.endswith(".m3u8"):
-        return [Part(0.0, None, url)]
+        if origin is not None:
+            check_named(url, origin)
+        return [Part(0.0, None, url, origin)]
     for _ in range(3):  # master -> media playlist
-        lines = [ln.strip() for ln in fetcher.text(url).splitlines() if ln.strip()]
+        lines = [ln.strip() for ln in fetcher.text(url, origin=origin).splitlines() if ln.strip()]
         if not lines or lines[0] != "#EXTM3U":
-            raise FetchError(f"{url}: not an HLS playlist (no #EXTM3U line); fix: check the recording's player URL")
+            fetcher.forget(url)
+            raise FetchError(
+                f"{shown(url)}: not an HLS playlist (no #EXTM3U line); fix: check the recording's player URL"
+            )
         audio = [_attrs(ln) for ln in lines if ln.startswith("#EXT-X-MEDIA:")]
         audio = [a for a in audio if a.get("TYPE") == "AUDIO" and a.get("URI")]
         variants = [lines[i + 1] for i, ln in enumerate(lines[:-1]) if ln.startswith("#EXT-X-STREAM-INF")]
@@ -340,7 +375,7 @@ def recording_parts(fetcher: Fetcher, url: str) -> list[Part]:
                 f'{url}: no floor audio rendition (LANGUAGE="{FLOOR}") among {langs}; '
                 "fix: check the recording's player URL"
             )
-        url = urllib.parse.urljoin(url, floor[0]["URI"] if floor else variants[0])
+        origin, url = url, urllib.parse.urljoin(url, floor[0]["URI"] if floor else variants[0])
     parts: list[Part] = []
     offset = 0.0
     duration: float | None = None
@@ -353,7 +388,9 @@ def recording_parts(fetcher: Fetcher, url: str) -> list[Part]:
         elif not ln.startswith("#"):
             if duration is None:
                 raise FetchError(f"{url}: segment {ln} has no #EXTINF duration; fix: check the recording's player URL")
-            parts.append(Part(offset, duration, urllib.parse.urljoin(url, ln)))
+            segment = urllib.parse.urljoin(url, ln)
+            check_named(segment, url)
+            parts.append(Part(offset, duration, segment, url))
             offset += duration
             duration = None
     if not parts:

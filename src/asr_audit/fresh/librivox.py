@@ -26,6 +26,7 @@ from typing import Any
 
 from asr_audit.errors import InputFileError
 from asr_audit.fresh.fetch import Fetcher, FetchError
+from asr_audit.outputs import require_regular_file
 
 LIBRIVOX_API = "https://librivox.org/api"
 PAGE_SIZE = 50
@@ -52,6 +53,7 @@ class Section:
     text_url: str | None  # the book's text source (a Gutenberg page, usually)
     catalog_date: str | None  # as the API gives it, when it does
     playtime: float | None  # seconds
+    page: str = ""  # the feed page that named it (the origin of its listen and text URLs)
 
     @property
     def reader_ids(self) -> frozenset[str]:
@@ -86,31 +88,39 @@ def _seconds(value: object) -> float | None:
         return None
 
 
+def _records(value: object, what: str, url: str) -> list[Any]:
+    """A list of records as the API gives it (a list, an id-keyed object, or absent)."""
+    if value is None or value == "":
+        return []
+    if isinstance(value, Mapping):
+        return list(value.values())
+    if not isinstance(value, list):
+        raise FetchError(
+            f"{url}: {what} is a {type(value).__name__}, expected a list; fix: check --api points at the LibriVox API"
+        )
+    return value
+
+
 def parse_books(payload: Any, url: str) -> list[Section]:
-    """The sections of one feed page (``{"books": [...]}``); an ``{"error": ...}`` page is empty."""
+    """The sections of one feed page (``{"books": [...]}``); an ``{"error": ...}`` page is empty.
+    A field of the wrong type (``"sections": 5``) is a :class:`FetchError` naming the page."""
     if not isinstance(payload, Mapping):
         raise FetchError(f"{url}: expected a JSON object with 'books'; fix: check --api")
     books = payload.get("books")
     if books is None:
         return []  # the API answers {"error": "Audiobooks could not be found"} past the last page
-    if isinstance(books, Mapping):
-        books = list(books.values())
-    if not isinstance(books, list):
-        raise FetchError(f"{url}: 'books' is a {type(books).__name__}, expected a list; fix: check --api")
     out: list[Section] = []
-    for book in books:
+    for book in _records(books, "'books'", url):
         if not isinstance(book, Mapping):
             continue
-        sections = book.get("sections") or []
-        if isinstance(sections, Mapping):
-            sections = list(sections.values())
+        sections = _records(book.get("sections"), f"book {_str(book.get('id'))!r}'s 'sections'", url)
         date = _str(book.get("date_catalog") or book.get("catalog_date")) or None
         for sec in sections:
             if not isinstance(sec, Mapping) or not _str(sec.get("listen_url")):
                 continue
             readers = tuple(
                 Reader(_str(r.get("reader_id")), _str(r.get("display_name")))
-                for r in (sec.get("readers") or [])
+                for r in _records(sec.get("readers"), f"section {_str(sec.get('id'))!r}'s 'readers'", url)
                 if isinstance(r, Mapping) and _str(r.get("reader_id"))
             )
             out.append(
@@ -126,6 +136,7 @@ def parse_books(payload: Any, url: str) -> list[Section]:
                     text_url=_str(book.get("url_text_source")) or None,
                     catalog_date=date,
                     playtime=_seconds(sec.get("playtime")),
+                    page=url,
                 )
             )
     return out
@@ -141,15 +152,27 @@ def list_sections(
     api: str = LIBRIVOX_API,
     max_pages: int = 200,
     page_size: int = PAGE_SIZE,
+    max_sections: int | None = None,
 ) -> list[Section]:
-    """Sections catalogued in [since, until] in ``language`` read by one of ``readers`` (None: anyone)."""
+    """Sections catalogued in [since, until] in ``language`` read by one of ``readers`` (None: anyone),
+    each once (a section listed again, on one page or a repeated page, is kept the first time);
+    paging stops once ``max_sections`` are found."""
     found: list[Section] = []
+    seen: set[str] = set()
     for page in range(max_pages):
+        if max_sections is not None and len(found) >= max_sections:
+            break
         url = feed_url(api, since, page_size, page * page_size)
         sections = parse_books(fetcher.json(url, accept=(404,)), url)  # past the last page: 404 {"error": ...}
         if not sections:
             break
+        new = 0
         for sec in sections:
+            key = sec.section_id or sec.listen_url  # section ids name the audio folders and clip ids
+            if key in seen:
+                continue
+            seen.add(key)
+            new += 1
             if until is not None and sec.catalog_date and sec.catalog_date[:10] > until.isoformat():
                 continue
             if language and sec.language and sec.language.casefold() != language.casefold():
@@ -157,13 +180,15 @@ def list_sections(
             if readers is not None and not (sec.reader_ids & readers):
                 continue
             found.append(sec)
-    return found
+        if not new:
+            break  # the API repeats a page: nothing further to find
+    return found if max_sections is None else found[:max_sections]
 
 
 def read_speakers(path: str | Path) -> frozenset[str]:
     """Reader ids from a LibriSpeech ``SPEAKERS.TXT`` (``ID | SEX | SUBSET | MINUTES | NAME``;
     ``;`` starts a comment) or a plain list with one id per line."""
-    path = Path(path)
+    path = require_regular_file(path, "give a readable file (LibriSpeech's SPEAKERS.TXT or one id per line)")
     try:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError as exc:

@@ -231,16 +231,30 @@ def load_direction(name: str, root: str | Path) -> Direction:
             "no saved direction of that name" + (f" (saved: {', '.join(have)})" if have else ""),
             "make it first: asr-audit mech direction",
         )
+    import zipfile
+
     try:
-        meta = json.loads(meta_path.read_text())
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise InputFileError(meta_path, f"unreadable direction record ({type(exc).__name__})", "recreate it") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise InputFileError(meta_path, "not a direction file", "recreate it: asr-audit mech direction")
+    for key in ("name", "site"):
+        if not isinstance(meta.get(key), str):
+            raise InputFileError(meta_path, f"no {key!r} string in the direction record", "recreate it")
+    try:
         with np.load(npz, allow_pickle=False) as z:
             vector, basis = z["vector"], z["basis"]
             mean_b = z["mean_b"] if "mean_b" in z.files else np.zeros(0)
-    except (OSError, ValueError, KeyError) as exc:
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
         raise InputFileError(npz, f"unreadable direction ({type(exc).__name__})", "recreate it") from None
-    if meta.get("format") != FORMAT:
-        raise InputFileError(meta_path, "not a direction file", "recreate it: asr-audit mech direction")
-    out = Direction(meta["name"], meta["site"], vector, basis, meta.get("provenance", {}), mean_b)
+    for label, arr in (("vector", vector), ("basis", basis), ("mean_b", mean_b)):
+        if arr.dtype.kind not in "fiu" or not np.isfinite(arr).all():
+            raise InputFileError(npz, f"its {label} holds NaN, infinite or non-numeric values", "recreate it")
+    provenance = meta.get("provenance", {})
+    out = Direction(
+        meta["name"], meta["site"], vector, basis, provenance if isinstance(provenance, dict) else {}, mean_b
+    )
     if out.hash != meta.get("hash"):
         raise InputFileError(npz, "the arrays do not match the hash in the .json", "recreate it")
     return out

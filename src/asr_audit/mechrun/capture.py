@@ -150,6 +150,7 @@ def capture(
     batch_size = max(1, min(batch_size, int(getattr(backend, "batch_size", batch_size))))  # one forward per batch
     root = Path(out_dir)
     root.mkdir(parents=True, exist_ok=True)
+    (root / MANIFEST).unlink(missing_ok=True)  # a folder holds a whole capture or none: the old one goes first
     writer = _SiteWriter(root, sites, dtype)
     rows: list[CaptureRow] = []
     offset = 0
@@ -163,8 +164,12 @@ def capture(
                 batch = []
         if batch:
             offset = _capture_batch(backend, batch, sites, text_iter, pool, writer, rows, offset, encoded)
-    finally:
+    except BaseException:
         writer.close()
+        for s in sites:  # no array without its manifest (an unreadable clip, a failed batch, Ctrl-C)
+            (root / site_file(s)).unlink(missing_ok=True)
+        raise
+    writer.close()
     widths = {s: writer.widths.get(s, 0) for s in sites}
     manifest = {
         "format": FORMAT,
@@ -269,12 +274,17 @@ def load_capture(root: str | Path) -> Capture:
     root = Path(root)
     path = root / MANIFEST
     try:
-        m = json.loads(path.read_text())
-    except FileNotFoundError:
+        m = json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, NotADirectoryError):
         raise InputFileError(path, "no capture manifest", "run asr-audit mech capture first") from None
-    except ValueError:
+    except OSError as exc:
+        raise InputFileError(path, f"cannot be read ({exc.strerror or exc})", "pass a capture folder") from None
+    except (ValueError, RecursionError):
         raise InputFileError(path, "not JSON", "recapture") from None
-    if m.get("format") != FORMAT:
+    if not isinstance(m, dict) or m.get("format") != FORMAT:
         raise InputFileError(path, "not a capture manifest", "recapture")
-    clips = tuple(CaptureRow(c["id"], c["audio_hash"], int(c["offset"]), int(c["rows"])) for c in m["clips"])
-    return Capture(root, m["model"], tuple(m["sites"]), dict(m["widths"]), m["dtype"], m["pool"], clips)
+    try:
+        clips = tuple(CaptureRow(c["id"], c["audio_hash"], int(c["offset"]), int(c["rows"])) for c in m["clips"])
+        return Capture(root, m["model"], tuple(m["sites"]), dict(m["widths"]), m["dtype"], m["pool"], clips)
+    except (KeyError, TypeError, ValueError):
+        raise InputFileError(path, "a capture manifest with missing or malformed fields", "recapture") from None

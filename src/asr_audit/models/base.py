@@ -220,12 +220,15 @@ class ScoringBackend(Backend, Protocol):
         ...
 
 
+_CAN = {"sites": "expose hook sites"}  # capability -> what a backend lacking it cannot do (else its name)
+
+
 def require_capability(backend: Backend, capability: str) -> None:
     """Raise a clear error when ``backend`` lacks ``capability``."""
     if capability not in backend.capabilities:
         have = ", ".join(sorted(backend.capabilities)) or "none"
         raise BackendError(
-            f"backend {backend.spec!r} cannot {capability} (it supports: {have}); "
+            f"backend {backend.spec!r} cannot {_CAN.get(capability, capability)} (it supports: {have}); "
             f"fix: choose a backend with the '{capability}' capability (see `asr-audit models`)"
         )
 

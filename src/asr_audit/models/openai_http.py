@@ -205,6 +205,15 @@ class OpenAIHTTPBackend(BaseBackend):
         )
 
     def _parse(self, resp) -> str:  # noqa: ANN001
+        text = self._text(resp)
+        if self._api_key and len(self._api_key) >= 6 and self._api_key in text:
+            raise BackendError(
+                f"{self.spec}: the server's transcript holds the API key (an echoing proxy?); not stored; "
+                "fix: point the spec at the transcription server itself"
+            )
+        return text
+
+    def _text(self, resp) -> str:  # noqa: ANN001
         if resp.headers.get("content-type", "").startswith("text/plain"):
             return resp.text.strip()
         try:

@@ -49,17 +49,11 @@ def to_json(obj: Any) -> str:
 
 
 def write_text(path: str | Path, text: str) -> Path:
-    """Write UTF-8 text with LF line ends; an unwritable path is a one-line error."""
-    from asr_audit.errors import InputFileError
+    """Write UTF-8 text with LF line ends, atomically (:func:`~asr_audit.outputs.write_atomic`: a
+    full disk leaves the old file whole); an unwritable path is a one-line error."""
+    from asr_audit.outputs import write_atomic
 
-    path = Path(path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-    except OSError as exc:
-        raise InputFileError(path, f"cannot write ({exc.strerror or exc})", "choose a writable output path") from None
-    return path
+    return write_atomic(path, text)
 
 
 def to_csv(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:

@@ -38,7 +38,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from asr_audit.errors import ConfigError
+from asr_audit.errors import BackendError, ConfigError
 from asr_audit.options import OptionError, Reader, Surface, build, check
 from asr_audit.runner.probes import ProbeContext, register_probe
 
@@ -300,7 +300,10 @@ def mech_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any] |
         except AuditError as exc:
             raise ConfigError(f"{ctx.spec_path}: {surface.name('truth')} = {options.truth!r}: {exc}") from None
     backend = ctx.backend(options.model)
-    require_capability(backend, SITES)
+    try:
+        require_capability(backend, SITES)
+    except BackendError as exc:  # a configuration error of [probes.mech]: the run exits 2 (docs/mechanism.md)
+        raise ConfigError(f"{ctx.spec_path}: {surface.name('model')} = {options.model!r}: {exc}") from None
     _check_sites(ctx, surface, options, backend, loaded)
     if gates and (gates[0].site not in set(backend.sites()) or not callable(getattr(backend, "score", None))):
         raise ConfigError(

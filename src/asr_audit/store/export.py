@@ -10,11 +10,8 @@ results; ``include_time=False`` leaves it out for byte-for-byte comparisons.
 
 from __future__ import annotations
 
-import errno
 import json
-import os
 import re
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,25 +87,8 @@ def write_predictions(path: str | Path, records: Iterable[PredictionRecord], inc
             "a transcript or reference holds a lone surrogate (\\ud800-\\udfff), which is not text",
             "fix the corpus's text (or report the backend that produced it)",
         ) from None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    except OSError as exc:
-        raise InputFileError(path, f"cannot write ({exc.strerror or exc})", "choose a writable --out folder") from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException as exc:
-        Path(tmp).unlink(missing_ok=True)
-        if isinstance(exc, OSError):
-            full = getattr(exc, "errno", None) == errno.ENOSPC
-            raise InputFileError(
-                path,
-                "disk full" if full else f"cannot write ({exc.strerror or exc})",
-                "free disk space and rerun (stored transcripts are reused)"
-                if full
-                else "choose a writable --out folder",
-            ) from None
-        raise
-    return path
+    from asr_audit.outputs import write_atomic
+
+    return write_atomic(
+        path, data, "choose a writable --out folder", "free disk space and rerun (stored transcripts are reused)"
+    )

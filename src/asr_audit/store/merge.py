@@ -169,8 +169,9 @@ def _check_source(path: Path) -> None:
             "pass the SQLite files written by the shard runs",
         )
     if row[0] != SCHEMA_VERSION or not set(TABLES) <= tables:
-        raise InputFileError(
-            path,
-            f"store schema version {row[0]} is not {SCHEMA_VERSION}",
-            "merge stores written by this version of asr-audit",
+        problem = (
+            f"store schema version {row[0]} is not {SCHEMA_VERSION}"
+            if row[0] != SCHEMA_VERSION
+            else f"store of schema version {row[0]} lacks the table(s) {', '.join(sorted(set(TABLES) - tables))}"
         )
+        raise InputFileError(path, problem, "merge stores written by this version of asr-audit")

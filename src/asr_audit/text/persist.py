@@ -16,15 +16,17 @@ both on disk, so a warm run skips them:
 * **a whole set** (:meth:`TextCache.set_key`, :meth:`TextCache.read_set`, :meth:`TextCache.write_set`):
   one entry per (fingerprint, every file's model and content hash in order, dataset) holding the
   set as columns (:mod:`asr_audit.probes.predfiles.refdis_columns`), so a warm run on unchanged
-  files reads one entry instead of the files. Stored as ``sets/<key>.set``.
+  files reads one entry instead of the files. Stored as ``sets/<key>.npz``.
 
 What is stored is a pure function of the texts, so a hit gives the very result a recomputation
 would (``tests/text/test_persist.py`` checks warm and cold runs agree byte for byte). Entries are
 written atomically (a temporary file renamed into place), so a killed run leaves either the old
 entry or the new one; an unreadable entry (truncated, another format) is ignored and rewritten.
-Entries are Python pickles of plain strings, ints and tuples: the directory belongs to the user
-running asr-audit (``$ASR_AUDIT_CACHE_DIR/text``) and must not be shared with untrusted users.
-Nothing is evicted: remove the directory to reclaim the space.
+Entries are plain data, never pickles: a NumPy ``.npz`` archive read with ``allow_pickle=False``
+holding one JSON document (strings, numbers, lists, objects) and integer arrays. A planted or
+damaged entry can at worst be a miss (it is validated on reading), never run code, so a cache
+restored from elsewhere (a shared CI cache) is safe to read. Nothing is evicted: remove the
+directory (``$ASR_AUDIT_CACHE_DIR/text``) to reclaim the space.
 """
 
 from __future__ import annotations
@@ -32,18 +34,72 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import pickle
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 from asr_audit.text.align import AlignmentCache, Opcode
 
-FORMAT = 3  # 3: file content hashes are SHA-256 (were BLAKE2b)
+FORMAT = 4  # 3: file content hashes are SHA-256 (were BLAKE2b); 4: plain data (.npz + JSON), no pickles
 _CHUNK = 1 << 20
+_DOC = "doc"  # the archive member holding the JSON document (UTF-8 bytes as a uint8 array)
 
 Source = tuple[str, Path]  # (model, prediction file)
+
+
+def _dump(path: Path | int, doc: object, arrays: Mapping[str, np.ndarray]) -> None:
+    """Write ``doc`` (JSON) and ``arrays`` (numeric, never object) as one ``.npz`` archive."""
+    blob = json.dumps(doc, separators=(",", ":")).encode("ascii")  # ASCII escapes: any str round-trips
+    members = {_DOC: np.frombuffer(blob, dtype=np.uint8), **arrays}
+    save: Callable[..., None] = np.savez  # members are names and arrays; none is called allow_pickle
+    with open(path, "wb") as f:
+        save(f, **members)
+
+
+def _load(path: Path) -> tuple[Any, dict[str, np.ndarray]]:
+    """The JSON document and the arrays of a :func:`_dump` archive (nothing is unpickled)."""
+    with np.load(path, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    return json.loads(arrays.pop(_DOC).tobytes()), arrays
+
+
+def _to_plain(data: object, arrays: dict[str, np.ndarray]) -> object:
+    """``data`` with every array replaced by ``{"__array__": name}`` (the array put in ``arrays``)."""
+    if isinstance(data, np.ndarray):
+        if data.dtype == object:
+            raise TypeError("object arrays are not plain data")
+        name = f"a{len(arrays)}"
+        arrays[name] = data
+        return {"__array__": name}
+    if isinstance(data, Mapping):
+        return {str(k): _to_plain(v, arrays) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_to_plain(v, arrays) for v in data]
+    return data
+
+
+def _from_plain(data: object, arrays: Mapping[str, np.ndarray]) -> object:
+    """The inverse of :func:`_to_plain` (a missing array name raises ``KeyError``)."""
+    if isinstance(data, dict):
+        if len(data) == 1 and "__array__" in data:
+            return arrays[str(data["__array__"])]
+        return {k: _from_plain(v, arrays) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_from_plain(v, arrays) for v in data]
+    return data
+
+
+def _pairs(table: Mapping[tuple[int, int], int]) -> np.ndarray:
+    """An ``{(i, j): n}`` table as an (m, 3) int64 array."""
+    return np.asarray([(i, j, n) for (i, j), n in table.items()], dtype=np.int64).reshape(-1, 3)
+
+
+def _unpairs(array: np.ndarray) -> dict[tuple[int, int], int]:
+    return {(i, j): n for i, j, n in array.reshape(-1, 3).tolist()}
 
 
 def file_digest(path: str | Path) -> str:
@@ -140,7 +196,7 @@ class TextCache:
         return cls(cache_dir() / "text", fingerprint(describe, text2num=text2num, language=language))
 
     def _path(self, digest: str) -> Path:
-        return self.folder / digest[:2] / f"{digest}.pkl"
+        return self.folder / digest[:2] / f"{digest}.npz"
 
     def content(self, path: str | Path) -> str:
         """The content digest of a prediction file (:func:`file_digest`, computed once per path)."""
@@ -156,14 +212,14 @@ class TextCache:
         return hashlib.blake2b(json.dumps(parts).encode(), digest_size=16).hexdigest()
 
     def _set_path(self, key: str) -> Path:
-        return self.folder / "sets" / f"{key}.set"
+        return self.folder / "sets" / f"{key}.npz"
 
     def read_set(self, key: str) -> object | None:
-        """The stored columns of the set ``key`` (a plain dict, see
+        """The stored columns of the set ``key`` (a plain dict of JSON values and arrays, see
         :mod:`asr_audit.probes.predfiles.refdis_columns`), or ``None`` (absent or unreadable)."""
         try:
-            with open(self._set_path(key), "rb") as f:
-                return pickle.load(f)
+            doc, arrays = _load(self._set_path(key))
+            return _from_plain(doc, arrays)
         except FileNotFoundError:
             return None
         except Exception:  # noqa: BLE001 - a damaged entry is a miss; the run rewrites it
@@ -177,15 +233,33 @@ class TextCache:
     def write_set(self, key: str, data: object) -> None:
         """Store a set's columns (atomically; a read-only or full cache directory is skipped)."""
         self._columns = "read, grown" if self._columns.startswith("read") else "written"
-        self._atomic_write(self._set_path(key), data)
+        arrays: dict[str, np.ndarray] = {}
+        doc = _to_plain(data, arrays)
+        self._atomic_write(self._set_path(key), doc, arrays)
 
     def _read(self, digest: str) -> _Entry | None:
         try:
-            with open(self._path(digest), "rb") as f:
-                data = pickle.load(f)
-            if not isinstance(data, dict) or data.get("format") != FORMAT:
+            doc, arrays = _load(self._path(digest))
+            if not isinstance(doc, dict) or doc.get("format") != FORMAT:
                 return None
-            return _Entry(data["norm"], data["strings"], data["ops"], data["errors"], data["merged"])
+            norm, strings, tags = doc["norm"], doc["strings"], doc["tags"]
+            if not (isinstance(norm, dict) and isinstance(strings, list) and isinstance(tags, list)):
+                return None
+            if not all(isinstance(t, str) for t in strings) or not all(isinstance(t, str) for t in norm.values()):
+                return None
+            keys, lengths, rows = arrays["ops_keys"].reshape(-1, 2), arrays["ops_lengths"], arrays["ops_rows"]
+            rows = rows.reshape(-1, 5)
+            if len(keys) != len(lengths) or int(lengths.sum()) != len(rows) or (len(lengths) and lengths.min() < 0):
+                return None
+            flat = [(tags[t], a, b, c, d) for t, a, b, c, d in rows.tolist()]
+            ends = np.cumsum(lengths).tolist()
+            starts = [0, *ends[:-1]]
+            ops = {(i, j): tuple(flat[lo:hi]) for (i, j), lo, hi in zip(keys.tolist(), starts, ends)}
+            errors, merged = _unpairs(arrays["errors"]), _unpairs(arrays["merged"])
+            n = len(strings)
+            if any(not (0 <= i < n and 0 <= j < n) for table in (ops, errors, merged) for i, j in table):
+                return None
+            return _Entry(norm, strings, ops, errors, merged)
         except FileNotFoundError:
             return None
         except Exception:  # noqa: BLE001 - a damaged entry is a miss; the run rewrites it
@@ -291,23 +365,26 @@ class TextCache:
         return written
 
     def _write(self, digest: str, entry: _Entry) -> None:
-        data = {
-            "format": FORMAT,
-            "norm": entry.norm,
-            "strings": entry.strings,
-            "ops": entry.ops,
-            "errors": entry.errors,
-            "merged": entry.merged,
+        tags: dict[str, int] = {}
+        lengths = [len(v) for v in entry.ops.values()]
+        rows = [(tags.setdefault(t, len(tags)), a, b, c, d) for v in entry.ops.values() for t, a, b, c, d in v]
+        doc = {"format": FORMAT, "norm": entry.norm, "strings": entry.strings, "tags": list(tags)}
+        arrays = {
+            "ops_keys": np.asarray(list(entry.ops), dtype=np.int64).reshape(-1, 2),
+            "ops_lengths": np.asarray(lengths, dtype=np.int64),
+            "ops_rows": np.asarray(rows, dtype=np.int64).reshape(-1, 5),
+            "errors": _pairs(entry.errors),
+            "merged": _pairs(entry.merged),
         }
-        self._atomic_write(self._path(digest), data)
+        self._atomic_write(self._path(digest), doc, arrays)
 
-    def _atomic_write(self, target: Path, data: object) -> None:
+    def _atomic_write(self, target: Path, doc: object, arrays: Mapping[str, np.ndarray]) -> None:
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".pkl")
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".npz")
+            os.close(fd)
             try:
-                with os.fdopen(fd, "wb") as f:
-                    pickle.dump(data, f, protocol=pickle.HIGHEST_PROTOCOL)
+                _dump(Path(tmp), doc, arrays)
                 os.replace(tmp, target)
             except BaseException:
                 Path(tmp).unlink(missing_ok=True)

@@ -15,7 +15,10 @@ one-sided test of ``difference <= min_effect``: a *regression* when the bootstra
 percentile bound at ``level / k`` is above ``min_effect`` (Bonferroni over the ``k`` measures that
 have enough data, so the gate as a whole is a ``level`` test). A measure without enough data
 (fewer than ``min_clusters`` clusters, or fewer than ``min_edits`` judged edits in an arm) is not
-tested and says why; a gate that tested nothing is *undecided*. Exit codes of
+tested and says why; a gate that tested nothing is *undecided*. Both models must have been
+evaluated on the same clips (a row per clip, answered or failed): when fewer than
+:data:`MIN_SHARED` of the clips either has a row for are shared (a candidate evaluated on other
+clips), nothing is tested and the gate is *undecided*. Exit codes of
 ``asr-audit gate``: 0 pass, 1 regression, 2 error or undecided (:attr:`GateResult.exit_code`).
 
 The false-positive rate of the whole decision on two equally good models is measured by the
@@ -25,7 +28,7 @@ null-calibration benchmark (``benchmarks/null_calibration.py --only gate``, ``do
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 import numpy as np
@@ -50,6 +53,8 @@ DEFAULT_MIN_EFFECT: Mapping[str, float] = MappingProxyType({ACCEPT_REF: 2.0, WER
 MIN_CLUSTERS = 30
 #: Judged edits each model needs before accept-ref is compared (the refdis verdict's minimum).
 MIN_EDITS = 10
+#: Share of the clips either model was evaluated on that both must share before anything is compared.
+MIN_SHARED = 0.9
 PASS, REGRESSION, UNDECIDED, NOT_TESTED = "pass", "regression", "undecided", "not tested"
 EXIT_CODES = MappingProxyType({PASS: 0, REGRESSION: 1, UNDECIDED: 2})
 
@@ -482,6 +487,12 @@ def run_gate(
     }
     labels = None if clusters is None else [clusters.get(c.clip_id, c.clip_id) for c in clips]
     tests = compare(columns[candidate], columns[baseline], options, np.random.default_rng(seed), labels)
+    unshared = _unshared(preds, candidate, baseline)
+    if unshared is not None:  # not the same clips: no measure is tested, the gate is undecided
+        tests = tuple(
+            replace(t, lower=None, upper=None, alpha=None, p_value=None, status=NOT_TESTED, reason=unshared)
+            for t in tests
+        )
     return GateResult(
         candidate=candidate,
         baseline=baseline,
@@ -495,6 +506,19 @@ def run_gate(
         tests=tests,
         normalizer=result.normalizer,
         seed=seed,
+    )
+
+
+def _unshared(preds: PredictionSet, candidate: str, baseline: str) -> str | None:
+    """Why the two models cannot be paired, or ``None``: fewer than :data:`MIN_SHARED` of the clips
+    either was evaluated on (a row, answered or failed) were evaluated on by both."""
+    evaluated = [set(preds.file(m).rows) for m in (candidate, baseline)]
+    either, both = evaluated[0] | evaluated[1], evaluated[0] & evaluated[1]
+    if either and len(both) >= MIN_SHARED * len(either):
+        return None
+    return (
+        f"the candidate and the baseline were evaluated on {len(both)} clip(s) in common of the {len(either)} "
+        f"either was (need {MIN_SHARED:.0%}); compare models evaluated on the same clips"
     )
 
 

@@ -205,6 +205,12 @@ def run_longform(
                 {m: None if h is None else cache.intern(tuple(h)) for m, h in hyps.items()},
             )
         )
+    if len(clips) < 2:
+        raise ConfigError(
+            f"the grouping ({grouping or 'given'}) makes {len(clips)} recording(s): a recording-level bootstrap "
+            "needs at least 2 (one gives a zero-width interval, not a measured one); fix: score more recordings, "
+            "or use refdis on the chunks"
+        )
     mining: Mining = mine(clips, panel, models, params, cache)
     result = score_mining(
         clips,
