@@ -57,8 +57,12 @@ class Layers:
     sub: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def rank(self, unit: str) -> int:
-        """-1 for a base unit, else the position in the order; KeyError for an unplaced one."""
-        if unit in self.base or unit == "":  # "": the package's own __init__
+        """-1 for a base unit, else the position in the order; KeyError for an unplaced one.
+        The package's own ``__init__`` (unit ``""``) is the front door: it re-exports the API
+        (``api``, on first use), so it ranks above every layer."""
+        if unit == "":
+            return len(self.order)
+        if unit in self.base:
             return -1
         return self.order.index(unit) if unit in self.order else _raise_unplaced(unit)
 

@@ -2,7 +2,8 @@
 
 A :class:`Surface` is where the user wrote a value and how to name it back to them:
 ``Surface.cli()`` names a field by its flag (``--min-panel``), ``Surface.toml(path, "probes.refdis")``
-by the spec file, table and key (``audit.toml: [probes.refdis] min_panel``).
+by the spec file, table and key (``audit.toml: [probes.refdis] min_panel``), ``Surface.python("refdis")``
+by the keyword argument of the Python API's function (``refdis(min_panel=...)``).
 
 Every options record has ``from_mapping(values, surface)``. It reads the values with a
 :class:`Reader` (type checks; ``None`` means "not given", so CLI flags left unset take the
@@ -19,6 +20,8 @@ the CLI's flags.
 'audit.toml: [probes.refdis] majority = 2.0 must be in (0, 1]; fix: use 0.8'
 >>> str(Surface.cli().error("majority", 2.0, "must be in (0, 1]", "use 0.8"))
 '--majority 2.0 must be in (0, 1]; fix: use 0.8'
+>>> str(Surface.python("refdis").error("majority", 2.0, "must be in (0, 1]", "use 0.8"))
+'refdis(majority=2.0) must be in (0, 1]; fix: use 0.8'
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from typing import Any, TypeVar
 from asr_audit.errors import ConfigError
 
 T = TypeVar("T")
-CLI, TOML = "cli", "toml"
+CLI, TOML, PYTHON = "cli", "toml", "python"
 
 
 class OptionError(ConfigError):
@@ -65,7 +68,8 @@ def _toml_value(value: object) -> str:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Surface:
-    """Where option values came from: CLI flags, or one TOML table of an experiment spec.
+    """Where option values came from: CLI flags, one TOML table of an experiment spec, or the
+    keyword arguments of a Python API function (``table`` names the function).
 
     ``flags`` renames fields whose flag is not ``--field-name`` (CLI); ``tables`` names another
     table for fields set there, e.g. a per-corpus override (TOML).
@@ -87,23 +91,32 @@ class Surface:
         """The table ``table`` (dotted, e.g. ``probes.refdis``) of the spec file ``path``."""
         return cls(kind=TOML, path=path, table=table, tables=dict(tables or {}))
 
+    @classmethod
+    def python(cls, function: str) -> Surface:
+        """The keyword arguments of the :mod:`asr_audit.api` function ``function``."""
+        return cls(kind=PYTHON, table=function)
+
     def name(self, name: str) -> str:
         """How the user wrote the field ``name`` on this surface."""
         if self.kind == CLI:
             return self.flags.get(name, _flag(name))
+        if self.kind == PYTHON:
+            return f"{self.table}({name}=...)"
         return f"[{self.tables.get(name, self.table)}] {name}"
 
     def error(self, name: str, value: object, problem: str, fix: str) -> OptionError:
         """A one-line error about ``name`` = ``value``, worded for this surface."""
         if self.kind == CLI:
             message = f"{self.name(name)} {_cli_value(value)} {problem}; fix: {fix}"
+        elif self.kind == PYTHON:
+            message = f"{self.table}({name}={value!r}) {problem}; fix: {fix}"
         else:
             message = f"{self.path or '<spec>'}: {self.name(name)} = {_toml_value(value)} {problem}; fix: {fix}"
         return OptionError(name, value, problem, fix, message)
 
     def missing(self, name: str, fix: str) -> OptionError:
         """A one-line error: the required field ``name`` was not given."""
-        where = "" if self.kind == CLI else f"{self.path or '<spec>'}: "
+        where = "" if self.kind != TOML else f"{self.path or '<spec>'}: "
         return OptionError(name, None, "is missing", fix, f"{where}{self.name(name)} is missing; fix: {fix}")
 
     def reword(self, exc: OptionError) -> OptionError:

@@ -9,7 +9,6 @@ from rich.text import Text
 
 from asr_audit.cli import app, console, examples
 from asr_audit.errors import AuditError, ConfigError
-from asr_audit.outputs import check_output_dir
 
 
 @app.command(
@@ -39,25 +38,19 @@ def run(
     ),
 ) -> None:
     """Plan, transcribe (cached, resumable), probe and write the HTML report for a spec."""
-    from dataclasses import replace
+    from asr_audit.runner.run import run_spec_file
 
-    from asr_audit.runner.run import Shard, make_executor, run_experiment
-    from asr_audit.runner.spec import load_spec
-
-    spec = load_spec(spec_path)
-    if out is not None:
-        spec = replace(spec, output=str(out))
-    kind = executor or spec.executor
-    ray_address = address if address is not None else (spec.ray_address if kind == "ray" else None)
-    runner = make_executor(kind, address=ray_address, show_progress=not no_progress, log=console.print)
-    if not shard:
-        check_output_dir(Path(spec.output), f"{spec_path}: output" if out is None else "--out", force)
-    outcome = run_experiment(
-        spec,
-        Shard.parse(shard) if shard else None,
-        runner,
-        str(store) if store else None,
+    outcome = run_spec_file(
+        spec_path,
+        out=out,
+        shard=shard,
+        store=str(store) if store else None,
+        executor=executor,
+        address=address,
+        show_progress=not no_progress,
+        force=force,
         log=console.print,
+        out_name="--out",
     )
     if outcome.report is not None:
         console.print(

@@ -20,15 +20,26 @@ import contextlib
 import hashlib
 import platform
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from asr_audit.errors import AuditError, ConfigError
+from asr_audit.outputs import check_output_dir
 from asr_audit.runner.executor import Executor, Job, JobResult
-from asr_audit.runner.spec import CorpusSpec, ExperimentSpec, ModelSpec
+from asr_audit.runner.spec import CorpusSpec, ExperimentSpec, ModelSpec, load_spec
 
-__all__ = ["Executor", "Job", "JobResult", "LocalExecutor", "RunOutcome", "Shard", "make_executor", "run_experiment"]
+__all__ = [
+    "Executor",
+    "Job",
+    "JobResult",
+    "LocalExecutor",
+    "RunOutcome",
+    "Shard",
+    "make_executor",
+    "run_experiment",
+    "run_spec_file",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,8 +173,6 @@ class RunOutcome:
 
 def plan(spec: ExperimentSpec, shard: Shard | None = None) -> tuple[list[Job], dict[str, Any]]:
     """The transcription jobs of ``spec`` and its audio corpora (limited and sharded)."""
-    from dataclasses import replace
-
     from asr_audit.corpus.spec import load_corpus
 
     corpora = {}
@@ -209,6 +218,36 @@ def run_experiment(
             return _run(spec, shard, executor, store_handle, log)
     finally:
         store_handle.close()
+
+
+def run_spec_file(
+    spec_path: Path,
+    *,
+    out: Path | None = None,
+    shard: str | None = None,
+    store: str | None = None,
+    executor: str | None = None,
+    address: str | None = None,
+    show_progress: bool = True,
+    force: bool = False,
+    log: Callable[[str], None] = print,
+    out_name: str = "out",
+) -> RunOutcome:
+    """The spec file at ``spec_path`` end to end: what ``asr-audit run`` and :func:`asr_audit.api.run_spec` do.
+
+    ``out`` replaces the spec's output folder (named ``out_name`` in an error), which is checked
+    before any work unless a ``shard`` (``i/n``) runs; ``executor`` and ``address`` replace the
+    spec's (``address`` is used only with ``ray``).
+    """
+    spec = load_spec(spec_path)
+    if out is not None:
+        spec = replace(spec, output=str(out))
+    kind = executor or spec.executor
+    ray_address = address if address is not None else (spec.ray_address if kind == "ray" else None)
+    runner = make_executor(kind, address=ray_address, show_progress=show_progress, log=log)
+    if not shard:
+        check_output_dir(Path(spec.output), f"{spec_path}: output" if out is None else out_name, force)
+    return run_experiment(spec, Shard.parse(shard) if shard else None, runner, store, log=log)
 
 
 def _run(

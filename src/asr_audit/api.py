@@ -1,0 +1,217 @@
+"""The Python front door, for notebooks and scripts: the library functions the CLI verbs call.
+
+Every function here is what the verb of the same name does, without the printing: it builds the
+probe's options record from keyword arguments (a bad value is a one-line
+:class:`~asr_audit.options.OptionError` naming the keyword), reads the prediction files and calls
+the probe's library function. Results are the library's frozen records; each has ``to_dict()``
+(the JSON the CLI writes), and :func:`to_rows` / :func:`to_dataframe` give one row per model.
+``import asr_audit`` re-exports these names lazily (``asr_audit.refdis`` is :func:`refdis`).
+
+>>> from asr_audit.data import VOXPOPULI_EXAMPLES, VOXPOPULI_PANEL
+>>> preds = load_predictions(VOXPOPULI_EXAMPLES)
+>>> preds.models
+['distil-small.en', 'wav2vec2-base-960h', 'whisper-base.en', 'whisper-small.en', 'whisper-tiny.en']
+>>> result = refdis(preds, VOXPOPULI_PANEL)
+>>> len(result.edits), result.score("distil-small.en").accept_ref.n
+(31, 26)
+>>> [(r["model"], r["n_ref"], r["n_eligible"]) for r in to_rows(result)][:2]
+[('distil-small.en', 0, 26), ('wav2vec2-base-960h', 1, 29)]
+>>> refdis(preds, VOXPOPULI_PANEL, majority=2.0)
+Traceback (most recent call last):
+...
+asr_audit.options.OptionError: refdis(majority=2.0) must be in (0, 1]...
+>>> rates = switch_rate(preds, families=["honorific"])
+>>> sorted({r["family"] for r in to_rows(rates)})
+['dr', 'honorific', 'mr', 'mrs', 'st']
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from asr_audit.corpus.predfiles import PredictionSet
+from asr_audit.corpus.predfiles import load_predictions as _load_predictions
+from asr_audit.corpus.reading import ReadOptions
+from asr_audit.errors import ConfigError, require
+from asr_audit.options import Surface
+from asr_audit.probes.predfiles.ortho import DEFAULT_MIN_PER_ARM, OrthoResult, SwitchRateOptions
+from asr_audit.probes.predfiles.ortho import switch_rate as _switch_rate
+from asr_audit.probes.predfiles.refdis_options import RefdisOptions
+from asr_audit.probes.predfiles.refdis_result import RefdisResult
+from asr_audit.probes.predfiles.refdis_run import isolated_panel_members, run_normalizer, run_refdis
+from asr_audit.runner.run import RunOutcome, run_spec_file
+
+__all__ = [
+    "OrthoResult",
+    "PredictionSet",
+    "ReadOptions",
+    "RefdisResult",
+    "RunOutcome",
+    "load_predictions",
+    "refdis",
+    "run_spec",
+    "switch_rate",
+    "to_dataframe",
+    "to_rows",
+]
+
+Predictions = PredictionSet | str | Path
+
+
+def load_predictions(
+    path: str | Path,
+    dataset: str | None = None,
+    *,
+    read: ReadOptions | None = None,
+    normalizer: str = "whisper",
+    preset: str | None = None,
+) -> PredictionSet:
+    """Every prediction file under ``path`` (a folder or one file), as ``asr-audit refdis --preds`` reads it.
+
+    ``dataset`` picks one dataset of a bucketed folder; ``read`` says how files exported by other
+    tools are read (columns, ids from paths, reference policies; ``docs/prediction-files.md``).
+    Under ``ReadOptions(references="normalized")`` references are compared by ``normalizer``
+    (with ``preset``'s steps). What the reading repaired is the set's ``repairs``.
+    """
+    read = read or ReadOptions()
+    normalize = run_normalizer(normalizer, preset) if read.references == "normalized" else None
+    return _load_predictions(path, dataset, read=read, normalize=normalize)
+
+
+def _as_set(preds: Predictions, dataset: str | None) -> PredictionSet:
+    return preds if isinstance(preds, PredictionSet) else load_predictions(preds, dataset)
+
+
+def refdis(
+    preds: Predictions,
+    panel: Sequence[str],
+    *,
+    models: Sequence[str] | None = None,
+    preset: str = "anchor",
+    loo: bool = True,
+    normalizer: str = "whisper",
+    language: str = "en",
+    seed: int = 0,
+    resamples: int = 1000,
+    dataset: str | None = None,
+    workers: int = 1,
+    **params: Any,
+) -> RefdisResult:
+    """Reference disagreement: mine reference errors with the consensus ``panel``, score how often
+    each model (``models``, default every file) reproduces them; ``asr-audit refdis`` without its
+    text cache (the numbers are the same with it).
+
+    ``preds`` is a :class:`PredictionSet` or a path for :func:`load_predictions`. ``params`` takes
+    the verb's other settings by their spec names: ``majority``, ``include_middle``,
+    ``min_run_len``, ``min_ref_match``, ``min_consensus_cer``, ``min_panel``, ``min_confidence``,
+    ``merge_compounds`` (``docs/refdis.md``). A panel model that shares no clip id with the
+    others is reported as a :class:`UserWarning`, as the verb prints it.
+    """
+    if isinstance(panel, str):
+        raise ConfigError(f"refdis(panel={panel!r}) is one string; fix: pass a list of model names")
+    options = RefdisOptions.from_mapping(
+        {"preset": preset, "loo": loo, "resamples": resamples, "language": language, **params},
+        Surface.python("refdis"),
+    )
+    pset = _as_set(preds, dataset)
+    for m in isolated_panel_members(pset, [p for p in panel if p in pset.models]):
+        warnings.warn(f"panel model {m} shares no answered clip id with the other panel models", stacklevel=2)
+    return run_refdis(
+        pset,
+        list(panel),
+        options.mining,
+        normalizer=options.normalizer_for(normalizer),
+        models=None if models is None else list(models),
+        seed=seed,
+        n_resamples=options.resamples,
+        text2num=options.text2num,
+        normalize_workers=workers,
+        merge_compounds=options.merge_compounds,
+        language=options.language,
+    )
+
+
+def switch_rate(
+    preds: Predictions,
+    *,
+    families: Sequence[str] | None = None,
+    min_per_arm: int = DEFAULT_MIN_PER_ARM,
+    models: Sequence[str] | None = None,
+    denominator: str = "eligible",
+    language: str = "en",
+    dataset: str | None = None,
+) -> OrthoResult:
+    """Orthographic switch rate per model and convention family (``asr-audit switch-rate``)."""
+    options = SwitchRateOptions.from_mapping(
+        {
+            "families": None if families is None else list(families),
+            "min_per_arm": min_per_arm,
+            "denominator": denominator,
+            "language": language,
+        },
+        Surface.python("switch_rate"),
+    )
+    return _switch_rate(
+        _as_set(preds, dataset),
+        options.families,
+        options.min_per_arm,
+        None if models is None else list(models),
+        options.denominator,
+        options.language,
+    )
+
+
+def run_spec(
+    spec_path: str | Path,
+    *,
+    out: str | Path | None = None,
+    store: str | Path | None = None,
+    executor: str | None = None,
+    force: bool = False,
+    log: Callable[[str], None] = print,
+) -> RunOutcome:
+    """An experiment spec end to end, as ``asr-audit run SPEC.toml`` runs it (no progress display).
+
+    The outcome's ``results`` are the run's result dictionaries; ``report`` the HTML report's path;
+    ``config_errors`` the probes that failed on a configuration error (the verb exits 2 on them).
+    """
+    return run_spec_file(
+        Path(spec_path),
+        out=None if out is None else Path(out),
+        store=None if store is None else str(store),
+        executor=executor,
+        show_progress=False,
+        force=force,
+        log=log,
+    )
+
+
+def to_rows(result: RefdisResult | OrthoResult | RunOutcome | Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One flat row per model (refdis), per model and family (switch rate; pooled groups too) or per
+    probe, corpus and model (a run), with the scalar fields of the result's ``to_dict()``.
+
+    >>> to_rows({"probe": "refdis", "models": [{"model": "m", "accept_ref": 0.5, "by_kind": {}}]})
+    [{'model': 'm', 'accept_ref': 0.5}]
+    """
+    if isinstance(result, RunOutcome):
+        return [
+            {"probe": entry.get("probe"), "corpus": entry.get("corpus"), **row}
+            for entry in result.results.get("probes", [])
+            for row in to_rows(entry.get("result") or {})
+        ]
+    data: Mapping[str, Any] = result if isinstance(result, Mapping) else result.to_dict()
+    rows = [*data.get("rows", []), *data.get("pooled", [])] if "rows" in data else data.get("models", [])
+    return [
+        {k: v for k, v in row.items() if not isinstance(v, (Mapping, list, tuple))}
+        for row in rows
+        if isinstance(row, Mapping)
+    ]
+
+
+def to_dataframe(result: RefdisResult | OrthoResult | RunOutcome | Mapping[str, Any]) -> Any:
+    """:func:`to_rows` as a pandas ``DataFrame`` (needs pandas: ``pip install 'asr-audit[dataframe]'``)."""
+    pandas = require("pandas", "dataframe")
+    return pandas.DataFrame(to_rows(result))
