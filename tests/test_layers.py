@@ -355,3 +355,62 @@ def test_a_sublayer_violation_is_reported(tmp_path: Path) -> None:
 def test_an_unplaced_unit_is_an_error() -> None:
     with pytest.raises(KeyError):
         SYNTHETIC.rank("middle")
+
+
+# --- docs/architecture.md lists every module, once -----------------------------------------------
+
+
+def listed_modules(text: str) -> list[str]:
+    """Module paths (under the package) named in the architecture table: a row's own file
+    (`` `errors.py` ``) or the ``.py`` names of its key-modules cell, under the row's package,
+    with ``dir/{a,b}.py`` spelled out.
+
+    >>> listed_modules("| `x.py` | owns | |\\n| `p/` | owns `q.py` | `a.py` (see `b.py`), `s/{c, d}.py` |")
+    ['x.py', 'p/a.py', 'p/b.py', 'p/s/c.py', 'p/s/d.py']
+    """
+    out: list[str] = []
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 3 or not cells[0].startswith("`"):
+            continue
+        unit = cells[0].strip("`")
+        if unit.endswith(".py"):
+            out.append(unit)
+            continue
+        for token in re.findall(r"`([^`]+)`", cells[2]):
+            group = re.fullmatch(r"([\w/]*)\{([\w,\s]+)\}\.py", token)
+            if group:
+                out += [f"{unit}{group.group(1)}{n.strip()}.py" for n in group.group(2).split(",")]
+            elif token.endswith(".py"):
+                out.append(unit + token)
+    return out
+
+
+def undocumented(
+    src: Path, text: str, root: Path = ROOT, package: str = PACKAGE
+) -> tuple[list[str], list[str], list[str]]:
+    """(modules the table does not list, modules it lists more than once, names it lists that are
+    neither a module nor a file of the repository). Packages' ``__init__.py`` are their rows."""
+    modules = [
+        p.relative_to(src / package).as_posix()
+        for p in sorted((src / package).rglob("*.py"))
+        if p.name != "__init__.py"
+    ]
+    listed = listed_modules(text)
+    missing = [m for m in modules if m not in listed]
+    twice = sorted({m for m in listed if listed.count(m) > 1})
+    unknown = [m for m in listed if m not in modules and not (root / m.split("/", 1)[-1]).exists()]
+    return missing, twice, unknown
+
+
+def test_the_architecture_doc_lists_every_module_once() -> None:
+    missing, twice, unknown = undocumented(SRC, ARCHITECTURE.read_text(encoding="utf-8"))
+    assert missing == [], f"docs/architecture.md lists {missing} nowhere; fix: name each in its package's row"
+    assert twice == [], f"docs/architecture.md lists {twice} more than once; fix: keep one mention in the key modules"
+    assert unknown == [], f"docs/architecture.md lists {unknown}, which do not exist; fix: rename or drop them"
+
+
+def test_an_unlisted_module_is_reported(tmp_path: Path) -> None:
+    src = _write(tmp_path, {"__init__.py": "", "low/__init__.py": "", "low/a.py": "", "low/b.py": ""})
+    doc = "| `low/` | owns | `a.py`, `a.py`, `gone.py` |\n"
+    assert undocumented(src, doc, tmp_path, "pkg") == (["low/b.py"], ["low/a.py"], ["low/gone.py"])
