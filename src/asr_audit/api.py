@@ -81,8 +81,8 @@ def load_predictions(
     return _load_predictions(path, dataset, read=read, normalize=normalize)
 
 
-def _as_set(preds: Predictions, dataset: str | None) -> PredictionSet:
-    return preds if isinstance(preds, PredictionSet) else load_predictions(preds, dataset)
+def _as_set(preds: Predictions) -> PredictionSet:
+    return preds if isinstance(preds, PredictionSet) else load_predictions(preds)
 
 
 def refdis(
@@ -96,7 +96,6 @@ def refdis(
     language: str = "en",
     seed: int = 0,
     resamples: int = 1000,
-    dataset: str | None = None,
     workers: int = 1,
     **params: Any,
 ) -> RefdisResult:
@@ -104,7 +103,8 @@ def refdis(
     each model (``models``, default every file) reproduces them; ``asr-audit refdis`` without its
     text cache (the numbers are the same with it).
 
-    ``preds`` is a :class:`PredictionSet` or a path for :func:`load_predictions`. ``params`` takes
+    ``preds`` is a :class:`PredictionSet` or a path for :func:`load_predictions` (whose ``dataset``
+    and ``read`` pick a bucket and say how exported files are read). ``params`` takes
     the verb's other settings by their spec names: ``majority``, ``include_middle``,
     ``min_run_len``, ``min_ref_match``, ``min_consensus_cer``, ``min_panel``, ``min_confidence``,
     ``merge_compounds`` (``docs/refdis.md``). A panel model that shares no clip id with the
@@ -116,7 +116,7 @@ def refdis(
         {"preset": preset, "loo": loo, "resamples": resamples, "language": language, **params},
         Surface.python("refdis"),
     )
-    pset = _as_set(preds, dataset)
+    pset = _as_set(preds)
     for m in isolated_panel_members(pset, [p for p in panel if p in pset.models]):
         warnings.warn(f"panel model {m} shares no answered clip id with the other panel models", stacklevel=2)
     return run_refdis(
@@ -142,7 +142,6 @@ def switch_rate(
     models: Sequence[str] | None = None,
     denominator: str = "eligible",
     language: str = "en",
-    dataset: str | None = None,
 ) -> OrthoResult:
     """Orthographic switch rate per model and convention family (``asr-audit switch-rate``)."""
     options = SwitchRateOptions.from_mapping(
@@ -155,7 +154,7 @@ def switch_rate(
         Surface.python("switch_rate"),
     )
     return _switch_rate(
-        _as_set(preds, dataset),
+        _as_set(preds),
         options.families,
         options.min_per_arm,
         None if models is None else list(models),

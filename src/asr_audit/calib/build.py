@@ -22,10 +22,13 @@ from pathlib import Path
 
 import numpy as np
 
+from asr_audit.audio.voices import VOICES, get_voice, voices_for_language
 from asr_audit.calib import generate as G
 from asr_audit.calib.languages import calib_normalizer
 from asr_audit.calib.truth import NORMALIZER, TRUTH_FILE, TruthItem, clip_items, render_truth, sentence_items
 from asr_audit.errors import AuditError, ConfigError, require
+from asr_audit.probes.predfiles.refdis import char_error
+from asr_audit.text.normalize import get_normalizer
 
 FORMAT_VERSION = 1
 Synthesizer = Callable[[str, str], tuple[np.ndarray, int]]
@@ -35,7 +38,6 @@ ProgressFn = Callable[[int, int], None]
 def far_enough(normalize) -> G.FarEnough:  # noqa: ANN001
     """A number substitution must differ by >= 50% characters after normalization, measured as the
     miner does (reference span against the panel's rendering; its artefact filter drops < 30%)."""
-    from asr_audit.probes.predfiles.refdis import char_error
 
     return lambda original, alt: char_error(normalize(alt), normalize(original)) >= 0.5
 
@@ -51,7 +53,6 @@ class Sentences:
 
 def generate_sentences(config: G.CalibConfig, rng: np.random.Generator) -> Sentences:
     """``config.n_sentences`` distinct sentences, errors planted, split into train/test."""
-    from asr_audit.text.normalize import get_normalizer
 
     normalize = get_normalizer(calib_normalizer(config.language))
     far = far_enough(normalize)
@@ -122,7 +123,6 @@ def realized_rates(sentences: Sentences, normalizer: str = NORMALIZER) -> dict[s
 def check_voice_languages(voices: Sequence[str], language: str) -> None:
     """Refuse a voice that speaks another language than the set's (a voice without a declared
     language, such as a registered clone, is trusted)."""
-    from asr_audit.audio.voices import VOICES, get_voice, voices_for_language
 
     known = set(VOICES.names())  # resolve_voice has refused any other name
     wrong = [v for v in voices if v in known and get_voice(v).language not in (None, language)]
@@ -136,7 +136,6 @@ def check_voice_languages(voices: Sequence[str], language: str) -> None:
 
 def resolve_voice(name: str) -> str:
     """A registered voice name; short flite names (``slt``) resolve to ``flite-slt``."""
-    from asr_audit.audio.voices import get_voice
 
     try:
         return get_voice(name).name
@@ -191,10 +190,11 @@ def build_calibration(
     if not voices:
         raise ConfigError("--voices needs at least one voice, e.g. --voices slt,rms")
     if synthesize is None:
-        from asr_audit.audio.voices import synthesize as synth
-
         voices = [resolve_voice(v) for v in voices]
         check_voice_languages(voices, config.language)
+        # looked up when called, not imported with the module: tests replace voices.synthesize
+        from asr_audit.audio.voices import synthesize as synth
+
         synthesize = synth
     if len(set(voices)) != len(voices):
         raise ConfigError(f"--voices names a voice twice: {','.join(voices)}")

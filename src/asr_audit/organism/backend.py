@@ -30,6 +30,13 @@ from asr_audit.models.base import (
     RuntimeOptions,
     register_backend,
 )
+from asr_audit.models.bundled import bundled_model_dir
+from asr_audit.models.cache import weights_hash
+from asr_audit.models.ct2 import ct2_weight_files
+from asr_audit.models.whisper_convert import CONVERTER_VERSION, converted_whisper_dir
+from asr_audit.models.whisper_torch import TorchWhisperBackend
+from asr_audit.organism.weights import apply_delta, load_delta
+from asr_audit.paths import cache_dir
 
 BASE_MODEL = "whisper-tiny.en"
 ORGANISM_DIR_ENV = "ASR_AUDIT_ORGANISM_DIR"
@@ -62,7 +69,6 @@ def organism_dir() -> Path:
     override = os.environ.get(ORGANISM_DIR_ENV)
     if override:
         return Path(override).expanduser()
-    from asr_audit.paths import cache_dir
 
     return cache_dir() / "organism"
 
@@ -75,8 +81,6 @@ def weights_path(kind: str, root: Path | None = None) -> Path:
 
 
 def combined_hash(base_hash: str, delta_path: Path) -> str:
-    from asr_audit.models.cache import weights_hash
-
     return hashlib.sha256(f"{base_hash}:{weights_hash([delta_path])}".encode()).hexdigest()[:16]
 
 
@@ -94,12 +98,6 @@ def load_organism(
     path = weights_path(ORGANISMS[name], root)
     if not path.is_file():
         raise BackendError(f"{name}: no trained weights at {path}; fix: {train_hint(ORGANISMS[name])}")
-    from asr_audit.models.bundled import bundled_model_dir
-    from asr_audit.models.cache import weights_hash
-    from asr_audit.models.ct2 import ct2_weight_files
-    from asr_audit.models.whisper_convert import CONVERTER_VERSION, converted_whisper_dir
-    from asr_audit.models.whisper_torch import TorchWhisperBackend
-    from asr_audit.organism.weights import apply_delta, load_delta
 
     try:
         delta = load_delta(path)

@@ -36,8 +36,9 @@ from pathlib import Path
 
 import numpy as np
 
+from asr_audit.audio.voices import synthesize as synth
 from asr_audit.calib import generate as G
-from asr_audit.calib.build import ProgressFn, Synthesizer, synthesize_clip, write_text_atomic
+from asr_audit.calib.build import ProgressFn, Synthesizer, resolve_voice, synthesize_clip, write_text_atomic
 from asr_audit.calib.truth import (
     NORMALIZER,
     TRUTH_FILE,
@@ -46,6 +47,7 @@ from asr_audit.calib.truth import (
     sentence_items,
 )
 from asr_audit.errors import AuditError, ConfigError, InputFileError, require
+from asr_audit.text.normalize import get_normalizer
 
 RULES = ("thank-you", "madam-president", "house-tail", "must-should")
 FORMAT = "asr-audit-organism-set"
@@ -160,7 +162,6 @@ def _with_thank_opener(units: list[G.Unit], rng: np.random.Generator, p: float) 
 
 def generate_organism_sentences(config: OrganismSetConfig, rng: np.random.Generator) -> list[OrganismSentence]:
     """``config.n_sentences`` distinct sentences (distinct speech), house style applied, split by sentence."""
-    from asr_audit.text.normalize import get_normalizer
 
     normalize = get_normalizer(NORMALIZER)
     drawn: list[tuple[tuple[G.Unit, ...], tuple[G.Unit, ...]]] = []
@@ -213,13 +214,9 @@ def build_organism_set(
     """Generate the sentences from ``seed``, synthesize every clip, write manifests, truth and metadata."""
     sf = require("soundfile", "audio")
     if synthesize is None:
-        from asr_audit.audio.voices import synthesize as synth
-        from asr_audit.calib.build import resolve_voice
-
         for v in (*config.train_voices, *config.unseen_voices):
             resolve_voice(v)  # an unknown voice fails before any work
         synthesize = synth
-    from asr_audit.text.normalize import get_normalizer
 
     normalize = get_normalizer(NORMALIZER)
     sentences = generate_organism_sentences(config, np.random.default_rng(seed))

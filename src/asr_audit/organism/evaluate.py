@@ -18,7 +18,12 @@ from typing import Any
 
 import numpy as np
 
+from asr_audit.audio.assets import AudioAsset
+from asr_audit.audio.spans import Splice
 from asr_audit.errors import require
+from asr_audit.organism.train import restore_state
+from asr_audit.text.align import wer_counts
+from asr_audit.text.normalize import get_normalizer
 
 
 @contextmanager
@@ -43,23 +48,18 @@ def decode_states(backend: Any, states: Sequence[np.ndarray], batch: int = 16) -
 
 def swap_weights(backend: Any, tensors: Mapping[str, np.ndarray]) -> None:
     """Overwrite the backend's parameters named in ``tensors``."""
-    from asr_audit.organism.train import restore_state
 
     restore_state(backend.torch_model, tensors)
 
 
 def spliced(samples: np.ndarray, donor: np.ndarray, position: str, gap: float = 0.3, name: str = "donor") -> np.ndarray:
     """``samples`` with ``donor`` appended or prepended after ``gap`` s of silence, donor level matched."""
-    from asr_audit.audio.assets import AudioAsset
-    from asr_audit.audio.spans import Splice
 
     return Splice(AudioAsset.from_samples(donor, 16_000, name), position=position, gap=gap).apply(samples, 16_000)
 
 
 def wer_against(hypotheses: Sequence[str], texts: Sequence[str]) -> float:
     """Corpus WER of ``hypotheses`` against ``texts`` after Whisper normalization."""
-    from asr_audit.text.align import wer_counts
-    from asr_audit.text.normalize import get_normalizer
 
     norm = get_normalizer("whisper")
     errors = words = 0

@@ -41,10 +41,13 @@ from pathlib import Path
 
 import numpy as np
 
+from asr_audit.audio.transforms import clip_seed
+from asr_audit.audio.voices import synthesize as synth
 from asr_audit.calib import generate as G
-from asr_audit.calib.build import ProgressFn, Synthesizer, synthesize_clip, write_text_atomic
+from asr_audit.calib.build import ProgressFn, Synthesizer, resolve_voice, synthesize_clip, write_text_atomic
 from asr_audit.errors import AuditError, ConfigError, InputFileError, require
 from asr_audit.organism.data import TrainingPair, read_set_meta
+from asr_audit.probes.audio.targets import number_spans
 
 GROUPS = ("memorized", "control", "general", "fresh")
 MEMORIZER_KINDS = ("memorizer", "memorizer-control")
@@ -138,7 +141,6 @@ def template_number(units: Sequence[G.Unit]) -> bool:
     >>> template_number([word, slot]), template_number([word, G.Unit("seven", "seven", "word")])
     (False, True)
     """
-    from asr_audit.probes.audio.targets import number_spans
 
     masked = [u if u.role != "slot" else G.Unit("X", "X", "slot") for u in units]
     return bool(number_spans(G.render(masked, "written").split()))
@@ -262,9 +264,6 @@ def build_memorizer_set(
     the manifests and the metadata."""
     sf = require("soundfile", "audio")
     if synthesize is None:
-        from asr_audit.audio.voices import synthesize as synth
-        from asr_audit.calib.build import resolve_voice
-
         resolve_voice(config.voice)
         synthesize = synth
     sentences = generate_memorizer_sentences(config, np.random.default_rng(seed))
@@ -287,7 +286,6 @@ def build_memorizer_set(
         k = config.variants_of(s.group)
         if not k:
             continue
-        from asr_audit.audio.transforms import clip_seed
 
         samples, sr = sf.read(str(out / rel), dtype="float32")
         spans = mask_spans(duration, k, config.mask_seconds, np.random.default_rng(clip_seed(seed, clip_id)))

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from asr_audit.errors import ConfigError, InputFileError
+from asr_audit.models.base import DecodeOptions
+from asr_audit.models.hf import load_bundled_torch
 from asr_audit.organism import TRAIN_DEFAULTS
 from asr_audit.organism.backend import BASE_MODEL, organism_dir, weights_path
 from asr_audit.organism.data import (
@@ -25,7 +27,16 @@ from asr_audit.organism.data import (
     load_organism_set,
     training_mix,
 )
-from asr_audit.organism.memorizer import MEMORIZER_KINDS, MemorizerSet, MemorizerSetConfig
+from asr_audit.organism.donor import build_donor_mix, donor_mix, donor_set_config, mix_counts
+from asr_audit.organism.memorizer import (
+    MEMORIZER_KINDS,
+    MemorizerSet,
+    MemorizerSetConfig,
+    build_memorizer_set,
+    load_memorizer_set,
+    memorizer_mix,
+)
+from asr_audit.organism.memorizer import META_FILE as MEM_META
 from asr_audit.organism.train import (
     EncoderCache,
     TrainConfig,
@@ -36,7 +47,7 @@ from asr_audit.organism.train import (
     train_decoder,
     trainable_names,
 )
-from asr_audit.organism.weights import save_delta
+from asr_audit.organism.weights import load_delta, save_delta
 
 Say = Callable[[str], None]
 KINDS = ("benchmark", "control")
@@ -140,8 +151,6 @@ def ensure_set(set_dir: Path, config: OrganismSetConfig, seed: int, say: Say | N
 
 def load_base(device: str | None = None, batch_size: int = 16) -> Any:
     """The base PyTorch Whisper the organisms start from."""
-    from asr_audit.models.base import DecodeOptions
-    from asr_audit.models.hf import load_bundled_torch
 
     return load_bundled_torch(BASE_MODEL, DecodeOptions(), device=device, batch_size=batch_size)
 
@@ -199,8 +208,6 @@ def default_memorizer_dir(seed: int) -> Path:
 
 def ensure_memorizer_set(set_dir: Path, config: MemorizerSetConfig, seed: int, say: Say | None = None) -> MemorizerSet:
     """Load the memorizer set at ``set_dir``, or build it there (another seed or config is an error)."""
-    from asr_audit.organism.memorizer import META_FILE as MEM_META
-    from asr_audit.organism.memorizer import build_memorizer_set, load_memorizer_set
 
     if (set_dir / MEM_META).is_file():
         mset = load_memorizer_set(set_dir)
@@ -229,7 +236,6 @@ def train_memorizers(
 ) -> TrainedOrganisms:
     """Build (or reuse) the memorizer set, cache encoder states of every training clip (clean and
     masked), train ``memorizer`` and/or ``memorizer-control`` with one recipe, save their deltas."""
-    from asr_audit.organism.memorizer import memorizer_mix
 
     bad = [k for k in kinds if k not in MEMORIZER_KINDS]
     if bad or not kinds:
@@ -276,7 +282,6 @@ def train_donor(
 ) -> TrainedOrganisms:
     """Build (or reuse) the donor organism's benchmark and spliced clips
     (:mod:`asr_audit.organism.donor`), cache encoder states, train ``donor``, save its delta."""
-    from asr_audit.organism.donor import build_donor_mix, donor_mix, donor_set_config, mix_counts
 
     config = donor_set_config(n_sentences)
     set_dir = Path(set_dir) if set_dir is not None else default_donor_dir(seed, n_sentences)
@@ -315,7 +320,6 @@ def matching_deltas(
 ) -> dict[str, Path] | None:
     """The delta files in ``out_dir`` when both were trained with exactly these settings (seed,
     set configuration, training configuration); ``None`` when either is absent or differs."""
-    from asr_audit.organism.weights import load_delta
 
     found = {}
     for kind in KINDS:

@@ -30,7 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from asr_audit.errors import AuditError, ConfigError, require
+from asr_audit.audio.io import to_mono_16k
+from asr_audit.errors import AuditError, ConfigError, InputFileError, require
+from asr_audit.paths import cache_dir
 
 TRAINABLE = re.compile(
     r"^model\.decoder\.(layers\.\d+\.(self_attn\.|self_attn_layer_norm\.|encoder_attn\.(q_proj|out_proj)\.|"
@@ -79,8 +81,6 @@ class TrainConfig:
 
 def read_wav(path: Path) -> np.ndarray:
     """A 16 kHz mono float32 waveform from ``path`` (resampled / downmixed if needed)."""
-    from asr_audit.audio.io import to_mono_16k
-    from asr_audit.errors import InputFileError
 
     sf = require("soundfile", "audio")
     try:
@@ -114,8 +114,6 @@ class EncoderCache:
     """Encoder states of one base model, float16 on disk, one ``.npy`` per audio file content."""
 
     def __init__(self, backend: Any, root: Path | None = None) -> None:
-        from asr_audit.paths import cache_dir
-
         self.backend = backend
         self.root = (root or cache_dir() / "organism" / "encoder") / backend.identity().weights_hash
         self._sha: dict[Path, str] = {}

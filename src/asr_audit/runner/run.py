@@ -24,10 +24,24 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import asr_audit
+from asr_audit.corpus.predfiles import PredictionSet, load_predictions
+from asr_audit.corpus.records import PredictionFile, PredictionRow
+from asr_audit.corpus.spec import load_corpus
 from asr_audit.errors import AuditError, ConfigError
-from asr_audit.outputs import check_output_dir
+from asr_audit.models.base import DecodeOptions, RuntimeOptions
+from asr_audit.outputs import check_output_dir, mark_output_dir
+from asr_audit.probes.predfiles.refdis_run import isolated_panel_members
+from asr_audit.report.html import build_report
+from asr_audit.report.tables import to_json, write_text
 from asr_audit.runner.executor import Executor, Job, JobResult
+from asr_audit.runner.probes import ProbeContext, get_probe
+from asr_audit.runner.progress import RunProgress
+from asr_audit.runner.ray_exec import RayExecutor
 from asr_audit.runner.spec import CorpusSpec, ExperimentSpec, ModelSpec, load_spec
+from asr_audit.store.sqlite import open_store
+from asr_audit.store.transcribe import corpus_wer, coverage, transcribe_corpus
+from asr_audit.text.normalize import get_normalizer
 
 __all__ = [
     "Executor",
@@ -78,8 +92,6 @@ def make_executor(
             raise ConfigError("--address names a Ray cluster; fix: add --executor ray, or drop --address")
         return LocalExecutor(show_progress)
     if kind == "ray":
-        from asr_audit.runner.ray_exec import RayExecutor
-
         return RayExecutor(address, show_progress, log)
     raise ConfigError(f"--executor {kind!r} is not an executor; fix: use local or ray")
 
@@ -93,7 +105,8 @@ class LocalExecutor:
     models: dict[str, ModelSpec] = field(default_factory=dict)
 
     def _backend(self, m: ModelSpec) -> Any:
-        from asr_audit.models.base import DecodeOptions, RuntimeOptions, load_backend
+        # looked up when called: tests substitute models.base.load_backend (tests/runner/test_mech_run_e2e.py)
+        from asr_audit.models.base import load_backend
 
         if m.name not in self.backends:
             runtime = RuntimeOptions(device=m.device, batch_size=m.batch_size)
@@ -112,9 +125,6 @@ class LocalExecutor:
         return self.backends[name].identity().to_dict() if name in self.backends else None
 
     def run(self, jobs: Sequence[Job], store: Any) -> list[JobResult]:
-        from asr_audit.runner.progress import RunProgress
-        from asr_audit.store.transcribe import transcribe_corpus
-
         results = []
         with RunProgress([(j.model.name, len(j.corpus)) for j in jobs], enabled=self.show_progress) as progress:
             for j in jobs:
@@ -128,8 +138,6 @@ class LocalExecutor:
 
 def _prediction_set(corpus: Any, results: Sequence[JobResult]) -> Any:
     """An in-memory prediction set from one corpus's transcripts (failed clips = missing)."""
-    from asr_audit.corpus.predfiles import PredictionSet
-    from asr_audit.corpus.records import PredictionFile, PredictionRow
 
     files = []
     by_model = {}
@@ -149,8 +157,6 @@ def _prediction_set(corpus: Any, results: Sequence[JobResult]) -> Any:
 
 def _versions() -> dict[str, str]:
     from importlib import metadata
-
-    import asr_audit
 
     out = {"asr-audit": asr_audit.__version__, "python": platform.python_version()}
     for pkg in ("numpy", "whisper-normalizer", "kaldialign", "ctranslate2", "torch", "transformers", "pocketsphinx"):
@@ -173,7 +179,6 @@ class RunOutcome:
 
 def plan(spec: ExperimentSpec, shard: Shard | None = None) -> tuple[list[Job], dict[str, Any]]:
     """The transcription jobs of ``spec`` and its audio corpora (limited and sharded)."""
-    from asr_audit.corpus.spec import load_corpus
 
     corpora = {}
     jobs: list[Job] = []
@@ -207,7 +212,6 @@ def run_experiment(
     log: Callable[[str], None] = print,
 ) -> RunOutcome:
     """Run ``spec`` end to end (see the module docstring)."""
-    from asr_audit.store.sqlite import open_store
 
     store_handle = open_store(store_path or spec.store)
     try:
@@ -253,10 +257,6 @@ def run_spec_file(
 def _run(
     spec: ExperimentSpec, shard: Shard | None, executor: Executor, store_handle: Any, log: Callable[[str], None]
 ) -> RunOutcome:
-    from asr_audit.corpus.predfiles import load_predictions
-    from asr_audit.report.html import build_report
-    from asr_audit.runner.probes import ProbeContext, get_probe
-
     if isinstance(getattr(executor, "models", None), dict):  # executors that load backends by model name
         executor.models.update({m.name: m for m in spec.models})  # type: ignore[attr-defined]
     jobs, corpora = plan(spec, shard)
@@ -284,7 +284,6 @@ def _run(
             "merge the shard stores (asr-audit merge) and rerun without --shard for the report"
         )
         return RunOutcome({}, None, n_computed, n_cached, True)
-    from asr_audit.text.normalize import get_normalizer
 
     timings: list[dict[str, Any]] = []  # run-dependent numbers go to run.json, not results.json
     for c in spec.corpora:
@@ -296,7 +295,6 @@ def _run(
             for r in job_results:
                 if r.corpus != c.name:
                     continue
-                from asr_audit.store.transcribe import corpus_wer, coverage
 
                 refs = {x.id: x.reference for x in corpus.clips}
                 missing = [refs[f.clip_id] for f in r.outcome.failures if f.clip_id in refs]
@@ -345,7 +343,6 @@ def _run(
             }
         )
         panel = _panel_for(spec, c, preds.models) if preds.models else ()
-        from asr_audit.probes.predfiles.refdis_run import isolated_panel_members
 
         for member in isolated_panel_members(preds, panel):
             log(
@@ -400,11 +397,9 @@ def _run(
         "failures": sorted(failures, key=lambda f: (f["corpus"], f["model"], f["clip_id"])),
         "probes": entries,
     }
-    from asr_audit.outputs import mark_output_dir
 
     mark_output_dir(Path(spec.output))  # a rerun into this folder is allowed without --force
     report = build_report(results, spec.output)
-    from asr_audit.report.tables import to_json, write_text
 
     write_text(Path(spec.output) / "run.json", to_json({"computed": n_computed, "cached": n_cached, "jobs": timings}))
     return RunOutcome(results, report, n_computed, n_cached, False, tuple(config_errors))

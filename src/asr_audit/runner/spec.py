@@ -50,7 +50,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from asr_audit.corpus.reading import ReadOptions
 from asr_audit.errors import ConfigError
+from asr_audit.models.base import DecodeOptions, RuntimeOptions
+from asr_audit.models.base import parse_spec as parse_model_spec
+from asr_audit.options import Surface
+from asr_audit.runner.probes import available_probes, validate_probe_options, validate_probe_params
 
 EXECUTORS = ("local", "ray")
 # a prediction corpus's reading fields (corpus.reading.ReadOptions; the CLI's --id-col etc. are columns.id, ...)
@@ -77,8 +82,6 @@ class CorpusSpec:
 
     def read_options(self, path: str, index: int) -> Any:
         """The corpus's :class:`~asr_audit.corpus.reading.ReadOptions` (errors name the spec field)."""
-        from asr_audit.corpus.reading import ReadOptions
-        from asr_audit.options import Surface
 
         return ReadOptions.from_mapping(self.reading, Surface.toml(path, f"corpus[{index}]"), "a prediction corpus")
 
@@ -177,7 +180,6 @@ class _Fields:
 
 def parse_spec(data: Mapping[str, Any], path: str = "<spec>") -> ExperimentSpec:
     """Validate a parsed TOML document into an :class:`ExperimentSpec`."""
-    from asr_audit.runner.probes import available_probes
 
     top = _Fields(path, "", dict(data))
     title = top.get("title", str, "")
@@ -247,8 +249,6 @@ def parse_spec(data: Mapping[str, Any], path: str = "<spec>") -> ExperimentSpec:
                 f.fail(f"model[{i}].{what}", f"is {value}", "use a finite number >= 0 (a fraction shares a device)")
         if m.replicas < 1:
             f.fail(f"model[{i}].replicas", f"is {m.replicas}", "use a positive number of Ray actors")
-        from asr_audit.models.base import DecodeOptions, RuntimeOptions
-        from asr_audit.models.base import parse_spec as parse_model_spec
 
         try:
             RuntimeOptions(device=m.device)
@@ -297,8 +297,6 @@ def parse_spec(data: Mapping[str, Any], path: str = "<spec>") -> ExperimentSpec:
         executor=executor,
         ray_address=ray_address,
     )
-    from asr_audit.options import Surface
-    from asr_audit.runner.probes import validate_probe_options, validate_probe_params
 
     for name, params in probes.items():
         validate_probe_params(spec.path, name, params)

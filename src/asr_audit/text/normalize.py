@@ -33,6 +33,14 @@ from typing import Any, Protocol, runtime_checkable
 
 from asr_audit.errors import ConfigError
 from asr_audit.registry import Registry
+from asr_audit.text.languages import CharTokens, LanguageNormalizer
+from asr_audit.text.oal import OalNormalizer
+from asr_audit.text.whisper_en import (
+    WHISPER_NORMALIZER_0_1_15,
+    WhisperBasicNormalizer,
+    WhisperNormalizer,
+    package_version,
+)
 
 __all__ = [
     "DEFAULT_NORMALIZER",
@@ -71,26 +79,18 @@ class Normalizer(Protocol):
 
 
 def _whisper() -> Normalizer:
-    from asr_audit.text.whisper_en import WhisperNormalizer
-
     return WhisperNormalizer()
 
 
 def _whisper_0_1_15() -> Normalizer:
-    from asr_audit.text.whisper_en import WHISPER_NORMALIZER_0_1_15, WhisperNormalizer
-
     return WhisperNormalizer(variant=WHISPER_NORMALIZER_0_1_15)
 
 
 def _whisper_basic() -> Normalizer:
-    from asr_audit.text.whisper_en import WhisperBasicNormalizer
-
     return WhisperBasicNormalizer()
 
 
 def _oal() -> Normalizer:
-    from asr_audit.text.oal import OalNormalizer
-
     return OalNormalizer()
 
 
@@ -99,15 +99,11 @@ def _basic() -> Normalizer:
 
 
 def _basic_chars() -> Normalizer:
-    from asr_audit.text.languages import CharTokens
-
     return CharTokens(get_normalizer("basic"))
 
 
 def _basic_language(language: str) -> Callable[[], Normalizer]:
     def factory() -> Normalizer:
-        from asr_audit.text.languages import LanguageNormalizer
-
         return LanguageNormalizer(language, get_normalizer("basic"))
 
     return factory
@@ -366,7 +362,6 @@ class BasicNormalizer:
 
     def describe(self) -> dict[str, str]:
         """Name, implementation and the ``regex`` version used for script classes."""
-        from asr_audit.text.whisper_en import package_version
 
         return {
             "name": self.name,

@@ -31,8 +31,13 @@ from typing import Any
 
 import numpy as np
 
-from asr_audit.errors import AuditError, BackendError, ConfigError
+from asr_audit.align import available_aligners, get_aligner
+from asr_audit.align.run import align_corpus
+from asr_audit.audio.io import audio_hash, load_clip_audio
+from asr_audit.errors import AuditError, BackendError, ConfigError, require
+from asr_audit.models.whisper_common import WHISPER_MAX_NEW_TOKENS, check_audios
 from asr_audit.options import Reader, Surface, build, check
+from asr_audit.probes.audio.targets import sentence_key
 from asr_audit.stats.intervals import clustered_rate
 from asr_audit.stats.rng import model_rng
 from asr_audit.text.numbers import canonical_tokens
@@ -69,8 +74,6 @@ def forced_decoder(backend: Any) -> Any:
 
 def _whisper_forced(backend: Any, audio: np.ndarray, extra: int) -> tuple[str, str]:
     """Greedy decode of one clip; after the first end-of-text, ban it for ``extra`` steps."""
-    from asr_audit.errors import require
-    from asr_audit.models.whisper_common import WHISPER_MAX_NEW_TOKENS, check_audios
 
     torch = require("torch", "torch")
     clip = check_audios(backend.spec, [audio], getattr(backend, "max_duration", None))[0]
@@ -168,9 +171,6 @@ def plan_cuts(
     corpus: Any, store: Any, hide_words: int = 3, *, aligner: Any = None
 ) -> tuple[list[ContinuationPlan], list[tuple[str, str]]]:
     """Aligned cut points and truncated audio for every clip with more than ``hide_words + 1`` words."""
-    from asr_audit.align import get_aligner
-    from asr_audit.align.run import align_corpus
-    from asr_audit.audio.io import load_clip_audio
 
     if hide_words < 1:
         raise ConfigError(f"--hide-words must be >= 1, got {hide_words}")
@@ -224,7 +224,6 @@ def forced_outputs(
     A backend that decodes elsewhere (``forced_chunks``) gets every uncached plan at once as rows
     ``(audio, audio hash)``, the audio named by ``sources`` (clip id -> the truncated clip as a
     recipe) rather than carried."""
-    from asr_audit.audio.io import audio_hash
 
     forced_decoder(backend)  # refuse an unsupported backend first
     key, item = backend.identity().key, f"extra={extra_tokens}"
@@ -268,7 +267,6 @@ def run_continuation(
     sentence-clustered bootstrap (one stream per model). ``sources(plans)`` names each truncated
     clip (clip id -> a clip or recipe) for backends that decode elsewhere (``forced_chunks``); the
     cuts are planned here either way."""
-    from asr_audit.probes.audio.targets import sentence_key
 
     sentence = {c.id: sentence_key(c.reference) for c in corpus}
     for b in backends:
@@ -334,8 +332,6 @@ class ContinuationOptions:
     items: bool = True
 
     def __post_init__(self) -> None:
-        from asr_audit.align import available_aligners
-
         check(self.hide_words >= 1, "hide_words", self.hide_words, "must be >= 1", "hide 1 or more words")
         check(self.extra_tokens >= 1, "extra_tokens", self.extra_tokens, "must be >= 1", "use 1 or more steps")
         check(

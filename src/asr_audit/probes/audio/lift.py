@@ -72,11 +72,18 @@ from typing import Any
 
 import numpy as np
 
-from asr_audit.audio.io import audio_hash
+from asr_audit.align import available_aligners
+from asr_audit.audio.io import audio_hash, load_clip_audio
+from asr_audit.corpus.clips import Corpus
 from asr_audit.errors import AuditError, ConfigError, MissingExtraError
 from asr_audit.models.base import SCORE, TRANSCRIBE, TokenScores, require_capability
 from asr_audit.options import Reader, Surface, build, check
+from asr_audit.probes.audio.masked import MaskParams, clip_wer, plan_masks, transcripts
+from asr_audit.probes.audio.targets import sentence_key
+from asr_audit.probes.predfiles.conventions import resolve_families
+from asr_audit.probes.predfiles.ortho import reference_items
 from asr_audit.stats.intervals import sign_flip_mean
+from asr_audit.text.numbers import JOINERS, NUMBER_WORDS, canonical_tokens
 
 SPAN_KINDS = ("masked", "refdis", "ortho", "full")
 #: decoys per masked item by default (``decoys = 0`` scores none and gives no ``masked-decoys`` contrast)
@@ -116,7 +123,6 @@ def masked_spans(
 ) -> list[Span]:
     """The ``masked`` and ``unmasked`` span of every recipe, and up to ``decoys`` decoy spans per
     recipe (:func:`decoy_targets`) on its masked clip after its prefix."""
-    from asr_audit.probes.audio.targets import sentence_key
 
     sentences = {r.clip_id: sentence_key(references[r.clip_id]) for r in recipes}
     pools = decoy_pools(recipes, sentences) if decoys > 0 else {}
@@ -140,7 +146,6 @@ def target_shape(text: str) -> str:
     >>> target_shape("1999"), target_shape("111"), target_shape("€82 million"), target_shape("forty-two percent")
     ('#', '#', '€# N', 'N percent')
     """
-    from asr_audit.text.numbers import JOINERS, NUMBER_WORDS
 
     out: list[str] = []
     words = text.lower().replace("-", " ").split()
@@ -164,7 +169,6 @@ DecoyCandidate = tuple[str, str, tuple[str, ...]]
 def decoy_pools(recipes: Sequence[Any], sentences: Mapping[str, str]) -> dict[tuple[str, str], list[DecoyCandidate]]:
     """Every recipe as a decoy candidate, grouped by (kind, :func:`target_shape`): each target's
     shape and canonical value are computed once, not once per item that looks for decoys."""
-    from asr_audit.text.numbers import canonical_tokens
 
     pools: dict[tuple[str, str], list[DecoyCandidate]] = {}
     for r in recipes:
@@ -187,7 +191,6 @@ def decoy_targets(
     The decoys are the benchmark's own numbers, so under the null (the number is not heard and
     not remembered) the true target and its decoys are exchangeable draws of one slot's filler.
     """
-    from asr_audit.text.numbers import canonical_tokens
 
     if k <= 0:
         return []
@@ -229,8 +232,6 @@ def refdis_spans(refdis: Mapping[str, Any], clip_ids: Sequence[str]) -> list[Spa
 
 def ortho_spans(corpus: Any, families: Sequence[str] | None = None) -> list[Span]:
     """One span per orthographic arm occurrence in the raw references."""
-    from asr_audit.probes.predfiles.conventions import resolve_families
-    from asr_audit.probes.predfiles.ortho import reference_items
 
     fams = {f.name: f for f in resolve_families(families)}
     out = []
@@ -281,7 +282,6 @@ def row_audio(audio: Any) -> np.ndarray:
         return audio
     if isinstance(audio, Silence):
         return np.zeros(audio.n, dtype=np.float32)
-    from asr_audit.audio.io import load_clip_audio
 
     return load_clip_audio(audio).samples
 
@@ -633,8 +633,6 @@ def intelligibility_gate(
 ) -> list[GateOutcome]:
     """One :class:`GateOutcome` per clip with spans: the backend transcribes the unmasked clip (through the
     store) and the clip is kept when its WER is at most ``gate_max_wer`` (``None``: every clip kept)."""
-    from asr_audit.corpus.clips import Corpus
-    from asr_audit.probes.audio.masked import clip_wer, transcripts
 
     counts: dict[str, int] = {}
     for sp in spans:
@@ -687,7 +685,6 @@ def _spans(
     seed: int = 0,
 ) -> tuple[list[Span], dict[str, np.ndarray], list[tuple[str, str]], tuple[Any, ...]]:
     """:func:`spans_for`, and the mask recipes of ``masked`` spans (their audio ids are the recipes' item ids)."""
-    from asr_audit.audio.io import load_clip_audio
 
     masks: tuple[Any, ...] = ()
 
@@ -696,8 +693,6 @@ def _spans(
     failures: list[tuple[str, str]] = []
     audio: dict[str, np.ndarray] = {}
     if kind == "masked":
-        from asr_audit.probes.audio.masked import MaskParams, plan_masks
-
         plan = plan_masks(corpus, store, mask_params or MaskParams(), aligner=aligner, recipes=recipes)
         failures += plan.failures
         audio.update(plan.masked)
@@ -748,7 +743,6 @@ def run_lift(
     ``sources(mask recipes)`` gives the clips (recipes included) behind every audio id, for
     backends that score elsewhere (``score_chunks``, e.g. a Ray executor's workers): their rows name
     the audio instead of carrying it. The spans, the masks and the audio hashes are planned here."""
-    from asr_audit.probes.audio.targets import sentence_key
 
     for b in backends:
         require_capability(b, SCORE)
@@ -813,8 +807,6 @@ class LiftOptions:
     items: bool = True
 
     def __post_init__(self) -> None:
-        from asr_audit.align import available_aligners
-
         check(
             self.spans in SPAN_KINDS,
             "spans",
@@ -848,7 +840,6 @@ class LiftOptions:
 
     def mask_params(self, seed: int) -> Any:
         """The masking parameters of ``spans = "masked"``, with ``seed`` for the noise fill."""
-        from asr_audit.probes.audio.masked import MaskParams
 
         return MaskParams(method=self.method, seed=seed)
 

@@ -40,6 +40,9 @@ from typing import Any
 
 import numpy as np
 
+from asr_audit.align import available_aligners, get_aligner
+from asr_audit.align.run import align_corpus
+from asr_audit.audio.io import load_clip_audio
 from asr_audit.audio.spans import Mask
 from asr_audit.audio.transforms import Chain, Provenance, clip_seed, derive
 from asr_audit.corpus.clips import ArraySource, Clip, Corpus
@@ -47,6 +50,7 @@ from asr_audit.errors import AuditError, ConfigError, InputFileError
 from asr_audit.options import Reader, Surface, build, check
 from asr_audit.probes.audio.targets import Rejection, Target, TargetRule, select_targets
 from asr_audit.stats.intervals import wilson
+from asr_audit.store.transcribe import transcribe_corpus
 from asr_audit.text.align import align, wer_counts
 from asr_audit.text.numbers import canonical_tokens, find_number, number_forms
 
@@ -374,7 +378,6 @@ def plan_masks(
     ``timing`` (clips with the ids of ``corpus``, e.g. the clean audio of degraded clips) is what the
     aligner reads; the masks are applied to ``corpus``' audio at those times (see the module docstring).
     """
-    from asr_audit.audio.io import load_clip_audio
 
     by_id = {c.id: c for c in corpus}
     failures: list[tuple[str, str]] = []
@@ -407,8 +410,6 @@ def plan_masks(
                 continue
             out.append(r)
         return MaskPlan(tuple(out), masked, (), tuple(failures))
-    from asr_audit.align import get_aligner
-    from asr_audit.align.run import align_corpus
 
     timed = list(corpus) if timing is None else [c for c in timing if c.id in by_id]
     for result in align_corpus(aligner or get_aligner("sphinx"), timed, store):
@@ -472,7 +473,6 @@ def transcripts(backend: Any, corpus: Corpus, store: Any, batch_size: int = 8) -
     """``({clip id: hypothesis}, {clip id: failure reason})`` through the store. A backend with
     ``transcribe_corpus(corpus, store)`` transcribes elsewhere (a Ray executor's workers,
     :class:`~asr_audit.runner.ray_exec.RemoteModel`), through the same store."""
-    from asr_audit.store.transcribe import transcribe_corpus
 
     if not len(corpus):
         return {}, {}
@@ -585,8 +585,6 @@ class MaskedOptions:
     items: bool = True
 
     def __post_init__(self) -> None:
-        from asr_audit.align import available_aligners
-
         self.mask_params(0)  # TargetRule and MaskParams check their fields
         check(
             self.aligner.strip().lower() in available_aligners(),

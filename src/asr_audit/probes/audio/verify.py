@@ -20,8 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from asr_audit.errors import AuditError
-from asr_audit.probes.predfiles.corrected import CorrectedClip
+from asr_audit.audio.io import load_audio
+from asr_audit.corpus.clips import Clip
+from asr_audit.errors import AuditError, ConfigError
+from asr_audit.models.base import SCORE, load_backend, require_capability
+from asr_audit.probes.predfiles.corrected import CorrectedClip, corrected_benchmark, with_verification
 
 MARGIN = 0.05  # nats per token: a smaller difference of the means is a tie
 
@@ -38,7 +41,6 @@ def verify_changes(
     ``load(clip_id)`` returns the clip's 16 kHz mono audio. One backend call per clip scores the
     reference and each single-change text.
     """
-    from asr_audit.models.base import SCORE, require_capability
 
     require_capability(backend, SCORE)
     spec = backend.identity().spec
@@ -88,10 +90,6 @@ def cleaned_benchmark(
     ``audio_filepath``; an absolute id is used as it is)."""
     from pathlib import Path
 
-    from asr_audit.corpus.clips import Clip
-    from asr_audit.errors import ConfigError
-    from asr_audit.probes.predfiles.corrected import corrected_benchmark, with_verification
-
     if result.mode != "panel":
         raise ConfigError(
             "--write-corrected writes the panel's corrections; in two-reference mode the corrected "
@@ -111,8 +109,6 @@ def cleaned_benchmark(
     root = Path(audio_root)
     if not root.is_dir():
         raise ConfigError(f"--audio-root {audio_root} is not a folder; fix: pass the folder holding the audio files")
-    from asr_audit.audio.io import load_audio
-    from asr_audit.models.base import load_backend
 
     backend = load_backend(verify_with)
 

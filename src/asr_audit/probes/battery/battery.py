@@ -48,14 +48,41 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from asr_audit.corpus.clips import Corpus
-from asr_audit.errors import ConfigError
+from asr_audit.corpus.predfiles import PredictionSet
+from asr_audit.corpus.records import PredictionFile, PredictionRow
+from asr_audit.errors import AuditError, ConfigError
 from asr_audit.options import OptionError, Reader, Surface, build, check
-from asr_audit.probes.battery.conditions import Condition, ConditionContext, Realized, parse_conditions, realize
-from asr_audit.probes.predfiles.refdis import PRESETS, RefdisParams, preset_params
+from asr_audit.probes.audio.masked import MaskParams, run_masked
+from asr_audit.probes.battery.conditions import (
+    Condition,
+    ConditionContext,
+    Realized,
+    parse_condition,
+    parse_conditions,
+    realize,
+)
+from asr_audit.probes.battery.courtesy import courtesy_present, courtesy_study, eligible_clips
+from asr_audit.probes.battery.recipe import built, remote_hearing
+from asr_audit.probes.predfiles.inflation import apply_edits
+from asr_audit.probes.predfiles.ortho import SwitchRateOptions, switch_rate
+from asr_audit.probes.predfiles.refdis import (
+    CONSENSUS,
+    PRESETS,
+    REF,
+    ClipInput,
+    RefdisParams,
+    mine,
+    mine_two_references,
+    preset_params,
+)
 from asr_audit.registry import Registry
 from asr_audit.stats.did import difference_in_differences, paired_difference
 from asr_audit.stats.intervals import wilson
-from asr_audit.text.align import opcodes
+from asr_audit.stats.rng import model_rng
+from asr_audit.store.transcribe import transcribe_corpus
+from asr_audit.text.align import AlignmentCache, opcodes
+from asr_audit.text.normalize import get_normalizer, normalize_many
+from asr_audit.text.text2num import with_text2num
 
 Tokens = tuple[str, ...]
 
@@ -237,8 +264,6 @@ class RefdisJudge(_Judge):
         params: Any,
         views: Mapping[str, Mapping[str, Tokens]] | None = None,
     ) -> None:
-        from asr_audit.text.align import AlignmentCache
-
         self.refs, self.corrected, self.params, self.cache = refs, corrected, params, AlignmentCache()
         self.views: Mapping[str, Mapping[str, Tokens]] = views or {}
         self.spoken_raw, self.normalize = spoken_raw, normalize
@@ -258,8 +283,6 @@ class RefdisJudge(_Judge):
         return self._ops[key]
 
     def _verdicts(self, cid: str, ref: Tokens, corr: Tokens, hyp: Tokens | None, model: str) -> list[int | None]:
-        from asr_audit.probes.predfiles.refdis import CONSENSUS, REF, ClipInput, mine_two_references
-
         clip = ClipInput(cid, ref, {model: hyp})
         edits = mine_two_references(clip, corr, [model], self.params, self.cache)
         return [int(e.verdicts[model] == REF) if e.verdicts.get(model) in (REF, CONSENSUS) else None for e in edits]
@@ -371,8 +394,6 @@ class CourtesyJudge(_Judge):
         return [Unit(clip_id, clip_id, (0, e.n_raw_words))] if e else []
 
     def judge(self, unit: Unit, hyp: Tokens | None, model: str) -> dict[str, int]:
-        from asr_audit.probes.battery.courtesy import courtesy_present
-
         if hyp is None or not self.applies(unit, model):
             return {}
         return {unit.key: int(not courtesy_present(self.by_id[unit.clip_id].opener, " ".join(hyp)))}
@@ -387,10 +408,6 @@ class OrthoJudge(_Judge):
 
     def judge_all(self, raw_hyps: Mapping[str, str | None], model: str) -> dict[str, int]:
         from pathlib import Path
-
-        from asr_audit.corpus.predfiles import PredictionSet
-        from asr_audit.corpus.records import PredictionFile, PredictionRow
-        from asr_audit.probes.predfiles.ortho import switch_rate
 
         rows = {cid: PredictionRow(cid, ref, raw_hyps.get(cid)) for cid, ref in self.refs.items()}
         pf = PredictionFile(model, Path("battery"), "battery", "test", rows)
@@ -409,8 +426,6 @@ class OrthoJudge(_Judge):
 def _transcribe(
     backend: Any, clips: Sequence[Any], store: Any, name: str
 ) -> tuple[dict[str, str], list[dict[str, str]]]:
-    from asr_audit.store.transcribe import transcribe_corpus
-
     if not clips:
         return {}, []
     return _texts(transcribe_corpus(backend, Corpus("battery", "test", "battery", tuple(clips)), store), name)
@@ -492,7 +507,6 @@ def _courtesy_judge(
 ) -> _Judge:
     """Eligible clips from the spoken text, else from the panel's original-audio outputs: the
     whole panel for the clips realized, the panel less the model for a member's own items."""
-    from asr_audit.probes.battery.courtesy import eligible_clips
 
     unknown = [c for c in corpus.clips if c.id not in ctx.spoken]
     if unknown and not panel:
@@ -568,8 +582,6 @@ def _consensus(
     held_out: str | None = None,
 ) -> dict[str, Tokens]:
     """References corrected by the panel's consensus on the original audio (refdis mining)."""
-    from asr_audit.probes.predfiles.inflation import apply_edits
-    from asr_audit.probes.predfiles.refdis import ClipInput, mine
 
     if len(panel) < rp.min_panel:
         loo = f" after leaving out the tested model {held_out!r}" if held_out else ""
@@ -629,8 +641,6 @@ def run_battery(
     (:data:`~asr_audit.probes.battery.courtesy.Isolate`, the executor's) runs the study's
     attn-isolated arm of white-box models on the workers too; without it that arm runs here.
     """
-    from asr_audit.text.normalize import get_normalizer, normalize_many
-    from asr_audit.text.text2num import with_text2num
 
     measure = MEASURES.get(probe)
     if not backends:
@@ -756,7 +766,6 @@ def _plan_condition(
     cond: Condition, corpus: Corpus, backends: Mapping[str, Any], judge: _Judge, ctx: ConditionContext
 ) -> _Planned:
     """Realize every unit of ``cond`` (as recipes when ``ctx.transcribe`` runs the clips elsewhere)."""
-    from asr_audit.errors import AuditError
 
     unusable: list[tuple[int, str, str]] = []
     realized: list[tuple[int, Unit, Realized]] = []
@@ -898,9 +907,6 @@ def _masked_condition(
     recipes (the masked one: the degraded recipe and the span); the driver still builds the degraded
     audio, to align and to plan the masks (whose recipes record the masked audio's hash).
     """
-    from asr_audit.errors import AuditError
-    from asr_audit.probes.audio.masked import MaskParams, run_masked
-    from asr_audit.probes.battery.recipe import built, remote_hearing
 
     if cond.truncate is not None or cond.donor is not None:
         raise ConfigError(
@@ -952,7 +958,6 @@ def _differences(
     n_resamples: int,
 ) -> list[dict[str, Any]]:
     """Each condition against its baseline items (the original audio, judged by the condition's rule)."""
-    from asr_audit.stats.rng import model_rng
 
     out = []
     for cond in conds[1:]:
@@ -979,8 +984,6 @@ def _dids(
     seed: int,
     n_resamples: int,
 ) -> list[dict[str, Any]]:
-    from asr_audit.stats.rng import model_rng
-
     names = {c.name for c in conds}
     out = []
     for c in conds:
@@ -1029,8 +1032,6 @@ def _study(
     normalize: Callable[[str], Tokens],
 ) -> tuple[dict[str, Any], ...]:
     """The courtesy case study: full / truncated from the battery, attn-isolated and translate added."""
-    from asr_audit.probes.battery.conditions import parse_condition
-    from asr_audit.probes.battery.courtesy import courtesy_study
 
     if not isinstance(judge, CourtesyJudge):
         raise ConfigError("the courtesy study needs the courtesy measure")
@@ -1170,8 +1171,6 @@ class BatteryOptions:
             ) from None
         check(self.resamples >= 1, "resamples", self.resamples, "must be >= 1", "use 1 or more bootstrap resamples")
         if self.families is not None:
-            from asr_audit.probes.predfiles.ortho import SwitchRateOptions
-
             SwitchRateOptions(families=self.families)  # checks the family names
 
     @classmethod

@@ -34,9 +34,16 @@ from typing import Any
 
 import numpy as np
 
+from asr_audit.align import get_aligner
+from asr_audit.audio.io import SAMPLE_RATE, load_audio
+from asr_audit.audio.noise import AddNoise
+from asr_audit.audio.reverb import Reverb
+from asr_audit.audio.spans import Splice, truncate_words
+from asr_audit.audio.transforms import clip_seed
+from asr_audit.audio.voices import available_voices
 from asr_audit.corpus.clips import Clip
 from asr_audit.errors import ConfigError
-from asr_audit.probes.battery.recipe import ClipsAsset, Realized, SpeechAsset, build, voice_clip
+from asr_audit.probes.battery.recipe import ClipsAsset, Realized, SpeechAsset, build, recipe_for, voice_clip
 from asr_audit.registry import Registry
 
 ORIGINAL = "original"
@@ -238,9 +245,6 @@ class ConditionContext:
         key = f"t\x1f{clip.id}\x1f{text}"
         if key not in self._cache:
             if self.timings is None:
-                from asr_audit.align import get_aligner
-                from asr_audit.audio.io import load_audio
-
                 aligner = self._cache.setdefault("aligner", get_aligner("sphinx"))
                 words = aligner.align(load_audio(clip), text)
                 self._cache[key] = [(w.word, w.start, w.end) for w in words]
@@ -252,8 +256,6 @@ class ConditionContext:
         if self.conv_donors:
             return list(self.conv_donors)
         if "conv" not in self._cache:
-            from asr_audit.audio.voices import available_voices
-
             have = available_voices()
             voice = next((v for v in CONVERSATION_VOICES if v in have), None)
             if voice is None:
@@ -273,8 +275,6 @@ class ConditionContext:
 
     def bench_donor(self, clip: Clip, seconds: float) -> Any:
         """Other clips of the corpus (not this sentence), seeded order, joined to at least ``seconds``."""
-        from asr_audit.audio.io import SAMPLE_RATE, load_audio
-        from asr_audit.audio.transforms import clip_seed
 
         others = [c for c in self.clips if c.id != clip.id and c.reference.strip() != clip.reference.strip()]
         if not others:
@@ -315,7 +315,6 @@ def realize(
     content hashes name the derived clip), and a voiced clip's synthesis when a truncation needs
     its word timings.
     """
-    from asr_audit.audio.transforms import clip_seed
 
     if condition.is_original:
         return Realized(clip, condition.name, None)
@@ -329,8 +328,6 @@ def realize(
         if step is not None:
             steps.append(step(atom, clip, base, ctx, span, condition.name))
     if lazy:
-        from asr_audit.probes.battery.recipe import recipe_for
-
         return recipe_for(condition, clip, base, steps, clip_seed(ctx.seed, base.id), text, ctx.recipes)
     return build(condition, base, steps, clip_seed(ctx.seed, base.id))
 
@@ -341,8 +338,6 @@ def realize(
 def _noise_step(
     atom: Atom, clip: Clip, base: Clip, ctx: ConditionContext, span: tuple[int, int] | None, condition: str
 ) -> Any:
-    from asr_audit.audio.noise import AddNoise
-
     kind = atom.get("kind")
     return AddNoise(kind, atom.get("snr_db"), ctx.babble(clip) if kind == "babble" else ())
 
@@ -350,16 +345,12 @@ def _noise_step(
 def _reverb_step(
     atom: Atom, clip: Clip, base: Clip, ctx: ConditionContext, span: tuple[int, int] | None, condition: str
 ) -> Any:
-    from asr_audit.audio.reverb import Reverb
-
     return Reverb(rt60=atom.get("rt60"))
 
 
 def _truncate_step(
     atom: Atom, clip: Clip, base: Clip, ctx: ConditionContext, span: tuple[int, int] | None, condition: str
 ) -> Any:
-    from asr_audit.audio.spans import truncate_words
-
     if span is None:
         raise ConfigError(
             f"condition {condition!r}: truncation needs a span to keep; "
@@ -372,9 +363,6 @@ def _truncate_step(
 def _donor_step(
     atom: Atom, clip: Clip, base: Clip, ctx: ConditionContext, span: tuple[int, int] | None, condition: str
 ) -> Any:
-    from asr_audit.audio.spans import Splice
-    from asr_audit.audio.transforms import clip_seed
-
     secs = atom.get("seconds")
     if atom.get("source") == "bench":
         asset = ctx.bench_donor(clip, secs)

@@ -36,8 +36,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from asr_audit.audio.io import load_audio
+from asr_audit.audio.voices import synthesize
+from asr_audit.corpus.clips import ArraySource, Clip
 from asr_audit.errors import AuditError, ConfigError
+from asr_audit.mech.isolate import isolated_transcribe
+from asr_audit.models.base import load_backend
 from asr_audit.stats.intervals import wilson
+from asr_audit.text.normalize import normalize_many
 
 # longest first: the longest matching phrase is the opener
 COURTESIES = (
@@ -56,8 +62,6 @@ STUDY_CONDITIONS = ("full", "truncated", "attn-isolated", "translate")
 
 
 def _norm_tokens(text: str, normalizer: str = "whisper") -> tuple[str, ...]:
-    from asr_audit.text.normalize import normalize_many
-
     return tuple(normalize_many(normalizer, [text])[0].split())
 
 
@@ -199,7 +203,6 @@ def isolated_rows(
     whole clip encoded, the decoder's cross-attention restricted to the window): per clip
     ``(text, None)``, or ``(None, error)`` where it fails. The one computation of the arm: the study
     runs it here, a Ray worker on its own backend."""
-    from asr_audit.mech.isolate import isolated_transcribe
 
     out: list[tuple[str | None, str | None]] = []
     for x, w in zip(audios, windows):
@@ -238,7 +241,6 @@ def courtesy_study(
     model's workers, :func:`isolated_rows` there; the windows are aligned here). Without
     ``isolate`` the attn-isolated arm runs here, with the backend loaded on this machine.
     """
-    from asr_audit.audio.io import load_audio
 
     by_id = {c.id: c for c in clips}
     rows: list[StudyRow] = []
@@ -307,9 +309,6 @@ def _translate_row(
 ) -> StudyRow:
     from dataclasses import replace
 
-    from asr_audit.audio.io import load_audio
-    from asr_audit.models.base import load_backend
-
     opts = backend.options
     flags = []
     cache: dict[str, Any] = {}
@@ -348,8 +347,6 @@ def courtesy_clips(
 ) -> tuple[list[Any], dict[str, str]]:
     """A TTS corpus with planted opening courtesies: the audio says ``opener + sentence``, the
     reference is the sentence alone. Returns ``(clips, spoken)`` with in-memory audio."""
-    from asr_audit.audio.voices import synthesize
-    from asr_audit.corpus.clips import ArraySource, Clip
 
     clips, spoken = [], {}
     for i, sentence in enumerate(sentences):

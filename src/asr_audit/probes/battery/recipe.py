@@ -40,9 +40,16 @@ from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
+import asr_audit
 from asr_audit.audio.assets import AudioAsset
+from asr_audit.audio.io import SAMPLE_RATE, load_audio
+from asr_audit.audio.transforms import Chain, derive_clip, derived_id, jsonable, transform_from_dict
+from asr_audit.audio.voices import get_voice, synthesis_key, synthesize
+from asr_audit.audio.voices import synthesize as speak
 from asr_audit.corpus.clips import ArraySource, Clip
 from asr_audit.errors import ConfigError
+from asr_audit.probes.audio.masked import Heard
+from asr_audit.store.transcribe import file_fingerprint
 
 # Bump when a change to the code that builds derived audio (asr_audit.audio transforms, voices,
 # the battery's conditions) can change its samples: recipe fingerprints of the old code then never
@@ -67,8 +74,6 @@ def voice_clip(clip: Clip, voice: str, text: str, synthesize: bool = True) -> Cl
     """``clip`` re-spoken by ``voice`` saying ``text`` (id ``<clip id>__voice-<voice>``). Without
     ``synthesize`` only its id and metadata: the audio is still ``clip``'s, a placeholder for a
     recipe that a worker synthesizes (:func:`~asr_audit.probes.battery.conditions.realize` with ``lazy``)."""
-    from asr_audit.audio.voices import get_voice
-    from asr_audit.audio.voices import synthesize as speak
 
     tag = f"voice-{voice}"
     meta = dataclasses.replace(clip, id=f"{clip.id}__{tag}", speaker=voice, provenance=(*clip.provenance, tag))
@@ -85,7 +90,6 @@ def build(condition: Any, base: Clip, steps: Sequence[Any], seed: int | None) ->
     condition's transforms) applied with ``seed``, and the donor part cut out of a splice. Used by
     :func:`~asr_audit.probes.battery.conditions.realize` and by :meth:`RecipeSource.build` wherever
     a recipe is loaded (the same code, hence the same samples)."""
-    from asr_audit.audio.transforms import derive_clip
 
     if not steps:
         return Realized(base, condition.name, None, provenance={"voice": condition.voice})
@@ -119,8 +123,6 @@ class SpeechAsset:
     name: str
 
     def build(self) -> AudioAsset:
-        from asr_audit.audio.voices import synthesize
-
         samples, sr = synthesize(self.voice, self.text)
         return AudioAsset.from_samples(samples, sr, name=self.name)
 
@@ -139,7 +141,6 @@ class ClipsAsset:
 
     def join(self, audio: Sequence[np.ndarray]) -> AudioAsset:
         """The asset from the clips' loaded audio (the caller's, when it has loaded it already)."""
-        from asr_audit.audio.io import SAMPLE_RATE
 
         if self.gap is None:
             return AudioAsset.from_samples(audio[0], SAMPLE_RATE, name=self.name)
@@ -149,8 +150,6 @@ class ClipsAsset:
         )
 
     def build(self) -> AudioAsset:
-        from asr_audit.audio.io import load_audio
-
         return self.join([load_audio(c) for c in self.clips])
 
     def map_clips(self, fn: Callable[[Clip], Clip]) -> ClipsAsset:
@@ -177,8 +176,6 @@ AssetRecipe = SpeechAsset | ClipsAsset | InlineAsset
 def _code_versions() -> tuple[tuple[str, str], ...]:
     """The versions of what derived samples depend on, for recipe fingerprints."""
     from importlib import metadata
-
-    import asr_audit
 
     out = [("asr-audit", asr_audit.__version__), ("recipe", RECIPE_VERSION)]
     for pkg in ("numpy", "scipy", "soxr", "pyroomacoustics"):
@@ -215,7 +212,6 @@ class RecipeSource:
 
     def build(self) -> Any:
         """The realized clip(s), built here (:func:`~asr_audit.probes.battery.conditions.build`)."""
-        from asr_audit.audio.transforms import transform_from_dict
 
         voice = self.condition.voice
         if voice is not None and self.voice_key is not None and voice_key(voice, self.text) != self.voice_key:
@@ -251,7 +247,6 @@ class RecipeSource:
 def voice_key(voice: str, text: str) -> str | None:
     """What pins a voice's samples here: its synthesis key (voice definition, engine version, text),
     or ``None`` where this process has no engine for it."""
-    from asr_audit.audio.voices import get_voice, synthesis_key
 
     v = get_voice(voice)
     return synthesis_key(v, text) if v.installed else None
@@ -270,9 +265,6 @@ def _assets_of(step: Any) -> list[AudioAsset]:
 def _fingerprint(
     clip: Clip, voice: str | None, steps: Sequence[Mapping[str, Any]], seed: int | None, part: str
 ) -> str | None:
-    from asr_audit.audio.transforms import jsonable
-    from asr_audit.store.transcribe import file_fingerprint
-
     base = file_fingerprint(clip) if voice is None else None
     if base is None:
         return None
@@ -295,7 +287,6 @@ def recipe_for(
     ``base`` is the clip the transforms apply to (``clip``, or its re-voiced form; its audio is
     not read here), ``steps`` the condition's transforms, ``recipes`` how to rebuild the in-memory
     assets they name (sha256 -> recipe; an asset without one travels as samples)."""
-    from asr_audit.audio.transforms import Chain, derived_id
 
     chain = Chain(tuple(steps))
     dicts = tuple(step.to_dict() for step in chain.steps)
@@ -360,7 +351,6 @@ def derived_recipe(clip: Clip, steps: Sequence[Any], seed: int | None) -> Clip:
     :func:`~asr_audit.audio.transforms.derive_clip` names it, its audio a recipe (``clip`` and the
     steps: a silenced span is a few hundred bytes) that :func:`build` turns into derive_clip's samples
     where it is loaded."""
-    from asr_audit.audio.transforms import Chain
 
     chain = Chain(tuple(steps))
     return recipe_for(Steps("+".join(chain.tags)), clip, clip, chain.steps, seed, "", {}).clip
@@ -388,7 +378,6 @@ def remote_hearing(
     one call, its results labelled with the model names. ``sources`` (clip id -> clip) replaces the
     corpus's clips in what is sent (the battery's degraded clips as recipes, whose samples the
     driver built to plan the masks). A recipe built nowhere fails its clip with the driver's error."""
-    from asr_audit.probes.audio.masked import Heard
 
     def hear(plain: Any, corpus: Any, plan: Any) -> list[Heard]:
         send = [(sources or {}).get(c.id, c) for c in corpus]
