@@ -60,12 +60,14 @@ class AlignerKind:
 
 
 def _sphinx(model: str) -> Aligner:
+    # loaded when the aligner is chosen: the registry lists aligners without importing their engines
     from asr_audit.align.sphinx import SphinxAligner
 
     return SphinxAligner(model)
 
 
 def _whisper(model: str) -> Aligner:
+    # loaded when the aligner is chosen (as above)
     from asr_audit.align.whisper import WhisperAligner
 
     return WhisperAligner.load(model)

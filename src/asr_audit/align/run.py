@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from asr_audit.align.records import TIMINGS, AlignmentError, ClipAlignment, WordTiming, transcript_key
+from asr_audit.audio.io import load_clip_audio
 from asr_audit.errors import AuditError
 
 if TYPE_CHECKING:
@@ -27,7 +28,6 @@ def _failed(clip: Clip, aligner_id, reason: str, duration: float | None = None) 
 
 def align_clip(aligner: Aligner, clip: Clip, store: Store | None = None) -> ClipAlignment:
     """Align one clip (from the store when cached); errors come back in the result."""
-    from asr_audit.audio.io import load_clip_audio
 
     ident = aligner.identity()
     try:

@@ -39,6 +39,7 @@ import numpy as np
 from asr_audit.align.energy import trim_to_speech
 from asr_audit.align.records import AlignerIdentity, AlignmentError, WordTiming, check_timings
 from asr_audit.errors import ConfigError, require
+from asr_audit.models.base import SITES, load_backend, require_capability
 
 SAMPLE_RATE = 16_000
 FRAME_SECONDS = 0.02  # one encoder frame: two 10 ms mel frames
@@ -163,7 +164,6 @@ class WhisperAligner:
     @classmethod
     def load(cls, model: str = DEFAULT_MODEL) -> WhisperAligner:
         """Load the torch Whisper backend named by the model spec ``model`` (``whisper-tiny.en-pt``, ``hf:DIR``)."""
-        from asr_audit.models.base import SITES, load_backend, require_capability
 
         backend = load_backend(model)
         require_capability(backend, SITES)

@@ -36,6 +36,7 @@ from asr_audit.audio.dsp import TransformError, check_samples, fft_convolve, fmt
 from asr_audit.audio.spans import asset_label
 from asr_audit.audio.transforms import Info, Transform, register_transform
 from asr_audit.errors import ConfigError, require
+from asr_audit.paths import cache_dir
 
 Vec3 = tuple[float, float, float]
 DEFAULT_ROOM: Vec3 = (5.0, 4.0, 3.0)
@@ -256,8 +257,6 @@ def room_ir(
         return _MEMO[key]
     path = None
     if cache:
-        from asr_audit.paths import cache_dir
-
         path = cache_dir() / "rir" / f"{key}.npz"
         hit = _load_cached(path, key) if path.is_file() else None
         if hit is not None:

@@ -28,7 +28,7 @@ import numpy as np
 
 from asr_audit.audio.assets import AssetSource, AudioAsset
 from asr_audit.audio.dsp import TransformError, check_samples, db_to_amplitude, fmt_num, rms
-from asr_audit.audio.io import audio_hash
+from asr_audit.audio.io import SAMPLE_RATE, audio_hash, load_audio
 from asr_audit.corpus.clips import ArraySource, Clip
 from asr_audit.errors import ConfigError
 from asr_audit.registry import Registry
@@ -376,7 +376,6 @@ def derive_clip(clip: Clip, chain: Chain | Sequence[Transform], seed: int | None
     """Load ``clip``'s audio (16 kHz), :func:`derive` it, and return the derived :class:`Clip`
     (id = :func:`derived_id`, in-memory audio, the tags appended to ``clip.provenance``) with the
     :class:`DerivedAudio` holding the full :class:`Provenance`."""
-    from asr_audit.audio.io import SAMPLE_RATE, load_audio
 
     derived = derive(clip.id, load_audio(clip), SAMPLE_RATE, chain, seed)
     tags = derived.provenance.derived_id[len(clip.id) :].split("__")[1:]

@@ -45,6 +45,7 @@ import numpy as np
 from asr_audit.audio.io import SAMPLE_RATE, to_mono_16k
 from asr_audit.audio.tts import ENGINES, SynthesisError
 from asr_audit.errors import AuditError, ConfigError
+from asr_audit.paths import cache_dir
 from asr_audit.registry import Registry
 
 CONDITIONS = ("generic", "test-set-clone", "fresh-clone", "other")
@@ -303,8 +304,6 @@ def synthesis_key(voice: Voice, text: str) -> str:
 
 
 def _cache_path(key: str) -> Path:
-    from asr_audit.paths import cache_dir
-
     return cache_dir() / "tts" / key[:2] / f"{key}.npy"
 
 

@@ -101,8 +101,6 @@ def realized_rates(sentences: Sentences, normalizer: str = NORMALIZER) -> dict[s
                 by_pos[str(it["position"])] = by_pos.get(str(it["position"]), 0) + 1
                 err_words += max(len(it["ref_norm"]), len(it["spoken_norm"]))
     # sentences without any item still count their words
-    from asr_audit.text.normalize import get_normalizer
-
     normalize = get_normalizer(normalizer)
     n_words += sum(
         len(normalize(s.reference).split()) for s, items in zip(sentences.sentences, sentences.items) if not items

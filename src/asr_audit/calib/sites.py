@@ -25,6 +25,7 @@ from asr_audit.calib.generate import OMITTED, SPURIOUS
 from asr_audit.calib.truth import NORMALIZER, TruthItem
 from asr_audit.stats.intervals import Rate, wilson
 from asr_audit.text.align import align
+from asr_audit.text.normalize import get_normalizer
 
 REF, SPOKEN, NEITHER = "ref", "spoken", "neither"
 
@@ -127,8 +128,6 @@ def score_sites(
     ``text``); the truth's token indices refer to its normalization.
     """
     if normalize is None:
-        from asr_audit.text.normalize import get_normalizer
-
         normalize = get_normalizer(NORMALIZER)
     outcomes: list[SiteOutcome] = []
     norm_ref: dict[str, tuple[str, ...]] = {}

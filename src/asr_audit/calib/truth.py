@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from asr_audit.calib.generate import CONVENTION, END, MIDDLE, START, CalibSentence, Unit, render
+from asr_audit.corpus.jsonl import iter_jsonl
 from asr_audit.errors import InputFileError
 
 NORMALIZER = "whisper"
@@ -207,7 +208,6 @@ class Truth:
 def _read_jsonl(path: Path) -> list[tuple[int, dict]]:
     if not path.is_file():
         raise InputFileError(path, "no such file", "pass the folder written by `asr-audit calib build`")
-    from asr_audit.corpus.jsonl import iter_jsonl
 
     return list(iter_jsonl(path, "calibration file"))
 

@@ -22,6 +22,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from asr_audit.errors import require
+
 Seconds = float
 
 
@@ -72,8 +74,6 @@ class EncodedSource:
 
     def load(self) -> tuple[np.ndarray, int]:
         import io
-
-        from asr_audit.errors import require
 
         sf = require("soundfile", "audio")
         samples, sr = sf.read(io.BytesIO(self.data), dtype="float32", always_2d=True)

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from asr_audit.corpus.predfiles import ID_COLUMNS, _reader_for
 from asr_audit.errors import ConfigError, InputFileError
 
 CLIP_COLUMNS = ("clip_id", "chunk_id")  # besides the prediction files' id columns
@@ -102,7 +103,6 @@ def _number(match: re.Match[str], name: str, cid: str, flag: str) -> float | Non
 
 def load_group_file(path: str | Path) -> dict[str, Member]:
     """Clip id -> :class:`Member` from a mapping file (see the module docstring for its columns)."""
-    from asr_audit.corpus.predfiles import ID_COLUMNS, _reader_for
 
     path = Path(path)
     if not path.is_file():

@@ -56,7 +56,7 @@ from asr_audit.corpus.reading import (
     tail,
 )
 from asr_audit.corpus.records import PredictionFile, PredictionRow
-from asr_audit.errors import InputFileError, require
+from asr_audit.errors import ConfigError, InputFileError, require
 
 ID_COLUMNS = (
     "audio_filepath",
@@ -620,8 +620,6 @@ class PredictionSet:
         try:
             return self._by_model[model]
         except KeyError:
-            from asr_audit.errors import ConfigError
-
             raise ConfigError(
                 f"model {model!r} has no prediction file in {self.source}; available: {', '.join(self.models)}"
             ) from None

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from asr_audit import __version__
 from asr_audit.errors import AuditError
 
 SCHEMES = ("http", "https", "file")
@@ -83,8 +84,6 @@ def check_named(url: str, origin: str) -> None:
 
 
 def _agent() -> str:
-    from asr_audit import __version__
-
     return f"asr-audit/{__version__} (fresh held-out corpora for ASR audits)"
 
 

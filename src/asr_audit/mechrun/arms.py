@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from asr_audit.errors import ConfigError
-from asr_audit.mech.directions import Direction, random_direction
+from asr_audit.mech.directions import Direction, paired_subspace, random_direction
 from asr_audit.mech.interventions import Intervention
 from asr_audit.mechrun.steer import Arm
 
@@ -118,7 +118,6 @@ def decision_rank_arms(path: Path, sites: list[str], ks: tuple[int, ...], *, see
     """Mean ablation (to voice B's mean) of the top-k paired-SVD subspace of the decision-position
     differences (A - B per training edit) at every decoder layer at once, and a random subspace of
     the largest rank per site (same centers)."""
-    from asr_audit.mech.directions import paired_subspace
 
     rng = np.random.default_rng(seed)
     with np.load(path) as z:

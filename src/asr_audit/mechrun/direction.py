@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from asr_audit.errors import ConfigError
-from asr_audit.mech.directions import Direction, direction_from_sets, heldout_auc, split_pairs
+from asr_audit.mech.directions import Direction, auc, diff_in_means, direction_from_sets, heldout_auc, split_pairs, unit
 from asr_audit.mechrun.capture import Capture
 
 
@@ -82,8 +82,6 @@ def layer_sweep(
 def _unpaired_auc(
     xa: np.ndarray, xb: np.ndarray, fa: np.ndarray, ha: np.ndarray, fb: np.ndarray, hb: np.ndarray
 ) -> float:
-    from asr_audit.mech.directions import auc, diff_in_means, unit
-
     d = unit(diff_in_means(xa[fa], xb[fb]))
     return auc(xa[ha] @ d, xb[hb] @ d)
 

@@ -17,6 +17,8 @@ from asr_audit.corpus.clips import Corpus
 from asr_audit.corpus.manifests import read_manifest
 from asr_audit.mechrun.steer import SteerResult
 from asr_audit.organism.data import OrganismSet, load_organism_set
+from asr_audit.text.align import wer_counts
+from asr_audit.text.normalize import get_normalizer
 
 
 def sub_corpus(corpus: Corpus, speaker: str) -> Corpus:
@@ -41,8 +43,6 @@ def wer_changes(res: SteerResult, texts: dict[str, str], *, seed: int, n_boot: i
     """Per arm: the corpus WER change against the clean arm with a paired clip-bootstrap 95%
     interval (clips resampled with replacement, both arms' errors and words summed), the number of
     clips whose transcript changed, and the largest one clip's share of the change."""
-    from asr_audit.text.align import wer_counts
-    from asr_audit.text.normalize import get_normalizer
 
     norm = get_normalizer("whisper")
     clean = res.arms[0].label

@@ -30,6 +30,8 @@ import numpy as np
 from asr_audit.calib.truth import NORMALIZER, TruthItem
 from asr_audit.errors import ConfigError, require
 from asr_audit.mech.interventions import recording, replacing
+from asr_audit.mech.sites import parse_site
+from asr_audit.text.normalize import get_normalizer
 
 KIND_LABELS = {
     "spurious_insertion_in_reference": "insertion",
@@ -57,8 +59,6 @@ class PatchCondition:
 def edit_texts(item: TruthItem, reference: str, normalize: Callable[[str], str] | None = None) -> tuple[str, str]:
     """``(R, S)``: the normalized reference and the same with this edit reverted to the spoken words."""
     if normalize is None:
-        from asr_audit.text.normalize import get_normalizer
-
         normalize = get_normalizer(NORMALIZER)
     ref = normalize(reference).split()
     if not 0 <= item.ref_start <= item.ref_stop <= len(ref):
@@ -91,7 +91,6 @@ def patched_logprob(
 ) -> float:
     """``log p(text)`` with ``cond``'s donor activation at its site (an encoder site's donor value
     does not depend on the text: with ``memo`` it is computed once per clip and condition)."""
-    from asr_audit.mech.sites import parse_site
 
     key = (clip_id, cond.label)
     if memo is not None and key in memo:

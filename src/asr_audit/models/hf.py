@@ -21,6 +21,7 @@ from asr_audit.errors import BackendError, require
 from asr_audit.models.base import SCORE, SITES, TRANSCRIBE, DecodeOptions, RuntimeOptions, register_backend
 from asr_audit.models.bundled import BUNDLED_MODELS, bundled_model_dir
 from asr_audit.models.cache import weights_hash
+from asr_audit.models.ct2 import ct2_weight_files
 from asr_audit.models.whisper_torch import TorchWhisperBackend
 
 _HF_FILES = (
@@ -101,7 +102,7 @@ def load_bundled_torch(
     name: str, options: DecodeOptions, *, device: str | None = None, batch_size: int = 8
 ) -> TorchWhisperBackend:
     """A bundled Whisper rebuilt in PyTorch (converted once, then loaded from the cache)."""
-    from asr_audit.models.ct2 import ct2_weight_files
+    # read when called: tests substitute whisper_convert's version and converted folder
     from asr_audit.models.whisper_convert import CONVERTER_VERSION, converted_whisper_dir
 
     source = bundled_model_dir(name)

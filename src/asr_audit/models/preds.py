@@ -20,6 +20,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from asr_audit.corpus.predfiles import read_prediction_file
 from asr_audit.errors import BackendError
 from asr_audit.models.base import TRANSCRIBE, BaseBackend, DecodeOptions, hash_files, register_backend
 
@@ -50,8 +51,6 @@ class PredictionsBackend(BaseBackend):
     needs_audio = False
 
     def __init__(self, path: str, options: DecodeOptions) -> None:
-        from asr_audit.corpus.predfiles import read_prediction_file
-
         p = Path(path).expanduser()
         pf = read_prediction_file(p)  # raises InputFileError naming file + line
         super().__init__(f"preds:{path}", options, hash_files([str(p)]))

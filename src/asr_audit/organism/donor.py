@@ -35,6 +35,8 @@ import numpy as np
 from asr_audit.calib.build import write_text_atomic
 from asr_audit.errors import ConfigError, require
 from asr_audit.organism.data import OrganismSet, OrganismSetConfig, TrainingPair, training_mix
+from asr_audit.organism.evaluate import spliced
+from asr_audit.organism.train import read_wav
 
 DONOR_VOICES = ("flite-rms", "flite-awb")
 CONVERSATIONS = (
@@ -109,16 +111,13 @@ def joined(first: str, second: str) -> str:
 def build_donor_mix(oset: OrganismSet, seed: int, synthesize=None) -> list[SpliceRow]:  # noqa: ANN001
     """Synthesize the conversational donors, splice every planned clip into ``<set>/donor-mix/``,
     write ``donor-mix.jsonl``; an existing mix of the same seed is read back instead."""
-    from asr_audit.organism.evaluate import spliced
-    from asr_audit.organism.train import read_wav
-
     path = oset.root / MIX_FILE
     if path.is_file():
         rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
         if rows and all(r.get("seed") == seed for r in rows):
             return [SpliceRow(**{k: r[k] for k in SpliceRow.__dataclass_fields__}) for r in rows]
     sf = require("soundfile", "audio")
-    if synthesize is None:
+    if synthesize is None:  # looked up when called, not imported with the module: tests replace voices.synthesize
         from asr_audit.audio.voices import synthesize
     out_dir = oset.root / "donor-mix"
     out_dir.mkdir(parents=True, exist_ok=True)

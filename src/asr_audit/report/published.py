@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from asr_audit.data import DATA_DIR
+from asr_audit.errors import ConfigError
 from asr_audit.stats.intervals import wilson
 
 PUBLISHED_DIR = DATA_DIR / "published"
@@ -42,7 +43,6 @@ def available_published() -> list[str]:
 
 def load_published(name: str = "vox_en_newwl4", path: Path | None = None) -> PublishedSet:
     """Load a shipped aggregate by name (see :func:`available_published`) or from ``path``."""
-    from asr_audit.errors import ConfigError
 
     if path is None:
         if name not in available_published():

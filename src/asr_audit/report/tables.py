@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
+from asr_audit.outputs import write_atomic
 from asr_audit.report.csv_safe import safe_cell
 from asr_audit.report.format import UNDEFINED, csv_cell, fmt_ci, fmt_coverage, fmt_num, fmt_rate, json_safe
 
@@ -51,7 +52,6 @@ def to_json(obj: Any) -> str:
 def write_text(path: str | Path, text: str) -> Path:
     """Write UTF-8 text with LF line ends, atomically (:func:`~asr_audit.outputs.write_atomic`: a
     full disk leaves the old file whole); an unwritable path is a one-line error."""
-    from asr_audit.outputs import write_atomic
 
     return write_atomic(path, text)
 

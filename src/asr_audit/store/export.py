@@ -16,6 +16,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from asr_audit.errors import InputFileError
+from asr_audit.outputs import write_atomic
+
 Seconds = float
 
 
@@ -75,7 +78,6 @@ def write_predictions(path: str | Path, records: Iterable[PredictionRecord], inc
     one-line :class:`~asr_audit.errors.InputFileError` naming the file; the store keeps the
     transcripts, so a rerun writes the file without recomputing them.
     """
-    from asr_audit.errors import InputFileError
 
     path = Path(path)
     text = render_predictions(records, include_time)
@@ -87,7 +89,6 @@ def write_predictions(path: str | Path, records: Iterable[PredictionRecord], inc
             "a transcript or reference holds a lone surrogate (\\ud800-\\udfff), which is not text",
             "fix the corpus's text (or report the backend that produced it)",
         ) from None
-    from asr_audit.outputs import write_atomic
 
     return write_atomic(
         path, data, "choose a writable --out folder", "free disk space and rerun (stored transcripts are reused)"

@@ -44,6 +44,8 @@ from asr_audit.models.preds import is_lookup_backend
 from asr_audit.redact import redact
 from asr_audit.store.export import PredictionRecord
 from asr_audit.store.sqlite import Store
+from asr_audit.text.align import corpus_wer as wer_of_pairs
+from asr_audit.text.normalize import normalize_many
 
 Seconds = float
 # progress(n_clips, audio_seconds_computed, compute_seconds) after each batch
@@ -346,8 +348,6 @@ def corpus_wer(
     ``missing`` holds the references of clips without a hypothesis (failed clips): each counts as
     an empty hypothesis, every reference word deleted, so failures never lower the WER.
     """
-    from asr_audit.text.align import corpus_wer as wer_of_pairs
-    from asr_audit.text.normalize import normalize_many
 
     refs = [t.split() for t in normalize_many(normalizer, [r.reference for r in records] + list(missing))]
     hyps = [t.split() for t in normalize_many(normalizer, [r.hypothesis for r in records])]

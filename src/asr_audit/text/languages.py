@@ -38,6 +38,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from asr_audit.errors import ConfigError
+from asr_audit.text.whisper_en import package_version
+
 __all__ = [
     "CER_LANGUAGES",
     "ENGLISH_ONLY",
@@ -231,7 +234,6 @@ _PERCENT = re.compile(r"\s*%")
 
 def language_pack(language: str) -> LanguagePack:
     """The :class:`LanguagePack` of ``language`` (``es``, ``fr`` or ``de``; any tag)."""
-    from asr_audit.errors import ConfigError
 
     lang = primary_language(language)
     if lang not in _PACKS:
@@ -303,7 +305,6 @@ class LanguageNormalizer:
 
     def describe(self) -> dict[str, Any]:
         """Name, implementation and the ``text2num`` version used for numbers."""
-        from asr_audit.text.whisper_en import package_version
 
         return {
             "name": self.name,

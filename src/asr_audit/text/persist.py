@@ -42,6 +42,8 @@ from typing import Any
 
 import numpy as np
 
+from asr_audit import __version__
+from asr_audit.paths import cache_dir
 from asr_audit.text.align import AlignmentCache, Opcode
 
 FORMAT = 4  # 3: file content hashes are SHA-256 (were BLAKE2b); 4: plain data (.npz + JSON), no pickles
@@ -117,7 +119,6 @@ def file_digest(path: str | Path) -> str:
 
 def fingerprint(describe: Mapping[str, object], *, text2num: bool, language: str) -> str:
     """The key part naming the normalizer (its describe record), text2num, language, format and version."""
-    from asr_audit import __version__
 
     record = {
         "normalizer": dict(describe),
@@ -191,7 +192,6 @@ class TextCache:
     @classmethod
     def default(cls, describe: Mapping[str, object], *, text2num: bool, language: str) -> TextCache:
         """The cache under ``<cache dir>/text`` for this normalizer fingerprint."""
-        from asr_audit.paths import cache_dir
 
         return cls(cache_dir() / "text", fingerprint(describe, text2num=text2num, language=language))
 

@@ -25,6 +25,7 @@ from asr_audit.corpus.groups import Member
 from asr_audit.corpus.predfiles import PredictionSet
 from asr_audit.errors import ConfigError
 from asr_audit.probes.predfiles.refdis import INSERTION, ClipInput, Edit, Mining, RefdisParams, mine
+from asr_audit.probes.predfiles.refdis_inputs import prepare_clips
 from asr_audit.probes.predfiles.refdis_options import check_panel
 from asr_audit.probes.predfiles.refdis_result import RefdisResult
 from asr_audit.probes.predfiles.refdis_run import normalizer_record, run_normalizer, score_mining
@@ -165,7 +166,6 @@ def run_longform(
     :func:`~asr_audit.probes.predfiles.refdis_run.run_refdis`). A chunk a model did not answer
     adds no words to its recording's hypothesis (its reference words count as deleted); a model
     that answered no chunk of a recording has no hypothesis for it."""
-    from asr_audit.probes.predfiles.refdis_inputs import prepare_clips
 
     norm = run_normalizer(normalizer, params.preset)
     models = list(models) if models is not None else preds.models

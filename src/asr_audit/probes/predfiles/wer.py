@@ -11,14 +11,14 @@ from __future__ import annotations
 from typing import Any
 
 from asr_audit.corpus.predfiles import PredictionSet
+from asr_audit.text.align import corpus_wer
+from asr_audit.text.normalize import normalize_many
 
 
 def wer_by_model(preds: PredictionSet, normalizer: str) -> list[dict[str, Any]]:
     """Per model: clips scored, clips without a hypothesis, and corpus WER under ``normalizer``
     (None without reference words).
     """
-    from asr_audit.text.align import corpus_wer
-    from asr_audit.text.normalize import normalize_many
 
     ids = list(preds.references)
     refs = [t.split() for t in normalize_many(normalizer, [preds.references[c] for c in ids])]
