@@ -24,7 +24,8 @@ PANEL = ",".join(VOXPOPULI_PANEL)
 
 def test_package_re_exports_the_api_lazily() -> None:
     assert asr_audit.refdis is api.refdis and asr_audit.to_dataframe is api.to_dataframe
-    assert set(api.__all__) <= set(dir(asr_audit))
+    assert all(getattr(asr_audit, name) is getattr(api, name) for name in asr_audit.__all__ if name != "__version__")
+    assert set(asr_audit.__all__) <= set(dir(asr_audit))
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         _ = asr_audit.nope  # type: ignore[attr-defined]  # the test is that it is missing
 

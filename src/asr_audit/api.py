@@ -5,7 +5,8 @@ probe's options record from keyword arguments (a bad value is a one-line
 :class:`~asr_audit.options.OptionError` naming the keyword), reads the prediction files and calls
 the probe's library function. Results are the library's frozen records; each has ``to_dict()``
 (the JSON the CLI writes), and :func:`to_rows` / :func:`to_dataframe` give one row per model.
-``import asr_audit`` re-exports these names lazily (``asr_audit.refdis`` is :func:`refdis`).
+``import asr_audit`` re-exports these names lazily (``asr_audit.refdis`` is :func:`refdis`; its
+``__all__`` lists them).
 
 >>> from asr_audit.data import VOXPOPULI_EXAMPLES, VOXPOPULI_PANEL
 >>> preds = load_predictions(VOXPOPULI_EXAMPLES)
@@ -43,20 +44,6 @@ from asr_audit.probes.predfiles.refdis_options import RefdisOptions
 from asr_audit.probes.predfiles.refdis_result import RefdisResult
 from asr_audit.probes.predfiles.refdis_run import isolated_panel_members, run_normalizer, run_refdis
 from asr_audit.runner.run import RunOutcome, run_spec_file
-
-__all__ = [
-    "OrthoResult",
-    "PredictionSet",
-    "ReadOptions",
-    "RefdisResult",
-    "RunOutcome",
-    "load_predictions",
-    "refdis",
-    "run_spec",
-    "switch_rate",
-    "to_dataframe",
-    "to_rows",
-]
 
 Predictions = PredictionSet | str | Path
 

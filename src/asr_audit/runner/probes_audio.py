@@ -31,11 +31,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from asr_audit.errors import ConfigError
+from asr_audit.align import get_aligner
+from asr_audit.audio.spans import Truncate
+from asr_audit.errors import BackendError, ConfigError
+from asr_audit.models.base import SCORE
 from asr_audit.options import Surface
-from asr_audit.probes.audio.continuation import CONTINUATION_FIELDS, ContinuationOptions
-from asr_audit.probes.audio.lift import LIFT_FIELDS, LiftOptions
-from asr_audit.probes.audio.masked import MASKED_FIELDS, MaskedOptions
+from asr_audit.probes.audio.continuation import (
+    CONTINUATION_FIELDS,
+    SAMPLE_RATE,
+    ContinuationOptions,
+    forced_decoder,
+    run_continuation,
+)
+from asr_audit.probes.audio.lift import LIFT_FIELDS, LiftOptions, clustered_mean, run_lift
+from asr_audit.probes.audio.masked import MASKED_FIELDS, MaskedOptions, MaskPlan, run_masked
+from asr_audit.probes.audio.targets import sentence_key
+from asr_audit.probes.battery.recipe import derived_recipe, masked_recipes
 from asr_audit.runner.probes import ProbeContext, register_probe
 
 MASKED_PARAMS = MASKED_FIELDS
@@ -72,8 +83,6 @@ def _relabel(rows: list[dict[str, Any]], names: Mapping[str, str]) -> None:
 
 
 def _aligner(name: str) -> Any:
-    from asr_audit.align import get_aligner
-
     return get_aligner(name)
 
 
@@ -97,8 +106,6 @@ def _lift_options(values: Mapping[str, Any], surface: Surface) -> LiftOptions:
     "masked", MASKED_PARAMS, "masked-entity recovery (numbers silenced in the audio)", options=_masked_options
 )
 def masked_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any] | None:
-    from asr_audit.probes.audio.masked import run_masked
-
     if ctx.clips is None:
         return None  # a prediction-file corpus: no audio to mask
     options = _masked_options(params, ctx.surface("masked"))
@@ -141,9 +148,6 @@ def lift_by_voice(items: list[dict[str, Any]], clips: Any, seed: int, n_resample
     """
     import numpy as np
 
-    from asr_audit.probes.audio.lift import clustered_mean
-    from asr_audit.probes.audio.targets import sentence_key
-
     speaker = {c.id: c.speaker or "unknown" for c in clips}
     sentence = {c.id: sentence_key(c.reference) for c in clips}
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
@@ -164,8 +168,6 @@ def lift_by_voice(items: list[dict[str, Any]], clips: Any, seed: int, n_resample
 def _span_sources(clips: Any, masks: Any) -> dict[str, Any]:
     """What the lift spans' audio ids name, as it travels to the workers: each clip of the corpus, and
     each masked clip as the recipe of its original and its mask (the masked probe's recipes)."""
-    from asr_audit.probes.audio.masked import MaskPlan
-    from asr_audit.probes.battery.recipe import masked_recipes
 
     out = {c.id: c for c in clips}
     out.update((c.id, c) for c in masked_recipes(list(clips), MaskPlan(tuple(masks), {}, (), ())))
@@ -174,9 +176,6 @@ def _span_sources(clips: Any, masks: Any) -> dict[str, Any]:
 
 @register_probe("lift", LIFT_PARAMS, "teacher-forced audio lift (nats per character)", options=_lift_options)
 def lift_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
-    from asr_audit.models.base import SCORE
-    from asr_audit.probes.audio.lift import run_lift
-
     options = _lift_options(params, ctx.surface("lift"))
     if ctx.remote is not None:  # on the executor's workers: the rows name their clips, recipes and silences
         remote = ctx.remote
@@ -218,9 +217,6 @@ def _continuation_options(values: Mapping[str, Any], surface: Surface) -> Contin
 def _cut_sources(clips: Any, plans: Any) -> dict[str, Any]:
     """The continuation probe's truncated clips as they travel to the workers: each the recipe of its
     original and the cut (:class:`~asr_audit.audio.spans.Truncate` to the plan's samples)."""
-    from asr_audit.audio.spans import Truncate
-    from asr_audit.probes.audio.continuation import SAMPLE_RATE
-    from asr_audit.probes.battery.recipe import derived_recipe
 
     by_id = {c.id: c for c in clips}
     return {
@@ -237,8 +233,6 @@ def _cut_sources(clips: Any, plans: Any) -> dict[str, Any]:
 def continuation_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
     """``asr-audit continue`` on the corpus with every model of the spec (or ``models``); models that
     cannot decode with end-of-text banned are listed under ``skipped`` with the reason."""
-    from asr_audit.errors import BackendError
-    from asr_audit.probes.audio.continuation import forced_decoder, run_continuation
 
     options = _continuation_options(params, ctx.surface("continuation"))
     sources = None

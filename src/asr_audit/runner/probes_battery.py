@@ -19,9 +19,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from asr_audit.errors import ConfigError
+from asr_audit.audio.assets import AudioAsset
+from asr_audit.corpus.jsonl import iter_jsonl
+from asr_audit.errors import ConfigError, InputFileError
 from asr_audit.options import Surface
-from asr_audit.probes.battery.battery import BATTERY_FIELDS
+from asr_audit.probes.battery.battery import BATTERY_FIELDS, BatteryOptions, run_battery
 from asr_audit.runner.probes import ProbeContext, register_probe
 
 BATTERY_PARAMS = BATTERY_FIELDS  # the spec reads the same fields as the options record
@@ -29,8 +31,6 @@ BATTERY_PARAMS = BATTERY_FIELDS  # the spec reads the same fields as the options
 
 def load_spoken(path: str) -> dict[str, str]:
     """``{"id": ..., "spoken": ...}`` JSONL lines (``audio_filepath`` may stand in for ``id``)."""
-    from asr_audit.corpus.jsonl import iter_jsonl
-    from asr_audit.errors import InputFileError
 
     out = {}
     from pathlib import Path
@@ -47,14 +47,10 @@ def load_spoken(path: str) -> dict[str, str]:
 
 
 def _battery_options(values: Mapping[str, Any], surface: Surface) -> Any:
-    from asr_audit.probes.battery.battery import BatteryOptions
-
     return BatteryOptions.from_mapping(values, surface)
 
 
 def _courtesy_options(values: Mapping[str, Any], surface: Surface) -> Any:
-    from asr_audit.probes.battery.battery import BatteryOptions
-
     return BatteryOptions.from_mapping(values, surface, measure="courtesy")
 
 
@@ -84,9 +80,6 @@ def _isolate(ctx: ProbeContext) -> Any:
 
 
 def _run(ctx: ProbeContext, options: Any) -> dict[str, Any]:
-    from asr_audit.audio.assets import AudioAsset
-    from asr_audit.probes.battery.battery import run_battery
-
     if ctx.clips is None or ctx.backend is None:
         raise ConfigError(f"corpus {ctx.corpus!r}: the battery needs audio (a corpus spec), not prediction files")
     load = ctx.backend if ctx.transcribe is None else _OnDemand.loader(ctx.backend)  # remotely: load only if used here

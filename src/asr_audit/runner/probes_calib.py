@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from asr_audit.calib.score import score_miner
+from asr_audit.calib.truth import load_truth
 from asr_audit.options import Reader, Surface
 from asr_audit.probes.predfiles.refdis_options import RefdisOptions
 from asr_audit.runner.probes import REFDIS_PARAMS, ProbeContext, register_probe, run_refdis_with
@@ -46,8 +48,6 @@ def miner_calibration_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dic
     options = MinerCalibrationOptions.from_mapping(params, surface)
     if options.truth is None:
         return None
-    from asr_audit.calib.score import score_miner
-    from asr_audit.calib.truth import load_truth
 
     truth = load_truth(options.truth, options.split)
     # mine every edit, so the precision-recall curve spans them all; the operating point

@@ -38,8 +38,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from asr_audit.errors import BackendError, ConfigError
+from asr_audit.calib.truth import load_truth
+from asr_audit.corpus.clips import Corpus
+from asr_audit.errors import AuditError, BackendError, ConfigError
+from asr_audit.mech.directions import load_direction
+from asr_audit.mech.interventions import parse_positions
+from asr_audit.mech.sites import parse_site
+from asr_audit.mechrun.steer import control_arms, direction_gate, gated_arms, run_steer
+from asr_audit.models.base import SITES, require_capability
 from asr_audit.options import OptionError, Reader, Surface, build, check
+from asr_audit.paths import cache_dir
 from asr_audit.runner.probes import ProbeContext, register_probe
 
 MECH_PARAMS = (
@@ -153,8 +161,6 @@ class MechOptions:
 
 
 def _parse(positions: str | None) -> tuple[int, int] | None:
-    from asr_audit.mech.interventions import parse_positions
-
     return None if positions is None else parse_positions(positions)
 
 
@@ -167,8 +173,6 @@ def _is_positions(text: str) -> bool:
 
 
 def _is_site(name: str) -> bool:
-    from asr_audit.mech.sites import parse_site
-
     try:
         parse_site(name)
     except ConfigError:
@@ -181,9 +185,6 @@ def _load_directions(ctx: ProbeContext, surface: Surface, options: MechOptions, 
     folder or name is an error naming the field."""
     from pathlib import Path
 
-    from asr_audit.errors import AuditError
-    from asr_audit.mech.directions import load_direction
-
     if options.directions is not None:
         root = Path(options.directions)
         if not root.is_dir():
@@ -192,8 +193,6 @@ def _load_directions(ctx: ProbeContext, surface: Surface, options: MechOptions, 
                 "fix: point it at the folder asr-audit mech direction --directions wrote"
             )
     else:
-        from asr_audit.paths import cache_dir
-
         root = cache_dir() / "directions"
     out = []
     names = options.direction if field == "direction" else (options.gate,) if options.gate else ()
@@ -248,12 +247,6 @@ def _check_sites(ctx: ProbeContext, surface: Surface, options: MechOptions, back
     options=MechOptions.from_mapping,
 )
 def mech_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any] | None:
-    from asr_audit.calib.truth import load_truth
-    from asr_audit.corpus.clips import Corpus
-    from asr_audit.errors import AuditError
-    from asr_audit.mechrun.steer import control_arms, direction_gate, gated_arms, run_steer
-    from asr_audit.models.base import SITES, require_capability
-
     if ctx.clips is None or ctx.backend is None:
         return None  # a prediction-file corpus: nothing to steer
     surface = ctx.surface("mech")
