@@ -96,28 +96,35 @@ def test_registry_levels_and_unknown_names() -> None:
 
 
 def test_claims_cite_the_measured_rate_of_their_setting(tmp_path) -> None:
-    """A copying or inflation claim ends with the stored false-positive rate of the flag in the
-    setting the model was scored in; a sentence that accuses nobody cites nothing."""
+    """A copying or inflation claim (on verified edits) ends with the stored false-positive rate of
+    the flag in the setting the model was scored in; a sentence that accuses nobody cites nothing,
+    and a consensus measurement accuses nobody."""
     from asr_audit.report import verdict
     from asr_audit.stats.flags import PANEL_MEMBER_LOO, TESTED_MODEL, measured_fpr
 
+    verified = {**_verified(12, 40), "source": "planted truth", "accept_ref": 0.3}
     copier = {"n_eligible": 200, "n_ref": 60, "accept_ref": 0.3, "ci_low": 0.24, "ci_high": 0.37}
-    for entry, kwargs, setting in (
-        (copier, {}, TESTED_MODEL),
-        ({**copier, "in_panel": True}, {}, PANEL_MEMBER_LOO),
+    for entry, setting in (
+        ({**copier, "verified": verified}, TESTED_MODEL),
+        ({**copier, "verified": verified, "in_panel": True}, PANEL_MEMBER_LOO),
     ):
         m = measured_fpr("refdis.copies_reference", setting)
         assert m is not None
-        sentence = verdict.acceptref_sentence(entry, **kwargs)
-        assert sentence.endswith(m.note()), (setting, sentence)
+        sentence = verdict.verified_sentence(entry)
+        assert sentence is not None and sentence.endswith(m.note()), (setting, sentence)
         assert f"{100 * m.rate:.1f}%" in sentence and f"in {m.n} simulated datasets" in sentence
+        assert "false-positive" not in verdict.acceptref_sentence(entry)
     honest = {"n_eligible": 200, "n_ref": 2, "accept_ref": 0.01, "ci_low": 0.003, "ci_high": 0.036}
     assert "false-positive" not in verdict.acceptref_sentence(honest)
     inflated = {"wer_inflation": 1.4, "wer_inflation_ci_low": 0.9, "wer_inflation_ci_high": 1.9}
+    assert "false-positive" not in verdict.inflation_sentence(inflated)  # consensus corrections: no claim
+    v_inflated = {**inflated, "wer_n_clips": 40}
     m = measured_fpr("refdis.wer_inflated", TESTED_MODEL)
-    assert m is not None and verdict.inflation_sentence(inflated).endswith(m.note())
-    assert "false-positive" not in verdict.inflation_sentence({**inflated, "wer_inflation_ci_low": -0.1})
-    line = verdict.model_verdict({**copier, **inflated, "in_panel": True}, loo=False)
+    assert m is not None and verdict.inflation_sentence({**inflated, "verified": v_inflated}).endswith(m.note())
+    low = {**v_inflated, "wer_inflation_ci_low": -0.1}
+    assert "false-positive" not in verdict.inflation_sentence({**inflated, "verified": low})
+    both = {**verified, **v_inflated}
+    line = verdict.model_verdict({**copier, **inflated, "verified": both, "in_panel": True}, loo=False)
     assert line.count("not calibrated: a panel member scored without leave-one-out") == 2 and line.endswith(".")
 
 
