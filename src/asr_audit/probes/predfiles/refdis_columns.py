@@ -51,11 +51,11 @@ from asr_audit.probes.predfiles.refdis import (
     RefdisParams,
     Verdict,
     _emits,
-    _fixed_tokens,
     closeness_of,
     finish_mining,
     loo_members,
     mine_edits,
+    span_closeness,
 )
 from asr_audit.probes.predfiles.refdis_options import check_panel
 from asr_audit.probes.predfiles.refdis_result import RefdisResult
@@ -987,14 +987,14 @@ class OpsJudge:
                         verdicts[m] = closeness_of(ref, hyp, ops, start, start, fix)
                     renders[m] = " ".join(said)
                 continue
-            if not exact:
-                lo, hi, fixed = min(start, fix[0]), max(stop, fix[1]), _fixed_tokens(ref, start, stop, fix)
             for m, hyp, ops in pairs:
                 if hyp is None:
                     verdicts[m] = None
                     continue
                 missed, renders[m] = ops_span(hyp, ops, start, stop)
-                verdicts[m] = (CONSENSUS if missed else REF) if exact else closeness_of(ref, hyp, ops, lo, hi, fixed)
+                verdicts[m] = (
+                    (CONSENSUS if missed else REF) if exact else span_closeness(ref, hyp, ops, start, stop, fix)
+                )
         self.noted = []
 
 
