@@ -102,3 +102,27 @@ def test_cli_truth_gives_the_library_result(calib_set, preds, run_cli, tmp_path)
     # a folder that is no calibration set: one line, exit 2, before any work
     code, _, err = run_cli("refdis", "--preds", preds, "--panel", ",".join(PANEL), "--truth", tmp_path)
     assert code == 2 and "calib build" in err and "Traceback" not in err
+
+
+def test_spec_truth_verifies_the_run(calib_set, preds, run_cli, tmp_path) -> None:
+    """``[probes.refdis] truth = "DIR"`` in a spec: the same verification, and the summary's verdicts
+    (results.json) flag the copier on verified errors and clear the better listener."""
+    spec = tmp_path / "audit.toml"
+    spec.write_text(
+        f'title = "t"\nseed = 0\noutput = "{tmp_path / "out"}"\nstore = "{tmp_path / "s.sqlite"}"\n'
+        f'[[corpus]]\nname = "calib"\npredictions = "{preds}"\npanel = {json.dumps(PANEL)}\n'
+        f'[probes.refdis]\npreset = "paper"\nloo = false\nresamples = 200\ntruth = "{calib_set}"\n'
+        "[probes.switch_rate]\nskip = true\n",
+        encoding="utf-8",
+    )
+    code, _, err = run_cli("run", spec, "--no-progress")
+    assert code == 0, err
+    results = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    refdis = next(p["result"] for p in results["probes"] if p["probe"] == "refdis")
+    assert refdis["verification"]["source"] == "planted truth"
+    verdicts = {r["model"]: r["verdict"] for r in results["summary"]}
+    assert verdicts["copier"] == "flagged" and verdicts["listener"] == "not flagged"
+    # a bad folder is refused with the spec's field named, before any work
+    spec.write_text(spec.read_text(encoding="utf-8").replace(str(calib_set), str(tmp_path / "nope")), encoding="utf-8")
+    code, _, err = run_cli("run", spec, "--no-progress")
+    assert code == 2 and "probes.refdis" in err and "truth" in err and "Traceback" not in err

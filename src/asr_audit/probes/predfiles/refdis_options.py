@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from asr_audit.errors import ConfigError
@@ -73,6 +74,13 @@ class RefdisOptions:
 
     def __post_init__(self) -> None:
         check(self.resamples >= 1, "resamples", self.resamples, "must be >= 1", "use 1 or more bootstrap resamples")
+        check(
+            self.truth is None or Path(self.truth).is_dir(),
+            "truth",
+            self.truth,
+            "is not a folder",
+            "name the folder `asr-audit calib build` wrote",
+        )
         check(
             self.language == primary_language(self.language),
             "language",
