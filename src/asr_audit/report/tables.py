@@ -137,7 +137,7 @@ def refdis_table(d: Mapping[str, Any]) -> Table:
         t.add_column("n_other", justify="right")
     outside = any("wer_outside" in m for m in d["models"])
     if outside:  # panel adequacy: WER outside every mined edit, and the panel median it is compared with
-        t.add_column("WER outside edits (panel median)", justify="right")
+        t.add_column("WER outside edits (panel)", justify="right")
     verified = any("verified" in m for m in d["models"])
     if verified:
         t.add_column("verified accept-ref [95% CI] k/n", justify="right")
