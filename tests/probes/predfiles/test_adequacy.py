@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from asr_audit.probes.predfiles.adequacy import agreeing, outside_counts
-from asr_audit.probes.predfiles.refdis import ClipInput, mine, preset_params
+from asr_audit.probes.predfiles.refdis import ClipInput, Mining, RefdisParams, mine, preset_params
 from asr_audit.probes.predfiles.refdis_run import score_mining
 from asr_audit.text.align import AlignmentCache, align
 
@@ -25,6 +27,23 @@ def test_outside_counts_leave_the_edits_out() -> None:
     assert outside_counts(4, None, {3}, set()) == (3, 3)
 
 
+def _run(clips: list[ClipInput], panel: list[str], models: list[str], params: RefdisParams) -> tuple[Mining, dict]:
+    """Mine and score ``clips`` as a run does (its result's ``to_dict``)."""
+    cache = AlignmentCache()
+    mining = mine(clips, panel, models, params, cache)
+    fixed: dict[str, Any] = {
+        "normalizer": {"name": "basic"},
+        "mode": "panel",
+        "source": "-",
+        "seed": 0,
+        "n_resamples": 10,
+    }
+    result = score_mining(
+        clips, mining, models=models, panel=panel, params=params, cache=cache, merge_compounds=False, **fixed
+    )
+    return mining, result.to_dict()
+
+
 def _clip(i: int, panel_text: str, listener: str, ref: str = "madam president we agree on the rules") -> ClipInput:
     panel = {f"p{k}": tuple(panel_text.split()) for k in range(4)}
     return ClipInput(f"c{i}", tuple(ref.split()), {**panel, "listener": tuple(listener.split())})
@@ -37,22 +56,7 @@ def test_a_listener_better_than_the_panel_is_warned_about() -> None:
     clips = [_clip(i, "adam resident we agree on the mules", ref) for i in range(12)]
     panel = [f"p{k}" for k in range(4)]
     params = preset_params("paper", loo=False)
-    cache = AlignmentCache()
-    mining = mine(clips, panel, ["listener"], params, cache)
-    result = score_mining(
-        clips,
-        mining,
-        models=["listener", *panel],
-        panel=panel,
-        params=params,
-        cache=cache,
-        normalizer={"name": "basic"},
-        mode="panel",
-        source="-",
-        seed=0,
-        n_resamples=10,
-        merge_compounds=False,
-    ).to_dict()
+    mining, result = _run(clips, panel, ["listener", *panel], params)
     by = {m["model"]: m for m in result["models"]}
     assert by["listener"]["wer_outside"] == 0.0 and by["listener"]["hears_better_than_panel"]
     assert by["p0"]["wer_outside"] > 0  # "mules": outside every edit (not mined: interior, p-only)
@@ -73,23 +77,8 @@ def test_disagreeing_panels_are_warned_about() -> None:
     ]
     panel = [f"p{k}" for k in range(4)]
     params = preset_params("paper", loo=False, min_consensus_cer=0.0)
-    cache = AlignmentCache()
-    mining = mine(clips, panel, ["m"], params, cache)
+    mining, result = _run(clips, panel, ["m"], params)
     assert mining.edits and not any(agreeing(e) for e in mining.edits)
-    result = score_mining(
-        clips,
-        mining,
-        models=["m"],
-        panel=panel,
-        params=params,
-        cache=cache,
-        normalizer={"name": "basic"},
-        mode="panel",
-        source="-",
-        seed=0,
-        n_resamples=10,
-        merge_compounds=False,
-    ).to_dict()
     assert result["panel_adequacy"]["agreement"]["k"] == 0
     assert any("two panel members agreeing" in w for w in result["panel_adequacy"]["warnings"])
     assert result["models"][0]["edit_agreement"] == 0.0
