@@ -111,6 +111,12 @@ def refdis(
     audio_root: Path | None = typer.Option(
         None, "--audio-root", help="Folder of the clips' audio (clip id = path under it), for --verify-with."
     ),
+    truth: Path | None = typer.Option(
+        None,
+        "--truth",
+        help="A calibration folder (asr-audit calib build) whose planted truth verifies the mined edits: "
+        "copying is then judged on verified reference errors (docs/refdis.md).",
+    ),
     read: Any = None,
 ) -> None:
     """Mine reference errors with a consensus panel and score how often each model reproduces them."""
@@ -153,6 +159,7 @@ def refdis(
         raise ConfigError(f"--normalize-workers {normalize_workers} must be >= 0 (0 = one per core)")
     import os
 
+    verify = _verify_step(truth)  # read before the work: a bad folder fails now
     workers = normalize_workers or (os.cpu_count() or 1)
     panel_names = split_list(panel, "--panel") or []
     model_names = split_list(models, "--models")
@@ -166,7 +173,7 @@ def refdis(
         # when the collector resumes: what is alive now stays alive until the process ends
         with gc_paused():
             result = _columns_run(
-                preds, dataset, normalizer, options, panel_names, model_names, seed=seed, workers=workers
+                preds, dataset, normalizer, options, panel_names, model_names, seed=seed, workers=workers, verify=verify
             )
             data = None if result is None else result.to_dict()
             if data is not None and process_entry():  # never in a caller's longer-lived process
@@ -206,6 +213,7 @@ def refdis(
         merge_compounds=options.merge_compounds,
         language=options.language,
         text_cache=persist,
+        verify=verify,
     )
     if persist is not None:
         err_console.print(persist.stats().describe(), highlight=False, soft_wrap=True)
@@ -233,6 +241,7 @@ def _columns_run(
     *,
     seed: int,
     workers: int,
+    verify: Any = None,
 ) -> Any:
     """refdis on the set as columns: read back from the text cache (a warm run), else read file
     by file (``refdis_run.run_refdis_streamed``). ``None`` when the plain path must run: the
@@ -260,6 +269,7 @@ def _columns_run(
         "text2num": options.text2num,
         "merge_compounds": options.merge_compounds,
         "language": options.language,
+        "verify": verify,
     }
     if warm is not None:  # the files are unchanged since a run that stored them as columns
         _warn_isolated(warm.isolated_panel_members([p for p in panel if p in warm.columns.models]))
@@ -280,6 +290,16 @@ def _columns_run(
             return None
     err_console.print(persist.stats().describe(), highlight=False, soft_wrap=True)
     return result
+
+
+def _verify_step(truth: Path | None) -> Any:
+    """The verification step the flags name (``--truth``: a calibration folder's planted truth), or
+    ``None``: one step, whatever its source, feeds ``run_refdis(..., verify=...)``."""
+    if truth is None:
+        return None
+    from asr_audit.calib.score import truth_verify
+
+    return truth_verify(truth)
 
 
 def _warn_isolated(members: list[str]) -> None:

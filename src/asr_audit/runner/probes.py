@@ -170,11 +170,24 @@ REFDIS_PARAMS = (
     "published",
     "merge_compounds",
     "language",
+    "truth",
 )
 
 
-def run_refdis_with(ctx: ProbeContext, options: Any, surface: Surface) -> Any:
-    """``run_refdis`` on the context with a :class:`~asr_audit.probes.predfiles.refdis_options.RefdisOptions`."""
+def refdis_verify(options: Any) -> Any:
+    """The verification step a refdis run's options name (``truth``: a calibration folder's planted
+    truth, :func:`asr_audit.calib.score.truth_verify`), or ``None``. The one place a source of
+    verified edits is turned into a step for the probe (the probes layer cannot import ``calib``)."""
+    if getattr(options, "truth", None) is None:
+        return None
+    from asr_audit.calib.score import truth_verify
+
+    return truth_verify(options.truth)
+
+
+def run_refdis_with(ctx: ProbeContext, options: Any, surface: Surface, verify: Any = None) -> Any:
+    """``run_refdis`` on the context with a :class:`~asr_audit.probes.predfiles.refdis_options.RefdisOptions`
+    (``verify``: a verification step, :func:`refdis_verify`)."""
     from asr_audit.probes.predfiles.refdis_run import run_refdis
 
     if len(ctx.panel) < options.mining.min_panel:
@@ -194,6 +207,7 @@ def run_refdis_with(ctx: ProbeContext, options: Any, surface: Surface) -> Any:
         text2num=options.text2num,
         merge_compounds=options.merge_compounds,
         language=options.language,
+        verify=verify,
     )
 
 
@@ -202,7 +216,8 @@ def run_refdis_with(ctx: ProbeContext, options: Any, surface: Surface) -> Any:
 )
 def refdis_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
     surface = ctx.surface("refdis")
-    return run_refdis_with(ctx, _refdis_options(params, surface), surface).to_dict()
+    options = _refdis_options(params, surface)
+    return run_refdis_with(ctx, options, surface, refdis_verify(options)).to_dict()
 
 
 @register_probe(

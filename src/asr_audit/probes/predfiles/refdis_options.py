@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from asr_audit.errors import ConfigError
@@ -43,14 +44,15 @@ MINING_FIELDS = (
     "loo",
     "min_confidence",
 )
-FIELDS = ("preset", *MINING_FIELDS, "resamples", "published", "merge_compounds", "language")
+FIELDS = ("preset", *MINING_FIELDS, "resamples", "published", "merge_compounds", "language", "truth")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RefdisOptions:
     """What a refdis run is configured with: the mining parameters, the bootstrap size, the report's
     published comparison set (``published``, read by the report only), how WER is counted
-    (``merge_compounds``) and the corpus language (``language``, a primary subtag).
+    (``merge_compounds``), the corpus language (``language``, a primary subtag) and a calibration
+    folder whose planted truth verifies the edits (``truth``).
 
     >>> RefdisOptions(language="fr").normalizer_for("whisper"), RefdisOptions(language="fr").text2num
     ('whisper-basic', True)
@@ -66,9 +68,19 @@ class RefdisOptions:
     published: str | None = None
     merge_compounds: bool = False  # WER with kaldialign's merge_compounds=True (the leaderboard's)
     language: str = "en"
+    # a calibration folder (``asr-audit calib build``) whose planted truth verifies the mined edits;
+    # read by the runner and the CLI (``calib`` sits above the probes), see ``docs/refdis.md``
+    truth: str | None = None
 
     def __post_init__(self) -> None:
         check(self.resamples >= 1, "resamples", self.resamples, "must be >= 1", "use 1 or more bootstrap resamples")
+        check(
+            self.truth is None or Path(self.truth).is_dir(),
+            "truth",
+            self.truth,
+            "is not a folder",
+            "name the folder `asr-audit calib build` wrote",
+        )
         check(
             self.language == primary_language(self.language),
             "language",
@@ -130,6 +142,7 @@ class RefdisOptions:
             published=r.text("published", None),
             merge_compounds=r.flag("merge_compounds", False),
             language=primary_language(r.text("language", "en")),
+            truth=r.text("truth", None),
         )
 
 
