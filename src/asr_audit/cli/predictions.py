@@ -105,6 +105,12 @@ def refdis(
     audio_root: Path | None = typer.Option(
         None, "--audio-root", help="Folder of the clips' audio (clip id = path under it), for --verify-with."
     ),
+    labels: Path | None = typer.Option(
+        None,
+        "--labels",
+        help="Labels file of asr-audit annotate: the miner's precision and accept-ref on verified edits "
+        "(docs/annotate.md).",
+    ),
 ) -> None:
     """Mine reference errors with a consensus panel and score how often each model reproduces them."""
     from asr_audit.corpus.predfiles import gc_paused, load_predictions, load_references
@@ -128,9 +134,12 @@ def refdis(
             "resamples": resamples,
             "merge_compounds": merge_compounds,
             "language": language,
+            "labels": None if labels is None else str(labels),
         },
         Surface.cli(),
     )
+    if labels is not None and not labels.is_file():
+        raise InputFileError(labels, "no such labels file", "pass the --labels file asr-audit annotate wrote")
     check_output_file(json_out, "--json")  # outputs checked before the work
     check_output_file(csv_out, "--csv")
     check_output_file(write_corrected, "--write-corrected")
@@ -163,7 +172,7 @@ def refdis(
 
                 gc.freeze()
         if data is not None:
-            _print_refdis(data, json_out, csv_out)
+            _print_refdis(data, json_out, csv_out, options.labels)
             return
     pset = load_predictions(preds, dataset)
     refs = load_references(corrected) if corrected is not None else None
@@ -198,7 +207,7 @@ def refdis(
     )
     if persist is not None:
         err_console.print(persist.stats().describe(), highlight=False, soft_wrap=True)
-    _print_refdis(result.to_dict(), json_out, csv_out)
+    _print_refdis(result.to_dict(), json_out, csv_out, options.labels)
     if write_corrected:
         from asr_audit.probes.audio.verify import cleaned_benchmark
         from asr_audit.probes.predfiles.corrected import corrected_jsonl
@@ -281,10 +290,20 @@ def _warn_isolated(members: list[str]) -> None:
         )
 
 
-def _print_refdis(data: dict[str, Any], json_out: Path | None, csv_out: Path | None) -> None:
+def _print_refdis(data: dict[str, Any], json_out: Path | None, csv_out: Path | None, labels: str | None) -> None:
     from asr_audit.report.tables import refdis_csv, refdis_table, to_json, write_text
 
+    if labels is not None:
+        from asr_audit.probes.predfiles.verified_labels import with_labels_file
+
+        data = with_labels_file(data, labels)
     console.print(refdis_table(data))
+    if labels is not None:
+        from asr_audit.report.verified import verification_lines, verified_table
+
+        for line in verification_lines(data):
+            console.print(line, highlight=False, soft_wrap=True)
+        console.print(verified_table(data))
     if json_out:
         console.print(f"wrote {write_text(json_out, to_json(data))}")
     if csv_out:

@@ -170,6 +170,7 @@ REFDIS_PARAMS = (
     "published",
     "merge_compounds",
     "language",
+    "labels",
 )
 
 
@@ -202,7 +203,13 @@ def run_refdis_with(ctx: ProbeContext, options: Any, surface: Surface) -> Any:
 )
 def refdis_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
     surface = ctx.surface("refdis")
-    return run_refdis_with(ctx, _refdis_options(params, surface), surface).to_dict()
+    options = _refdis_options(params, surface)
+    result = run_refdis_with(ctx, options, surface).to_dict()
+    if options.labels is None:
+        return result
+    from asr_audit.probes.predfiles.verified_labels import with_labels_file
+
+    return with_labels_file(result, options.labels)
 
 
 @register_probe(

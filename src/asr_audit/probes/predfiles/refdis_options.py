@@ -43,14 +43,15 @@ MINING_FIELDS = (
     "loo",
     "min_confidence",
 )
-FIELDS = ("preset", *MINING_FIELDS, "resamples", "published", "merge_compounds", "language")
+FIELDS = ("preset", *MINING_FIELDS, "resamples", "published", "merge_compounds", "language", "labels")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RefdisOptions:
     """What a refdis run is configured with: the mining parameters, the bootstrap size, the report's
     published comparison set (``published``, read by the report only), how WER is counted
-    (``merge_compounds``) and the corpus language (``language``, a primary subtag).
+    (``merge_compounds``), the corpus language (``language``, a primary subtag) and a labels file
+    of ``asr-audit annotate`` verifying the run's edits (``labels``).
 
     >>> RefdisOptions(language="fr").normalizer_for("whisper"), RefdisOptions(language="fr").text2num
     ('whisper-basic', True)
@@ -66,6 +67,7 @@ class RefdisOptions:
     published: str | None = None
     merge_compounds: bool = False  # WER with kaldialign's merge_compounds=True (the leaderboard's)
     language: str = "en"
+    labels: str | None = None  # a labels file of asr-audit annotate: the run is verified by its labels
 
     def __post_init__(self) -> None:
         check(self.resamples >= 1, "resamples", self.resamples, "must be >= 1", "use 1 or more bootstrap resamples")
@@ -130,6 +132,7 @@ class RefdisOptions:
             published=r.text("published", None),
             merge_compounds=r.flag("merge_compounds", False),
             language=primary_language(r.text("language", "en")),
+            labels=r.text("labels", None),
         )
 
 

@@ -27,6 +27,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -284,3 +285,13 @@ def with_labels(result: Mapping[str, Any], rows: Sequence[LabelRow], where: str)
         summary["notes"] = [*summary["notes"], "some labels were made on another run; they are matched by edit key"]
     out["verification"] = summary
     return out
+
+
+def with_labels_file(result: Mapping[str, Any], path: str | Path) -> dict[str, Any]:
+    """:func:`with_labels` with every annotator's latest labels of the labels file ``path``
+    (``asr-audit annotate --labels``; refdis ``--labels`` / ``[probes.refdis] labels``)."""
+    from asr_audit.store.labels import open_labels
+
+    with open_labels(path) as store:
+        rows = store.latest()
+    return with_labels(result, rows, str(path))
