@@ -117,6 +117,8 @@ class Item:
     timed: bool  # the window comes from word timings (else: the whole clip)
     before: tuple[str, ...]
     after: tuple[str, ...]
+    cut_before: bool  # the sentence goes on before ``before`` (the page shows "…")
+    cut_after: bool
     reference_first: bool
     reference_text: str
     panel_text: str
@@ -137,8 +139,8 @@ class Item:
         """What the page receives: no model names, no word of which rendering is the reference."""
         return {
             "index": self.index,
-            "before": " ".join(self.before),
-            "after": " ".join(self.after),
+            "before": ("… " if self.cut_before else "") + " ".join(self.before),
+            "after": " ".join(self.after) + (" …" if self.cut_after else ""),
             "options": [{"name": n, "text": t} for n, t in self.options()],
             "window": [round(self.window[0], 3), round(self.window[1], 3)],
             "duration": round(self.duration, 3),
@@ -183,6 +185,8 @@ def build_items(
                 timed=span is not None,
                 before=tuple(tokens[max(0, lo - CONTEXT_WORDS) : lo]),
                 after=tuple(tokens[hi : hi + CONTEXT_WORDS]),
+                cut_before=lo > CONTEXT_WORDS,
+                cut_after=hi + CONTEXT_WORDS < len(tokens),
                 reference_first=blind_order(s.key, seed),
                 reference_text=" ".join(e.get("ref_tokens") or ()) or NOTHING,
                 panel_text=str(e.get("alt_text") or "") or NOTHING,

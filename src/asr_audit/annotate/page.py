@@ -78,8 +78,8 @@ PAGE = """<!doctype html>
     document.getElementById("task").style.display = "";
     document.getElementById("done").style.display = "none";
     text("progress", (state.done + 1) + " of " + state.n);
-    text("before", item.before ? "… " + item.before : "");
-    text("after", item.after ? item.after + " …" : "");
+    text("before", item.before);
+    text("after", item.after);
     text("optA", item.options[0].text);
     text("optB", item.options[1].text);
     text("note", item.timed ? "" : "no word timings for this clip: the whole clip plays");
