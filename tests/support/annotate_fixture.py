@@ -33,14 +33,14 @@ def _other(words: tuple[str, ...], w: str) -> str:
     return words[(words.index(w) + 1) % len(words)]
 
 
-def build_label_set(root: Path) -> LabelSet:
+def build_label_set(root: Path, n_clips: int = N_CLIPS) -> LabelSet:
     """Prediction files, flite audio (``<clip>.wav``) and the truth of each clip's edits."""
     preds, audio = root / "preds", root / "audio"
     preds.mkdir(parents=True)
     audio.mkdir(parents=True)
     rows: dict[str, list[dict[str, str]]] = {m: [] for m in (*PANEL, "copier", "listener")}
     truth: dict[str, bool] = {}
-    for i in range(N_CLIPS):
+    for i in range(n_clips):
         cid = f"clip{i:02d}"
         name, day = NAMES[i % len(NAMES)], DAYS[(i // 2) % len(DAYS)]
         words = [name, VERBS[i % len(VERBS)], "the", *OBJECTS[(i // 3) % len(OBJECTS)].split(), "on", day]

@@ -211,7 +211,7 @@ def make_server(session: Session, port: int = 0) -> ThreadingHTTPServer:
 
         def _local(self) -> bool:
             host = self.headers.get("Host", "")
-            port = self.server.server_address[1]
+            port = getattr(self.server, "server_port", None)
             if host in (f"127.0.0.1:{port}", f"localhost:{port}"):
                 return True
             self._json(403, {"error": "this server answers only http://127.0.0.1 on its own port"})

@@ -67,11 +67,10 @@ def annotate(
             progress=lambda line: err_console.print(line, highlight=False, soft_wrap=True),
         )
         server = make_server(session, port)
-        host, bound = server.server_address[:2]
         state = session.state()
         console.print(
             f"labelling {state['n']} edits ({state['done']} done) as {session.annotator}: "
-            f"http://{host}:{bound}/  (labels: {labels}; Ctrl-C stops, rerun to resume)",
+            f"http://127.0.0.1:{server.server_port}/  (labels: {labels}; Ctrl-C stops, rerun to resume)",
             highlight=False,
             soft_wrap=True,
         )

@@ -34,6 +34,7 @@ CHOICE_TEXT = {
     CANT_TELL: "can't tell",
 }
 
+_COLUMNS = ("id", "annotator", "time", "edit_key", "run_hash", "choice", "weight")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS labels (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -84,10 +85,18 @@ class LabelStore:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.executescript(_SCHEMA)
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(labels)")}
         except sqlite3.DatabaseError as exc:
             raise InputFileError(
                 self.path, f"is not a labels file ({exc})", "pass a new path or one asr-audit annotate wrote"
             ) from exc
+        if not set(_COLUMNS) <= columns:
+            self._db.close()
+            raise InputFileError(
+                self.path,
+                "is an SQLite file whose 'labels' table is not asr-audit's",
+                "pass a new path or one asr-audit annotate wrote",
+            )
 
     def close(self) -> None:
         self._db.close()
