@@ -37,7 +37,7 @@ def labelset(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return edits, data.audio
 
 
-def _session(labelset: tuple[Path, Path], db: Path, who: str = "ann", sample: int | None = None):  # noqa: ANN202
+def _session(labelset: tuple[Path, Path], db: Path, who: str = "ann", sample: int | None = None):
     from asr_audit.annotate.server import prepare
     from asr_audit.store.labels import LabelStore
 

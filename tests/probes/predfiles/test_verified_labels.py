@@ -9,8 +9,8 @@ import pytest
 from asr_audit.errors import ConfigError
 from asr_audit.probes.predfiles.verified import REFERENCE_RIGHT, REFERENCE_WRONG, UNSURE, weighted_rate
 from asr_audit.probes.predfiles.verified_labels import (
-    combine,
     cohen_kappa,
+    combine,
     draw_sample,
     labels_verification,
     refdis_result_of,
@@ -19,7 +19,7 @@ from asr_audit.probes.predfiles.verified_labels import (
 )
 from asr_audit.store.labels import CANT_TELL, NEITHER, PANEL, REFERENCE, LabelRow
 
-# strata of very different sizes and precisions: an unweighted sample share is biased
+# strata of different sizes and precisions
 STRATA = {("substitution", "start"): (60, 0.9), ("deletion", "end"): (25, 0.4), ("insertion", "start"): (15, 0.2)}
 
 
@@ -49,7 +49,7 @@ def test_sample_is_stratified_weighted_and_seeded() -> None:
     assert len(s) == 20 and len({x.key for x in s}) == 20
     by = Counter(x.stratum for x in s)
     assert by == {"substitution/start": 12, "deletion/end": 5, "insertion/start": 3}  # proportional
-    for h, n_h in by.items():  # weights: stratum size over draws, summing to the stratum size
+    for h in by:  # weights: stratum size over draws, summing to the stratum size
         total = {"substitution/start": 60, "deletion/end": 25, "insertion/start": 15}[h]
         assert sum(x.weight for x in s if x.stratum == h) == pytest.approx(total)
     assert [x.key for x in draw_sample(result, 20, seed=4)] == [x.key for x in s]
