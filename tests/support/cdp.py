@@ -20,6 +20,17 @@ from typing import Any
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
+#: The flags every headless run in the tests starts with (no network of its own, no first-run UI).
+HEADLESS_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
+
 # key -> (code, windowsVirtualKeyCode)
 _KEYS = {" ": ("Space", 32), "u": ("KeyU", 85), "w": ("KeyW", 87), **{str(d): (f"Digit{d}", 48 + d) for d in range(10)}}
 
@@ -39,13 +50,7 @@ class Browser:
         self.proc = subprocess.Popen(
             [
                 CHROMIUM,
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
+                *HEADLESS_FLAGS,
                 "--autoplay-policy=no-user-gesture-required",
                 f"--window-size={width},{height}",
                 f"--user-data-dir={profile}",

@@ -14,21 +14,18 @@ elsewhere (``Content-Security-Policy``).
 
 from __future__ import annotations
 
-import io
 import json
 import threading
-import wave
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from asr_audit.annotate.items import Item, build_items, check_audio
 from asr_audit.annotate.page import PAGE
 from asr_audit.errors import AuditError, ConfigError, InputFileError
+from asr_audit.models.openai_http import wav_bytes
 from asr_audit.probes.predfiles.verified_labels import draw_sample, refdis_result_of, run_hash
 from asr_audit.store.labels import CANT_TELL, NEITHER, LabelRow, LabelStore
 
@@ -104,18 +101,6 @@ class Session:
             lo, hi = (int(round(t * SAMPLE_RATE)) for t in it.window)
             samples = samples[lo:hi]
         return wav_bytes(samples)
-
-
-def wav_bytes(samples: np.ndarray) -> bytes:
-    """16 kHz mono float samples as a 16-bit PCM WAV file."""
-    pcm = (np.clip(samples, -1.0, 1.0) * 32767.0).astype("<i2")
-    buf = io.BytesIO()
-    with wave.open(buf, "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(SAMPLE_RATE)
-        w.writeframes(pcm.tobytes())
-    return buf.getvalue()
 
 
 def read_result(path: Path, corpus: str | None) -> dict[str, Any]:
