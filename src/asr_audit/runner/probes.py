@@ -207,9 +207,14 @@ def refdis_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]
     result = run_refdis_with(ctx, options, surface).to_dict()
     if options.labels is None:
         return result
+    from pathlib import Path
+
     from asr_audit.probes.predfiles.verified_labels import with_labels_file
 
-    return with_labels_file(result, options.labels)
+    labels = Path(options.labels)
+    if not labels.is_absolute() and Path(ctx.spec_path).is_file():  # as the spec's paths: from its folder
+        labels = Path(ctx.spec_path).resolve().parent / labels
+    return with_labels_file(result, labels)
 
 
 @register_probe(
