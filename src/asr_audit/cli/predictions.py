@@ -105,6 +105,12 @@ def refdis(
     audio_root: Path | None = typer.Option(
         None, "--audio-root", help="Folder of the clips' audio (clip id = path under it), for --verify-with."
     ),
+    truth: Path | None = typer.Option(
+        None,
+        "--truth",
+        help="A calibration folder (asr-audit calib build) whose planted truth verifies the mined edits: "
+        "copying is then judged on verified reference errors (docs/refdis.md).",
+    ),
     labels: Path | None = typer.Option(
         None,
         "--labels",
@@ -138,8 +144,6 @@ def refdis(
         },
         Surface.cli(),
     )
-    if labels is not None and not labels.is_file():
-        raise InputFileError(labels, "no such labels file", "pass the --labels file asr-audit annotate wrote")
     check_output_file(json_out, "--json")  # outputs checked before the work
     check_output_file(csv_out, "--csv")
     check_output_file(write_corrected, "--write-corrected")
@@ -155,6 +159,7 @@ def refdis(
         raise ConfigError(f"--normalize-workers {normalize_workers} must be >= 0 (0 = one per core)")
     import os
 
+    verify = _verify_step(truth, labels)  # read before the work: a bad folder or file fails now
     workers = normalize_workers or (os.cpu_count() or 1)
     panel_names = split_list(panel, "--panel") or []
     model_names = split_list(models, "--models")
@@ -164,7 +169,7 @@ def refdis(
         # when the collector resumes: what is alive now stays alive until the process ends
         with gc_paused():
             result = _columns_run(
-                preds, dataset, normalizer, options, panel_names, model_names, seed=seed, workers=workers
+                preds, dataset, normalizer, options, panel_names, model_names, seed=seed, workers=workers, verify=verify
             )
             data = None if result is None else result.to_dict()
             if data is not None and process_entry():  # never in a caller's longer-lived process
@@ -204,6 +209,7 @@ def refdis(
         merge_compounds=options.merge_compounds,
         language=options.language,
         text_cache=persist,
+        verify=verify,
     )
     if persist is not None:
         err_console.print(persist.stats().describe(), highlight=False, soft_wrap=True)
@@ -231,6 +237,7 @@ def _columns_run(
     *,
     seed: int,
     workers: int,
+    verify: Any = None,
 ) -> Any:
     """refdis on the set as columns: read back from the text cache (a warm run), else read file
     by file (``refdis_run.run_refdis_streamed``). ``None`` when the plain path must run: the
@@ -258,6 +265,7 @@ def _columns_run(
         "text2num": options.text2num,
         "merge_compounds": options.merge_compounds,
         "language": options.language,
+        "verify": verify,
     }
     if warm is not None:  # the files are unchanged since a run that stored them as columns
         _warn_isolated(warm.isolated_panel_members([p for p in panel if p in warm.columns.models]))
@@ -280,6 +288,23 @@ def _columns_run(
     return result
 
 
+def _verify_step(truth: Path | None, labels: Path | None = None) -> Any:
+    """The verification step the flags name (``--truth``: a calibration folder's planted truth;
+    ``--labels``: a labels file of ``asr-audit annotate``), or ``None``: one step, whatever its
+    source, feeds ``run_refdis(..., verify=...)``."""
+    if truth is not None and labels is not None:
+        raise ConfigError("--truth and --labels each verify the edits; fix: pass one of them")
+    if labels is not None:
+        from asr_audit.probes.predfiles.verified_labels import labels_verify
+
+        return labels_verify(labels)
+    if truth is None:
+        return None
+    from asr_audit.calib.score import truth_verify
+
+    return truth_verify(truth)
+
+
 def _warn_isolated(members: list[str]) -> None:
     for m in members:
         err_console.print(
@@ -294,9 +319,9 @@ def _print_refdis(data: dict[str, Any], json_out: Path | None, csv_out: Path | N
     from asr_audit.report.tables import refdis_csv, refdis_table, to_json, write_text
 
     if labels is not None:
-        from asr_audit.probes.predfiles.verified_labels import with_labels_file
+        from asr_audit.probes.predfiles.verified_labels import with_labels_summary
 
-        data = with_labels_file(data, labels)
+        data = with_labels_summary(data, labels)
     console.print(refdis_table(data))
     if labels is not None:
         from asr_audit.report.verified import verification_lines, verified_table

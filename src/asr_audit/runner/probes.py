@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from asr_audit.errors import ConfigError
@@ -170,12 +171,35 @@ REFDIS_PARAMS = (
     "published",
     "merge_compounds",
     "language",
+    "truth",
     "labels",
 )
 
 
-def run_refdis_with(ctx: ProbeContext, options: Any, surface: Surface) -> Any:
-    """``run_refdis`` on the context with a :class:`~asr_audit.probes.predfiles.refdis_options.RefdisOptions`."""
+def refdis_verify(options: Any, base: Path | None = None) -> Any:
+    """The verification step a refdis run's options name (``truth``: a calibration folder's planted
+    truth, :func:`asr_audit.calib.score.truth_verify`; ``labels``: a labels file of ``asr-audit
+    annotate``, :func:`asr_audit.probes.predfiles.verified_labels.labels_verify`, a relative path
+    read from ``base``, the spec's folder), or ``None``. The one place a source of verified edits
+    is turned into a step for the probe (the probes layer cannot import ``calib``)."""
+    labels = getattr(options, "labels", None)
+    if labels is not None:
+        if getattr(options, "truth", None) is not None:
+            raise ConfigError("[probes.refdis] truth and labels each verify the edits; fix: set one of them")
+        from asr_audit.probes.predfiles.verified_labels import labels_verify
+
+        path = Path(labels)
+        return labels_verify(path if path.is_absolute() or base is None else base / path)
+    if getattr(options, "truth", None) is None:
+        return None
+    from asr_audit.calib.score import truth_verify
+
+    return truth_verify(options.truth)
+
+
+def run_refdis_with(ctx: ProbeContext, options: Any, surface: Surface, verify: Any = None) -> Any:
+    """``run_refdis`` on the context with a :class:`~asr_audit.probes.predfiles.refdis_options.RefdisOptions`
+    (``verify``: a verification step, :func:`refdis_verify`)."""
     from asr_audit.probes.predfiles.refdis_run import run_refdis
 
     if len(ctx.panel) < options.mining.min_panel:
@@ -195,6 +219,7 @@ def run_refdis_with(ctx: ProbeContext, options: Any, surface: Surface) -> Any:
         text2num=options.text2num,
         merge_compounds=options.merge_compounds,
         language=options.language,
+        verify=verify,
     )
 
 
@@ -204,17 +229,14 @@ def run_refdis_with(ctx: ProbeContext, options: Any, surface: Surface) -> Any:
 def refdis_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
     surface = ctx.surface("refdis")
     options = _refdis_options(params, surface)
-    result = run_refdis_with(ctx, options, surface).to_dict()
+    base = Path(ctx.spec_path).resolve().parent if Path(ctx.spec_path).is_file() else None
+    result = run_refdis_with(ctx, options, surface, refdis_verify(options, base)).to_dict()
     if options.labels is None:
         return result
-    from pathlib import Path
-
-    from asr_audit.probes.predfiles.verified_labels import with_labels_file
+    from asr_audit.probes.predfiles.verified_labels import with_labels_summary
 
     labels = Path(options.labels)
-    if not labels.is_absolute() and Path(ctx.spec_path).is_file():  # as the spec's paths: from its folder
-        labels = Path(ctx.spec_path).resolve().parent / labels
-    return with_labels_file(result, labels)
+    return with_labels_summary(result, labels if labels.is_absolute() or base is None else base / labels)
 
 
 @register_probe(

@@ -137,3 +137,33 @@ def test_refdis_result_of_a_run() -> None:
     assert refdis_result_of(run, "b", "results.json") == r
     with pytest.raises(ConfigError, match="no refdis result for corpus 'c'"):
         refdis_result_of(run, "c", "results.json")
+
+
+def test_labels_file_as_the_runs_verification_step(tmp_path) -> None:
+    from asr_audit.corpus.predfiles import load_predictions
+    from asr_audit.data import VOXPOPULI_EXAMPLES, VOXPOPULI_PANEL
+    from asr_audit.probes.predfiles.refdis import preset_params
+    from asr_audit.probes.predfiles.refdis_run import run_refdis
+    from asr_audit.probes.predfiles.verified_labels import labels_verify, with_labels_summary
+    from asr_audit.store.labels import LabelStore
+
+    preds = load_predictions(VOXPOPULI_EXAMPLES)
+    plain = run_refdis(preds, VOXPOPULI_PANEL, preset_params("anchor")).to_dict()
+    path = tmp_path / "labels.sqlite"
+    with LabelStore(path) as store:
+        with pytest.raises(ConfigError, match="holds no labels"):
+            labels_verify(path)
+        for i, s in enumerate(draw_sample(plain, 15, seed=2)):
+            store.add("ann", s.key, run_hash(plain), PANEL if i % 4 else REFERENCE, s.weight)
+    verified = run_refdis(preds, VOXPOPULI_PANEL, preset_params("anchor"), verify=labels_verify(path)).to_dict()
+    out = with_labels_summary(verified, path)
+    assert out["verification"]["source"] == "human labels" and out["verification"]["miner_precision"]["n"] == 15
+    for m in out["models"]:
+        assert {"accept_ref", "hears_better", "wer_inflation", "wer_n_clips"} <= set(m["verified"])
+    # the same numbers as labelling the finished result
+    from asr_audit.probes.predfiles.verified_labels import read_labels
+
+    after = with_labels(plain, read_labels(path), str(path))
+    assert [m["verified"]["accept_ref"] for m in after["models"]] == [
+        m["verified"]["accept_ref"] for m in out["models"]
+    ]

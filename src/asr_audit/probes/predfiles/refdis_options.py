@@ -43,15 +43,16 @@ MINING_FIELDS = (
     "loo",
     "min_confidence",
 )
-FIELDS = ("preset", *MINING_FIELDS, "resamples", "published", "merge_compounds", "language", "labels")
+FIELDS = ("preset", *MINING_FIELDS, "resamples", "published", "merge_compounds", "language", "truth", "labels")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RefdisOptions:
     """What a refdis run is configured with: the mining parameters, the bootstrap size, the report's
     published comparison set (``published``, read by the report only), how WER is counted
-    (``merge_compounds``), the corpus language (``language``, a primary subtag) and a labels file
-    of ``asr-audit annotate`` verifying the run's edits (``labels``).
+    (``merge_compounds``), the corpus language (``language``, a primary subtag), and what verifies the
+    mined edits: a calibration folder's planted truth (``truth``) or a labels file of
+    ``asr-audit annotate`` (``labels``), one at most.
 
     >>> RefdisOptions(language="fr").normalizer_for("whisper"), RefdisOptions(language="fr").text2num
     ('whisper-basic', True)
@@ -67,7 +68,11 @@ class RefdisOptions:
     published: str | None = None
     merge_compounds: bool = False  # WER with kaldialign's merge_compounds=True (the leaderboard's)
     language: str = "en"
-    labels: str | None = None  # a labels file of asr-audit annotate: the run is verified by its labels
+    # a calibration folder (``asr-audit calib build``) whose planted truth verifies the mined edits;
+    # read by the runner and the CLI (``calib`` sits above the probes), see ``docs/refdis.md``
+    truth: str | None = None
+    # a labels file of ``asr-audit annotate``: people's labels verify the mined edits (docs/annotate.md)
+    labels: str | None = None
 
     def __post_init__(self) -> None:
         check(self.resamples >= 1, "resamples", self.resamples, "must be >= 1", "use 1 or more bootstrap resamples")
@@ -132,6 +137,7 @@ class RefdisOptions:
             published=r.text("published", None),
             merge_compounds=r.flag("merge_compounds", False),
             language=primary_language(r.text("language", "en")),
+            truth=r.text("truth", None),
             labels=r.text("labels", None),
         )
 

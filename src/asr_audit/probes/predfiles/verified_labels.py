@@ -12,11 +12,12 @@
   (:func:`combine`).
 * :func:`cohen_kappa` — agreement of two annotators on the edits both labelled, on the four
   choices, with the large-sample interval ``kappa ± 1.96 sqrt(po (1 - po) / (n (1 - pe)^2))``.
-* :func:`with_labels` — a refdis result with the verification applied
-  (:func:`~asr_audit.probes.predfiles.verified.with_verification`) and, under
-  ``result["verification"]``, the miner's precision on the labelled edits overall and per edit
-  kind (weighted, Wilson on Kish's effective size), the agreement of every pair of annotators
-  and the runs the labels were made on.
+* :func:`labels_verify` — a labels file as the run's verification step
+  (``run_refdis(..., verify=...)``: verified accept-ref and WER inflation), and
+  :func:`labels_summary` — what the labels add under ``result["verification"]``: the miner's
+  precision on the labelled edits overall and per edit kind (weighted, Wilson on Kish's effective
+  size), the agreement of every pair of annotators and the runs the labels were made on;
+  :func:`with_labels` applies both to a finished result dict.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from asr_audit.errors import ConfigError
+from asr_audit.probes.predfiles.refdis import Edit
 from asr_audit.probes.predfiles.verified import (
     LABELS_SOURCE,
     REFERENCE_RIGHT,
@@ -40,6 +42,7 @@ from asr_audit.probes.predfiles.verified import (
     UNSURE,
     EditLabel,
     Verification,
+    Verify,
     edit_key,
     weighted_rate,
     with_verification,
@@ -251,47 +254,84 @@ def labels_verification(rows: Sequence[LabelRow], name: str = "asr-audit annotat
     return Verification(source=LABELS_SOURCE, name=name, labels=labels, notes=(note,))
 
 
-def with_labels(result: Mapping[str, Any], rows: Sequence[LabelRow], where: str) -> dict[str, Any]:
-    """``result`` verified by the labels ``rows`` (the latest of each annotator and edit), with
-    the miner's precision overall and per edit kind, annotator agreement and the labelled runs
-    under ``result["verification"]``. ``where`` names the labels file in errors."""
-    edits = {edit_key(e): e for e in all_edits(result)}
+def _matched(rows: Sequence[LabelRow], keys: set[str], where: str) -> list[LabelRow]:
+    """The rows labelling one of ``keys`` (a run's edits); a one-line error when there is none."""
     if not rows:
         raise ConfigError(f"{where} holds no labels; fix: label some edits with asr-audit annotate first")
-    matched = [r for r in rows if r.edit_key in edits]
+    matched = [r for r in rows if r.edit_key in keys]
     if not matched:
         raise ConfigError(
             f"none of the {len({r.edit_key for r in rows})} labelled edits of {where} is an edit of this refdis run; "
             "fix: pass the labels made on this run's edits (same predictions, panel and settings)"
         )
+    return matched
+
+
+def labels_summary(result: Mapping[str, Any], rows: Sequence[LabelRow], where: str) -> dict[str, Any]:
+    """What a verified ``result`` (its ``verification`` made from ``rows``) adds under
+    ``result["verification"]``: the miner's precision overall and per edit kind (weighted), every
+    pair of annotators' agreement, the annotators, this run's hash and those the labels were made on."""
+    edits = {edit_key(e): e for e in all_edits(result)}
+    matched = _matched(rows, set(edits), where)
     verification = labels_verification(matched)
-    out = with_verification(result, verification)
     judged = [(k, lab) for k, lab in verification.labels.items() if lab.label != UNSURE]
     by_kind: dict[str, list[tuple[bool, float]]] = defaultdict(list)
     for k, lab in judged:
         by_kind[str(edits[k].get("kind"))].append((lab.label == REFERENCE_WRONG, lab.weight))
     this = run_hash(result)
-    summary = dict(out["verification"])
-    summary.update(
-        miner_precision=weighted_rate([(lab.label == REFERENCE_WRONG, lab.weight) for _, lab in judged]).to_dict(),
-        miner_precision_by_kind={kind: weighted_rate(v).to_dict() for kind, v in sorted(by_kind.items())},
-        agreement=[k.to_dict() for k in agreements(matched)],
-        annotators=sorted({r.annotator for r in matched}),
-        run_hash=this,
-        labelled_runs=sorted({r.run_hash for r in matched}),
-        unmatched_labels=len(rows) - len(matched),
-    )
-    if any(h != this for h in summary["labelled_runs"]):
-        summary["notes"] = [*summary["notes"], "some labels were made on another run; they are matched by edit key"]
-    out["verification"] = summary
+    runs = sorted({r.run_hash for r in matched})
+    notes = list((result.get("verification") or {}).get("notes", []))
+    if any(h != this for h in runs):
+        notes.append("some labels were made on another run; they are matched by edit key")
+    return {
+        "miner_precision": weighted_rate([(lab.label == REFERENCE_WRONG, lab.weight) for _, lab in judged]).to_dict(),
+        "miner_precision_by_kind": {kind: weighted_rate(v).to_dict() for kind, v in sorted(by_kind.items())},
+        "agreement": [k.to_dict() for k in agreements(matched)],
+        "annotators": sorted({r.annotator for r in matched}),
+        "run_hash": this,
+        "labelled_runs": runs,
+        "unmatched_labels": len(rows) - len(matched),
+        "notes": notes,
+    }
+
+
+def with_labels(result: Mapping[str, Any], rows: Sequence[LabelRow], where: str) -> dict[str, Any]:
+    """``result`` (a refdis ``to_dict``) verified by the labels ``rows`` (the latest of each
+    annotator and edit) with :func:`~asr_audit.probes.predfiles.verified.with_verification`, and
+    :func:`labels_summary` under ``result["verification"]``. ``where`` names the labels file in
+    errors."""
+    keys = {edit_key(e) for e in all_edits(result)}
+    out = with_verification(result, labels_verification(_matched(rows, keys, where)))
+    out["verification"] = {**out["verification"], **labels_summary(out, rows, where)}
     return out
 
 
-def with_labels_file(result: Mapping[str, Any], path: str | Path) -> dict[str, Any]:
-    """:func:`with_labels` with every annotator's latest labels of the labels file ``path``
-    (``asr-audit annotate --labels``; refdis ``--labels`` / ``[probes.refdis] labels``)."""
+def read_labels(path: str | Path) -> list[LabelRow]:
+    """Every annotator's latest labels in the labels file ``path`` (a missing file: one line)."""
     from asr_audit.store.labels import open_labels
 
     with open_labels(path) as store:
-        rows = store.latest()
-    return with_labels(result, rows, str(path))
+        return store.latest()
+
+
+def labels_verify(path: str | Path) -> Verify:
+    """The verification step (:data:`~asr_audit.probes.predfiles.verified.Verify`) of a labels
+    file: read now (a bad file fails before any work), it labels a run's edits when called
+    (``asr-audit refdis --labels FILE``, ``[probes.refdis] labels = "FILE"``); add
+    :func:`labels_summary` to the result's ``verification`` afterwards (:func:`with_labels_summary`)."""
+    rows = read_labels(path)
+    where = str(path)
+    _matched(rows, {r.edit_key for r in rows}, where)  # an empty file fails now
+
+    def verify(edits: Sequence[Edit]) -> Verification:
+        return labels_verification(_matched(rows, {edit_key(e) for e in edits}, where))
+
+    return verify
+
+
+def with_labels_summary(result: Mapping[str, Any], path: str | Path) -> dict[str, Any]:
+    """A refdis result verified by :func:`labels_verify` (``path``), with :func:`labels_summary`
+    under its ``verification``."""
+    out = dict(result)
+    out["verification"] = {**out["verification"], **labels_summary(result, read_labels(path), str(path))}
+    return out
