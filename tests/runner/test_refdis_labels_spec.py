@@ -43,3 +43,7 @@ def test_spec_labels_verify_the_refdis_result(tmp_path: Path, run_cli) -> None:
     assert v["source"] == "human labels" and v["n_labelled"] == 12 and v["run_hash"] == run_hash(result)
     assert v["miner_precision"]["n"] == 12 and v["miner_precision"]["ci_low"] is not None
     assert all("verified" in m for m in r["models"])
+    assert len(v["labelled"]) == 12 and {x["label"] for x in v["labelled"]} == {"reference-wrong", "reference-right"}
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "Verified edits (human labels)" in html and "Cohen" not in html  # one annotator: no kappa
+    assert html.count("<td>ann: ") == 12  # every labelled edit listed with its annotator's choice

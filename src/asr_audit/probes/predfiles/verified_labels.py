@@ -292,7 +292,35 @@ def labels_summary(result: Mapping[str, Any], rows: Sequence[LabelRow], where: s
         "labelled_runs": runs,
         "unmatched_labels": len(rows) - len(matched),
         "notes": notes,
+        "labelled": _examples(edits, verification, matched),
     }
+
+
+def _examples(
+    edits: Mapping[str, Mapping[str, Any]], verification: Verification, rows: Sequence[LabelRow]
+) -> list[dict[str, object]]:
+    """The labelled edits for the report: the edit, its combined label and weight, each
+    annotator's choice, in edit-key order."""
+    choices: dict[str, dict[str, str]] = defaultdict(dict)
+    for r in rows:
+        choices[r.edit_key][r.annotator] = r.choice
+    out: list[dict[str, object]] = []
+    for key in sorted(verification.labels):
+        e, lab = edits[key], verification.labels[key]
+        out.append(
+            {
+                "key": key,
+                "clip_id": e.get("clip_id"),
+                "kind": e.get("kind"),
+                "position": e.get("position"),
+                "reference": " ".join(e.get("ref_tokens") or ()),
+                "panel": e.get("alt_text") or "",
+                "label": lab.label,
+                "weight": lab.weight,
+                "choices": dict(sorted(choices[key].items())),
+            }
+        )
+    return out
 
 
 def with_labels(result: Mapping[str, Any], rows: Sequence[LabelRow], where: str) -> dict[str, Any]:
