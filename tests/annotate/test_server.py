@@ -140,3 +140,32 @@ def test_refuses_without_audio(labelset: tuple[Path, Path], tmp_path: Path) -> N
     )
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
     assert "--audio-root" in out.stderr
+
+
+def test_windows_from_word_timings_even_where_the_reference_cannot_be_aligned(
+    labelset: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """sphinx cannot align some references that misname a word (the planted errors); their clips
+    are aligned with the panel's text instead, so every edit gets a window, not the whole clip."""
+    pytest.importorskip("pocketsphinx")
+    from asr_audit.align import get_aligner
+    from asr_audit.annotate.server import prepare
+    from asr_audit.store.labels import LabelStore
+
+    edits, audio = labelset
+    lines: list[str] = []
+    s = prepare(
+        edits,
+        audio,
+        LabelStore(tmp_path / "l.sqlite"),
+        sample=None,
+        seed=0,
+        annotator="a",
+        aligner=get_aligner("sphinx"),
+        progress=lines.append,
+    )
+    assert any("the panel's text aligned" in line for line in lines), lines
+    assert all(it.timed for it in s.items)
+    for it in s.items:  # a second each side at most, inside the clip, shorter than the clip
+        assert 0 <= it.window[0] < it.window[1] <= it.duration
+        assert it.window[1] - it.window[0] < it.duration or it.duration < 2.5

@@ -84,6 +84,67 @@ def span_times(
     return (timings[idx[0]][0], timings[idx[-1]][1])
 
 
+def corrected_text(
+    tokens: Sequence[str], edits: Sequence[Mapping[str, Any]]
+) -> tuple[list[str], list[tuple[int, int]]]:
+    """The reference ``tokens`` with the clip's non-overlapping ``edits`` applied (what the panel
+    heard), and for each reference token ``i`` the range ``[a, b)`` of corrected tokens standing
+    for it (an untouched token: itself; the tokens of a replaced run: the replacement's range, empty
+    for a deletion); an insertion before token ``i`` puts its words between ``i - 1`` and ``i``.
+
+    >>> corrected_text("anna opened the door on monday".split(), [
+    ...     {"kind": "substitution", "ref_indices": [0], "alt_text": "peter"},
+    ...     {"kind": "insertion", "ref_indices": [6], "alt_text": "morning"}])
+    (['peter', 'opened', 'the', 'door', 'on', 'monday', 'morning'], [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (5, 6)])
+    """
+    spans = []
+    for e in edits:
+        idx = [int(i) for i in e.get("ref_indices", [])]
+        if not idx:
+            continue
+        lo = idx[0]
+        hi = lo if e.get("kind") == "insertion" else idx[-1] + 1
+        spans.append((lo, hi, str(e.get("alt_text") or "").split()))
+    spans.sort(key=lambda x: (x[0], x[1]))
+    out: list[str] = []
+    where: list[tuple[int, int]] = []
+    i = 0
+    for lo, hi, alt in spans:
+        if lo < i or lo > len(tokens):  # overlaps an edit already applied: left out
+            continue
+        for t in tokens[i:lo]:
+            where.append((len(out), len(out) + 1))
+            out.append(t)
+        start = len(out)
+        out.extend(alt)
+        where.extend([(start, len(out))] * (hi - lo))
+        i = hi
+    for t in tokens[i:]:
+        where.append((len(out), len(out) + 1))
+        out.append(t)
+    return out, where
+
+
+def timings_through(
+    where: Sequence[tuple[int, int]], corrected: Sequence[tuple[float, float]]
+) -> list[tuple[float, float]]:
+    """One ``(start, end)`` per reference token from the timings of the corrected text
+    (:func:`corrected_text`): a token replaced by nothing gets the gap where it was.
+
+    >>> timings_through([(0, 1), (1, 1), (1, 2)], [(0.0, 0.4), (0.6, 1.0)])
+    [(0.0, 0.4), (0.4, 0.6), (0.6, 1.0)]
+    """
+    out = []
+    for a, b in where:
+        if b > a:
+            out.append((corrected[a][0], corrected[b - 1][1]))
+        else:
+            start = corrected[a - 1][1] if a > 0 else 0.0
+            end = corrected[a][0] if a < len(corrected) else start
+            out.append((start, max(start, end)))
+    return out
+
+
 def edit_window(span: tuple[float, float] | None, duration: float) -> tuple[float, float]:
     """The window played for a span: :data:`CONTEXT_S` each side, inside the clip; the whole clip
     when the span is unknown.

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from asr_audit.annotate.items import Item, build_items, check_audio
+from asr_audit.annotate.items import Item, build_items, check_audio, corrected_text, timings_through
 from asr_audit.annotate.page import PAGE
 from asr_audit.errors import AuditError, ConfigError, InputFileError
 from asr_audit.models.openai_http import wav_bytes
@@ -146,6 +146,9 @@ def prepare(
     refs = {str(k): str(v) for k, v in (result.get("references") or {}).items()}
     timings: dict[str, list[tuple[float, float]] | None] = {}
     durations: dict[str, float] = {}
+    clip_edits: dict[str, list[Mapping[str, Any]]] = {}
+    for e in result.get("edits", []):  # the full panel's edits: what it heard, clip by clip
+        clip_edits.setdefault(str(e["clip_id"]), []).append(e)
     if aligner is not None and store is not None:
         store.register_backend(aligner.identity())
     for n, cid in enumerate(clip_ids, 1):
@@ -159,11 +162,32 @@ def prepare(
             raise InputFileError(audio[cid], f"cannot be read ({aligned.error})", "pass readable audio files")
         durations[cid] = float(aligned.duration)
         timings[cid] = None if aligned.error else [(w.start, w.end) for w in aligned.words]
+        status = "cached" if aligned.cached else "aligned"
+        if aligned.error:  # words nobody said in the reference: align what the panel heard instead
+            timings[cid] = _corrected_timings(aligner, clip, refs[cid], clip_edits.get(cid, []), store)
+            status = "reference unaligned: " + ("the panel's text aligned" if timings[cid] else "whole clip")
         if progress is not None:
-            status = "cached" if aligned.cached else ("failed: whole clip" if aligned.error else "aligned")
             progress(f"[{n}/{len(clip_ids)}] {cid}: {status}")
     items = build_items(drawn, refs, audio, durations, timings.get, seed)
     return Session(items=items, labels=labels, run_hash=run_hash(result), annotator=annotator.strip())
+
+
+def _corrected_timings(
+    aligner: Any, clip: Any, reference: str, edits: list[Mapping[str, Any]], store: Any
+) -> list[tuple[float, float]] | None:
+    """Per-reference-token timings from aligning the reference with the clip's edits applied
+    (:func:`~asr_audit.annotate.items.corrected_text`); ``None`` when that fails too."""
+    from dataclasses import replace
+
+    from asr_audit.align.run import align_clip
+
+    tokens, where = corrected_text(reference.split(), edits)
+    if not edits or not tokens:
+        return None
+    aligned = align_clip(aligner, replace(clip, reference=" ".join(tokens)), store)
+    if aligned.error or len(aligned.words) != len(tokens):
+        return None
+    return timings_through(where, [(w.start, w.end) for w in aligned.words])
 
 
 def _duration(clip: Any) -> float:
