@@ -102,6 +102,13 @@ def test_label_fifty_edits_by_keyboard(tmp_path: Path) -> None:
                     assert browser.js("document.getElementById('progress').textContent") == f"20 of {SAMPLE}"
                     browser.press(_answer(browser, sample, data.reference_wrong))
                     browser.wait(f"document.body.dataset.index === '{before}'")
+                if n == 10:  # the whole clip on demand, by a click: longer than the edit's window
+                    window = browser.wait("document.getElementById('audio').duration")
+                    browser.click("#whole")
+                    whole = browser.wait(
+                        "!document.getElementById('clip').hidden && document.getElementById('clip').duration"
+                    )
+                    assert whole > window, (whole, window)
                 if n == 30:  # the server dies; a new one on the same port resumes from the labels file
                     server.send_signal(signal.SIGKILL)
                     server.wait()

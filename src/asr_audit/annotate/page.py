@@ -123,6 +123,9 @@ PAGE = """<!doctype html>
   document.querySelectorAll("[data-choice]").forEach(function (b) {
     b.addEventListener("click", function () { choose(b.dataset.choice); });
   });
+  document.querySelectorAll("button").forEach(function (b) {  // keys stay the page's after a click
+    b.addEventListener("click", function () { b.blur(); });
+  });
   document.getElementById("undo").addEventListener("click", undo);
   document.getElementById("undo2").addEventListener("click", undo);
   document.getElementById("replay").addEventListener("click", play);
