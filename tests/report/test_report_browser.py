@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from cdp import HEADLESS_FLAGS
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ARTIFACTS = Path(__file__).parents[2] / "artifacts"
@@ -109,13 +110,7 @@ window.addEventListener('load', function () {
     )
     checker.write_text(page)
     flags = [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
+        *HEADLESS_FLAGS,
         "--disable-quic",
         f"--user-data-dir={tmp_path / 'profile'}",
         "--enable-logging=stderr",

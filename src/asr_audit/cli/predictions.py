@@ -117,6 +117,12 @@ def refdis(
         help="A calibration folder (asr-audit calib build) whose planted truth verifies the mined edits: "
         "copying is then judged on verified reference errors (docs/refdis.md).",
     ),
+    labels: Path | None = typer.Option(
+        None,
+        "--labels",
+        help="Labels file of asr-audit annotate: the miner's precision and accept-ref on verified edits "
+        "(docs/annotate.md).",
+    ),
     read: Any = None,
 ) -> None:
     """Mine reference errors with a consensus panel and score how often each model reproduces them."""
@@ -141,6 +147,7 @@ def refdis(
             "resamples": resamples,
             "merge_compounds": merge_compounds,
             "language": language,
+            "labels": None if labels is None else str(labels),
         },
         Surface.cli(),
     )
@@ -159,7 +166,7 @@ def refdis(
         raise ConfigError(f"--normalize-workers {normalize_workers} must be >= 0 (0 = one per core)")
     import os
 
-    verify = _verify_step(truth)  # read before the work: a bad folder fails now
+    verify = _verify_step(truth, labels)  # read before the work: a bad folder or file fails now
     workers = normalize_workers or (os.cpu_count() or 1)
     panel_names = split_list(panel, "--panel") or []
     model_names = split_list(models, "--models")
@@ -181,7 +188,7 @@ def refdis(
 
                 gc.freeze()
         if data is not None:
-            _print_refdis(data, json_out, csv_out, note)
+            _print_refdis(data, json_out, csv_out, note, options.labels)
             return
     pset = load_set(preds, dataset, read, options.normalizer_for(normalizer), options.mining.preset)
     refs = load_references(corrected) if corrected is not None else None
@@ -217,7 +224,7 @@ def refdis(
     )
     if persist is not None:
         err_console.print(persist.stats().describe(), highlight=False, soft_wrap=True)
-    _print_refdis(result.to_dict(), json_out, csv_out, note if corrected is None else None)
+    _print_refdis(result.to_dict(), json_out, csv_out, note if corrected is None else None, options.labels)
     if write_corrected:
         from asr_audit.probes.audio.verify import cleaned_benchmark
         from asr_audit.probes.predfiles.corrected import corrected_jsonl
@@ -292,9 +299,16 @@ def _columns_run(
     return result
 
 
-def _verify_step(truth: Path | None) -> Any:
-    """The verification step the flags name (``--truth``: a calibration folder's planted truth), or
-    ``None``: one step, whatever its source, feeds ``run_refdis(..., verify=...)``."""
+def _verify_step(truth: Path | None, labels: Path | None = None) -> Any:
+    """The verification step the flags name (``--truth``: a calibration folder's planted truth;
+    ``--labels``: a labels file of ``asr-audit annotate``), or ``None``: one step, whatever its
+    source, feeds ``run_refdis(..., verify=...)``."""
+    if truth is not None and labels is not None:
+        raise ConfigError("--truth and --labels each verify the edits; fix: pass one of them")
+    if labels is not None:
+        from asr_audit.probes.predfiles.verified_labels import labels_verify
+
+        return labels_verify(labels)
     if truth is None:
         return None
     from asr_audit.calib.score import truth_verify
@@ -325,12 +339,28 @@ def _unscored_note(panel: list[str], mining: Any) -> str | None:
     )
 
 
-def _print_refdis(data: dict[str, Any], json_out: Path | None, csv_out: Path | None, note: str | None = None) -> None:
+def _print_refdis(
+    data: dict[str, Any],
+    json_out: Path | None,
+    csv_out: Path | None,
+    note: str | None = None,
+    labels: str | None = None,
+) -> None:
     from asr_audit.report.tables import refdis_csv, refdis_table, to_json, write_text
 
     if note is not None:
         err_console.print(note, highlight=False, soft_wrap=True)
+    if labels is not None:
+        from asr_audit.probes.predfiles.verified_labels import with_labels_summary
+
+        data = with_labels_summary(data, labels)
     console.print(refdis_table(data))
+    if labels is not None:
+        from asr_audit.report.verified import verification_lines, verified_table
+
+        for line in verification_lines(data):
+            console.print(line, highlight=False, soft_wrap=True)
+        console.print(verified_table(data))
     if json_out:
         console.print(f"wrote {write_text(json_out, to_json(data))}")
     if csv_out:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from asr_audit.errors import ConfigError
@@ -171,13 +172,24 @@ REFDIS_PARAMS = (
     "merge_compounds",
     "language",
     "truth",
+    "labels",
 )
 
 
-def refdis_verify(options: Any) -> Any:
+def refdis_verify(options: Any, base: Path | None = None) -> Any:
     """The verification step a refdis run's options name (``truth``: a calibration folder's planted
-    truth, :func:`asr_audit.calib.score.truth_verify`), or ``None``. The one place a source of
-    verified edits is turned into a step for the probe (the probes layer cannot import ``calib``)."""
+    truth, :func:`asr_audit.calib.score.truth_verify`; ``labels``: a labels file of ``asr-audit
+    annotate``, :func:`asr_audit.probes.predfiles.verified_labels.labels_verify`, a relative path
+    read from ``base``, the spec's folder), or ``None``. The one place a source of verified edits
+    is turned into a step for the probe (the probes layer cannot import ``calib``)."""
+    labels = getattr(options, "labels", None)
+    if labels is not None:
+        if getattr(options, "truth", None) is not None:
+            raise ConfigError("[probes.refdis] truth and labels each verify the edits; fix: set one of them")
+        from asr_audit.probes.predfiles.verified_labels import labels_verify
+
+        path = Path(labels)
+        return labels_verify(path if path.is_absolute() or base is None else base / path)
     if getattr(options, "truth", None) is None:
         return None
     from asr_audit.calib.score import truth_verify
@@ -217,7 +229,14 @@ def run_refdis_with(ctx: ProbeContext, options: Any, surface: Surface, verify: A
 def refdis_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
     surface = ctx.surface("refdis")
     options = _refdis_options(params, surface)
-    return run_refdis_with(ctx, options, surface, refdis_verify(options)).to_dict()
+    base = Path(ctx.spec_path).resolve().parent if Path(ctx.spec_path).is_file() else None
+    result = run_refdis_with(ctx, options, surface, refdis_verify(options, base)).to_dict()
+    if options.labels is None:
+        return result
+    from asr_audit.probes.predfiles.verified_labels import with_labels_summary
+
+    labels = Path(options.labels)
+    return with_labels_summary(result, labels if labels.is_absolute() or base is None else base / labels)
 
 
 @register_probe(

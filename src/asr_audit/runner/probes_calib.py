@@ -11,7 +11,8 @@ from asr_audit.probes.predfiles.refdis_options import RefdisOptions
 from asr_audit.runner.probes import REFDIS_PARAMS, ProbeContext, register_probe, run_refdis_with
 
 # the refdis probe's fields; ``truth`` is this probe's own (the folder it scores the miner against)
-_PARAMS = ("truth", "split", *(p for p in REFDIS_PARAMS if p != "truth"))
+# planted truth is the calibration's own verification: no labels file here
+_PARAMS = ("truth", "split", *(p for p in REFDIS_PARAMS if p not in ("truth", "labels")))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

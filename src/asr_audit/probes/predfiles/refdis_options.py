@@ -44,15 +44,16 @@ MINING_FIELDS = (
     "loo",
     "min_confidence",
 )
-FIELDS = ("preset", *MINING_FIELDS, "resamples", "published", "merge_compounds", "language", "truth")
+FIELDS = ("preset", *MINING_FIELDS, "resamples", "published", "merge_compounds", "language", "truth", "labels")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RefdisOptions:
     """What a refdis run is configured with: the mining parameters, the bootstrap size, the report's
     published comparison set (``published``, read by the report only), how WER is counted
-    (``merge_compounds``), the corpus language (``language``, a primary subtag) and a calibration
-    folder whose planted truth verifies the edits (``truth``).
+    (``merge_compounds``), the corpus language (``language``, a primary subtag), and what verifies the
+    mined edits: a calibration folder's planted truth (``truth``) or a labels file of
+    ``asr-audit annotate`` (``labels``), one at most.
 
     >>> RefdisOptions(language="fr").normalizer_for("whisper"), RefdisOptions(language="fr").text2num
     ('whisper-basic', True)
@@ -71,6 +72,8 @@ class RefdisOptions:
     # a calibration folder (``asr-audit calib build``) whose planted truth verifies the mined edits;
     # read by the runner and the CLI (``calib`` sits above the probes), see ``docs/refdis.md``
     truth: str | None = None
+    # a labels file of ``asr-audit annotate``: people's labels verify the mined edits (docs/annotate.md)
+    labels: str | None = None
 
     def __post_init__(self) -> None:
         check(self.resamples >= 1, "resamples", self.resamples, "must be >= 1", "use 1 or more bootstrap resamples")
@@ -143,6 +146,7 @@ class RefdisOptions:
             merge_compounds=r.flag("merge_compounds", False),
             language=primary_language(r.text("language", "en")),
             truth=r.text("truth", None),
+            labels=r.text("labels", None),
         )
 
 
