@@ -100,10 +100,20 @@ def refdis(
         help="Write the consensus-corrected references (a cleaned benchmark, manifest JSONL) with every change.",
     ),
     verify_with: str | None = typer.Option(
-        None, "--verify-with", help="Scoring backend that checks each correction on the audio (needs --audio-root)."
+        None,
+        "--verify-with",
+        help="Comma-separated scoring backends (never a tested model) that verify each edit on the audio "
+        "(needs --audio-root): edits labelled reference-wrong / reference-right, accept-ref on verified edits "
+        "per model; with --write-corrected (one backend) each correction also gets its audio's vote.",
     ),
     audio_root: Path | None = typer.Option(
         None, "--audio-root", help="Folder of the clips' audio (clip id = path under it), for --verify-with."
+    ),
+    verify_margin: float | None = typer.Option(
+        None,
+        "--verify-margin",
+        help="Nats per token every verifier must clear (default: the calibrated margin, docs/refdis.md; "
+        "another margin has no measured precision).",
     ),
 ) -> None:
     """Mine reference errors with a consensus panel and score how often each model reproduces them."""
@@ -134,10 +144,21 @@ def refdis(
     check_output_file(json_out, "--json")  # outputs checked before the work
     check_output_file(csv_out, "--csv")
     check_output_file(write_corrected, "--write-corrected")
-    if verify_with is not None and write_corrected is None:
+    verifiers = split_list(verify_with, "--verify-with") or []
+    if verify_with is not None and corrected is not None:
         raise ConfigError(
-            "--verify-with checks the corrections --write-corrected writes; fix: add --write-corrected FILE"
+            "--verify-with verifies the panel's edits, but --corrected-refs gives them; fix: use --panel"
         )
+    if verify_with is not None and audio_root is None:
+        raise ConfigError(
+            "--verify-with scores each edit on the clip's audio; fix: add --audio-root DIR (where the audio files are)"
+        )
+    if write_corrected is not None and len(verifiers) > 1:
+        raise ConfigError(
+            "--write-corrected records one backend's vote on each correction; fix: name one --verify-with backend"
+        )
+    if verify_margin is not None and verify_with is None:
+        raise ConfigError("--verify-margin is the audio verifiers' margin; fix: add --verify-with SPEC --audio-root DIR")
     if write_corrected is not None and corrected is not None:
         raise ConfigError(
             "--write-corrected writes the panel's corrections, but --corrected-refs gives them; fix: use --panel"
@@ -163,6 +184,8 @@ def refdis(
 
                 gc.freeze()
         if data is not None:
+            if verifiers:
+                data = _audio_verified(data, result, verifiers, audio_root, verify_margin, model_names)
             _print_refdis(data, json_out, csv_out)
             return
     pset = load_predictions(preds, dataset)
@@ -198,7 +221,10 @@ def refdis(
     )
     if persist is not None:
         err_console.print(persist.stats().describe(), highlight=False, soft_wrap=True)
-    _print_refdis(result.to_dict(), json_out, csv_out)
+    data = result.to_dict()
+    if verifiers:
+        data = _audio_verified(data, result, verifiers, audio_root, verify_margin, model_names)
+    _print_refdis(data, json_out, csv_out)
     if write_corrected:
         from asr_audit.probes.audio.verify import cleaned_benchmark
         from asr_audit.probes.predfiles.corrected import corrected_jsonl
@@ -269,6 +295,31 @@ def _columns_run(
             return None
     err_console.print(persist.stats().describe(), highlight=False, soft_wrap=True)
     return result
+
+
+def _audio_verified(
+    data: dict[str, Any],
+    result: Any,
+    verifiers: list[str],
+    audio_root: Path | None,
+    margin: float | None,
+    models: list[str] | None,
+) -> dict[str, Any]:
+    """``data`` with the edits verified on the audio by ``verifiers`` (``probes/audio/verify_edits.py``);
+    the models under test are ``--models`` (else every scored model) outside the panel."""
+    from asr_audit.probes.audio.verify_edits import MARGIN, summary_line, verify_run, with_audio_verification
+
+    scored = models if models is not None else [str(m["model"]) for m in data.get("models", [])]
+    av = verify_run(
+        result,
+        verifiers,
+        None if audio_root is None else str(audio_root),
+        result.references,
+        tested=[m for m in scored if m not in result.panel],
+        margin=MARGIN if margin is None else margin,
+    )
+    err_console.print(summary_line(av), highlight=False, soft_wrap=True)
+    return with_audio_verification(data, av)
 
 
 def _warn_isolated(members: list[str]) -> None:
