@@ -278,9 +278,12 @@ def verify_edits(
     )
 
 
-def audio_loader(audio_root: str, references: Mapping[str, str]) -> Callable[[str], np.ndarray]:
-    """``clip id -> audio`` for clips at ``audio_root / clip id`` (an absolute id as it is), the
-    folder checked first (one-line error)."""
+def audio_loader(
+    audio_root: str, references: Mapping[str, str], paths: Mapping[str, str] | None = None
+) -> Callable[[str], np.ndarray]:
+    """``clip id -> audio`` for clips at ``audio_root / clip id`` (an absolute id as it is; or at
+    ``audio_root / paths[clip id]`` where ``paths`` names the file, e.g. a manifest's
+    ``audio_filepath``), the folder checked first (one-line error)."""
     from pathlib import Path
 
     from asr_audit.audio.io import load_audio
@@ -291,7 +294,8 @@ def audio_loader(audio_root: str, references: Mapping[str, str]) -> Callable[[st
         raise ConfigError(f"--audio-root {audio_root} is not a folder; fix: pass the folder holding the audio files")
 
     def load(cid: str) -> np.ndarray:
-        return load_audio(Clip(cid, references.get(cid, ""), audio_path=str(root / cid)))
+        rel = cid if paths is None else paths.get(cid, cid)
+        return load_audio(Clip(cid, references.get(cid, ""), audio_path=str(root / rel)))
 
     return load
 
