@@ -55,7 +55,6 @@ import numpy as np
 from asr_audit.calib.build import generate_sentences
 from asr_audit.calib.generate import CalibConfig, render
 from asr_audit.calib.languages import calib_normalizer
-from asr_audit.calib.truth import sentence_items
 from asr_audit.probes.audio.verify_edits import MARGIN, EditScore, decide, score_edits
 from asr_audit.probes.predfiles.refdis import DELETION, INSERTION, SUBSTITUTION, Edit
 from asr_audit.probes.predfiles.verified import REFERENCE_RIGHT, REFERENCE_WRONG, UNSURE, edit_key
@@ -123,7 +122,12 @@ def pairs(seed: int) -> tuple[list[dict[str, Any]], dict[str, str], dict[str, tu
 
 
 def scores_for(
-    work: Path, seed: int, rows: Sequence[Mapping[str, Any]], texts: Mapping[str, str], refs: Mapping[str, Any], verifier: str
+    work: Path,
+    seed: int,
+    rows: Sequence[Mapping[str, Any]],
+    texts: Mapping[str, str],
+    refs: Mapping[str, Any],
+    verifier: str,
 ) -> dict[str, dict[str, Any]]:
     """``edit key -> EditScore fields`` by ``verifier``, cached in ``work/s<seed>/verify-scores.json``."""
     d = work / f"s{seed}"
@@ -144,7 +148,12 @@ def scores_for(
         got = score_edits([r["edit"] for r in todo], refs, load_backend(verifier), load)
         have.update(
             {
-                k: {"verifier": v.verifier, "mean_reference": v.mean_reference, "mean_corrected": v.mean_corrected, "error": v.error}
+                k: {
+                    "verifier": v.verifier,
+                    "mean_reference": v.mean_reference,
+                    "mean_corrected": v.mean_corrected,
+                    "error": v.error,
+                }
                 for k, v in got.items()
             }
         )
@@ -241,7 +250,9 @@ def main(argv: list[str] | None = None) -> int:
         rows.extend(seed_rows)
         say(f"seed {s}: {len(seed_rows)} edits on {len(texts)} clips")
     table = [evaluate(rows, scores, c, m) for c in CONFIGS for m in GRID]
-    print("| verifiers | margin | precision (reference-wrong calls) | recall | false calls on reference-right | reference-right calls: precision | recall |")
+    print(
+        "| verifiers | margin | precision (reference-wrong calls) | recall | false calls on reference-right | reference-right calls: precision | recall |"
+    )
     print("|---|---|---|---|---|---|---|")
     for r in table:
         print(
@@ -250,7 +261,9 @@ def main(argv: list[str] | None = None) -> int:
         )
     at = {s: evaluate(rs, scores, VERIFIERS, MARGIN) for s, rs in per_seed.items()}
     for s, r in at.items():
-        print(f"seed {s} at margin {MARGIN:g}: precision {_fmt(r['precision'])}, recall {_fmt(r['recall'])}, false calls {_fmt(r['false_call_rate'])}")
+        print(
+            f"seed {s} at margin {MARGIN:g}: precision {_fmt(r['precision'])}, recall {_fmt(r['recall'])}, false calls {_fmt(r['false_call_rate'])}"
+        )
     if args.tune:
         print(f"margin by the rule on seeds {seeds}: {choose_margin(table):g}")
     elapsed = time.time() - t0

@@ -72,7 +72,9 @@ def main(argv: list[str] | None = None) -> int:
         world_hashes.append(hashlib.sha256(json.dumps(world.truth, sort_keys=True).encode()).hexdigest()[:16])
         for q in qs:
             for j in range(args.labellings):
-                lab = label_sample(np.random.default_rng([w, 1000 + j, int(q * 1000)]), world, q, args.n_sample, args.n_double)
+                lab = label_sample(
+                    np.random.default_rng([w, 1000 + j, int(q * 1000)]), world, q, args.n_sample, args.n_double
+                )
                 for t in trials(world, lab):
                     kind = model_kind(world, t.model)
                     for est, (lo, hi) in (("plain", t.plain), ("bounded", t.bounded)):
@@ -88,7 +90,9 @@ def main(argv: list[str] | None = None) -> int:
     print("| q | model | interval | covers the planted rate | flag fires |")
     print("|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['q']:g} | {r['model']} | {r['estimator']} | {r['covered']}/{r['trials']} ({r['coverage']:.3f}) | {r['flagged']}/{r['trials']} |")
+        print(
+            f"| {r['q']:g} | {r['model']} | {r['estimator']} | {r['covered']}/{r['trials']} ({r['coverage']:.3f}) | {r['flagged']}/{r['trials']} |"
+        )
     elapsed = time.time() - t0
     print(f"{elapsed:.0f} s", file=sys.stderr)
     if args.out:

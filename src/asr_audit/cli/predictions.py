@@ -146,9 +146,7 @@ def refdis(
     check_output_file(write_corrected, "--write-corrected")
     verifiers = split_list(verify_with, "--verify-with") or []
     if verify_with is not None and corrected is not None:
-        raise ConfigError(
-            "--verify-with verifies the panel's edits, but --corrected-refs gives them; fix: use --panel"
-        )
+        raise ConfigError("--verify-with verifies the panel's edits, but --corrected-refs gives them; fix: use --panel")
     if verify_with is not None and audio_root is None:
         raise ConfigError(
             "--verify-with scores each edit on the clip's audio; fix: add --audio-root DIR (where the audio files are)"
@@ -158,7 +156,9 @@ def refdis(
             "--write-corrected records one backend's vote on each correction; fix: name one --verify-with backend"
         )
     if verify_margin is not None and verify_with is None:
-        raise ConfigError("--verify-margin is the audio verifiers' margin; fix: add --verify-with SPEC --audio-root DIR")
+        raise ConfigError(
+            "--verify-margin is the audio verifiers' margin; fix: add --verify-with SPEC --audio-root DIR"
+        )
     if write_corrected is not None and corrected is not None:
         raise ConfigError(
             "--write-corrected writes the panel's corrections, but --corrected-refs gives them; fix: use --panel"

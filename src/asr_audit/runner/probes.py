@@ -170,6 +170,9 @@ REFDIS_PARAMS = (
     "published",
     "merge_compounds",
     "language",
+    "verify_with",
+    "audio_root",
+    "verify_margin",
 )
 
 
@@ -202,7 +205,46 @@ def run_refdis_with(ctx: ProbeContext, options: Any, surface: Surface) -> Any:
 )
 def refdis_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
     surface = ctx.surface("refdis")
-    return run_refdis_with(ctx, _refdis_options(params, surface), surface).to_dict()
+    options = _refdis_options(params, surface)
+    result = run_refdis_with(ctx, options, surface)
+    if not options.verify_with:
+        return result.to_dict()
+    return _audio_verified(ctx, options, result, surface)
+
+
+def _audio_verified(ctx: ProbeContext, options: Any, result: Any, surface: Surface) -> dict[str, Any]:
+    """The result with its edits verified on the audio (``probes/audio/verify_edits.py``): the
+    corpus's own clips where it has audio, else ``audio_root``; the models under test are the
+    scored models outside the panel."""
+    from asr_audit.probes.audio.verify_edits import MARGIN, verify_run, with_audio_verification
+
+    load = None
+    if ctx.clips is not None and options.audio_root is None:
+        from asr_audit.audio.io import load_audio
+
+        by_id = {c.id: c for c in ctx.clips}
+
+        def load(cid: str) -> Any:
+            if cid not in by_id:
+                raise ConfigError(f"corpus {ctx.corpus!r}: clip {cid!r} has no audio in the corpus")
+            return load_audio(by_id[cid])
+
+    if options.audio_root is None and load is None:
+        raise ConfigError(
+            f"corpus {ctx.corpus!r}: {surface.name('verify_with')} scores each edit on its audio, and the corpus has "
+            f"none; fix: set {surface.name('audio_root')} to the folder of the clips' audio"
+        )
+    data = result.to_dict()
+    av = verify_run(
+        result,
+        options.verify_with,
+        options.audio_root,
+        result.references,
+        tested=[str(m["model"]) for m in data.get("models", []) if m["model"] not in result.panel],
+        margin=MARGIN if options.verify_margin is None else options.verify_margin,
+        load=load,
+    )
+    return with_audio_verification(data, av)
 
 
 @register_probe(

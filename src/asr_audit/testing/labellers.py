@@ -111,9 +111,7 @@ def make_world(rng: np.random.Generator, folder: str | Path, n_clips: int = 300,
 
 def planted_rate(world: World, model: str) -> float | None:
     """The model's accept-ref with every edit labelled by planted truth (its copy rate on this run)."""
-    v = Verification(
-        source=TRUTH, name="planted", labels={k: EditLabel(label=lab) for k, lab in world.truth.items()}
-    )
+    v = Verification(source=TRUTH, name="planted", labels={k: EditLabel(label=lab) for k, lab in world.truth.items()})
     r = verified_score(world.result, model, v).copy
     return r.rate if r.defined else None
 
@@ -193,12 +191,12 @@ def trials(world: World, labelling: Labelling, models: Sequence[str] | None = No
         if truth is None or not s.copy.defined:
             continue
         p = labelled_precision(q, s.precision)
-        bounded = verified_score(world.result, m, Verification(source=LABELS_SOURCE, name="", labels=v.labels, precision=p))
+        bounded = verified_score(
+            world.result, m, Verification(source=LABELS_SOURCE, name="", labels=v.labels, precision=p)
+        )
         low = bounded.copy_low if bounded.copy_low is not None else 0.0
         high = copy_high(s.copy, p)
-        out.append(
-            Trial(m, truth, (s.copy.low, s.copy.high), (low, 1.0 if high is None else high), s.copy.n)
-        )
+        out.append(Trial(m, truth, (s.copy.low, s.copy.high), (low, 1.0 if high is None else high), s.copy.n))
     return out
 
 

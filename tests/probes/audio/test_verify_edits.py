@@ -131,3 +131,15 @@ def test_refdis_refuses_a_verifier_under_test(tmp_path: Path, run_cli) -> None:
     ):
         code, _, err = run_cli(*base, *args)
         assert code == 2 and message in err and "fix:" in err and "Traceback" not in err, (args, err)
+
+
+def test_a_spec_names_the_verifiers() -> None:
+    from asr_audit.options import Surface
+    from asr_audit.probes.predfiles.refdis_options import RefdisOptions
+
+    surface = Surface.toml("audit.toml", "probes.refdis")
+    o = RefdisOptions.from_mapping({"verify_with": ["whisper-base-pt"], "audio_root": "audio/"}, surface)
+    assert (o.verify_with, o.audio_root, o.verify_margin) == (("whisper-base-pt",), "audio/", None)
+    o = RefdisOptions.from_mapping({"verify_with": "a, b", "verify_margin": 0.2}, surface)
+    assert (o.verify_with, o.verify_margin) == (("a", "b"), 0.2)
+    assert RefdisOptions.from_mapping({}, surface).verify_with == ()

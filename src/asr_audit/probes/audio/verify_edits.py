@@ -259,7 +259,10 @@ def verify_edits(
             else "precision never measured on planted truth for these verifiers and margin; copy_low is 0"
         )
     ]
-    notes += [f"panel member {m} is a verifier: it verifies edits it helped mine (its own rows excluded)" for m in panel_members]
+    notes += [
+        f"panel member {m} is a verifier: it verifies edits it helped mine (its own rows excluded)"
+        for m in panel_members
+    ]
     errors = sum(1 for s in scores.values() if any(x.error is not None for x in s))
     if errors:
         notes.append(f"{errors} edit(s) could not be scored on their audio (unsure)")
@@ -308,18 +311,23 @@ def verify_run(
     *,
     tested: Iterable[str] = (),
     margin: float = MARGIN,
+    paths: Mapping[str, str] | None = None,
+    load: Callable[[str], np.ndarray] | None = None,
 ) -> AudioVerification:
     """:func:`verify_edits` of a refdis ``result`` with the verifiers loaded by spec and the audio
-    under ``audio_root`` (raw ``references`` by clip id, for the loader's records): refuses a
-    verifier under test, and a run without audio."""
+    under ``audio_root`` (or at ``audio_root / paths[clip id]``; raw ``references`` by clip id, for
+    the loader's records), or by ``load`` (clip id -> audio) when given: refuses a verifier under
+    test, and a run without audio."""
     from asr_audit.models.base import load_backend
 
-    if audio_root is None:
+    if audio_root is None and load is None:
         raise ConfigError(
             "--verify-with scores each edit on the clip's audio; fix: add --audio-root DIR (where the audio files are)"
         )
     members = check_verifiers(verifiers, tested, result.panel)
-    load = audio_loader(audio_root, references)
+    if load is None:
+        assert audio_root is not None
+        load = audio_loader(audio_root, references, paths)
     backends = {v: load_backend(v) for v in verifiers}
     return verify_edits(result, verifiers, backends, load, margin=margin, panel_members=members)
 
@@ -338,9 +346,15 @@ def with_audio_verification(data: Mapping[str, Any], av: AudioVerification) -> d
 def summary_line(av: AudioVerification) -> str:
     """One line for the terminal: the counts of each label and the precision used."""
     v = av.verification
-    counts = {lab: sum(1 for x in v.labels.values() if x.label == lab) for lab in (REFERENCE_WRONG, REFERENCE_RIGHT, UNSURE)}
+    counts = {
+        lab: sum(1 for x in v.labels.values() if x.label == lab) for lab in (REFERENCE_WRONG, REFERENCE_RIGHT, UNSURE)
+    }
     p = v.precision
-    prec = f"precision {p.k}/{p.n} [{p.low:.2f}, {p.high:.2f}]" if p is not None and p.defined else "precision not measured"
+    prec = (
+        f"precision {p.k}/{p.n} [{p.low:.2f}, {p.high:.2f}]"
+        if p is not None and p.defined
+        else "precision not measured"
+    )
     return (
         f"{v.name}: {len(v.labels)} edits, {counts[REFERENCE_WRONG]} reference-wrong, "
         f"{counts[REFERENCE_RIGHT]} reference-right, {counts[UNSURE]} unsure; {prec}"

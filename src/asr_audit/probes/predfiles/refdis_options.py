@@ -44,6 +44,9 @@ MINING_FIELDS = (
     "min_confidence",
 )
 FIELDS = ("preset", *MINING_FIELDS, "resamples", "published", "merge_compounds", "language")
+#: audio verification of the edits (``probes/audio/verify_edits.py``): verifiers, where the audio
+#: is (prediction-file corpora; an audio corpus's clips carry their own paths), the margin
+VERIFY_FIELDS = ("verify_with", "audio_root", "verify_margin")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -66,6 +69,9 @@ class RefdisOptions:
     published: str | None = None
     merge_compounds: bool = False  # WER with kaldialign's merge_compounds=True (the leaderboard's)
     language: str = "en"
+    verify_with: tuple[str, ...] = ()  # audio verifiers (scoring backends), none: no audio verification
+    audio_root: str | None = None
+    verify_margin: float | None = None  # None: the calibrated margin
 
     def __post_init__(self) -> None:
         check(self.resamples >= 1, "resamples", self.resamples, "must be >= 1", "use 1 or more bootstrap resamples")
@@ -109,7 +115,7 @@ class RefdisOptions:
     ) -> RefdisOptions:
         """Options from flag or spec values (``None`` = not given); ``extra`` names keys another
         probe reads from the same table (ignored here)."""
-        r = Reader({k: v for k, v in values.items() if k not in extra}, surface, FIELDS, probe)
+        r = Reader({k: v for k, v in values.items() if k not in extra}, surface, (*FIELDS, *VERIFY_FIELDS), probe)
         preset = r.choice("preset", tuple(PRESETS), "anchor")
         overrides = {
             "majority": r.number("majority", None),
@@ -130,6 +136,9 @@ class RefdisOptions:
             published=r.text("published", None),
             merge_compounds=r.flag("merge_compounds", False),
             language=primary_language(r.text("language", "en")),
+            verify_with=r.names("verify_with", ()),
+            audio_root=r.text("audio_root", None),
+            verify_margin=r.number("verify_margin", None),
         )
 
 

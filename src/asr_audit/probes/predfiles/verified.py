@@ -134,7 +134,9 @@ def weighted_rate(hits: Sequence[tuple[bool, float]]) -> Rate:
     n_eff = total * total / sum(w * w for w in ws)
     n_round = max(1, round(n_eff))
     interval = wilson(round(p * n_round), n_round)
-    return Rate(k=sum(1 for h, _ in hits if h), n=len(hits), rate=p, low=min(interval.low, p), high=max(interval.high, p))
+    return Rate(
+        k=sum(1 for h, _ in hits if h), n=len(hits), rate=p, low=min(interval.low, p), high=max(interval.high, p)
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
