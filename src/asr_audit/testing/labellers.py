@@ -100,11 +100,12 @@ def make_world(rng: np.random.Generator, folder: str | Path, n_clips: int = 300,
     ends = {p.clip_id for p in s.planted if p.position == END}
     misheard = {c for c in s.clip_ids if c not in ends and rng.random() < mishear_rate}
     _mishear(folder, panel, misheard)
-    result = run_refdis(load_predictions(folder, None), panel, preset_params("paper"), n_resamples=10).to_dict()
+    run = run_refdis(load_predictions(folder, None), panel, preset_params("paper"), n_resamples=10)
     planted = {(p.clip_id, p.position) for p in s.planted}
     truth = {}
-    for e in [*result["edits"], *(e for es in result.get("loo_edits", {}).values() for e in es)]:
-        truth[edit_key(e)] = REFERENCE_WRONG if (e["clip_id"], e["position"]) in planted else REFERENCE_RIGHT
+    for e in [*run.edits, *(e for es in run.mining.loo_edits.values() for e in es)]:
+        truth[edit_key(e)] = REFERENCE_WRONG if (e.clip_id, e.position) in planted else REFERENCE_RIGHT
+    result = run.to_dict()
     shares = {m: float(s.copying.get(m, 0.0)) for m in s.models}
     return World(result, truth, panel, shares, len(misheard))
 
