@@ -355,7 +355,9 @@ def truth_verification(truth: Truth, edits: Iterable[Edit], name: str = "") -> V
     """Every edit of ``edits`` (a run's full-panel and leave-one-out edits) labelled by planted
     truth (:func:`edit_label`): an exact source, so verified accept-ref needs no precision bound."""
     labels = {edit_key(e): EditLabel(label=edit_label(truth, e)) for e in edits}
-    return Verification(source=TRUTH, name=name or f"planted truth ({truth.source or 'calibration set'})", labels=labels)
+    return Verification(
+        source=TRUTH, name=name or f"planted truth ({truth.source or 'calibration set'})", labels=labels
+    )
 
 
 def check_references(truth: Truth, references: Mapping[str, str]) -> list[str]:
