@@ -218,7 +218,7 @@ def _commit() -> str:
 
 
 def _fmt(r: Mapping[str, Any]) -> str:
-    return f"{r['rate']:.3f} ({r['k']}/{r['n']}) [{r['low']:.2f}, {r['high']:.2f}]" if r["n"] else "— (0/0)"
+    return f"{r['rate']:.3f} ({r['k']}/{r['n']}) [{r['ci_low']:.2f}, {r['ci_high']:.2f}]" if r["n"] else "— (0/0)"
 
 
 def main(argv: list[str] | None = None) -> int:

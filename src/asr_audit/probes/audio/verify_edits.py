@@ -46,9 +46,11 @@ from asr_audit.probes.predfiles.verified import (
 )
 from asr_audit.stats.intervals import Rate, wilson
 
-#: The margin (nats per token) both verifiers must clear; chosen on the tuning seeds of
-#: ``benchmarks/audio_verify.py`` (see ``docs/refdis.md``), before the evaluation seeds were run.
-MARGIN = 0.05
+#: The margin (nats per token) every verifier must clear; chosen by the rule of
+#: ``benchmarks/audio_verify.py`` on its tuning seed 101 (whisper-tiny.en-pt + whisper-base-pt:
+#: precision 13/13 at 0, the smallest margin of the grid), frozen before the evaluation seeds
+#: 201, 202 were scored (``docs/refdis.md``).
+MARGIN = 0.0
 
 #: Measured precision of the reference-wrong calls, ``(sorted verifier specs, margin) -> (k, n)``,
 #: from the evaluation seeds of ``benchmarks/audio_verify.py`` (``benchmarks/results/audio-verify.json``).
