@@ -143,3 +143,15 @@ def test_a_spec_names_the_verifiers() -> None:
     o = RefdisOptions.from_mapping({"verify_with": "a, b", "verify_margin": 0.2}, surface)
     assert (o.verify_with, o.verify_margin) == (("a", "b"), 0.2)
     assert RefdisOptions.from_mapping({}, surface).verify_with == ()
+
+
+def test_a_panel_member_verifier_carries_no_precision(run, monkeypatch: pytest.MonkeyPatch) -> None:
+    from asr_audit.probes.audio import verify_edits as V
+
+    monkeypatch.setattr(V, "MEASURED", {(("a",), V.MARGIN): (20, 20)})
+    truth = {"0": "we agree on this", "1": "we meet on monday", "2": "we begin today"}
+    outside = V.verify_edits(run, ["a"], {"a": _Scorer("a", truth)}, _load)
+    assert outside.verification.precision is not None and outside.verification.precision.k == 20
+    inside = V.verify_edits(run, ["a"], {"a": _Scorer("a", truth)}, _load, panel_members=("p1",))
+    assert inside.verification.precision is not None and not inside.verification.precision.defined
+    assert "not carried" in inside.verification.notes[0]

@@ -15,9 +15,11 @@ score the end of a text, so a total always favours the shorter one). An edit is
 
 The source is inexact: its ``precision`` (the share of its reference-wrong calls that are true
 reference errors) is the one measured on calibration sets with planted truth at the same
-verifiers and margin (:data:`MEASURED`, written by ``benchmarks/audio_verify.py``); for any other
-configuration it is unknown, and :func:`~asr_audit.probes.predfiles.verified.verified_score`'s
-``copy_low`` is then 0, so audio verification alone cannot support a claim of copying.
+verifiers and margin (:data:`MEASURED`, written by ``benchmarks/audio_verify.py``, on edits no
+verifier helped make). For any other configuration, and whenever a verifier is a panel member
+(its model helped mine the edits it judges, and a model prefers its own mishearing), it is not
+carried, and :func:`~asr_audit.probes.predfiles.verified.verified_score`'s ``copy_low`` is then 0:
+such a verification shows rates but cannot support a claim of copying.
 
 Every verifier's own model is ``excluded`` (it may not verify itself, :func:`verifier_models`); a
 verifier that is the model under test is refused (:func:`check_verifiers`), and a panel member that
@@ -252,15 +254,19 @@ def verify_edits(
     per = [score_edits(edits, refs, backends[v], load) for v in verifiers]
     scores = {edit_key(e): tuple(p[edit_key(e)] for p in per) for e in edits}
     labels = {k: EditLabel(label=decide(s, margin)) for k, s in scores.items()}
-    precision = measured_precision(verifiers, margin)
-    notes = [
-        f"verifiers {', '.join(verifiers)} at margin {margin:g} nats/token: "
-        + (
-            f"precision {precision.k}/{precision.n} measured on planted truth"
-            if precision is not None
-            else "precision never measured on planted truth for these verifiers and margin; copy_low is 0"
+    measured = measured_precision(verifiers, margin)
+    # measured on edits no verifier helped make: a panel member prefers its own mishearings
+    precision = None if panel_members else measured
+    if precision is not None:
+        said = f"precision {precision.k}/{precision.n} measured on planted truth"
+    elif measured is not None:
+        said = (
+            f"precision {measured.k}/{measured.n} was measured on edits no verifier helped mine, and here a panel "
+            "member verifies: not carried, copy_low is 0 (verify with models outside the panel)"
         )
-    ]
+    else:
+        said = "precision never measured on planted truth for these verifiers and margin; copy_low is 0"
+    notes = [f"verifiers {', '.join(verifiers)} at margin {margin:g} nats/token: {said}"]
     notes += [
         f"panel member {m} is a verifier: it verifies edits it helped mine (its own rows excluded)"
         for m in panel_members
