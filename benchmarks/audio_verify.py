@@ -61,7 +61,6 @@ from asr_audit.probes.predfiles.verified import REFERENCE_RIGHT, REFERENCE_WRONG
 from asr_audit.stats.intervals import wilson
 
 VERIFIERS = ("whisper-tiny.en-pt", "whisper-base-pt")
-CONFIGS: tuple[tuple[str, ...], ...] = (VERIFIERS, (VERIFIERS[0],), (VERIFIERS[1],))
 GRID = (0.0, 0.025, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0)
 TUNE_SEEDS = (101,)
 EVAL_SEEDS = (201, 202)
@@ -199,9 +198,9 @@ def evaluate(
     }
 
 
-def choose_margin(table: Sequence[Mapping[str, Any]]) -> float:
-    """The rule of the module docstring, on the two verifiers' rows of ``table``."""
-    both = [r for r in table if tuple(r["verifiers"]) == VERIFIERS]
+def choose_margin(table: Sequence[Mapping[str, Any]], verifiers: Sequence[str] = VERIFIERS) -> float:
+    """The rule of the module docstring, on the rows of ``table`` with every verifier together."""
+    both = [r for r in table if tuple(r["verifiers"]) == tuple(verifiers)]
     ok = [r for r in both if r["precision"]["n"] and r["precision"]["rate"] >= TARGET_PRECISION]
     if ok:
         return min(float(r["margin"]) for r in ok)
@@ -227,7 +226,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, default=Path("/tmp/averify/pairs"))
     ap.add_argument("--tune", action="store_true", help="print the margin the rule picks on these seeds")
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument(
+        "--verifiers",
+        default=",".join(VERIFIERS),
+        help="scoring backends to measure (together and each alone), e.g. hf:openai/whisper-large-v3 on a GPU",
+    )
     args = ap.parse_args(argv)
+    verifiers = tuple(v.strip() for v in args.verifiers.split(",") if v.strip())
+    configs = (verifiers, *((v,) for v in verifiers)) if len(verifiers) > 1 else (verifiers,)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     try:
         import torch
@@ -238,18 +244,18 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.time()
     seeds = [int(s) for s in args.seeds.split(",")]
     rows: list[dict[str, Any]] = []
-    scores: dict[str, dict[str, Any]] = {v: {} for v in VERIFIERS}
+    scores: dict[str, dict[str, Any]] = {v: {} for v in verifiers}
     per_seed: dict[int, list[dict[str, Any]]] = {}
     inputs: dict[str, str] = {}
     for s in seeds:
         seed_rows, texts, refs = pairs(s)
         inputs[str(s)] = hashlib.sha256(json.dumps(texts, sort_keys=True).encode()).hexdigest()[:16]
-        for v in VERIFIERS:
+        for v in verifiers:
             scores[v].update(scores_for(args.work, s, seed_rows, texts, refs, v))
         per_seed[s] = seed_rows
         rows.extend(seed_rows)
         say(f"seed {s}: {len(seed_rows)} edits on {len(texts)} clips")
-    table = [evaluate(rows, scores, c, m) for c in CONFIGS for m in GRID]
+    table = [evaluate(rows, scores, c, m) for c in configs for m in GRID]
     print(
         "| verifiers | margin | precision (reference-wrong calls) | recall | false calls on reference-right | reference-right calls: precision | recall |"
     )
@@ -259,13 +265,13 @@ def main(argv: list[str] | None = None) -> int:
             f"| {' + '.join(r['verifiers'])} | {r['margin']:g} | {_fmt(r['precision'])} | {_fmt(r['recall'])} "
             f"| {_fmt(r['false_call_rate'])} | {_fmt(r['right_precision'])} | {_fmt(r['right_recall'])} |"
         )
-    at = {s: evaluate(rs, scores, VERIFIERS, MARGIN) for s, rs in per_seed.items()}
+    at = {s: evaluate(rs, scores, verifiers, MARGIN) for s, rs in per_seed.items()}
     for s, r in at.items():
         print(
             f"seed {s} at margin {MARGIN:g}: precision {_fmt(r['precision'])}, recall {_fmt(r['recall'])}, false calls {_fmt(r['false_call_rate'])}"
         )
     if args.tune:
-        print(f"margin by the rule on seeds {seeds}: {choose_margin(table):g}")
+        print(f"margin by the rule on seeds {seeds}: {choose_margin(table, verifiers):g}")
     elapsed = time.time() - t0
     say(f"{elapsed:.0f} s")
     if args.out:
@@ -278,7 +284,8 @@ def main(argv: list[str] | None = None) -> int:
             "tuning_seeds": list(TUNE_SEEDS),
             "design": f"matched pairs, calib sentences ({N_SENTENCES} per seed), voice {VOICE}",
             "margin": MARGIN,
-            "at_margin": evaluate(rows, scores, VERIFIERS, MARGIN),
+            "verifiers": list(verifiers),
+            "at_margin": evaluate(rows, scores, verifiers, MARGIN),
             "per_seed_at_margin": {str(s): r for s, r in at.items()},
             "grid": table,
             "clip_texts_sha256_16": inputs,
