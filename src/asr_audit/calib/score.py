@@ -27,10 +27,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from asr_audit.calib.generate import CONVENTION, END, ERROR_KINDS, POSITIONS, START
-from asr_audit.calib.truth import Truth, TruthItem
+from asr_audit.calib.truth import Truth, TruthItem, load_truth
 from asr_audit.errors import InputFileError
 from asr_audit.probes.predfiles.refdis import DELETION, INSERTION, SUBSTITUTION, Edit
 from asr_audit.probes.predfiles.verified import (
@@ -40,6 +42,7 @@ from asr_audit.probes.predfiles.verified import (
     UNSURE,
     EditLabel,
     Verification,
+    Verify,
     edit_key,
 )
 from asr_audit.stats.intervals import Rate, clustered_rate
@@ -360,6 +363,14 @@ def truth_verification(truth: Truth, edits: Iterable[Edit], name: str = "") -> V
     )
 
 
+def truth_verify(corpus_dir: str | Path, split: str | None = None) -> Verify:
+    """The verification step (:data:`~asr_audit.probes.predfiles.verified.Verify`) of a calibration
+    set's planted truth: reads the folder now (a bad folder fails before any work), labels a
+    run's edits when called (``asr-audit refdis --truth DIR``, ``[probes.refdis] truth = "DIR"``)."""
+    truth = load_truth(corpus_dir, split)
+    return partial(truth_verification, truth)
+
+
 def check_references(truth: Truth, references: Mapping[str, str]) -> list[str]:
     """Prediction keys whose reference text differs from the calibration manifest's (the truth's token
     indices only hold for the manifest's references), and raises on keys not in the set."""
@@ -388,4 +399,6 @@ __all__ = [
     "precision_recall_curve",
     "score_edits",
     "score_miner",
+    "truth_verification",
+    "truth_verify",
 ]

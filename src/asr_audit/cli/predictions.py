@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +116,12 @@ def refdis(
         help="Nats per token every verifier must clear (default: the calibrated margin, docs/refdis.md; "
         "another margin has no measured precision).",
     ),
+    truth: Path | None = typer.Option(
+        None,
+        "--truth",
+        help="A calibration folder (asr-audit calib build) whose planted truth verifies the mined edits: "
+        "copying is then judged on verified reference errors (docs/refdis.md).",
+    ),
 ) -> None:
     """Mine reference errors with a consensus panel and score how often each model reproduces them."""
     from asr_audit.corpus.predfiles import gc_paused, load_predictions, load_references
@@ -155,6 +162,8 @@ def refdis(
         raise ConfigError(
             "--write-corrected records one backend's vote on each correction; fix: name one --verify-with backend"
         )
+    if verify_with is not None and truth is not None:
+        raise ConfigError("--truth and --verify-with are two verifications of the same edits; fix: name one of them")
     if verify_margin is not None and verify_with is None:
         raise ConfigError(
             "--verify-margin is the audio verifiers' margin; fix: add --verify-with SPEC --audio-root DIR"
@@ -167,6 +176,7 @@ def refdis(
         raise ConfigError(f"--normalize-workers {normalize_workers} must be >= 0 (0 = one per core)")
     import os
 
+    verify = _verify_step(truth)  # read before the work: a bad folder fails now
     workers = normalize_workers or (os.cpu_count() or 1)
     panel_names = split_list(panel, "--panel") or []
     model_names = split_list(models, "--models")
@@ -176,7 +186,7 @@ def refdis(
         # when the collector resumes: what is alive now stays alive until the process ends
         with gc_paused():
             result = _columns_run(
-                preds, dataset, normalizer, options, panel_names, model_names, seed=seed, workers=workers
+                preds, dataset, normalizer, options, panel_names, model_names, seed=seed, workers=workers, verify=verify
             )
             data = None if result is None else result.to_dict()
             if data is not None and process_entry():  # never in a caller's longer-lived process
@@ -184,8 +194,16 @@ def refdis(
 
                 gc.freeze()
         if data is not None:
-            if verifiers:
-                data = _audio_verified(data, result, verifiers, audio_root, verify_margin, model_names)
+            if verifiers:  # verified on the audio, then run again (warm) with the verification as its step
+                from asr_audit.probes.audio.verify_edits import with_audio_details
+
+                av = _audio_verification(result, verifiers, audio_root, verify_margin, model_names)
+                again = _columns_run(
+                    preds, dataset, normalizer, options, panel_names, model_names, seed=seed, workers=workers,
+                    verify=av.step(),
+                )  # fmt: skip
+                assert again is not None  # the same files and settings ran a moment ago
+                data = with_audio_details(again.to_dict(), av)
             _print_refdis(data, json_out, csv_out)
             return
     pset = load_predictions(preds, dataset)
@@ -204,7 +222,8 @@ def refdis(
         if text_cache
         else None
     )
-    result = run_refdis(
+    run = partial(
+        run_refdis,
         pset,
         panel_names,
         options.mining,
@@ -219,11 +238,18 @@ def refdis(
         language=options.language,
         text_cache=persist,
     )
+    result = run(verify=verify)
+    av = None
+    if verifiers:  # verified on the audio, then run again with the verification as its step
+        av = _audio_verification(result, verifiers, audio_root, verify_margin, model_names)
+        result = run(verify=av.step())
     if persist is not None:
         err_console.print(persist.stats().describe(), highlight=False, soft_wrap=True)
     data = result.to_dict()
-    if verifiers:
-        data = _audio_verified(data, result, verifiers, audio_root, verify_margin, model_names)
+    if av is not None:
+        from asr_audit.probes.audio.verify_edits import with_audio_details
+
+        data = with_audio_details(data, av)
     _print_refdis(data, json_out, csv_out)
     if write_corrected:
         from asr_audit.probes.audio.verify import cleaned_benchmark
@@ -248,6 +274,7 @@ def _columns_run(
     *,
     seed: int,
     workers: int,
+    verify: Any = None,
 ) -> Any:
     """refdis on the set as columns: read back from the text cache (a warm run), else read file
     by file (``refdis_run.run_refdis_streamed``). ``None`` when the plain path must run: the
@@ -275,6 +302,7 @@ def _columns_run(
         "text2num": options.text2num,
         "merge_compounds": options.merge_compounds,
         "language": options.language,
+        "verify": verify,
     }
     if warm is not None:  # the files are unchanged since a run that stored them as columns
         _warn_isolated(warm.isolated_panel_members([p for p in panel if p in warm.columns.models]))
@@ -297,19 +325,18 @@ def _columns_run(
     return result
 
 
-def _audio_verified(
-    data: dict[str, Any],
+def _audio_verification(
     result: Any,
     verifiers: list[str],
     audio_root: Path | None,
     margin: float | None,
     models: list[str] | None,
-) -> dict[str, Any]:
-    """``data`` with the edits verified on the audio by ``verifiers`` (``probes/audio/verify_edits.py``);
+) -> Any:
+    """The edits of ``result`` verified on the audio by ``verifiers`` (``probes/audio/verify_edits.py``);
     the models under test are ``--models`` (else every scored model) outside the panel."""
-    from asr_audit.probes.audio.verify_edits import MARGIN, summary_line, verify_run, with_audio_verification
+    from asr_audit.probes.audio.verify_edits import MARGIN, summary_line, verify_run
 
-    scored = models if models is not None else [str(m["model"]) for m in data.get("models", [])]
+    scored = models if models is not None else [s.model for s in result.scores]
     av = verify_run(
         result,
         verifiers,
@@ -319,7 +346,17 @@ def _audio_verified(
         margin=MARGIN if margin is None else margin,
     )
     err_console.print(summary_line(av), highlight=False, soft_wrap=True)
-    return with_audio_verification(data, av)
+    return av
+
+
+def _verify_step(truth: Path | None) -> Any:
+    """The verification step the flags name (``--truth``: a calibration folder's planted truth), or
+    ``None``: one step, whatever its source, feeds ``run_refdis(..., verify=...)``."""
+    if truth is None:
+        return None
+    from asr_audit.calib.score import truth_verify
+
+    return truth_verify(truth)
 
 
 def _warn_isolated(members: list[str]) -> None:

@@ -69,9 +69,10 @@ def build_report(results: Mapping[str, Any], out_dir: str | Path) -> Path:
     failures = list(results.get("failures", []))
     if failures:
         write_text(out / "tables" / "failures.csv", to_csv(failures, ("model", "corpus", "clip_id", "reason")))
-    write_text(out / "results.json", to_json(results))
-    norm = results.get("normalizer", {})
     rows = summary_rows(results)
+    # the first screen's verdicts travel with the results (they are recomputed from "probes")
+    write_text(out / "results.json", to_json({**results, "summary": [r.to_dict() for r in rows]}))
+    norm = results.get("normalizer", {})
     summary = [{"row": r, "anchor": ctx.slug(r.section)} for r in rows]
     html = ctx.render(
         "report.html.j2",

@@ -170,14 +170,27 @@ REFDIS_PARAMS = (
     "published",
     "merge_compounds",
     "language",
+    "truth",
     "verify_with",
     "audio_root",
     "verify_margin",
 )
 
 
-def run_refdis_with(ctx: ProbeContext, options: Any, surface: Surface) -> Any:
-    """``run_refdis`` on the context with a :class:`~asr_audit.probes.predfiles.refdis_options.RefdisOptions`."""
+def refdis_verify(options: Any) -> Any:
+    """The verification step a refdis run's options name (``truth``: a calibration folder's planted
+    truth, :func:`asr_audit.calib.score.truth_verify`), or ``None``. The one place a source of
+    verified edits is turned into a step for the probe (the probes layer cannot import ``calib``)."""
+    if getattr(options, "truth", None) is None:
+        return None
+    from asr_audit.calib.score import truth_verify
+
+    return truth_verify(options.truth)
+
+
+def run_refdis_with(ctx: ProbeContext, options: Any, surface: Surface, verify: Any = None) -> Any:
+    """``run_refdis`` on the context with a :class:`~asr_audit.probes.predfiles.refdis_options.RefdisOptions`
+    (``verify``: a verification step, :func:`refdis_verify`)."""
     from asr_audit.probes.predfiles.refdis_run import run_refdis
 
     if len(ctx.panel) < options.mining.min_panel:
@@ -197,6 +210,7 @@ def run_refdis_with(ctx: ProbeContext, options: Any, surface: Surface) -> Any:
         text2num=options.text2num,
         merge_compounds=options.merge_compounds,
         language=options.language,
+        verify=verify,
     )
 
 
@@ -206,17 +220,26 @@ def run_refdis_with(ctx: ProbeContext, options: Any, surface: Surface) -> Any:
 def refdis_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
     surface = ctx.surface("refdis")
     options = _refdis_options(params, surface)
-    result = run_refdis_with(ctx, options, surface)
     if not options.verify_with:
-        return result.to_dict()
-    return _audio_verified(ctx, options, result, surface)
+        return run_refdis_with(ctx, options, surface, refdis_verify(options)).to_dict()
+    if options.truth is not None:
+        raise ConfigError(
+            f"{surface.name('truth')} and {surface.name('verify_with')} are two verifications of the same edits; "
+            "fix: name one of them"
+        )
+    from asr_audit.probes.audio.verify_edits import with_audio_details
+
+    # the audio verifiers need the run's edits and references: mine once, verify, then run with
+    # the verification as the run's step (its verified WER inflation too)
+    av = _audio_verification(ctx, options, run_refdis_with(ctx, options, surface), surface)
+    return with_audio_details(run_refdis_with(ctx, options, surface, av.step()).to_dict(), av)
 
 
-def _audio_verified(ctx: ProbeContext, options: Any, result: Any, surface: Surface) -> dict[str, Any]:
-    """The result with its edits verified on the audio (``probes/audio/verify_edits.py``): the
+def _audio_verification(ctx: ProbeContext, options: Any, result: Any, surface: Surface) -> Any:
+    """The edits of ``result`` verified on the audio (``probes/audio/verify_edits.py``): the
     corpus's own clips where it has audio, else ``audio_root``; the models under test are the
     scored models outside the panel."""
-    from asr_audit.probes.audio.verify_edits import MARGIN, verify_run, with_audio_verification
+    from asr_audit.probes.audio.verify_edits import MARGIN, verify_run
 
     load = None
     if ctx.clips is not None and options.audio_root is None:
@@ -234,17 +257,15 @@ def _audio_verified(ctx: ProbeContext, options: Any, result: Any, surface: Surfa
             f"corpus {ctx.corpus!r}: {surface.name('verify_with')} scores each edit on its audio, and the corpus has "
             f"none; fix: set {surface.name('audio_root')} to the folder of the clips' audio"
         )
-    data = result.to_dict()
-    av = verify_run(
+    return verify_run(
         result,
         options.verify_with,
         options.audio_root,
         result.references,
-        tested=[str(m["model"]) for m in data.get("models", []) if m["model"] not in result.panel],
+        tested=[s.model for s in result.scores if s.model not in result.panel],
         margin=MARGIN if options.verify_margin is None else options.verify_margin,
         load=load,
     )
-    return with_audio_verification(data, av)
 
 
 @register_probe(

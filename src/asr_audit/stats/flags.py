@@ -11,9 +11,10 @@ hypothesis: a one-sided 95% interval bound is a 2.5% test, a two-sided "interval
 is a 5% test. The benchmark measures the real rate on simulated honest models
 (``docs/validity.md``).
 
->>> copies_reference({"n_eligible": 120, "ci_low": 0.08, "ci_high": 0.2})
+>>> verified = {"n_eligible": 40, "ci_low": 0.2, "ci_high": 0.5, "copy_low": 0.2}
+>>> copies_reference({"n_eligible": 120, "ci_low": 0.08, "ci_high": 0.2, "verified": verified})
 True
->>> copies_reference({"n_eligible": 8, "ci_low": 0.30})
+>>> copies_reference({"n_eligible": 120, "ci_low": 0.08, "ci_high": 0.2})  # consensus edits only
 False
 >>> difference_flagged({"n_items": 40, "ci_low": -0.02, "ci_high": 0.10})
 False
@@ -51,25 +52,59 @@ Result = Mapping[str, Any]
 
 
 def copies_reference(model: Result) -> bool:
-    """refdis accept-ref: at least ``MIN_EDITS_FOR_A_CLAIM`` judged edits and a Wilson lower bound >= 5%.
-
-    ``model`` is a refdis ``models`` entry (``n_eligible``, ``ci_low``, ``ci_high``): the report's
-    "some reference copying, more than a faithful transcriber shows" and everything stronger
-    (an upper bound <= 10% reads "it transcribes the audio" first, as in the report).
-    """
-    if int(model["n_eligible"]) < MIN_EDITS_FOR_A_CLAIM:
+    """Copies reference errors: accept-ref on *verified* reference errors (planted truth, human
+    labels, or audio verification with measured precision; ``model["verified"]``, see
+    :mod:`asr_audit.probes.predfiles.verified`) has >= ``MIN_EDITS_FOR_A_CLAIM`` judged edits, an
+    upper bound above ``FAITHFUL_CI_HIGH`` and a lower bound of the copy rate c (``copy_low``:
+    Wilson's, bounded by the source's own precision when it is inexact) >= ``COPYING_CI_LOW``.
+    Consensus accept-ref alone (no ``verified``) never raises it: a model that hears better than
+    the panel agrees with the reference where the panel misheard (docs/refdis.md)."""
+    v = model.get("verified")
+    if not v or v.get("excluded"):
         return False
-    if "ci_high" in model and float(model["ci_high"]) <= FAITHFUL_CI_HIGH:
+    if int(v.get("n_eligible", 0)) < MIN_EDITS_FOR_A_CLAIM:
+        return False
+    if v.get("ci_high") is None or float(v["ci_high"]) <= FAITHFUL_CI_HIGH:
+        return False
+    low = v.get("copy_low")
+    return low is not None and float(low) >= COPYING_CI_LOW
+
+
+def wer_inflated(model: Result) -> bool:
+    """WER inflation on verified edits: the bootstrap interval of ``wer_corrected - wer``, with the
+    references corrected only where a verification says the reference is wrong, lies above 0."""
+    v = model.get("verified")
+    if not v or v.get("excluded") or v.get("wer_inflation_ci_low") is None:
+        return False
+    return int(v.get("wer_n_clips", 1)) > 0 and float(v["wer_inflation_ci_low"]) > 0
+
+
+def consensus_copying(model: Result) -> bool:
+    """Not a flag: whether *consensus* accept-ref (unverified edits, the ``models`` entry's own
+    ``n_eligible``, ``ci_low``, ``ci_high``) reaches the level that would have been a claim before
+    verification was required (>= ``MIN_EDITS_FOR_A_CLAIM`` edits, Wilson lower bound >=
+    ``COPYING_CI_LOW``, upper bound above ``FAITHFUL_CI_HIGH``). The report then says "not enough
+    evidence" and what would settle it, never "copies": the same number is what a model that
+    hears better than the panel shows (accept-ref = pi * c + (1 - pi) * h, docs/refdis.md).
+
+    >>> consensus_copying({"n_eligible": 120, "ci_low": 0.08, "ci_high": 0.2})
+    True
+    >>> consensus_copying({"n_eligible": 8, "ci_low": 0.30, "ci_high": 0.9})
+    False
+    """
+    if model.get("ci_low") is None or int(model.get("n_eligible", 0)) < MIN_EDITS_FOR_A_CLAIM:
+        return False
+    if model.get("ci_high") is not None and float(model["ci_high"]) <= FAITHFUL_CI_HIGH:
         return False
     return float(model["ci_low"]) >= COPYING_CI_LOW
 
 
-def wer_inflated(model: Result) -> bool:
-    """WER inflation: the bootstrap interval of ``wer_corrected - wer`` lies above 0.
-
-    ``model`` is a refdis ``models`` entry (``wer_inflation_ci_low``, ``wer_n_clips``).
-    """
-    return int(model.get("wer_n_clips", 1)) > 0 and float(model["wer_inflation_ci_low"]) > 0
+def consensus_inflated(model: Result) -> bool:
+    """Not a flag: whether the WER inflation against *consensus*-corrected references (every mined
+    edit applied, the ``models`` entry's own interval) lies above 0 — evidence only once the
+    edits are verified (:func:`wer_inflated`)."""
+    low = model.get("wer_inflation_ci_low")
+    return low is not None and int(model.get("wer_n_clips", 1)) > 0 and float(low) > 0
 
 
 MIN_CLUSTERS_FOR_A_CLAIM = 30
@@ -161,8 +196,8 @@ FLAGS: dict[str, Flag] = {
             rule=copies_reference,
             level=0.025,
             sided="one-sided",
-            reads="refdis models[] entry",
-            claim="reproduces reference errors more than a faithful transcriber (Wilson lower bound >= 5%, n >= 10)",
+            reads="refdis models[] entry, its verified record",
+            claim="reproduces verified reference errors more than a faithful transcriber (lower bound of c >= 5%, n >= 10)",
         ),
         Flag(
             name="refdis.wer_inflated",
@@ -170,8 +205,8 @@ FLAGS: dict[str, Flag] = {
             rule=wer_inflated,
             level=0.025,
             sided="one-sided",
-            reads="refdis models[] entry",
-            claim="the reference errors flatter its benchmark WER (interval above 0)",
+            reads="refdis models[] entry, its verified record",
+            claim="the verified reference errors flatter its benchmark WER (interval above 0)",
         ),
         Flag(
             name="battery.difference",

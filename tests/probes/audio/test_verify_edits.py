@@ -155,3 +155,47 @@ def test_a_panel_member_verifier_carries_no_precision(run, monkeypatch: pytest.M
     inside = V.verify_edits(run, ["a"], {"a": _Scorer("a", truth)}, _load, panel_members=("p1",))
     assert inside.verification.precision is not None and not inside.verification.precision.defined
     assert "not carried" in inside.verification.notes[0]
+
+
+class _WavScorer(_Scorer):
+    """TEST DOUBLE — :class:`_Scorer` for audio files whose samples hold (clip number + 1) / 10."""
+
+    def score(self, audios, prefixes, targets):
+        n = round(float(audios[0][0]) * 10) - 1
+        return super().score([np.full(1, float(n), dtype=np.float32)] * len(audios), prefixes, targets)
+
+
+def test_refdis_verify_with_feeds_the_verified_scores(tmp_path: Path, run_cli) -> None:
+    import soundfile as sf
+
+    from asr_audit.models.base import BACKENDS, SCORE, register_backend
+
+    said = {"0": "we agree on this", "1": "we meet on monday", "2": "we begin today"}
+    preds, audio = tmp_path / "preds", tmp_path / "audio"
+    audio.mkdir()
+    preds.mkdir()
+    for i in range(3):
+        sf.write(audio / f"c{i}.wav", np.full(1600, (i + 1) / 10, dtype=np.float32), 16000, subtype="PCM_16")
+    for m in (*PANEL, "t"):
+        rows = []
+        for cid, (ref, _, panel) in CLIPS.items():
+            hyp = ref.lower().replace(",", "") if m == "t" else panel
+            rows.append(json.dumps({"audio_filepath": f"{cid}.wav", "text": ref, "pred_text": hyp}))
+        (preds / f"{m}.jsonl").write_text("\n".join(rows) + "\n")
+    register_backend("said-test", description="test scorer", capabilities=[SCORE])(
+        lambda arg, options: _WavScorer("said-test", said)
+    )
+    try:
+        out = tmp_path / "r.json"
+        base = ["refdis", "--preds", preds, "--panel", ",".join(PANEL), "--no-loo", "--preset", "paper"]
+        code, _, err = run_cli(*base, "--json", out, "--verify-with", "said-test:x", "--audio-root", audio)
+        assert code == 0, err
+        data = json.loads(out.read_text())
+        t = next(m for m in data["models"] if m["model"] == "t")["verified"]
+        assert (t["n_ref"], t["n_eligible"], t["hears_better_n"]) == (2, 2, 1)
+        assert t["copy_low"] == 0.0 and "wer_inflation" in t  # unmeasured: no claim; the verified WER step ran
+        assert data["verification"]["source"] == AUDIO and len(data["verification"]["audio"]["edits"]) == 3
+        code, _, err = run_cli(*base, "--verify-with", "said-test:x", "--audio-root", audio, "--truth", tmp_path)
+        assert code == 2 and "two verifications" in err and "fix:" in err
+    finally:
+        BACKENDS.unregister("said-test")

@@ -211,6 +211,12 @@ class AudioVerification:
     scores: Mapping[str, tuple[EditScore, ...]]
     margin: float
 
+    def step(self) -> Callable[[Sequence[Edit]], Verification]:
+        """The run's verification step (``run_refdis(..., verify=...)``): these labels, whatever
+        edits it is given (a run on the same files and settings mines the same edits)."""
+        verification = self.verification
+        return lambda edits: verification
+
     def details(self) -> dict[str, object]:
         """The JSON the refdis output keeps under ``verification.audio``: the margin and, per edit
         key, the label and each verifier's scores."""
@@ -338,6 +344,14 @@ def verify_run(
         load = audio_loader(audio_root, references, paths)
     backends = {v: load_backend(v) for v in verifiers}
     return verify_edits(result, verifiers, backends, load, margin=margin, panel_members=members)
+
+
+def with_audio_details(data: Mapping[str, Any], av: AudioVerification) -> dict[str, Any]:
+    """A refdis result dict already verified by ``av.step()`` with every edit's scores kept under
+    ``verification.audio``."""
+    out = dict(data)
+    out["verification"] = {**dict(out.get("verification") or av.verification.to_dict()), "audio": av.details()}
+    return out
 
 
 def with_audio_verification(data: Mapping[str, Any], av: AudioVerification) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from asr_audit.errors import ConfigError
@@ -43,7 +44,7 @@ MINING_FIELDS = (
     "loo",
     "min_confidence",
 )
-FIELDS = ("preset", *MINING_FIELDS, "resamples", "published", "merge_compounds", "language")
+FIELDS = ("preset", *MINING_FIELDS, "resamples", "published", "merge_compounds", "language", "truth")
 #: audio verification of the edits (``probes/audio/verify_edits.py``): verifiers, where the audio
 #: is (prediction-file corpora; an audio corpus's clips carry their own paths), the margin
 VERIFY_FIELDS = ("verify_with", "audio_root", "verify_margin")
@@ -53,7 +54,8 @@ VERIFY_FIELDS = ("verify_with", "audio_root", "verify_margin")
 class RefdisOptions:
     """What a refdis run is configured with: the mining parameters, the bootstrap size, the report's
     published comparison set (``published``, read by the report only), how WER is counted
-    (``merge_compounds``) and the corpus language (``language``, a primary subtag).
+    (``merge_compounds``), the corpus language (``language``, a primary subtag) and a calibration
+    folder whose planted truth verifies the edits (``truth``).
 
     >>> RefdisOptions(language="fr").normalizer_for("whisper"), RefdisOptions(language="fr").text2num
     ('whisper-basic', True)
@@ -69,12 +71,22 @@ class RefdisOptions:
     published: str | None = None
     merge_compounds: bool = False  # WER with kaldialign's merge_compounds=True (the leaderboard's)
     language: str = "en"
+    # a calibration folder (``asr-audit calib build``) whose planted truth verifies the mined edits;
+    # read by the runner and the CLI (``calib`` sits above the probes), see ``docs/refdis.md``
+    truth: str | None = None
     verify_with: tuple[str, ...] = ()  # audio verifiers (scoring backends), none: no audio verification
     audio_root: str | None = None
     verify_margin: float | None = None  # None: the calibrated margin
 
     def __post_init__(self) -> None:
         check(self.resamples >= 1, "resamples", self.resamples, "must be >= 1", "use 1 or more bootstrap resamples")
+        check(
+            self.truth is None or Path(self.truth).is_dir(),
+            "truth",
+            self.truth,
+            "is not a folder",
+            "name the folder `asr-audit calib build` wrote",
+        )
         check(
             self.language == primary_language(self.language),
             "language",
@@ -136,6 +148,7 @@ class RefdisOptions:
             published=r.text("published", None),
             merge_compounds=r.flag("merge_compounds", False),
             language=primary_language(r.text("language", "en")),
+            truth=r.text("truth", None),
             verify_with=r.names("verify_with", ()),
             audio_root=r.text("audio_root", None),
             verify_margin=r.number("verify_margin", None),

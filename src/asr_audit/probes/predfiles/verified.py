@@ -32,12 +32,12 @@ Edits are named by :func:`edit_key`, a readable string that is the same for an
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from asr_audit.errors import ConfigError
-from asr_audit.probes.predfiles.refdis import CONSENSUS, INSERTION, REF, Edit
+from asr_audit.probes.predfiles.refdis import CONSENSUS, INSERTION, REF, Edit, Mining
 from asr_audit.stats.intervals import Rate, wilson
 
 #: What a verification says of one edit.
@@ -245,6 +245,55 @@ def with_verification(result: Mapping[str, Any], verification: Verification) -> 
     out["verification"] = verification.to_dict()
     out["models"] = [{**m, "verified": scores[m["model"]].to_dict()} for m in result.get("models", [])]
     return out
+
+
+#: A verification step: given every edit of a run (its full panel's and leave-one-out edits), the
+#: labels some source gives them. Any source feeds one (``calib.score.truth_verification`` for
+#: planted truth, a labels file, an audio verifier); ``run_refdis(..., verify=...)`` calls it once
+#: after mining and records its result in ``models[i]["verified"]``.
+Verify = Callable[[Sequence[Edit]], Verification]
+
+
+def reference_wrong(edits: Iterable[Edit], verification: Verification, model: str) -> list[Edit]:
+    """The edits of ``edits`` (those ``model`` is judged on) that ``verification`` labels
+    reference-wrong: the only corrections the verified WER inflation applies (none for a model the
+    source may not verify)."""
+    if model in verification.excluded:
+        return []
+    out = []
+    for e in edits:
+        lab = verification.labels.get(edit_key(e))
+        if lab is not None and lab.label == REFERENCE_WRONG:
+            out.append(e)
+    return out
+
+
+def verify_mining(
+    verify: Verify,
+    mining: Mining,
+    scored: Mapping[str, Sequence[Edit]],
+    inflate: Callable[[dict[str, list[Edit]]], Mapping[str, Any]],
+) -> tuple[Verification, Mapping[str, Any]]:
+    """Run the verification step on a mining's every edit (full panel, then each leave-one-out
+    panel's) and each model's WER inflation with only its reference-wrong edits applied:
+    ``inflate(edits by model)`` is the run's own inflation function on the run's own resamples."""
+    every = [*mining.edits, *(e for es in mining.loo_edits.values() for e in es)]
+    verification = verify(every)
+    return verification, inflate({m: reference_wrong(es, verification, m) for m, es in scored.items()})
+
+
+def verified_inflation_fields(inflation: Any | None) -> dict[str, object]:
+    """The WER-inflation fields ``models[i]["verified"]`` gains (verdict contract point 2), from an
+    :class:`~asr_audit.probes.predfiles.inflation.Inflation` computed with only reference-wrong
+    edits applied (``None``: not computed, every field ``None``)."""
+    if inflation is None:
+        return {"wer_inflation": None, "wer_inflation_ci_low": None, "wer_inflation_ci_high": None, "wer_n_clips": 0}
+    return {
+        "wer_inflation": inflation.inflation,
+        "wer_inflation_ci_low": inflation.ci_low,
+        "wer_inflation_ci_high": inflation.ci_high,
+        "wer_n_clips": inflation.n_clips,
+    }
 
 
 def labels_from_pairs(pairs: Iterable[tuple[str, str]]) -> dict[str, EditLabel]:
