@@ -42,7 +42,6 @@ import argparse
 import hashlib
 import json
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -51,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from labellers import code_commit  # the sibling benchmark script (run from benchmarks/ as a script)
 
 from asr_audit.calib.build import generate_sentences
 from asr_audit.calib.generate import CalibConfig, render
@@ -207,15 +207,6 @@ def choose_margin(table: Sequence[Mapping[str, Any]], verifiers: Sequence[str] =
     return float(max(both, key=lambda r: (r["precision"]["rate"], -r["margin"]))["margin"])
 
 
-def _commit() -> str:
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
-        dirty = subprocess.run(["git", "status", "--porcelain", "src", "benchmarks"], capture_output=True, text=True)
-        return out.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def _fmt(r: Mapping[str, Any]) -> str:
     return f"{r['rate']:.3f} ({r['k']}/{r['n']}) [{r['ci_low']:.2f}, {r['ci_high']:.2f}]" if r["n"] else "— (0/0)"
 
@@ -277,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         out = {
             "benchmark": "audio_verify",
-            "commit": _commit(),
+            "commit": code_commit(),
             "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "command": "python benchmarks/audio_verify.py " + " ".join(argv if argv is not None else sys.argv[1:]),
             "seeds": seeds,

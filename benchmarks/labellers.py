@@ -39,7 +39,9 @@ from asr_audit.stats.flags import COPYING_CI_LOW, FAITHFUL_CI_HIGH, MIN_EDITS_FO
 from asr_audit.testing.labellers import label_sample, make_world, model_kind, trials
 
 
-def _commit() -> str:
+def code_commit() -> str:
+    """The checkout's commit, ``+dirty`` when ``src`` or ``benchmarks`` has uncommitted changes
+    (also used by ``audio_verify.py``)."""
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
         dirty = subprocess.run(["git", "status", "--porcelain", "src", "benchmarks"], capture_output=True, text=True)
@@ -101,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         out = {
             "benchmark": "labellers",
-            "commit": _commit(),
+            "commit": code_commit(),
             "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "command": "python benchmarks/labellers.py " + " ".join(argv if argv is not None else sys.argv[1:]),
             "world_seeds": list(range(1, args.worlds + 1)),
