@@ -165,12 +165,16 @@ class _WavScorer(_Scorer):
         return super().score([np.full(1, float(n), dtype=np.float32)] * len(audios), prefixes, targets)
 
 
-def test_refdis_verify_with_feeds_the_verified_scores(tmp_path: Path, run_cli) -> None:
+SAID = {"0": "we agree on this", "1": "we meet on monday", "2": "we begin today"}
+
+
+@pytest.fixture
+def wav_set(tmp_path: Path):
+    """Prediction files keyed ``c<i>.wav``, the wavs under ``audio/``, and the backend ``said-test``."""
     import soundfile as sf
 
     from asr_audit.models.base import BACKENDS, SCORE, register_backend
 
-    said = {"0": "we agree on this", "1": "we meet on monday", "2": "we begin today"}
     preds, audio = tmp_path / "preds", tmp_path / "audio"
     audio.mkdir()
     preds.mkdir()
@@ -183,19 +187,39 @@ def test_refdis_verify_with_feeds_the_verified_scores(tmp_path: Path, run_cli) -
             rows.append(json.dumps({"audio_filepath": f"{cid}.wav", "text": ref, "pred_text": hyp}))
         (preds / f"{m}.jsonl").write_text("\n".join(rows) + "\n")
     register_backend("said-test", description="test scorer", capabilities=[SCORE])(
-        lambda arg, options: _WavScorer("said-test", said)
+        lambda arg, options: _WavScorer("said-test", SAID)
     )
-    try:
-        out = tmp_path / "r.json"
-        base = ["refdis", "--preds", preds, "--panel", ",".join(PANEL), "--no-loo", "--preset", "paper"]
-        code, _, err = run_cli(*base, "--json", out, "--verify-with", "said-test:x", "--audio-root", audio)
-        assert code == 0, err
-        data = json.loads(out.read_text())
-        t = next(m for m in data["models"] if m["model"] == "t")["verified"]
-        assert (t["n_ref"], t["n_eligible"], t["hears_better_n"]) == (2, 2, 1)
-        assert t["copy_low"] == 0.0 and "wer_inflation" in t  # unmeasured: no claim; the verified WER step ran
-        assert data["verification"]["source"] == AUDIO and len(data["verification"]["audio"]["edits"]) == 3
-        code, _, err = run_cli(*base, "--verify-with", "said-test:x", "--audio-root", audio, "--truth", tmp_path)
-        assert code == 2 and "two verifications" in err and "fix:" in err
-    finally:
-        BACKENDS.unregister("said-test")
+    yield preds, audio
+    BACKENDS.unregister("said-test")
+
+
+def test_the_spec_probe_verifies_on_the_audio(wav_set) -> None:
+    from asr_audit.corpus.predfiles import load_predictions
+    from asr_audit.runner.probes import ProbeContext, refdis_probe
+
+    preds, audio = wav_set
+    ctx = ProbeContext(corpus="c", predictions=load_predictions(preds, None), panel=PANEL, seed=0, normalizer="whisper")
+    params = {"preset": "paper", "loo": False, "verify_with": ["said-test:x"], "resamples": 20}
+    data = refdis_probe(ctx, {**params, "audio_root": str(audio)})
+    t = next(m for m in data["models"] if m["model"] == "t")["verified"]
+    assert (t["n_ref"], t["n_eligible"]) == (2, 2) and "wer_inflation" in t
+    assert data["verification"]["source"] == AUDIO and "audio" in data["verification"]
+    from asr_audit.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="audio_root"):
+        refdis_probe(ctx, params)  # a prediction-file corpus has no audio of its own
+
+
+def test_refdis_verify_with_feeds_the_verified_scores(wav_set, tmp_path: Path, run_cli) -> None:
+    preds, audio = wav_set
+    out = tmp_path / "r.json"
+    base = ["refdis", "--preds", preds, "--panel", ",".join(PANEL), "--no-loo", "--preset", "paper"]
+    code, _, err = run_cli(*base, "--json", out, "--verify-with", "said-test:x", "--audio-root", audio)
+    assert code == 0, err
+    data = json.loads(out.read_text())
+    t = next(m for m in data["models"] if m["model"] == "t")["verified"]
+    assert (t["n_ref"], t["n_eligible"], t["hears_better_n"]) == (2, 2, 1)
+    assert t["copy_low"] == 0.0 and "wer_inflation" in t  # unmeasured: no claim; the verified WER step ran
+    assert data["verification"]["source"] == AUDIO and len(data["verification"]["audio"]["edits"]) == 3
+    code, _, err = run_cli(*base, "--verify-with", "said-test:x", "--audio-root", audio, "--truth", tmp_path)
+    assert code == 2 and "two verifications" in err and "fix:" in err
