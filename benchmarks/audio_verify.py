@@ -30,6 +30,7 @@ Seeds: tuning 101; evaluation 201, 202.
 
     python benchmarks/audio_verify.py --seeds 101 --tune
     python benchmarks/audio_verify.py --seeds 201,202 --out benchmarks/results/audio-verify.json
+    python benchmarks/audio_verify.py --mined DIR --verifiers whisper-tiny.en-pt   # real mined edits
 
 Verifiers whisper-tiny.en-pt and whisper-base-pt (together: both must clear the margin; and each
 alone). Scores are cached per seed under ``--work`` (``verify-scores.json``), TTS in the voice cache.
@@ -161,6 +162,38 @@ def scores_for(
     return have
 
 
+def mined(folder: Path, verifiers: Sequence[str]) -> None:
+    """Print the verifiers' calls on the edits a panel mined in a calibration ``folder`` with
+    prediction files under ``preds/`` (paper preset, full panel of every file, no leave-one-out),
+    each labelled by planted truth, at every margin of :data:`GRID` (tuning material only: e.g.
+    the 12-clip slice of seed 101 in ``tests/fixtures/calib-miner``, audio from ``calib build
+    --n-sentences 40 --voices slt,rms --seed 101``)."""
+    from asr_audit.calib.score import edit_label
+    from asr_audit.calib.truth import load_truth
+    from asr_audit.corpus.predfiles import load_predictions
+    from asr_audit.models.base import load_backend
+    from asr_audit.probes.audio.verify_edits import audio_loader, unique_edits
+    from asr_audit.probes.predfiles.refdis import preset_params
+    from asr_audit.probes.predfiles.refdis_run import run_refdis
+
+    truth = load_truth(folder)
+    pset = load_predictions(folder / "preds", None)
+    result = run_refdis(pset, pset.models, preset_params("paper", loo=False), n_resamples=1)
+    edits = unique_edits(result)
+    refs = {cid: tuple(t.split()) for cid, t in result.references.items()}
+    load = audio_loader(str(folder), {}, {cid: c.audio_filepath for cid, c in truth.clips.items()})
+    scores = {v: score_edits(edits, refs, load_backend(v), load) for v in verifiers}
+    for margin in GRID:
+        counts: dict[str, int] = {}
+        for e in edits:
+            call = decide([scores[v][edit_key(e)] for v in verifiers], margin)
+            key = f"{edit_label(truth, e)}->{call}"
+            counts[key] = counts.get(key, 0) + 1
+        print(
+            f"margin {margin:g} ({' + '.join(verifiers)}, panel {', '.join(pset.models)}): {dict(sorted(counts.items()))}"
+        )
+
+
 def _score(d: Mapping[str, Any]) -> EditScore:
     return EditScore(
         verifier=str(d["verifier"]),
@@ -222,8 +255,12 @@ def main(argv: list[str] | None = None) -> int:
         default=",".join(VERIFIERS),
         help="scoring backends to measure (together and each alone), e.g. hf:openai/whisper-large-v3 on a GPU",
     )
+    ap.add_argument("--mined", type=Path, default=None, help="a calibration folder with preds/: see mined()")
     args = ap.parse_args(argv)
     verifiers = tuple(v.strip() for v in args.verifiers.split(",") if v.strip())
+    if args.mined is not None:
+        mined(args.mined, verifiers)
+        return 0
     configs = (verifiers, *((v,) for v in verifiers)) if len(verifiers) > 1 else (verifiers,)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     try:
