@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from asr_audit.report.verdict import SETTLE, panel_clause
 from asr_audit.stats.flags import (
     MIN_CLUSTERS_FOR_A_CLAIM,
     MIN_EDITS_FOR_A_CLAIM,
@@ -149,8 +150,9 @@ def _row(
         params = r.get("params", {})
         setting = refdis_setting(m, loo=bool(params.get("loo", True)))
         n = int(m.get("n_eligible", 0))
-        judged = n >= MIN_EDITS_FOR_A_CLAIM
         v = m.get("verified") or {}
+        verified_n = 0 if v.get("excluded") else int(v.get("n_eligible", 0))
+        judged = n >= MIN_EDITS_FOR_A_CLAIM or verified_n >= MIN_EDITS_FOR_A_CLAIM
         if copies_reference(m):
             reasons.append(f"copies verified reference errors {int(v['n_ref'])}/{int(v['n_eligible'])}")
             fprs.append(_fpr_text("refdis.copies_reference", setting))
@@ -234,8 +236,6 @@ def evidence_gap(m: Mapping[str, Any]) -> str:
     ...               "wer_outside": 0.16, "panel_wer_outside": [0.28, 0.38], "hears_better_than_panel": True})
     '0.76 on unverified consensus edits; this model is more accurate than the panel (panel 28–38% WER outside the edits, this model 16%), so most edits may be panel mishearings: verify a sample of its edits (`asr-audit annotate`), pass a calibration set with planted truth (`--truth`), or add stronger panel models'
     """
-    from asr_audit.report.verdict import SETTLE, panel_clause
-
     v = m.get("verified") or {}
     usable = bool(v) and not v.get("excluded")
     copy_open = consensus_copying(m) and not (usable and int(v.get("n_eligible", 0)) >= MIN_EDITS_FOR_A_CLAIM)
