@@ -173,6 +173,9 @@ REFDIS_PARAMS = (
     "language",
     "truth",
     "labels",
+    "verify_with",
+    "audio_root",
+    "verify_margin",
 )
 
 
@@ -230,6 +233,13 @@ def refdis_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]
     surface = ctx.surface("refdis")
     options = _refdis_options(params, surface)
     base = Path(ctx.spec_path).resolve().parent if Path(ctx.spec_path).is_file() else None
+    if options.verify_with:
+        from asr_audit.probes.audio.verify_edits import with_audio_details
+
+        # the audio verifiers need the run's edits and references: mine once, verify, then run with
+        # the verification as the run's step (its verified WER inflation too)
+        av = _audio_verification(ctx, options, run_refdis_with(ctx, options, surface), surface)
+        return with_audio_details(run_refdis_with(ctx, options, surface, av.step()).to_dict(), av)
     result = run_refdis_with(ctx, options, surface, refdis_verify(options, base)).to_dict()
     if options.labels is None:
         return result
@@ -237,6 +247,39 @@ def refdis_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]
 
     labels = Path(options.labels)
     return with_labels_summary(result, labels if labels.is_absolute() or base is None else base / labels)
+
+
+def _audio_verification(ctx: ProbeContext, options: Any, result: Any, surface: Surface) -> Any:
+    """The edits of ``result`` verified on the audio (``probes/audio/verify_edits.py``): the
+    corpus's own clips where it has audio, else ``audio_root``; the models under test are the
+    scored models outside the panel."""
+    from asr_audit.probes.audio.verify_edits import MARGIN, verify_run
+
+    load = None
+    if ctx.clips is not None and options.audio_root is None:
+        from asr_audit.audio.io import load_audio
+
+        by_id = {c.id: c for c in ctx.clips}
+
+        def load(cid: str) -> Any:
+            if cid not in by_id:
+                raise ConfigError(f"corpus {ctx.corpus!r}: clip {cid!r} has no audio in the corpus")
+            return load_audio(by_id[cid])
+
+    if options.audio_root is None and load is None:
+        raise ConfigError(
+            f"corpus {ctx.corpus!r}: {surface.name('verify_with')} scores each edit on its audio, and the corpus has "
+            f"none; fix: set {surface.name('audio_root')} to the folder of the clips' audio"
+        )
+    return verify_run(
+        result,
+        options.verify_with,
+        options.audio_root,
+        result.references,
+        tested=[s.model for s in result.scores if s.model not in result.panel],
+        margin=MARGIN if options.verify_margin is None else options.verify_margin,
+        load=load,
+    )
 
 
 @register_probe(

@@ -45,6 +45,9 @@ MINING_FIELDS = (
     "min_confidence",
 )
 FIELDS = ("preset", *MINING_FIELDS, "resamples", "published", "merge_compounds", "language", "truth", "labels")
+#: audio verification of the edits (``probes/audio/verify_edits.py``): verifiers, where the audio
+#: is (prediction-file corpora; an audio corpus's clips carry their own paths), the margin
+VERIFY_FIELDS = ("verify_with", "audio_root", "verify_margin")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -74,6 +77,9 @@ class RefdisOptions:
     truth: str | None = None
     # a labels file of ``asr-audit annotate``: people's labels verify the mined edits (docs/annotate.md)
     labels: str | None = None
+    verify_with: tuple[str, ...] = ()  # audio verifiers (scoring backends), none: no audio verification
+    audio_root: str | None = None
+    verify_margin: float | None = None  # None: the calibrated margin
 
     def __post_init__(self) -> None:
         check(self.resamples >= 1, "resamples", self.resamples, "must be >= 1", "use 1 or more bootstrap resamples")
@@ -83,6 +89,14 @@ class RefdisOptions:
             self.truth,
             "is not a folder",
             "name the folder `asr-audit calib build` wrote",
+        )
+        given = [n for n, v in (("truth", self.truth), ("labels", self.labels), ("verify_with", self.verify_with)) if v]
+        check(
+            len(given) <= 1,
+            given[-1] if given else "truth",
+            ", ".join(given),
+            "are several verifications of the same edits",
+            "name one of truth, labels, verify_with",
         )
         check(
             self.language == primary_language(self.language),
@@ -124,7 +138,7 @@ class RefdisOptions:
     ) -> RefdisOptions:
         """Options from flag or spec values (``None`` = not given); ``extra`` names keys another
         probe reads from the same table (ignored here)."""
-        r = Reader({k: v for k, v in values.items() if k not in extra}, surface, FIELDS, probe)
+        r = Reader({k: v for k, v in values.items() if k not in extra}, surface, (*FIELDS, *VERIFY_FIELDS), probe)
         preset = r.choice("preset", tuple(PRESETS), "anchor")
         overrides = {
             "majority": r.number("majority", None),
@@ -147,6 +161,9 @@ class RefdisOptions:
             language=primary_language(r.text("language", "en")),
             truth=r.text("truth", None),
             labels=r.text("labels", None),
+            verify_with=r.names("verify_with", ()),
+            audio_root=r.text("audio_root", None),
+            verify_margin=r.number("verify_margin", None),
         )
 
 

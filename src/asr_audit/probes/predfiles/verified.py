@@ -299,3 +299,73 @@ def verified_inflation_fields(inflation: Any | None) -> dict[str, object]:
 def labels_from_pairs(pairs: Iterable[tuple[str, str]]) -> dict[str, EditLabel]:
     """Unweighted labels from ``(edit key, label)`` pairs (the last label of a key wins)."""
     return {key: EditLabel(label=label) for key, label in pairs}
+
+
+def copy_high(copy: Rate, precision: Rate | None) -> float | None:
+    """The upper bound of ``c`` matching :attr:`VerifiedScore.copy_low`: Wilson's for an exact
+    source, else ``min(1, high / p_low)`` — every mislabelled edit a "hears worse" edit the model
+    wrote as the panel (``h = 0`` on them), so a model worse than the panel cannot lower it. With
+    ``copy_low`` it bounds ``c`` whatever the model does on the mislabelled edits.
+
+    >>> copy_high(wilson(3, 10), None) == wilson(3, 10).high
+    True
+    >>> round(copy_high(wilson(3, 10), wilson(80, 100)), 3), copy_high(wilson(3, 10), wilson(0, 0))
+    (0.848, 1.0)
+    """
+    if not copy.defined:
+        return None
+    if precision is None:
+        return copy.high
+    if not precision.defined or precision.low <= 0:
+        return 1.0
+    return min(1.0, copy.high / precision.low)
+
+
+def labeller_accuracy(n_agree: int, n_double: int) -> Rate:
+    """A labeller's accuracy ``q`` from ``n_double`` edits labelled by two people, ``n_agree`` of
+    them alike: two labellers of accuracy ``q`` each, erring independently, agree with probability
+    ``a = q^2 + (1 - q)^2``, so ``q = (1 + sqrt(2a - 1)) / 2`` (``q >= 1/2`` assumed), with the
+    Wilson interval of ``a`` carried through (``a <= 1/2`` gives ``q = 1/2``: no information).
+
+    >>> q = labeller_accuracy(45, 50); (round(q.rate, 3), round(q.low, 3), round(q.high, 3))
+    (0.947, 0.878, 0.978)
+    """
+    a = wilson(n_agree, n_double)
+
+    def q(x: float) -> float:
+        return (1.0 + math.sqrt(max(0.0, 2.0 * x - 1.0))) / 2.0
+
+    if not a.defined:
+        return Rate(k=0, n=0, rate=0.5, low=0.5, high=1.0)
+    return Rate(k=n_agree, n=n_double, rate=q(a.rate), low=q(a.low), high=q(a.high))
+
+
+def labelled_precision(accuracy: Rate, share_wrong: Rate) -> Rate:
+    """The precision of "reference-wrong" labels (the share of them that are true reference errors)
+    from the labeller's ``accuracy`` q (:func:`labeller_accuracy`) and the share ``s`` of judged
+    edits labelled reference-wrong: with ``pi`` the true share, ``s = pi q + (1 - pi)(1 - q)``, so
+    ``p = pi q / s = q (s - 1 + q) / ((2q - 1) s)``. Its lower bound is the least ``p`` over ``q``
+    in ``[q_low, q_high]`` and ``s`` in ``[s_low, s_high]`` (where ``pi`` is in [0, 1]); 0 when
+    ``q_low <= 1/2``. The result's ``k``/``n`` are the labelled-wrong count and the judged edits.
+
+    >>> p = labelled_precision(labeller_accuracy(45, 50), wilson(60, 100))
+    >>> round(p.rate, 3), round(p.low, 3)
+    (0.966, 0.88)
+    >>> labelled_precision(labeller_accuracy(50, 100), wilson(60, 100)).low
+    0.0
+    """
+
+    def p(q: float, s: float) -> float | None:
+        if q <= 0.5 or s <= 0 or not (1.0 - q <= s <= q):
+            return None
+        return min(1.0, max(0.0, q * (s - 1.0 + q) / ((2.0 * q - 1.0) * s)))
+
+    point = p(accuracy.rate, share_wrong.rate)
+    if accuracy.low <= 0.5:
+        return Rate(k=share_wrong.k, n=share_wrong.n, rate=point if point is not None else 0.0, low=0.0, high=1.0)
+    qs = [accuracy.low + (accuracy.high - accuracy.low) * i / 50 for i in range(51)]
+    ss = [share_wrong.low + (share_wrong.high - share_wrong.low) * i / 50 for i in range(51)]
+    grid = [v for q in qs for s in ss if (v := p(q, s)) is not None]
+    low = min(grid) if grid else 0.0
+    rate = point if point is not None else low
+    return Rate(k=share_wrong.k, n=share_wrong.n, rate=rate, low=min(low, rate), high=1.0)

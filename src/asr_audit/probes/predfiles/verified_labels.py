@@ -44,10 +44,12 @@ from asr_audit.probes.predfiles.verified import (
     Verification,
     Verify,
     edit_key,
+    labelled_precision,
+    labeller_accuracy,
     weighted_rate,
     with_verification,
 )
-from asr_audit.stats.intervals import Z95
+from asr_audit.stats.intervals import Z95, Rate, wilson
 from asr_audit.store.labels import CANT_TELL, CHOICES, NEITHER, PANEL, REFERENCE, LabelRow
 
 #: A choice on the page -> what it says of the edit.
@@ -251,7 +253,48 @@ def labels_verification(rows: Sequence[LabelRow], name: str = "asr-audit annotat
         if len(annotators) > 1
         else f"one annotator ({', '.join(annotators) or 'none'})"
     )
-    return Verification(source=LABELS_SOURCE, name=name, labels=labels, notes=(note,))
+    precision, precision_note = labels_precision(by, labels)
+    return Verification(
+        source=LABELS_SOURCE, name=name, labels=labels, precision=precision, notes=(note, precision_note)
+    )
+
+
+def labels_precision(by_edit: Mapping[str, Sequence[LabelRow]], labels: Mapping[str, EditLabel]) -> tuple[Rate, str]:
+    """The precision of the labels' "reference-wrong" calls, and a sentence saying how it was had.
+
+    People err: a labeller of accuracy q < 1 calls some correct references wrong, and on those
+    edits a model that hears better than the panel "writes the reference" — so a copy rate read
+    off imperfect labels is biased upward for exactly the models the verdict must protect
+    (``docs/refdis.md``, simulated labellers). The labeller's accuracy is measured from the edits
+    two people labelled (:func:`~asr_audit.probes.predfiles.verified.labeller_accuracy`: the first
+    two annotators' definite choices, agreeing or not) and carried into the labels' precision
+    (:func:`~asr_audit.probes.predfiles.verified.labelled_precision`), which bounds the copy rate
+    (``copy_low``). With no edit labelled twice the accuracy is unmeasured: the precision's lower
+    bound is 0, so the labels give rates but cannot support a copying claim.
+    """
+    definite = (REFERENCE_WRONG, REFERENCE_RIGHT)
+    agree = double = 0
+    for rows in by_edit.values():
+        seen: dict[str, str] = {}
+        for r in rows:
+            seen.setdefault(r.annotator, CHOICE_LABEL[r.choice])
+        pair = list(seen.values())[:2]
+        if len(pair) == 2 and all(lab in definite for lab in pair):
+            double += 1
+            agree += pair[0] == pair[1]
+    judged = [lab.label for lab in labels.values() if lab.label in definite]
+    share = wilson(sum(lab == REFERENCE_WRONG for lab in judged), len(judged))
+    accuracy = labeller_accuracy(agree, double)
+    precision = labelled_precision(accuracy, share)
+    if double == 0:
+        return precision, (
+            "labeller accuracy unmeasured (no edit labelled by two annotators): the labels give rates but no "
+            "copying claim; have a second annotator label a sample (asr-audit annotate --annotator B)"
+        )
+    return precision, (
+        f"labeller accuracy {accuracy.rate:.2f} [{accuracy.low:.2f}, {accuracy.high:.2f}] from {agree} of {double} "
+        f"edits two annotators agreed on; precision of reference-wrong labels >= {precision.low:.2f}"
+    )
 
 
 def _matched(rows: Sequence[LabelRow], keys: set[str], where: str) -> list[LabelRow]:
