@@ -160,8 +160,11 @@ elif [ "$DRY" -eq 0 ]; then
   # pyenv's shims learn of new console scripts on a rehash
   if command -v pyenv >/dev/null 2>&1 && [[ "$PY" == "$(pyenv root)"/* ]]; then pyenv rehash; fi
   hash -r
-  if command -v asr-audit >/dev/null 2>&1; then plan "$(command -v asr-audit)"
-  else plan "$SCRIPT is not on PATH: add $(dirname "$SCRIPT") to PATH, or run $PY -m asr_audit"
+  FOUND="$(command -v asr-audit || true)"; REAL="$FOUND"
+  if [[ "$FOUND" == */shims/asr-audit ]] && command -v pyenv >/dev/null 2>&1; then REAL="$(pyenv which asr-audit 2>/dev/null || echo "$FOUND")"; fi
+  if [ -z "$FOUND" ]; then plan "$SCRIPT is not on PATH: add $(dirname "$SCRIPT") to PATH, or run $PY -m asr_audit"
+  elif [ "$(realpath "$REAL")" = "$(realpath "$SCRIPT")" ]; then plan "$FOUND"
+  else plan "asr-audit on PATH is $FOUND, not this install's $SCRIPT: activate its environment or put $(dirname "$SCRIPT") first on PATH"
   fi
 else
   plan "dry run: the console script is $SCRIPT"
