@@ -99,14 +99,22 @@ class SummaryRow:
         return {f: getattr(self, f) for f in self.__dataclass_fields__}
 
 
+FLAG_LABELS = {
+    "refdis.copies_reference": "copying",
+    "refdis.wer_inflated": "WER inflation",
+    "battery.difference": "audio",
+}
+
+
 def _fpr_text(flag: str, setting: str) -> str:
-    """``"2.4% [1.4, 4.1]"`` for a measured flag, else why not."""
+    """``"copying: 2.4% [1.4, 4.1]"`` for a measured flag, else why not (labelled by the flag)."""
+    label = FLAG_LABELS.get(flag, flag)
     if setting == PANEL_MEMBER_NO_LOO:
-        return "not calibrated (panel, no LOO)"
+        return f"{label}: not calibrated (panel member, no leave-one-out)"
     m = measured_fpr(flag, setting)
     if m is None:
-        return "not measured"
-    return f"{100 * m.rate:.1f}% [{100 * m.low:.1f}, {100 * m.high:.1f}]"
+        return f"{label}: not measured"
+    return f"{label}: {100 * m.rate:.1f}% [{100 * m.low:.1f}, {100 * m.high:.1f}]"
 
 
 def _num(x: Any) -> float | None:
