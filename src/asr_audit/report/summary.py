@@ -6,8 +6,8 @@ verdicts and the null-calibration benchmark use:
 
 * **flagged** — a flag fired: reference disagreement (``refdis.copies_reference``: accept-ref's
   Wilson lower bound >= 5% on >= 10 judged edits), WER inflation (``refdis.wer_inflated``), or a
-  battery condition (``battery.difference``: the paired interval against the original audio
-  excludes 0, over >= 30 sentences);
+  battery condition (``battery.row``: Holm over every condition's paired difference against the
+  original audio, over >= 30 sentences each, family-wise 5%: :func:`~asr_audit.stats.flags.battery_row_flagged`);
 * **not flagged** — at least one of those tests had enough data to fire and none did;
 * **not enough data** — no test had enough data (fewer than 10 judged edits and no battery
   difference over >= 30 sentences): silence, not innocence.
@@ -33,7 +33,7 @@ from asr_audit.stats.flags import (
     MIN_EDITS_FOR_A_CLAIM,
     PANEL_MEMBER_NO_LOO,
     copies_reference,
-    difference_flagged,
+    holm_rejected,
     measured_fpr,
     refdis_setting,
     wer_inflated,
@@ -43,7 +43,7 @@ FLAGGED, NOT_FLAGGED, NOT_ENOUGH = "flagged", "not flagged", "not enough data"
 VERDICTS = (FLAGGED, NOT_FLAGGED, NOT_ENOUGH)
 # the mark printed before each verdict, so the verdict reads without colour too
 MARKS = {FLAGGED: "▲", NOT_FLAGGED: "✓", NOT_ENOUGH: "?"}
-BATTERY_SETTING = "original vs one condition"  # the null-calibration setting of a battery difference
+BATTERY_ROW_SETTING = "battery row: 6 conditions vs the original audio, Holm"  # its null-calibration setting
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -151,11 +151,14 @@ def _row(
     for d in diffs:
         if d.get("n_clusters") is not None and int(d["n_clusters"]) >= MIN_CLUSTERS_FOR_A_CLAIM:
             judged = True
-        if difference_flagged(d):
-            reasons.append(
-                f"{d['condition']} Δ {float(d['estimate']):+.2f} [{float(d['ci_low']):+.2f}, {float(d['ci_high']):+.2f}]"
-            )
-            fprs.append(_fpr_text("battery.difference", BATTERY_SETTING))
+    rejected = holm_rejected(diffs)  # family-wise over every condition feeding the row (battery_row_flagged)
+    for i in rejected:
+        d = diffs[i]
+        reasons.append(
+            f"{d['condition']} Δ {float(d['estimate']):+.2f} [{float(d['ci_low']):+.2f}, {float(d['ci_high']):+.2f}]"
+        )
+    if rejected:
+        fprs.append(_fpr_text("battery.row", BATTERY_ROW_SETTING))
     if reasons:
         verdict = FLAGGED
     elif judged:
@@ -163,7 +166,7 @@ def _row(
         if setting is not None:
             fprs.append(_fpr_text("refdis.copies_reference", setting))
         elif diffs:
-            fprs.append(_fpr_text("battery.difference", BATTERY_SETTING))
+            fprs.append(_fpr_text("battery.row", BATTERY_ROW_SETTING))
     else:
         verdict = NOT_ENOUGH
     section = f"refdis-{corpus}" if refdis is not None else f"battery-{corpus}"
