@@ -49,6 +49,17 @@ from asr_audit.testing.null_worlds import (
 )
 
 ROW_KEYS = ("probe", "flag", "setting", "level", "k_null", "n_null", "fpr", "fpr_ci_low", "fpr_ci_high", "status")
+MORE_KEYS = (
+    "planted",
+    "power",
+    "power_ci_low",
+    "power_ci_high",
+    "power_grid",
+    "mde",
+    "null_mean",
+    "null_se",
+    "seconds",
+)
 
 
 def say(msg: str) -> None:
@@ -80,7 +91,16 @@ def main(argv: list[str] | None = None) -> int:
         help="datasets for one probe instead of --n-datasets (repeatable), e.g. --n refdis=300",
     )
     ap.add_argument("--jobs", type=int, default=1, help="probes run in this many processes (same rows)")
+    ap.add_argument(
+        "--table-from-data",
+        type=Path,
+        metavar="JSON",
+        help="print the Markdown table of a stored run (the data file or a --json file) and exit",
+    )
     args = ap.parse_args(argv)
+    if args.table_from_data:
+        print(table_from_data(args.table_from_data))
+        return 0
     sizes: dict[str, int] = {}
     for item in args.n:
         name, _, value = item.partition("=")
@@ -140,6 +160,49 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if failed else 0
 
 
+def table_from_data(path: Path) -> str:
+    """The Markdown table of a stored run (``--write-data`` or ``--json`` file): every row, as the
+    benchmark prints it (docs/validity.md's Results are this output)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    head = (
+        "probe",
+        "flag",
+        "setting",
+        "nominal",
+        "FPR [95% CI]",
+        "k / n",
+        "null estimate",
+        "power at planted [95% CI]",
+        "MDE",
+        "status",
+    )
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    for r in data["rows"]:
+        est = "-" if r.get("null_mean") is None else f"{r['null_mean']:+.3f}"
+        power = (
+            "-" if r.get("power") is None else f"{r['power']:.2f} [{r['power_ci_low']:.2f}, {r['power_ci_high']:.2f}]"
+        )
+        if r.get("planted") is not None and power != "-":
+            power = f"c/delta = {r['planted']:g}: {power}"
+        grid = r.get("power_grid") or {}
+        reached = [float(e) for e, g in grid.items() if g["n"] and g["k"] / g["n"] >= 0.8]
+        mde = "-" if not grid else (f"{min(reached):g}" if reached else f"> {max(float(e) for e in grid):g}")
+        cells = (
+            r["probe"],
+            f"`{r['flag']}`",
+            r["setting"],
+            f"{r['level']:.3f}",
+            f"{r['fpr']:.3f} [{r['fpr_ci_low']:.3f}, {r['fpr_ci_high']:.3f}]",
+            f"{r['k_null']} / {r['n_null']}",
+            est,
+            power,
+            mde,
+            r["status"],
+        )
+        lines.append("| " + " | ".join(str(c) for c in cells) + " |")
+    return "\n".join(lines)
+
+
 def run_probe(job: tuple[str, int, int, dict[str, object]]) -> list[Calibration]:
     """One probe's rows; one child generator per probe (``[seed, its index]``), so ``--only PROBE``
     and ``--jobs`` reproduce that probe's rows of a full sequential run."""
@@ -163,7 +226,7 @@ def write_data(
     the date, the command, the evaluation and tuning seeds, and a small check run
     (:data:`asr_audit.testing.null_worlds.CHECK_RUN`) that ``tests/stats/test_null_calibration.py``
     recomputes to catch drift."""
-    keys = (*ROW_KEYS, "power", "power_ci_low", "power_ci_high", "power_grid", "null_mean", "null_se", "seconds")
+    keys = (*ROW_KEYS, *MORE_KEYS)
     data = {
         "what": "false-positive rate and power of each flag in null and planted worlds (docs/validity.md)",
         "regenerate": REGENERATE,

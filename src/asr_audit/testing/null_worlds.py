@@ -1087,7 +1087,7 @@ def calibrate_gate(
 
     * **equal models**: the honest tested model against its honest twin (same error share,
       independent draws), every minimum effect at 0 (the boundary: the worst case) and at the
-      defaults, with edits verified by planted truth;
+      defaults, as shipped (no verification: WER only) and with edits verified by planted truth;
     * **a better listener**: the honest tested model as the candidate against an honest baseline
       :data:`GATE_BASELINE_RATIO` times less accurate: the gate as shipped (no verification: WER
       only), with planted truth, and the OLD gate on every consensus edit (retired);
@@ -1159,6 +1159,12 @@ def calibrate_gate(
                     preds, cand, base, params, panel=list(w.panel), options=options, seed=seed, cache=cache, **kw
                 ).to_dict()
 
+            tally(world, "equal models, min effect 0 (boundary), as shipped (no verification: WER only)").null(
+                decide("tested", twin, zero)
+            )
+            tally(world, "equal models, default min effects, as shipped (no verification: WER only)").null(
+                decide("tested", twin, usual)
+            )
             tally(world, "equal models, min effect 0 (boundary), verified by planted truth").null(
                 decide("tested", twin, zero, verification=truth)
             )
