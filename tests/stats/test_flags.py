@@ -118,8 +118,8 @@ def test_claims_cite_the_measured_rate_of_their_setting(tmp_path) -> None:
     honest = {"n_eligible": 200, "n_ref": 2, "accept_ref": 0.01, "ci_low": 0.003, "ci_high": 0.036}
     assert "false-positive" not in verdict.acceptref_sentence(honest)
     inflated = {"wer_inflation": 1.4, "wer_inflation_ci_low": 0.9, "wer_inflation_ci_high": 1.9}
-    m = measured_fpr("refdis.wer_inflated", TESTED_MODEL)
-    assert m is not None and verdict.inflation_sentence(inflated).endswith(m.note())
+    # verified WER inflation is not measured yet (docs/validity.md): the claim says so
+    assert verdict.inflation_sentence(inflated).endswith(flags.fpr_note("refdis.wer_inflated", TESTED_MODEL))
     assert "false-positive" not in verdict.inflation_sentence({**inflated, "wer_inflation_ci_low": -0.1})
     line = verdict.model_verdict({**copier, **inflated, "in_panel": True}, loo=False)
     assert line.count("not calibrated: a panel member scored without leave-one-out") == 2 and line.endswith(".")

@@ -254,13 +254,13 @@ def test_stored_rates_come_from_the_settings_the_benchmark_measures(refdis: dict
     for row in refdis.values():
         m = measured_fpr(row.flag, row.setting)
         assert m is not None, f"{row.flag} ({row.setting}) has no stored rate; regenerate with --write-data"
-        assert m.n >= 200 and (row.retired or m.low <= row.level)
+        assert m.n >= 200
     for flag, setting in (
         ("refdis.copies_reference", TESTED_MODEL),
         ("refdis.copies_reference", PANEL_MEMBER_LOO),
-        ("refdis.wer_inflated", TESTED_MODEL),
     ):
-        assert measured_fpr(flag, setting) is not None, (flag, setting)
+        m = measured_fpr(flag, setting)
+        assert m is not None and m.n >= 1000 and m.high <= 0.025, (flag, setting)  # the rows the report cites
 
 
 @pytest.fixture(scope="module")
