@@ -118,7 +118,7 @@ def test_claims_cite_the_measured_rate_of_their_setting(tmp_path) -> None:
     honest = {"n_eligible": 200, "n_ref": 2, "accept_ref": 0.01, "ci_low": 0.003, "ci_high": 0.036}
     assert "false-positive" not in verdict.acceptref_sentence(honest)
     inflated = {"wer_inflation": 1.4, "wer_inflation_ci_low": 0.9, "wer_inflation_ci_high": 1.9}
-    # verified WER inflation is not measured yet (docs/validity.md): the claim says so
+    # the claim cites the stored rate of its setting (or says it was not measured)
     assert verdict.inflation_sentence(inflated).endswith(flags.fpr_note("refdis.wer_inflated", TESTED_MODEL))
     assert "false-positive" not in verdict.inflation_sentence({**inflated, "wer_inflation_ci_low": -0.1})
     line = verdict.model_verdict({**copier, **inflated, "in_panel": True}, loo=False)

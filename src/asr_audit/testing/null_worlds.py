@@ -1328,6 +1328,7 @@ def calibrate_refdis(
     from asr_audit.probes.predfiles.refdis_run import run_refdis
     from asr_audit.probes.predfiles.verified import LABELS_SOURCE, TRUTH, Verification, with_verification
     from asr_audit.testing.err_worlds import WORLDS, simulate, truth_labels
+    from asr_audit.text.align import AlignmentCache
     from asr_audit.text.normalize import clear_normalize_cache
 
     t0 = time.perf_counter()
@@ -1375,15 +1376,19 @@ def calibrate_refdis(
             preds = _prediction_set(w)
             copiers = [m for m in w.models if m.startswith("copier-")]
             member = w.panel[0]
-            result: dict[str, Any] = run_refdis(
+            cache = AlignmentCache()
+            run = run_refdis(
                 preds=preds,
                 panel=list(w.panel),
                 params=params,
                 seed=_seed(rng),
                 models=["tested", *copiers, member],
-            ).to_dict()
+                cache=cache,
+            )
+            result: dict[str, Any] = run.to_dict()
             edits = _run_edits(result)
             truth = truth_labels(w, edits)
+            inflation = _verified_inflation(rng, run, preds, ["tested", *copiers, member], truth, cache)
             kinds = {k: str(e["kind"]) for k, e in zip(truth, edits)}
             verifications: dict[str, Verification | None] = {
                 "none": None,
@@ -1408,6 +1413,9 @@ def calibrate_refdis(
             for how, ver in verifications.items():
                 scored: Mapping[str, Any] = result if ver is None else with_verification(result, ver)
                 by_how[how] = {m["model"]: _verified_view(m) for m in scored["models"]}
+            for m, entry in by_how["truth"].items():  # contract item 2, on planted truth
+                entry["verified"] = {**entry["verified"], **inflation.get(m, {})}
+                entry["wer_inflation"] = entry["verified"].get("wer_inflation")
             by_how["old"] = {m["model"]: _consensus_view(m) for m in result["models"]}
             for how, entries in by_how.items():
                 carries = how in ("none", "old") or "wer_inflation_ci_low" in (entries["tested"]["verified"] or {})
@@ -1423,6 +1431,36 @@ def calibrate_refdis(
             progress(f"refdis {i + 1}/{n_datasets}")
     secs = time.perf_counter() - t0
     return [t.done(secs) for t in tallies.values()]
+
+
+def _verified_inflation(
+    rng: np.random.Generator,
+    run: Any,
+    preds: Any,
+    models: Sequence[str],
+    truth: Mapping[str, str],
+    cache: Any,
+) -> dict[str, dict[str, Any]]:
+    """The verified WER inflation of the contract (item 2) under planted truth: WER against
+    references corrected only by the edits truth calls reference-wrong, minus WER, with the
+    refdis run's own inflation code (:func:`~asr_audit.probes.predfiles.inflation.wer_inflations`)."""
+    from asr_audit.probes.predfiles.inflation import wer_inflations
+    from asr_audit.probes.predfiles.refdis_inputs import prepare_clips
+    from asr_audit.probes.predfiles.refdis_run import run_normalizer
+    from asr_audit.probes.predfiles.verified import REFERENCE_WRONG, edit_key
+
+    clips = prepare_clips(preds, models, run_normalizer("whisper", run.params.preset), True, cache=cache)
+    kept = {m: [e for e in run.mining.scored_edits(m) if truth.get(edit_key(e)) == REFERENCE_WRONG] for m in models}
+    got = wer_inflations(clips, kept, cache, rng, N_RESAMPLES)
+    return {
+        m: {
+            "wer_inflation": i.inflation,
+            "wer_inflation_ci_low": i.ci_low,
+            "wer_inflation_ci_high": i.ci_high,
+            "wer_n_clips": i.n_clips,
+        }
+        for m, i in got.items()
+    }
 
 
 def _label(truth: str) -> Any:
