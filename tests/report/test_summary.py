@@ -219,3 +219,21 @@ def test_display_path(tmp_path: Path) -> None:
     assert display_path(f"preds:{out / 'p.jsonl'}", out) == "preds:p.jsonl"
     assert display_path(str(tmp_path / "elsewhere.jsonl"), out) == "../elsewhere.jsonl"
     assert display_path("/a/b/c/d/e.jsonl", out) == "/a/b/c/d/e.jsonl"  # far away: kept absolute
+
+
+def test_the_battery_row_is_family_wise() -> None:
+    """Holm over every condition feeding the row: six borderline conditions (each interval just
+    excluding 0) do not flag a model, one clear one does, and the row cites the row's measured rate."""
+    from asr_audit.report.summary import BATTERY_ROW_SETTING
+    from asr_audit.stats.flags import measured_fpr
+
+    def battery(diffs: list[dict]) -> dict:
+        return {"probes": [{"probe": "battery", "corpus": "c", "result": {"differences": diffs}}]}
+
+    borderline = [{**_diff("m", 0.005, 0.2, 40), "condition": f"c{i}"} for i in range(6)]
+    assert summary_rows(battery(borderline))[0].verdict == NOT_FLAGGED
+    clear = [*borderline[:5], _diff("m", 0.3, 0.6, 40)]
+    row = summary_rows(battery(clear))[0]
+    assert row.verdict == FLAGGED and row.reasons == ("voice:flite-rms Δ +0.45 [+0.30, +0.60]",)
+    m = measured_fpr("battery.row", BATTERY_ROW_SETTING)
+    assert m is not None and f"{100 * m.rate:.1f}%" in row.fpr

@@ -65,6 +65,21 @@ def test_wer_inflated_needs_the_verified_interval_above_zero() -> None:
     assert not consensus_inflated({"wer_inflation_ci_low": None, "wer_n_clips": 20})
 
 
+def test_battery_row_is_holm_over_the_conditions() -> None:
+    """One clear condition flags the row; six borderline ones (each p ~ 0.047) do not; a
+    condition over too few sentences does not count."""
+    from asr_audit.stats.flags import battery_row_flagged, difference_p_value, holm_rejected
+
+    d = {"n_items": 80, "n_clusters": 40, "estimate": 0.1, "ci_high": 0.2}
+    clear, borderline = d | {"ci_low": 0.05}, d | {"ci_low": 0.01}
+    assert battery_row_flagged([clear]) and battery_row_flagged([clear, *[borderline] * 5])
+    assert not battery_row_flagged([borderline] * 6) and not battery_row_flagged([])
+    assert holm_rejected([borderline, clear, borderline]) == [1]
+    assert not battery_row_flagged([d | {"ci_low": 0.09, "n_clusters": 12}])
+    negative = {"n_items": 80, "n_clusters": 40, "estimate": -0.1, "ci_low": -0.2, "ci_high": -0.05}
+    assert difference_p_value(negative) == difference_p_value(clear) and battery_row_flagged([negative])
+
+
 def test_difference_flagged_is_two_sided_and_ignores_empty_comparisons() -> None:
     assert difference_flagged({"n_items": 30, "ci_low": 0.01, "ci_high": 0.2})
     assert difference_flagged({"n_items": 30, "ci_low": -0.3, "ci_high": -0.01})
@@ -89,7 +104,7 @@ def test_lift_positive() -> None:
 def test_registry_levels_and_unknown_names() -> None:
     assert available_flags() == list(FLAGS)
     for f in FLAGS.values():
-        assert f.level == (0.05 if f.sided == "two-sided" else 0.025)
+        assert f.level == (0.05 if f.sided in ("two-sided", "family-wise") else 0.025)
         assert f.to_dict()["name"] == f.name
     with pytest.raises(ConfigError, match="unknown flag 'nope'; valid: refdis.copies_reference"):
         get_flag("nope")
@@ -153,35 +168,11 @@ def test_stored_rates_load_from_the_benchmark_file(tmp_path) -> None:
         planted=None,
     )
     path = tmp_path / "rates.json"
-    bench.write_data([row], 400, 7, path)
+    bench.write_data([row], {"refdis": 400}, 7, path, check={})
     got = flags._measured(path)[("refdis.copies_reference", "s")]
     assert (got.k, got.n, got.seed, got.n_datasets) == (6, 400, 7, 400)
+    import json
+
+    data = json.loads(path.read_text())
+    assert data["code_hash"] and data["tuning_seeds"] and data["command"].startswith("python benchmarks/")
     assert got.note().startswith("(flag's false-positive rate 1.5% [0.7%, 3.2%] in 400 simulated datasets")
-
-
-def test_update_data_replaces_one_probes_rows_with_their_own_stamp(tmp_path) -> None:
-    """``--update-data`` keeps the other probes' rows and stamps the new rows with their own run."""
-    import importlib.util
-    from pathlib import Path
-
-    from asr_audit.testing.null_worlds import Calibration
-
-    spec = importlib.util.spec_from_file_location(
-        "null_calibration", Path(__file__).parents[2] / "benchmarks" / "null_calibration.py"
-    )
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-
-    def row(probe: str, flag: str, k: int, n: int) -> Calibration:
-        return Calibration(probe=probe, flag=flag, setting="s", level=0.025, null_world="", planted_world="",
-                           effect="", n_null=n, k_null=k, planted=None)  # fmt: skip
-
-    path = tmp_path / "rates.json"
-    bench.write_data([row("refdis", "refdis.copies_reference", 6, 400)], 400, 7, path)
-    bench.update_data([row("gate", "gate.regression", 1, 150)], ["gate"], 150, 0, path)
-    bench.update_data([row("gate", "gate.regression", 2, 120)], ["gate"], 120, 3, path)
-    stored = flags._measured(path)
-    old, new = stored[("refdis.copies_reference", "s")], stored[("gate.regression", "s")]
-    assert (old.k, old.n, old.seed, old.n_datasets) == (6, 400, 7, 400)
-    assert (new.k, new.n, new.seed, new.n_datasets) == (2, 120, 3, 120)
-    assert len(stored) == 2

@@ -7,8 +7,8 @@ verdicts and the null-calibration benchmark use:
 * **flagged** — a flag fired: copying on *verified* reference errors (``refdis.copies_reference``:
   the lower bound of the copy rate c >= 5% on >= 10 verified edits), WER inflation against
   references corrected where verified wrong (``refdis.wer_inflated``), or a battery condition
-  (``battery.difference``: the paired interval against the original audio excludes 0, over >= 30
-  sentences);
+  (``battery.row``: Holm over every condition's paired difference against the original audio, over
+  >= 30 sentences each, family-wise 5%: :func:`~asr_audit.stats.flags.battery_row_flagged`);
 * **not enough evidence** — consensus accept-ref would once have been a claim (>= 10 edits, Wilson
   lower bound >= 5%) or the consensus WER inflation interval lies above 0, but no verified edits
   say whether the reference or the panel is wrong there: a model that hears better than the panel
@@ -42,7 +42,7 @@ from asr_audit.stats.flags import (
     consensus_copying,
     consensus_inflated,
     copies_reference,
-    difference_flagged,
+    holm_rejected,
     measured_fpr,
     refdis_setting,
     wer_inflated,
@@ -53,7 +53,7 @@ NOT_ENOUGH_EVIDENCE = "not enough evidence"
 VERDICTS = (FLAGGED, NOT_ENOUGH_EVIDENCE, NOT_FLAGGED, NOT_ENOUGH)
 # the mark printed before each verdict, so the verdict reads without colour too
 MARKS = {FLAGGED: "▲", NOT_ENOUGH_EVIDENCE: "…", NOT_FLAGGED: "✓", NOT_ENOUGH: "?"}
-BATTERY_SETTING = "original vs one condition"  # the null-calibration setting of a battery difference
+BATTERY_ROW_SETTING = "battery row: 6 conditions vs the original audio, Holm"  # its null-calibration setting
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -103,6 +103,7 @@ FLAG_LABELS = {
     "refdis.copies_reference": "copying",
     "refdis.wer_inflated": "WER inflation",
     "battery.difference": "audio",
+    "battery.row": "audio",
 }
 
 
@@ -188,11 +189,14 @@ def _row(
     for d in diffs:
         if d.get("n_clusters") is not None and int(d["n_clusters"]) >= MIN_CLUSTERS_FOR_A_CLAIM:
             judged = True
-        if difference_flagged(d):
-            reasons.append(
-                f"{d['condition']} Δ {float(d['estimate']):+.2f} [{float(d['ci_low']):+.2f}, {float(d['ci_high']):+.2f}]"
-            )
-            fprs.append(_fpr_text("battery.difference", BATTERY_SETTING))
+    rejected = holm_rejected(diffs)  # family-wise over every condition feeding the row (battery_row_flagged)
+    for i in rejected:
+        d = diffs[i]
+        reasons.append(
+            f"{d['condition']} Δ {float(d['estimate']):+.2f} [{float(d['ci_low']):+.2f}, {float(d['ci_high']):+.2f}]"
+        )
+    if rejected:
+        fprs.append(_fpr_text("battery.row", BATTERY_ROW_SETTING))
     if reasons:
         verdict = FLAGGED
     elif gap:
@@ -203,7 +207,7 @@ def _row(
         if setting is not None:
             fprs.append(_fpr_text("refdis.copies_reference", setting))
         elif diffs:
-            fprs.append(_fpr_text("battery.difference", BATTERY_SETTING))
+            fprs.append(_fpr_text("battery.row", BATTERY_ROW_SETTING))
     else:
         verdict = NOT_ENOUGH
     section = f"refdis-{corpus}" if refdis is not None else f"battery-{corpus}"
