@@ -338,9 +338,10 @@ def score_miner(
 
 
 def edit_label(truth: Truth, edit: Edit) -> str:
-    """What planted truth says of one mined edit: ``reference-wrong`` when it matches a planted
-    error, ``unsure`` when it matches only a record convention (not an error, yet not the panel's
-    mishearing either), ``reference-right`` when it matches nothing planted (the panel misheard)."""
+    """What planted truth says of one mined edit: ``reference-wrong`` when it corrects a planted
+    error and nothing else (:func:`_within`), ``unsure`` when it matches only a record convention
+    (not an error, yet not the panel's mishearing either) or also rewrites correct words around an
+    error, ``reference-right`` when it matches nothing planted (the panel misheard)."""
     cid = truth.resolve(edit.clip_id)
     if cid is None:
         raise InputFileError(
@@ -349,9 +350,21 @@ def edit_label(truth: Truth, edit: Edit) -> str:
             "verify edits of prediction files made from this calibration set's manifests",
         )
     matched = [t for t in truth.items if t.clip_id == cid and edit_matches(edit, t)]
-    if any(t.is_error for t in matched):
+    if any(t.is_error and _within(edit, t) for t in matched):
         return REFERENCE_WRONG
     return UNSURE if matched else REFERENCE_RIGHT
+
+
+def _within(edit: Edit, item: TruthItem) -> bool:
+    """Whether ``edit`` corrects only ``item``'s span: an insertion at an omission's anchor, or a
+    run of reference words inside the planted span. An edit that also rewrites correct reference
+    words around an error is not a verified correction (``unsure``): a model that hears those
+    words right would read as copying (``testing.err_worlds.span_label``, docs/validity.md)."""
+    if edit.kind == INSERTION:
+        return item.is_omission and edit.ref_indices[0] == item.ref_start
+    if item.is_omission:
+        return False
+    return item.ref_start <= edit.ref_indices[0] and edit.ref_indices[-1] + 1 <= item.ref_stop
 
 
 def truth_verification(truth: Truth, edits: Iterable[Edit], name: str = "") -> Verification:

@@ -349,23 +349,52 @@ def simulate(
 
 
 def truth_labels(world: World, edits: Sequence[Mapping[str, object]]) -> dict[str, str]:
-    """Planted truth for every mined edit (``to_dict`` form), by :func:`~asr_audit.probes.predfiles.verified.edit_key`:
-    reference-wrong when the edit's span meets a true reference error of its clip (an omission at
-    the span's start, end or inside), else reference-right (the panel misheard)."""
-    from asr_audit.probes.predfiles.verified import REFERENCE_RIGHT, REFERENCE_WRONG, edit_key
+    """Planted truth for every mined edit (``to_dict`` form), by :func:`~asr_audit.probes.predfiles.verified.edit_key`,
+    by :func:`span_label`: reference-wrong when the edit corrects a true reference error and nothing
+    else, unsure when it meets one but also rewrites reference words around it, else
+    reference-right (the panel misheard)."""
+    from asr_audit.probes.predfiles.verified import edit_key
 
     out = {}
     for e in edits:
         key = edit_key(e)
         start, stop = (int(x) for x in key.split("|")[2].split(":"))
-        hit = False
-        for err in world.errors.get(str(e["clip_id"]), ()):
-            if err.start == err.stop or start == stop:  # an omission or an insertion: touching counts
-                hit = hit or (start <= err.stop and err.start <= stop)
-            else:
-                hit = hit or (err.start < stop and start < err.stop)
-        out[key] = REFERENCE_WRONG if hit else REFERENCE_RIGHT
+        spans = [(err.start, err.stop) for err in world.errors.get(str(e["clip_id"]), ())]
+        out[key] = span_label(start, stop, spans)
     return out
+
+
+def span_label(start: int, stop: int, errors: Sequence[tuple[int, int]]) -> str:
+    """What planted errors (reference spans ``[a, b)``; ``a == b``: an omission at ``a``) say of an
+    edit over reference ``[start, stop)`` (``start == stop``: an insertion at ``start``).
+
+    A verified edit is a verified *correction*: the reference is wrong there and the panel's
+    rendering replaces exactly the wrong part. An edit that meets an error but also spans correct
+    reference words (the panel dropped or garbled a neighbour too) is ``unsure``: a model that
+    hears the error's words and the neighbour right writes the neighbour as the reference does,
+    and judging that as copying would accuse a better listener (14% of honest tested models in
+    the ``commercial`` world at 1,600 clips, evaluation seed 2026, docs/validity.md).
+
+    >>> span_label(3, 4, [(3, 4)]), span_label(3, 5, [(3, 4)]), span_label(0, 0, [(0, 0)]), span_label(5, 6, [(3, 4)])
+    ('reference-wrong', 'unsure', 'reference-wrong', 'reference-right')
+    >>> span_label(2, 3, [(3, 3)])  # a replacement of the word before an omission: not only the omission
+    'unsure'
+    """
+    from asr_audit.probes.predfiles.verified import REFERENCE_RIGHT, REFERENCE_WRONG, UNSURE
+
+    label = REFERENCE_RIGHT
+    for a, b in errors:
+        if a == b or start == stop:  # an omission or an insertion: touching counts as meeting
+            meets = start <= b and a <= stop
+            exact = a == b and start == stop == a
+        else:
+            meets = a < stop and start < b
+            exact = a <= start and stop <= b
+        if exact:
+            return REFERENCE_WRONG
+        if meets:
+            label = UNSURE
+    return label
 
 
 # --------------------------------------------------------------------------- measured like the real data
