@@ -129,6 +129,8 @@ def test_claims_cite_the_measured_rate_of_their_setting(tmp_path) -> None:
         assert sentence is not None and sentence.endswith(m.note()), (setting, sentence)
         assert f"{100 * m.rate:.1f}%" in sentence and f"in {m.n} simulated datasets" in sentence
         assert "false-positive" not in verdict.acceptref_sentence(entry)
+        # verified edits decide: the consensus sentence does not ask for them
+        assert verdict.acceptref_sentence(entry).endswith("edits whose verified part decides")
     honest = {"n_eligible": 200, "n_ref": 2, "accept_ref": 0.01, "ci_low": 0.003, "ci_high": 0.036}
     assert "false-positive" not in verdict.acceptref_sentence(honest)
     inflated = {"wer_inflation": 1.4, "wer_inflation_ci_low": 0.9, "wer_inflation_ci_high": 1.9}

@@ -90,6 +90,12 @@ def acceptref_sentence(m: Mapping[str, Any], *, loo: bool = True) -> str:
     if n == 0:
         return f"accept-ref undefined (—, n=0): {m.get('reason') or 'no reference disagreement could be judged'}"
     interval = f"[{pct(m['ci_low'])}, {pct(m['ci_high'])}], n={n}"
+    v = m.get("verified") or {}
+    if consensus_copying(m) and not v.get("excluded") and int(v.get("n_eligible", 0)) >= MIN_EDITS_FOR_A_CLAIM:
+        return (
+            f"writes the reference on {pct(m['accept_ref'])} of consensus disagreements {interval}, "
+            "edits whose verified part decides"
+        )
     if consensus_copying(m):
         return (
             f"writes the reference on {pct(m['accept_ref'])} of unverified consensus edits {interval}: not enough "
