@@ -1268,23 +1268,41 @@ def sampled_labels(
     quality: float,
     labellers: int = 1,
     per_stratum: int = LABELS_PER_STRATUM,
-) -> dict[str, Any]:
-    """Simulated human labels: a stratified sample (by edit kind) of ``per_stratum`` edits each,
-    weighted by the inverse inclusion probability; each labeller is right with probability
-    ``quality``; with two labellers an edit they disagree on is ``unsure``."""
-    from asr_audit.probes.predfiles.verified import REFERENCE_RIGHT, REFERENCE_WRONG, UNSURE, EditLabel
+) -> Any:
+    """Simulated human labels as the shipped rule reads them: a stratified sample (by edit kind) of
+    ``per_stratum`` edits each, weighted by the inverse inclusion probability; each of
+    ``labellers`` annotators is right with probability ``quality`` (an edit truth calls unsure is
+    "neither"); the rows go through
+    :func:`~asr_audit.probes.predfiles.verified_labels.labels_verification`, so the edits' labels
+    (majority, disagreement unsure) and the labels' precision (the labeller accuracy measured on
+    the edits two annotators labelled; none with one annotator) are the shipped ones."""
+    from asr_audit.probes.predfiles.verified import REFERENCE_RIGHT, REFERENCE_WRONG
+    from asr_audit.probes.predfiles.verified_labels import labels_verification
+    from asr_audit.store.labels import NEITHER, PANEL, REFERENCE, LabelRow
 
-    flip = {REFERENCE_WRONG: REFERENCE_RIGHT, REFERENCE_RIGHT: REFERENCE_WRONG}
-    out: dict[str, Any] = {}
+    choice = {REFERENCE_WRONG: PANEL, REFERENCE_RIGHT: REFERENCE}
+    wrong = {PANEL: REFERENCE, REFERENCE: PANEL}
+    rows: list[LabelRow] = []
     for kind in sorted(set(kinds.values())):
         keys = sorted(k for k in truth if kinds[k] == kind)
         take = [keys[i] for i in rng.permutation(len(keys))[:per_stratum]]
         weight = len(keys) / len(take) if take else 1.0
         for key in take:
-            says = [truth[key] if rng.random() < quality else flip[truth[key]] for _ in range(labellers)]
-            label = says[0] if len(set(says)) == 1 else UNSURE
-            out[key] = EditLabel(label=label, weight=weight)
-    return out
+            right = choice.get(truth[key], NEITHER)
+            for a in range(labellers):
+                says = right if right == NEITHER or rng.random() < quality else wrong[right]
+                rows.append(
+                    LabelRow(
+                        id=len(rows),
+                        annotator=f"sim{a}",
+                        time=0.0,
+                        edit_key=key,
+                        run_hash="",
+                        choice=says,
+                        weight=weight,
+                    )
+                )
+    return labels_verification(rows, name=f"{labellers} simulated labeller(s), q = {quality:g}")
 
 
 def _verified_view(entry: Mapping[str, Any]) -> dict[str, Any]:
@@ -1326,7 +1344,7 @@ def calibrate_refdis(
     """
     from asr_audit.probes.predfiles.refdis import preset_params
     from asr_audit.probes.predfiles.refdis_run import run_refdis
-    from asr_audit.probes.predfiles.verified import LABELS_SOURCE, TRUTH, Verification, with_verification
+    from asr_audit.probes.predfiles.verified import TRUTH, Verification, with_verification
     from asr_audit.testing.err_worlds import WORLDS, simulate, truth_labels
     from asr_audit.text.align import AlignmentCache
     from asr_audit.text.normalize import clear_normalize_cache
@@ -1398,16 +1416,10 @@ def calibrate_refdis(
             }
             for n_lab, prefix in ((1, "labels"), (2, "2 labels")):
                 for q in LABEL_QUALITY:
-                    verifications[f"{prefix} q={q:g}"] = Verification(
-                        source=LABELS_SOURCE,
-                        name=f"{n_lab} simulated labeller(s), q = {q:g}",
-                        labels=sampled_labels(rng, truth, kinds, quality=q, labellers=n_lab),
-                    )
+                    verifications[f"{prefix} q={q:g}"] = sampled_labels(rng, truth, kinds, quality=q, labellers=n_lab)
                 q = LABEL_QUALITY[0]  # every edit labelled: the sample-size limit removed
-                verifications[f"{prefix} q={q:g}, every edit"] = Verification(
-                    source=LABELS_SOURCE,
-                    name=f"{n_lab} simulated labeller(s), q = {q:g}, every edit",
-                    labels=sampled_labels(rng, truth, kinds, quality=q, labellers=n_lab, per_stratum=len(truth)),
+                verifications[f"{prefix} q={q:g}, every edit"] = sampled_labels(
+                    rng, truth, kinds, quality=q, labellers=n_lab, per_stratum=len(truth)
                 )
             by_how: dict[str, dict[str, dict[str, Any]]] = {}
             for how, ver in verifications.items():
