@@ -9,6 +9,7 @@ from typing import Any
 import typer
 
 from asr_audit.cli import app, console, err_console, examples, process_entry, split_list
+from asr_audit.cli.common import verify_step
 from asr_audit.cli.reading import load_set, reading_options
 from asr_audit.errors import ConfigError, InputFileError
 from asr_audit.outputs import check_output_file
@@ -192,7 +193,7 @@ def refdis(
         raise ConfigError(f"--normalize-workers {normalize_workers} must be >= 0 (0 = one per core)")
     import os
 
-    verify = _verify_step(truth, labels)  # read before the work: a bad folder or file fails now
+    verify = verify_step(truth, labels)  # read before the work: a bad folder or file fails now
     workers = normalize_workers or (os.cpu_count() or 1)
     panel_names = split_list(panel, "--panel") or []
     model_names = split_list(models, "--models")
@@ -367,23 +368,6 @@ def _audio_verification(
     )
     err_console.print(summary_line(av), highlight=False, soft_wrap=True)
     return av
-
-
-def _verify_step(truth: Path | None, labels: Path | None = None) -> Any:
-    """The verification step the flags name (``--truth``: a calibration folder's planted truth;
-    ``--labels``: a labels file of ``asr-audit annotate``), or ``None``: one step, whatever its
-    source, feeds ``run_refdis(..., verify=...)``."""
-    if truth is not None and labels is not None:
-        raise ConfigError("--truth and --labels each verify the edits; fix: pass one of them")
-    if labels is not None:
-        from asr_audit.probes.predfiles.verified_labels import labels_verify
-
-        return labels_verify(labels)
-    if truth is None:
-        return None
-    from asr_audit.calib.score import truth_verify
-
-    return truth_verify(truth)
 
 
 def _warn_isolated(members: list[str]) -> None:

@@ -190,3 +190,39 @@ def test_verified_edits_gate_what_a_better_listener_cannot_move(tmp_path: Path) 
     )
     new = {t.measure: t for t in run_gate(*args, **kw, verification=right).tests}
     assert new["accept_ref"].status == "not tested" and new["accept_ref"].n_clusters == 0
+
+
+def test_a_verification_step_labels_the_gates_own_edits() -> None:
+    """``asr-audit gate --truth / --labels`` pass a step: it is called once on the run's every edit
+    and gates as the verification it returns would."""
+    from asr_audit.corpus.predfiles import load_predictions
+    from asr_audit.probes.predfiles.gate import GateOptions, run_gate
+    from asr_audit.probes.predfiles.refdis import preset_params
+    from asr_audit.probes.predfiles.verified import TRUTH, EditLabel, Verification, edit_key
+
+    preds = load_predictions(str(VOXPOPULI))
+    params = preset_params(preset="anchor", loo=False)
+    args = (preds, "whisper-small.en", "wav2vec2-base-960h", params)
+    kw = {"panel": SMALL_PANEL.split(","), "options": GateOptions(n_resamples=200)}
+    seen: list[int] = []
+
+    def step(edits):
+        seen.append(len(edits))
+        labels = {edit_key(e): EditLabel(label="reference-wrong") for e in edits}
+        return Verification(source=TRUTH, name="all wrong", labels=labels)
+
+    by_step = {t.measure: t for t in run_gate(*args, **kw, verification=step).tests}
+    assert len(seen) == 1 and seen[0] > 0
+    assert by_step["accept_ref"].status != "not tested"
+    unverified = {t.measure: t for t in run_gate(*args, **kw, unverified_edits=True).tests}
+    assert by_step["accept_ref"].difference == unverified["accept_ref"].difference  # every edit verified wrong
+
+
+def test_gate_cli_refuses_two_verifications(tmp_path: Path, run_cli) -> None:
+    labels = tmp_path / "labels.sqlite"
+    labels.write_bytes(b"")
+    code, _, err = run_cli(
+        "gate", "--preds", VOXPOPULI, "--panel", SMALL_PANEL, "--candidate", "whisper-small.en",
+        "--baseline", "wav2vec2-base-960h", "--truth", tmp_path, "--labels", labels,
+    )  # fmt: skip
+    assert code == 2 and "--truth and --labels" in err

@@ -46,7 +46,7 @@ from asr_audit.probes.predfiles.inflation import inflation_columns
 from asr_audit.probes.predfiles.refdis import CONSENSUS, REF, ClipInput, Edit, RefdisParams, loo_unscored
 from asr_audit.probes.predfiles.refdis_options import RefdisOptions
 from asr_audit.probes.predfiles.refdis_result import RefdisResult
-from asr_audit.probes.predfiles.verified import REFERENCE_WRONG, Verification, edit_key
+from asr_audit.probes.predfiles.verified import REFERENCE_WRONG, Verification, Verify, edit_key
 from asr_audit.stats.contrast import Contrast, cluster_sums, ratio_contrast
 from asr_audit.text.align import AlignmentCache
 
@@ -455,7 +455,7 @@ def run_gate(
     language: str = "en",
     normalize_workers: int = 1,
     cache: AlignmentCache | None = None,
-    verification: Verification | None = None,
+    verification: Verification | Verify | None = None,
     unverified_edits: bool = False,
 ) -> GateResult:
     """Score ``candidate`` and ``baseline`` with refdis on ``preds`` and compare them.
@@ -467,7 +467,8 @@ def run_gate(
 
     What a better listener cannot move (issue 25): in consensus mode, accept-ref and WER inflation
     are compared on the edits ``verification`` labels reference-wrong only (planted truth, human
-    labels: :mod:`~asr_audit.probes.predfiles.verified`); without a verification they are not
+    labels: :mod:`~asr_audit.probes.predfiles.verified`; or a verification step, called once on
+    the run's every edit, as ``asr-audit gate --truth / --labels`` pass); without one they are not
     tested (:data:`UNVERIFIED`: a candidate that hears better than the panel raises both on
     consensus edits without copying) and the gate decides on WER alone.
     ``unverified_edits=True`` restores the earlier gate on every consensus edit (measured in
@@ -507,6 +508,8 @@ def run_gate(
     clips = prepare_clips(preds, [candidate, baseline], norm, text2num, references=refs, cache=cache, language=language)
     skip: dict[str, str] = {}
     edits = {m: list(result.mining.scored_edits(m)) for m in (candidate, baseline)}
+    if callable(verification):  # a step: label the run's every edit (full panel and leave-one-out)
+        verification = verification([*result.mining.edits, *(e for es in result.mining.loo_edits.values() for e in es)])
     if result.mode == "panel" and verification is not None:
         wrong = {k for k, lab in verification.labels.items() if lab.label == REFERENCE_WRONG}
         edits = {m: [e for e in es if edit_key(e) in wrong] for m, es in edits.items()}
