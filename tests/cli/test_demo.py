@@ -14,6 +14,7 @@ def test_demo_spec_passes_load_time_checks(tmp_path: Path, audio: bool) -> None:
     from asr_audit.runner.spec import parse_spec
 
     calib = tmp_path / "generated-benchmark"
+    calib.mkdir()  # the demo builds it before the spec is read (its refdis `truth` must be a folder)
     spec = parse_spec(demo_spec(tmp_path / "out", audio=audio, calib_dir=calib if audio else None), "<demo spec>")
     names = [c.name for c in spec.corpora]
     assert names[-1] == "voxpopuli-examples"
@@ -28,6 +29,7 @@ def test_demo_spec_audits_the_organism_on_the_generated_benchmark(tmp_path: Path
     from asr_audit.runner.spec import parse_spec
 
     calib = tmp_path / "generated-benchmark"
+    calib.mkdir()
     raw = demo_spec(tmp_path / "out", audio=True, calib_dir=calib, organism=True)
     spec = parse_spec(raw, "<demo spec>")
     names = [m.name for m in spec.models]
@@ -37,6 +39,8 @@ def test_demo_spec_audits_the_organism_on_the_generated_benchmark(tmp_path: Path
     by_name = {c["name"]: c for c in raw["corpus"]}
     assert by_name["generated-parliament"]["probes"]["battery"]["spoken"] == str(calib / BENCHMARK_MANIFEST)
     assert by_name["librivox"]["probes"]["battery"] == {"skip": True}
+    # the generated benchmark's planted truth verifies its refdis edits: the organism is judged on them
+    assert by_name["generated-parliament"]["probes"]["refdis"]["truth"] == str(calib)
     assert by_name["voxpopuli-examples"]["probes"]["battery"] == {"skip": True}
     without = demo_spec(tmp_path / "out", audio=True, calib_dir=calib, organism=False)
     assert not set(ORGANISM_MODELS) & {m["name"] for m in without["model"]}
@@ -81,6 +85,7 @@ def test_demo_spec_scores_the_spanish_benchmark_with_one_model_and_no_refdis(tmp
     from asr_audit.runner.spec import parse_spec
 
     calib, spanish = tmp_path / "generated-benchmark", tmp_path / SPANISH_CORPUS
+    calib.mkdir()
     raw = demo_spec(tmp_path / "out", audio=True, calib_dir=calib, organism=True, spanish_dir=spanish)
     spec = parse_spec(raw, "<demo spec>")
     names = [c.name for c in spec.corpora]

@@ -62,3 +62,15 @@ def test_base_transcribes_librivox(base_ct2, librivox, wer) -> None:
     assert backend.prompt == [50258, 50259, 50359, 50363]  # sot, en, transcribe, notimestamps
     audios, refs = librivox
     assert wer(refs, backend.transcribe(audios)) < 0.04  # measured 1.6 % (1 error)
+
+
+def test_threads_follow_the_affinity_mask_not_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process limited to one core (taskset, a container) gets one CTranslate2 thread, not one
+    per core of the machine."""
+    from asr_audit.models import ct2
+
+    monkeypatch.setattr(ct2.os, "sched_getaffinity", lambda pid: {3}, raising=False)
+    monkeypatch.setattr(ct2.os, "cpu_count", lambda: 64)
+    assert ct2._usable_cpus() == 1
+    monkeypatch.delattr(ct2.os, "sched_getaffinity")
+    assert ct2._usable_cpus() == 64

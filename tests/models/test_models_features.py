@@ -38,3 +38,18 @@ def test_batch_is_contiguous_and_independent(librivox) -> None:
     assert batch.flags["C_CONTIGUOUS"] and batch.dtype == np.float32
     np.testing.assert_array_equal(batch[1], log_mel(audios[1]))
     assert not np.array_equal(batch[0], batch[1])
+
+
+@pytest.mark.parametrize("n_mels", [80, 128])
+@pytest.mark.parametrize("n", [1, 159, 160, 161, 400, 401, 16_000, 479_599, 479_600, 479_601, 480_000, 500_000])
+def test_skipping_the_padding_frames_is_bit_exact(n: int, n_mels: int) -> None:
+    """Only the STFT frames that touch the clip are transformed; the features are bit-for-bit
+    those of transforming every frame of the zero-padded chunk (lengths around every boundary:
+    a hop, a window, the chunk less a window, the chunk)."""
+    from asr_audit.models.whisper_features import _log_mel_full
+
+    settings = MelSettings(n_mels=n_mels)
+    audio = np.random.default_rng(n).standard_normal(n).astype(np.float32) * 0.1
+    fast, full = log_mel(audio, settings), _log_mel_full(audio, settings)
+    assert fast.shape == full.shape == (n_mels, settings.n_frames)
+    assert np.array_equal(fast, full)

@@ -100,3 +100,17 @@ def test_device_and_option_errors(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ASR_AUDIT_DEVICE")
     with pytest.raises(ConfigError, match="greedily"):
         load_backend("whisper-tiny.en-pt", DecodeOptions(beam_size=4))
+
+
+def test_loading_draws_no_third_party_progress_bar(tiny_pt, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """transformers' "Loading weights" bar stays off while a backend loads (it would interleave
+    with asr-audit's own progress display), and the caller's setting comes back afterwards."""
+    from transformers.utils import logging as hf_logging
+
+    tiny_pt.torch_model.save_pretrained(tmp_path)
+    tiny_pt.processor.save_pretrained(tmp_path)
+    hf_logging.enable_progress_bar()
+    capfd.readouterr()
+    load_backend(f"hf:{tmp_path}")
+    assert "Loading weights" not in capfd.readouterr().err
+    assert hf_logging.is_progress_bar_enabled()

@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from cdp import HEADLESS_FLAGS
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ARTIFACTS = Path(__file__).parents[2] / "artifacts"
@@ -81,6 +82,21 @@ def test_report_files_and_escaping(tmp_path: Path) -> None:
         assert (out / rel).read_bytes() == (again / rel).read_bytes(), rel
 
 
+def _page_state(flags: list[str], size: str, page: Path, prefix: str) -> tuple[dict, subprocess.CompletedProcess[str]]:
+    """Load ``page`` in headless Chromium at ``size``; the JSON its script wrote into the title
+    after ``prefix``, and the run (its stderr holds the console lines)."""
+    assert CHROMIUM is not None
+    dump = subprocess.run(
+        [CHROMIUM, *flags, f"--window-size={size}", "--virtual-time-budget=5000", "--dump-dom", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    title = dump.stdout.split("<title>")[1].split("</title>")[0]
+    assert title.startswith(prefix), title
+    return json.loads(title[len(prefix) :].replace("&quot;", '"')), dump
+
+
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian chromium is not installed (scripts/install.sh installs it)")
 def test_report_in_headless_chromium(tmp_path: Path) -> None:
     from asr_audit.report.html import build_report
@@ -109,30 +125,17 @@ window.addEventListener('load', function () {
     )
     checker.write_text(page)
     flags = [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
+        *HEADLESS_FLAGS,
         "--disable-quic",
         f"--user-data-dir={tmp_path / 'profile'}",
         "--enable-logging=stderr",
         "--v=0",
     ]
-    dump = subprocess.run(
-        [CHROMIUM, *flags, "--window-size=1280,800", "--virtual-time-budget=5000", "--dump-dom", checker.as_uri()],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    title = dump.stdout.split("<title>")[1].split("</title>")[0]
-    assert title.startswith("CHECK "), title
-    state = json.loads(title[len("CHECK ") :].replace("&quot;", '"'))
+    state, dump = _page_state(flags, "1280,800", checker, "CHECK ")
     assert state["images"] >= 3 and state["broken"] == []
     assert state["pwned"] is False and state["shown"] is True
-    # the first screen at 1280x800 holds the whole summary table: no scrolling to read the answer
+    # the first screen at 1280x800 holds the headline and the whole summary table: no scrolling to
+    # read the answer
     assert state["width"] == 1280 and 0 < state["height"] <= 800, state
     assert state["scrolled"] == 0 and state["top"] >= 0, state
     assert state["bottom"] <= state["height"] and state["right"] <= state["width"], state
@@ -145,19 +148,37 @@ window.addEventListener('load', function () {
     console_lines = [line for line in dump.stderr.splitlines() if ":CONSOLE" in line]
     assert console_lines == [], console_lines
     ARTIFACTS.mkdir(exist_ok=True)
-    shot = ARTIFACTS / "report-screenshot.png"
-    subprocess.run(
-        [CHROMIUM, *flags, "--window-size=1280,2400", f"--screenshot={shot}", html_path.as_uri()],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    # the whole page, the first screen at 1280x800, and a phone's (390 px wide)
+    for name, size in (
+        ("report-screenshot", "1280,2400"),
+        ("report-first-screen", "1280,800"),
+        ("report-phone", "390,844"),
+    ):
+        shot = ARTIFACTS / f"{name}.png"
+        subprocess.run(
+            [CHROMIUM, *flags, f"--window-size={size}", f"--screenshot={shot}", html_path.as_uri()],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert shot.is_file() and shot.stat().st_size > 10_000, name
+    # on the phone the headline wraps inside the screen and the findings table scrolls in its own
+    # box: the answer is readable without scrolling the page sideways
+    narrow = checker.with_name("narrow.html")
+    narrow.write_text(
+        html_path.read_text().replace(
+            "</body>",
+            """<script>
+window.addEventListener('load', function () {
+  var h = document.querySelector('p.headline').getBoundingClientRect();
+  var box = document.getElementById('findings-box');
+  document.title = 'NARROW ' + JSON.stringify({width: window.innerWidth, headline_right: h.right,
+    box_right: box.getBoundingClientRect().right, table_wider: box.scrollWidth > box.clientWidth,
+    box_scrolls: ['auto', 'scroll'].indexOf(getComputedStyle(box).overflowX) >= 0});
+});
+</script></body>""",
+        )
     )
-    assert shot.is_file() and shot.stat().st_size > 10_000
-    first = ARTIFACTS / "report-first-screen.png"
-    subprocess.run(
-        [CHROMIUM, *flags, "--window-size=1280,800", f"--screenshot={first}", html_path.as_uri()],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert first.is_file() and first.stat().st_size > 10_000
+    state, _ = _page_state(flags, "390,844", narrow, "NARROW ")
+    assert state["headline_right"] <= state["width"] and state["box_right"] <= state["width"], state
+    assert state["table_wider"] and state["box_scrolls"], state  # the wide table scrolls in its box

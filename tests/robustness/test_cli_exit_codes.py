@@ -86,9 +86,12 @@ def test_keyboard_interrupt_in_process_exits_130(run_cli, monkeypatch: pytest.Mo
     assert "interrupted; rerun" in err and "Traceback" not in err
 
 
+# The child sets its own SIGINT disposition: a Python started with SIGINT ignored (a suite under
+# nohup, some CI runners) keeps it ignored and would never see the Ctrl-C this test sends.
 _SLEEPY = """
-import sys, time
+import signal, sys, time
 import asr_audit.cli as cli
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 @cli.app.command("sleepy")
 def sleepy() -> None:

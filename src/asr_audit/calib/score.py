@@ -27,10 +27,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from asr_audit.calib.generate import CONVENTION, END, ERROR_KINDS, POSITIONS, START
-from asr_audit.calib.truth import Truth, TruthItem
+from asr_audit.calib.truth import Truth, TruthItem, load_truth
 from asr_audit.errors import InputFileError
 from asr_audit.probes.predfiles.refdis import DELETION, INSERTION, SUBSTITUTION, Edit
 from asr_audit.probes.predfiles.verified import (
@@ -40,6 +42,7 @@ from asr_audit.probes.predfiles.verified import (
     UNSURE,
     EditLabel,
     Verification,
+    Verify,
     edit_key,
 )
 from asr_audit.stats.intervals import Rate, clustered_rate
@@ -335,9 +338,10 @@ def score_miner(
 
 
 def edit_label(truth: Truth, edit: Edit) -> str:
-    """What planted truth says of one mined edit: ``reference-wrong`` when it matches a planted
-    error, ``unsure`` when it matches only a record convention (not an error, yet not the panel's
-    mishearing either), ``reference-right`` when it matches nothing planted (the panel misheard)."""
+    """What planted truth says of one mined edit: ``reference-wrong`` when it corrects a planted
+    error and nothing else (:func:`_within`), ``unsure`` when it matches only a record convention
+    (not an error, yet not the panel's mishearing either) or also rewrites correct words around an
+    error, ``reference-right`` when it matches nothing planted (the panel misheard)."""
     cid = truth.resolve(edit.clip_id)
     if cid is None:
         raise InputFileError(
@@ -346,16 +350,38 @@ def edit_label(truth: Truth, edit: Edit) -> str:
             "verify edits of prediction files made from this calibration set's manifests",
         )
     matched = [t for t in truth.items if t.clip_id == cid and edit_matches(edit, t)]
-    if any(t.is_error for t in matched):
+    if any(t.is_error and _within(edit, t) for t in matched):
         return REFERENCE_WRONG
     return UNSURE if matched else REFERENCE_RIGHT
+
+
+def _within(edit: Edit, item: TruthItem) -> bool:
+    """Whether ``edit`` corrects only ``item``'s span: an insertion at an omission's anchor, or a
+    run of reference words inside the planted span. An edit that also rewrites correct reference
+    words around an error is not a verified correction (``unsure``): a model that hears those
+    words right would read as copying (``testing.err_worlds.span_label``, docs/validity.md)."""
+    if edit.kind == INSERTION:
+        return item.is_omission and edit.ref_indices[0] == item.ref_start
+    if item.is_omission:
+        return False
+    return item.ref_start <= edit.ref_indices[0] and edit.ref_indices[-1] + 1 <= item.ref_stop
 
 
 def truth_verification(truth: Truth, edits: Iterable[Edit], name: str = "") -> Verification:
     """Every edit of ``edits`` (a run's full-panel and leave-one-out edits) labelled by planted
     truth (:func:`edit_label`): an exact source, so verified accept-ref needs no precision bound."""
     labels = {edit_key(e): EditLabel(label=edit_label(truth, e)) for e in edits}
-    return Verification(source=TRUTH, name=name or f"planted truth ({truth.source or 'calibration set'})", labels=labels)
+    return Verification(
+        source=TRUTH, name=name or f"planted truth ({truth.source or 'calibration set'})", labels=labels
+    )
+
+
+def truth_verify(corpus_dir: str | Path, split: str | None = None) -> Verify:
+    """The verification step (:data:`~asr_audit.probes.predfiles.verified.Verify`) of a calibration
+    set's planted truth: reads the folder now (a bad folder fails before any work), labels a
+    run's edits when called (``asr-audit refdis --truth DIR``, ``[probes.refdis] truth = "DIR"``)."""
+    truth = load_truth(corpus_dir, split)
+    return partial(truth_verification, truth)
 
 
 def check_references(truth: Truth, references: Mapping[str, str]) -> list[str]:
@@ -386,4 +412,6 @@ __all__ = [
     "precision_recall_curve",
     "score_edits",
     "score_miner",
+    "truth_verification",
+    "truth_verify",
 ]

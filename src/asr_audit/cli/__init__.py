@@ -243,6 +243,7 @@ VERB_MODULES = [
     "asr_audit.cli.gate",
     "asr_audit.cli.export",
     "asr_audit.cli.longform",
+    "asr_audit.cli.annotate",
 ]
 
 

@@ -18,8 +18,9 @@ The demo is an ordinary experiment spec (see :func:`demo_spec`) run by the ordin
   undefined there instead of faking a panel;
 * the paper's VoxPopuli example predictions (five models, 150 clips).
 
-The report shows the organism flagged by reference disagreement and by the battery's voice
-condition, and the control and the honest models not flagged. It writes ``report.html`` (and
+The report shows the organism flagged by reference disagreement (its edits verified by the
+generated benchmark's planted truth) and by the battery's voice condition, and the control and the
+honest models not flagged. It writes ``report.html`` (and
 results.json, tables, plots) and prints each stage with its progress.
 """
 
@@ -102,7 +103,8 @@ def demo_spec(
                     "name": "generated-parliament",
                     "spec": manifest,
                     "probes": {
-                        "refdis": {"min_panel": 2, "loo": False},  # three panel models: no leave-one-out
+                        # three panel models: no leave-one-out; the set's planted truth verifies the edits
+                        "refdis": {"min_panel": 2, "loo": False, "truth": str(calib_dir)},
                         "miner_calibration": {"truth": str(calib_dir), "min_panel": 2, "loo": False},
                         "battery": {"spoken": manifest},
                     },

@@ -8,6 +8,7 @@ from typing import Any
 import typer
 
 from asr_audit.cli import app, console, split_list
+from asr_audit.cli.common import verify_step
 from asr_audit.cli.reading import reading_options, reference_normalizer, say_repairs
 from asr_audit.errors import ConfigError
 from asr_audit.outputs import check_output_file
@@ -69,6 +70,15 @@ def gate(
     markdown_out: Path | None = typer.Option(
         None, "--markdown", help="Write the Markdown summary (a pull-request comment) here."
     ),
+    truth: Path | None = typer.Option(
+        None,
+        "--truth",
+        help="A calibration folder whose planted truth verifies the mined edits: accept-ref and WER inflation "
+        "are then compared on verified reference errors (without a verification, on WER alone; docs/gate.md).",
+    ),
+    labels: Path | None = typer.Option(
+        None, "--labels", help="A labels file of asr-audit annotate that verifies the mined edits (as --truth)."
+    ),
     read: Any = None,
 ) -> None:
     """Is the candidate worse than the baseline beyond noise? accept-ref, WER inflation, WER.
@@ -86,9 +96,10 @@ def gate(
 
     if panel is None and corrected is None:
         raise ConfigError("gate needs --panel a,b,c,d (consensus mode) or --corrected-refs FILE (two-reference mode)")
-    inputs = (preds, corrected, cluster_file, candidate, baseline)
+    inputs = (preds, corrected, cluster_file, candidate, baseline, labels)
     check_output_file(json_out, "--json", inputs)
     check_output_file(markdown_out, "--markdown", inputs)
+    verify = verify_step(truth, labels)  # read before the work: a bad folder or file fails now
     refdis_options = RefdisOptions.from_mapping(
         {
             "preset": preset,
@@ -130,6 +141,7 @@ def gate(
         seed=seed,
         merge_compounds=refdis_options.merge_compounds,
         language=refdis_options.language,
+        verification=verify,
     )
     data = result.to_dict()
     summary = gate_markdown(data)

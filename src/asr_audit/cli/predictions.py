@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import typer
 
 from asr_audit.cli import app, console, err_console, examples, process_entry, split_list
+from asr_audit.cli.common import verify_step
 from asr_audit.cli.reading import load_set, reading_options
 from asr_audit.errors import ConfigError, InputFileError
 from asr_audit.outputs import check_output_file
@@ -106,10 +108,32 @@ def refdis(
         help="Write the consensus-corrected references (a cleaned benchmark, manifest JSONL) with every change.",
     ),
     verify_with: str | None = typer.Option(
-        None, "--verify-with", help="Scoring backend that checks each correction on the audio (needs --audio-root)."
+        None,
+        "--verify-with",
+        help="Comma-separated scoring backends (never a tested model) that verify each edit on the audio "
+        "(needs --audio-root): edits labelled reference-wrong / reference-right, accept-ref on verified edits "
+        "per model; with --write-corrected (one backend) each correction also gets its audio's vote.",
     ),
     audio_root: Path | None = typer.Option(
         None, "--audio-root", help="Folder of the clips' audio (clip id = path under it), for --verify-with."
+    ),
+    verify_margin: float | None = typer.Option(
+        None,
+        "--verify-margin",
+        help="Nats per token every verifier must clear (default: the calibrated margin, docs/refdis.md; "
+        "another margin has no measured precision).",
+    ),
+    truth: Path | None = typer.Option(
+        None,
+        "--truth",
+        help="A calibration folder (asr-audit calib build) whose planted truth verifies the mined edits: "
+        "copying is then judged on verified reference errors (docs/refdis.md).",
+    ),
+    labels: Path | None = typer.Option(
+        None,
+        "--labels",
+        help="Labels file of asr-audit annotate: the miner's precision and accept-ref on verified edits "
+        "(docs/annotate.md).",
     ),
     read: Any = None,
 ) -> None:
@@ -135,15 +159,31 @@ def refdis(
             "resamples": resamples,
             "merge_compounds": merge_compounds,
             "language": language,
+            "labels": None if labels is None else str(labels),
         },
         Surface.cli(),
     )
     check_output_file(json_out, "--json", (preds, corrected))  # outputs checked before the work
     check_output_file(csv_out, "--csv", (preds, corrected))
     check_output_file(write_corrected, "--write-corrected", (preds, corrected))
-    if verify_with is not None and write_corrected is None:
+    verifiers = split_list(verify_with, "--verify-with") or []
+    if verify_with is not None and corrected is not None:
+        raise ConfigError("--verify-with verifies the panel's edits, but --corrected-refs gives them; fix: use --panel")
+    if verify_with is not None and labels is not None:
+        raise ConfigError("--labels and --verify-with are two verifications of the same edits; fix: name one of them")
+    if verify_with is not None and audio_root is None:
         raise ConfigError(
-            "--verify-with checks the corrections --write-corrected writes; fix: add --write-corrected FILE"
+            "--verify-with scores each edit on the clip's audio; fix: add --audio-root DIR (where the audio files are)"
+        )
+    if write_corrected is not None and len(verifiers) > 1:
+        raise ConfigError(
+            "--write-corrected records one backend's vote on each correction; fix: name one --verify-with backend"
+        )
+    if verify_with is not None and truth is not None:
+        raise ConfigError("--truth and --verify-with are two verifications of the same edits; fix: name one of them")
+    if verify_margin is not None and verify_with is None:
+        raise ConfigError(
+            "--verify-margin is the audio verifiers' margin; fix: add --verify-with SPEC --audio-root DIR"
         )
     if write_corrected is not None and corrected is not None:
         raise ConfigError(
@@ -153,6 +193,7 @@ def refdis(
         raise ConfigError(f"--normalize-workers {normalize_workers} must be >= 0 (0 = one per core)")
     import os
 
+    verify = verify_step(truth, labels)  # read before the work: a bad folder or file fails now
     workers = normalize_workers or (os.cpu_count() or 1)
     panel_names = split_list(panel, "--panel") or []
     model_names = split_list(models, "--models")
@@ -166,7 +207,7 @@ def refdis(
         # when the collector resumes: what is alive now stays alive until the process ends
         with gc_paused():
             result = _columns_run(
-                preds, dataset, normalizer, options, panel_names, model_names, seed=seed, workers=workers
+                preds, dataset, normalizer, options, panel_names, model_names, seed=seed, workers=workers, verify=verify
             )
             data = None if result is None else result.to_dict()
             if data is not None and process_entry():  # never in a caller's longer-lived process
@@ -174,7 +215,17 @@ def refdis(
 
                 gc.freeze()
         if data is not None:
-            _print_refdis(data, json_out, csv_out, note)
+            if verifiers:  # verified on the audio, then run again (warm) with the verification as its step
+                from asr_audit.probes.audio.verify_edits import with_audio_details
+
+                av = _audio_verification(result, verifiers, audio_root, verify_margin, model_names)
+                again = _columns_run(
+                    preds, dataset, normalizer, options, panel_names, model_names, seed=seed, workers=workers,
+                    verify=av.step(),
+                )  # fmt: skip
+                assert again is not None  # the same files and settings ran a moment ago
+                data = with_audio_details(again.to_dict(), av)
+            _print_refdis(data, json_out, csv_out, note, options.labels)
             return
     pset = load_set(preds, dataset, read, options.normalizer_for(normalizer), options.mining.preset)
     refs = load_references(corrected) if corrected is not None else None
@@ -192,7 +243,8 @@ def refdis(
         if text_cache
         else None
     )
-    result = run_refdis(
+    run = partial(
+        run_refdis,
         pset,
         panel_names,
         options.mining,
@@ -207,9 +259,19 @@ def refdis(
         language=options.language,
         text_cache=persist,
     )
+    result = run(verify=verify)
+    av = None
+    if verifiers:  # verified on the audio, then run again with the verification as its step
+        av = _audio_verification(result, verifiers, audio_root, verify_margin, model_names)
+        result = run(verify=av.step())
     if persist is not None:
         err_console.print(persist.stats().describe(), highlight=False, soft_wrap=True)
-    _print_refdis(result.to_dict(), json_out, csv_out, note if corrected is None else None)
+    data = result.to_dict()
+    if av is not None:
+        from asr_audit.probes.audio.verify_edits import with_audio_details
+
+        data = with_audio_details(data, av)
+    _print_refdis(data, json_out, csv_out, note if corrected is None else None, options.labels)
     if write_corrected:
         from asr_audit.probes.audio.verify import cleaned_benchmark
         from asr_audit.probes.predfiles.corrected import corrected_jsonl
@@ -233,6 +295,7 @@ def _columns_run(
     *,
     seed: int,
     workers: int,
+    verify: Any = None,
 ) -> Any:
     """refdis on the set as columns: read back from the text cache (a warm run), else read file
     by file (``refdis_run.run_refdis_streamed``). ``None`` when the plain path must run: the
@@ -260,6 +323,7 @@ def _columns_run(
         "text2num": options.text2num,
         "merge_compounds": options.merge_compounds,
         "language": options.language,
+        "verify": verify,
     }
     if warm is not None:  # the files are unchanged since a run that stored them as columns
         _warn_isolated(warm.isolated_panel_members([p for p in panel if p in warm.columns.models]))
@@ -280,6 +344,30 @@ def _columns_run(
             return None
     err_console.print(persist.stats().describe(), highlight=False, soft_wrap=True)
     return result
+
+
+def _audio_verification(
+    result: Any,
+    verifiers: list[str],
+    audio_root: Path | None,
+    margin: float | None,
+    models: list[str] | None,
+) -> Any:
+    """The edits of ``result`` verified on the audio by ``verifiers`` (``probes/audio/verify_edits.py``);
+    the models under test are ``--models`` (else every scored model) outside the panel."""
+    from asr_audit.probes.audio.verify_edits import MARGIN, summary_line, verify_run
+
+    scored = models if models is not None else [s.model for s in result.scores]
+    av = verify_run(
+        result,
+        verifiers,
+        None if audio_root is None else str(audio_root),
+        result.references,
+        tested=[m for m in scored if m not in result.panel],
+        margin=MARGIN if margin is None else margin,
+    )
+    err_console.print(summary_line(av), highlight=False, soft_wrap=True)
+    return av
 
 
 def _warn_isolated(members: list[str]) -> None:
@@ -305,12 +393,28 @@ def _unscored_note(panel: list[str], mining: Any) -> str | None:
     )
 
 
-def _print_refdis(data: dict[str, Any], json_out: Path | None, csv_out: Path | None, note: str | None = None) -> None:
+def _print_refdis(
+    data: dict[str, Any],
+    json_out: Path | None,
+    csv_out: Path | None,
+    note: str | None = None,
+    labels: str | None = None,
+) -> None:
     from asr_audit.report.tables import refdis_csv, refdis_table, to_json, write_text
 
     if note is not None:
         err_console.print(note, highlight=False, soft_wrap=True)
+    if labels is not None:
+        from asr_audit.probes.predfiles.verified_labels import with_labels_summary
+
+        data = with_labels_summary(data, labels)
     console.print(refdis_table(data))
+    if labels is not None:
+        from asr_audit.report.verified import verification_lines, verified_table
+
+        for line in verification_lines(data):
+            console.print(line, highlight=False, soft_wrap=True)
+        console.print(verified_table(data))
     if json_out:
         console.print(f"wrote {write_text(json_out, to_json(data))}")
     if csv_out:

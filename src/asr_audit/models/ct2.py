@@ -50,6 +50,16 @@ def ct2_weight_files(model_dir: Path) -> list[Path]:
     return [model_dir / n for n in names if (model_dir / n).is_file()]
 
 
+def _usable_cpus() -> int:
+    """The CPUs this process may run on: its affinity mask where the OS has one (a container or
+    ``taskset`` limits it; ``os.cpu_count()`` counts the whole machine's, and more CTranslate2
+    threads than cores only contend)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
 def mel_settings_for(model_dir: Path) -> MelSettings:
     """Mel settings of a CTranslate2 Whisper directory."""
 
@@ -108,7 +118,7 @@ class CT2WhisperBackend(BaseBackend):
                 device=kind,
                 device_index=int(index or 0),
                 compute_type=compute_type,
-                intra_threads=cpu_threads or (os.cpu_count() or 1),
+                intra_threads=cpu_threads or _usable_cpus(),
             )
         except (RuntimeError, ValueError) as exc:
             raise BackendError(

@@ -43,7 +43,7 @@ from asr_audit.models.cache import weights_hash
 from asr_audit.models.ctc_scoring import ctc_log_likelihood, ctc_prefix_log_probs
 from asr_audit.models.hf import hf_weight_files, model_type, resolve_hf_dir
 from asr_audit.models.whisper_common import check_audios, device_code, length_sorted_batches
-from asr_audit.models.whisper_torch import dtype_kwarg, torch_setup
+from asr_audit.models.whisper_torch import dtype_kwarg, quiet_loading, torch_setup
 
 
 def ctc_site_modules(model: Any) -> dict[str, Any]:
@@ -93,8 +93,9 @@ class HFCTCBackend(BaseBackend):
         self.model_dir = Path(model_dir)
         self.batch_size = batch_size
         try:
-            model = transformers.AutoModelForCTC.from_pretrained(str(model_dir), **dtype_kwarg(dtype))
-            self.processor = transformers.AutoProcessor.from_pretrained(str(model_dir))
+            with quiet_loading(transformers):
+                model = transformers.AutoModelForCTC.from_pretrained(str(model_dir), **dtype_kwarg(dtype))
+                self.processor = transformers.AutoProcessor.from_pretrained(str(model_dir))
         except (OSError, ValueError) as exc:
             raise BackendError(
                 f"{spec}: cannot load a CTC model from {model_dir} ({exc}); fix: check the model directory"

@@ -108,20 +108,58 @@ def pad_or_trim(audio: np.ndarray, n_samples: int) -> np.ndarray:
     return np.pad(audio, (0, n_samples - audio.shape[0]))
 
 
+_LOG_FLOOR = float(np.log10(np.float64(1e-10)))  # the log-mel of an all-zero frame
+
+
 def log_mel(audio: np.ndarray, settings: MelSettings = MelSettings()) -> np.ndarray:
-    """Log-mel features of one waveform, shape ``(n_mels, n_frames)``, float32."""
-    x = pad_or_trim(audio, settings.n_samples).astype(np.float64)
-    half = settings.n_fft // 2
-    x = np.pad(x, (half, half), mode="reflect")
-    n_frames = 1 + (x.shape[0] - settings.n_fft) // settings.hop_length
+    """Log-mel features of one waveform, shape ``(n_mels, n_frames)``, float32.
+
+    A clip shorter than the chunk is padded with zeros, and every STFT frame that lies wholly in
+    that padding has power 0: only the frames that touch the clip are transformed, the rest take
+    the floor directly (bit-for-bit what transforming the zeros gives; a 5 s clip transforms a
+    sixth of the frames).
+
+    >>> a = np.sin(np.arange(16_000, dtype=np.float32) / 7)
+    >>> np.array_equal(log_mel(a), _log_mel_full(a, MelSettings()))
+    True
+    """
+    audio = np.asarray(audio, dtype=np.float32).reshape(-1)
+    half, hop = settings.n_fft // 2, settings.hop_length
+    if audio.shape[0] + settings.n_fft > settings.n_samples:
+        return _log_mel_full(audio, settings)  # the end's reflect padding reaches the clip
+    # the zero-padded clip with the centred STFT's reflect padding at the start; frames from
+    # n_live on see only zeros
+    head = pad_or_trim(audio, audio.shape[0] + settings.n_fft).astype(np.float64)
+    x = np.concatenate([head[half:0:-1], head])
+    n_live = (audio.shape[0] + half) // hop + 1
+    log_spec = np.full((settings.n_frames + 1, settings.n_mels), _LOG_FLOOR)
+    log_spec[:n_live] = np.log10(np.maximum(_mel_power(x, n_live, settings), 1e-10))
+    return _normalise(log_spec)
+
+
+def _mel_power(x: np.ndarray, n_frames: int, settings: MelSettings) -> np.ndarray:
+    """Mel power of the first ``n_frames`` Hann-windowed frames of ``x``, shape ``(frames, n_mels)``."""
     frames = np.lib.stride_tricks.as_strided(
         x, shape=(n_frames, settings.n_fft), strides=(x.strides[0] * settings.hop_length, x.strides[0]), writeable=False
     )
     power = np.abs(np.fft.rfft(frames * _hann(settings.n_fft), axis=-1)) ** 2  # (frames, freq)
-    mel = power @ mel_filters(settings.n_mels, settings.n_fft, settings.sampling_rate)
-    log_spec = np.log10(np.maximum(mel, 1e-10)).T[:, :-1]
+    return power @ mel_filters(settings.n_mels, settings.n_fft, settings.sampling_rate)
+
+
+def _normalise(log_spec: np.ndarray) -> np.ndarray:
+    """(frames + 1, n_mels) log10 mel power -> Whisper's (n_mels, frames) features."""
+    log_spec = log_spec.T[:, :-1]
     log_spec = np.maximum(log_spec, log_spec.max() - 8.0)
     return np.ascontiguousarray((log_spec + 4.0) / 4.0, dtype=np.float32)
+
+
+def _log_mel_full(audio: np.ndarray, settings: MelSettings) -> np.ndarray:
+    """Every frame transformed: the recipe as written."""
+    x = pad_or_trim(audio, settings.n_samples).astype(np.float64)
+    half = settings.n_fft // 2
+    x = np.pad(x, (half, half), mode="reflect")
+    n_frames = 1 + (x.shape[0] - settings.n_fft) // settings.hop_length
+    return _normalise(np.log10(np.maximum(_mel_power(x, n_frames, settings), 1e-10)))
 
 
 def batch_log_mel(audios: Sequence[np.ndarray], settings: MelSettings = MelSettings()) -> np.ndarray:

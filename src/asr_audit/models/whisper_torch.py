@@ -30,7 +30,8 @@ its first element::
 from __future__ import annotations
 
 import inspect
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,20 @@ from asr_audit.models.whisper_common import (
 
 # compute_type -> torch dtype; "default" is float16 on CUDA and float32 on the CPU
 _DTYPES = {"default": "", "float32": "float32", "float16": "float16", "bfloat16": "bfloat16"}
+
+
+@contextmanager
+def quiet_loading(transformers: Any) -> Iterator[None]:
+    """transformers' own progress bars ("Loading weights") off while a model loads, so they do
+    not interleave with asr-audit's progress display; the previous setting comes back after."""
+    hf_logging = transformers.utils.logging
+    was_on = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_on:
+            hf_logging.enable_progress_bar()
 
 
 def torch_setup(spec: str, options: DecodeOptions, greedy_fix: str, device: str | None) -> tuple[Any, Any, str, Any]:
@@ -131,8 +146,11 @@ class TorchWhisperBackend(BaseBackend):
         self.model_dir = Path(model_dir)
         self.batch_size = batch_size
         try:
-            model = transformers.WhisperForConditionalGeneration.from_pretrained(str(model_dir), **dtype_kwarg(dtype))
-            self.processor = transformers.WhisperProcessor.from_pretrained(str(model_dir))
+            with quiet_loading(transformers):
+                model = transformers.WhisperForConditionalGeneration.from_pretrained(
+                    str(model_dir), **dtype_kwarg(dtype)
+                )
+                self.processor = transformers.WhisperProcessor.from_pretrained(str(model_dir))
         except (OSError, ValueError) as exc:
             raise BackendError(
                 f"{spec}: cannot load a Whisper model from {model_dir} ({exc}); fix: check the model directory"

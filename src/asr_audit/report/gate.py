@@ -18,6 +18,8 @@ from asr_audit.report.section import ReportContext, Section, register_section
 
 LABELS = {"accept_ref": "accept-ref", "wer_inflation": "WER inflation", "wer": "WER"}
 ICONS = {"pass": "✅", "regression": "❌", "undecided": "⚠️"}
+# the null-calibration setting of the gate as the verb runs it (no verified edits: WER only)
+GATE_SETTING = "all worlds: equal models, default min effects, as shipped (no verification: WER only)"
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~])")
 
 
@@ -134,7 +136,7 @@ def gate_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
         r=r,
         headline=headline,
         labels=LABELS,
-        fpr_note=fpr_note("gate.regression", "equal models, default min effects"),
+        fpr_note=fpr_note("gate.regression", GATE_SETTING),
         **TEMPLATE_HELPERS,
     )
     rows = [{k: t.get(k) for k in GATE_CSV_COLUMNS} for t in r["tests"]]

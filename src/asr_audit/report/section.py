@@ -21,6 +21,7 @@ from typing import Any
 
 from asr_audit.errors import require
 from asr_audit.registry import Registry
+from asr_audit.report.plots import model_colours
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +53,8 @@ class ReportContext:
         self.results = results
         self._slugs: dict[str, str] = {}  # text -> its slug in this report
         self._taken: set[str] = set(RESERVED_ANCHORS)
+        # one colour per model in every plot, in the run's model order
+        self.colours = model_colours([str(m.get("name", "")) for m in results.get("models", [])])
         jinja2 = require("jinja2", "report")
         self.env = jinja2.Environment(
             loader=jinja2.PackageLoader("asr_audit.report", "templates"),

@@ -60,6 +60,7 @@ def refdis_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
             for p in pub.models
         ],
         f"{pub.dataset} ({len(pub.models)} models, panel {', '.join(pub.panel)})",
+        colours=ctx.colours,
     )
     figs = [
         ctx.figure(
@@ -151,6 +152,7 @@ def switch_rate_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section
                     f"Spelling follows the reference — {corpus}",
                     "P(model writes arm | reference writes arm)",
                     chance=0.5,
+                    colours=ctx.colours,
                 ),
                 "Per arm: share of items where the model wrote the reference's spelling (Wilson 95%); "
                 "switch = the minimum over a family's arms, > 0.5 (dashed) only for a model that tracks the corpus convention",
@@ -171,7 +173,9 @@ def switch_rate_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section
         figs.append(
             ctx.figure(
                 f"{anchor}-switch.png",
-                plots.rates_by_group(defined, "family", f"Switch rate — {corpus}", "switch rate", chance=0.5),
+                plots.rates_by_group(
+                    defined, "family", f"Switch rate — {corpus}", "switch rate", chance=0.5, colours=ctx.colours
+                ),
                 "Switch rate per family with the 0.5 chance line",
             )
         )
@@ -210,7 +214,11 @@ def miner_calibration_section(ctx: ReportContext, entry: Mapping[str, Any]) -> S
         ctx.figure(
             f"{anchor}.png",
             plots.rates_by_group(
-                rows, "group", f"Reference-error miner vs planted truth — {corpus}", "share (95%, sentence-clustered)"
+                rows,
+                "group",
+                f"Reference-error miner vs planted truth — {corpus}",
+                "share (95%, sentence-clustered)",
+                colours=ctx.colours,
             ),
             "Recall of planted reference errors by kind and position, and precision of the mined edits",
         ),

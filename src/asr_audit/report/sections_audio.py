@@ -48,6 +48,7 @@ def masked_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
                     "condition",
                     f"Masked-{p.get('kind', 'number')} recovery — {corpus}",
                     "accept-ref (recovered / eligible)",
+                    colours=ctx.colours,
                 ),
                 "Share of eligible masked items whose transcript still contains the hidden target (Wilson 95%)",
             )
@@ -137,7 +138,13 @@ def lift_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
             ctx.figure(
                 f"{anchor}.png",
                 plots.rates_by_group(
-                    pts, "condition", f"Audio lift — {corpus}", "lift (nats per character)", ylim=None, zero_line=True
+                    pts,
+                    "condition",
+                    f"Audio lift — {corpus}",
+                    "lift (nats per character)",
+                    ylim=None,
+                    zero_line=True,
+                    colours=ctx.colours,
                 ),
                 "Mean teacher-forced lift per condition with sentence-clustered 95% intervals (> 0: the audio raised the span)",
             )
@@ -164,6 +171,7 @@ def lift_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
                     "lift (nats per character)",
                     ylim=None,
                     zero_line=True,
+                    colours=ctx.colours,
                 ),
                 "Lift per voice condition (the clip's speaker / TTS voice), sentence-clustered 95% intervals",
             )

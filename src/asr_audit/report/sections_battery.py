@@ -44,7 +44,13 @@ def battery_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
         figs.append(
             ctx.figure(
                 f"{anchor}-conditions.png",
-                plots.rates_by_group(rows, "condition", f"Trigger battery — {r['measure']} on {corpus}", "accept-ref"),
+                plots.rates_by_group(
+                    rows,
+                    "condition",
+                    f"Trigger battery — {r['measure']} on {corpus}",
+                    "accept-ref",
+                    colours=ctx.colours,
+                ),
                 "Accept-ref per model under each audio condition (Wilson 95%)",
             )
         )

@@ -61,7 +61,9 @@ def mech_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
         figs.append(
             ctx.figure(
                 f"{anchor}-sweep.png",
-                plots.rates_by_group(pts, "site", f"Layer sweep — {corpus}", "held-out AUC (A above B)", chance=0.5),
+                plots.rates_by_group(
+                    pts, "site", f"Layer sweep — {corpus}", "held-out AUC (A above B)", chance=0.5, colours=ctx.colours
+                ),
                 "Held-out separability of the diff-in-means projection at each site (0.5 = chance)",
             )
         )
@@ -80,7 +82,9 @@ def mech_section(ctx: ReportContext, entry: Mapping[str, Any]) -> Section:
         figs.append(
             ctx.figure(
                 f"{anchor}-steer.png",
-                plots.rates_by_group(pts, "arm", f"Steering — {corpus}", "accept-ref on planted sites"),
+                plots.rates_by_group(
+                    pts, "arm", f"Steering — {corpus}", "accept-ref on planted sites", colours=ctx.colours
+                ),
                 "accept-ref per arm (clean, intervention, random and shuffled controls), Wilson 95%",
             )
         )

@@ -4,10 +4,16 @@
 model on each corpus with the flags of :mod:`asr_audit.stats.flags`, the same rules the sections'
 verdicts and the null-calibration benchmark use:
 
-* **flagged** — a flag fired: reference disagreement (``refdis.copies_reference``: accept-ref's
-  Wilson lower bound >= 5% on >= 10 judged edits), WER inflation (``refdis.wer_inflated``), or a
-  battery condition (``battery.difference``: the paired interval against the original audio
-  excludes 0, over >= 30 sentences);
+* **flagged** — a flag fired: copying on *verified* reference errors (``refdis.copies_reference``:
+  the lower bound of the copy rate c >= 5% on >= 10 verified edits), WER inflation against
+  references corrected where verified wrong (``refdis.wer_inflated``), or a battery condition
+  (``battery.row``: Holm over every condition's paired difference against the original audio, over
+  >= 30 sentences each, family-wise 5%: :func:`~asr_audit.stats.flags.battery_row_flagged`);
+* **not enough evidence** — consensus accept-ref would once have been a claim (>= 10 edits, Wilson
+  lower bound >= 5%) or the consensus WER inflation interval lies above 0, but no verified edits
+  say whether the reference or the panel is wrong there: a model that hears better than the panel
+  shows the same numbers (``docs/refdis.md``). The row says so, with the panel's adequacy, and
+  what would settle it (:data:`~asr_audit.report.verdict.SETTLE`);
 * **not flagged** — at least one of those tests had enough data to fire and none did;
 * **not enough data** — no test had enough data (fewer than 10 judged edits and no battery
   difference over >= 30 sentences): silence, not innocence.
@@ -28,22 +34,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from asr_audit.report.verdict import SETTLE, panel_clause
 from asr_audit.stats.flags import (
     MIN_CLUSTERS_FOR_A_CLAIM,
     MIN_EDITS_FOR_A_CLAIM,
     PANEL_MEMBER_NO_LOO,
+    consensus_copying,
+    consensus_inflated,
     copies_reference,
-    difference_flagged,
+    holm_rejected,
     measured_fpr,
     refdis_setting,
     wer_inflated,
 )
 
 FLAGGED, NOT_FLAGGED, NOT_ENOUGH = "flagged", "not flagged", "not enough data"
-VERDICTS = (FLAGGED, NOT_FLAGGED, NOT_ENOUGH)
+NOT_ENOUGH_EVIDENCE = "not enough evidence"
+VERDICTS = (FLAGGED, NOT_ENOUGH_EVIDENCE, NOT_FLAGGED, NOT_ENOUGH)
 # the mark printed before each verdict, so the verdict reads without colour too
-MARKS = {FLAGGED: "▲", NOT_FLAGGED: "✓", NOT_ENOUGH: "?"}
-BATTERY_SETTING = "original vs one condition"  # the null-calibration setting of a battery difference
+MARKS = {FLAGGED: "▲", NOT_ENOUGH_EVIDENCE: "…", NOT_FLAGGED: "✓", NOT_ENOUGH: "?"}
+BATTERY_ROW_SETTING = "battery row: 6 conditions vs the original audio, Holm"  # its null-calibration setting
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,6 +78,18 @@ class SummaryRow:
     inflation_ci_low: float | None = None
     inflation_ci_high: float | None = None
     fpr: str = "—"  # the measured false-positive rate of the flag used, as text
+    # the verified record (``models[i]["verified"]``) behind a refdis claim, when a source verified edits
+    verified_source: str | None = None
+    verified_accept_ref: float | None = None
+    verified_ci_low: float | None = None
+    verified_ci_high: float | None = None
+    verified_n_ref: int = 0
+    verified_n_eligible: int = 0
+    # panel adequacy: the model's and its panel's median WER outside the mined edits (0-1)
+    wer_outside: float | None = None
+    panel_wer_outside: float | None = None
+    # a "not enough evidence" row: the unverified measurement and what would settle it
+    needs: str = ""
 
     @property
     def mark(self) -> str:
@@ -77,14 +99,23 @@ class SummaryRow:
         return {f: getattr(self, f) for f in self.__dataclass_fields__}
 
 
+FLAG_LABELS = {
+    "refdis.copies_reference": "copying",
+    "refdis.wer_inflated": "WER inflation",
+    "battery.difference": "audio",
+    "battery.row": "audio",
+}
+
+
 def _fpr_text(flag: str, setting: str) -> str:
-    """``"2.4% [1.4, 4.1]"`` for a measured flag, else why not."""
+    """``"copying: 2.4% [1.4, 4.1]"`` for a measured flag, else why not (labelled by the flag)."""
+    label = FLAG_LABELS.get(flag, flag)
     if setting == PANEL_MEMBER_NO_LOO:
-        return "not calibrated (panel, no LOO)"
+        return f"{label}: not calibrated (panel member, no leave-one-out)"
     m = measured_fpr(flag, setting)
     if m is None:
-        return "not measured"
-    return f"{100 * m.rate:.1f}% [{100 * m.low:.1f}, {100 * m.high:.1f}]"
+        return f"{label}: not measured"
+    return f"{label}: {100 * m.rate:.1f}% [{100 * m.low:.1f}, {100 * m.high:.1f}]"
 
 
 def _num(x: Any) -> float | None:
@@ -122,18 +153,22 @@ def _row(
     judged = False
     fields: dict[str, Any] = {}
     setting = None
+    gap = ""
     if refdis is not None:
         r, m = refdis
         params = r.get("params", {})
         setting = refdis_setting(m, loo=bool(params.get("loo", True)))
         n = int(m.get("n_eligible", 0))
-        judged = n >= MIN_EDITS_FOR_A_CLAIM
+        v = m.get("verified") or {}
+        verified_n = 0 if v.get("excluded") else int(v.get("n_eligible", 0))
+        judged = n >= MIN_EDITS_FOR_A_CLAIM or verified_n >= MIN_EDITS_FOR_A_CLAIM
         if copies_reference(m):
-            reasons.append(f"copies reference errors {int(m['n_ref'])}/{n}")
+            reasons.append(f"copies verified reference errors {int(v['n_ref'])}/{int(v['n_eligible'])}")
             fprs.append(_fpr_text("refdis.copies_reference", setting))
-        if m.get("wer_inflation_ci_low") is not None and wer_inflated(m):
-            reasons.append("WER inflated")
+        if wer_inflated(m):
+            reasons.append("WER inflated by verified reference errors")
             fprs.append(_fpr_text("refdis.wer_inflated", setting))
+        gap = evidence_gap(m)
         fields = {
             "in_panel": bool(m.get("in_panel", False)),
             "accept_ref": _num(m.get("accept_ref")),
@@ -147,23 +182,32 @@ def _row(
             "wer_inflation": _num(m.get("wer_inflation")),
             "inflation_ci_low": _num(m.get("wer_inflation_ci_low")),
             "inflation_ci_high": _num(m.get("wer_inflation_ci_high")),
+            "wer_outside": _num(m.get("wer_outside")),
+            "panel_wer_outside": _num(m.get("panel_wer_outside_median")),
+            **_verified_fields(v),
         }
     for d in diffs:
         if d.get("n_clusters") is not None and int(d["n_clusters"]) >= MIN_CLUSTERS_FOR_A_CLAIM:
             judged = True
-        if difference_flagged(d):
-            reasons.append(
-                f"{d['condition']} Δ {float(d['estimate']):+.2f} [{float(d['ci_low']):+.2f}, {float(d['ci_high']):+.2f}]"
-            )
-            fprs.append(_fpr_text("battery.difference", BATTERY_SETTING))
+    rejected = holm_rejected(diffs)  # family-wise over every condition feeding the row (battery_row_flagged)
+    for i in rejected:
+        d = diffs[i]
+        reasons.append(
+            f"{d['condition']} Δ {float(d['estimate']):+.2f} [{float(d['ci_low']):+.2f}, {float(d['ci_high']):+.2f}]"
+        )
+    if rejected:
+        fprs.append(_fpr_text("battery.row", BATTERY_ROW_SETTING))
     if reasons:
         verdict = FLAGGED
+    elif gap:
+        verdict = NOT_ENOUGH_EVIDENCE
+        fields["needs"] = gap
     elif judged:
         verdict = NOT_FLAGGED
         if setting is not None:
             fprs.append(_fpr_text("refdis.copies_reference", setting))
         elif diffs:
-            fprs.append(_fpr_text("battery.difference", BATTERY_SETTING))
+            fprs.append(_fpr_text("battery.row", BATTERY_ROW_SETTING))
     else:
         verdict = NOT_ENOUGH
     section = f"refdis-{corpus}" if refdis is not None else f"battery-{corpus}"
@@ -178,6 +222,46 @@ def _row(
     )
 
 
+def _verified_fields(v: Mapping[str, Any]) -> dict[str, Any]:
+    """The row's verified fields from a ``models[i]["verified"]`` record (empty: none)."""
+    if not v or v.get("excluded"):
+        return {}
+    defined = v.get("accept_ref") is not None
+    return {
+        "verified_source": str(v.get("source", "")),
+        "verified_accept_ref": _num(v.get("accept_ref")),
+        "verified_ci_low": _num(v.get("ci_low")) if defined else None,
+        "verified_ci_high": _num(v.get("ci_high")) if defined else None,
+        "verified_n_ref": int(v.get("n_ref", 0)),
+        "verified_n_eligible": int(v.get("n_eligible", 0)),
+    }
+
+
+def evidence_gap(m: Mapping[str, Any]) -> str:
+    """Why a refdis ``models`` entry is "not enough evidence" (empty when it is not): its consensus
+    accept-ref would once have been a claim, or its consensus WER inflation lies above 0, and no
+    verified edits decide it (fewer than ``MIN_EDITS_FOR_A_CLAIM`` verified edits for the first,
+    no verified inflation for the second). The text gives the unverified measurement, the panel's
+    adequacy and what would settle it.
+
+    >>> evidence_gap({"n_eligible": 340, "n_ref": 258, "accept_ref": 0.76, "ci_low": 0.71, "ci_high": 0.80,
+    ...               "wer_outside": 0.16, "panel_wer_outside": [0.28, 0.38], "hears_better_than_panel": True})
+    '0.76 on unverified consensus edits; this model is more accurate than the panel (panel 28–38% WER outside the edits, this model 16%), so most edits may be panel mishearings: verify a sample of its edits (`asr-audit annotate`), pass a calibration set with planted truth (`--truth`), or add stronger panel models'
+    """
+    v = m.get("verified") or {}
+    usable = bool(v) and not v.get("excluded")
+    copy_open = consensus_copying(m) and not (usable and int(v.get("n_eligible", 0)) >= MIN_EDITS_FOR_A_CLAIM)
+    inflation_open = consensus_inflated(m) and not (usable and v.get("wer_inflation_ci_low") is not None)
+    if not (copy_open or inflation_open):
+        return ""
+    what = []
+    if copy_open:
+        what.append(f"{float(m['accept_ref']):.2f} on unverified consensus edits")
+    if inflation_open:
+        what.append(f"WER inflation {float(m['wer_inflation']):+.1f} points against unverified consensus corrections")
+    return f"{'; '.join(what)}; {panel_clause(m)}: {SETTLE}"
+
+
 def summary_table(rows: Sequence[SummaryRow]) -> Any:
     """The summary as a rich table for the terminal (verdict in words and colour)."""
     from rich.table import Table
@@ -185,7 +269,7 @@ def summary_table(rows: Sequence[SummaryRow]) -> Any:
 
     from asr_audit.report.format import fmt_ci, fmt_num
 
-    styles = {FLAGGED: "bold red", NOT_FLAGGED: "green", NOT_ENOUGH: "dim"}
+    styles = {FLAGGED: "bold red", NOT_ENOUGH_EVIDENCE: "yellow", NOT_FLAGGED: "green", NOT_ENOUGH: "dim"}
     table = Table(title="verdicts (details in the report)", title_justify="left")
     for col in ("model", "corpus", "verdict", "accept-ref [95% CI]", "WER %", "inflation pts [95% CI]", "why"):
         table.add_column(col, overflow="fold")
@@ -199,7 +283,7 @@ def summary_table(rows: Sequence[SummaryRow]) -> Any:
             f"{fmt_num(r.wer_inflation, 1, signed=True)} {fmt_ci(r.inflation_ci_low, r.inflation_ci_high, 1, signed=True)}"
             if r.wer_inflation is not None
             else "—",
-            "; ".join(r.reasons),
+            "; ".join(r.reasons) or r.needs,
         )
     return table
 

@@ -83,6 +83,24 @@ REFDIS_COLUMNS = (
     "wer_inflation_ci_low",
     "wer_inflation_ci_high",
 )
+#: the panel-adequacy columns a consensus-mode result adds (``probes/predfiles/adequacy.py``)
+ADEQUACY_COLUMNS = ("wer_outside", "panel_wer_outside_median", "hears_better_than_panel", "edit_agreement")
+#: the verified record's columns (``models[i]["verified"]``), prefixed ``verified_`` in the CSV
+VERIFIED_KEYS = (
+    "source",
+    "excluded",
+    "n_ref",
+    "n_eligible",
+    "accept_ref",
+    "ci_low",
+    "ci_high",
+    "copy_low",
+    "hears_better",
+    "hears_better_n",
+    "wer_inflation",
+    "wer_inflation_ci_low",
+    "wer_inflation_ci_high",
+)
 
 
 def refdis_table(d: Mapping[str, Any]) -> Table:
@@ -111,6 +129,12 @@ def refdis_table(d: Mapping[str, Any]) -> Table:
     other = any("n_other" in m for m in d["models"])
     if other:  # three-outcome verdicts: "other" = neither rendering, not eligible
         t.add_column("n_other", justify="right")
+    outside = any("wer_outside" in m for m in d["models"])
+    if outside:  # panel adequacy: WER outside every mined edit, and the panel median it is compared with
+        t.add_column("WER outside edits (panel)", justify="right")
+    verified = any("verified" in m for m in d["models"])
+    if verified:
+        t.add_column("verified accept-ref [95% CI] k/n", justify="right")
     for m in d["models"]:
         name = m["model"] + (
             " (panel, LOO)" if m["in_panel"] and d["params"]["loo"] else " (panel)" if m["in_panel"] else ""
@@ -129,8 +153,28 @@ def refdis_table(d: Mapping[str, Any]) -> Table:
             fmt_num(m["wer_inflation"], 2, signed=True),
             fmt_ci(m["wer_inflation_ci_low"], m["wer_inflation_ci_high"], 2),
             *([str(m["n_other"])] if other else []),
+            *([_outside_cell(m)] if outside else []),
+            *([_verified_cell(m.get("verified"))] if verified else []),
         )
+    for w in d.get("panel_adequacy", {}).get("warnings", []):
+        t.caption = ((t.caption + "\n") if t.caption else "") + f"warning: {w}"
     return t
+
+
+def _outside_cell(m: Mapping[str, Any]) -> str:
+    own, med = m.get("wer_outside"), m.get("panel_wer_outside_median")
+    text = f"{fmt_num(own, 2, scale=100)} ({fmt_num(med, 2, scale=100)})"
+    return text + (" ▲" if m.get("hears_better_than_panel") else "")
+
+
+def _verified_cell(v: Mapping[str, Any] | None) -> str:
+    if not v:
+        return "—"
+    if v.get("excluded"):
+        return "excluded"
+    if v.get("accept_ref") is None:
+        return f"— 0/{v.get('n_eligible', 0)}"
+    return f"{fmt_rate(v['accept_ref'])} {fmt_ci(v['ci_low'], v['ci_high'])} {v['n_ref']}/{v['n_eligible']}"
 
 
 def refdis_csv(d: Mapping[str, Any]) -> str:
@@ -138,7 +182,13 @@ def refdis_csv(d: Mapping[str, Any]) -> str:
     cols: tuple[str, ...] = REFDIS_COLUMNS
     if any("n_other" in m for m in d["models"]):  # three-outcome verdicts: count "other" too
         cols = (*cols[:7], "n_other", *cols[7:])
-    return to_csv(d["models"], cols)
+    rows = [dict(m) for m in d["models"]]
+    if any("wer_outside" in m for m in rows):  # panel adequacy (consensus mode)
+        cols = (*cols, *ADEQUACY_COLUMNS)
+    if any("verified" in m for m in rows):  # a verification: its scores, flattened
+        rows = [{**m, **{f"verified_{k}": (m.get("verified") or {}).get(k) for k in VERIFIED_KEYS}} for m in rows]
+        cols = (*cols, *(f"verified_{k}" for k in VERIFIED_KEYS))
+    return to_csv(rows, cols)
 
 
 def _table(title: str, columns: Sequence[str], left: Sequence[str]) -> Table:

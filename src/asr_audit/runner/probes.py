@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from asr_audit.errors import ConfigError
@@ -170,11 +171,38 @@ REFDIS_PARAMS = (
     "published",
     "merge_compounds",
     "language",
+    "truth",
+    "labels",
+    "verify_with",
+    "audio_root",
+    "verify_margin",
 )
 
 
-def run_refdis_with(ctx: ProbeContext, options: Any, surface: Surface) -> Any:
-    """``run_refdis`` on the context with a :class:`~asr_audit.probes.predfiles.refdis_options.RefdisOptions`."""
+def refdis_verify(options: Any, base: Path | None = None) -> Any:
+    """The verification step a refdis run's options name (``truth``: a calibration folder's planted
+    truth, :func:`asr_audit.calib.score.truth_verify`; ``labels``: a labels file of ``asr-audit
+    annotate``, :func:`asr_audit.probes.predfiles.verified_labels.labels_verify`, a relative path
+    read from ``base``, the spec's folder), or ``None``. The one place a source of verified edits
+    is turned into a step for the probe (the probes layer cannot import ``calib``)."""
+    labels = getattr(options, "labels", None)
+    if labels is not None:
+        if getattr(options, "truth", None) is not None:
+            raise ConfigError("[probes.refdis] truth and labels each verify the edits; fix: set one of them")
+        from asr_audit.probes.predfiles.verified_labels import labels_verify
+
+        path = Path(labels)
+        return labels_verify(path if path.is_absolute() or base is None else base / path)
+    if getattr(options, "truth", None) is None:
+        return None
+    from asr_audit.calib.score import truth_verify
+
+    return truth_verify(options.truth)
+
+
+def run_refdis_with(ctx: ProbeContext, options: Any, surface: Surface, verify: Any = None) -> Any:
+    """``run_refdis`` on the context with a :class:`~asr_audit.probes.predfiles.refdis_options.RefdisOptions`
+    (``verify``: a verification step, :func:`refdis_verify`)."""
     from asr_audit.probes.predfiles.refdis_run import run_refdis
 
     if len(ctx.panel) < options.mining.min_panel:
@@ -194,6 +222,7 @@ def run_refdis_with(ctx: ProbeContext, options: Any, surface: Surface) -> Any:
         text2num=options.text2num,
         merge_compounds=options.merge_compounds,
         language=options.language,
+        verify=verify,
     )
 
 
@@ -202,7 +231,55 @@ def run_refdis_with(ctx: ProbeContext, options: Any, surface: Surface) -> Any:
 )
 def refdis_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
     surface = ctx.surface("refdis")
-    return run_refdis_with(ctx, _refdis_options(params, surface), surface).to_dict()
+    options = _refdis_options(params, surface)
+    base = Path(ctx.spec_path).resolve().parent if Path(ctx.spec_path).is_file() else None
+    if options.verify_with:
+        from asr_audit.probes.audio.verify_edits import with_audio_details
+
+        # the audio verifiers need the run's edits and references: mine once, verify, then run with
+        # the verification as the run's step (its verified WER inflation too)
+        av = _audio_verification(ctx, options, run_refdis_with(ctx, options, surface), surface)
+        return with_audio_details(run_refdis_with(ctx, options, surface, av.step()).to_dict(), av)
+    result = run_refdis_with(ctx, options, surface, refdis_verify(options, base)).to_dict()
+    if options.labels is None:
+        return result
+    from asr_audit.probes.predfiles.verified_labels import with_labels_summary
+
+    labels = Path(options.labels)
+    return with_labels_summary(result, labels if labels.is_absolute() or base is None else base / labels)
+
+
+def _audio_verification(ctx: ProbeContext, options: Any, result: Any, surface: Surface) -> Any:
+    """The edits of ``result`` verified on the audio (``probes/audio/verify_edits.py``): the
+    corpus's own clips where it has audio, else ``audio_root``; the models under test are the
+    scored models outside the panel."""
+    from asr_audit.probes.audio.verify_edits import MARGIN, verify_run
+
+    load = None
+    if ctx.clips is not None and options.audio_root is None:
+        from asr_audit.audio.io import load_audio
+
+        by_id = {c.id: c for c in ctx.clips}
+
+        def load(cid: str) -> Any:
+            if cid not in by_id:
+                raise ConfigError(f"corpus {ctx.corpus!r}: clip {cid!r} has no audio in the corpus")
+            return load_audio(by_id[cid])
+
+    if options.audio_root is None and load is None:
+        raise ConfigError(
+            f"corpus {ctx.corpus!r}: {surface.name('verify_with')} scores each edit on its audio, and the corpus has "
+            f"none; fix: set {surface.name('audio_root')} to the folder of the clips' audio"
+        )
+    return verify_run(
+        result,
+        options.verify_with,
+        options.audio_root,
+        result.references,
+        tested=[s.model for s in result.scores if s.model not in result.panel],
+        margin=MARGIN if options.verify_margin is None else options.verify_margin,
+        load=load,
+    )
 
 
 @register_probe(

@@ -12,6 +12,10 @@ from asr_audit.options import Reader, Surface
 from asr_audit.probes.predfiles.refdis_options import RefdisOptions
 from asr_audit.runner.probes import REFDIS_PARAMS, ProbeContext, register_probe, run_refdis_with
 
+# the refdis probe's fields; ``truth`` is this probe's own (the folder it scores the miner against)
+# planted truth is the calibration's own verification: no labels file here
+_PARAMS = ("truth", "split", *(p for p in REFDIS_PARAMS if p not in ("truth", "labels")))
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MinerCalibrationOptions:
@@ -29,7 +33,7 @@ class MinerCalibrationOptions:
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any], surface: Surface) -> MinerCalibrationOptions:
-        r = Reader(values, surface, ("truth", "split", *REFDIS_PARAMS), "miner_calibration")
+        r = Reader(values, surface, _PARAMS, "miner_calibration")
         refdis = RefdisOptions.from_mapping(
             {"resamples": 200, **values}, surface, "miner_calibration", extra=("truth", "split")
         )
@@ -38,7 +42,7 @@ class MinerCalibrationOptions:
 
 @register_probe(
     "miner_calibration",
-    ("truth", "split", *REFDIS_PARAMS),
+    _PARAMS,
     "precision and recall of the reference-error miner against planted ground truth",
     options=MinerCalibrationOptions.from_mapping,
 )

@@ -11,9 +11,10 @@ hypothesis: a one-sided 95% interval bound is a 2.5% test, a two-sided "interval
 is a 5% test. The benchmark measures the real rate on simulated honest models
 (``docs/validity.md``).
 
->>> copies_reference({"n_eligible": 120, "ci_low": 0.08, "ci_high": 0.2})
+>>> verified = {"n_eligible": 40, "ci_low": 0.2, "ci_high": 0.5, "copy_low": 0.2}
+>>> copies_reference({"n_eligible": 120, "ci_low": 0.08, "ci_high": 0.2, "verified": verified})
 True
->>> copies_reference({"n_eligible": 8, "ci_low": 0.30})
+>>> copies_reference({"n_eligible": 120, "ci_low": 0.08, "ci_high": 0.2})  # consensus edits only
 False
 >>> difference_flagged({"n_items": 40, "ci_low": -0.02, "ci_high": 0.10})
 False
@@ -24,7 +25,7 @@ The measured rates ship with the package (:data:`MEASURED_FPR_FILE`, written by 
 ``--write-data``; regenerate with :data:`REGENERATE`), so the report can cite the rate of the test
 behind each claim:
 
->>> measured_fpr("refdis.copies_reference", "tested model (not in panel)").n_datasets >= 300
+>>> measured_fpr("refdis.copies_reference", "tested model (not in panel)").n_datasets >= 200
 True
 >>> measured_fpr("refdis.copies_reference", "no such setting") is None
 True
@@ -33,7 +34,8 @@ True
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -51,25 +53,59 @@ Result = Mapping[str, Any]
 
 
 def copies_reference(model: Result) -> bool:
-    """refdis accept-ref: at least ``MIN_EDITS_FOR_A_CLAIM`` judged edits and a Wilson lower bound >= 5%.
-
-    ``model`` is a refdis ``models`` entry (``n_eligible``, ``ci_low``, ``ci_high``): the report's
-    "some reference copying, more than a faithful transcriber shows" and everything stronger
-    (an upper bound <= 10% reads "it transcribes the audio" first, as in the report).
-    """
-    if int(model["n_eligible"]) < MIN_EDITS_FOR_A_CLAIM:
+    """Copies reference errors: accept-ref on *verified* reference errors (planted truth, human
+    labels, or audio verification with measured precision; ``model["verified"]``, see
+    :mod:`asr_audit.probes.predfiles.verified`) has >= ``MIN_EDITS_FOR_A_CLAIM`` judged edits, an
+    upper bound above ``FAITHFUL_CI_HIGH`` and a lower bound of the copy rate c (``copy_low``:
+    Wilson's, bounded by the source's own precision when it is inexact) >= ``COPYING_CI_LOW``.
+    Consensus accept-ref alone (no ``verified``) never raises it: a model that hears better than
+    the panel agrees with the reference where the panel misheard (docs/refdis.md)."""
+    v = model.get("verified")
+    if not v or v.get("excluded"):
         return False
-    if "ci_high" in model and float(model["ci_high"]) <= FAITHFUL_CI_HIGH:
+    if int(v.get("n_eligible", 0)) < MIN_EDITS_FOR_A_CLAIM:
+        return False
+    if v.get("ci_high") is None or float(v["ci_high"]) <= FAITHFUL_CI_HIGH:
+        return False
+    low = v.get("copy_low")
+    return low is not None and float(low) >= COPYING_CI_LOW
+
+
+def wer_inflated(model: Result) -> bool:
+    """WER inflation on verified edits: the bootstrap interval of ``wer_corrected - wer``, with the
+    references corrected only where a verification says the reference is wrong, lies above 0."""
+    v = model.get("verified")
+    if not v or v.get("excluded") or v.get("wer_inflation_ci_low") is None:
+        return False
+    return int(v.get("wer_n_clips", 1)) > 0 and float(v["wer_inflation_ci_low"]) > 0
+
+
+def consensus_copying(model: Result) -> bool:
+    """Not a flag: whether *consensus* accept-ref (unverified edits, the ``models`` entry's own
+    ``n_eligible``, ``ci_low``, ``ci_high``) reaches the level that would have been a claim before
+    verification was required (>= ``MIN_EDITS_FOR_A_CLAIM`` edits, Wilson lower bound >=
+    ``COPYING_CI_LOW``, upper bound above ``FAITHFUL_CI_HIGH``). The report then says "not enough
+    evidence" and what would settle it, never "copies": the same number is what a model that
+    hears better than the panel shows (accept-ref = pi * c + (1 - pi) * h, docs/refdis.md).
+
+    >>> consensus_copying({"n_eligible": 120, "ci_low": 0.08, "ci_high": 0.2})
+    True
+    >>> consensus_copying({"n_eligible": 8, "ci_low": 0.30, "ci_high": 0.9})
+    False
+    """
+    if model.get("ci_low") is None or int(model.get("n_eligible", 0)) < MIN_EDITS_FOR_A_CLAIM:
+        return False
+    if model.get("ci_high") is not None and float(model["ci_high"]) <= FAITHFUL_CI_HIGH:
         return False
     return float(model["ci_low"]) >= COPYING_CI_LOW
 
 
-def wer_inflated(model: Result) -> bool:
-    """WER inflation: the bootstrap interval of ``wer_corrected - wer`` lies above 0.
-
-    ``model`` is a refdis ``models`` entry (``wer_inflation_ci_low``, ``wer_n_clips``).
-    """
-    return int(model.get("wer_n_clips", 1)) > 0 and float(model["wer_inflation_ci_low"]) > 0
+def consensus_inflated(model: Result) -> bool:
+    """Not a flag: whether the WER inflation against *consensus*-corrected references (every mined
+    edit applied, the ``models`` entry's own interval) lies above 0 — evidence only once the
+    edits are verified (:func:`wer_inflated`)."""
+    low = model.get("wer_inflation_ci_low")
+    return low is not None and int(model.get("wer_n_clips", 1)) > 0 and float(low) > 0
 
 
 MIN_CLUSTERS_FOR_A_CLAIM = 30
@@ -93,6 +129,91 @@ def difference_flagged(diff: Result) -> bool:
     if diff.get("n_clusters") is not None and int(diff["n_clusters"]) < MIN_CLUSTERS_FOR_A_CLAIM:
         return False
     return float(diff["ci_low"]) > 0 or float(diff["ci_high"]) < 0
+
+
+ROW_LEVEL = 0.05
+"""The family-wise level of a battery summary row: the chance that an honest model's row is
+flagged by any of the battery differences feeding it (Holm over them)."""
+
+
+def difference_p_value(diff: Result) -> float | None:
+    """A two-sided p-value for a battery difference, read from its percentile interval: the
+    standard error is the interval's half-width on the side facing 0 over 1.96, widened by
+    ``sqrt(G / (G - 1))`` x :data:`P_VALUE_WIDEN` for ``G`` sentences, referred to Student's t with
+    ``G - 1`` degrees of freedom (the percentile bootstrap over 30-60 sentences is short in the
+    tails a family-wise test reads: with the plain normal reading, Holm over 6 honest conditions
+    fired 6.3% at a nominal 5%; tuning seeds 902-904, docs/validity.md). ``None`` for a difference
+    that cannot flag (no items, no interval, fewer than :data:`MIN_CLUSTERS_FOR_A_CLAIM` sentences).
+
+    >>> round(difference_p_value({"n_items": 80, "n_clusters": 40, "estimate": 0.1, "ci_low": 0.0, "ci_high": 0.2}), 3)
+    0.073
+    >>> difference_p_value({"n_items": 80, "n_clusters": 12, "estimate": 0.3, "ci_low": 0.1, "ci_high": 0.5}) is None
+    True
+    """
+    if int(diff.get("n_items", 0)) == 0 or diff.get("ci_low") is None or diff.get("ci_high") is None:
+        return None
+    if diff.get("n_clusters") is not None and int(diff["n_clusters"]) < MIN_CLUSTERS_FOR_A_CLAIM:
+        return None
+    low, high = float(diff["ci_low"]), float(diff["ci_high"])
+    est = float(diff["estimate"]) if diff.get("estimate") is not None else (low + high) / 2
+    half = (est - low) if est >= 0 else (high - est)
+    if half <= 0:
+        return 0.0 if est != 0 else 1.0
+    g = int(diff.get("n_clusters") or MIN_CLUSTERS_FOR_A_CLAIM)
+    se = half / _Z95 * math.sqrt(g / (g - 1)) * P_VALUE_WIDEN
+    return _student_two_sided(abs(est) / se, g - 1)
+
+
+_Z95 = 1.959963984540054
+P_VALUE_WIDEN = 1.05
+"""Widening of the standard error read from a percentile interval (tuned on seeds 902-904 so Holm
+over 6 honest conditions holds 5%: 3.9% of 800 rows at 1.05, 5.4% at 1.0)."""
+
+
+def _student_two_sided(t: float, df: int) -> float:
+    """``P(|T| >= t)`` for Student's t with ``df`` degrees of freedom, through Wallace's normal
+    approximation (error under 1e-3 in p for ``df >= 10``; no SciPy in the base layer).
+
+    >>> round(_student_two_sided(2.0423, 30), 3)  # t(30) 97.5% quantile
+    0.05
+    """
+    z = (df - 2 / 3 + 1 / (10 * df)) * math.sqrt(math.log1p(t * t / df) / (df - 5 / 6))
+    return math.erfc(z / math.sqrt(2))
+
+
+def holm_rejected(diffs: Sequence[Result], level: float = ROW_LEVEL) -> list[int]:
+    """Indices of ``diffs`` (battery differences of one model) that Holm's step-down procedure
+    rejects at family-wise ``level``, over every difference that can flag (:func:`difference_p_value`).
+
+    >>> d = {"n_items": 80, "n_clusters": 40, "estimate": 0.1, "ci_high": 0.2}
+    >>> holm_rejected([d | {"ci_low": 0.05}, d | {"ci_low": 0.01}, d | {"ci_low": 0.01}])  # p 0.0007, 0.047, 0.047
+    [0]
+    """
+    ps = [(p, i) for i, p in enumerate(difference_p_value(d) for d in diffs) if p is not None]
+    ps.sort()
+    out = []
+    for rank, (p, i) in enumerate(ps):
+        if p >= level / (len(ps) - rank):
+            break
+        out.append(i)
+    return sorted(out)
+
+
+def battery_row_flagged(diffs: Sequence[Result]) -> bool:
+    """A summary row's battery verdict, family-wise: some difference is rejected by Holm over every
+    battery difference feeding the row (:func:`holm_rejected`, level :data:`ROW_LEVEL`).
+    ``diffs``: the model's battery ``differences`` entries.
+
+    >>> d = {"n_items": 80, "n_clusters": 40, "estimate": 0.1, "ci_high": 0.2}
+    >>> battery_row_flagged([d | {"ci_low": 0.05}]), battery_row_flagged([d | {"ci_low": 0.01}] * 6)  # p 0.0007; 0.047 x 6
+    (True, False)
+    """
+    return bool(holm_rejected(diffs))
+
+
+def battery_row(result: Result) -> bool:
+    """The flag rule of ``battery.row``: :func:`battery_row_flagged` of ``result["differences"]``."""
+    return battery_row_flagged(list(result.get("differences", [])))
 
 
 def switch_above_chance(row: Result) -> bool:
@@ -161,8 +282,8 @@ FLAGS: dict[str, Flag] = {
             rule=copies_reference,
             level=0.025,
             sided="one-sided",
-            reads="refdis models[] entry",
-            claim="reproduces reference errors more than a faithful transcriber (Wilson lower bound >= 5%, n >= 10)",
+            reads="refdis models[] entry, its verified record",
+            claim="reproduces verified reference errors more than a faithful transcriber (lower bound of c >= 5%, n >= 10)",
         ),
         Flag(
             name="refdis.wer_inflated",
@@ -170,8 +291,8 @@ FLAGS: dict[str, Flag] = {
             rule=wer_inflated,
             level=0.025,
             sided="one-sided",
-            reads="refdis models[] entry",
-            claim="the reference errors flatter its benchmark WER (interval above 0)",
+            reads="refdis models[] entry, its verified record",
+            claim="the verified reference errors flatter its benchmark WER (interval above 0)",
         ),
         Flag(
             name="battery.difference",
@@ -190,6 +311,15 @@ FLAGS: dict[str, Flag] = {
             sided="two-sided",
             reads="battery did[] entry",
             claim="the benchmark donor acts differently on benchmark audio (DiD interval excludes 0)",
+        ),
+        Flag(
+            name="battery.row",
+            probe="battery",
+            rule=battery_row,
+            level=ROW_LEVEL,
+            sided="family-wise",
+            reads="a model's battery differences[] entries (every condition feeding its summary row)",
+            claim="some battery condition changes accept-ref (Holm over the row's conditions, family-wise 5%)",
         ),
         Flag(
             name="courtesy.difference",
@@ -258,7 +388,10 @@ def get_flag(name: str) -> Flag:
 #: The measured false-positive rates (``benchmarks/null_calibration.py --write-data``).
 MEASURED_FPR_FILE = Path(__file__).resolve().parents[1] / "data" / "null_calibration.json"
 #: The command that regenerates :data:`MEASURED_FPR_FILE` (documented in ``docs/validity.md``).
-REGENERATE = "python benchmarks/null_calibration.py --n-datasets 500 --seed 0 --write-data"
+REGENERATE = (
+    "python benchmarks/null_calibration.py --seed 2026 --n-datasets 500 --n refdis=250 --n gate=100 "
+    "--n battery=1000 --jobs 3 --write-data"
+)
 
 # The benchmark's setting names the report cites (``asr_audit.testing.null_worlds``).
 TESTED_MODEL = "tested model (not in panel)"

@@ -42,7 +42,11 @@ def test_a_worse_model_fails_and_the_reverse_passes(tmp_path: Path) -> None:
         "--panel", SMALL_PANEL,
     )  # fmt: skip
     assert rc == 0 and d["decision"] == "pass" and md.startswith("### ✅")
-    assert all(t["status"] == "pass" and t["difference"] < 0 for t in d["tests"])
+    tests = {t["measure"]: t for t in d["tests"]}
+    assert tests["wer"]["status"] == "pass" and tests["wer"]["difference"] < 0
+    # unverified consensus edits: a better listener would raise accept-ref and inflation (issue 25)
+    for m in ("accept_ref", "wer_inflation"):
+        assert tests[m]["status"] == "not tested" and tests[m]["reason"].startswith("unverified consensus edits")
 
 
 def test_two_result_files_equal_two_models_in_one_run(tmp_path: Path) -> None:
@@ -68,7 +72,8 @@ def test_too_few_clusters_is_undecided_with_exit_2(tmp_path: Path) -> None:
         "--panel", "whisper-base.en,distil-small.en,wav2vec2-base-960h", "--cluster-pattern", r"^(\d{4})",
     )  # fmt: skip
     assert rc == 2 and d["decision"] == "undecided" and d["clustering"] == r"pattern ^(\d{4})"
-    assert all(t["status"] == "not tested" and "fewer than 30" in t["reason"] for t in d["tests"])
+    assert all(t["status"] == "not tested" for t in d["tests"])
+    assert "fewer than 30" in next(t["reason"] for t in d["tests"] if t["measure"] == "wer")
     assert md.startswith("### ⚠️ asr-audit gate: undecided")
 
 
@@ -148,11 +153,76 @@ def test_markdown_escapes_model_names() -> None:
 
 
 def test_gate_null_world_runs_the_real_gate() -> None:
-    """Two datasets of the gate's null calibration: both settings tallied, the largest planted copier caught."""
+    """One dataset of the gate's worlds: every setting tallied per world and pooled; the shipped
+    gate (WER only without verified edits) passes a better listener; the largest planted copier
+    is caught on verified edits in the family world (many true reference errors)."""
     from asr_audit.testing.null_worlds import calibrate
 
-    rows = calibrate("gate", np.random.default_rng([0, 7]), 2, n_clips=200, grid=(0.5,))
-    assert [r.setting for r in rows] == ["equal models, min effect 0 (boundary)", "equal models, default min effects"]
-    for r in rows:
-        assert r.n_null == 2 and r.flag == "gate.regression" and r.level == 0.025
-        assert r.power[0.5] == (2, 2)
+    rows = {r.setting: r for r in calibrate("gate", np.random.default_rng([0, 7]), 1, n_clips=200, grid=(0.6,))}
+    shipped = "better listener vs weaker baseline, as shipped (no verification: WER only)"
+    for world in ("independent", "commercial", "family", "wide", "all worlds"):
+        assert rows[f"{world}: {shipped}"].k_null == 0
+        assert rows[f"{world}: better listener vs weaker baseline, OLD gate on consensus edits"].retired
+    assert rows["all worlds: equal models, default min effects, verified by planted truth"].n_null == 4
+    assert rows["family: equal models, default min effects, verified by planted truth"].power[0.6] == (1, 1)
+
+
+def test_verified_edits_gate_what_a_better_listener_cannot_move(tmp_path: Path) -> None:
+    """With a verification, accept-ref is compared on edits labelled reference-wrong only: a
+    verification that calls every edit reference-right leaves no judged edit to compare."""
+    from asr_audit.corpus.predfiles import load_predictions
+    from asr_audit.probes.predfiles.gate import GateOptions, run_gate
+    from asr_audit.probes.predfiles.refdis import preset_params
+    from asr_audit.probes.predfiles.verified import TRUTH, EditLabel, Verification
+
+    preds = load_predictions(str(VOXPOPULI))
+    params = preset_params(preset="anchor", loo=False)
+    args = (preds, "whisper-small.en", "wav2vec2-base-960h", params)
+    kw = {"panel": SMALL_PANEL.split(","), "options": GateOptions(n_resamples=200)}
+    old = {t.measure: t for t in run_gate(*args, **kw, unverified_edits=True).tests}
+    assert old["accept_ref"].status != "not tested"
+    from asr_audit.probes.predfiles.refdis_run import run_refdis
+    from asr_audit.probes.predfiles.verified import edit_key
+
+    mined = run_refdis(preds, SMALL_PANEL.split(","), params, models=list(args[1:3]))
+    right = Verification(
+        source=TRUTH, name="all right", labels={edit_key(e): EditLabel(label="reference-right") for e in mined.edits}
+    )
+    new = {t.measure: t for t in run_gate(*args, **kw, verification=right).tests}
+    assert new["accept_ref"].status == "not tested" and new["accept_ref"].n_clusters == 0
+
+
+def test_a_verification_step_labels_the_gates_own_edits() -> None:
+    """``asr-audit gate --truth / --labels`` pass a step: it is called once on the run's every edit
+    and gates as the verification it returns would."""
+    from asr_audit.corpus.predfiles import load_predictions
+    from asr_audit.probes.predfiles.gate import GateOptions, run_gate
+    from asr_audit.probes.predfiles.refdis import preset_params
+    from asr_audit.probes.predfiles.verified import TRUTH, EditLabel, Verification, edit_key
+
+    preds = load_predictions(str(VOXPOPULI))
+    params = preset_params(preset="anchor", loo=False)
+    args = (preds, "whisper-small.en", "wav2vec2-base-960h", params)
+    kw = {"panel": SMALL_PANEL.split(","), "options": GateOptions(n_resamples=200)}
+    seen: list[int] = []
+
+    def step(edits):
+        seen.append(len(edits))
+        labels = {edit_key(e): EditLabel(label="reference-wrong") for e in edits}
+        return Verification(source=TRUTH, name="all wrong", labels=labels)
+
+    by_step = {t.measure: t for t in run_gate(*args, **kw, verification=step).tests}
+    assert len(seen) == 1 and seen[0] > 0
+    assert by_step["accept_ref"].status != "not tested"
+    unverified = {t.measure: t for t in run_gate(*args, **kw, unverified_edits=True).tests}
+    assert by_step["accept_ref"].difference == unverified["accept_ref"].difference  # every edit verified wrong
+
+
+def test_gate_cli_refuses_two_verifications(tmp_path: Path, run_cli) -> None:
+    labels = tmp_path / "labels.sqlite"
+    labels.write_bytes(b"")
+    code, _, err = run_cli(
+        "gate", "--preds", VOXPOPULI, "--panel", SMALL_PANEL, "--candidate", "whisper-small.en",
+        "--baseline", "wav2vec2-base-960h", "--truth", tmp_path, "--labels", labels,
+    )  # fmt: skip
+    assert code == 2 and "--truth and --labels" in err

@@ -21,6 +21,11 @@ evaluated on the same clips (a row per clip, answered or failed): when fewer tha
 clips), nothing is tested and the gate is *undecided*. Exit codes of
 ``asr-audit gate``: 0 pass, 1 regression, 2 error or undecided (:attr:`GateResult.exit_code`).
 
+In consensus mode accept-ref and WER inflation are compared only on *verified* edits (a
+:class:`~asr_audit.probes.predfiles.verified.Verification` labelling them reference-wrong); without
+one they are not tested and the gate decides on WER: a candidate that hears better than the panel
+raises both on consensus edits without copying anything (issue 25, ``docs/validity.md``).
+
 The false-positive rate of the whole decision on two equally good models is measured by the
 null-calibration benchmark (``benchmarks/null_calibration.py --only gate``, ``docs/validity.md``).
 """
@@ -41,6 +46,7 @@ from asr_audit.probes.predfiles.inflation import inflation_columns
 from asr_audit.probes.predfiles.refdis import CONSENSUS, REF, ClipInput, Edit, RefdisParams, loo_unscored
 from asr_audit.probes.predfiles.refdis_options import RefdisOptions
 from asr_audit.probes.predfiles.refdis_result import RefdisResult
+from asr_audit.probes.predfiles.verified import REFERENCE_WRONG, Verification, Verify, edit_key
 from asr_audit.stats.contrast import Contrast, cluster_sums, ratio_contrast
 from asr_audit.text.align import AlignmentCache
 
@@ -56,6 +62,11 @@ MIN_EDITS = 10
 #: Share of the clips either model was evaluated on that both must share before anything is compared.
 MIN_SHARED = 0.9
 PASS, REGRESSION, UNDECIDED, NOT_TESTED = "pass", "regression", "undecided", "not tested"
+#: Why accept-ref and WER inflation are not tested on consensus edits without a verification.
+UNVERIFIED = (
+    "unverified consensus edits: a candidate that hears better than the panel raises it without copying; "
+    "verify edits (planted truth or labels) to gate on it"
+)
 EXIT_CODES = MappingProxyType({PASS: 0, REGRESSION: 1, UNDECIDED: 2})
 
 # columns of gate_columns(): ref verdicts, judged verdicts, errors, words, corrected errors, corrected words
@@ -330,16 +341,19 @@ def compare(
     options: GateOptions,
     rng: np.random.Generator,
     clusters: Sequence[object] | None = None,
+    skip: Mapping[str, str] | None = None,
 ) -> tuple[MeasureTest, ...]:
     """Every measure of ``options`` compared on :func:`gate_columns` arrays of the two models.
 
     ``clusters`` labels each row (clip) with its cluster (sentence, recording); ``None``: each clip
-    is its own. Resamples are drawn from ``rng`` in the order of ``options.measures``.
+    is its own. ``skip``: measures not to test, with the reason shown. Resamples are drawn from
+    ``rng`` in the order of ``options.measures``.
     """
     if candidate.shape != baseline.shape:
         raise ValueError(f"gate arrays differ in shape: {candidate.shape} vs {baseline.shape}")
     cand, base = cluster_sums(candidate, clusters), cluster_sums(baseline, clusters)
-    reasons = {m: _not_enough(m, cand, base, options) for m in options.measures}
+    skip = skip or {}
+    reasons = {m: skip.get(m) or _not_enough(m, cand, base, options) for m in options.measures}
     n_tested = sum(r is None for r in reasons.values())
     alpha = options.level / n_tested if n_tested else None
     out = []
@@ -441,6 +455,8 @@ def run_gate(
     language: str = "en",
     normalize_workers: int = 1,
     cache: AlignmentCache | None = None,
+    verification: Verification | Verify | None = None,
+    unverified_edits: bool = False,
 ) -> GateResult:
     """Score ``candidate`` and ``baseline`` with refdis on ``preds`` and compare them.
 
@@ -448,6 +464,15 @@ def run_gate(
     :func:`~asr_audit.probes.predfiles.refdis_run.run_refdis`. ``clusters`` maps clip ids to their
     cluster (a clip absent from it is its own); ``clustering`` names where they came from.
     ``cache`` (an :class:`~asr_audit.text.align.AlignmentCache`) may be shared by gates on the same set.
+
+    What a better listener cannot move (issue 25): in consensus mode, accept-ref and WER inflation
+    are compared on the edits ``verification`` labels reference-wrong only (planted truth, human
+    labels: :mod:`~asr_audit.probes.predfiles.verified`; or a verification step, called once on
+    the run's every edit, as ``asr-audit gate --truth / --labels`` pass); without one they are not
+    tested (:data:`UNVERIFIED`: a candidate that hears better than the panel raises both on
+    consensus edits without copying) and the gate decides on WER alone.
+    ``unverified_edits=True`` restores the earlier gate on every consensus edit (measured in
+    ``docs/validity.md`` to fail honest, more accurate candidates).
     """
     from asr_audit.probes.predfiles.refdis_inputs import prepare_clips
     from asr_audit.probes.predfiles.refdis_run import run_normalizer, run_refdis
@@ -481,12 +506,18 @@ def run_gate(
     norm = run_normalizer(normalizer, params.preset)
     refs = None if corrected is None else {c: preds.references[c] for c in preds.references if c in corrected}
     clips = prepare_clips(preds, [candidate, baseline], norm, text2num, references=refs, cache=cache, language=language)
-    columns = {
-        m: gate_columns(clips, m, result.mining.scored_edits(m), cache, merge_compounds=merge_compounds)
-        for m in (candidate, baseline)
-    }
+    skip: dict[str, str] = {}
+    edits = {m: list(result.mining.scored_edits(m)) for m in (candidate, baseline)}
+    if callable(verification):  # a step: label the run's every edit (full panel and leave-one-out)
+        verification = verification([*result.mining.edits, *(e for es in result.mining.loo_edits.values() for e in es)])
+    if result.mode == "panel" and verification is not None:
+        wrong = {k for k, lab in verification.labels.items() if lab.label == REFERENCE_WRONG}
+        edits = {m: [e for e in es if edit_key(e) in wrong] for m, es in edits.items()}
+    elif result.mode == "panel" and not unverified_edits:
+        skip = {ACCEPT_REF: UNVERIFIED, WER_INFLATION: UNVERIFIED}
+    columns = {m: gate_columns(clips, m, edits[m], cache, merge_compounds=merge_compounds) for m in edits}
     labels = None if clusters is None else [clusters.get(c.clip_id, c.clip_id) for c in clips]
-    tests = compare(columns[candidate], columns[baseline], options, np.random.default_rng(seed), labels)
+    tests = compare(columns[candidate], columns[baseline], options, np.random.default_rng(seed), labels, skip)
     unshared = _unshared(preds, candidate, baseline)
     if unshared is not None:  # not the same clips: no measure is tested, the gate is undecided
         tests = tuple(

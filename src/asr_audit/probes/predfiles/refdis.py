@@ -300,20 +300,86 @@ def window_texts(
     ref: Tokens, hyp: Tokens, ops: Sequence[Opcode], start: int, stop: int, tokens: Tokens
 ) -> tuple[str, str, str]:
     """:func:`window_renderings` from the pair's difflib opcodes ``ops`` (no :class:`Alignment`)."""
-    lo, jlo, hi, jhi = -1, -1, len(ref), len(hyp)
+    lo, jlo, hi, jhi = window_bounds(len(ref), len(hyp), ops, start, stop)
+    model = " ".join(hyp[jlo + 1 : jhi])
+    reference = " ".join(ref[lo + 1 : hi])
+    corrected = " ".join((*ref[lo + 1 : start], *tokens, *ref[stop:hi]))
+    return model, reference, corrected
+
+
+def window_bounds(n_ref: int, n_hyp: int, ops: Sequence[Opcode], start: int, stop: int) -> tuple[int, int, int, int]:
+    """``(lo, jlo, hi, jhi)``: the last reference word before ``start`` that the model reproduced
+    (an ``equal`` opcode; -1 when none) and where it is in the hypothesis, and the first one at or
+    after ``stop`` (``n_ref`` / ``n_hyp`` when none): the window of :func:`window_texts` lies
+    strictly between them."""
+    lo, jlo, hi, jhi = -1, -1, n_ref, n_hyp
     for tag, i1, i2, j1, _j2 in ops:
         if tag != "equal":
             continue
         if i1 < start:  # last reproduced reference word before the span
             last = min(i2, start) - 1
             lo, jlo = last, j1 + last - i1
-        if i2 > stop and hi == len(ref):  # first reproduced reference word at or after stop
+        if i2 > stop and hi == n_ref:  # first reproduced reference word at or after stop
             first = max(i1, stop)
             hi, jhi = first, j1 + first - i1
-    model = " ".join(hyp[jlo + 1 : jhi])
-    reference = " ".join(ref[lo + 1 : hi])
-    corrected = " ".join((*ref[lo + 1 : start], *tokens, *ref[stop:hi]))
-    return model, reference, corrected
+    return lo, jlo, hi, jhi
+
+
+def run_correction(ref: Tokens, start: int, stop: int, fix: tuple[int, int, Tokens]) -> Tokens:
+    """What a correction ``fix`` (``ref[lo:hi]`` becomes ``tokens``, ``lo <= start``, ``stop <= hi``)
+    says for the run ``ref[start:stop]`` alone: ``tokens`` less the reference words it keeps on
+    either side of the run (a prefix equal to ``ref[lo:start]``, a suffix equal to ``ref[stop:hi]``);
+    a side the correction rewrites stays in (its words cannot be told from the run's).
+
+    >>> run_correction(("and", "our", "fire", "men"), 1, 2, (0, 3, ("and", "hour", "fire")))
+    ('hour',)
+    >>> run_correction(("new", "announcement", "ad"), 2, 3, (1, 3, ("nouncement",)))
+    ('nouncement',)
+    """
+    lo, hi, tokens = fix
+    left, right = ref[lo:start], ref[stop:hi]
+    out = tokens
+    if left and out[: len(left)] == left:
+        out = out[len(left) :]
+    if right and len(out) >= len(right) and out[len(out) - len(right) :] == right:
+        out = out[: len(out) - len(right)]
+    return out
+
+
+def span_closeness(
+    ref: Tokens, hyp: Tokens, ops: Sequence[Opcode], start: int, stop: int, fix: tuple[int, int, Tokens]
+) -> str:
+    """The closeness verdict on the run ``ref[start:stop]`` whose correction is ``fix``, judged on
+    the edit's own span.
+
+    When the correction rewrites only words the model did not reproduce, the whole range it
+    rewrites is compared (:func:`closeness_of`), as before. When it also rewrites a neighbouring
+    reference word that the model reproduced (a panel member's garble reaching past the run:
+    "announcement ad" -> "nouncement" for the run "ad"), the model's agreement with the reference
+    on that neighbour says nothing about the edit, so the run alone is compared too
+    (:func:`run_correction`), and the verdict is ``consensus`` if either comparison says so (a
+    model that wrote "firefighters" for the panel's "fire fighters" over "and our firefighters"
+    carries the whole correction), ``ref`` only if both do, else ``other``: a neighbour never
+    turns an edit into "ref".
+
+    >>> ref = tuple("the government just published a new public service announcement ad".split())
+    >>> hyp = tuple("the government is published a new public service announcement".split())
+    >>> from asr_audit.text.align import align
+    >>> ops = align(ref, hyp).opcodes
+    >>> span_closeness(ref, hyp, ops, 9, 10, (8, 10, ("nouncement",)))  # the old window said "ref"
+    'other'
+    >>> span_closeness(ref, hyp, ops, 9, 10, (9, 10, ()))
+    'consensus'
+    """
+    lo, hi, tokens = fix
+    w_lo, _, w_hi, _ = window_bounds(len(ref), len(hyp), ops, start, stop)
+    wide = closeness_of(ref, hyp, ops, lo, hi, tokens)
+    if w_lo < lo and hi <= w_hi:  # the model reproduced no word the correction rewrites
+        return wide
+    narrow = closeness_of(ref, hyp, ops, start, stop, run_correction(ref, start, stop, fix))
+    if CONSENSUS in (wide, narrow):
+        return CONSENSUS
+    return REF if wide == narrow == REF else OTHER
 
 
 def closeness_verdict(a: Alignment, start: int, stop: int, tokens: Tokens) -> str:
@@ -360,6 +426,39 @@ def _most_common_first_seen(items: Sequence[str]) -> tuple[str, int]:
     raise AssertionError("unreachable")
 
 
+def agreed_rendering(
+    agreeing: Sequence[tuple[Tokens, tuple[Opcode, ...]]], alts: Sequence[str], start: int, stop: int
+) -> tuple[str, tuple[Tokens, tuple[Opcode, ...]] | None]:
+    """The panel's rendering of the run ``[start, stop)`` and the member whose alignment places it,
+    ties broken toward agreement (every mode but the public code's exact rule).
+
+    ``agreeing`` are the members that miss the run, ``alts`` what each wrote there. The rendering
+    is the most common one; among equally common ones, the one most members write *for the run
+    alone* (their rewrite covers exactly the run, not a neighbour they garbled too), then the first
+    seen. Its author is, among the members that wrote it, one whose rewrite covers exactly the run,
+    else the most common range (first seen): the majority's, never the first member's garble.
+
+    >>> from asr_audit.text.align import align
+    >>> ref = tuple("public service announcement ad".split())
+    >>> panel = ["pope service nouncement", "public service announcement", "public service announcement at"]
+    >>> agreeing = [(h, align(ref, h).opcodes) for h in (tuple(x.split()) for x in panel)]
+    >>> agreed_rendering(agreeing, ["nouncement", "", "at"], 3, 4)[0]  # the first member reaches past the run
+    ''
+    """
+    if not alts:
+        return "", None
+    ranges = [ops_replaced_range(hyp, ops, start, stop)[:2] for hyp, ops in agreeing]
+    counts = Counter(alts)
+    best = max(counts.values())
+    own = Counter(alt for alt, r in zip(alts, ranges) if r == (start, stop))
+    tied = [alt for alt in dict.fromkeys(alts) if counts[alt] == best]
+    alt_text = max(tied, key=lambda alt: own[alt])  # max keeps the first of equals: first seen
+    wrote = [(pair, r) for pair, alt, r in zip(agreeing, alts, ranges) if alt == alt_text]
+    by_range = Counter(r for _, r in wrote)
+    chosen = (start, stop) if (start, stop) in by_range else max(by_range, key=lambda r: by_range[r])
+    return alt_text, next(pair for pair, r in wrote if r == chosen)
+
+
 def _runs(votes: Sequence[int], threshold: int, min_len: int) -> list[tuple[int, int]]:
     runs, start = [], None
     for i, v in enumerate([*votes, 0]):
@@ -392,13 +491,6 @@ def _insertion_chunk(lists: Sequence[Tokens], at_start: bool, threshold: int) ->
         chunk.append(token)
         k += 1
     return tuple(reversed(chunk)) if at_start else tuple(chunk)
-
-
-def _fixed_tokens(ref: Tokens, start: int, stop: int, fix: tuple[int, int, Tokens]) -> Tokens:
-    """The corrected text of ``ref[min(start, fix[0]):max(stop, fix[1])]``, the window a
-    correction reaching past its run [start, stop) is judged on."""
-    lo, hi, tokens = fix
-    return (*ref[min(start, lo) : lo], *tokens, *ref[hi : max(stop, hi)])
 
 
 def mine_clip(
@@ -473,8 +565,11 @@ def mine_clip(
         median = cers[len(cers) // 2] if cers else 1.0
         if median < params.min_consensus_cer:
             continue
-        alt_text, _ = _most_common_first_seen(alts) if alts else ("", 0)
-        author = next((pair for pair, alt in zip(agreeing, alts) if alt == alt_text), None)
+        if params.exact_verdicts:  # the public code: the first seen of the most common renderings
+            alt_text, _ = _most_common_first_seen(alts) if alts else ("", 0)
+            author = next((pair for pair, alt in zip(agreeing, alts) if alt == alt_text), None)
+        else:
+            alt_text, author = agreed_rendering(agreeing, alts, start, stop)
         fix = (start, stop, tuple(alt_text.split()))
         if author is not None and (wider := ops_replaced_range(*author, start, stop))[:2] != (start, stop):
             fix = wider  # the rendering replaces more than the run: correct that whole range
@@ -485,7 +580,7 @@ def mine_clip(
                 verdict = lambda a, s=start, e=stop: (CONSENSUS if a.missed_any(s, e) else REF, a.hyp_span(s, e))  # noqa: E731
             else:
                 verdict = lambda a, s=start, e=stop, f=fix: (  # noqa: E731
-                    closeness_verdict(a, min(s, f[0]), max(e, f[1]), _fixed_tokens(a.ref, s, e, f)),
+                    span_closeness(a.ref, a.hyp, a.opcodes, s, e, f),
                     a.hyp_span(s, e),
                 )
             verdicts, renders = verdicts_for(verdict)

@@ -40,23 +40,26 @@ from typing import Any
 import numpy as np
 
 from asr_audit.errors import ConfigError
-from asr_audit.probes.predfiles.inflation import apply_edits, inflations_from_columns
+from asr_audit.probes.predfiles.adequacy import PanelAdequacy, base_counts, panel_adequacy
+from asr_audit.probes.predfiles.inflation import Inflation, apply_edits, inflations_from_columns
 from asr_audit.probes.predfiles.refdis import (
     CONSENSUS,
     REF,
     ClipInput,
     Edit,
+    Mining,
     RefdisParams,
     Verdict,
     _emits,
-    _fixed_tokens,
     closeness_of,
     finish_mining,
     loo_members,
     mine_edits,
+    span_closeness,
 )
 from asr_audit.probes.predfiles.refdis_options import check_panel
 from asr_audit.probes.predfiles.refdis_result import RefdisResult
+from asr_audit.probes.predfiles.verified import Verification, Verify, verify_mining
 from asr_audit.text.align import (
     AlignmentCache,
     Opcode,
@@ -687,6 +690,7 @@ def run_refdis_columns(
     merge_compounds: bool = False,
     workers: Workers | None = None,
     mine_workers: int = 1,
+    verify: Verify | None = None,
 ) -> RefdisResult | None:
     """:func:`~asr_audit.probes.predfiles.refdis_run.run_refdis` (consensus mode) on columns.
 
@@ -697,7 +701,7 @@ def run_refdis_columns(
     time, each chunk with its own alignment cache, so memory holds one chunk's alignments; with
     ``mine_workers > 1`` (and at least :data:`MINE_PARALLEL_CLIPS` candidate clips) the chunks
     are mined in that many forked processes, their results merged in chunk order (the same
-    result: a clip's edits depend on that clip alone).
+    result: a clip's edits depend on that clip alone). ``verify``: as for ``run_refdis``.
     """
     from asr_audit.probes.predfiles.refdis_score import assemble_result, clips_with_edits
 
@@ -725,6 +729,7 @@ def run_refdis_columns(
         col, k = _base_columns(cols, m, _ensure_errors(cols, m, merge_compounds, workers))
         columns.append(col)
         counted.append(k)
+    base = [c.copy() for c in columns]  # before any edit: the verified inflation and panel adequacy start here
     rows = np.flatnonzero(ref_len > 0)
     # Without an operating point every mined edit is scored (the repeat evidence changes no edit's
     # correction), so each chunk's corrected WER is counted while its clips are at hand.
@@ -767,6 +772,22 @@ def run_refdis_columns(
             clips = _clip_inputs(cols, chunk, everyone, None)
             _fix_rows(clips, chunk, rows, models, columns, scored, AlignmentCache(), merge_compounds)
     inflations = inflations_from_columns(models, columns, counted, len(rows), np.random.default_rng(seed), n_resamples)
+    verification: Verification | None = None
+    verified: Mapping[str, Inflation] = {}
+    if verify is not None:
+
+        def inflate(edits: Mapping[str, Sequence[Edit]]) -> Mapping[str, Inflation]:
+            fixed = [c.copy() for c in base]
+            touched = np.array(
+                sorted(where[c] for es in edits.values() for c in {e.clip_id for e in es}), dtype=np.int64
+            )
+            for chunk in _chunks(touched):
+                clips = _clip_inputs(cols, chunk, everyone, None)
+                _fix_rows(clips, chunk, rows, models, fixed, edits, AlignmentCache(), merge_compounds)
+            return inflations_from_columns(models, fixed, counted, len(rows), np.random.default_rng(seed), n_resamples)
+
+        verification, verified = verify_mining(verify, mining, scored, inflate)
+    adequacy = _adequacy(cols, edited, rows, everyone, models, panel, mining, scored, merge_compounds, workers)
     return assemble_result(
         mining,
         scored,
@@ -782,6 +803,47 @@ def run_refdis_columns(
         n_resamples=n_resamples,
         references={ids[i]: cols.refs[i] for i in edited.tolist()},
         merge_compounds=merge_compounds,
+        verification=verification,
+        verified_inflation=verified,
+        adequacy=adequacy,
+    )
+
+
+def _adequacy(
+    cols: Columns,
+    edited: np.ndarray,
+    rows: np.ndarray,
+    everyone: Sequence[str],
+    models: Sequence[str],
+    panel: Sequence[str],
+    mining: Mining,
+    scored: Mapping[str, Sequence[Edit]],
+    merge_compounds: bool,
+    workers: Workers,
+) -> PanelAdequacy:
+    """:func:`~asr_audit.probes.predfiles.adequacy.panel_adequacy` on columns: the clips without an
+    edit from each model's per-clip errors, the clips with one from their stored opcodes."""
+    ids = cols.clip_ids
+    row_ids = [ids[i] for i in rows.tolist()]
+    with_edits = {ids[i] for i in edited.tolist()}
+    base = {m: _base_columns(cols, m, _ensure_errors(cols, m, merge_compounds, workers))[0] for m in everyone}
+    cache = AlignmentCache()
+    clips = _clip_inputs(cols, edited, everyone, cache)
+
+    def opcodes_of(model: str, clip: ClipInput) -> tuple[Opcode, ...]:
+        hyp = clip.hyps[model]
+        assert hyp is not None
+        return cache.pair_opcodes(clip.ref, hyp)
+
+    return panel_adequacy(
+        clips,
+        mining.edits,
+        mining.loo_edits,
+        scored,
+        panel,
+        models,
+        base_counts(base, row_ids, with_edits),
+        opcodes_of,
     )
 
 
@@ -930,14 +992,14 @@ class OpsJudge:
                         verdicts[m] = closeness_of(ref, hyp, ops, start, start, fix)
                     renders[m] = " ".join(said)
                 continue
-            if not exact:
-                lo, hi, fixed = min(start, fix[0]), max(stop, fix[1]), _fixed_tokens(ref, start, stop, fix)
             for m, hyp, ops in pairs:
                 if hyp is None:
                     verdicts[m] = None
                     continue
                 missed, renders[m] = ops_span(hyp, ops, start, stop)
-                verdicts[m] = (CONSENSUS if missed else REF) if exact else closeness_of(ref, hyp, ops, lo, hi, fixed)
+                verdicts[m] = (
+                    (CONSENSUS if missed else REF) if exact else span_closeness(ref, hyp, ops, start, stop, fix)
+                )
         self.noted = []
 
 

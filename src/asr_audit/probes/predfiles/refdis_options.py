@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from asr_audit.errors import ConfigError
@@ -43,14 +44,19 @@ MINING_FIELDS = (
     "loo",
     "min_confidence",
 )
-FIELDS = ("preset", *MINING_FIELDS, "resamples", "published", "merge_compounds", "language")
+FIELDS = ("preset", *MINING_FIELDS, "resamples", "published", "merge_compounds", "language", "truth", "labels")
+#: audio verification of the edits (``probes/audio/verify_edits.py``): verifiers, where the audio
+#: is (prediction-file corpora; an audio corpus's clips carry their own paths), the margin
+VERIFY_FIELDS = ("verify_with", "audio_root", "verify_margin")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RefdisOptions:
     """What a refdis run is configured with: the mining parameters, the bootstrap size, the report's
     published comparison set (``published``, read by the report only), how WER is counted
-    (``merge_compounds``) and the corpus language (``language``, a primary subtag).
+    (``merge_compounds``), the corpus language (``language``, a primary subtag), and what verifies the
+    mined edits: a calibration folder's planted truth (``truth``) or a labels file of
+    ``asr-audit annotate`` (``labels``), one at most.
 
     >>> RefdisOptions(language="fr").normalizer_for("whisper"), RefdisOptions(language="fr").text2num
     ('whisper-basic', True)
@@ -66,9 +72,32 @@ class RefdisOptions:
     published: str | None = None
     merge_compounds: bool = False  # WER with kaldialign's merge_compounds=True (the leaderboard's)
     language: str = "en"
+    # a calibration folder (``asr-audit calib build``) whose planted truth verifies the mined edits;
+    # read by the runner and the CLI (``calib`` sits above the probes), see ``docs/refdis.md``
+    truth: str | None = None
+    # a labels file of ``asr-audit annotate``: people's labels verify the mined edits (docs/annotate.md)
+    labels: str | None = None
+    verify_with: tuple[str, ...] = ()  # audio verifiers (scoring backends), none: no audio verification
+    audio_root: str | None = None
+    verify_margin: float | None = None  # None: the calibrated margin
 
     def __post_init__(self) -> None:
         check(self.resamples >= 1, "resamples", self.resamples, "must be >= 1", "use 1 or more bootstrap resamples")
+        check(
+            self.truth is None or Path(self.truth).is_dir(),
+            "truth",
+            self.truth,
+            "is not a folder",
+            "name the folder `asr-audit calib build` wrote",
+        )
+        given = [n for n, v in (("truth", self.truth), ("labels", self.labels), ("verify_with", self.verify_with)) if v]
+        check(
+            len(given) <= 1,
+            given[-1] if given else "truth",
+            ", ".join(given),
+            "are several verifications of the same edits",
+            "name one of truth, labels, verify_with",
+        )
         check(
             self.language == primary_language(self.language),
             "language",
@@ -109,7 +138,7 @@ class RefdisOptions:
     ) -> RefdisOptions:
         """Options from flag or spec values (``None`` = not given); ``extra`` names keys another
         probe reads from the same table (ignored here)."""
-        r = Reader({k: v for k, v in values.items() if k not in extra}, surface, FIELDS, probe)
+        r = Reader({k: v for k, v in values.items() if k not in extra}, surface, (*FIELDS, *VERIFY_FIELDS), probe)
         preset = r.choice("preset", tuple(PRESETS), "anchor")
         overrides = {
             "majority": r.number("majority", None),
@@ -130,6 +159,11 @@ class RefdisOptions:
             published=r.text("published", None),
             merge_compounds=r.flag("merge_compounds", False),
             language=primary_language(r.text("language", "en")),
+            truth=r.text("truth", None),
+            labels=r.text("labels", None),
+            verify_with=r.names("verify_with", ()),
+            audio_root=r.text("audio_root", None),
+            verify_margin=r.number("verify_margin", None),
         )
 
 

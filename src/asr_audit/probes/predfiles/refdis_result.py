@@ -7,11 +7,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from asr_audit.probes.predfiles.inflation import Inflation
 from asr_audit.probes.predfiles.refdis import Edit, Mining, RefdisParams
 from asr_audit.stats.intervals import Rate
+
+if TYPE_CHECKING:
+    from asr_audit.probes.predfiles.adequacy import PanelAdequacy
+    from asr_audit.probes.predfiles.verified import Verification
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -76,6 +81,11 @@ class RefdisResult:
     n_resamples: int
     references: Mapping[str, str]  # normalized reference of every clip with an edit (for display)
     merge_compounds: bool = False  # WER counted with kaldialign's merge_compounds (the leaderboard's)
+    # what a verification step said of the edits (``None``: no verification), and each model's WER
+    # inflation with only the edits it labels reference-wrong applied
+    verification: Verification | None = None
+    verified_inflation: Mapping[str, Inflation] = field(default_factory=dict)
+    adequacy: PanelAdequacy | None = None  # the panel's own measure of itself (consensus mode)
 
     @property
     def edits(self) -> tuple[Edit, ...]:
@@ -85,7 +95,8 @@ class RefdisResult:
         return next(s for s in self.scores if s.model == model)
 
     def to_dict(self) -> dict[str, object]:
-        return {
+        models = [s.model for s in self.scores]
+        out: dict[str, object] = {
             "probe": "refdis",
             "mode": self.mode,
             "source": self.source,
@@ -99,9 +110,32 @@ class RefdisResult:
             "n_edits": len(self.mining.edits),
             "edits": [e.to_dict() for e in self.mining.edits],
             "loo_edits": {m: [e.to_dict() for e in es] for m, es in self.mining.loo_edits.items()},
-            "models": [s.to_dict() for s in self.scores],
+            "models": [
+                {**s.to_dict(), **({} if self.adequacy is None else self.adequacy.model_fields(s.model))}
+                for s in self.scores
+            ],
             "references": dict(self.references),
         }
+        if self.adequacy is not None:
+            out["panel_adequacy"] = self.adequacy.to_dict(models)
+        if self.verification is None:
+            return out
+        from asr_audit.probes.predfiles.verified import verified_inflation_fields, with_verification
+
+        verified = with_verification(out, self.verification)
+        verified["models"] = [
+            {
+                **m,
+                "verified": {
+                    **m["verified"],
+                    **verified_inflation_fields(
+                        None if m["verified"]["excluded"] else self.verified_inflation.get(m["model"])
+                    ),
+                },
+            }
+            for m in verified["models"]
+        ]
+        return verified
 
 
 def wer_scoring(merge_compounds: bool) -> dict[str, object]:

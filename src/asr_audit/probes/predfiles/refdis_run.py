@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +21,9 @@ import numpy as np
 
 from asr_audit.corpus.predfiles import PredictionSet, gc_paused
 from asr_audit.errors import ConfigError
-from asr_audit.probes.predfiles.inflation import wer_inflations
-from asr_audit.probes.predfiles.refdis import ClipInput, Mining, RefdisParams, mine, mine_two_references
+from asr_audit.probes.predfiles.adequacy import base_counts, panel_adequacy
+from asr_audit.probes.predfiles.inflation import Inflation, inflation_columns, wer_inflations
+from asr_audit.probes.predfiles.refdis import ClipInput, Edit, Mining, RefdisParams, mine, mine_two_references
 from asr_audit.probes.predfiles.refdis_columns import (
     Columns,
     StreamMiss,
@@ -35,7 +37,8 @@ from asr_audit.probes.predfiles.refdis_inputs import prepare_clips
 from asr_audit.probes.predfiles.refdis_options import check_panel, check_unique_panel
 from asr_audit.probes.predfiles.refdis_result import RefdisResult
 from asr_audit.probes.predfiles.refdis_score import assemble_result, clips_with_edits
-from asr_audit.text.align import AlignmentCache
+from asr_audit.probes.predfiles.verified import Verify, verify_mining
+from asr_audit.text.align import AlignmentCache, Opcode
 from asr_audit.text.persist import TextCache, fingerprint
 
 
@@ -55,6 +58,7 @@ def run_refdis(
     merge_compounds: bool = False,
     language: str = "en",
     text_cache: TextCache | None = None,
+    verify: Verify | None = None,
 ) -> RefdisResult:
     """Reference disagreement over ``preds`` with ``panel`` (or a corrected reference set).
 
@@ -66,7 +70,10 @@ def run_refdis(
     inside the public code's parenthesis and CJK steps (:mod:`asr_audit.text.anchor`).
     ``text_cache`` (from :func:`refdis_text_cache` with the same normalizer, preset, text2num and
     language) reads normalized texts and alignments of earlier runs on the same files and writes
-    this run's back; the result is the same with or without it.
+    this run's back; the result is the same with or without it. ``verify`` (a verification step,
+    :data:`~asr_audit.probes.predfiles.verified.Verify`) labels the mined edits: each model entry
+    then has ``verified`` (accept-ref split into copying and hearing better, and the WER inflation
+    with only reference-wrong edits applied).
     """
     with gc_paused():  # millions of token tuples and alignments, no reference cycles
         norm = run_normalizer(normalizer, params.preset)
@@ -102,6 +109,7 @@ def run_refdis(
             seed=seed,
             n_resamples=n_resamples,
             merge_compounds=merge_compounds,
+            verify=verify,
         )
         if text_cache is not None and known is not None:
             hyps = {(f.model, f.path): [r.hypothesis for r in f.rows.values()] for f in files}
@@ -170,6 +178,7 @@ def run_refdis_streamed(
     language: str = "en",
     workers: int = 1,
     warn: Callable[[list[str]], None] | None = None,
+    verify: Verify | None = None,
 ) -> RefdisResult:
     """:func:`run_refdis` in consensus mode on the prediction folder ``path``, read file by file
     into columns (:func:`~asr_audit.probes.predfiles.refdis_columns.stream_columns`): no row
@@ -207,6 +216,7 @@ def run_refdis_streamed(
             merge_compounds=merge_compounds,
             workers=pool,
             mine_workers=workers,
+            verify=verify,
         )
     if result is None:  # every named model was normalized: unreachable
         raise AssertionError("the streamed set lacks a model's texts")
@@ -228,6 +238,7 @@ def run_refdis_warm(
     merge_compounds: bool = False,
     language: str = "en",
     workers: int = 1,
+    verify: Verify | None = None,
 ) -> RefdisResult:
     """:func:`run_refdis` in consensus mode on a set read by :func:`load_warm_set` with the same
     normalizer settings: the same result, without reading the files (results it computes are
@@ -247,6 +258,7 @@ def run_refdis_warm(
             n_resamples=n_resamples,
             merge_compounds=merge_compounds,
             mine_workers=workers,
+            verify=verify,
         )
     if result is None:  # load_warm_set checked the models: unreachable
         raise AssertionError("the warm set lacks a model's texts")
@@ -274,14 +286,35 @@ def score_mining(
     seed: int,
     n_resamples: int,
     merge_compounds: bool,
+    verify: Verify | None = None,
 ) -> RefdisResult:
     """Score every model on a mining's edits: accept-ref, WER and WER inflation with one stream of
-    resamples for the run (every model's interval uses the same resamples of the clips)."""
+    resamples for the run (every model's interval uses the same resamples of the clips); in
+    consensus mode, the panel's adequacy; with ``verify``, the verified scores."""
     scored = {m: mining.scored_edits(m) for m in models}
-    inflations = wer_inflations(
-        clips, scored, cache, np.random.default_rng(seed), n_resamples, merge_compounds=merge_compounds
-    )
+
+    def inflate(edits: Mapping[str, Sequence[Edit]]) -> dict[str, Inflation]:
+        rng = np.random.default_rng(seed)  # the same resamples for the verified inflation
+        return wer_inflations(clips, edits, cache, rng, n_resamples, merge_compounds=merge_compounds)
+
+    inflations = inflate(scored)
     with_edits = clips_with_edits(mining)
+    verification, verified = verify_mining(verify, mining, scored, inflate) if verify is not None else (None, {})
+    adequacy = None
+    if mode == "panel":
+        everyone = list(dict.fromkeys([*models, *panel]))
+        rows = [c for c in clips if c.ref]
+        base = {m: inflation_columns(rows, m, [], cache, merge_compounds=merge_compounds)[0] for m in everyone}
+        adequacy = panel_adequacy(
+            [c for c in rows if c.clip_id in with_edits],
+            mining.edits,
+            mining.loo_edits,
+            scored,
+            panel,
+            models,
+            base_counts(base, [c.clip_id for c in rows], with_edits),
+            partial(_opcodes_of, cache),
+        )
     return assemble_result(
         mining,
         scored,
@@ -297,7 +330,16 @@ def score_mining(
         n_resamples=n_resamples,
         references={c.clip_id: " ".join(c.ref) for c in clips if c.clip_id in with_edits},
         merge_compounds=merge_compounds,
+        verification=verification,
+        verified_inflation=verified,
+        adequacy=adequacy,
     )
+
+
+def _opcodes_of(cache: AlignmentCache, model: str, clip: ClipInput) -> tuple[Opcode, ...]:
+    hyp = clip.hyps[model]
+    assert hyp is not None  # called only where the model answered
+    return cache.pair_opcodes(clip.ref, hyp)
 
 
 def run_normalizer(normalizer: str, preset: str | None) -> Any:

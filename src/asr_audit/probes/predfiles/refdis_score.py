@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from asr_audit.probes.predfiles.inflation import Inflation
 from asr_audit.probes.predfiles.refdis import (
@@ -30,6 +30,10 @@ from asr_audit.probes.predfiles.refdis import (
 )
 from asr_audit.probes.predfiles.refdis_result import ModelScore, RefdisResult
 from asr_audit.stats.intervals import Rate, wilson
+
+if TYPE_CHECKING:
+    from asr_audit.probes.predfiles.adequacy import PanelAdequacy
+    from asr_audit.probes.predfiles.verified import Verification
 
 KINDS = (DELETION, SUBSTITUTION, INSERTION)
 POSITIONS = (START, MIDDLE, END)
@@ -110,8 +114,12 @@ def assemble_result(
     n_resamples: int,
     references: Mapping[str, str],
     merge_compounds: bool,
+    verification: Verification | None = None,
+    verified_inflation: Mapping[str, Inflation] | None = None,
+    adequacy: PanelAdequacy | None = None,
 ) -> RefdisResult:
-    """The :class:`RefdisResult` of a mining, its scored edits per model and their WER figures."""
+    """The :class:`RefdisResult` of a mining, its scored edits per model and their WER figures
+    (``verification``, ``verified_inflation``, ``adequacy``: recorded as given)."""
     scores = [
         score_model(m, scored[m], in_panel=m in panel, inflation=inflations[m], count_other=not params.exact_verdicts)
         for m in models
@@ -132,4 +140,7 @@ def assemble_result(
         n_resamples=n_resamples,
         references=references,
         merge_compounds=merge_compounds,
+        verification=verification,
+        verified_inflation=verified_inflation or {},
+        adequacy=adequacy,
     )

@@ -32,12 +32,12 @@ Edits are named by :func:`edit_key`, a readable string that is the same for an
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from asr_audit.errors import ConfigError
-from asr_audit.probes.predfiles.refdis import CONSENSUS, INSERTION, REF, Edit
+from asr_audit.probes.predfiles.refdis import CONSENSUS, INSERTION, REF, Edit, Mining
 from asr_audit.stats.intervals import Rate, wilson
 
 #: What a verification says of one edit.
@@ -134,7 +134,9 @@ def weighted_rate(hits: Sequence[tuple[bool, float]]) -> Rate:
     n_eff = total * total / sum(w * w for w in ws)
     n_round = max(1, round(n_eff))
     interval = wilson(round(p * n_round), n_round)
-    return Rate(k=sum(1 for h, _ in hits if h), n=len(hits), rate=p, low=min(interval.low, p), high=max(interval.high, p))
+    return Rate(
+        k=sum(1 for h, _ in hits if h), n=len(hits), rate=p, low=min(interval.low, p), high=max(interval.high, p)
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -245,6 +247,125 @@ def with_verification(result: Mapping[str, Any], verification: Verification) -> 
     return out
 
 
+#: A verification step: given every edit of a run (its full panel's and leave-one-out edits), the
+#: labels some source gives them. Any source feeds one (``calib.score.truth_verification`` for
+#: planted truth, a labels file, an audio verifier); ``run_refdis(..., verify=...)`` calls it once
+#: after mining and records its result in ``models[i]["verified"]``.
+Verify = Callable[[Sequence[Edit]], Verification]
+
+
+def reference_wrong(edits: Iterable[Edit], verification: Verification, model: str) -> list[Edit]:
+    """The edits of ``edits`` (those ``model`` is judged on) that ``verification`` labels
+    reference-wrong: the only corrections the verified WER inflation applies (none for a model the
+    source may not verify)."""
+    if model in verification.excluded:
+        return []
+    out = []
+    for e in edits:
+        lab = verification.labels.get(edit_key(e))
+        if lab is not None and lab.label == REFERENCE_WRONG:
+            out.append(e)
+    return out
+
+
+def verify_mining(
+    verify: Verify,
+    mining: Mining,
+    scored: Mapping[str, Sequence[Edit]],
+    inflate: Callable[[dict[str, list[Edit]]], Mapping[str, Any]],
+) -> tuple[Verification, Mapping[str, Any]]:
+    """Run the verification step on a mining's every edit (full panel, then each leave-one-out
+    panel's) and each model's WER inflation with only its reference-wrong edits applied:
+    ``inflate(edits by model)`` is the run's own inflation function on the run's own resamples."""
+    every = [*mining.edits, *(e for es in mining.loo_edits.values() for e in es)]
+    verification = verify(every)
+    return verification, inflate({m: reference_wrong(es, verification, m) for m, es in scored.items()})
+
+
+def verified_inflation_fields(inflation: Any | None) -> dict[str, object]:
+    """The WER-inflation fields ``models[i]["verified"]`` gains (verdict contract point 2), from an
+    :class:`~asr_audit.probes.predfiles.inflation.Inflation` computed with only reference-wrong
+    edits applied (``None``: not computed, every field ``None``)."""
+    if inflation is None:
+        return {"wer_inflation": None, "wer_inflation_ci_low": None, "wer_inflation_ci_high": None, "wer_n_clips": 0}
+    return {
+        "wer_inflation": inflation.inflation,
+        "wer_inflation_ci_low": inflation.ci_low,
+        "wer_inflation_ci_high": inflation.ci_high,
+        "wer_n_clips": inflation.n_clips,
+    }
+
+
 def labels_from_pairs(pairs: Iterable[tuple[str, str]]) -> dict[str, EditLabel]:
     """Unweighted labels from ``(edit key, label)`` pairs (the last label of a key wins)."""
     return {key: EditLabel(label=label) for key, label in pairs}
+
+
+def copy_high(copy: Rate, precision: Rate | None) -> float | None:
+    """The upper bound of ``c`` matching :attr:`VerifiedScore.copy_low`: Wilson's for an exact
+    source, else ``min(1, high / p_low)`` — every mislabelled edit a "hears worse" edit the model
+    wrote as the panel (``h = 0`` on them), so a model worse than the panel cannot lower it. With
+    ``copy_low`` it bounds ``c`` whatever the model does on the mislabelled edits.
+
+    >>> copy_high(wilson(3, 10), None) == wilson(3, 10).high
+    True
+    >>> round(copy_high(wilson(3, 10), wilson(80, 100)), 3), copy_high(wilson(3, 10), wilson(0, 0))
+    (0.848, 1.0)
+    """
+    if not copy.defined:
+        return None
+    if precision is None:
+        return copy.high
+    if not precision.defined or precision.low <= 0:
+        return 1.0
+    return min(1.0, copy.high / precision.low)
+
+
+def labeller_accuracy(n_agree: int, n_double: int) -> Rate:
+    """A labeller's accuracy ``q`` from ``n_double`` edits labelled by two people, ``n_agree`` of
+    them alike: two labellers of accuracy ``q`` each, erring independently, agree with probability
+    ``a = q^2 + (1 - q)^2``, so ``q = (1 + sqrt(2a - 1)) / 2`` (``q >= 1/2`` assumed), with the
+    Wilson interval of ``a`` carried through (``a <= 1/2`` gives ``q = 1/2``: no information).
+
+    >>> q = labeller_accuracy(45, 50); (round(q.rate, 3), round(q.low, 3), round(q.high, 3))
+    (0.947, 0.878, 0.978)
+    """
+    a = wilson(n_agree, n_double)
+
+    def q(x: float) -> float:
+        return (1.0 + math.sqrt(max(0.0, 2.0 * x - 1.0))) / 2.0
+
+    if not a.defined:
+        return Rate(k=0, n=0, rate=0.5, low=0.5, high=1.0)
+    return Rate(k=n_agree, n=n_double, rate=q(a.rate), low=q(a.low), high=q(a.high))
+
+
+def labelled_precision(accuracy: Rate, share_wrong: Rate) -> Rate:
+    """The precision of "reference-wrong" labels (the share of them that are true reference errors)
+    from the labeller's ``accuracy`` q (:func:`labeller_accuracy`) and the share ``s`` of judged
+    edits labelled reference-wrong: with ``pi`` the true share, ``s = pi q + (1 - pi)(1 - q)``, so
+    ``p = pi q / s = q (s - 1 + q) / ((2q - 1) s)``. Its lower bound is the least ``p`` over ``q``
+    in ``[q_low, q_high]`` and ``s`` in ``[s_low, s_high]`` (where ``pi`` is in [0, 1]); 0 when
+    ``q_low <= 1/2``. The result's ``k``/``n`` are the labelled-wrong count and the judged edits.
+
+    >>> p = labelled_precision(labeller_accuracy(45, 50), wilson(60, 100))
+    >>> round(p.rate, 3), round(p.low, 3)
+    (0.966, 0.88)
+    >>> labelled_precision(labeller_accuracy(50, 100), wilson(60, 100)).low
+    0.0
+    """
+
+    def p(q: float, s: float) -> float | None:
+        if q <= 0.5 or s <= 0 or not (1.0 - q <= s <= q):
+            return None
+        return min(1.0, max(0.0, q * (s - 1.0 + q) / ((2.0 * q - 1.0) * s)))
+
+    point = p(accuracy.rate, share_wrong.rate)
+    if accuracy.low <= 0.5:
+        return Rate(k=share_wrong.k, n=share_wrong.n, rate=point if point is not None else 0.0, low=0.0, high=1.0)
+    qs = [accuracy.low + (accuracy.high - accuracy.low) * i / 50 for i in range(51)]
+    ss = [share_wrong.low + (share_wrong.high - share_wrong.low) * i / 50 for i in range(51)]
+    grid = [v for q in qs for s in ss if (v := p(q, s)) is not None]
+    low = min(grid) if grid else 0.0
+    rate = point if point is not None else low
+    return Rate(k=share_wrong.k, n=share_wrong.n, rate=rate, low=min(low, rate), high=1.0)
