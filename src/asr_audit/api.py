@@ -43,6 +43,7 @@ from asr_audit.probes.predfiles.ortho import switch_rate as _switch_rate
 from asr_audit.probes.predfiles.refdis_options import RefdisOptions
 from asr_audit.probes.predfiles.refdis_result import RefdisResult
 from asr_audit.probes.predfiles.refdis_run import isolated_panel_members, run_normalizer, run_refdis
+from asr_audit.runner.probes import refdis_verify
 from asr_audit.runner.run import RunOutcome, run_spec_file
 
 Predictions = PredictionSet | str | Path
@@ -94,15 +95,24 @@ def refdis(
     and ``read`` pick a bucket and say how exported files are read). ``params`` takes
     the verb's other settings by their spec names: ``majority``, ``include_middle``,
     ``min_run_len``, ``min_ref_match``, ``min_consensus_cer``, ``min_panel``, ``min_confidence``,
-    ``merge_compounds`` (``docs/refdis.md``). A panel model that shares no clip id with the
-    others is reported as a :class:`UserWarning`, as the verb prints it.
+    ``merge_compounds`` (``docs/refdis.md``), and the verification of the mined edits, one at most:
+    ``truth`` (a calibration folder, ``asr-audit refdis --truth``) or ``labels`` (a labels file of
+    ``asr-audit annotate``, ``--labels``); each model's ``verified`` figures then carry the verdict.
+    A panel model that shares no clip id with the others is reported as a :class:`UserWarning`, as
+    the verb prints it.
     """
     if isinstance(panel, str):
         raise ConfigError(f"refdis(panel={panel!r}) is one string; fix: pass a list of model names")
+    cli_only = sorted(set(params) & {"published", "verify_with", "audio_root", "verify_margin"})
+    if cli_only:
+        raise ConfigError(
+            f"refdis({cli_only[0]}=...) is not in the Python API yet; fix: use asr-audit refdis or a spec"
+        )
     options = RefdisOptions.from_mapping(
         {"preset": preset, "loo": loo, "resamples": resamples, "language": language, **params},
         Surface.python("refdis"),
     )
+    verify = refdis_verify(options)  # read before the work: a bad folder or file fails now
     pset = _as_set(preds)
     for m in isolated_panel_members(pset, [p for p in panel if p in pset.models]):
         warnings.warn(f"panel model {m} shares no answered clip id with the other panel models", stacklevel=2)
@@ -118,6 +128,7 @@ def refdis(
         normalize_workers=workers,
         merge_compounds=options.merge_compounds,
         language=options.language,
+        verify=verify,
     )
 
 
