@@ -1486,7 +1486,7 @@ def _label(truth: str) -> Any:
 #: Seeds the worlds, statistics and thresholds were tuned on (never the evaluation seed).
 TUNING_SEEDS = tuple(range(900, 910))
 #: The evaluation seed of the shipped rates, fixed before the evaluation run.
-EVALUATION_SEED = 2026
+EVALUATION_SEED = 7717
 #: The modules whose code makes the shipped rates (hashed into the data file by :func:`code_hash`).
 CODE_FILES = (
     "testing/null_worlds.py",
