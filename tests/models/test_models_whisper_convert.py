@@ -128,3 +128,20 @@ def test_conversion_is_cached_by_source_hash(tmp_path: Path, monkeypatch: pytest
 
     monkeypatch.setattr(wc, "export_hf_whisper", fail)
     assert converted_whisper_dir(ct2_dir) == first
+
+
+def test_export_draws_no_third_party_progress_bar(
+    random_whisper: tuple[object, Path], tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Saving the rebuilt weights shows no "Writing model shards" bar of transformers (the demo's
+    first run printed it between asr-audit's own lines), and the caller's setting comes back."""
+    from transformers.utils import logging as hf_logging
+
+    _, hf_dir = random_whisper
+    ct2_dir = _ct2(hf_dir, tmp_path / "ct2", "float32")
+    hf_logging.enable_progress_bar()
+    capfd.readouterr()
+    export_hf_whisper(ct2_dir, tmp_path / "hf")
+    err = capfd.readouterr().err
+    assert "Writing model shards" not in err and "it/s" not in err
+    assert hf_logging.is_progress_bar_enabled()

@@ -43,7 +43,8 @@ from asr_audit.models.cache import weights_hash
 from asr_audit.models.ctc_scoring import ctc_log_likelihood, ctc_prefix_log_probs
 from asr_audit.models.hf import hf_weight_files, model_type, resolve_hf_dir
 from asr_audit.models.whisper_common import check_audios, device_code, length_sorted_batches
-from asr_audit.models.whisper_torch import dtype_kwarg, quiet_loading, torch_setup
+from asr_audit.models.whisper_convert import quiet_loading
+from asr_audit.models.whisper_torch import dtype_kwarg, torch_setup
 
 
 def ctc_site_modules(model: Any) -> dict[str, Any]:

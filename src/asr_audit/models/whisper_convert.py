@@ -22,8 +22,11 @@ import json
 import os
 import shutil
 import struct
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -36,6 +39,21 @@ _SUPPORTED_VERSIONS = (5, 6)
 _GELU = 3  # ctranslate2 ActivationType::GELU
 CONVERTER_REVISION = "1"  # bump to invalidate cached conversions and the cache keys of their results
 CONVERTER_VERSION = f"whisper_convert/{CONVERTER_REVISION}"  # recorded in the identity of rebuilt backends
+
+
+@contextmanager
+def quiet_loading(transformers: Any) -> Iterator[None]:
+    """transformers' own progress bars ("Loading weights", "Writing model shards") off while a model
+    loads or is saved, so they do not interleave with asr-audit's progress display; the previous
+    setting comes back after."""
+    hf_logging = transformers.utils.logging
+    was_on = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_on:
+            hf_logging.enable_progress_bar()
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,7 +297,8 @@ def export_hf_whisper(ct2_dir: str | Path, out_dir: str | Path) -> Path:
     model.generation_config = _generation_config(config, _special_ids(ct2_dir / "tokenizer.json"), ct2_cfg)
     model.eval()
     out_dir.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(out_dir, safe_serialization=True)
+    with quiet_loading(transformers):
+        model.save_pretrained(out_dir, safe_serialization=True)
     eot = "<|endoftext|>"
     tokenizer = transformers.WhisperTokenizerFast(
         tokenizer_file=str(ct2_dir / "tokenizer.json"), bos_token=eot, eos_token=eot, unk_token=eot, pad_token=eot

@@ -30,8 +30,7 @@ its first element::
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,23 +47,10 @@ from asr_audit.models.whisper_common import (
     prompt_ids,
     resolve_device,
 )
+from asr_audit.models.whisper_convert import quiet_loading
 
 # compute_type -> torch dtype; "default" is float16 on CUDA and float32 on the CPU
 _DTYPES = {"default": "", "float32": "float32", "float16": "float16", "bfloat16": "bfloat16"}
-
-
-@contextmanager
-def quiet_loading(transformers: Any) -> Iterator[None]:
-    """transformers' own progress bars ("Loading weights") off while a model loads, so they do
-    not interleave with asr-audit's progress display; the previous setting comes back after."""
-    hf_logging = transformers.utils.logging
-    was_on = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        if was_on:
-            hf_logging.enable_progress_bar()
 
 
 def torch_setup(spec: str, options: DecodeOptions, greedy_fix: str, device: str | None) -> tuple[Any, Any, str, Any]:
