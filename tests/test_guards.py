@@ -112,7 +112,7 @@ IMPORT_BASELINE: dict[str, int] = {
     "cli/audio_probes.py": 13,
     "cli/battery.py": 6,
     "cli/calib.py": 12,
-    "cli/common.py": 7,
+    "cli/common.py": 6,
     "cli/corpus.py": 5,
     "cli/demo.py": 20,
     "cli/export.py": 8,

@@ -120,15 +120,11 @@ def refdis(
         pset,
         list(panel),
         options.mining,
-        normalizer=options.normalizer_for(normalizer),
         models=None if models is None else list(models),
         seed=seed,
-        n_resamples=options.resamples,
-        text2num=options.text2num,
         normalize_workers=workers,
-        merge_compounds=options.merge_compounds,
-        language=options.language,
         verify=verify,
+        **options.run_settings(normalizer),
     )
 
 

@@ -110,15 +110,9 @@ def _reason_kind(reason: str) -> str:
 def verify_step(truth: Path | None, labels: Path | None = None) -> Any:
     """The verification step the flags name (``--truth``: a calibration folder's planted truth;
     ``--labels``: a labels file of ``asr-audit annotate``), or ``None``: one step, whatever its
-    source, feeds ``run_refdis(..., verify=...)``."""
+    source, feeds ``run_refdis(..., verify=...)`` (:func:`asr_audit.runner.probes.verification_step`)."""
+    from asr_audit.runner.probes import verification_step
+
     if truth is not None and labels is not None:
         raise ConfigError("--truth and --labels each verify the edits; fix: pass one of them")
-    if labels is not None:
-        from asr_audit.probes.predfiles.verified_labels import labels_verify
-
-        return labels_verify(labels)
-    if truth is None:
-        return None
-    from asr_audit.calib.score import truth_verify
-
-    return truth_verify(truth)
+    return verification_step(truth, labels)

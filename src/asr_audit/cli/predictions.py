@@ -248,16 +248,12 @@ def refdis(
         pset,
         panel_names,
         options.mining,
-        normalizer=norm_name,
         models=model_names,
         corrected=refs,
         seed=seed,
-        n_resamples=options.resamples,
-        text2num=options.text2num,
         normalize_workers=workers,
-        merge_compounds=options.merge_compounds,
-        language=options.language,
         text_cache=persist,
+        **options.run_settings(normalizer),
     )
     result = run(verify=verify)
     av = None

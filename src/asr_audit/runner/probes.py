@@ -180,24 +180,34 @@ REFDIS_PARAMS = (
 
 
 def refdis_verify(options: Any, base: Path | None = None) -> Any:
-    """The verification step a refdis run's options name (``truth``: a calibration folder's planted
-    truth, :func:`asr_audit.calib.score.truth_verify`; ``labels``: a labels file of ``asr-audit
-    annotate``, :func:`asr_audit.probes.predfiles.verified_labels.labels_verify`, a relative path
-    read from ``base``, the spec's folder), or ``None``. The one place a source of verified edits
-    is turned into a step for the probe (the probes layer cannot import ``calib``)."""
+    """The verification step a refdis run's options name (``truth``, ``labels``: see
+    :func:`verification_step`; a relative ``labels`` path is read from ``base``, the spec's
+    folder), or ``None``."""
     labels = getattr(options, "labels", None)
+    if labels is not None and getattr(options, "truth", None) is not None:
+        raise ConfigError("[probes.refdis] truth and labels each verify the edits; fix: set one of them")
+    path = None if labels is None else Path(labels)
+    if path is not None and not path.is_absolute() and base is not None:
+        path = base / path
+    return verification_step(getattr(options, "truth", None), path)
+
+
+def verification_step(truth: str | Path | None, labels: str | Path | None) -> Any:
+    """The verification step of a calibration folder's planted truth
+    (:func:`asr_audit.calib.score.truth_verify`) or of a labels file of ``asr-audit annotate``
+    (:func:`asr_audit.probes.predfiles.verified_labels.labels_verify`), or ``None``: the one place
+    a source of verified edits is turned into a step for the probe (the probes layer cannot import
+    ``calib``); the spec (:func:`refdis_verify`), the verbs and the API call it. ``labels`` wins
+    when both are given: the callers refuse that first, in their own words."""
     if labels is not None:
-        if getattr(options, "truth", None) is not None:
-            raise ConfigError("[probes.refdis] truth and labels each verify the edits; fix: set one of them")
         from asr_audit.probes.predfiles.verified_labels import labels_verify
 
-        path = Path(labels)
-        return labels_verify(path if path.is_absolute() or base is None else base / path)
-    if getattr(options, "truth", None) is None:
+        return labels_verify(labels)
+    if truth is None:
         return None
     from asr_audit.calib.score import truth_verify
 
-    return truth_verify(options.truth)
+    return truth_verify(truth)
 
 
 def run_refdis_with(ctx: ProbeContext, options: Any, surface: Surface, verify: Any = None) -> Any:
@@ -216,13 +226,9 @@ def run_refdis_with(ctx: ProbeContext, options: Any, surface: Surface, verify: A
         ctx.predictions,
         ctx.panel,
         options.mining,
-        normalizer=options.normalizer_for(ctx.normalizer),
         seed=ctx.seed,
-        n_resamples=options.resamples,
-        text2num=options.text2num,
-        merge_compounds=options.merge_compounds,
-        language=options.language,
         verify=verify,
+        **options.run_settings(ctx.normalizer),
     )
 
 

@@ -128,6 +128,22 @@ class RefdisOptions:
             return "whisper-basic" if not self.english and requested in ENGLISH_ONLY else requested
         return scoring_normalizer(requested, self.language)
 
+    def run_settings(self, requested: str) -> dict[str, Any]:
+        """The keyword arguments of :func:`~asr_audit.probes.predfiles.refdis_run.run_refdis` these
+        options set (``requested``: the normalizer asked for, see :meth:`normalizer_for`), so the
+        verb, the spec runner and the Python API pass them alike.
+
+        >>> sorted(RefdisOptions().run_settings("whisper"))
+        ['language', 'merge_compounds', 'n_resamples', 'normalizer', 'text2num']
+        """
+        return {
+            "normalizer": self.normalizer_for(requested),
+            "n_resamples": self.resamples,
+            "text2num": self.text2num,
+            "merge_compounds": self.merge_compounds,
+            "language": self.language,
+        }
+
     def check_panel(self, n_panel: int, surface: Surface, corpus: str | None = None) -> None:
         """Refuse leave-one-out for a panel of ``n_panel`` too small for it: :func:`check_loo_panel`."""
         check_loo_panel(self.mining, n_panel, surface, corpus)
