@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from asr_audit.errors import ConfigError
 from asr_audit.options import Surface
+from asr_audit.probes.core import probe as core
 from asr_audit.registry import Registry
 
 if TYPE_CHECKING:
@@ -105,8 +106,25 @@ def register_probe(
     return deco
 
 
+def load_probes() -> None:
+    """Import every module that registers a probe (:data:`PROBE_MODULES`, both kinds)."""
+    import importlib
+
+    for module in PROBE_MODULES:
+        importlib.import_module(module)
+
+
 def available_probes() -> list[str]:
-    return PROBES.names()
+    """Every probe name: the :class:`~asr_audit.probes.core.probe.Probe` objects and the
+    adapters still registered here (issue 28 moves them into the probes)."""
+    load_probes()
+    return sorted({*PROBES.names(), *core.PROBES.names()})
+
+
+def is_core_probe(name: str) -> bool:
+    """Whether ``name`` is a :class:`~asr_audit.probes.core.probe.Probe` object (not an adapter)."""
+    load_probes()
+    return name in core.PROBES.names()
 
 
 def get_probe(name: str) -> ProbeKind:
@@ -115,6 +133,9 @@ def get_probe(name: str) -> ProbeKind:
 
 def validate_probe_params(spec_path: str, name: str, params: Mapping[str, Any]) -> None:
     """Unknown parameters are errors naming the spec file (``spec_path``) and field."""
+    if is_core_probe(name):
+        core.validate_params(spec_path, name, params)
+        return
     kind = get_probe(name)
     unknown = sorted(set(params) - set(kind.params) - {"skip"})
     if unknown:
@@ -137,12 +158,16 @@ def validate_probe_options(
     A record that depends on the panel has ``check_panel(n_panel, surface, corpus)``: it is
     called with ``panel`` (the corpus's panel), unless the corpus skips the probe, so a panel too
     small for the options (refdis's leave-one-out quorum) is refused before any inference."""
-    kind = get_probe(name)
-    if kind.options is not None:
-        options = kind.options({k: v for k, v in params.items() if k != "skip"}, surface)
-        check_panel = getattr(options, "check_panel", None)
-        if check_panel is not None and panel is not None and not params.get("skip"):
-            check_panel(len(panel), surface, corpus)
+    values = {k: v for k, v in params.items() if k != "skip"}
+    if is_core_probe(name):
+        options = core.get_probe(name).options_from(values, surface)
+    elif (kind := get_probe(name)).options is not None:
+        options = kind.options(values, surface)
+    else:
+        return
+    check_panel = getattr(options, "check_panel", None)
+    if check_panel is not None and panel is not None and not params.get("skip"):
+        check_panel(len(panel), surface, corpus)
 
 
 def _refdis_options(values: Mapping[str, Any], surface: Surface) -> Any:

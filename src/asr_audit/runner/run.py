@@ -31,11 +31,13 @@ from asr_audit.corpus.spec import load_corpus
 from asr_audit.errors import AuditError, ConfigError
 from asr_audit.models.base import DecodeOptions, RuntimeOptions
 from asr_audit.outputs import check_output_dir, mark_output_dir
+from asr_audit.probes.core.probe import ModelPool, ProbeInputs
+from asr_audit.probes.core.probe import get_probe as get_core_probe
 from asr_audit.probes.predfiles.refdis_run import isolated_panel_members
 from asr_audit.report.html import build_report
 from asr_audit.report.tables import to_json, write_text
 from asr_audit.runner.executor import Executor, Job, JobResult
-from asr_audit.runner.probes import ProbeContext, get_probe
+from asr_audit.runner.probes import ProbeContext, get_probe, is_core_probe
 from asr_audit.runner.progress import RunProgress
 from asr_audit.runner.ray_exec import RayExecutor
 from asr_audit.runner.spec import CorpusSpec, ExperimentSpec, ModelSpec, load_spec
@@ -112,6 +114,15 @@ class LocalExecutor:
             runtime = RuntimeOptions(device=m.device, batch_size=m.batch_size)
             self.backends[m.name] = load_backend(m.spec, DecodeOptions.from_dict(dict(m.options)), runtime)
         return self.backends[m.name]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The spec's models (:class:`~asr_audit.probes.core.probe.ModelPool`)."""
+        return tuple(self.models)
+
+    def get(self, name: str) -> Any:
+        """The loaded backend of the spec's model ``name`` (:class:`~asr_audit.probes.core.probe.ModelPool`)."""
+        return self.backend_by_name(name)
 
     def backend_by_name(self, name: str) -> Any:
         """The loaded backend of the spec's model ``name`` (loaded on first use)."""
@@ -363,13 +374,29 @@ def _run(
             store=store_handle,
             spec_path=spec.path,
         )
+        spec_file = Path(spec.path)
+        inputs = ProbeInputs(
+            corpus=c.name,
+            predictions=preds,
+            panel=panel,
+            seed=spec.seed,
+            normalizer=spec.normalizer,
+            clips=corpora.get(c.name),
+            pool=executor if isinstance(executor, ModelPool) else None,
+            models=ctx.models,
+            store=store_handle,
+            base=spec_file.resolve().parent if spec_file.is_file() else None,
+        )
         for name, base_params in spec.probes.items():
             params = {**base_params, **c.probes.get(name, {})}
             if params.pop("skip", False):
                 continue
             log(f"probe {name} on {c.name}")
             try:
-                result = get_probe(name).run(ctx, params)
+                if is_core_probe(name):
+                    result = get_core_probe(name)(inputs, params, ctx.surface(name))
+                else:
+                    result = get_probe(name).run(ctx, params)
             except AuditError as exc:
                 if isinstance(exc, ConfigError):
                     config_errors.append(f"probe {name} on corpus {c.name!r}: {exc}")
