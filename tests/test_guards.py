@@ -154,6 +154,8 @@ def function_level_imports(path: Path) -> list[int]:
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         for node in ast.walk(fn):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
             own = (
                 isinstance(node, ast.ImportFrom) and (node.level > 0 or (node.module or "").startswith("asr_audit"))
             ) or (isinstance(node, ast.Import) and any(a.name.split(".")[0] == "asr_audit" for a in node.names))
