@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 
-import click
 import pytest
 
 # typer >= 0.26 renders a parameter's type as <bool>, <str>, <int>, <float>, <path>, <list[str]>, ...
@@ -105,7 +104,7 @@ def _command(verb: tuple[str, ...]):
 
     command = typer.main.get_command(app)
     for name in verb:
-        assert isinstance(command, click.Group), verb
+        assert isinstance(command, typer.core.TyperGroup), verb
         command = command.commands[name]
     return command
 
