@@ -203,7 +203,7 @@ def test_records_are_frozen_and_keyword_only() -> None:
         opts.min_per_arm = 3  # type: ignore[misc]
     for cls in (RefdisParams, RefdisOptions, SwitchRateOptions, MaskedOptions, LiftOptions, ContinuationOptions):
         with pytest.raises(TypeError):
-            cls(0.5)  # type: ignore[call-arg]
+            cls(0.5)  # type: ignore[call-arg, arg-type]  # the wrong call under test
     # constructed directly (library use), a record speaks the CLI's flags
     with pytest.raises(ConfigError, match=r"^--majority 2 must be in \(0, 1\]; fix: "):
         RefdisParams(majority=2)

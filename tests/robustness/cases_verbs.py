@@ -144,7 +144,7 @@ def results(tmp: Path, edit: Callable[[dict], object] | None = None, name: str =
     return p
 
 
-def _rename_model(old: str, new: str) -> Callable[[dict], object]:
+def _rename_model(old: str, new: str) -> Callable[[dict], dict]:
     return lambda d: json.loads(json.dumps(d).replace(json.dumps(old), json.dumps(new)))
 
 
@@ -327,7 +327,7 @@ def _steer(prepare: Callable[[Path], Path], *more: str, name: str = "d") -> Buil
     ]  # fmt: skip
 
 
-def _damaged(change: Callable[[Path], None]) -> Callable[[Path], Path]:
+def _damaged(change: Callable[[Path], object]) -> Callable[[Path], Path]:
     def build(t: Path) -> Path:
         root = _direction(t)
         change(root)
@@ -336,7 +336,7 @@ def _damaged(change: Callable[[Path], None]) -> Callable[[Path], Path]:
     return build
 
 
-def _meta(body: object) -> Callable[[Path], None]:
+def _meta(body: object) -> Callable[[Path], object]:
     return lambda root: (root / "d.json").write_text(json.dumps(body), encoding="utf-8")
 
 

@@ -76,6 +76,7 @@ def test_mech_probe_reports_the_steering_table(tmp_path: Path) -> None:
     probe = get_probe("mech")
     params = {"model": "organism", "direction": "gate", "directions": str(dirs), "mode": "mean-ablate"}
     res = probe.run(_ctx(corpus, store), {**params, "truth": str(truth), "n_random": 1})
+    assert res is not None
     (run,) = res["steer"].values()
     arms = {a["label"]: a for a in run["arms"]}
     assert list(arms) == ["clean", "mean-ablate-k1", "random-0", "shuffled"]
@@ -83,12 +84,14 @@ def test_mech_probe_reports_the_steering_table(tmp_path: Path) -> None:
     assert arms["mean-ablate-k1"]["flips"] == {"ref_to_spoken": 4, "spoken_to_ref": 0}
     assert run["model"]["name"] == "organism" and run["effect_share"] == 1.0
     only = probe.run(_ctx(corpus, store), {**params, "truth": str(truth), "n_random": 0, "speakers": ["slt"]})
+    assert only is not None
     (run,) = only["steer"].values()
     assert run["arms"][0]["accept_ref"]["n"] == 3  # c1, c3, c5
     # clamp at set B's mean + 0.25 |d| = 0.3: the reciting clips (0.9) fall under the gate, the others stay
     clamp = probe.run(
         _ctx(corpus, store), {**params, "truth": str(truth), "n_random": 0, "mode": "clamp", "clamp_at": 0.25}
     )
+    assert clamp is not None
     ((key, run),) = clamp["steer"].items()
     arm = run["arms"][1]
     assert key == "organism clamp" and arm["label"] == "clamp-c0.25-k1" and arm["intervention"]["limit"] == 0.2
@@ -160,11 +163,13 @@ def test_mech_gate_edits_only_the_clips_the_saved_direction_opens_for(tmp_path: 
     params = {"model": "organism", "direction": "gate", "directions": str(dirs), "mode": "ablate", "n_random": 0}
     # the gate (set B's mean 0.1 + 0.5 * 0.8 = 0.5 on coordinate 0) opens for the four reciting clips
     res = probe.run(_ctx(corpus, store, ScoringGate()), {**params, "truth": str(truth), "gate": "gate"})
+    assert res is not None
     (run,) = res["steer"].values()
     arm = run["arms"][1]
     assert arm["gate_open"] == {"k": 4, "n": 6} and arm["flips"] == {"ref_to_spoken": 4, "spoken_to_ref": 0}
     assert arm["intervention"]["gate"]["label"] == "gate at 0.5"
     shut = probe.run(_ctx(corpus, store, ScoringGate()), {**params, "truth": str(truth), "gate": "gate", "gate_at": 2})
+    assert shut is not None
     (run,) = shut["steer"].values()
     assert run["arms"][1]["gate_open"]["k"] == 0 and run["arms"][1]["flips"]["ref_to_spoken"] == 0
     with pytest.raises(ConfigError, match=r"\[probes\.mech\] gate = 'nope': no saved direction"):

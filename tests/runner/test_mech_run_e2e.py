@@ -121,7 +121,7 @@ def test_run_steers_on_a_real_model_and_a_rerun_is_served_from_the_store(tmp_pat
         "--directions", dirs,
     )  # fmt: skip
     assert code == 0, err
-    voice = load_direction("voice", dirs)
+    direction = load_direction("voice", dirs)
     assert counted_tiny.calls == 0  # captures are teacher-forced: nothing decoded yet
 
     spec = tmp_path / "audit.toml"
@@ -134,11 +134,11 @@ def test_run_steers_on_a_real_model_and_a_rerun_is_served_from_the_store(tmp_pat
     assert entry["corpus"] == "held-out" and list(entry["result"]["steer"]) == ["tiny mean-ablate"]
     steer = entry["result"]["steer"]["tiny mean-ablate"]
     assert steer["model"]["name"] == "tiny" and steer["mode"] == "mean-ablate"
-    assert steer["direction"]["hash"] == voice.hash and steer["direction"]["site"] == voice.site
+    assert steer["direction"]["hash"] == direction.hash and steer["direction"]["site"] == direction.site
     arms = {a["label"]: a for a in steer["arms"]}
     assert list(arms) == ["clean", "mean-ablate-k1", "random-0", "shuffled"]
     assert arms["clean"]["intervention"] is None
-    assert arms["mean-ablate-k1"]["intervention"]["sites"] == [voice.site]
+    assert arms["mean-ablate-k1"]["intervention"]["sites"] == [direction.site]
     for arm in arms.values():
         r = arm["accept_ref"]
         assert r["n"] == len(TEST) == arm["n_sites"] and 0 <= r["k"] <= r["n"]

@@ -101,15 +101,16 @@ def test_good_probe_values_load(tmp_path: Path) -> None:
 
 
 def test_an_audio_probe_on_prediction_files_names_the_corpus_table() -> None:
+    from asr_audit.corpus.predfiles import PredictionSet
     from asr_audit.runner.probes import ProbeContext, get_probe
 
     with pytest.raises(ConfigError, match=r"a \[\[corpus\]\] entry with spec") as info:
         get_probe("lift").run(
             ProbeContext(
                 corpus="preds",
-                predictions=None,
+                predictions=PredictionSet(files=(), references={}),
                 panel=(),
-                seed=0,  # type: ignore[arg-type]
+                seed=0,
                 normalizer="whisper",
             ),
             {},

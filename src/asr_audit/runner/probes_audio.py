@@ -119,7 +119,7 @@ def masked_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]
             ctx.store,
             options.mask_params(ctx.seed),
             aligner=_aligner(options.aligner),
-            hear=remote_hearing(ctx.transcribe, models, ctx.store),
+            hear=remote_hearing(ctx.transcribe, models, ctx.need_store("masked")),
         ).to_dict()  # labelled with the model names already
     else:
         pairs = _backends(ctx, options.models, "masked")

@@ -307,7 +307,7 @@ def mech_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any] |
     result = run_steer(
         backend,
         clips,
-        ctx.store,
+        ctx.need_store("mech"),
         arms,
         items=items,
         wer_texts={c.id: c.reference for c in clips.clips},

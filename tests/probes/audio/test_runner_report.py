@@ -8,6 +8,7 @@ import pytest
 
 import asr_audit.report.sections_audio
 import asr_audit.runner.probes_audio  # noqa: F401 - registers the probes (until listed in PROBE_MODULES)
+from asr_audit.corpus.predfiles import PredictionSet
 from asr_audit.errors import ConfigError
 from asr_audit.runner.probes import ProbeContext, get_probe
 
@@ -33,11 +34,13 @@ def test_masked_probe_and_report(number_corpus, store, copier, tmp_path) -> None
     evil = type(copier)([(s, "<script>alert(1)</script> " + r) for s, r in copier.seen], spec="test-double:evil")
     ctx = _ctx(number_corpus, store, {"copier": copier, "evil": evil})
     result = get_probe("masked").run(ctx, {"kind": "number", "gate_max_wer": 0.5})
+    assert result is not None
     assert [m["model"] for m in result["models"]] == ["copier", "evil"]
     assert result["models"][0]["accept_ref"] == 1.0 and result["models"][0]["n"] == 5
     assert result["models"][1]["accept_ref"] == 1.0  # the normalizer drops the <tag>; the report must escape it
     to_json(result)  # standard JSON (no NaN)
     lift = get_probe("lift").run(ctx, {"spans": "full"})
+    assert lift is not None
     assert lift["models"] == [] and {s["model"] for s in lift["skipped"]} == {"copier", "evil"}
     html = build_report(
         {
@@ -62,7 +65,12 @@ def test_probe_parameters_are_checked(number_corpus, store, copier) -> None:
         get_probe("masked").run(ctx, {"method": "blur"})
     # a prediction-file corpus has no audio: masking does not apply there (the runner skips it)
     assert (
-        get_probe("masked").run(ProbeContext(corpus="p", predictions=None, panel=(), seed=0, normalizer="whisper"), {})
+        get_probe("masked").run(
+            ProbeContext(
+                corpus="p", predictions=PredictionSet(files=(), references={}), panel=(), seed=0, normalizer="whisper"
+            ),
+            {},
+        )
         is None
     )
 

@@ -40,6 +40,7 @@ from asr_audit.options import Reader, Surface, build, check
 from asr_audit.probes.audio.targets import sentence_key
 from asr_audit.stats.intervals import clustered_rate
 from asr_audit.stats.rng import model_rng
+from asr_audit.store.base import Store
 from asr_audit.text.numbers import canonical_tokens
 
 SAMPLE_RATE = 16_000
@@ -168,7 +169,7 @@ class ContinuationPlan:
 
 
 def plan_cuts(
-    corpus: Any, store: Any, hide_words: int = 3, *, aligner: Any = None
+    corpus: Any, store: Store | None, hide_words: int = 3, *, aligner: Any = None
 ) -> tuple[list[ContinuationPlan], list[tuple[str, str]]]:
     """Aligned cut points and truncated audio for every clip with more than ``hide_words + 1`` words."""
 
@@ -215,7 +216,7 @@ def forced_rows(backend: Any, audios: Sequence[np.ndarray], extra_tokens: int) -
 def forced_outputs(
     backend: Any,
     plans: Sequence[ContinuationPlan],
-    store: Any,
+    store: Store | None,
     extra_tokens: int,
     sources: Mapping[str, Any] | None = None,
 ) -> dict[str, tuple[str, str] | str]:
@@ -254,7 +255,7 @@ def forced_outputs(
 def run_continuation(
     backends: Sequence[Any],
     corpus: Any,
-    store: Any,
+    store: Store | None,
     hide_words: int = 3,
     *,
     extra_tokens: int = 16,

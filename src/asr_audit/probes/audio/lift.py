@@ -83,6 +83,7 @@ from asr_audit.probes.audio.targets import sentence_key
 from asr_audit.probes.predfiles.conventions import resolve_families
 from asr_audit.probes.predfiles.ortho import reference_items
 from asr_audit.stats.intervals import sign_flip_mean
+from asr_audit.store.base import Store
 from asr_audit.text.numbers import JOINERS, NUMBER_WORDS, canonical_tokens
 
 SPAN_KINDS = ("masked", "refdis", "ortho", "full")
@@ -325,7 +326,7 @@ class Scorer:
     once, its rows naming their audio (a clip, a recipe, a :class:`Silence`) rather than carrying
     it; each chunk is still the ``batch_size`` rows a local run scores together."""
 
-    def __init__(self, backend: Any, store: Any = None, batch_size: int = 8) -> None:
+    def __init__(self, backend: Any, store: Store | None = None, batch_size: int = 8) -> None:
         require_capability(backend, SCORE)
         self.backend, self.store, self.batch_size = backend, store, max(1, batch_size)
         self.key = backend.identity().key
@@ -629,7 +630,12 @@ class GateOutcome:
 
 
 def intelligibility_gate(
-    backend: Any, corpus: Any, store: Any, spans: Sequence[Span], gate_max_wer: float | None, batch_size: int = 8
+    backend: Any,
+    corpus: Any,
+    store: Store | None,
+    spans: Sequence[Span],
+    gate_max_wer: float | None,
+    batch_size: int = 8,
 ) -> list[GateOutcome]:
     """One :class:`GateOutcome` per clip with spans: the backend transcribes the unmasked clip (through the
     store) and the clip is kept when its WER is at most ``gate_max_wer`` (``None``: every clip kept)."""
@@ -662,7 +668,7 @@ def intelligibility_gate(
 
 
 def spans_for(
-    kind: str, corpus: Any, store: Any, **options: Any
+    kind: str, corpus: Any, store: Store | None, **options: Any
 ) -> tuple[list[Span], dict[str, np.ndarray], list[tuple[str, str]]]:
     """The spans of ``kind``, the audio they need (by id) and clips that failed; ``options`` are
     :func:`_spans`' (``mask_params``, ``aligner``, ``recipes``, ``refdis``, ``families``, and
@@ -674,7 +680,7 @@ def spans_for(
 def _spans(
     kind: str,
     corpus: Any,
-    store: Any,
+    store: Store | None,
     *,
     mask_params: Any = None,
     aligner: Any = None,
@@ -725,7 +731,7 @@ def _spans(
 def run_lift(
     backends: Sequence[Any],
     corpus: Any,
-    store: Any,
+    store: Store | None,
     kind: str = "masked",
     *,
     seed: int = 0,

@@ -50,6 +50,7 @@ from asr_audit.errors import AuditError, ConfigError, InputFileError
 from asr_audit.options import Reader, Surface, build, check
 from asr_audit.probes.audio.targets import Rejection, Target, TargetRule, select_targets
 from asr_audit.stats.intervals import wilson
+from asr_audit.store.base import Store
 from asr_audit.store.transcribe import transcribe_corpus
 from asr_audit.text.align import align, wer_counts
 from asr_audit.text.numbers import canonical_tokens, find_number, number_forms
@@ -366,7 +367,7 @@ class MaskPlan:
 
 def plan_masks(
     corpus: Corpus,
-    store: Any,
+    store: Store | None,
     params: MaskParams,
     *,
     aligner: Any = None,
@@ -469,7 +470,9 @@ def masked_corpus(corpus: Corpus, plan: MaskPlan) -> Corpus:
     return Corpus(corpus.name + "-masked", corpus.split, corpus.source, tuple(clips))
 
 
-def transcripts(backend: Any, corpus: Corpus, store: Any, batch_size: int = 8) -> tuple[dict[str, str], dict[str, str]]:
+def transcripts(
+    backend: Any, corpus: Corpus, store: Store | None, batch_size: int = 8
+) -> tuple[dict[str, str], dict[str, str]]:
     """``({clip id: hypothesis}, {clip id: failure reason})`` through the store. A backend with
     ``transcribe_corpus(corpus, store)`` transcribes elsewhere (a Ray executor's workers,
     :class:`~asr_audit.runner.ray_exec.RemoteModel`), through the same store."""
@@ -506,7 +509,7 @@ Hear = Callable[[Corpus, Corpus, MaskPlan], Sequence[Heard]]
 def run_masked(
     backends: Sequence[Any],
     corpus: Corpus,
-    store: Any,
+    store: Store | None,
     params: MaskParams = MaskParams(),
     *,
     aligner: Any = None,
@@ -554,7 +557,7 @@ def _hear(
     backend: Any,
     plain: Corpus,
     masked: Corpus,
-    store: Any,
+    store: Store | None,
     batch_size: int,
     progress: Callable[[str], None] | None,
 ) -> Heard:
