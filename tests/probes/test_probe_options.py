@@ -17,7 +17,7 @@ from asr_audit.probes.battery.battery import BatteryOptions
 from asr_audit.probes.predfiles.ortho import SwitchRateOptions
 from asr_audit.probes.predfiles.refdis import RefdisParams, preset_params
 from asr_audit.probes.predfiles.refdis_options import RefdisOptions
-from asr_audit.runner.probes_calib import MinerCalibrationOptions
+from asr_audit.calib.probe import MinerCalibrationOptions
 
 Build = Callable[[Mapping[str, Any], Surface], Any]
 
