@@ -248,7 +248,7 @@ def _load(options: MechOptions, field_name: str, names: Sequence[str]) -> list[D
             raise options.fail(
                 field_name,
                 name,
-                f": no saved direction of that name in {root}"
+                f": no saved direction of that name in {root} (no {name}.json)"
                 + (f" (saved: {', '.join(have)})" if have else "")
                 + f"; fix: make it with asr-audit mech direction --name {name} --directions {root}, "
                 f"or set {options.origin.name('directions')} to the folder that holds it",
