@@ -18,8 +18,8 @@ from asr_audit.corpus.clips import Corpus  # noqa: E402
 from asr_audit.corpus.predfiles import PredictionSet  # noqa: E402
 from asr_audit.errors import ConfigError  # noqa: E402
 from asr_audit.mech.directions import Direction, save_direction  # noqa: E402
-from asr_audit.options import OptionError, Surface  # noqa: E402
 from asr_audit.mechrun.probe import MECH, MechOptions  # noqa: E402
+from asr_audit.options import OptionError, Surface  # noqa: E402
 from asr_audit.probes.core.probe import ProbeInputs  # noqa: E402
 from asr_audit.store.sqlite import Store  # noqa: E402
 

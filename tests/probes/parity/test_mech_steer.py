@@ -14,8 +14,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from mech_set import TEST  # noqa: E402 - tests/support, after the skips
-from mech_set import write_set  # noqa: E402
+from mech_set import TEST, write_set  # noqa: E402 - tests/support, after the skips
 
 from asr_audit import api  # noqa: E402
 from asr_audit.mech.directions import Direction, save_direction  # noqa: E402
