@@ -21,7 +21,7 @@ from asr_audit.calib.score import CalibScore, check_references, score_miner
 from asr_audit.calib.truth import load_truth, set_language
 from asr_audit.errors import ConfigError
 from asr_audit.options import Reader, Surface
-from asr_audit.probes.core.probe import Probe, ProbeInputs, register_probe
+from asr_audit.probes.core.probe import FunctionProbe, ProbeInputs, probe
 from asr_audit.probes.predfiles.refdis_options import FIELDS, VERIFY_FIELDS, RefdisOptions
 from asr_audit.probes.predfiles.refdis_run import run_refdis
 
@@ -53,58 +53,58 @@ class MinerCalibrationOptions:
         return cls(truth=r.text("truth", None), split=r.text("split", None), refdis=refdis)
 
 
-class MinerCalibrationProbe(Probe[MinerCalibrationOptions, CalibScore]):
-    """Precision and recall of the miner on planted truth (see the module docstring)."""
-
-    name = "miner_calibration"
-    params = PARAMS
-    description = "precision and recall of the reference-error miner against planted ground truth"
-
-    def options_from(self, values: Mapping[str, Any], surface: Surface) -> MinerCalibrationOptions:
-        return MinerCalibrationOptions.from_mapping(values, surface)
-
-    def check(self, options: MinerCalibrationOptions, inputs: ProbeInputs, surface: Surface) -> None:
-        if options.truth is None:
-            return
-        mining = options.refdis.mining
-        if len(inputs.panel) < mining.min_panel:
-            raise ConfigError(
-                f"corpus {inputs.corpus!r}: the panel has {len(inputs.panel)} model(s) "
-                f"({', '.join(inputs.panel) or 'none'}) but min_panel is {mining.min_panel}; "
-                f"fix: name more panel models or set {surface.name('min_panel')} lower"
-            )
-        options.check_panel(len(inputs.panel), surface, inputs.corpus)
-
-    def run(self, inputs: ProbeInputs, options: MinerCalibrationOptions) -> CalibScore | None:
-        """Runs only where a calibration folder is named (``truth = "<calib build dir>"``)."""
-        if options.truth is None:
-            return None
-        truth = load_truth(options.truth, options.split)
-        bad = check_references(truth, inputs.predictions.references)
-        if bad:
-            raise ConfigError(
-                f"corpus {inputs.corpus!r}: {len(bad)} clip(s) carry another reference than the calibration "
-                f"manifest (first: {bad[0]!r}); fix: transcribe the manifest itself "
-                f"(asr-audit transcribe -c {options.truth}/calib-test.jsonl)"
-            )
-        language = set_language(options.truth)  # the set's own: its normalizer reads its numbers and abbreviations
-        refdis = options.refdis
-        result = run_refdis(
-            inputs.predictions,
-            list(inputs.panel),
-            replace(refdis.mining, min_confidence=None),  # every edit: the curve spans them all
-            models=list(inputs.panel),  # only the full panel's edits are scored
-            seed=inputs.seed,
-            normalizer=calib_normalizer(language),
-            n_resamples=refdis.resamples,
-            text2num=language == "en",  # basic-es/fr/de read numbers themselves
-            merge_compounds=refdis.merge_compounds,
-            language=language,
+def _check(options: MinerCalibrationOptions, inputs: ProbeInputs, surface: Surface) -> None:
+    """The panel against ``min_panel`` and leave-one-out's quorum (where a calibration folder is named)."""
+    if options.truth is None:
+        return
+    mining = options.refdis.mining
+    if len(inputs.panel) < mining.min_panel:
+        raise ConfigError(
+            f"corpus {inputs.corpus!r}: the panel has {len(inputs.panel)} model(s) "
+            f"({', '.join(inputs.panel) or 'none'}) but min_panel is {mining.min_panel}; "
+            f"fix: name more panel models or set {surface.name('min_panel')} lower"
         )
-        clip_ids = inputs.predictions.clip_ids
-        return score_miner(truth, result, clip_ids=clip_ids, min_confidence=refdis.mining.min_confidence)
+    options.check_panel(len(inputs.panel), surface, inputs.corpus)
 
 
-MINER_CALIBRATION = register_probe(MinerCalibrationProbe())
+def _run(inputs: ProbeInputs, options: MinerCalibrationOptions) -> CalibScore | None:
+    """The miner's score; runs only where a calibration folder is named (``truth = "<calib build dir>"``)."""
+    if options.truth is None:
+        return None
+    truth = load_truth(options.truth, options.split)
+    bad = check_references(truth, inputs.predictions.references)
+    if bad:
+        raise ConfigError(
+            f"corpus {inputs.corpus!r}: {len(bad)} clip(s) carry another reference than the calibration "
+            f"manifest (first: {bad[0]!r}); fix: transcribe the manifest itself "
+            f"(asr-audit transcribe -c {options.truth}/calib-test.jsonl)"
+        )
+    language = set_language(options.truth)  # the set's own: its normalizer reads its numbers and abbreviations
+    refdis = options.refdis
+    result = run_refdis(
+        inputs.predictions,
+        list(inputs.panel),
+        replace(refdis.mining, min_confidence=None),  # every edit: the curve spans them all
+        models=list(inputs.panel),  # only the full panel's edits are scored
+        seed=inputs.seed,
+        normalizer=calib_normalizer(language),
+        n_resamples=refdis.resamples,
+        text2num=language == "en",  # basic-es/fr/de read numbers themselves
+        merge_compounds=refdis.merge_compounds,
+        language=language,
+    )
+    clip_ids = inputs.predictions.clip_ids
+    return score_miner(truth, result, clip_ids=clip_ids, min_confidence=refdis.mining.min_confidence)
 
-__all__ = ["MINER_CALIBRATION", "PARAMS", "MinerCalibrationOptions", "MinerCalibrationProbe"]
+
+#: the probe (see the module docstring)
+MINER_CALIBRATION: FunctionProbe[MinerCalibrationOptions, CalibScore] = probe(
+    "miner_calibration",
+    PARAMS,
+    "precision and recall of the reference-error miner against planted ground truth",
+    MinerCalibrationOptions.from_mapping,
+    _run,
+    _check,
+)
+
+__all__ = ["MINER_CALIBRATION", "PARAMS", "MinerCalibrationOptions"]

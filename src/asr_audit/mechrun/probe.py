@@ -54,7 +54,7 @@ from asr_audit.mechrun.steer import MODES, SteerResult, control_arms, direction_
 from asr_audit.models.base import SITES, require_capability
 from asr_audit.options import PYTHON, TOML, OptionError, Reader, Surface, build, check
 from asr_audit.paths import cache_dir
-from asr_audit.probes.core.probe import Probe, ProbeInputs, register_probe
+from asr_audit.probes.core.probe import FunctionProbe, ProbeInputs, probe
 
 MECH_PARAMS = (
     "model",
@@ -359,43 +359,43 @@ def _wer_texts(options: MechOptions, clips: Corpus) -> dict[str, str]:
     return found if found else {c.id: c.reference for c in clips.clips}
 
 
-class MechProbe(Probe[MechOptions, MechRun]):
-    """Steering under a saved direction with random / shuffled controls (see the module docstring)."""
-
-    name = "mech"
-    params = MECH_PARAMS
-    description = "steering under a saved direction with random / shuffled controls: accept-ref, flips, WER"
-
-    def options_from(self, values: Mapping[str, Any], surface: Surface) -> MechOptions:
-        return MechOptions.from_mapping(values, surface)
-
-    def check(self, options: MechOptions, inputs: ProbeInputs, surface: Surface) -> None:
-        if inputs.clips is not None and options.model not in inputs.models:
-            raise options.fail(
-                "model", options.model, f" is not a model of this spec; fix: use one of {', '.join(inputs.models)}"
-            )
-
-    def run(self, inputs: ProbeInputs, options: MechOptions) -> MechRun | None:
-        if inputs.clips is None:
-            return None  # a prediction-file corpus: nothing to steer
-        picked, arms, gate = _arms(options, inputs.seed)
-        clips = _clips(options, inputs.clips)
-        items = _items(options, clips)
-        loaded = [picked] if isinstance(picked, Direction) else picked
-        backend = _backend(options, inputs, loaded, gate)
-        result = run_steer(
-            backend,
-            clips,
-            inputs.store,
-            arms,
-            items=items,
-            wer_texts=_wer_texts(options, clips),
-            direction=picked,
-            mode=options.mode,
+def _check(options: MechOptions, inputs: ProbeInputs, surface: Surface) -> None:
+    if inputs.clips is not None and options.model not in inputs.models:
+        raise options.fail(
+            "model", options.model, f" is not a model of this spec; fix: use one of {', '.join(inputs.models)}"
         )
-        return MechRun(options.model, result)
 
 
-MECH = register_probe(MechProbe())
+def _run(inputs: ProbeInputs, options: MechOptions) -> MechRun | None:
+    """The steering table of ``options`` on the corpus's clips (``None`` for a prediction-file corpus:
+    nothing to steer); every file and the model's sites are checked before any clip is steered."""
+    if inputs.clips is None:
+        return None
+    picked, arms, gate = _arms(options, inputs.seed)
+    clips = _clips(options, inputs.clips)
+    items = _items(options, clips)
+    backend = _backend(options, inputs, [picked] if isinstance(picked, Direction) else picked, gate)
+    result = run_steer(
+        backend,
+        clips,
+        inputs.store,
+        arms,
+        items=items,
+        wer_texts=_wer_texts(options, clips),
+        direction=picked,
+        mode=options.mode,
+    )
+    return MechRun(options.model, result)
 
-__all__ = ["CLI_FLAGS", "MECH", "MECH_PARAMS", "MechOptions", "MechProbe", "MechRun"]
+
+#: the probe (see the module docstring)
+MECH: FunctionProbe[MechOptions, MechRun] = probe(
+    "mech",
+    MECH_PARAMS,
+    "steering under a saved direction with random / shuffled controls: accept-ref, flips, WER",
+    MechOptions.from_mapping,
+    _run,
+    _check,
+)
+
+__all__ = ["CLI_FLAGS", "MECH", "MECH_PARAMS", "MechOptions", "MechRun"]
