@@ -170,7 +170,7 @@ def score(
     ),
 ) -> None:
     """Mine the calibration set's predictions with the panel; report the miner's precision and recall,
-    and its precision-recall curve over the edits' confidence (the ``miner_calibration`` probe)."""
+    and its precision-recall curve over the edits' confidence (the miner_calibration probe of asr-audit run)."""
     from asr_audit.api import calib_score_from
     from asr_audit.corpus.predfiles import load_predictions
     from asr_audit.options import Surface

@@ -203,8 +203,8 @@ def steer(
     store: Path | None = typer.Option(None, "--store", help=_STORE_HELP),
     json_out: Path | None = typer.Option(None, "--json", help="Write the arms, flips and transcripts."),
 ) -> None:
-    """Run under an intervention and its controls; accept-ref on planted sites, flips, WER (the
-    ``mech`` probe of ``asr-audit run``, on one model)."""
+    """Run under an intervention and its controls; accept-ref on planted sites, flips, WER (the mech
+    probe of asr-audit run, on one model)."""
     from asr_audit.api import mech_steer_from
     from asr_audit.mechrun.probe import CLI_FLAGS
 
