@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from asr_audit.calib.probe import MinerCalibrationOptions
 from asr_audit.errors import ConfigError
 from asr_audit.options import OptionError, Surface
 from asr_audit.probes.audio.continuation import ContinuationOptions
@@ -17,7 +18,6 @@ from asr_audit.probes.battery.battery import BatteryOptions
 from asr_audit.probes.predfiles.ortho import SwitchRateOptions
 from asr_audit.probes.predfiles.refdis import RefdisParams, preset_params
 from asr_audit.probes.predfiles.refdis_options import RefdisOptions
-from asr_audit.runner.probes_calib import MinerCalibrationOptions
 
 Build = Callable[[Mapping[str, Any], Surface], Any]
 

@@ -320,9 +320,16 @@ def _direction(tmp: Path, name: str = "d", vector: np.ndarray | None = None) -> 
     return root
 
 
-def _steer(prepare: Callable[[Path], Path], *more: str, name: str = "d") -> Build:
+def _clips(tmp: Path) -> Path:
+    """A one-clip manifest (the steer verb reads its corpus before the directions; the audio is never reached)."""
+    path = tmp / "clips.jsonl"
+    path.write_text(json.dumps({"id": "c0", "audio_filepath": "c0.wav", "text": "a b"}) + "\n")
+    return path
+
+
+def _steer(prepare: Callable[[Path], Path], *more: str, name: str = "d", corpus: str = "") -> Build:
     return lambda t: [
-        "mech", "steer", "-m", "whisper-tiny.en-pt", "-c", str(t / "none.jsonl"), "--truth", str(t),
+        "mech", "steer", "-m", "whisper-tiny.en-pt", "-c", str(t / corpus if corpus else _clips(t)), "--truth", str(t),
         "--direction", name, "--directions", str(prepare(t)), *more,
     ]  # fmt: skip
 
@@ -365,7 +372,7 @@ MECH_CASES = [
         ERROR,
         "f.txt",
     ),  # fmt: skip
-    Case("mech-steer-direction-missing", _steer(lambda t: t / "dirs"), ERROR, "d.json"),
+    Case("mech-steer-direction-missing", _steer(lambda t: t / "dirs"), ERROR, "is not a folder"),
     Case(
         "mech-steer-direction-json-not-json",
         _steer(_damaged(lambda r: (r / "d.json").write_text("{x"))),
@@ -403,7 +410,7 @@ MECH_CASES = [
         ERROR,
         "f.txt",
     ),  # fmt: skip
-    Case("mech-steer-corpus-missing", _steer(_direction), ERROR, "none.jsonl"),
+    Case("mech-steer-corpus-missing", _steer(_direction, corpus="none.jsonl"), ERROR, "none.jsonl"),
     Case(
         "mech-capture-bad-site",
         lambda t: [

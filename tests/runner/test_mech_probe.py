@@ -18,9 +18,9 @@ from asr_audit.corpus.clips import Corpus  # noqa: E402
 from asr_audit.corpus.predfiles import PredictionSet  # noqa: E402
 from asr_audit.errors import ConfigError  # noqa: E402
 from asr_audit.mech.directions import Direction, save_direction  # noqa: E402
+from asr_audit.mechrun.probe import MECH, MechOptions  # noqa: E402
 from asr_audit.options import OptionError, Surface  # noqa: E402
-from asr_audit.runner.probes import ProbeContext, get_probe  # noqa: E402
-from asr_audit.runner.probes_mech import MechOptions  # noqa: E402
+from asr_audit.probes.core.probe import ProbeInputs  # noqa: E402
 from asr_audit.store.sqlite import Store  # noqa: E402
 
 
@@ -54,20 +54,42 @@ def _setup(tmp_path: Path) -> tuple[Corpus, Path, Path]:
     return Corpus("fake", "test", str(tmp_path), tuple(clips)), tmp_path, dirs
 
 
-def _ctx(corpus: Corpus, store: Store, backend: Gate | None = None) -> ProbeContext:
-    gate = backend or Gate()
-    return ProbeContext(
+class _Pool:
+    """The one fake model ``organism``."""
+
+    names = ("organism",)
+
+    def __init__(self, backend: Gate) -> None:
+        self.backend = backend
+
+    def get(self, name: str) -> Gate:
+        return self.backend
+
+
+SURFACE = Surface.toml("audit.toml", "probes.mech")
+
+
+def _ctx(corpus: Corpus, store: Store, backend: Gate | None = None) -> ProbeInputs:
+    return ProbeInputs(
         corpus="fake",
         predictions=PredictionSet((), {}),
-        panel=(),
-        seed=0,
-        normalizer="whisper",
         clips=corpus,
-        backend=lambda name: gate,
+        pool=_Pool(backend or Gate()),
         models=("organism",),
         store=store,
-        spec_path="audit.toml",
     )
+
+
+class _Probe:
+    """The registered ``mech`` probe as the spec runner calls it."""
+
+    def run(self, inputs: ProbeInputs, params: dict) -> dict | None:
+        return MECH(inputs, params, SURFACE)
+
+
+def get_probe(name: str) -> _Probe:
+    assert name == "mech"
+    return _Probe()
 
 
 def test_mech_probe_reports_the_steering_table(tmp_path: Path) -> None:
@@ -138,7 +160,7 @@ def test_mech_options_are_checked_when_the_spec_loads() -> None:
 def test_mech_positions_are_checked_when_the_spec_loads() -> None:
     surface = Surface.toml("audit.toml", "probes.mech")
     ok = MechOptions.from_mapping({"model": "m", "direction": "a", "mode": "clamp", "positions": "3:4"}, surface)
-    assert ok.positions == "3:4"
+    assert ok.positions == (3, 4)
     assert MechOptions.from_mapping({"model": "m", "direction": "a"}, surface).positions is None
     for bad in ("4:3", "3", "a:b", "2:2", "-1:2"):
         with pytest.raises(OptionError, match=r"\[probes\.mech\] positions = .* is not P0:P1"):

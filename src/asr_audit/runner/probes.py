@@ -84,11 +84,11 @@ class ProbeKind:
 
 # modules whose import registers more probes (audio probes, battery, ...)
 PROBE_MODULES: tuple[str, ...] = (
-    "asr_audit.runner.probes_calib",
+    "asr_audit.calib.probe",
     "asr_audit.runner.probes_audio",
     "asr_audit.runner.probes_battery",
     "asr_audit.runner.probes_gate",
-    "asr_audit.runner.probes_mech",
+    "asr_audit.mechrun.probe",
 )
 PROBES: Registry[ProbeKind] = Registry(
     "probe", fix="name one of them in a [probes.<name>] table", modules=PROBE_MODULES
