@@ -33,12 +33,12 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from asr_audit.calib.score import truth_verify
 from asr_audit.corpus.predfiles import PredictionSet
 from asr_audit.corpus.predfiles import load_predictions as _load_predictions
 from asr_audit.corpus.reading import ReadOptions
 from asr_audit.errors import ConfigError, require
 from asr_audit.options import Surface
-from asr_audit.calib.score import truth_verify
 from asr_audit.probes.audio.refdis_probe import REFDIS
 from asr_audit.probes.core.probe import ProbeInputs
 from asr_audit.probes.predfiles.ortho import DEFAULT_MIN_PER_ARM, SWITCH_RATE, OrthoResult

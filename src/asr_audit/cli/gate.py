@@ -99,6 +99,8 @@ def gate(
     check_output_file(markdown_out, "--markdown", inputs)
     if truth is not None and labels is not None:
         raise ConfigError("--truth and --labels each verify the edits; fix: pass one of them")
+    if candidate == baseline:
+        raise ConfigError(f"--candidate and --baseline are the same model {candidate!r}; fix: name two models")
     options = GATE.options_from(
         {
             "candidate": candidate,

@@ -19,12 +19,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from asr_audit.errors import ConfigError
 from asr_audit.options import Surface
+from asr_audit.probes.audio.refdis_probe import REFDIS
 from asr_audit.probes.core import probe as core
+from asr_audit.probes.core.probe import ProbeInputs
+from asr_audit.probes.predfiles.refdis_options import RefdisOptions
+from asr_audit.probes.predfiles.verified import Verify
 from asr_audit.registry import Registry
 
 if TYPE_CHECKING:
@@ -171,3 +174,17 @@ def validate_probe_options(
     check_panel = getattr(options, "check_panel", None)
     if check_panel is not None and panel is not None and not params.get("skip"):
         check_panel(len(panel), surface, corpus)
+
+
+# legacy bridge: runner/probes_calib.py mines with the refdis probe's options until it moves into
+# its probe object (issue 28)
+REFDIS_PARAMS = REFDIS.params
+
+
+def run_refdis_with(ctx: ProbeContext, options: RefdisOptions, surface: Surface, verify: Verify | None = None) -> Any:
+    """The refdis probe's result on the context's predictions with ``options`` (checked for ``surface``)."""
+    inputs = ProbeInputs(
+        corpus=ctx.corpus, predictions=ctx.predictions, panel=ctx.panel, seed=ctx.seed, normalizer=ctx.normalizer
+    )
+    REFDIS.check(options, inputs, surface)
+    return REFDIS.mine(inputs, options, verify)

@@ -25,13 +25,13 @@ from pathlib import Path
 from typing import Any
 
 import asr_audit
+from asr_audit.calib.score import truth_verify
 from asr_audit.corpus.predfiles import PredictionSet, load_predictions
 from asr_audit.corpus.records import PredictionFile, PredictionRow
 from asr_audit.corpus.spec import load_corpus
 from asr_audit.errors import AuditError, ConfigError
 from asr_audit.models.base import DecodeOptions, RuntimeOptions
 from asr_audit.outputs import check_output_dir, mark_output_dir
-from asr_audit.calib.score import truth_verify
 from asr_audit.probes.core.probe import ModelPool, PredictionFiles, ProbeInputs
 from asr_audit.probes.core.probe import get_probe as get_core_probe
 from asr_audit.probes.predfiles.refdis_run import isolated_panel_members

@@ -21,7 +21,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -229,7 +228,9 @@ class RefdisProbe(Probe[RefdisOptions, RefdisRun]):
                 "it never votes beside them (is its file from another corpus?)"
             )
 
-    def audio_verification(self, inputs: ProbeInputs, options: RefdisOptions, result: RefdisResult) -> AudioVerification:
+    def audio_verification(
+        self, inputs: ProbeInputs, options: RefdisOptions, result: RefdisResult
+    ) -> AudioVerification:
         """The edits of ``result`` verified on the audio (``probes/audio/verify_edits.py``): the
         corpus's own clips where it has audio and no ``audio_root`` is set, else the files under
         ``audio_root``; the models under test are the scored models outside the panel."""

@@ -105,9 +105,7 @@ class ProbeInputs:
     log: Callable[[str], None] | None = None
 
     def __post_init__(self) -> None:
-        if self.predictions is None:
-            if self.files is None:
-                raise TypeError("ProbeInputs needs predictions or files")
+        if self.predictions is None and self.files is not None:
             object.__delattr__(self, "predictions")  # unset: __getattr__ reads the files on first use
 
     def __getattr__(self, name: str) -> Any:

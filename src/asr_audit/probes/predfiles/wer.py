@@ -71,5 +71,9 @@ def _run_wer(inputs: ProbeInputs, options: WerOptions) -> dict[str, Any]:
 
 #: the ``wer`` probe (``[probes.wer]``; no verb: ``asr-audit refdis`` reports WER with the rest)
 WER: FunctionProbe[WerOptions, dict[str, Any]] = probe(
-    "wer", ("language",), "plain corpus WER per model under the corpus language's normalizer", WerOptions.from_mapping, _run_wer
+    "wer",
+    ("language",),
+    "plain corpus WER per model under the corpus language's normalizer",
+    WerOptions.from_mapping,
+    _run_wer,
 )
