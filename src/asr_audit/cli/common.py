@@ -105,14 +105,3 @@ def _reason_kind(reason: str) -> str:
     import re
 
     return re.sub(r"\S*/\S*|\d+(\.\d+)?", "…", reason)
-
-
-def verify_step(truth: Path | None, labels: Path | None = None) -> Any:
-    """The verification step the flags name (``--truth``: a calibration folder's planted truth;
-    ``--labels``: a labels file of ``asr-audit annotate``), or ``None``: one step, whatever its
-    source, feeds ``run_refdis(..., verify=...)`` (:func:`asr_audit.runner.probes.verification_step`)."""
-    from asr_audit.runner.probes import verification_step
-
-    if truth is not None and labels is not None:
-        raise ConfigError("--truth and --labels each verify the edits; fix: pass one of them")
-    return verification_step(truth, labels)

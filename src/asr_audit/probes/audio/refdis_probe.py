@@ -174,7 +174,7 @@ class RefdisProbe(Probe[RefdisOptions, RefdisRun]):
             warm = load_warm_set(files.path, files.dataset, persist, panel=panel, models=models)
         except (AuditError, OSError):
             return None
-        common = {
+        common: dict[str, Any] = {
             "normalizer": name,
             "models": models,
             "seed": inputs.seed,

@@ -36,7 +36,6 @@ from asr_audit.registry import Registry
 if TYPE_CHECKING:
     from asr_audit.corpus.clips import Corpus
     from asr_audit.corpus.predfiles import PredictionSet
-    from asr_audit.probes.predfiles.verified import Verify
 
 OptionsT = TypeVar("OptionsT")  # a probe's options record
 ResultT = TypeVar("ResultT")  # a probe's typed result
@@ -101,7 +100,8 @@ class ProbeInputs:
     store: Any = None
     base: Path | None = None
     files: PredictionFiles | None = None
-    verify_truth: Callable[[Path], Verify] | None = None
+    # returns a verification step (``probes.predfiles.verified.Verify``; that module sits above this one)
+    verify_truth: Callable[[Path], Callable[[Sequence[Any]], Any]] | None = None
     log: Callable[[str], None] | None = None
 
     def __post_init__(self) -> None:
