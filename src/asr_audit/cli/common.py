@@ -76,6 +76,15 @@ def write_json(path: Path | None, data: Any, out: Console = err_console) -> None
     out.print(f"wrote {write_text(path, to_json(data))}", highlight=False)
 
 
+def truth_step(folder: Path) -> Any:
+    """The verification step of a calibration folder's planted truth
+    (:func:`asr_audit.calib.score.truth_verify`), the ``verify_truth`` the verbs hand their probes."""
+    # imported on use: calib.score and its sentence generator cost a warm refdis run a fifth of its time
+    from asr_audit.calib.score import truth_verify
+
+    return truth_verify(folder)
+
+
 FAILURES_SHOWN = 10  # failures listed one per line; the rest are summarized by reason
 
 

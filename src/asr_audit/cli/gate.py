@@ -8,8 +8,8 @@ from typing import Any
 
 import typer
 
-from asr_audit.calib.score import truth_verify
 from asr_audit.cli import app, console, split_list
+from asr_audit.cli.common import truth_step
 from asr_audit.cli.reading import reading_options, reference_normalizer, say_repairs
 from asr_audit.errors import ConfigError
 from asr_audit.options import Surface
@@ -138,7 +138,7 @@ def gate(
         panel=tuple(split_list(panel, "--panel") or ()),
         seed=seed,
         normalizer=normalizer,
-        verify_truth=truth_verify,
+        verify_truth=truth_step,
     )
     GATE.check(options, probe_inputs, Surface.cli())
     result = GATE.run(probe_inputs, options)

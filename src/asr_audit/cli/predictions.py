@@ -9,8 +9,8 @@ from typing import Any
 
 import typer
 
-from asr_audit.calib.score import truth_verify
 from asr_audit.cli import app, console, err_console, examples, process_entry, split_list
+from asr_audit.cli.common import truth_step
 from asr_audit.cli.reading import load_set, reading_options
 from asr_audit.corpus.predfiles import gc_paused
 from asr_audit.errors import ConfigError
@@ -188,7 +188,7 @@ def refdis(
         seed=seed,
         normalizer=normalizer,
         files=PredictionFiles(preds, dataset, reader, plain=read.is_default),
-        verify_truth=truth_verify,
+        verify_truth=truth_step,
         log=_say,
     )
     REFDIS.check(options, inputs, Surface.cli())

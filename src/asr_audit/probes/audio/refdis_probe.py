@@ -21,24 +21,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from asr_audit.audio.io import load_audio
 from asr_audit.corpus.predfiles import PredictionSet, load_references
 from asr_audit.errors import AuditError, ConfigError, InputFileError
 from asr_audit.options import TOML, Surface
-from asr_audit.probes.audio.verify import cleaned_benchmark
-from asr_audit.probes.audio.verify_edits import (
-    MARGIN,
-    AudioVerification,
-    summary_line,
-    verify_run,
-    with_audio_details,
-)
 from asr_audit.probes.core.probe import Probe, ProbeInputs, register_probe
-from asr_audit.probes.predfiles.corrected import CorrectedClip
 from asr_audit.probes.predfiles.refdis_columns import StreamMiss
 from asr_audit.probes.predfiles.refdis_options import FIELDS, RUN_FIELDS, VERIFY_FIELDS, RefdisOptions
 from asr_audit.probes.predfiles.refdis_result import RefdisResult
@@ -51,7 +39,16 @@ from asr_audit.probes.predfiles.refdis_run import (
     run_refdis_warm,
 )
 from asr_audit.probes.predfiles.verified import Verify
-from asr_audit.probes.predfiles.verified_labels import edits_verify, with_labels_summary
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from asr_audit.probes.audio.verify_edits import AudioVerification
+    from asr_audit.probes.predfiles.corrected import CorrectedClip
+
+# The verifications (labels, audio) and the cleaned benchmark are imported where a run asks for
+# them: a warm run needs none, and their imports (the label store, the backends, the audio reader)
+# cost it a tenth of its time.
 
 __all__ = ["REFDIS", "REFDIS_PARAMS", "RefdisProbe", "RefdisRun"]
 
@@ -106,8 +103,14 @@ class RefdisProbe(Probe[RefdisOptions, RefdisRun]):
             result = self.mine(inputs, options, audio.step())
         data = result.to_dict()
         if audio is not None:
+            # imported on use (see the note at the imports)
+            from asr_audit.probes.audio.verify_edits import with_audio_details
+
             data = with_audio_details(data, audio)
         if options.labels is not None:
+            # imported on use (see the note at the imports)
+            from asr_audit.probes.predfiles.verified_labels import with_labels_summary
+
             data = with_labels_summary(data, inputs.resolve(options.labels))
         return RefdisRun(result, data, audio)
 
@@ -115,7 +118,13 @@ class RefdisProbe(Probe[RefdisOptions, RefdisRun]):
         return result.data
 
     def verification(self, inputs: ProbeInputs, options: RefdisOptions) -> Verify | None:
-        """The step that verifies the mined edits (``truth`` or ``labels``: :func:`edits_verify`), or ``None``."""
+        """The step that verifies the mined edits (``truth`` or ``labels``:
+        :func:`~asr_audit.probes.predfiles.verified_labels.edits_verify`), or ``None``."""
+        if options.truth is None and options.labels is None:
+            return None
+        # imported on use (see the note at the imports)
+        from asr_audit.probes.predfiles.verified_labels import edits_verify
+
         return edits_verify(inputs, options.truth, options.labels)
 
     def mine(self, inputs: ProbeInputs, options: RefdisOptions, verify: Verify | None = None) -> RefdisResult:
@@ -234,6 +243,10 @@ class RefdisProbe(Probe[RefdisOptions, RefdisRun]):
         """The edits of ``result`` verified on the audio (``probes/audio/verify_edits.py``): the
         corpus's own clips where it has audio and no ``audio_root`` is set, else the files under
         ``audio_root``; the models under test are the scored models outside the panel."""
+        # imported on use (see the note at the imports)
+        from asr_audit.audio.io import load_audio  # (the same note)
+        from asr_audit.probes.audio.verify_edits import MARGIN, summary_line, verify_run
+
         load = None
         if inputs.clips is not None and options.audio_root is None:
             by_id = {c.id: c for c in inputs.clips}
@@ -259,6 +272,9 @@ class RefdisProbe(Probe[RefdisOptions, RefdisRun]):
         """The cleaned benchmark of ``run`` (``asr-audit refdis --write-corrected``): every clip with
         the panel's corrections, each verified on its audio by the one ``verify_with`` backend, if set;
         and how its texts are written."""
+        # imported on use (see the note at the imports)
+        from asr_audit.probes.audio.verify import cleaned_benchmark
+
         return cleaned_benchmark(
             inputs.predictions,
             run.result,
