@@ -176,8 +176,9 @@ class GateRunOptions:
         )
 
     def check_panel(self, n_panel: int, surface: Surface, corpus: str | None = None) -> None:
-        """The refdis options' leave-one-out quorum check (the gate mines with them)."""
-        self.refdis.check_panel(n_panel, surface, corpus)
+        """The refdis options' leave-one-out quorum check (the gate mines with them), in consensus mode."""
+        if self.corrected_refs is None:
+            self.refdis.check_panel(n_panel, surface, corpus)
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, object], surface: Surface) -> GateRunOptions:
@@ -640,7 +641,7 @@ def _check_gate(options: GateRunOptions, inputs: ProbeInputs, surface: Surface) 
                 f"{surface.path or '<spec>'}: {surface.name(key)} = {name!r} is not a model of corpus "
                 f"{inputs.corpus!r} (models: {', '.join(inputs.predictions.models)}); fix: name one of them"
             )
-    if surface.kind == TOML and options.corrected_refs is None:  # the verb's panel: checked by the run
+    if surface.kind == TOML:  # the verb's panel: checked by the run, in its own words
         options.check_panel(len(inputs.panel), surface, inputs.corpus)
 
 
