@@ -26,7 +26,7 @@ from asr_audit.options import Surface
 from asr_audit.probes.audio.refdis_probe import REFDIS
 from asr_audit.probes.core import probe as core
 from asr_audit.probes.core.probe import ProbeInputs
-from asr_audit.probes.predfiles.refdis_options import RefdisOptions
+from asr_audit.probes.predfiles.refdis_options import RUN_FIELDS, RefdisOptions
 from asr_audit.probes.predfiles.verified import Verify
 from asr_audit.registry import Registry
 
@@ -177,8 +177,8 @@ def validate_probe_options(
 
 
 # legacy bridge: runner/probes_calib.py mines with the refdis probe's options until it moves into
-# its probe object (issue 28)
-REFDIS_PARAMS = REFDIS.params
+# its probe object (issue 28); the run's own fields (models, corrected_refs, ...) are not its
+REFDIS_PARAMS = tuple(p for p in REFDIS.params if p not in RUN_FIELDS)
 
 
 def run_refdis_with(ctx: ProbeContext, options: RefdisOptions, surface: Surface, verify: Verify | None = None) -> Any:
