@@ -292,6 +292,7 @@ def demo(
     benchmark's record, and write the HTML report."""
     from asr_audit.runner.run import LocalExecutor, run_experiment
     from asr_audit.runner.spec import parse_spec
+    from asr_audit.store.counts import describe
 
     out = out.resolve()
     t0 = time.monotonic()
@@ -337,4 +338,5 @@ def demo(
         f"{len(outcome.results['failures'])} failure(s); {time.monotonic() - t0:.0f} s in all",
         highlight=False,
     )
+    console.print(describe(outcome.decodes), highlight=False)
     console.print(Text.assemble(("report:", "bold green"), f" {outcome.report}"))

@@ -39,6 +39,7 @@ def run(
 ) -> None:
     """Plan, transcribe (cached, resumable), probe and write the HTML report for a spec."""
     from asr_audit.runner.run import run_spec_file
+    from asr_audit.store.counts import describe
 
     outcome = run_spec_file(
         spec_path,
@@ -58,6 +59,8 @@ def run(
             f"{len(outcome.results['failures'])} failure(s)"
         )
         console.print(Text.assemble(("report:", "bold"), f" {outcome.report.resolve()}"))
+    if outcome.decodes:
+        console.print(describe(outcome.decodes), highlight=False)
     empty = [
         f"{m.get('model')} on {entry.get('corpus')}"
         for entry in outcome.results.get("probes", [])
