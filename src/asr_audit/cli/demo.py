@@ -265,7 +265,8 @@ def _organisms(out: Path, set_dir: Path, seed: int, say: Any) -> dict[str, Any] 
             control_steps=d.control_steps,
             say=say,
         )
-        return {name: load_organism(name, DecodeOptions(), root=folder) for name in ORGANISM_MODELS}
+        # lazy: a rerun that finds every transcript in the store never loads the weights
+        return {name: load_organism(name, DecodeOptions(), root=folder, lazy=True) for name in ORGANISM_MODELS}
     except (AuditError, ImportError) as exc:
         console.print(Text.assemble(("skipping the model organism:", "yellow"), f" {exc}"))
         return None
