@@ -4,9 +4,11 @@
 this script reruns the demo into the same folder ``--runs`` times per arm, the arms alternating
 run by run so that both see the same load:
 
-* **baseline**: the battery builds every derived clip before the store lookup (``realize_once``
-  replaced by the eager realization the battery used before);
-* **decode-once**: as shipped (a derived clip whose every transcript is stored is not built).
+* **baseline**: as before issue 30's decode-once work: the battery builds every derived clip
+  before the store lookup (``realize_once`` replaced by the eager realization it used before) and
+  the organism and control load their weights when the demo starts (``lazy=False``);
+* **decode-once**: as shipped (a derived clip whose every transcript is stored is not built; the
+  organisms read their weights only if something must be decoded).
 
 One warm-up rerun first (imports, the page cache). Each run prints wall and CPU seconds, the
 decode counts and the 1-minute load average; then the medians and their ratio. Both arms must
@@ -33,6 +35,13 @@ def _eager(realize: Any, ctx: Any, store: Any, backends: Any) -> Any:
     return realize(ctx.transcribe is not None)
 
 
+def _eager_organism(load: Any) -> Any:
+    def eager(*args: Any, **kwargs: Any) -> Any:
+        return load(*args, **{**kwargs, "lazy": False})
+
+    return eager
+
+
 def _rerun(out: Path) -> tuple[float, float, dict[str, Any], bytes]:
     from asr_audit.cli import main
 
@@ -56,16 +65,19 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.out / "store.sqlite").is_file():
         print(f"{args.out}: no demo store; fix: run `asr-audit demo --out {args.out}` once first")
         return 2
+    import asr_audit.organism.backend as organism
     import asr_audit.probes.battery.battery as battery
 
-    shipped = battery.realize_once
+    shipped, load = battery.realize_once, organism.load_organism
+    arms = {"baseline": (_eager, _eager_organism(load)), "decode-once": (shipped, load)}
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, cache {os.environ.get('ASR_AUDIT_CACHE_DIR')}")
     _rerun(args.out)  # warm-up: imports, page cache, and the recipe index learns every derived clip
     times: dict[str, list[tuple[float, float]]] = {"baseline": [], "decode-once": []}
     outputs: set[bytes] = set()
     for k in range(args.runs):
-        for arm, fn in (("baseline", _eager), ("decode-once", shipped)):
-            battery.realize_once = fn  # type: ignore[assignment]  # the arm's battery planning
+        for arm, (plan, loader) in arms.items():
+            battery.realize_once = plan  # type: ignore[assignment]  # the arm's battery planning
+            organism.load_organism = loader  # the demo imports it when it runs
             wall, cpu, d, results = _rerun(args.out)
             outputs.add(results)
             times[arm].append((wall, cpu))
@@ -74,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"computed {d['computed']}, reused {d['reused']}, derived built {d['derived_built']}, "
                 f"found {d['derived_known']}  load {os.getloadavg()[0]:.1f}"
             )
-    battery.realize_once = shipped
+    battery.realize_once, organism.load_organism = shipped, load
     if len(outputs) != 1:
         print("results.json differs between the arms")
         return 1
