@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     outputs: set[bytes] = set()
     for k in range(args.runs):
         for arm, (plan, loader) in arms.items():
-            battery.realize_once = plan  # type: ignore[assignment]  # the arm's battery planning
+            battery.realize_once = plan  # the arm's battery planning
             organism.load_organism = loader  # the demo imports it when it runs
             wall, cpu, d, results = _rerun(args.out)
             outputs.add(results)

@@ -98,12 +98,13 @@ def test_a_unit_is_built_until_every_model_has_its_transcript(clips, tmp_path: P
         parts = [first.clip, first.donor]
         assert all(p is not None and isinstance(p.source, KeyedSource) for p in parts)  # built, with its key
         audio = [load_clip_audio(p) for p in parts if p is not None]
-        keys = [p.source.fingerprint for p in parts if p is not None and p.source is not None]
+        keys = [k for p in parts if p is not None and p.source is not None and (k := p.source.fingerprint)]
         st.remember_audio([(k, a.audio_hash, a.duration) for k, a in zip(keys, audio)])
         st.put_transcripts("ka", [(a.audio_hash, "text", None) for a in audio])
         assert isinstance(realize_once(once, ctx, st, models).clip.source, KeyedSource)  # model b still needs it
         st.put_transcripts("kb", [(a.audio_hash, "text", None) for a in audio])
         again = realize_once(once, ctx, st, models)
+        assert again.donor is not None and first.donor is not None
         assert isinstance(again.clip.source, RecipeSource) and isinstance(again.donor.source, RecipeSource)
         assert (again.clip.id, again.donor.id) == (first.clip.id, first.donor.id)
         assert st.decodes.to_dict()["derived_built"] == 2

@@ -363,8 +363,8 @@ class KeyedSource:
         return self.samples, self.sample_rate
 
 
-def _keyed(clip: Clip | None, key: str | None) -> Clip | None:
-    if clip is None or key is None or clip.source is None:
+def _keyed(clip: Clip, key: str) -> Clip:
+    if clip.source is None:
         return clip
     samples, sr = clip.source.load()
     return dataclasses.replace(clip, source=KeyedSource(samples, sr, clip.source.label, key))
@@ -389,8 +389,8 @@ def realize_once(
     parts = [c for c in (lazy.clip, lazy.donor) if c is not None]
     if not parts or not all(isinstance(c.source, RecipeSource) for c in parts):
         return realize(False)  # the original audio: nothing derived
-    keys = [file_fingerprint(c) for c in parts]
-    if store is None or not all(keys):
+    keys = [k for k in (file_fingerprint(c) for c in parts) if k is not None]
+    if store is None or len(keys) != len(parts):
         return realize(False)
     index = store.lookup_recipes(keys)
     hashes = [index[k].audio_hash for k in keys if k in index]
@@ -400,7 +400,8 @@ def realize_once(
         return lazy
     eager = realize(False)
     store.decodes.built(keys)
-    return dataclasses.replace(eager, clip=_keyed(eager.clip, keys[0]), donor=_keyed(eager.donor, keys[-1]))
+    donor = None if eager.donor is None else _keyed(eager.donor, keys[-1])
+    return dataclasses.replace(eager, clip=_keyed(eager.clip, keys[0]), donor=donor)
 
 
 @dataclass(frozen=True, slots=True)
