@@ -35,6 +35,7 @@ import typer
 from rich.text import Text
 
 from asr_audit.cli import app, console, examples
+from asr_audit.store.counts import describe
 
 DEMO_MODELS = (("whisper-tiny.en", "whisper-tiny.en"), ("whisper-base", "whisper-base"), ("sphinx", "sphinx:en-us"))
 ORGANISM_MODELS = ("organism-benchmark", "organism-control")
@@ -293,7 +294,6 @@ def demo(
     benchmark's record, and write the HTML report."""
     from asr_audit.runner.run import LocalExecutor, run_experiment
     from asr_audit.runner.spec import parse_spec
-    from asr_audit.store.counts import describe
 
     out = out.resolve()
     t0 = time.monotonic()

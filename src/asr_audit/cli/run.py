@@ -9,6 +9,7 @@ from rich.text import Text
 
 from asr_audit.cli import app, console, examples
 from asr_audit.errors import AuditError, ConfigError
+from asr_audit.store.counts import describe
 
 
 @app.command(
@@ -39,7 +40,6 @@ def run(
 ) -> None:
     """Plan, transcribe (cached, resumable), probe and write the HTML report for a spec."""
     from asr_audit.runner.run import run_spec_file
-    from asr_audit.store.counts import describe
 
     outcome = run_spec_file(
         spec_path,
