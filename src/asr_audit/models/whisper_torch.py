@@ -98,11 +98,18 @@ def whisper_site_modules(model: Any) -> dict[str, Any]:
     return sites
 
 
+# what TorchWhisperBackend._load sets from the weights (a lazy backend's first read of one loads them)
+LOADED = tuple(
+    "processor torch_model tokenizer feature_extractor suppress begin_suppress eot "
+    "max_positions multilingual prompt _sites _cache_kw".split()
+)
+
+
 class _Loaded:
     """An attribute :meth:`TorchWhisperBackend._load` sets from the weights: reading it before they
     are loaded (a lazy backend) loads them; afterwards the instance's own value answers."""
 
-    def __set_name__(self, owner: type, name: str) -> None:
+    def __init__(self, name: str) -> None:
         self.name = name
 
     def __get__(self, obj: Any, objtype: type | None = None) -> Any:
@@ -154,22 +161,8 @@ class TorchWhisperBackend(BaseBackend):
         if not lazy:
             self._load()
 
-    # what _load sets (each read of a lazy backend's loads the weights first)
-    processor = _Loaded()
-    torch_model = _Loaded()
-    tokenizer = _Loaded()
-    feature_extractor = _Loaded()
-    suppress = _Loaded()
-    begin_suppress = _Loaded()
-    eot = _Loaded()
-    max_positions = _Loaded()
-    multilingual = _Loaded()
-    prompt = _Loaded()
-    _sites = _Loaded()
-    _cache_kw = _Loaded()
-
     def _load(self) -> None:
-        """Read the weights, run ``prepare`` on them, and set the :class:`_Loaded` attributes."""
+        """Read the weights, run ``prepare`` on them, and set the attributes of :data:`LOADED`."""
         if self._pending is None:
             return
         dtype, prepare = self._pending
@@ -355,3 +348,7 @@ class TorchWhisperBackend(BaseBackend):
                 toks = tuple(self.tokenizer.decode([t]) for t in tail)
                 results[i] = TokenScores(toks, tuple(float(x) for x in lp))
         return results
+
+
+for _name in LOADED:  # class-level stand-ins until _load sets the instance's own values
+    setattr(TorchWhisperBackend, _name, _Loaded(_name))
