@@ -15,10 +15,12 @@ PROTOCOL_METHODS = (
     "get",
     "get_transcripts",
     "lookup_audio",
+    "lookup_recipes",
     "put",
     "put_transcripts",
     "register_backend",
     "remember_audio",
+    "remember_recipes",
 )
 
 

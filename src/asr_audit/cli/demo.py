@@ -35,6 +35,7 @@ import typer
 from rich.text import Text
 
 from asr_audit.cli import app, console, examples
+from asr_audit.store.counts import describe
 
 DEMO_MODELS = (("whisper-tiny.en", "whisper-tiny.en"), ("whisper-base", "whisper-base"), ("sphinx", "sphinx:en-us"))
 ORGANISM_MODELS = ("organism-benchmark", "organism-control")
@@ -265,7 +266,8 @@ def _organisms(out: Path, set_dir: Path, seed: int, say: Any) -> dict[str, Any] 
             control_steps=d.control_steps,
             say=say,
         )
-        return {name: load_organism(name, DecodeOptions(), root=folder) for name in ORGANISM_MODELS}
+        # lazy: a rerun that finds every transcript in the store never loads the weights
+        return {name: load_organism(name, DecodeOptions(), root=folder, lazy=True) for name in ORGANISM_MODELS}
     except (AuditError, ImportError) as exc:
         console.print(Text.assemble(("skipping the model organism:", "yellow"), f" {exc}"))
         return None
@@ -337,4 +339,5 @@ def demo(
         f"{len(outcome.results['failures'])} failure(s); {time.monotonic() - t0:.0f} s in all",
         highlight=False,
     )
+    console.print(describe(outcome.decodes), highlight=False)
     console.print(Text.assemble(("report:", "bold green"), f" {outcome.report}"))

@@ -9,6 +9,7 @@ from rich.text import Text
 
 from asr_audit.cli import app, console, examples
 from asr_audit.errors import AuditError, ConfigError
+from asr_audit.store.counts import describe
 
 
 @app.command(
@@ -58,6 +59,8 @@ def run(
             f"{len(outcome.results['failures'])} failure(s)"
         )
         console.print(Text.assemble(("report:", "bold"), f" {outcome.report.resolve()}"))
+    if outcome.decodes:
+        console.print(describe(outcome.decodes), highlight=False)
     empty = [
         f"{m.get('model')} on {entry.get('corpus')}"
         for entry in outcome.results.get("probes", [])

@@ -30,7 +30,7 @@ its first element::
 from __future__ import annotations
 
 import inspect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +98,27 @@ def whisper_site_modules(model: Any) -> dict[str, Any]:
     return sites
 
 
+# what TorchWhisperBackend._load sets from the weights (a lazy backend's first read of one loads them)
+LOADED = tuple(
+    "processor torch_model tokenizer feature_extractor suppress begin_suppress eot "
+    "max_positions multilingual prompt _sites _cache_kw".split()
+)
+
+
+class _Loaded:
+    """An attribute :meth:`TorchWhisperBackend._load` sets from the weights: reading it before they
+    are loaded (a lazy backend) loads them; afterwards the instance's own value answers."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, objtype: type | None = None) -> Any:
+        if obj is None:
+            return self
+        obj._load()
+        return obj.__dict__[self.name]
+
+
 class TorchWhisperBackend(BaseBackend):
     """A Hugging Face Whisper model directory run with PyTorch (transcribe, score, sites)."""
 
@@ -118,8 +139,13 @@ class TorchWhisperBackend(BaseBackend):
         device: str | None = None,
         batch_size: int = 8,
         converter: str | None = None,
+        prepare: Callable[[Any], None] | None = None,
+        lazy: bool = False,
     ) -> None:
-        """``converter``: the revision of the code that rebuilt these weights (``-pt``, organisms)."""
+        """``converter``: the revision of the code that rebuilt these weights (``-pt``, organisms);
+        ``prepare(model)``: run on the loaded torch model before it is used (an organism's delta).
+        With ``lazy`` the weights are read on first use (any of :data:`LOADED` read): a run whose
+        transcripts are all in the store never reads them. The identity does not depend on them."""
         torch, transformers, self.device, dtype = torch_setup(
             spec,
             options,
@@ -131,17 +157,32 @@ class TorchWhisperBackend(BaseBackend):
         self.converter = converter
         self.model_dir = Path(model_dir)
         self.batch_size = batch_size
+        self._pending: tuple[Any, Callable[[Any], None] | None] | None = (dtype, prepare)
+        if not lazy:
+            self._load()
+
+    def _load(self) -> None:
+        """Read the weights, run ``prepare`` on them, and set the attributes of :data:`LOADED`."""
+        if self._pending is None:
+            return
+        dtype, prepare = self._pending
+        transformers = require("transformers", "torch")
+        spec, model_dir = self.spec, self.model_dir
         try:
             with quiet_loading(transformers):
                 model = transformers.WhisperForConditionalGeneration.from_pretrained(
                     str(model_dir), **dtype_kwarg(dtype)
                 )
-                self.processor = transformers.WhisperProcessor.from_pretrained(str(model_dir))
+                processor = transformers.WhisperProcessor.from_pretrained(str(model_dir))
         except (OSError, ValueError) as exc:
             raise BackendError(
                 f"{spec}: cannot load a Whisper model from {model_dir} ({exc}); fix: check the model directory"
             ) from exc
-        self.torch_model = model.to(self.device).eval()
+        model = model.to(self.device).eval()
+        if prepare is not None:
+            prepare(model)
+        self.processor = processor
+        self.torch_model = model
         self.tokenizer = self.processor.tokenizer
         self.feature_extractor = self.processor.feature_extractor
         gen = model.generation_config
@@ -151,10 +192,11 @@ class TorchWhisperBackend(BaseBackend):
         self.eot = int(gen.eos_token_id if isinstance(gen.eos_token_id, int) else cfg.eos_token_id)
         self.max_positions = int(cfg.max_target_positions)
         self.multilingual = cfg.vocab_size >= 51865
-        self.prompt = prompt_ids(spec, self._token_id, self.multilingual, options)
+        self.prompt = prompt_ids(spec, self._token_id, self.multilingual, self.options)
         self._sites = whisper_site_modules(self.torch_model)
         params = inspect.signature(self.torch_model.forward).parameters
         self._cache_kw = "cache" if "cache" in params else "past_key_values"  # transformers >= 5 renamed it
+        self._pending = None
 
     def identity_code(self) -> dict[str, str]:
         """Code version, the torch dtype, the device kind when not the CPU (:func:`device_code`) and
@@ -306,3 +348,7 @@ class TorchWhisperBackend(BaseBackend):
                 toks = tuple(self.tokenizer.decode([t]) for t in tail)
                 results[i] = TokenScores(toks, tuple(float(x) for x in lp))
         return results
+
+
+for _name in LOADED:  # class-level stand-ins until _load sets the instance's own values
+    setattr(TorchWhisperBackend, _name, _Loaded(_name))

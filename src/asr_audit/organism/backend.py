@@ -35,7 +35,7 @@ from asr_audit.models.cache import weights_hash
 from asr_audit.models.ct2 import ct2_weight_files
 from asr_audit.models.whisper_convert import CONVERTER_VERSION, converted_whisper_dir
 from asr_audit.models.whisper_torch import TorchWhisperBackend
-from asr_audit.organism.weights import apply_delta, load_delta
+from asr_audit.organism.weights import apply_delta, check_base, load_delta
 from asr_audit.paths import cache_dir
 
 BASE_MODEL = "whisper-tiny.en"
@@ -91,8 +91,11 @@ def load_organism(
     root: Path | None = None,
     device: str | None = None,
     batch_size: int = 8,
+    lazy: bool = False,
 ) -> Any:
-    """The organism backend ``name`` (a key of :data:`ORGANISMS`)."""
+    """The organism backend ``name`` (a key of :data:`ORGANISMS`). With ``lazy`` the base weights
+    are read and the delta applied on first use (the delta file and its base are checked now), so a
+    run that finds every transcript in the store never loads the model."""
     if name not in ORGANISMS:
         raise BackendError(f"unknown organism backend {name!r}; valid: {', '.join(ORGANISMS)}")
     path = weights_path(ORGANISMS[name], root)
@@ -105,6 +108,7 @@ def load_organism(
         raise BackendError(f"{name}: {exc}") from None
     source = bundled_model_dir(BASE_MODEL)
     base_hash = weights_hash(ct2_weight_files(source))
+    check_base(delta, base_hash, name)
     backend = TorchWhisperBackend(
         converted_whisper_dir(source),
         name,
@@ -113,8 +117,9 @@ def load_organism(
         device=device,
         batch_size=batch_size,
         converter=CONVERTER_VERSION,
+        prepare=lambda model: apply_delta(model, delta, base_hash, name),
+        lazy=lazy,
     )
-    apply_delta(backend.torch_model, delta, base_hash, name)
     backend.organism_meta = dict(delta.meta)
     return backend
 

@@ -72,14 +72,19 @@ def load_delta(path: str | Path) -> Delta:
     return Delta(tensors, meta)
 
 
-def apply_delta(model: Any, delta: Delta, base_hash: str, where: str = "organism") -> None:
-    """Overwrite ``model``'s parameters with the delta's tensors (names, shapes and base hash checked)."""
-    torch = require("torch", "torch")
+def check_base(delta: Delta, base_hash: str, where: str = "organism") -> None:
+    """Refuse a delta trained on other base weights than ``base_hash`` (before any model is loaded)."""
     if delta.base_hash != base_hash:
         raise BackendError(
             f"{where}: the trained weights were made for base weights {delta.base_hash!r}, "
             f"but the installed base is {base_hash!r}; fix: retrain: asr-audit organism train"
         )
+
+
+def apply_delta(model: Any, delta: Delta, base_hash: str, where: str = "organism") -> None:
+    """Overwrite ``model``'s parameters with the delta's tensors (names, shapes and base hash checked)."""
+    torch = require("torch", "torch")
+    check_base(delta, base_hash, where)
     params = dict(model.named_parameters())
     bad = [n for n, v in delta.tensors.items() if n not in params or tuple(params[n].shape) != v.shape]
     if bad:

@@ -818,8 +818,9 @@ def _finish(batch: _Batch, pool: _Pool, store: Store) -> None:
     failed = {h: r for h, r in failed.items() if h not in cached}
     batch_audio = sum(durations[h] for h in fresh)
     batch_compute = sum(sec for _, sec in fresh.values())
-    store.put_transcripts(key, [(h, text, sec) for h, (text, sec) in fresh.items()])
-    stored = store.get_transcripts(key, list(fresh))
+    added = store.put_transcripts(key, [(h, text, sec) for h, (text, sec) in fresh.items()])
+    # another process may have stored some keys first: then serve what the store holds
+    stored = store.get_transcripts(key, list(fresh)) if added < len(fresh) else {}
     served = {h: (stored[h].value, stored[h].seconds) if h in stored else v for h, v in fresh.items()}
     entries: list[Any] = []
     for c in batch.clips:

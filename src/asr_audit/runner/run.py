@@ -194,6 +194,7 @@ class RunOutcome:
     n_cached: int
     sharded: bool
     config_errors: tuple[str, ...] = ()  # probes that failed on a configuration error (the run exits 2)
+    decodes: dict[str, Any] = field(default_factory=dict)  # the store's counts (store/counts.py), in run.json
 
 
 def plan(spec: ExperimentSpec, shard: Shard | None = None) -> tuple[list[Job], dict[str, Any]]:
@@ -302,7 +303,7 @@ def _run(
             f"shard {shard.index}/{shard.count}: {n_computed} transcriptions computed, {n_cached} cached; "
             "merge the shard stores (asr-audit merge) and rerun without --shard for the report"
         )
-        return RunOutcome({}, None, n_computed, n_cached, True)
+        return RunOutcome({}, None, n_computed, n_cached, True, decodes=store_handle.decodes.to_dict())
 
     timings: list[dict[str, Any]] = []  # run-dependent numbers go to run.json, not results.json
     for c in spec.corpora:
@@ -440,5 +441,7 @@ def _run(
     mark_output_dir(Path(spec.output))  # a rerun into this folder is allowed without --force
     report = build_report(results, spec.output)
 
-    write_text(Path(spec.output) / "run.json", to_json({"computed": n_computed, "cached": n_cached, "jobs": timings}))
-    return RunOutcome(results, report, n_computed, n_cached, False, tuple(config_errors))
+    decodes = store_handle.decodes.to_dict()  # what the store saved: run.json only (results.json stays identical)
+    run_meta = {"computed": n_computed, "cached": n_cached, "decodes": decodes, "jobs": timings}
+    write_text(Path(spec.output) / "run.json", to_json(run_meta))
+    return RunOutcome(results, report, n_computed, n_cached, False, tuple(config_errors), decodes)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from asr_audit.errors import ConfigError
+from asr_audit.store.counts import DecodeCounts
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,12 +68,25 @@ class Store(Protocol):
         ...
 
     def lookup_audio(self, fingerprints: Sequence[str]) -> dict[str, AudioIndexEntry]:
-        """The audio hash and duration of each known file fingerprint (unknown ones absent)."""
+        """The audio hash and duration of each known fingerprint (unknown ones absent): a file's, or
+        a derived clip's recipe key (``recipe:``, answered as :meth:`lookup_recipes` does)."""
         ...
 
     def remember_audio(self, rows: Iterable[tuple[str, str, float]]) -> None:
-        """Record ``(fingerprint, audio_hash, duration)`` rows (last write wins)."""
+        """Record ``(fingerprint, audio_hash, duration)`` rows (a file's: last write wins; a recipe
+        key's: written once, as :meth:`remember_recipes` does)."""
         ...
+
+    def lookup_recipes(self, recipes: Sequence[str]) -> dict[str, AudioIndexEntry]:
+        """The audio hash and duration of each derived clip seen before, by recipe key (unknown ones absent)."""
+        ...
+
+    def remember_recipes(self, rows: Iterable[tuple[str, str, float]]) -> int:
+        """Record ``(recipe key, audio_hash, duration)`` rows, each written once; returns the rows added."""
+        ...
+
+    # what this handle computed, reused and shared, and the derived clips built or found (store/counts.py)
+    decodes: DecodeCounts
 
 
 def require_store(store: Store | None, who: str) -> Store:

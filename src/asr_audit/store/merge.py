@@ -37,6 +37,7 @@ from asr_audit.store.sqlite import (
 )
 
 TABLES = ("backends", "results", "audio_files", "runs", "errors")
+OPTIONAL_TABLES = ("recipes",)  # merged where the source has them (stores written before them lack them)
 VERSION_FIELDS = ("code_version", "converter")
 _FIX = (
     "merge only shards written by the same asr-audit version (rerun the odd shard with it), or merge into a new store"
@@ -119,7 +120,8 @@ def merge_stores(into: str | Path, sources: Sequence[str | Path]) -> list[MergeR
             db.execute("ATTACH DATABASE ? AS src", (_uri(src_path, read_only=True),))
             db.execute("BEGIN IMMEDIATE")
             added = {}
-            for table in TABLES:
+            in_source = {r[0] for r in db.execute("SELECT name FROM src.sqlite_master WHERE type = 'table'")}
+            for table in (*TABLES, *(t for t in OPTIONAL_TABLES if t in in_source)):
                 before = db.execute(f"SELECT COUNT(*) FROM main.{table}").fetchone()[0]
                 db.execute(f"INSERT OR IGNORE INTO main.{table} SELECT * FROM src.{table}")
                 added[table] = db.execute(f"SELECT COUNT(*) FROM main.{table}").fetchone()[0] - before

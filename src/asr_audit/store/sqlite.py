@@ -13,7 +13,10 @@ a process killed with SIGKILL loses at most the transaction it had not committed
 journal rolls it back). A busy timeout makes concurrent writers wait instead of failing.
 
 Besides results the store keeps the identity of each backend, a fingerprint index (file path +
-size + mtime -> audio hash) that lets cached clips skip decoding, run metadata and per-clip errors.
+size + mtime -> audio hash) that lets cached clips skip decoding, a recipe index (a derived clip's
+recipe key -> its audio hash, write-once: see :func:`is_recipe_key`) that lets derived audio skip
+being built, run metadata and per-clip errors. Each handle counts what it computed and what the
+store answered (:attr:`Store.decodes`, :mod:`asr_audit.store.counts`).
 
 A store is recognised by its ``meta`` table's ``schema`` row: an existing SQLite database without
 it is someone else's and is refused untouched (never switched to WAL or given tables). A full
@@ -33,6 +36,7 @@ from typing import Any
 
 from asr_audit.errors import AuditError, InputFileError
 from asr_audit.store.base import AudioIndexEntry, Identity, StoredResult
+from asr_audit.store.counts import DecodeCounts
 
 _FULL_MARKERS = ("database or disk is full", "disk i/o error", "no space left")
 
@@ -99,6 +103,7 @@ SCHEMA_VERSION = "1"
 IDENTITY_FORMAT = "2"
 TRANSCRIPT = "transcript"
 STORE_ENV = "ASR_AUDIT_STORE"
+RECIPE_PREFIX = "recipe:"  # fingerprints of derived audio (probes/battery/recipe.py): the recipe index
 _CHUNK = 400  # stay below SQLite's host-parameter limit
 
 _SCHEMA = """
@@ -113,6 +118,9 @@ CREATE TABLE IF NOT EXISTS results (
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS audio_files (
     fingerprint TEXT PRIMARY KEY, audio TEXT NOT NULL, duration REAL NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS recipes (
+    recipe TEXT PRIMARY KEY, audio TEXT NOT NULL, duration REAL NOT NULL
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS runs (
     run_id TEXT PRIMARY KEY, started REAL NOT NULL, finished REAL, meta TEXT NOT NULL
@@ -132,6 +140,17 @@ def default_store_path() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("asr-audit")) / "store.sqlite3"
+
+
+def is_recipe_key(fingerprint: str) -> bool:
+    """Whether ``fingerprint`` names derived audio by its recipe (the source's audio, the transform
+    chain with its parameters, the seed and the code versions; :mod:`asr_audit.probes.battery.recipe`)
+    rather than a file: such a key always means the same samples, so its row is written once.
+
+    >>> is_recipe_key("recipe:9f2c"), is_recipe_key("file:/data/a.wav:1200:1700000000")
+    (True, False)
+    """
+    return fingerprint.startswith(RECIPE_PREFIX)
 
 
 def _retry_locked(fn: Any, timeout_s: float) -> Any:
@@ -167,6 +186,7 @@ class Store:
 
     def __init__(self, path: str | Path, busy_timeout_s: float = 60.0) -> None:
         self.path = Path(path).expanduser()
+        self.decodes = DecodeCounts()  # what this handle computed and what the store answered
         try:
             if self.path.is_file() and self.path.stat().st_size > 0 and is_store_file(self.path) is False:
                 raise InputFileError(
@@ -290,6 +310,7 @@ class Store:
             )
             for audio, value, seconds in rows:
                 out[audio] = StoredResult(json.loads(value), seconds)
+        self.decodes.read(kind, [(backend_key, a, item) for a in out])
         return out
 
     def put(self, kind: str, backend_key: str, rows: Iterable[tuple[str, Any, float | None]], item: str = "") -> int:
@@ -305,7 +326,9 @@ class Store:
         with self._write() as db:
             before = db.total_changes
             db.executemany("INSERT OR IGNORE INTO results VALUES (?, ?, ?, ?, ?, ?, ?)", data)
-            return db.total_changes - before
+            added = db.total_changes - before
+        self.decodes.wrote(kind, [(backend_key, row[1], item) for row in data])
+        return added
 
     def get_transcripts(self, backend_key: str, audio_hashes: Sequence[str]) -> dict[str, StoredResult]:
         return self.get(TRANSCRIPT, backend_key, audio_hashes)
@@ -324,8 +347,11 @@ class Store:
 
     # ------------------------------------------------------------------ audio fingerprint index
     def lookup_audio(self, fingerprints: Sequence[str]) -> dict[str, AudioIndexEntry]:
-        out: dict[str, AudioIndexEntry] = {}
-        for chunk in _chunks(sorted(set(fingerprints))):
+        """The audio hash and duration of each known fingerprint: a file's from the fingerprint
+        index, a recipe key's from the recipe index (:meth:`lookup_recipes`)."""
+        files = sorted({fp for fp in fingerprints if not is_recipe_key(fp)})
+        out = self.lookup_recipes([fp for fp in fingerprints if is_recipe_key(fp)])
+        for chunk in _chunks(files):
             marks = ",".join("?" * len(chunk))
             for fp, audio, dur in self._db.execute(
                 f"SELECT fingerprint, audio, duration FROM audio_files WHERE fingerprint IN ({marks})", chunk
@@ -334,11 +360,44 @@ class Store:
         return out
 
     def remember_audio(self, rows: Iterable[tuple[str, str, float]]) -> None:
-        """Record ``(fingerprint, audio_hash, duration)`` rows (last write wins)."""
+        """Record ``(fingerprint, audio_hash, duration)`` rows: a file's in the fingerprint index
+        (last write wins: a file can change), a recipe key's in the recipe index (write-once)."""
         data = list(rows)
-        if data:
+        files = [r for r in data if not is_recipe_key(r[0])]
+        self.remember_recipes([r for r in data if is_recipe_key(r[0])])
+        if files:
             with self._write() as db:
-                db.executemany("INSERT OR REPLACE INTO audio_files VALUES (?, ?, ?)", data)
+                db.executemany("INSERT OR REPLACE INTO audio_files VALUES (?, ?, ?)", files)
+
+    def lookup_recipes(self, recipes: Sequence[str]) -> dict[str, AudioIndexEntry]:
+        """The audio hash and duration of each derived clip the store has seen, by recipe key
+        (:func:`is_recipe_key`); the found ones count as ``derived_known`` in :attr:`decodes`.
+
+        Recipe keys that older versions kept in the fingerprint index are found there too."""
+        out: dict[str, AudioIndexEntry] = {}
+        for table, column in (("audio_files", "fingerprint"), ("recipes", "recipe")):  # the recipe index wins
+            for chunk in _chunks(sorted(set(recipes))):
+                marks = ",".join("?" * len(chunk))
+                for key, audio, dur in self._db.execute(
+                    f"SELECT {column}, audio, duration FROM {table} WHERE {column} IN ({marks})", chunk
+                ):
+                    out[key] = AudioIndexEntry(audio, dur)
+        self.decodes.known(out)
+        return out
+
+    def remember_recipes(self, rows: Iterable[tuple[str, str, float]]) -> int:
+        """Record ``(recipe key, audio_hash, duration)`` rows of derived audio; a recipe's row is
+        written once and never changed (a concurrent or repeated write is harmless). Returns rows added."""
+        data = list(rows)
+        bad = [r[0] for r in data if not is_recipe_key(r[0])]
+        if bad:
+            raise ValueError(f"not a recipe key: {bad[0]!r} (recipe keys start with {RECIPE_PREFIX!r})")
+        if not data:
+            return 0
+        with self._write() as db:
+            before = db.total_changes
+            db.executemany("INSERT OR IGNORE INTO recipes VALUES (?, ?, ?)", data)
+            return db.total_changes - before
 
     # ------------------------------------------------------------------ runs and errors
     def start_run(self, meta: dict[str, Any]) -> str:

@@ -323,9 +323,9 @@ def _run_batch(
     done, failed = _compute(backend, list(unique.values()))
     batch_audio = sum(unique[h].duration for h in done)
     batch_compute = sum(sec for _, sec in done.values())
-    store.put_transcripts(key, [(h, text, sec) for h, (text, sec) in done.items()])
-    # another process may have stored these keys first: report what the store holds
-    stored = store.get_transcripts(key, list(done))
+    added = store.put_transcripts(key, [(h, text, sec) for h, (text, sec) in done.items()])
+    # another process may have stored some of these keys first: then report what the store holds
+    stored = store.get_transcripts(key, list(done)) if added < len(done) else {}
     served = {h: (stored[h].value, stored[h].seconds) if h in stored else v for h, v in done.items()}
     for pos, c in zip(positions, batch):
         if c.id in bad:

@@ -45,6 +45,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from asr_audit.corpus.clips import Corpus
@@ -62,7 +63,7 @@ from asr_audit.probes.battery.conditions import (
     realize,
 )
 from asr_audit.probes.battery.courtesy import courtesy_present, courtesy_study, eligible_clips
-from asr_audit.probes.battery.recipe import built, remote_hearing
+from asr_audit.probes.battery.recipe import built, realize_once, remote_hearing
 from asr_audit.probes.predfiles.inflation import apply_edits
 from asr_audit.probes.predfiles.ortho import SwitchRateOptions, switch_rate
 from asr_audit.probes.predfiles.refdis import (
@@ -764,9 +765,15 @@ class _Planned:
 
 
 def _plan_condition(
-    cond: Condition, corpus: Corpus, backends: Mapping[str, Any], judge: _Judge, ctx: ConditionContext
+    cond: Condition,
+    corpus: Corpus,
+    backends: Mapping[str, Any],
+    judge: _Judge,
+    ctx: ConditionContext,
+    store: Store | None = None,
 ) -> _Planned:
-    """Realize every unit of ``cond`` (as recipes when ``ctx.transcribe`` runs the clips elsewhere)."""
+    """Realize every unit of ``cond`` (as recipes when ``ctx.transcribe`` runs the clips elsewhere, or
+    when ``store`` already holds every model's transcript of them: :func:`~asr_audit.probes.battery.recipe.realize_once`)."""
 
     unusable: list[tuple[int, str, str]] = []
     realized: list[tuple[int, Unit, Realized]] = []
@@ -777,7 +784,7 @@ def _plan_condition(
         for u in units:
             at = len(realized) + len(unusable)
             try:
-                realized.append((at, u, realize(cond, clip, ctx, u.span, lazy=ctx.transcribe is not None)))
+                realized.append((at, u, realize_once(partial(realize, cond, clip, ctx, u.span), ctx, store, backends)))
             except ConfigError:
                 raise
             except AuditError as exc:
@@ -822,7 +829,7 @@ def _run_condition(
     normalize: Callable[[str], Tokens],
     hyps0: Mapping[str, Mapping[str, str]],
 ) -> tuple[dict[str, dict[str, int]], list[dict[str, str]]]:
-    planned = _plan_condition(cond, corpus, backends, judge, ctx)
+    planned = _plan_condition(cond, corpus, backends, judge, ctx, store)
     ((transcribed, unbuilt),) = _transcribe_planned([planned], backends, store, ctx.transcribe)
     return _judge_condition(cond, corpus, backends, judge, ctx, normalize, hyps0, planned, transcribed, unbuilt)
 

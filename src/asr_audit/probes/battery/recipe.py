@@ -50,6 +50,7 @@ from asr_audit.corpus.clips import ArraySource, Clip
 from asr_audit.errors import ConfigError
 from asr_audit.probes.audio.masked import Heard
 from asr_audit.store.base import Store
+from asr_audit.store.sqlite import RECIPE_PREFIX
 from asr_audit.store.transcribe import file_fingerprint
 
 # Bump when a change to the code that builds derived audio (asr_audit.audio transforms, voices,
@@ -192,9 +193,10 @@ class RecipeSource:
     """Audio built from a recipe (see the module docstring): an :class:`~asr_audit.corpus.clips.AudioSource`.
 
     ``part`` is ``"clip"`` (the realized clip) or ``"donor"`` (a splice's donor part, as spliced).
-    ``fingerprint`` (the store's key for skipping a build) is set only where the recipe pins its
-    input cheaply: an original clip with a file fingerprint and no voice (synthesis may differ
-    between engine versions); it covers the transforms, the seed and :func:`_code_versions`.
+    ``fingerprint`` (the store's recipe key, for skipping a build: :func:`_fingerprint`) is set only
+    where the recipe pins its input cheaply: an original clip with a file fingerprint, or a voice
+    whose engine is installed here (its synthesis key names the engine version and the text); it
+    covers the transforms, the seed and :func:`_code_versions`.
     ``voice_key`` pins a voice: a process whose engine gives another key (or has none) refuses to
     build the recipe, so a worker with another TTS version never produces other samples.
     """
@@ -264,13 +266,19 @@ def _assets_of(step: Any) -> list[AudioAsset]:
 
 
 def _fingerprint(
-    clip: Clip, voice: str | None, steps: Sequence[Mapping[str, Any]], seed: int | None, part: str
+    clip: Clip, vkey: str | None, steps: Sequence[Mapping[str, Any]], seed: int | None, part: str, voice: bool = False
 ) -> str | None:
-    base = file_fingerprint(clip) if voice is None else None
+    """The recipe key (the store's :data:`~asr_audit.store.sqlite.RECIPE_PREFIX` key) of a derived
+    clip: what it is made from — the original clip's file fingerprint, or for a re-voiced clip the
+    voice's synthesis key ``vkey`` (voice definition, engine version, text: what the TTS cache keys
+    its samples by) — the transforms with their parameters, the seed, the part and
+    :func:`_code_versions`; ``None`` where the input has no cheap identity (in-memory audio, a
+    voice with no engine here)."""
+    base = (None if vkey is None else f"voice:{vkey}") if voice else file_fingerprint(clip)
     if base is None:
         return None
     payload = {"base": base, "code": _code_versions(), "steps": steps, "seed": seed, "part": part}
-    return "recipe:" + hashlib.sha256(json.dumps(jsonable(payload), sort_keys=True).encode()).hexdigest()
+    return RECIPE_PREFIX + hashlib.sha256(json.dumps(jsonable(payload), sort_keys=True).encode()).hexdigest()
 
 
 def recipe_for(
@@ -297,10 +305,11 @@ def recipe_for(
             if a.path is None:
                 assets.setdefault(a.sha256, recipes.get(a.sha256) or InlineAsset(a))
     voice = condition.voice
+    vkey = None if voice is None else voice_key(voice, text)
     label = f"{base.audio_label} [{'+'.join(chain.tags)}]" if chain.steps else f"{voice}: {text[:40]}"
     source = RecipeSource(
         clip, condition, text, dicts, seed, tuple(assets.items()), "clip", label,
-        _fingerprint(clip, voice, dicts, seed, "clip"), None if voice is None else voice_key(voice, text),
+        _fingerprint(clip, vkey, dicts, seed, "clip", voice is not None), vkey,
     )  # fmt: skip
     new = dataclasses.replace(
         base,
@@ -313,7 +322,10 @@ def recipe_for(
     donor = None
     if condition.donor is not None:
         part = dataclasses.replace(
-            source, part="donor", label=label + " donor", fingerprint=_fingerprint(clip, voice, dicts, seed, "donor")
+            source,
+            part="donor",
+            label=label + " donor",
+            fingerprint=_fingerprint(clip, vkey, dicts, seed, "donor", voice is not None),
         )
         donor = dataclasses.replace(
             new, id=new.id + DONOR_SUFFIX, provenance=(*new.provenance, "donor-only"), source=part
@@ -333,6 +345,63 @@ def built(clip: Clip) -> Clip:
         return clip
     samples, sr = clip.source.load()
     return dataclasses.replace(clip, source=ArraySource(samples, sr, clip.source.label))
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class KeyedSource:
+    """Derived audio built here that keeps its recipe key as its ``fingerprint`` (an
+    :class:`~asr_audit.corpus.clips.AudioSource`): transcribing it records recipe key -> audio hash
+    in the store's recipe index, so a later request of the same recipe finds its transcripts
+    without building it (:func:`realize_once`)."""
+
+    samples: np.ndarray
+    sample_rate: int
+    label: str
+    fingerprint: str | None
+
+    def load(self) -> tuple[np.ndarray, int]:
+        return self.samples, self.sample_rate
+
+
+def _keyed(clip: Clip, key: str) -> Clip:
+    if clip.source is None:
+        return clip
+    samples, sr = clip.source.load()
+    return dataclasses.replace(clip, source=KeyedSource(samples, sr, clip.source.label, key))
+
+
+def realize_once(
+    realize: Callable[[bool], Realized], ctx: Any, store: Store | None, backends: Mapping[str, Any]
+) -> Realized:
+    """One realized unit, built only when some model still needs its audio. Where ``ctx.transcribe``
+    (the :class:`~asr_audit.probes.battery.conditions.ConditionContext`'s) runs the clips elsewhere it
+    is the recipe ``realize(True)``, as always. Here ``realize(lazy)`` (a
+    :func:`~asr_audit.probes.battery.conditions.realize` call) realizes it as a recipe first, and
+    when the store maps its recipe keys (clip and donor part) to audio whose transcript every
+    backend of ``backends`` already has, that recipe is returned (transcribing it reads the store,
+    nothing is built). Otherwise it is built here as before (``realize(False)``), its parts carrying
+    their recipe keys (:class:`KeyedSource`) so the store learns them, and counted as built in
+    ``store.decodes``. Without a store (or keys) it is simply built."""
+
+    lazy = realize(True)
+    if ctx.transcribe is not None:
+        return lazy
+    parts = [c for c in (lazy.clip, lazy.donor) if c is not None]
+    if not parts or not all(isinstance(c.source, RecipeSource) for c in parts):
+        return realize(False)  # the original audio: nothing derived
+    keys = [k for k in (file_fingerprint(c) for c in parts) if k is not None]
+    if store is None or len(keys) != len(parts):
+        return realize(False)
+    index = store.lookup_recipes(keys)
+    hashes = [index[k].audio_hash for k in keys if k in index]
+    if len(hashes) == len(keys) and all(
+        len(store.get_transcripts(b.identity().key, hashes)) == len(set(hashes)) for b in backends.values()
+    ):
+        return lazy
+    eager = realize(False)
+    store.decodes.built(keys)
+    donor = None if eager.donor is None else _keyed(eager.donor, keys[-1])
+    return dataclasses.replace(eager, clip=_keyed(eager.clip, keys[0]), donor=donor)
 
 
 @dataclass(frozen=True, slots=True)
