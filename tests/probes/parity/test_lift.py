@@ -39,7 +39,7 @@ def test_the_verb_the_spec_and_the_api_agree(case: str, tmp_path: Path, run_cli:
     v = verb(run_cli, tmp_path / "verb.json", "lift", "--model", MODEL, "--store", store, *flags)
     rows = store_rows(store, "score")
     s = spec_entry(run_cli, tmp_path / "spec", MODEL, "lift", _toml(values), store)
-    keywords = {k: float(x) if x == "inf" else x for k, x in values.items()}
+    keywords: dict[str, Any] = {k: float(x) if x == "inf" else x for k, x in values.items()}
     a = as_json(api.lift(MANIFEST, [MODEL], store=store, limit=LIMIT, **keywords).to_dict())
     assert v == s == a
     assert store_rows(store, "score") == rows  # the spec and the API scored nothing the verb had not
