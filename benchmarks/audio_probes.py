@@ -114,17 +114,17 @@ def bench(corpus: Any, masked_models: list[str], lift_models: list[str], store_p
         for spec in lift_models:
             b = Counting(load_backend(spec))
             t0 = time.perf_counter()
-            res = run_lift([LocalModel.of(b)], corpus, st, "masked", aligner=aligner, n_resamples=1000)
+            lifted = run_lift([LocalModel.of(b)], corpus, st, "masked", aligner=aligner, n_resamples=1000)
             wall = time.perf_counter() - t0
-            m = res.models[0]
-            n_items = len({r.item_id for r in res.records})
+            row = lifted.models[0]
+            n_items = len({r.item_id for r in lifted.records})
             out["lift"].append(
                 {
                     "model": spec,
                     "items": n_items,
-                    "unmasked": m["conditions"].get("unmasked", {}).get("lift"),
-                    "masked": m["conditions"].get("masked", {}).get("lift"),
-                    "paired_unmasked_minus_masked": m["paired"].get("unmasked-masked"),
+                    "unmasked": row["conditions"].get("unmasked", {}).get("lift"),
+                    "masked": row["conditions"].get("masked", {}).get("lift"),
+                    "paired_unmasked_minus_masked": row["paired"].get("unmasked-masked"),
                     "passes_per_item": b.passes / max(n_items, 1),
                     "items_per_s": n_items / wall,
                     "forward_passes": b.passes,

@@ -28,6 +28,7 @@ import re
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 _OAL_NAME = re.compile(r"^MODEL_(.+?)_DATASET_")
 
@@ -56,7 +57,7 @@ class TextNormalizer:
 
 
 def opcodes(ref_tokens: list[str], hyp: str) -> list[tuple[str, int, int, int, int]]:
-    return difflib.SequenceMatcher(None, ref_tokens, hyp.split(), autojunk=False).get_opcodes()
+    return list(difflib.SequenceMatcher(None, ref_tokens, hyp.split(), autojunk=False).get_opcodes())
 
 
 def missed(ref_tokens: list[str], hyp: str) -> set[int]:
@@ -149,8 +150,9 @@ def mine_clip(
     ref_tokens: list[str] = []
     for m in models:
         ref_tokens = norm(ref).split()
-        if hyps.get(m) is not None:
-            normed[m] = norm(hyps[m])
+        hyp = hyps.get(m)
+        if hyp is not None:
+            normed[m] = norm(hyp)
     if not models:
         ref_tokens = norm(ref).split()
     n = len(ref_tokens)
@@ -273,7 +275,7 @@ def accept_ref(edits: list[dict], models: list[str]) -> dict[str, tuple[int, int
 
 
 def run_baseline(
-    folder: str | Path, panel: list[str], text2num: bool = True, **params: float | int | bool
+    folder: str | Path, panel: list[str], text2num: bool = True, **params: Any
 ) -> tuple[list[dict], dict[str, tuple[int, int]]]:
     """Every clip's edits and each model's accept-ref counts for the prediction files in ``folder``."""
     refs, hyps = read_predictions(folder)

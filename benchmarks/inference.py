@@ -41,6 +41,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +61,9 @@ def load_raw_engine(model_dir: Path) -> tuple[Any, Any, Any, list[int]]:
     if model.is_multilingual:
         prompt += [tok.token_to_id("<|en|>"), tok.token_to_id("<|transcribe|>")]
     prompt.append(tok.token_to_id("<|notimestamps|>"))
-    return model, tok, mel_settings_for(model_dir), prompt
+    ids = [i for i in prompt if i is not None]
+    assert len(ids) == len(prompt), f"{model_dir}: the tokenizer lacks a Whisper prompt token"
+    return model, tok, mel_settings_for(model_dir), ids
 
 
 def raw_engine(engine: tuple[Any, Any, Any, list[int]], audio_files: list[Path], batch_size: int) -> list[str]:
@@ -194,9 +197,11 @@ def profile(model: str, audio_files: list[Path], batch_size: int) -> dict[str, f
 
     from asr_audit.audio.io import to_mono_16k
     from asr_audit.models.base import load_backend
+    from asr_audit.models.ct2 import CT2WhisperBackend
     from asr_audit.models.whisper_features import batch_log_mel
 
     backend = load_backend(model)
+    assert isinstance(backend, CT2WhisperBackend), model  # the stages are CTranslate2's
     clips, _, decode_cpu = timed(lambda: [to_mono_16k(*sf.read(str(f), dtype="float32")) for f in audio_files])
     stages = {"decode + resample": decode_cpu, "features": 0.0, "encoder": 0.0, "decoder": 0.0}
     for start in range(0, len(clips), batch_size):
@@ -261,7 +266,7 @@ def main() -> None:
     texts: dict[str, dict[str, str]] = {}
     for r in range(args.rounds):
         for name, fn in paths.items():
-            texts[name], wall, cpu = timed(lambda fn=fn, r=r: fn(r))
+            texts[name], wall, cpu = timed(partial(fn, r))
             walls[name].append(wall)
             cpus[name].append(cpu)
     med = {k: (statistics.median(walls[k]), statistics.median(cpus[k])) for k in paths}

@@ -35,8 +35,10 @@ def main(argv: list[str] | None = None) -> int:
     from asr_audit.data import LIBRIVOX
     from asr_audit.mechrun.capture import capture
     from asr_audit.models.base import load_backend
+    from asr_audit.models.whisper_torch import TorchWhisperBackend
 
     backend = load_backend(args.model)
+    assert isinstance(backend, TorchWhisperBackend), args.model  # it captures the PyTorch Whisper's sites
     backend.batch_size = args.batch_size
     base = []
     texts_all = []

@@ -337,6 +337,10 @@ def setup(args: argparse.Namespace, t0: float) -> Run:
         say(f"capturing {len(rows)} voice-{label} clips at {len(sites)} sites")
         enc_cache.ensure([oset.audio_path(r) for r in rows])
         path_of = {r["id"]: oset.audio_path(r) for r in rows}
+
+        def encoded(cid: str, path_of: dict[str, Path] = path_of) -> np.ndarray:
+            return enc_cache.load(path_of[cid])
+
         caps[label] = capture(
             organism,
             ((r["id"], read_wav(oset.audio_path(r))) for r in rows),
@@ -344,7 +348,7 @@ def setup(args: argparse.Namespace, t0: float) -> Run:
             root,
             texts=[r["text"] for r in rows],
             pool="mean",
-            encoded=lambda cid, path_of=path_of: enc_cache.load(path_of[cid]),
+            encoded=encoded,
         )
     sweep = layer_sweep(caps["A"], caps["B"], sites, seed=args.seed)
     out["sweep"] = [r.to_dict() for r in sweep]

@@ -148,6 +148,13 @@ def main(argv: list[str] | None = None) -> int:
                     "seconds": round(wall, 1),
                     "probes": probes,
                     "rows": [r.to_dict() for r in rows],
+                    "provenance": {
+                        "command": " ".join(["python", "benchmarks/null_calibration.py", *sys.argv[1:]]),
+                        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                        "code_hash": code_hash(),
+                        "code_files": list(CODE_FILES),
+                        "tuning_seeds": list(TUNING_SEEDS),
+                    },
                 },
                 indent=2,
             )

@@ -115,8 +115,8 @@ def whole_process(workdir: Path, clips: int, seed: int, env: dict[str, str]) -> 
     row("asr-audit refdis warm (--majority 0.75)", warm, base)
     again = child(refdis_cmd(folder, panel, *anchor, "--majority", "0.75"), env)
     row("asr-audit refdis warm, same parameters", again, base)
-    for what, i in (("wall", 0), ("CPU", 1)):
-        c, w = paper[i] / cold[i], paper[i] / warm[i]
+    for what, (p, co, wa) in (("wall", (paper[0], cold[0], warm[0])), ("CPU", (paper[1], cold[1], warm[1]))):
+        c, w = p / co, p / wa
         print(
             f"targets ({what} time): cold >= 10x: {'met' if c >= 10 else 'NOT met'} ({c:.1f}x); "
             f"warm >= 50x: {'met' if w >= 50 else 'NOT met'} ({w:.1f}x)"

@@ -45,6 +45,7 @@ import json
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from asr_audit.calib.sites import score_sites
@@ -220,7 +221,9 @@ def run_masked_table(oset, base_backend, out_dir: Path, n_clips: int, results: d
                     [
                         label,
                         m.model,
-                        fmt(Rate(m.k, m.n, m.accept_ref, m.ci_low, m.ci_high)),
+                        fmt(Rate(m.k, m.n, m.accept_ref, m.ci_low, m.ci_high))
+                        if m.accept_ref is not None and m.ci_low is not None and m.ci_high is not None
+                        else "-",  # no eligible item
                         f"{m.n_items} items, {m.n_gated_out} gated out",
                     ]
                 )
@@ -474,7 +477,7 @@ def warm_memorizer_states(backend, mset, store, root: Path, groups=("memorized",
     return len(items)
 
 
-def share_encoder(backends: list, audios: list[Path] = (), states: Path | None = None) -> None:
+def share_encoder(backends: list, audios: Sequence[Path] = (), states: Path | None = None) -> None:
     """Let ``backends`` (organisms on one frozen base encoder) share one encoder memo, prefilled with
     the cached training states of ``audios``, the evaluation states in ``states``
     (:func:`warm_memorizer_states`) and the silent waveform of each clip length (Whisper pads every

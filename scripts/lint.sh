@@ -5,4 +5,4 @@ cd "$(dirname "$0")/.."
 . scripts/_python.sh  # PY: the interpreter scripts/install.sh used
 "$PY" -m ruff check src tests benchmarks
 "$PY" -m ruff format --check src tests benchmarks
-"$PY" -m mypy
+"$PY" -m mypy  # src/asr_audit, tests and benchmarks ([tool.mypy] files in pyproject.toml)

@@ -96,7 +96,9 @@ def test_unregister_and_temporary() -> None:
 def plugin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A folder on sys.path with a holder module (the registry) that plugin modules register into."""
     holder = types.ModuleType("asr_audit_test_holder")
-    holder.REG = Registry("widget", modules=("asr_audit_test_plugin_a",), entry_points="asr_audit_test.widgets")
+    vars(holder)["REG"] = Registry(
+        "widget", modules=("asr_audit_test_plugin_a",), entry_points="asr_audit_test.widgets"
+    )
     monkeypatch.setitem(sys.modules, "asr_audit_test_holder", holder)
     monkeypatch.syspath_prepend(str(tmp_path))
     for name in ("asr_audit_test_plugin_a", "asr_audit_test_plugin_b", "asr_audit_test_plugin_broken"):

@@ -33,26 +33,30 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from asr_audit.calib.probe import MINER_CALIBRATION
+from asr_audit.calib.score import CalibScore
 from asr_audit.corpus.clips import Corpus
 from asr_audit.corpus.predfiles import PredictionSet
 from asr_audit.corpus.predfiles import load_predictions as _load_predictions
 from asr_audit.corpus.reading import ReadOptions
 from asr_audit.corpus.spec import load_corpus
 from asr_audit.errors import ConfigError, require
+from asr_audit.mechrun.probe import MECH, MechRun
 from asr_audit.models.base import load_backend
 from asr_audit.options import Surface
 from asr_audit.probes.audio.lift import LiftResult
 from asr_audit.probes.audio.masked import MaskedResult
 from asr_audit.probes.audio.probes import evaluate_on
 from asr_audit.probes.core.models import LocalPool
-from asr_audit.probes.core.probe import ModelPool, get_probe
+from asr_audit.probes.core.probe import ModelPool, ProbeInputs, get_probe
 from asr_audit.probes.predfiles.ortho import DEFAULT_MIN_PER_ARM, OrthoResult, SwitchRateOptions
 from asr_audit.probes.predfiles.ortho import switch_rate as _switch_rate
 from asr_audit.probes.predfiles.refdis_options import RefdisOptions
 from asr_audit.probes.predfiles.refdis_result import RefdisResult
 from asr_audit.probes.predfiles.refdis_run import isolated_panel_members, run_normalizer, run_refdis
 from asr_audit.runner.probes import refdis_verify
-from asr_audit.runner.run import RunOutcome, run_spec_file
+from asr_audit.runner.run import LocalExecutor, RunOutcome, run_spec_file
+from asr_audit.runner.spec import ModelSpec
 from asr_audit.store.sqlite import open_store
 
 Predictions = PredictionSet | str | Path
@@ -164,6 +168,112 @@ def switch_rate(
         options.denominator,
         options.language,
     )
+
+
+def calib_score(
+    corpus: str | Path,
+    preds: Predictions,
+    panel: Sequence[str],
+    *,
+    seed: int = 0,
+    **params: Any,
+) -> CalibScore:
+    """The consensus miner's precision and recall on a calibration set (``asr-audit calib score``, the
+    ``miner_calibration`` probe of a spec): ``corpus`` is the folder ``asr-audit calib build`` wrote,
+    ``preds`` its clips' predictions (a :class:`PredictionSet` or a path), ``panel`` the miners.
+    ``params`` takes the probe's other options by their spec names: ``split``, ``preset``,
+    ``min_confidence`` (the operating point), the mining parameters of :func:`refdis`. The set is
+    mined in its own language with its own normalizer.
+
+    >>> calib_score("calib", "preds", ["a", "b", "c"], preset="best")
+    Traceback (most recent call last):
+    ...
+    asr_audit.options.OptionError: calib_score(preset='best') is unknown (valid: ...
+    """
+    values = {"truth": str(corpus), **params}
+    return calib_score_from(preds, panel, values, Surface.python("calib_score"), seed=seed)
+
+
+def calib_score_from(
+    preds: Predictions, panel: Sequence[str], values: Mapping[str, Any], surface: Surface, *, seed: int = 0
+) -> CalibScore:
+    """The ``miner_calibration`` probe on prediction files, its options read from ``values`` as
+    written on ``surface``: the one path of :func:`calib_score` and ``asr-audit calib score``
+    (leave-one-out off and one bootstrap resample unless ``values`` say otherwise: neither changes
+    the score, which reads the full panel's edits only)."""
+    if isinstance(panel, str):
+        raise ConfigError(f"calib_score(panel={panel!r}) is one string; fix: pass a list of model names")
+    options = MINER_CALIBRATION.options_from({"loo": False, "resamples": 1, **values}, surface)
+    pset = _as_set(preds)
+    inputs = ProbeInputs(corpus=str(pset.source), predictions=pset, panel=tuple(panel), seed=seed)
+    MINER_CALIBRATION.check(options, inputs, surface)
+    score = MINER_CALIBRATION.run(inputs, options)
+    if score is None:  # only without a calibration folder, and one is always named here
+        raise ConfigError("calib_score needs the calibration folder; fix: pass it as corpus")
+    return score
+
+
+def mech_steer(
+    corpus: str | Path | Corpus,
+    model: str,
+    direction: str | Sequence[str],
+    *,
+    seed: int = 0,
+    store: str | Path | None = None,
+    **params: Any,
+) -> MechRun:
+    """Steering under saved direction(s) with random and shuffled controls (``asr-audit mech steer``,
+    the ``mech`` probe of a spec): ``model`` (a spec string of a PyTorch model with hook sites) decodes
+    ``corpus`` (a manifest path or a :class:`Corpus`) clean and under each arm, through ``store``
+    (default: the default store). ``params`` takes the probe's other options by their spec names:
+    ``directions``, ``site``, ``mode``, ``alpha``, ``clamp_at``, ``trigger_at``, ``positions``,
+    ``gate``, ``gate_at``, ``k``, ``n_random``, ``truth``, ``speakers``, ``limit``, ``wer_field``
+    (``docs/mechanism.md``). Every option is checked before the corpus is read or the model loads:
+
+    >>> mech_steer("set/calib-test.jsonl", "whisper-tiny.en-pt", "voice", positions="2:1")
+    Traceback (most recent call last):
+    ...
+    asr_audit.options.OptionError: mech_steer(positions='2:1') is not P0:P1 with 0 <= P0 < P1; fix: ...
+
+    The result's ``steer`` is the :class:`~asr_audit.mechrun.steer.SteerResult` (arms, flips,
+    hypotheses); ``to_dict()`` is the probe's entry in ``results.json``.
+    """
+    values = {"model": model, "direction": direction, **params}
+    return mech_steer_from(corpus, values, Surface.python("mech_steer"), seed=seed, store=store)
+
+
+def mech_steer_from(
+    corpus: str | Path | Corpus,
+    values: Mapping[str, Any],
+    surface: Surface,
+    *,
+    seed: int = 0,
+    store: str | Path | None = None,
+) -> MechRun:
+    """The ``mech`` probe on one model, its options read from ``values`` as written on ``surface``:
+    the one path of :func:`mech_steer` and ``asr-audit mech steer`` (the model is a one-model pool
+    named by its spec string, as a spec's ``[[model]]`` would load it)."""
+    options = MECH.options_from(values, surface)
+    clips = corpus if isinstance(corpus, Corpus) else load_corpus(str(corpus))
+    pool = LocalExecutor(False, models={options.model: ModelSpec(options.model, options.model)})
+    st = open_store(store)
+    try:
+        inputs = ProbeInputs(
+            corpus=clips.name,
+            predictions=PredictionSet((), {}),
+            clips=clips,
+            pool=pool,
+            models=(options.model,),
+            store=st,
+            seed=seed,
+        )
+        MECH.check(options, inputs, surface)
+        run = MECH.run(inputs, options)
+    finally:
+        st.close()
+    if run is None:  # only a corpus without clips has nothing to steer, and one with clips was given
+        raise ConfigError(f"corpus {clips.name!r} has no audio to steer; fix: give a manifest of audio clips")
+    return run
 
 
 def run_spec(

@@ -42,7 +42,7 @@ def test_align_corpus_caches_and_continues(manifest: Path, tmp_path: Path, sphin
     with open_store(tmp_path / "s.sqlite3") as store:
         first = list(align_corpus(sphinx_aligner, corpus, store))
         assert [r.ok for r in first] == [True, False, True, False]
-        assert "not found" in first[1].error and "no path" in first[3].error
+        assert "not found" in (first[1].error or "") and "no path" in (first[3].error or "")
         assert store.count(TIMINGS, sphinx_aligner.identity().key) == 2
         second = list(align_corpus(sphinx_aligner, corpus, store))
     assert [r.cached for r in second] == [True, False, True, False]
@@ -59,7 +59,7 @@ def test_cli_writes_jsonl_and_reports_failures(manifest: Path, tmp_path: Path, r
     assert code == 0, err
     records = [ClipAlignment.from_dict(json.loads(line)) for line in out.read_text().splitlines()]
     assert [r.clip_id for r in records] == ["libri", "gone", "tts"]
-    assert len(records[0].words) == 14 and records[1].words == () and "not found" in records[1].error
+    assert len(records[0].words) == 14 and records[1].words == () and "not found" in (records[1].error or "")
     assert records[2].aligner.name == "sphinx" and records[2].words[2].word == "2011"
     assert "aligned 2/3" in err and "gone" in err
     code, _, err = run_cli(

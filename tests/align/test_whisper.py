@@ -15,8 +15,8 @@ SR = 16000
 
 def test_dtw_follows_the_cheap_diagonal() -> None:
     cost = np.ones((3, 6))
-    for i, cols in enumerate([(0, 1), (2, 3), (4, 5)]):
-        cost[i, list(cols)] = 0.0
+    for i, cheap in enumerate([(0, 1), (2, 3), (4, 5)]):
+        cost[i, list(cheap)] = 0.0
     rows, cols = dtw_path(cost)
     assert rows.tolist() == [0, 0, 1, 1, 2, 2] and cols.tolist() == [0, 1, 2, 3, 4, 5]
 

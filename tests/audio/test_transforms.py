@@ -143,7 +143,7 @@ def test_derived_id_and_chain_order(sine):
     b = Chain((AddNoise("white", 10.0), Mask(0.5, 0.7))).apply(sine, SR, np.random.default_rng(1))
     assert not np.any(b[8000:11200])  # silence applied last wins
     with pytest.raises(ConfigError, match="not a Transform"):
-        Chain(("mask",))  # type: ignore[arg-type]
+        Chain(("mask",))
 
 
 def test_gain_and_normalize(sine):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -56,7 +57,7 @@ def test_truth_gives_the_verbs_verification(calib_set: Path, preds: Path, run_cl
         "refdis", "--preds", preds, "--panel", ",".join(PANEL), "--preset", "paper", "--truth", calib_set, "--json", out
     )
     assert code == 0, err
-    got = asr_audit.refdis(preds, PANEL, preset="paper", truth=str(calib_set)).to_dict()
+    got: dict[str, Any] = asr_audit.refdis(preds, PANEL, preset="paper", truth=str(calib_set)).to_dict()
     assert json.loads(json.dumps(got)) == json.loads(out.read_text())
     assert got["verification"]["source"] == "planted truth"
     assert all("verified" in m for m in got["models"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from calib_edits import make_edit
 
@@ -56,7 +57,7 @@ def test_the_operating_point_filters_the_scored_edits_and_the_curve_spans_them_a
     assert (curve[0.5].n_edits, curve[0.5].precision, curve[0.5].recall) == (2, 1.0, 1.0)
     assert (curve[0.7].n_edits, curve[0.7].recall) == (1, 0.5)
     assert curve[0.95].n_edits == 0 and curve[0.95].precision is None and curve[0.95].recall == 0.0
-    d = strict.to_dict()
+    d: dict[str, Any] = strict.to_dict()
     assert d["edits"][0]["confidence"] == 0.9 and len(d["curve"]) == len(strict.curve)
     assert d["curve"][0] == {
         "threshold": 0.0,

@@ -4,6 +4,7 @@ and errors planted independently of the sentence type."""
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 import numpy as np
 import pytest
@@ -67,7 +68,7 @@ def test_positions_follow_the_normalized_reference(big) -> None:
 
 
 def test_default_rates_are_near_voxpopuli(big) -> None:
-    r = realized_rates(big)
+    r: dict[str, Any] = realized_rates(big)
     assert 0.34 <= r["error_rate"] <= 0.46
     assert 0.02 <= r["word_error_rate"] <= 0.05
     assert set(r["items_by_kind"]) == {CONVENTION, *ERROR_KINDS}
@@ -75,8 +76,8 @@ def test_default_rates_are_near_voxpopuli(big) -> None:
 
 
 def test_higher_word_error_rate_plants_more_errors_per_clip() -> None:
-    lo = realized_rates(generate_sentences(CalibConfig(n_sentences=300), np.random.default_rng(3)))
-    hi = realized_rates(
+    lo: dict[str, Any] = realized_rates(generate_sentences(CalibConfig(n_sentences=300), np.random.default_rng(3)))
+    hi: dict[str, Any] = realized_rates(
         generate_sentences(CalibConfig(n_sentences=300, word_error_rate=0.09), np.random.default_rng(3))
     )
     assert hi["word_error_rate"] > 1.5 * lo["word_error_rate"]
@@ -91,7 +92,8 @@ def test_kind_and_position_weights_are_respected() -> None:
 
 def test_errors_are_not_tied_to_sentence_types(big) -> None:
     """The organism study's lesson: every template and every formality appears both clean and wrong."""
-    err_by_tpl, clean_by_tpl = Counter(), Counter()
+    err_by_tpl: Counter[int] = Counter()
+    clean_by_tpl: Counter[int] = Counter()
     for sent in big.sentences:
         for t in sent.template_ids:
             (err_by_tpl if sent.has_error else clean_by_tpl)[t] += 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -67,7 +68,7 @@ def test_truth_separates_the_copier_from_the_better_listener(calib_set, preds) -
     params = preset_params("paper", loo=False)  # the closeness verdicts (the exact rule calls a partial
     # rendering of an omitted opener "ref": "thank you madam president" for the panel's "mumble you ...")
     result = run_refdis(load_predictions(preds), PANEL, params, n_resamples=200, verify=truth_verify(calib_set))
-    d = result.to_dict()
+    d: dict[str, Any] = result.to_dict()
     models = {m["model"]: m for m in d["models"]}
     listener, copier = models["listener"], models["copier"]
     # on consensus edits alone the two are alike: both write the reference where the panel misheard
@@ -86,7 +87,7 @@ def test_truth_separates_the_copier_from_the_better_listener(calib_set, preds) -
 
 def test_cli_truth_gives_the_library_result(calib_set, preds, run_cli, tmp_path) -> None:
     params = preset_params("paper")
-    lib = run_refdis(load_predictions(preds), PANEL, params, verify=truth_verify(calib_set)).to_dict()
+    lib: dict[str, Any] = run_refdis(load_predictions(preds), PANEL, params, verify=truth_verify(calib_set)).to_dict()
     out = tmp_path / "r.json"
     args = ("refdis", "--preds", preds, "--panel", ",".join(PANEL), "--preset", "paper", "--truth", calib_set)
     code, _, err = run_cli(*args, "--json", out)

@@ -68,6 +68,7 @@ def test_spelling_conventions_vanish_and_spacing_is_below_the_artefact_filter() 
     for template in T.TEMPLATES:
         for u in parse_template(template, rng, 1.0):
             if u.role == "word" and u.convention:
+                assert u.spoken is not None and u.written is not None, u  # a convention has both forms
                 seen.add(u.convention)
                 if u.convention == "spelling":
                     assert NORM(u.spoken) == NORM(u.written), u

@@ -50,7 +50,8 @@ def test_help_ends_with_examples_and_has_no_type_markers(verb: tuple[str, ...], 
     code, out, err = run_cli(*verb, "--help")
     assert code == 0, err
     name = " ".join(("asr-audit", *verb))
-    assert TYPE_MARKER.search(out) is None, f"{name} --help shows {TYPE_MARKER.search(out).group(0)!r}"
+    marker = TYPE_MARKER.search(out)
+    assert marker is None, f"{name} --help shows {marker.group(0)!r}"
     assert "Examples:" in out, f"{name} --help has no Examples: block (use asr_audit.cli.examples as epilog=)"
     tail = out[out.index("Examples:") :]
     worked = [line.strip() for line in tail.splitlines() if line.strip().startswith("asr-audit ")]
@@ -103,6 +104,7 @@ def _command(verb: tuple[str, ...]):
 
     command = typer.main.get_command(app)
     for name in verb:
+        assert isinstance(command, typer.core.TyperGroup), verb
         command = command.commands[name]
     return command
 

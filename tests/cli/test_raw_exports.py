@@ -24,7 +24,7 @@ def raw(tmp_path: Path) -> Path:
     return write_raw_exports(tmp_path / "exports")
 
 
-def _refdis(run_cli, preds: Path, *more: str) -> tuple[int, str, str]:
+def _refdis(run_cli, preds: Path, *more: str | Path) -> tuple[int, str, str]:
     return run_cli("refdis", "--preds", preds, *PANEL, "--resamples", "50", "--no-text-cache", *more)
 
 

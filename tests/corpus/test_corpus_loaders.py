@@ -20,6 +20,7 @@ def test_librispeech_layout(librispeech_dir: Path) -> None:
     assert [c.id for c in corpus] == ["19-198-0880", "19-198-0890", "19-198-0930"]
     first = corpus.clips[0]
     assert first.speaker == "19" and first.reference == librivox_refs()["0880"]
+    assert first.audio_path is not None
     assert Path(first.audio_path).is_file() and first.audio_path.endswith(".flac")
 
 

@@ -218,7 +218,8 @@ def test_fresh_europarl_builds_a_manifest_from_verbatim_reports_and_reports_brok
     assert first["audio_sha256"] == hashlib.sha256((out / first["audio_filepath"]).read_bytes()).hexdigest()
     assert {r["speech_id"] for r in rows} == {"1-010-0000", "1-012-0000"}
     corpus = read_manifest(out / "manifest.jsonl")
-    assert len(corpus.clips) == len(rows) and Path(corpus.clips[0].audio_path).is_file()
+    audio = corpus.clips[0].audio_path
+    assert len(corpus.clips) == len(rows) and audio is not None and Path(audio).is_file()
 
     summary = json.loads((out / "fresh.json").read_text())
     assert summary["speeches"] == 5  # four English speeches read, one unreadable; French and non-speeches out

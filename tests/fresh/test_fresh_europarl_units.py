@@ -27,7 +27,7 @@ SR = 16_000
 
 
 def _item(lang3: str, fragments: dict[str, str], item_no: str = "003", **extra: object) -> dict:
-    item = {
+    item: dict[str, object] = {
         "had_activity_type": "https://data.europarl.europa.eu/def/ep-activities/PLENARY_DEBATE_SPEECH",
         "activity_start_date": "2025-10-08T09:10:00+02:00",
         "activity_end_date": "2025-10-08T09:12:00+02:00",
@@ -71,7 +71,9 @@ def test_list_speeches_pages_until_the_total_and_stops_on_no_content(tmp_path: P
     pages = {0: [one, two], 2: [three]}
 
     class Paged(Fetcher):
-        def get(self, url: str, *, accept: tuple[int, ...] = ()) -> bytes:
+        def get(
+            self, url: str, *, accept: tuple[int, ...] = (), origin: str | None = None, limit: int | None = None
+        ) -> bytes:
             offset = int(url.rsplit("offset=", 1)[1])
             if offset not in pages:
                 return b""  # HTTP 204

@@ -136,7 +136,8 @@ def test_fresh_librivox_builds_a_manifest_with_the_books_text_and_provenance(ser
     assert first["listen_url"].endswith("/audio/1.mp3") and first["text_url"].endswith("/books/test.txt")
     assert first["end"] > first["start"] and first["match"] >= 0.8 and first["located_by"]
     corpus = read_manifest(out / "manifest.jsonl")
-    assert len(corpus.clips) == len(rows) and Path(corpus.clips[0].audio_path).is_file()
+    audio = corpus.clips[0].audio_path
+    assert len(corpus.clips) == len(rows) and audio is not None and Path(audio).is_file()
     summary = json.loads((out / "fresh.json").read_text())
     assert summary["sections"] == 2  # reader 777's section filtered out
     assert [s["section"] for s in summary["skipped"]] == ["9002"]

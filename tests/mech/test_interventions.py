@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -123,7 +125,7 @@ def test_gate_opens_above_its_threshold_and_refuses_bad_fields() -> None:
     assert g.opens(np.array([3.0, 4.0])) and not g.opens(np.zeros(2)) and not g.opens(np.array([1.5, 2.0]))
     keys = {g.key, Gate(g.site, g.vector, g.center, 2.4).key, Gate(g.site, g.vector, g.center, 2.5, position=3).key}
     assert len(keys) == 3 and Gate(g.site, g.vector, g.center, g.threshold, label="other").key == g.key
-    bad = [
+    bad: list[tuple[dict[str, Any], str]] = [
         ({"site": "encoder.layers.0.out"}, "not a decoder site"),
         ({"vector": (1.0, 1.0)}, "divide it by its norm"),
         ({"center": (0.0,)}, "center has width 1"),
@@ -131,7 +133,7 @@ def test_gate_opens_above_its_threshold_and_refuses_bad_fields() -> None:
         ({"position": -1}, "position"),
     ]
     for change, message in bad:
-        fields = {"site": g.site, "vector": g.vector, "center": g.center, "threshold": 1.0} | change
+        fields: dict[str, Any] = {"site": g.site, "vector": g.vector, "center": g.center, "threshold": 1.0} | change
         with pytest.raises(ConfigError, match=message):
             Gate(**fields)
     with pytest.raises(ConfigError, match="coincide"):

@@ -30,6 +30,13 @@ def _write_capture(root: Path, rows: dict[str, np.ndarray], model_key: str = "k1
     (root / MANIFEST).write_text(json.dumps(manifest))
 
 
+def _corpus(root: Path) -> Path:
+    """A one-clip manifest: the corpus is read before the directions (its audio is never reached)."""
+    path = root / "clips.jsonl"
+    path.write_text(json.dumps({"id": "c0", "audio_filepath": "c0.wav", "text": "a b"}) + "\n")
+    return path
+
+
 def test_direction_verb_sweeps_layers_and_saves_by_name(tmp_path: Path, run_cli) -> None:
     rng = np.random.default_rng(0)
     b0, b1 = rng.standard_normal((20, 6)), rng.standard_normal((20, 6))
@@ -54,7 +61,7 @@ def test_direction_verb_sweeps_layers_and_saves_by_name(tmp_path: Path, run_cli)
     code, _, stderr = run_cli("mech", "direction", "--a", tmp_path / "A", "--b", tmp_path / "C", "--name", "w")
     assert code == 2 and "different models" in stderr
     code, _, stderr = run_cli(
-        "mech", "steer", "-m", "whisper-tiny.en-pt", "-c", tmp_path / "none.jsonl", "--truth", tmp_path,
+        "mech", "steer", "-m", "whisper-tiny.en-pt", "-c", _corpus(tmp_path), "--truth", tmp_path,
         "--direction", "nope", "--directions", dirs,
     )  # fmt: skip
     assert code == 2 and "saved: v" in stderr and "asr-audit mech direction" in stderr
@@ -66,11 +73,11 @@ def test_steer_verb_mean_ablation_and_multi_site_errors(tmp_path: Path, run_cli)
     save_direction(Direction("old", SITES[0], v, basis), dirs)  # saved without set B's mean
     save_direction(Direction("new0", SITES[0], v, basis, {}, np.zeros(3)), dirs)
     save_direction(Direction("new1", SITES[1], v, basis, {}, np.zeros(3)), dirs)
-    base = ("mech", "steer", "-m", "whisper-tiny.en-pt", "-c", tmp_path / "none.jsonl", "--truth", tmp_path)
+    base = ("mech", "steer", "-m", "whisper-tiny.en-pt", "-c", _corpus(tmp_path), "--truth", tmp_path)
     code, _, stderr = run_cli(*base, "--direction", "old", "--mode", "mean-ablate", "--directions", dirs)
     assert code == 2 and "without set B's mean" in stderr and "asr-audit mech direction" in stderr
     code, _, stderr = run_cli(*base, "--direction", "new0,new1", "--site", SITES[1], "--directions", dirs)
-    assert code == 2 and "drop --site" in stderr
+    assert code == 2 and "--site 'decoder.layers.1.out' needs a single direction" in stderr
     code, _, stderr = run_cli(*base, "--direction", "new0,old", "--directions", dirs)
     assert code == 2 and "share a site" in stderr
     code, _, stderr = run_cli(*base, "--direction", "new0", "--mode", "zero", "--directions", dirs)
@@ -80,15 +87,15 @@ def test_steer_verb_mean_ablation_and_multi_site_errors(tmp_path: Path, run_cli)
     code, _, stderr = run_cli(
         *base, "--direction", "new0", "--mode", "clamp", "--clamp-at", "inf", "--directions", dirs
     )
-    assert code == 2 and "clamp_at" in stderr and "finite" in stderr
+    assert code == 2 and "--clamp-at inf must be finite" in stderr
     code, _, stderr = run_cli(
         *base, "--direction", "new0", "--mode", "clamp", "--trigger-at", "-1", "--directions", dirs
     )
-    assert code == 2 and "trigger_at -1.0 must be at or above clamp_at 0.0" in stderr
+    assert code == 2 and "--trigger-at -1.0 must be at or above clamp_at 0.0" in stderr
     for bad in ("2:1", "1", "a:b"):
         code, _, stderr = run_cli(*base, "--direction", "new0", "--positions", bad, "--directions", dirs)
-        assert code == 2 and f"--positions {bad!r}" in stderr and "P0:P1" in stderr
+        assert code == 2 and f"--positions {bad!r} is not P0:P1" in stderr
     code, _, stderr = run_cli(*base, "--direction", "new0", "--gate", "old", "--directions", dirs)
     assert code == 2 and "gate direction 'old' was saved without set B's mean" in stderr
     code, _, stderr = run_cli(*base, "--direction", "new0", "--gate", "new1", "--gate-at", "nan", "--directions", dirs)
-    assert code == 2 and "gate_at nan must be a finite number" in stderr
+    assert code == 2 and "--gate-at nan must be finite" in stderr

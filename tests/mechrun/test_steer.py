@@ -114,6 +114,7 @@ def test_mean_ablation_sets_the_faithful_value_and_multi_site_arms_apply_togethe
     two = TwoSiteGate()
     out = run_steer(two, corpus, store, multi, items=items, direction=[d0, d])
     arm = out.arm("mean-ablate-k1")
+    assert arm.intervention is not None
     assert arm.accept_ref.k == 0 and arm.intervention["sites"] == ["decoder.layers.0.out", "decoder.out"]
     assert len(arm.intervention["parts"]) == 2 and out.to_dict()["direction"]["directions"][1]["name"] == "gate"
     assert not two.first._forward_hooks and not two.out._forward_hooks
@@ -201,7 +202,7 @@ def test_gated_arms_edit_only_the_clips_the_clean_model_opens_the_gate_for(corpu
     assert (res.arm(never.label).n_open, res.arm(always.label).n_open) == (0, 6)
     assert res.arm(never.label).to_dict()["gate_open"] == {"k": 0, "n": 6}
     assert "gate_open" not in plain.arm("ablate").to_dict()
-    assert res.to_dict()["arms"][3]["intervention"]["gate"]["key"] == half.gate.key
+    assert half.gate is not None and res.to_dict()["arms"][3]["intervention"]["gate"]["key"] == half.gate.key
     assert len({a.key for a in (ungated, never, always, half)}) == 4 and half.ungated().key == ungated.key
     store.close()
 

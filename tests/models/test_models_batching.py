@@ -47,7 +47,10 @@ def test_ct2_length_sorted_batches_equal_unbatched(tiny_ct2, librivox, monkeypat
     batched = tiny_ct2.transcribe(audios)
     assert batched == [tiny_ct2.transcribe([a])[0] for a in audios]
     # the runtime reaches the backend; the batch size does not change the key, the device kind would
+    from asr_audit.models.ct2 import CT2WhisperBackend
+
     placed = load_backend("whisper-tiny.en", runtime=RuntimeOptions(device="cpu", batch_size=3))
+    assert isinstance(placed, CT2WhisperBackend)
     assert (placed.batch_size, placed.device) == (3, "cpu")
     assert placed.identity().key == tiny_ct2.identity().key
     monkeypatch.setattr(placed, "device", "cuda:1")

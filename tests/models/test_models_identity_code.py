@@ -27,8 +27,8 @@ def test_code_entries_enter_the_key() -> None:
     assert base.to_dict()["code"] == {"code_version": "ct2-whisper/1"}
 
 
-def _subclasses(cls: type) -> list[type]:
-    out = []
+def _subclasses(cls: type[BaseBackend]) -> list[type[BaseBackend]]:
+    out: list[type[BaseBackend]] = []
     for sub in cls.__subclasses__():
         out += [sub, *_subclasses(sub)]
     return out

@@ -81,7 +81,10 @@ def test_sites_grammar_and_hooks_fire(tiny_pt, librivox) -> None:
 def test_hf_backend_loads_a_saved_directory(tiny_pt, librivox, tmp_path: Path) -> None:
     tiny_pt.torch_model.save_pretrained(tmp_path)
     tiny_pt.processor.save_pretrained(tmp_path)
+    from asr_audit.models.whisper_torch import TorchWhisperBackend
+
     backend = load_backend(f"hf:{tmp_path}")
+    assert isinstance(backend, TorchWhisperBackend)  # it scores, too
     assert backend.identity().spec == f"hf:{tmp_path}"
     assert len(backend.identity().weights_hash) == 16
     audios = librivox[0][1:3]

@@ -47,7 +47,9 @@ class _Server:
                 for part in msg.iter_parts():
                     name = part.get_param("name", header="content-disposition")
                     if part.get_filename():
-                        files[name] = (part.get_filename(), part.get_content_type(), part.get_payload(decode=True))
+                        payload = part.get_payload(decode=True)  # a leaf part's bytes
+                        assert isinstance(payload, bytes)
+                        files[name] = (part.get_filename(), part.get_content_type(), payload)
                     else:
                         fields[name] = part.get_content()
                 server.requests.append(

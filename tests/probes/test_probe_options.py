@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from asr_audit.calib.probe import MinerCalibrationOptions
 from asr_audit.errors import ConfigError
 from asr_audit.options import OptionError, Surface
 from asr_audit.probes.audio.continuation import ContinuationOptions
@@ -17,7 +18,6 @@ from asr_audit.probes.battery.battery import BatteryOptions
 from asr_audit.probes.predfiles.ortho import SwitchRateOptions
 from asr_audit.probes.predfiles.refdis import RefdisParams, preset_params
 from asr_audit.probes.predfiles.refdis_options import RefdisOptions
-from asr_audit.runner.probes_calib import MinerCalibrationOptions
 
 Build = Callable[[Mapping[str, Any], Surface], Any]
 
@@ -203,7 +203,7 @@ def test_records_are_frozen_and_keyword_only() -> None:
         opts.min_per_arm = 3  # type: ignore[misc]
     for cls in (RefdisParams, RefdisOptions, SwitchRateOptions, MaskedOptions, LiftOptions, ContinuationOptions):
         with pytest.raises(TypeError):
-            cls(0.5)  # type: ignore[call-arg]
+            cls(0.5)  # type: ignore[call-arg, arg-type]  # the wrong call under test
     # constructed directly (library use), a record speaks the CLI's flags
     with pytest.raises(ConfigError, match=r"^--majority 2 must be in \(0, 1\]; fix: "):
         RefdisParams(majority=2)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Any
 
 import pytest
 
@@ -49,6 +50,6 @@ def test_refdis_model_with_no_judged_edit_has_no_accept_ref() -> None:
     from asr_audit.probes.predfiles.refdis_score import score_model
 
     inf = Inflation("m", 1, 10, 0.1, 0.1, 0.0, 0.0, 0.0)
-    d = score_model("m", [], in_panel=False, inflation=inf).to_dict()
+    d: dict[str, Any] = score_model("m", [], in_panel=False, inflation=inf).to_dict()
     assert (d["n_eligible"], d["accept_ref"], d["ci_low"], d["ci_high"]) == (0, None, None, None)
     assert d["by_kind"]["deletion"]["rate"] is None

@@ -6,6 +6,7 @@ import json
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cdp import HEADLESS_FLAGS
@@ -34,7 +35,7 @@ def _results(tmp: Path) -> dict:
     from asr_audit.probes.predfiles.refdis_run import run_refdis
 
     preds = load_predictions(VOXPOPULI_EXAMPLES)
-    r = run_refdis(preds, VOXPOPULI_PANEL, preset_params("anchor")).to_dict()
+    r: dict[str, Any] = run_refdis(preds, VOXPOPULI_PANEL, preset_params("anchor")).to_dict()
     # a hostile transcript: must show as text, never run
     r["edits"][0]["renderings"]["distil-small.en"] = "<script>window.__pwned = 1; console.error('pwned')</script>"
     return {
@@ -148,6 +149,7 @@ window.addEventListener('load', function () {
     console_lines = [line for line in dump.stderr.splitlines() if ":CONSOLE" in line]
     assert console_lines == [], console_lines
     ARTIFACTS.mkdir(exist_ok=True)
+    assert CHROMIUM is not None
     # the whole page, the first screen at 1280x800, and a phone's (390 px wide)
     for name, size in (
         ("report-screenshot", "1280,2400"),

@@ -12,6 +12,7 @@ import shutil
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from asr_audit.data import LIBRIVOX_MANIFEST, VOXPOPULI_EXAMPLES
@@ -801,6 +802,11 @@ def _man_rows(n: int = 3, ref: str = "he was not") -> str:
     return "".join(json.dumps({"audio_filepath": f"a{i}.wav", "text": ref, "duration": 1.0}) + "\n" for i in range(n))
 
 
+def _align_manifest(body: str | bytes) -> Build:
+    """``align`` on a manifest holding ``body``."""
+    return lambda t: ["align", "-c", str(manifest(t, body))]
+
+
 def transcribe_preds(preds: Callable[[Path], Path], corpus: Callable[[Path], object] = lambda t: LIBRI, *more: str):
     """``transcribe`` with the ``preds:`` backend (no model weights, no audio decoding)."""
     return lambda t: ["transcribe", "-m", f"preds:{preds(t)}", "-c", str(corpus(t)), "-o", str(t / "o"), *more]
@@ -880,7 +886,7 @@ def _recursion_toml(tmp: Path) -> Path:
     return spec(tmp, "x = " + "[" * 100_000 + "]" * 100_000 + "\n")
 
 
-MANIFEST_BAD = {
+MANIFEST_BAD: dict[str, str | bytes] = {
     "missing-text": '{"audio_filepath": "a.wav"}\n',
     "text-not-string": '{"audio_filepath": "a.wav", "text": 5}\n',
     "missing-audio": '{"text": "a"}\n',
@@ -1046,11 +1052,11 @@ CASES += [
     Case("refdis-coverage-column-ok", _vox_refdis(), OK, "coverage"),
     # --- defect 13: manifests (loaded before any model or aligner), TOML
     *[
-        Case(f"manifest-{k}-transcribe", transcribe_preds(hyps, lambda t, b=body: manifest(t, b)), ERROR, "man.jsonl")
+        Case(f"manifest-{k}-transcribe", transcribe_preds(hyps, partial(manifest, body=body)), ERROR, "man.jsonl")
         for k, body in MANIFEST_BAD.items()
     ],
     *[
-        Case(f"manifest-{k}-align", lambda t, b=body: ["align", "-c", str(manifest(t, b))], ERROR, "man.jsonl")
+        Case(f"manifest-{k}-align", _align_manifest(body), ERROR, "man.jsonl")
         for k, body in MANIFEST_BAD.items()
         if k in ("missing-text", "lone-surrogate-text", "deeply-nested", "cr-only", "duplicate-id", "non-utf8")
     ],

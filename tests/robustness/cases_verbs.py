@@ -144,7 +144,7 @@ def results(tmp: Path, edit: Callable[[dict], object] | None = None, name: str =
     return p
 
 
-def _rename_model(old: str, new: str) -> Callable[[dict], object]:
+def _rename_model(old: str, new: str) -> Callable[[dict], dict]:
     return lambda d: json.loads(json.dumps(d).replace(json.dumps(old), json.dumps(new)))
 
 
@@ -320,14 +320,21 @@ def _direction(tmp: Path, name: str = "d", vector: np.ndarray | None = None) -> 
     return root
 
 
-def _steer(prepare: Callable[[Path], Path], *more: str, name: str = "d") -> Build:
+def _clips(tmp: Path) -> Path:
+    """A one-clip manifest (the steer verb reads its corpus before the directions; the audio is never reached)."""
+    path = tmp / "clips.jsonl"
+    path.write_text(json.dumps({"id": "c0", "audio_filepath": "c0.wav", "text": "a b"}) + "\n")
+    return path
+
+
+def _steer(prepare: Callable[[Path], Path], *more: str, name: str = "d", corpus: str = "") -> Build:
     return lambda t: [
-        "mech", "steer", "-m", "whisper-tiny.en-pt", "-c", str(t / "none.jsonl"), "--truth", str(t),
+        "mech", "steer", "-m", "whisper-tiny.en-pt", "-c", str(t / corpus if corpus else _clips(t)), "--truth", str(t),
         "--direction", name, "--directions", str(prepare(t)), *more,
     ]  # fmt: skip
 
 
-def _damaged(change: Callable[[Path], None]) -> Callable[[Path], Path]:
+def _damaged(change: Callable[[Path], object]) -> Callable[[Path], Path]:
     def build(t: Path) -> Path:
         root = _direction(t)
         change(root)
@@ -336,7 +343,7 @@ def _damaged(change: Callable[[Path], None]) -> Callable[[Path], Path]:
     return build
 
 
-def _meta(body: object) -> Callable[[Path], None]:
+def _meta(body: object) -> Callable[[Path], object]:
     return lambda root: (root / "d.json").write_text(json.dumps(body), encoding="utf-8")
 
 
@@ -365,7 +372,7 @@ MECH_CASES = [
         ERROR,
         "f.txt",
     ),  # fmt: skip
-    Case("mech-steer-direction-missing", _steer(lambda t: t / "dirs"), ERROR, "d.json"),
+    Case("mech-steer-direction-missing", _steer(lambda t: t / "dirs"), ERROR, "is not a folder"),
     Case(
         "mech-steer-direction-json-not-json",
         _steer(_damaged(lambda r: (r / "d.json").write_text("{x"))),
@@ -403,7 +410,7 @@ MECH_CASES = [
         ERROR,
         "f.txt",
     ),  # fmt: skip
-    Case("mech-steer-corpus-missing", _steer(_direction), ERROR, "none.jsonl"),
+    Case("mech-steer-corpus-missing", _steer(_direction, corpus="none.jsonl"), ERROR, "none.jsonl"),
     Case(
         "mech-capture-bad-site",
         lambda t: [

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
 
 from asr_audit.errors import ConfigError
 from asr_audit.outputs import MARKER, check_output_dir, check_output_file, mark_output_dir
+
+if TYPE_CHECKING:
+    from asr_audit.store.export import PredictionRecord
 
 
 def test_output_dir_accepts_new_empty_and_marked(tmp_path: Path) -> None:
@@ -84,7 +88,7 @@ def test_long_wav_rejected_from_its_header(tmp_path: Path, monkeypatch: pytest.M
     assert io.load_clip_audio(clip, max_duration=None).duration == pytest.approx(40.0)
 
 
-def _record(hyp: str, ref: str = "a b") -> object:
+def _record(hyp: str, ref: str = "a b") -> PredictionRecord:
     from asr_audit.store.export import PredictionRecord
 
     return PredictionRecord(clip_id="c1", reference=ref, hypothesis=hyp, duration=1.0, time=0.1)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from battery_null import NullModel, make_world
 
+from asr_audit.corpus.predfiles import PredictionSet
 from asr_audit.errors import ConfigError
 from asr_audit.runner.probes import ProbeContext
 
@@ -14,7 +15,7 @@ def _ctx(panel: tuple[str, ...]) -> ProbeContext:
     models = {n: NullModel(n, corpus, spoken, 1, drop=0.3) for n in ("p1", "p2", "p3", "t1", "t2")}
     return ProbeContext(
         corpus="null",
-        predictions=None,
+        predictions=PredictionSet(files=(), references={}),
         panel=panel,
         seed=0,
         normalizer="whisper",
@@ -29,6 +30,7 @@ def test_battery_mines_with_the_spec_panel() -> None:
     from asr_audit.runner.probes_battery import battery_probe
 
     out = battery_probe(_ctx(("p1", "p2", "p3", "t1")), {"conditions": ["noise:10db"], "resamples": 50, "study": False})
+    assert out is not None
     assert out["models"] == ["t1", "t2"] and all(c["n"] > 0 for c in out["cells"])
 
 
@@ -41,6 +43,7 @@ def test_battery_without_panel_or_spoken_names_the_fix() -> None:
     out = battery_probe(
         _ctx(()), {"conditions": ["noise:10db"], "resamples": 50, "study": False, "panel": ["p1", "p2", "p3"]}
     )
+    assert out is not None
     assert all(c["n"] > 0 for c in out["cells"])
 
 
@@ -68,6 +71,7 @@ def test_the_battery_through_an_executor_transcriber_matches_the_local_battery()
 
     def backend(name: str):
         loads.append(name)
+        assert ctx.backend is not None
         return ctx.backend(name)
 
     got = battery_probe(dataclasses.replace(ctx, backend=backend, transcribe=remote), params)

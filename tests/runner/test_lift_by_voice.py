@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from asr_audit.corpus.clips import Clip
@@ -14,7 +16,7 @@ def test_lift_is_grouped_by_the_clips_voice() -> None:
         for i in range(6)
         for v in ("slt", "rms")
     ]
-    items = [
+    items: list[dict[str, Any]] = [
         {
             "model": "m",
             "condition": "unmasked",

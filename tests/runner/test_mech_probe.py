@@ -4,7 +4,9 @@ errors, and the report's mech section rendering it (a fake hooked backend keeps 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -14,13 +16,14 @@ sf = pytest.importorskip("soundfile")
 
 from gate_backend import REF, SPOKEN, Gate, ScoringGate, gate_clips  # noqa: E402 - tests/support, after the skips
 
-from asr_audit.corpus.clips import Corpus  # noqa: E402
+from asr_audit.corpus.clips import Clip, Corpus  # noqa: E402
 from asr_audit.corpus.predfiles import PredictionSet  # noqa: E402
 from asr_audit.errors import ConfigError  # noqa: E402
 from asr_audit.mech.directions import Direction, save_direction  # noqa: E402
+from asr_audit.mechrun.probe import MECH, MechOptions  # noqa: E402
 from asr_audit.options import OptionError, Surface  # noqa: E402
-from asr_audit.runner.probes import ProbeContext, get_probe  # noqa: E402
-from asr_audit.runner.probes_mech import MechOptions  # noqa: E402
+from asr_audit.probes.core.models import LocalModel, Transcribed  # noqa: E402
+from asr_audit.probes.core.probe import ProbeInputs  # noqa: E402
 from asr_audit.store.sqlite import Store  # noqa: E402
 
 
@@ -54,20 +57,48 @@ def _setup(tmp_path: Path) -> tuple[Corpus, Path, Path]:
     return Corpus("fake", "test", str(tmp_path), tuple(clips)), tmp_path, dirs
 
 
-def _ctx(corpus: Corpus, store: Store, backend: Gate | None = None) -> ProbeContext:
-    gate = backend or Gate()
-    return ProbeContext(
+class _Pool:
+    """The one fake model ``organism``."""
+
+    names = ("organism",)
+
+    def __init__(self, backend: Gate) -> None:
+        self.backend = backend
+
+    def get(self, name: str) -> Gate:
+        return self.backend
+
+    def model(self, name: str, store: Any) -> LocalModel:
+        return LocalModel(name, self.backend)
+
+    def transcribe(self, jobs: Mapping[Any, Iterable[Clip]], store: Any) -> dict[Any, Transcribed]:
+        return {}
+
+
+SURFACE = Surface.toml("audit.toml", "probes.mech")
+
+
+def _ctx(corpus: Corpus, store: Store, backend: Gate | None = None) -> ProbeInputs:
+    return ProbeInputs(
         corpus="fake",
         predictions=PredictionSet((), {}),
-        panel=(),
-        seed=0,
-        normalizer="whisper",
         clips=corpus,
-        backend=lambda name: gate,
+        pool=_Pool(backend or Gate()),
         models=("organism",),
         store=store,
-        spec_path="audit.toml",
     )
+
+
+class _Probe:
+    """The registered ``mech`` probe as the spec runner calls it."""
+
+    def run(self, inputs: ProbeInputs, params: dict) -> dict | None:
+        return MECH(inputs, params, SURFACE)
+
+
+def get_probe(name: str) -> _Probe:
+    assert name == "mech"
+    return _Probe()
 
 
 def test_mech_probe_reports_the_steering_table(tmp_path: Path) -> None:
@@ -76,6 +107,7 @@ def test_mech_probe_reports_the_steering_table(tmp_path: Path) -> None:
     probe = get_probe("mech")
     params = {"model": "organism", "direction": "gate", "directions": str(dirs), "mode": "mean-ablate"}
     res = probe.run(_ctx(corpus, store), {**params, "truth": str(truth), "n_random": 1})
+    assert res is not None
     (run,) = res["steer"].values()
     arms = {a["label"]: a for a in run["arms"]}
     assert list(arms) == ["clean", "mean-ablate-k1", "random-0", "shuffled"]
@@ -83,12 +115,14 @@ def test_mech_probe_reports_the_steering_table(tmp_path: Path) -> None:
     assert arms["mean-ablate-k1"]["flips"] == {"ref_to_spoken": 4, "spoken_to_ref": 0}
     assert run["model"]["name"] == "organism" and run["effect_share"] == 1.0
     only = probe.run(_ctx(corpus, store), {**params, "truth": str(truth), "n_random": 0, "speakers": ["slt"]})
+    assert only is not None
     (run,) = only["steer"].values()
     assert run["arms"][0]["accept_ref"]["n"] == 3  # c1, c3, c5
     # clamp at set B's mean + 0.25 |d| = 0.3: the reciting clips (0.9) fall under the gate, the others stay
     clamp = probe.run(
         _ctx(corpus, store), {**params, "truth": str(truth), "n_random": 0, "mode": "clamp", "clamp_at": 0.25}
     )
+    assert clamp is not None
     ((key, run),) = clamp["steer"].items()
     arm = run["arms"][1]
     assert key == "organism clamp" and arm["label"] == "clamp-c0.25-k1" and arm["intervention"]["limit"] == 0.2
@@ -135,7 +169,7 @@ def test_mech_options_are_checked_when_the_spec_loads() -> None:
 def test_mech_positions_are_checked_when_the_spec_loads() -> None:
     surface = Surface.toml("audit.toml", "probes.mech")
     ok = MechOptions.from_mapping({"model": "m", "direction": "a", "mode": "clamp", "positions": "3:4"}, surface)
-    assert ok.positions == "3:4"
+    assert ok.positions == (3, 4)
     assert MechOptions.from_mapping({"model": "m", "direction": "a"}, surface).positions is None
     for bad in ("4:3", "3", "a:b", "2:2", "-1:2"):
         with pytest.raises(OptionError, match=r"\[probes\.mech\] positions = .* is not P0:P1"):
@@ -160,11 +194,13 @@ def test_mech_gate_edits_only_the_clips_the_saved_direction_opens_for(tmp_path: 
     params = {"model": "organism", "direction": "gate", "directions": str(dirs), "mode": "ablate", "n_random": 0}
     # the gate (set B's mean 0.1 + 0.5 * 0.8 = 0.5 on coordinate 0) opens for the four reciting clips
     res = probe.run(_ctx(corpus, store, ScoringGate()), {**params, "truth": str(truth), "gate": "gate"})
+    assert res is not None
     (run,) = res["steer"].values()
     arm = run["arms"][1]
     assert arm["gate_open"] == {"k": 4, "n": 6} and arm["flips"] == {"ref_to_spoken": 4, "spoken_to_ref": 0}
     assert arm["intervention"]["gate"]["label"] == "gate at 0.5"
     shut = probe.run(_ctx(corpus, store, ScoringGate()), {**params, "truth": str(truth), "gate": "gate", "gate_at": 2})
+    assert shut is not None
     (run,) = shut["steer"].values()
     assert run["arms"][1]["gate_open"]["k"] == 0 and run["arms"][1]["flips"]["ref_to_spoken"] == 0
     with pytest.raises(ConfigError, match=r"\[probes\.mech\] gate = 'nope': no saved direction"):

@@ -14,15 +14,14 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 sf = pytest.importorskip("soundfile")
 
+from mech_set import TEST, VOICE_A, VOICE_B  # noqa: E402 - tests/support, after the skips
+from mech_set import write_set as _write_set  # noqa: E402
+
 from asr_audit.mech.directions import load_direction  # noqa: E402
 from asr_audit.store.sqlite import Store  # noqa: E402
 
 MODEL = "whisper-tiny.en-pt"
-VOICE_A, VOICE_B = "flite-slt", "flite-rms"
 SITES = "decoder.layers.0.out,decoder.layers.1.out,decoder.layers.2.out,decoder.layers.3.out"
-# (spoken, record): the record leaves out the speaker's "Thank you." (the organism's planted omission)
-TRAIN = ["We must act now.", "The vote is closed."]
-TEST = ["I agree with you.", "This report is late."]
 
 SPEC = """
 title = "mech e2e"
@@ -43,37 +42,6 @@ mode = "mean-ablate"
 n_random = 1
 truth = "{truth}"
 """
-
-
-def _write_set(root: Path) -> None:
-    """calib-train.jsonl (both voices: the direction's two sets), calib-test.jsonl (voice A: the
-    steered corpus) and truth.jsonl (one planted omission per clip), audio synthesized by flite."""
-    from asr_audit.audio.voices import available_voices, synthesize
-
-    if not {VOICE_A, VOICE_B} <= set(available_voices()):
-        pytest.skip("flite not installed")
-    (root / "audio").mkdir(parents=True)
-    truth = []
-    for split, records, voices in (("train", TRAIN, (VOICE_A, VOICE_B)), ("test", TEST, (VOICE_A,))):
-        rows = []
-        for i, record in enumerate(records):
-            spoken = f"Thank you. {record}"
-            for voice in voices:
-                cid = f"{split}{i}-{voice}"
-                samples, sr = synthesize(voice, spoken)
-                sf.write(root / "audio" / f"{cid}.wav", samples, sr)
-                rows.append(
-                    {"id": cid, "audio_filepath": f"audio/{cid}.wav", "sentence_id": f"{split}{i}",
-                     "speaker": voice, "text": record, "spoken": spoken}
-                )  # fmt: skip
-                n_ref = len(record.split())
-                truth.append(
-                    {"clip_id": cid, "sentence_id": f"{split}{i}", "item": 0, "kind": "omitted_in_reference",
-                     "detail": "thank-you", "position": "start", "ref_start": 0, "ref_stop": 0, "n_ref": n_ref,
-                     "ref_text": "", "spoken_text": "Thank you.", "ref_norm": [], "spoken_norm": ["thank", "you"]}
-                )  # fmt: skip
-        (root / f"calib-{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    (root / "truth.jsonl").write_text("".join(json.dumps(t) + "\n" for t in truth))
 
 
 @pytest.fixture()
@@ -121,7 +89,7 @@ def test_run_steers_on_a_real_model_and_a_rerun_is_served_from_the_store(tmp_pat
         "--directions", dirs,
     )  # fmt: skip
     assert code == 0, err
-    voice = load_direction("voice", dirs)
+    direction = load_direction("voice", dirs)
     assert counted_tiny.calls == 0  # captures are teacher-forced: nothing decoded yet
 
     spec = tmp_path / "audit.toml"
@@ -134,11 +102,11 @@ def test_run_steers_on_a_real_model_and_a_rerun_is_served_from_the_store(tmp_pat
     assert entry["corpus"] == "held-out" and list(entry["result"]["steer"]) == ["tiny mean-ablate"]
     steer = entry["result"]["steer"]["tiny mean-ablate"]
     assert steer["model"]["name"] == "tiny" and steer["mode"] == "mean-ablate"
-    assert steer["direction"]["hash"] == voice.hash and steer["direction"]["site"] == voice.site
+    assert steer["direction"]["hash"] == direction.hash and steer["direction"]["site"] == direction.site
     arms = {a["label"]: a for a in steer["arms"]}
     assert list(arms) == ["clean", "mean-ablate-k1", "random-0", "shuffled"]
     assert arms["clean"]["intervention"] is None
-    assert arms["mean-ablate-k1"]["intervention"]["sites"] == [voice.site]
+    assert arms["mean-ablate-k1"]["intervention"]["sites"] == [direction.site]
     for arm in arms.values():
         r = arm["accept_ref"]
         assert r["n"] == len(TEST) == arm["n_sites"] and 0 <= r["k"] <= r["n"]

@@ -65,7 +65,7 @@ def test_resume_after_the_driver_dies_mid_run(local_ray, tmp_path, monkeypatch) 
     spec = rb.write_spec(tmp_path, rb.build_world(tmp_path), replicas=1, full=False)
     _, expected = rb.run_both(spec, LocalExecutor(False), tmp_path / "local.sqlite")
     store = tmp_path / "resume.sqlite"
-    finish, calls = ray_exec._finish, []
+    finish, calls = ray_exec._finish, list[int]()
 
     def dying(batch, pool, st) -> None:  # the driver is killed right after committing two batches
         if len(calls) == 2:
@@ -191,7 +191,7 @@ def test_a_recipe_no_worker_can_build_is_built_on_the_driver_shipped_and_logged(
         pytest.skip("flite is not installed")
     spec = rb.write_battery_spec(tmp_path, rb.build_world(tmp_path), ("voice:flite-slt+noise:5db",))
     _, expected = rb.run_both(spec, LocalExecutor(False), tmp_path / "local.sqlite")
-    marker, lines = Path(os.environ[rb.NO_TTS_MARKER]), []
+    marker, lines = Path(os.environ[rb.NO_TTS_MARKER]), list[str]()
     ex = RayExecutor(show_progress=False, log=lines.append)
     marker.touch()
     try:

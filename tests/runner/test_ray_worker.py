@@ -39,7 +39,8 @@ def test_worker_reads_hashes_transcribes_and_reports_unreachable(tmp_path: Path,
 
 def test_worker_that_cannot_load_its_model_says_why() -> None:
     w = ModelWorker("preds:/nonexistent/preds.jsonl", {})
-    assert w.info().fatal is not None and "Ray worker" in w.info().fatal
+    fatal = w.info().fatal
+    assert fatal is not None and "Ray worker" in fatal
     assert w.transcribe([]).fatal == w.info().fatal
 
 

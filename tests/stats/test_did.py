@@ -13,6 +13,7 @@ def test_paired_difference_estimate_and_clusters() -> None:
     d = paired_difference(base, treat, ["s1", "s1", "s2", "s2", "s3", "s3"], np.random.default_rng(1), 500)
     assert d.estimate == -2 / 6
     assert d.n_clusters == 3 and d.n_items == 6
+    assert d.low is not None and d.high is not None and d.estimate is not None
     assert d.low <= d.estimate <= d.high and d.low < 0
 
 
@@ -26,6 +27,7 @@ def test_did_is_difference_of_paired_effects() -> None:
     b_t = [0] * 20
     b_c = [0] * 20
     d = difference_in_differences(a_t, a_c, clusters, b_t, b_c, clusters, rng, 500)
+    assert d.low is not None and d.high is not None and d.estimate is not None
     assert abs(d.estimate - 0.8) < 1e-12
     assert 0.5 < d.low <= d.estimate <= d.high <= 1.0
     flat = difference_in_differences(a_t, a_c, clusters, a_t, a_c, clusters, np.random.default_rng(0), 200)

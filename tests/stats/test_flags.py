@@ -155,6 +155,7 @@ def test_stored_rates_load_from_the_benchmark_file(tmp_path) -> None:
     spec = importlib.util.spec_from_file_location(
         "null_calibration", Path(__file__).parents[2] / "benchmarks" / "null_calibration.py"
     )
+    assert spec is not None and spec.loader is not None
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     row = Calibration(

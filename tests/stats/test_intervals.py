@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -14,7 +16,7 @@ from asr_audit.stats.intervals import (
 )
 
 
-def flat(rows: list[tuple[float, ...]]) -> list[float]:
+def flat(rows: Sequence[tuple[float, ...]]) -> list[float]:
     """(estimate, low, high) triples as one flat list (pytest.approx does not nest)."""
     return [x for row in rows for x in row]
 
@@ -106,8 +108,8 @@ def test_interval_brackets_the_estimate_and_zero_rows_are_neutral() -> None:
     est, low, high = bootstrap_ratio_differences(na, da, nb, db, np.random.default_rng(0), 400)[0]
     assert low < est < high
     assert est == pytest.approx(na.sum() / da.sum() - nb.sum() / db.sum())
-    padded = [np.vstack([x, np.zeros((100, 1), dtype=x.dtype)]) for x in (na, da, nb, db)]
-    est2, low2, high2 = bootstrap_ratio_differences(*padded, np.random.default_rng(0), 400)[0]
+    pna, pda, pnb, pdb = (np.vstack([x, np.zeros((100, 1), dtype=x.dtype)]) for x in (na, da, nb, db))
+    est2, low2, high2 = bootstrap_ratio_differences(pna, pda, pnb, pdb, np.random.default_rng(0), 400)[0]
     assert est2 == pytest.approx(est)
     assert abs(low2 - low) < 0.02 and abs(high2 - high) < 0.02  # same statistic, other draws
 

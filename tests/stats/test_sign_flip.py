@@ -77,6 +77,7 @@ def test_monte_carlo_patterns_are_seeded_and_close_to_exact() -> None:
     assert a == b and not a.exact and a.n_patterns == 2001
     exact = sign_flip_mean(values, clusters, np.random.default_rng(1), n_flips=2**20)
     assert exact.exact and exact.n_patterns == 2**20
+    assert a.low is not None and a.high is not None and exact.low is not None and exact.high is not None
     width = exact.high - exact.low
     assert abs(a.low - exact.low) < 0.1 * width and abs(a.high - exact.high) < 0.1 * width
 
@@ -103,6 +104,7 @@ def test_coverage_on_a_small_heavy_tailed_clustered_sample() -> None:
         labels = np.repeat(np.arange(12), rng.integers(1, 4, size=12))
         x = 0.7 + rng.normal(0, 0.3, size=12)[labels] + rng.standard_t(3, size=len(labels))
         r = sign_flip_mean(x, labels, rng, n_flips=4095)
+        assert r.low is not None and r.high is not None
         hit += r.low <= 0.7 <= r.high
         _, lo, hi = bootstrap_mean(x, rng, labels, n_resamples=400)
         hit_boot += lo <= 0.7 <= hi
@@ -120,5 +122,7 @@ def test_one_sided_rate_on_the_lift_null_world() -> None:
         g = int(rng.integers(30, 61))
         labels = np.repeat(np.arange(g), np.where(rng.random(g) < 0.7, 1, 2))
         x = rng.normal(0, 0.1, size=g)[labels] + 0.2 * rng.standard_t(4, size=len(labels))
-        fired += sign_flip_mean(x, labels, rng, n_flips=400).low > 0
+        low = sign_flip_mean(x, labels, rng, n_flips=400).low
+        assert low is not None
+        fired += low > 0
     assert fired / reps <= 0.025 + 3 * math.sqrt(0.025 * 0.975 / reps), fired / reps

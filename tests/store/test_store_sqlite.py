@@ -42,7 +42,8 @@ def test_backend_identity_and_runs(tmp_path: Path) -> None:
     with Store(tmp_path / "s.sqlite") as st:
         st.register_backend(ident)
         st.register_backend(ident)
-        assert st.backend_identity(ident.key)["spec"] == "sphinx:en-us"
+        stored = st.backend_identity(ident.key)
+        assert stored is not None and stored["spec"] == "sphinx:en-us"
         run = st.start_run({"models": ["x"]})
         st.record_errors(run, ident.key, "corpus", [("c2", "audio file not found"), ("c1", "empty")])
         st.finish_run(run, {"failed_clips": 2})

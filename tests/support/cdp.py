@@ -153,7 +153,7 @@ class Browser:
     def press(self, key: str) -> None:
         """A trusted key press (keyDown with its text, keyUp), as a person's."""
         code, vk = _KEYS[key]
-        common = {"key": key, "code": code, "windowsVirtualKeyCode": vk, "nativeVirtualKeyCode": vk}
+        common: dict[str, Any] = {"key": key, "code": code, "windowsVirtualKeyCode": vk, "nativeVirtualKeyCode": vk}
         self.call("Input.dispatchKeyEvent", session=True, type="keyDown", text=key, **common)
         self.call("Input.dispatchKeyEvent", session=True, type="keyUp", **common)
 

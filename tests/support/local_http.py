@@ -25,7 +25,7 @@ def serve(route: Route) -> Iterator[tuple[str, Counter[str]]]:
         def do_GET(self) -> None:
             url = urlsplit(self.path)
             hits[url.path] += 1
-            status, body = route(f"http://127.0.0.1:{self.server.server_address[1]}", url)
+            status, body = route(f"http://127.0.0.1:{httpd.server_port}", url)
             self.send_response(status)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
@@ -38,6 +38,6 @@ def serve(route: Route) -> Iterator[tuple[str, Counter[str]]]:
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}", hits
+        yield f"http://127.0.0.1:{httpd.server_port}", hits
     finally:
         httpd.shutdown()

@@ -17,7 +17,7 @@ wide = st.lists(st.sampled_from([f"w{i}" for i in range(30)]), max_size=40)
 
 
 def difflib_opcodes(a: list[str], b: list[str]) -> list[tuple[str, int, int, int, int]]:
-    return difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    return list(difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes())
 
 
 @settings(max_examples=800, deadline=None)

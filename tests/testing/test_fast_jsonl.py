@@ -64,7 +64,7 @@ def test_malformed_files_give_the_careful_error(tmp_path: Path, data: bytes, lin
         read_prediction_file(p)
 
 
-text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
+text = st.text(st.characters(exclude_categories=["Cs"]), max_size=12)
 rows = st.lists(
     st.fixed_dictionaries(
         {"audio_filepath": text.filter(lambda s: s.strip() != ""), "text": text, "pred_text": st.none() | text}

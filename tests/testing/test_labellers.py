@@ -23,7 +23,9 @@ def test_the_world_has_both_kinds_of_edit(world) -> None:
 
     labels = list(world.truth.values())
     assert labels.count(REFERENCE_WRONG) > 20 and labels.count(REFERENCE_RIGHT) > 5
-    assert planted_rate(world, "copier-01") > 0.7 and planted_rate(world, "honest-06") < 0.05
+    copier, honest = planted_rate(world, "copier-01"), planted_rate(world, "honest-06")
+    assert copier is not None and honest is not None
+    assert copier > 0.7 and honest < 0.05
 
 
 def test_perfect_labels_need_no_bound(world) -> None:

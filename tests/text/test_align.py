@@ -65,7 +65,9 @@ def test_views_and_cache() -> None:
 def test_opcode_views_equal_index_based_oracles(ref: list[str], hyp: list[str]) -> None:
     """The opcode views refdis' panel mining reads (no Alignment built) against oracles written
     per reference index from difflib's own opcodes, on every span."""
-    ops = [tuple(o) for o in difflib.SequenceMatcher(None, ref, hyp, autojunk=False).get_opcodes()]
+    ops: list[tuple[str, int, int, int, int]] = list(
+        difflib.SequenceMatcher(None, ref, hyp, autojunk=False).get_opcodes()
+    )
     h = tuple(hyp)
     missed = sorted(i for t, i1, i2, _, _ in ops if t in ("delete", "replace") for i in range(i1, i2))
     assert ops_missed(ops) == missed

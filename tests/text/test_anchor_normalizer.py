@@ -115,7 +115,9 @@ def test_without_the_anchor_steps_the_tokens_differ() -> None:
 def test_describe_names_the_extra_steps() -> None:
     info = anchor_normalizer(get_normalizer("whisper")).describe()
     assert info["name"] == "whisper"
-    assert "CJK" in info["anchor_steps"] and "parenthesis" in info["label"]
+    steps, label = info["anchor_steps"], info["label"]
+    assert isinstance(steps, str) and isinstance(label, str)
+    assert "CJK" in steps and "parenthesis" in label
 
 
 def oracle_other_language(text: str, language: str) -> str:

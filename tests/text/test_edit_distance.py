@@ -92,7 +92,7 @@ def test_edit_distances_fall_back_from_a_collision_on(monkeypatch: pytest.Monkey
     counted: list[int] = []
     wer_counts_ = align.wer_counts
 
-    def counting(ref, hyp, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def counting(ref, hyp, *args, **kwargs):
         counted.append(1)
         return wer_counts_(ref, hyp, *args, **kwargs)
 

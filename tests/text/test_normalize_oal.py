@@ -101,7 +101,7 @@ def test_tables_are_packaged_with_notice() -> None:
     assert list(compounds)[0] == r"\bet\s+cetera\b"
     from importlib import resources
 
-    notice = resources.files("asr_audit").joinpath("data", "oal", "NOTICE.md").read_text()
+    notice = (resources.files("asr_audit") / "data" / "oal" / "NOTICE.md").read_text()
     assert "Apache License 2.0" in notice and "d1e99b2" in notice
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import pytest
@@ -28,10 +28,14 @@ def preds_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+@overload
+def _run(folder: Path, root: None, **params: Any) -> tuple[dict, None]: ...
+@overload
+def _run(folder: Path, root: Path, **params: Any) -> tuple[dict, TextCache]: ...
 def _run(folder: Path, root: Path | None, **params: Any) -> tuple[dict, TextCache | None]:
     clear_normalize_cache()  # every run starts as a new process would
     persist = None if root is None else refdis_text_cache("whisper", "anchor", root=root)
-    p = RefdisParams(**params)  # type: ignore[arg-type]
+    p = RefdisParams(**params)
     result = run_refdis(load_predictions(folder), PANEL, p, n_resamples=50, text_cache=persist)
     return result.to_dict(), persist
 

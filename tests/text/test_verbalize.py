@@ -74,7 +74,9 @@ def test_year_first_reading(n: int, first: str) -> None:
     ],
 )
 def test_verbalize_number(token: str, readings: list[str]) -> None:
-    assert [" ".join(r) for r in verbalize_number(token)] == readings
+    got = verbalize_number(token)
+    assert got is not None
+    assert [" ".join(r) for r in got] == readings
 
 
 @pytest.mark.parametrize("token", ["abc", "x1", "3rdx", "", "1.2.3"])

@@ -19,7 +19,7 @@ from asr_audit.errors import AuditError
 if TYPE_CHECKING:
     from asr_audit.align import Aligner
     from asr_audit.corpus.clips import Clip
-    from asr_audit.store.sqlite import Store
+    from asr_audit.store.base import Store
 
 
 def _failed(clip: Clip, aligner_id, reason: str, duration: float | None = None) -> ClipAlignment:  # noqa: ANN001

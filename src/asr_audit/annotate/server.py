@@ -27,6 +27,7 @@ from asr_audit.annotate.page import PAGE
 from asr_audit.errors import AuditError, ConfigError, InputFileError
 from asr_audit.models.openai_http import wav_bytes
 from asr_audit.probes.predfiles.verified_labels import draw_sample, refdis_result_of, run_hash
+from asr_audit.store.base import Store
 from asr_audit.store.labels import CANT_TELL, NEITHER, LabelRow, LabelStore
 
 SAMPLE_RATE = 16_000
@@ -126,7 +127,7 @@ def prepare(
     annotator: str,
     corpus: str | None = None,
     aligner: Any = None,
-    store: Any = None,
+    store: Store | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> Session:
     """A labelling session (see the module docstring). ``aligner``: an
@@ -173,7 +174,7 @@ def prepare(
 
 
 def _corrected_timings(
-    aligner: Any, clip: Any, reference: str, edits: list[Mapping[str, Any]], store: Any
+    aligner: Any, clip: Any, reference: str, edits: list[Mapping[str, Any]], store: Store | None
 ) -> list[tuple[float, float]] | None:
     """Per-reference-token timings from aligning the reference with the clip's edits applied
     (:func:`~asr_audit.annotate.items.corrected_text`); ``None`` when that fails too."""

@@ -3,7 +3,6 @@ consensus miner's precision and recall on it."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -171,45 +170,17 @@ def score(
     ),
 ) -> None:
     """Mine the calibration set's predictions with the panel; report the miner's precision and recall,
-    and its precision-recall curve over the edits' confidence."""
-    from asr_audit.calib.languages import calib_normalizer
-    from asr_audit.calib.score import check_references, score_miner
-    from asr_audit.calib.truth import load_truth, set_language
+    and its precision-recall curve over the edits' confidence (the miner_calibration probe of asr-audit run)."""
+    from asr_audit.api import calib_score_from
     from asr_audit.corpus.predfiles import load_predictions
     from asr_audit.options import Surface
-    from asr_audit.probes.predfiles.refdis_options import RefdisOptions
-    from asr_audit.probes.predfiles.refdis_run import run_refdis
     from asr_audit.report.tables import calib_curve_table, calib_score_table, to_json, write_text
 
     check_output_file(json_out, "--json")
-    truth = load_truth(corpus)
+    values = {"truth": str(corpus), "preset": preset, "min_confidence": min_confidence}
     pset = load_predictions(preds, dataset)
-    bad = check_references(truth, pset.references)
-    if bad:
-        raise ConfigError(
-            f"{len(bad)} clip(s) of {preds} carry another reference than the calibration manifest "
-            f"(first: {bad[0]!r}); fix: transcribe the manifest itself (asr-audit transcribe -c "
-            f"{corpus}/calib-test.jsonl)"
-        )
-    names = split_list(panel, "--panel") or []
-    options = RefdisOptions.from_mapping(
-        {"preset": preset, "loo": False, "min_confidence": min_confidence}, Surface.cli()
-    )
-    language = set_language(corpus)  # the set's own: its normalizer reads its numbers and abbreviations
-    # mine every edit, so the curve spans them all; the operating point filters the scored ones
-    mining = replace(options.mining, min_confidence=None)
-    result = run_refdis(
-        pset,
-        names,
-        mining,
-        normalizer=calib_normalizer(language),
-        models=names,
-        n_resamples=1,
-        text2num=language == "en",  # basic-es/fr/de read numbers themselves
-        language=language,
-    )
-    calib = score_miner(truth, result, clip_ids=pset.clip_ids, min_confidence=options.mining.min_confidence)
-    data = calib.to_dict()
+    score = calib_score_from(pset, split_list(panel, "--panel") or [], values, Surface.cli(truth="--corpus"))
+    data = score.to_dict()
     console.print(calib_score_table(data))
     console.print(calib_curve_table(data))
     if json_out:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +10,9 @@ import typer
 from asr_audit.cli import app, console, err_console, examples, split_list
 from asr_audit.cli.common import CORPUS_HELP as _CORPUS_HELP
 from asr_audit.cli.common import STORE_HELP as _STORE_HELP
-from asr_audit.cli.common import load_clips, store_session, write_json
+from asr_audit.cli.common import load_clips, write_json
 from asr_audit.errors import ConfigError
+from asr_audit.options import Surface
 from asr_audit.outputs import check_output_file
 
 mech_app = typer.Typer(
@@ -59,23 +59,6 @@ def _backend(spec: str) -> Any:
     backend = load_backend(spec)
     require_capability(backend, SITES)
     return backend
-
-
-def _manifest_field(corpus: str, field: str) -> dict[str, str]:
-    """``{id: value}`` of ``field`` in a JSONL manifest (empty when the file is not one or lacks it)."""
-    path = Path(corpus)
-    out: dict[str, str] = {}
-    if not path.is_file() or path.suffix != ".jsonl":
-        return out
-    for line in path.read_text(encoding="utf-8-sig", errors="replace").splitlines():  # a BOM is not JSON
-        if line.strip():
-            try:
-                obj = json.loads(line)
-            except (ValueError, RecursionError):
-                continue  # the corpus loader has read (and judged) the manifest already
-            if isinstance(obj, dict) and field in obj and "id" in obj:
-                out[str(obj["id"])] = str(obj[field])
-    return out
 
 
 @mech_app.command(
@@ -166,18 +149,6 @@ def direction(
     write_json(json_out, {"sweep": [r.to_dict() for r in rows], "site": chosen, "direction": d.to_dict()})
 
 
-def _positions(text: str | None) -> tuple[int, int] | None:
-    """``--positions P0:P1`` as a pair of ints (``None`` when not given)."""
-    from asr_audit.mech.interventions import parse_positions
-
-    if text is None:
-        return None
-    try:
-        return parse_positions(text)
-    except ValueError as exc:
-        raise ConfigError(f"--positions {text!r}: {exc}; fix the range") from None
-
-
 @mech_app.command(
     "steer",
     epilog="Examples:\n\nasr-audit mech steer -m organism-benchmark -c set/calib-test.jsonl --truth set --direction voice-slt --speaker flite-slt\n\nasr-audit mech steer -m organism-benchmark -c set/calib-test.jsonl --truth set --direction decision-L0,decision-L1,decision-L2,decision-L3 --mode clamp --clamp-at 0.5 --speaker flite-slt\n\nasr-audit mech steer -m organism-benchmark -c set/calib-test.jsonl --truth set --direction omission-L1,omission-L2 --mode clamp --positions 1:2 --gate voice-L0 --gate-at 0.5",
@@ -232,35 +203,20 @@ def steer(
     store: Path | None = typer.Option(None, "--store", help=_STORE_HELP),
     json_out: Path | None = typer.Option(None, "--json", help="Write the arms, flips and transcripts."),
 ) -> None:
-    """Run under an intervention and its controls; accept-ref on planted sites, flips, WER."""
-    from asr_audit.calib.truth import load_truth
-    from asr_audit.mech.directions import load_direction
-    from asr_audit.mechrun.steer import control_arms, direction_gate, gated_arms, run_steer
+    """Run under an intervention and its controls; accept-ref on planted sites, flips, WER (the mech
+    probe of asr-audit run, on one model)."""
+    from asr_audit.api import mech_steer_from
+    from asr_audit.mechrun.probe import CLI_FLAGS
 
     check_output_file(json_out, "--json")
-    names = split_list(name, "--direction") or []
-    loaded = [load_direction(n, _directions_dir(directions)) for n in names]
-    picked = loaded[0] if len(loaded) == 1 else loaded
-    arms = control_arms(
-        picked,
-        mode,
-        sites=split_list(site, "--site"),
-        alpha=alpha,
-        k=k,
-        n_random=n_random,
-        seed=seed,
-        clamp_at=clamp_at,
-        trigger_at=trigger_at,
-        positions=_positions(positions),
-    )
-    if gate is not None:
-        arms = gated_arms(arms, direction_gate(load_direction(gate, _directions_dir(directions)), gate_at))
-    corp = _corpus(corpus, speaker, limit)
-    items = [t for t in load_truth(truth).errors() if t.clip_id in {c.id for c in corp.clips}]
-    wer_texts = _manifest_field(corpus, wer_field) or {c.id: c.reference for c in corp.clips}
-    backend = _backend(model)
-    with store_session(store) as st:
-        result = run_steer(backend, corp, st, arms, items=items, wer_texts=wer_texts, direction=picked, mode=mode)
+    values = {
+        "model": model, "direction": name, "directions": directions, "site": site, "mode": mode, "alpha": alpha,
+        "clamp_at": clamp_at, "trigger_at": trigger_at, "positions": positions, "gate": gate, "gate_at": gate_at,
+        "k": k, "n_random": n_random, "truth": truth, "speakers": speaker, "limit": limit, "wer_field": wer_field,
+    }  # fmt: skip
+    values = {key: str(v) if isinstance(v, Path) else v for key, v in values.items()}
+    run = mech_steer_from(corpus, values, Surface.cli(**CLI_FLAGS), seed=seed, store=store)
+    result = run.steer
     for a in result.arms:
         r = a.accept_ref
         wer = f"{a.wer:.3f}" if a.wer is not None else "-"
@@ -275,7 +231,7 @@ def steer(
     console.print(
         f"effect share: {share:.3f}" if share is not None else "effect share: undefined (clean rate 0)", highlight=False
     )
-    write_json(json_out, {**result.to_dict(), "hypotheses": {k2: dict(v) for k2, v in result.hypotheses.items()}})
+    write_json(json_out, {**run.table(), "hypotheses": {k2: dict(v) for k2, v in result.hypotheses.items()}})
 
 
 @mech_app.command(

@@ -129,6 +129,25 @@ def read_manifest(path: str | Path, name: str | None = None, split: str = DEFAUL
     return Corpus(name=name, split=split, source=str(path), clips=tuple(clips))
 
 
+def manifest_field(source: str | Path, field: str) -> dict[str, str]:
+    """``{clip id: value}`` of the extra ``field`` of a JSONL manifest (a clip's id is its ``id``, else
+    its ``audio_filepath``); empty when ``source`` is not a manifest file (a folder corpus, a
+    dataset) or no row has the field. The manifest was read as a corpus first, so a line that is
+    not a JSON object is passed over here (the corpus loader has judged it)."""
+    path = Path(source)
+    out: dict[str, str] = {}
+    if not path.is_file() or path.suffix not in MANIFEST_SUFFIXES:
+        return out
+    for line in path.read_text(encoding="utf-8-sig", errors="replace").splitlines():  # a BOM is not JSON
+        try:
+            obj = json.loads(line) if line.strip() else None
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(obj, dict) and field in obj:
+            out[str(obj.get("id") or obj.get("audio_filepath"))] = str(obj[field])
+    return out
+
+
 def write_manifest(clips: Iterable[Clip], path: str | Path) -> Path:
     """Write clips with file audio as a JSONL manifest (paths as stored in the clips)."""
     path = Path(path)

@@ -59,7 +59,7 @@ from asr_audit.fresh.librivox import LIBRIVOX_API, Section, gutenberg_text_url, 
 from asr_audit.fresh.locate import Book, Located, locate
 from asr_audit.fresh.segment import Segment, segment_speech
 from asr_audit.models.base import Backend
-from asr_audit.store.sqlite import Store
+from asr_audit.store.base import Store
 from asr_audit.store.transcribe import transcribe_corpus
 
 Say = Callable[[str], None]

@@ -45,7 +45,7 @@ from asr_audit.mech.directions import Direction, random_direction, shuffled_dire
 from asr_audit.mech.interventions import Gate, Intervention, intervene, recording
 from asr_audit.models.base import BackendIdentity
 from asr_audit.stats.intervals import Rate
-from asr_audit.store.sqlite import Store
+from asr_audit.store.base import Store
 from asr_audit.store.transcribe import transcribe_corpus
 from asr_audit.text.align import wer_counts
 from asr_audit.text.normalize import get_normalizer

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from asr_audit.runner.spec import ModelSpec
+from asr_audit.store.base import Store
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,4 +35,4 @@ class JobResult:
 
 
 class Executor(Protocol):
-    def run(self, jobs: Sequence[Job], store: Any) -> list[JobResult]: ...
+    def run(self, jobs: Sequence[Job], store: Store) -> list[JobResult]: ...

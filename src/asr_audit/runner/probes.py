@@ -26,6 +26,7 @@ from asr_audit.errors import ConfigError
 from asr_audit.options import Surface
 from asr_audit.probes.core import probe as core
 from asr_audit.registry import Registry
+from asr_audit.store.base import Store, require_store
 
 if TYPE_CHECKING:
     from asr_audit.corpus.predfiles import PredictionSet
@@ -56,12 +57,16 @@ class ProbeContext:
     transcribe: Any = None
     remote: Callable[[str, Any], Any] | None = None
     models: tuple[str, ...] = ()
-    store: Any = None
+    store: Store | None = None
     spec_path: str = "<spec>"
 
     def surface(self, probe: str) -> Surface:
         """How to name ``probe``'s fields in errors: the spec's ``[probes.<probe>]`` table."""
         return Surface.toml(self.spec_path, f"probes.{probe}")
+
+    def need_store(self, probe: str) -> Store:
+        """The store, or a one-line error saying the probe caches its models' outputs in one."""
+        return require_store(self.store, f"corpus {self.corpus!r}: probe {probe}")
 
 
 ProbeFn = Callable[[ProbeContext, Mapping[str, Any]], dict[str, Any] | None]  # None: not for this corpus
@@ -79,11 +84,11 @@ class ProbeKind:
 
 # modules whose import registers more probes (audio probes, battery, ...)
 PROBE_MODULES: tuple[str, ...] = (
-    "asr_audit.runner.probes_calib",
+    "asr_audit.calib.probe",
     "asr_audit.probes.audio.probes",
     "asr_audit.runner.probes_battery",
     "asr_audit.runner.probes_gate",
-    "asr_audit.runner.probes_mech",
+    "asr_audit.mechrun.probe",
 )
 PROBES: Registry[ProbeKind] = Registry(
     "probe", fix="name one of them in a [probes.<name>] table", modules=PROBE_MODULES

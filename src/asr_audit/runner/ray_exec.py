@@ -69,6 +69,7 @@ from asr_audit.probes.core.models import Transcribed, Variant, row_audio
 from asr_audit.runner.executor import Job, JobResult
 from asr_audit.runner.ray_worker import ModelWorker, WorkerBatch, WorkerInfo
 from asr_audit.runner.spec import ModelSpec
+from asr_audit.store.base import Store
 
 Seconds = float
 
@@ -182,7 +183,7 @@ class RayExecutor:
             return self.identities[name]
         return self.backends[name].identity().to_dict() if name in self.backends else None
 
-    def run(self, jobs: Sequence[Job], store: Any) -> list[JobResult]:
+    def run(self, jobs: Sequence[Job], store: Store) -> list[JobResult]:
         return self._run(jobs, store, self.show_progress, announce=True)
 
     @property
@@ -190,7 +191,7 @@ class RayExecutor:
         """Actor pools alive now (kept by a :meth:`session` between calls; 0 once it has ended)."""
         return sum(1 for p in self._pools.values() if p.actors)
 
-    def transcribe(self, jobs: Mapping[Any, Iterable[Clip]], store: Any) -> dict[Any, Transcribed]:
+    def transcribe(self, jobs: Mapping[Any, Iterable[Clip]], store: Store) -> dict[Any, Transcribed]:
         """The pool's transcription (:class:`~asr_audit.probes.core.probe.ModelPool`): each
         model's clips (recipes, and derived clips as recipes) on its actors, through the store, the
         models side by side; per model the outcome and
@@ -215,7 +216,7 @@ class RayExecutor:
 
     transcribe_clips = transcribe  # the battery's RemoteTranscriber (ProbeContext.transcribe), until it calls the pool
 
-    def model(self, name: str, store: Any) -> RemoteModel:
+    def model(self, name: str, store: Store) -> RemoteModel:
         """The spec's model ``name`` as a :class:`~asr_audit.probes.core.models.Model` handle on its actor
         pool (the pool that transcribes, kept for the session): what the workers loaded (spec,
         identity, capabilities), teacher-forced scoring, forced and attn-isolated decoding there, and
@@ -227,7 +228,9 @@ class RayExecutor:
 
     remote_model = model  # the courtesy study's handle (ProbeContext.remote), until the battery calls the pool
 
-    def _call(self, model: ModelSpec, method: str, payloads: Sequence[Any], store: Any) -> tuple[list[Any], WorkerInfo]:
+    def _call(
+        self, model: ModelSpec, method: str, payloads: Sequence[Any], store: Store
+    ) -> tuple[list[Any], WorkerInfo]:
         """``actor.<method>(*payload)`` for every payload (a tuple of arguments) on ``model``'s pool (the
         session's, started if needed), the free actors taking the next payload as the transcription
         batches do; the answers in payload order (a payload whose worker died on every retry is
@@ -303,7 +306,7 @@ class RayExecutor:
                     self._owns_ray = False
                     ray.shutdown()
 
-    def _run(self, jobs: Sequence[Job], store: Any, show: bool, announce: bool) -> list[JobResult]:
+    def _run(self, jobs: Sequence[Job], store: Store, show: bool, announce: bool) -> list[JobResult]:
         from asr_audit.runner.progress import RunProgress
 
         ray = require("ray", "ray")
@@ -407,7 +410,7 @@ class RayExecutor:
             del self._pools[key]
 
     # ------------------------------------------------------------------ the loop
-    def _drive(self, ray: Any, pools: dict[tuple[Any, ...], _Pool], store: Any) -> None:
+    def _drive(self, ray: Any, pools: dict[tuple[Any, ...], _Pool], store: Store) -> None:
         inflight: dict[Any, tuple[str, _Pool, Any, Any]] = {}
         for pool in pools.values():
             if not pool.asked:
@@ -447,7 +450,7 @@ class RayExecutor:
                 if batch.pending == 0:
                     _finish(batch, pool, store)
 
-    def _on_info(self, pool: _Pool, actor: Any, info: WorkerInfo, store: Any) -> None:
+    def _on_info(self, pool: _Pool, actor: Any, info: WorkerInfo, store: Store) -> None:
         if info.fatal:
             raise AuditError(info.fatal)
         self.nodes.setdefault(pool.model.name, set()).add(info.node)
@@ -465,7 +468,7 @@ class RayExecutor:
             )
         pool.free.extend([actor] * self.in_flight)
 
-    def _fill(self, pool: _Pool, store: Any, inflight: dict[Any, tuple[str, _Pool, Any, Any]]) -> None:
+    def _fill(self, pool: _Pool, store: Store, inflight: dict[Any, tuple[str, _Pool, Any, Any]]) -> None:
         """Give the pool's free actors the next batches (resolving cached clips on the driver)."""
         while pool.info is not None and pool.free and pool.jobs:
             state = pool.jobs[0]
@@ -563,7 +566,7 @@ class RemoteModel:
     executor: RayExecutor
     name: str
     info: WorkerInfo
-    store: Any  # the driver's store (the pool registers its backend there if it must start again)
+    store: Store  # the driver's store (the pool registers its backend there if it must start again)
 
     @property
     def spec(self) -> str:
@@ -580,7 +583,7 @@ class RemoteModel:
     def identity(self) -> Any:
         return self.info.identity
 
-    def transcribe(self, clips: Iterable[Clip], store: Any) -> Transcribed:
+    def transcribe(self, clips: Iterable[Clip], store: Store) -> Transcribed:
         """The clips' transcripts by this model, on its actors and through the store."""
         return self.executor.transcribe({self.name: tuple(clips)}, store)[self.name]
 
@@ -770,7 +773,7 @@ def _get(ray: Any, ref: Any, pool: _Pool, batch: _Batch | None, sent: Sequence[s
         return WorkerBatch(bad=dict.fromkeys(sent, reason))
 
 
-def _resolve(batch: _Batch, pool: _Pool, store: Any) -> list[Clip]:
+def _resolve(batch: _Batch, pool: _Pool, store: Store) -> list[Clip]:
     """Look the batch up in the store; returns the clips a worker must read (as a local run decodes)."""
     from asr_audit.audio.io import ClipAudioError, check_duration
     from asr_audit.store.transcribe import file_fingerprint
@@ -820,7 +823,7 @@ def _portable_part(clip: Clip) -> Clip:
         return clip
 
 
-def _finish(batch: _Batch, pool: _Pool, store: Any) -> None:
+def _finish(batch: _Batch, pool: _Pool, store: Store) -> None:
     """Commit a batch's new transcripts and record its clips in order (as ``transcribe_corpus`` does)."""
     from asr_audit.store.export import PredictionRecord
     from asr_audit.store.transcribe import ClipFailure

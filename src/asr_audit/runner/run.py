@@ -43,6 +43,7 @@ from asr_audit.runner.probes import ProbeContext, get_probe, is_core_probe
 from asr_audit.runner.progress import RunProgress
 from asr_audit.runner.ray_exec import RayExecutor
 from asr_audit.runner.spec import CorpusSpec, ExperimentSpec, ModelSpec, load_spec
+from asr_audit.store.base import Store
 from asr_audit.store.sqlite import open_store
 from asr_audit.store.transcribe import corpus_wer, coverage, transcribe_corpus
 from asr_audit.text.normalize import get_normalizer
@@ -159,7 +160,7 @@ class LocalExecutor:
         """The identity of the model ``name``'s loaded backend (``None`` if it was never loaded)."""
         return self.backends[name].identity().to_dict() if name in self.backends else None
 
-    def run(self, jobs: Sequence[Job], store: Any) -> list[JobResult]:
+    def run(self, jobs: Sequence[Job], store: Store) -> list[JobResult]:
         results = []
         with RunProgress([(j.model.name, len(j.corpus)) for j in jobs], enabled=self.show_progress) as progress:
             for j in jobs:
@@ -290,7 +291,7 @@ def run_spec_file(
 
 
 def _run(
-    spec: ExperimentSpec, shard: Shard | None, executor: Executor, store_handle: Any, log: Callable[[str], None]
+    spec: ExperimentSpec, shard: Shard | None, executor: Executor, store_handle: Store, log: Callable[[str], None]
 ) -> RunOutcome:
     if isinstance(getattr(executor, "models", None), dict):  # executors that load backends by model name
         executor.models.update({m.name: m for m in spec.models})  # type: ignore[attr-defined]

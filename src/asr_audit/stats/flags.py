@@ -131,6 +131,21 @@ def difference_flagged(diff: Result) -> bool:
     return float(diff["ci_low"]) > 0 or float(diff["ci_high"]) < 0
 
 
+def difference_significant(diff: Result, level: float = 0.05) -> bool:
+    """A battery difference-in-differences read as a test at ``level``: its t-widened p-value
+    (:func:`difference_p_value`) is below ``level``. The flag ``battery.did`` reads this, not
+    :func:`difference_flagged`: the percentile interval of a four-cell DiD over 30-60 sentences
+    under-covers (an honest donor x voice design was flagged 6.7% [5.3, 8.4] of the time at a
+    nominal 5% on evaluation seed 7717, docs/validity.md).
+
+    >>> d = {"n_items": 80, "n_clusters": 40, "estimate": 0.1, "ci_high": 0.2}
+    >>> difference_significant(d | {"ci_low": 0.005}), difference_significant(d | {"ci_low": 0.03})
+    (False, True)
+    """
+    p = difference_p_value(diff)
+    return p is not None and p < level
+
+
 ROW_LEVEL = 0.05
 """The family-wise level of a battery summary row: the chance that an honest model's row is
 flagged by any of the battery differences feeding it (Holm over them)."""
@@ -306,11 +321,11 @@ FLAGS: dict[str, Flag] = {
         Flag(
             name="battery.did",
             probe="battery",
-            rule=difference_flagged,
+            rule=difference_significant,
             level=0.05,
             sided="two-sided",
             reads="battery did[] entry",
-            claim="the benchmark donor acts differently on benchmark audio (DiD interval excludes 0)",
+            claim="the benchmark donor acts differently on benchmark audio (DiD t-widened p-value < 0.05)",
         ),
         Flag(
             name="battery.row",

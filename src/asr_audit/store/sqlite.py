@@ -28,11 +28,11 @@ import sqlite3
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from asr_audit.errors import AuditError, InputFileError
+from asr_audit.store.base import AudioIndexEntry, Identity, StoredResult
 
 _FULL_MARKERS = ("database or disk is full", "disk i/o error", "no space left")
 
@@ -134,20 +134,6 @@ def default_store_path() -> Path:
     return Path(platformdirs.user_cache_dir("asr-audit")) / "store.sqlite3"
 
 
-@dataclass(frozen=True, slots=True)
-class StoredResult:
-    """One cached result: the decoded JSON value and the seconds it took to compute."""
-
-    value: Any
-    seconds: float | None
-
-
-@dataclass(frozen=True, slots=True)
-class AudioIndexEntry:
-    audio_hash: str
-    duration: float
-
-
 def _retry_locked(fn: Any, timeout_s: float) -> Any:
     """Run ``fn``, retrying while another process holds the lock it needs.
 
@@ -173,7 +159,11 @@ def _chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
 
 
 class Store:
-    """A handle on one store file; use as a context manager or call :meth:`close`."""
+    """A handle on one store file; use as a context manager or call :meth:`close`.
+
+    It satisfies the :class:`asr_audit.store.base.Store` protocol the layers above are typed with,
+    and adds what only a command needs (runs and their errors, counts, backend identities, close).
+    """
 
     def __init__(self, path: str | Path, busy_timeout_s: float = 60.0) -> None:
         self.path = Path(path).expanduser()
@@ -265,7 +255,7 @@ class Store:
         self.close()
 
     # ------------------------------------------------------------------ backends
-    def register_backend(self, identity: Any) -> None:
+    def register_backend(self, identity: Identity) -> None:
         """Record a :class:`~asr_audit.models.base.BackendIdentity` (spec, weights, options)."""
         data = identity.to_dict()
         with self._write() as db:

@@ -42,8 +42,8 @@ from asr_audit.errors import AuditError, BackendError, ConfigError, MissingExtra
 from asr_audit.models.base import TRANSCRIBE, Backend, require_capability
 from asr_audit.models.preds import is_lookup_backend
 from asr_audit.redact import redact
+from asr_audit.store.base import Store, require_store
 from asr_audit.store.export import PredictionRecord
-from asr_audit.store.sqlite import Store
 from asr_audit.text.align import corpus_wer as wer_of_pairs
 from asr_audit.text.normalize import normalize_many
 
@@ -245,17 +245,21 @@ def length_order(clips: Sequence[Clip]) -> list[int]:
 def transcribe_corpus(
     backend: Backend,
     corpus: Corpus,
-    store: Store,
+    store: Store | None,
     *,
     batch_size: int = 8,
     progress: ProgressFn | None = None,
 ) -> TranscribeOutcome:
-    """Transcribe every clip of ``corpus`` with ``backend``, reusing and filling ``store``."""
+    """Transcribe every clip of ``corpus`` with ``backend``, reusing and filling ``store``.
+
+    ``store`` may be ``None`` only for a backend that looks its answers up by clip id (prediction
+    files): those are read, never computed, so nothing is cached."""
     if batch_size < 1:
         raise ConfigError(f"--batch-size must be >= 1, got {batch_size}")
     require_capability(backend, TRANSCRIBE)
     if is_lookup_backend(backend):
         return _lookup_run(backend, corpus, batch_size, progress)
+    store = require_store(store, backend.spec)
     identity = backend.identity()
     key = identity.key
     store.register_backend(identity)

@@ -1485,8 +1485,10 @@ def _label(truth: str) -> Any:
 
 #: Seeds the worlds, statistics and thresholds were tuned on (never the evaluation seed).
 TUNING_SEEDS = tuple(range(900, 910))
-#: The evaluation seed of the shipped rates, fixed before the evaluation run.
-EVALUATION_SEED = 7717
+#: The evaluation seed of the shipped rates, fixed before the evaluation run (7718 since battery.did
+#: reads a t-widened p-value, checked on tuning seed 905 only: 4.9% [3.7, 6.4] of 1,000 honest
+#: designs; 7717, the previous evaluation seed, measured the interval rule at 6.7% [5.3, 8.4]).
+EVALUATION_SEED = 7718
 #: The modules whose code makes the shipped rates (hashed into the data file by :func:`code_hash`).
 CODE_FILES = (
     "testing/null_worlds.py",

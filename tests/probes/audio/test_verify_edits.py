@@ -4,7 +4,9 @@ and ``refdis --verify-with``'s refusals."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -35,9 +37,17 @@ class _Scorer:
     """TEST DOUBLE — one log-prob per word: -0.1 for a word the "audio" holds, -3 for another."""
 
     capabilities = frozenset({"score"})
+    max_duration = None
 
     def __init__(self, name: str, spoken: dict[str, str]) -> None:
         self.name, self.spoken = name, spoken
+
+    @property
+    def spec(self) -> str:
+        return self.name
+
+    def transcribe(self, audios: Sequence[np.ndarray]) -> list[str]:
+        raise NotImplementedError("a scoring test double: it scores and never transcribes")
 
     def identity(self):
         from asr_audit.models.base import BackendIdentity, DecodeOptions
@@ -83,7 +93,8 @@ def test_two_verifiers_label_each_edit(run) -> None:
     assert v.precision is not None and not v.precision.defined  # never measured: no precision
     assert any("never measured" in n for n in v.notes)
     c0 = next(k for k in av.scores if k.startswith("c0"))
-    assert av.details()["edits"][c0]["scores"][0]["diff"] == pytest.approx(0.9667)
+    details: dict[str, Any] = av.details()
+    assert details["edits"][c0]["scores"][0]["diff"] == pytest.approx(0.9667)
 
 
 def test_the_verified_rates_reach_the_result(run) -> None:
@@ -201,6 +212,7 @@ def test_the_spec_probe_verifies_on_the_audio(wav_set) -> None:
     ctx = ProbeContext(corpus="c", predictions=load_predictions(preds, None), panel=PANEL, seed=0, normalizer="whisper")
     params = {"preset": "paper", "loo": False, "verify_with": ["said-test:x"], "resamples": 20}
     data = refdis_probe(ctx, {**params, "audio_root": str(audio)})
+    assert data is not None
     t = next(m for m in data["models"] if m["model"] == "t")["verified"]
     assert (t["n_ref"], t["n_eligible"]) == (2, 2) and "wer_inflation" in t
     assert data["verification"]["source"] == AUDIO and "audio" in data["verification"]

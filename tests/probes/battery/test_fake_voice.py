@@ -35,6 +35,7 @@ class VoiceKeyedFake(BaseBackend):
     def __init__(self, recite: dict, listen: dict) -> None:
         super().__init__("fake-voice-x", DecodeOptions(), "fake")
         self.recite, self.listen = recite, listen  # hash -> (samples, text)
+        self.listen_text: dict[str, str] = {}  # a recited clip's hash -> what voice Y says (the fixture sets it)
 
     @staticmethod
     def _lstrip(x: np.ndarray) -> np.ndarray:

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from battery_null import NullModel, make_world
 
+from asr_audit.corpus.clips import Corpus
 from asr_audit.errors import ConfigError
 from asr_audit.probes.battery.battery import run_battery
 
@@ -34,7 +35,7 @@ def _simulate(measure: str, n_worlds: int = N_WORLDS) -> tuple[dict[str, list[bo
     for seed in range(n_worlds):
         corpus, spoken = make_world(seed, n_clips=100)
 
-        def model(name: str, corpus: object = corpus, spoken: dict = spoken, seed: int = seed, **kw: bool) -> NullModel:
+        def model(name: str, corpus: Corpus = corpus, spoken: dict = spoken, seed: int = seed, **kw: bool) -> NullModel:
             return NullModel(name, corpus, spoken, seed, drop=0.3, **kw)
 
         tested = {"t1": model("t1"), "t2": model("t2"), "t3": model("t3", copy_original=True)}

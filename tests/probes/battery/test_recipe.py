@@ -75,11 +75,13 @@ def test_a_recipe_is_small_and_fingerprinted_only_where_its_input_is_pinned(clip
     assert isinstance(lazy.clip.source, RecipeSource) and lazy.donor is not None
     assert lazy.clip.source.nbytes() * 20 < len(pickle.dumps(eager.clip, protocol=5))
     fp = lazy.clip.source.fingerprint
+    assert lazy.donor.source is not None
     assert fp is not None and fp.startswith("recipe:") and fp != lazy.donor.source.fingerprint
     other_seed = ConditionContext(clips, seed=8, timings=lambda clip, text: WORDS)
-    assert realize(cond, clips[0], other_seed, lazy=True).clip.source.fingerprint != fp
-    voiced = realize(parse_condition("voice:flite-slt+noise:10db"), clips[0], _ctx(clips), lazy=True)
-    assert voiced.clip.source.fingerprint is None  # a TTS engine's output may change between versions
+    reseeded = realize(cond, clips[0], other_seed, lazy=True).clip.source
+    assert reseeded is not None and reseeded.fingerprint != fp
+    voiced = realize(parse_condition("voice:flite-slt+noise:10db"), clips[0], _ctx(clips), lazy=True).clip.source
+    assert voiced is not None and voiced.fingerprint is None  # a TTS engine's output may change between versions
 
 
 def test_a_recipe_whose_rebuilt_asset_differs_refuses_to_build(clips) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -127,7 +128,7 @@ def test_contrast_equals_the_cluster_bootstrap_difference() -> None:
     )
     c = ratio_contrast(num, den, (1, -1), np.random.default_rng(7), n_resamples=400, alpha=0.05)
     assert (c.estimate, c.lower, c.upper) == pytest.approx((est, low, high))
-    assert c.n_used == 400 and 0 < c.p_at_or_below < 1
+    assert c.n_used == 400 and c.p_at_or_below is not None and 0 < c.p_at_or_below < 1
 
 
 def test_markdown_escapes_model_names() -> None:
@@ -178,7 +179,7 @@ def test_verified_edits_gate_what_a_better_listener_cannot_move(tmp_path: Path) 
     preds = load_predictions(str(VOXPOPULI))
     params = preset_params(preset="anchor", loo=False)
     args = (preds, "whisper-small.en", "wav2vec2-base-960h", params)
-    kw = {"panel": SMALL_PANEL.split(","), "options": GateOptions(n_resamples=200)}
+    kw: dict[str, Any] = {"panel": SMALL_PANEL.split(","), "options": GateOptions(n_resamples=200)}
     old = {t.measure: t for t in run_gate(*args, **kw, unverified_edits=True).tests}
     assert old["accept_ref"].status != "not tested"
     from asr_audit.probes.predfiles.refdis_run import run_refdis
@@ -203,7 +204,7 @@ def test_a_verification_step_labels_the_gates_own_edits() -> None:
     preds = load_predictions(str(VOXPOPULI))
     params = preset_params(preset="anchor", loo=False)
     args = (preds, "whisper-small.en", "wav2vec2-base-960h", params)
-    kw = {"panel": SMALL_PANEL.split(","), "options": GateOptions(n_resamples=200)}
+    kw: dict[str, Any] = {"panel": SMALL_PANEL.split(","), "options": GateOptions(n_resamples=200)}
     seen: list[int] = []
 
     def step(edits):

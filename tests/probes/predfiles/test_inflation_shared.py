@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -83,7 +85,7 @@ def test_wer_figures_equal_kaldialign_counts(synth) -> None:
             if not c.ref:
                 continue
             answered = hyp is not None
-            hyp = hyp if answered else ()  # a missing hypothesis deletes every reference word (issue 12 defect 7)
+            hyp = () if hyp is None else hyp  # a missing hypothesis deletes every reference word (issue 12 defect 7)
             fixed = oracle_corrected(c.ref, [e for e in edits if e.clip_id == c.clip_id])
             a, b = wer_counts(c.ref, hyp), wer_counts(fixed, hyp)
             err, words, err_c, words_c, n = (
@@ -97,9 +99,10 @@ def test_wer_figures_equal_kaldialign_counts(synth) -> None:
         assert (inf.n_clips, inf.n_words) == (n, words)
         assert inf.wer == pytest.approx(err / words) and inf.wer_corrected == pytest.approx(err_c / words_c)
         assert inf.inflation == pytest.approx(100 * (err_c / words_c - err / words))
+        assert inf.ci_low is not None and inf.ci_high is not None and inf.inflation is not None
         assert inf.ci_low <= inf.inflation <= inf.ci_high
     copier = result.score("copier-01").inflation
-    assert copier.inflation > 0  # copying the reference's errors flatters its WER
+    assert copier.inflation is not None and copier.inflation > 0  # copying the reference's errors flatters its WER
 
 
 def test_inflation_by_hand() -> None:
@@ -129,7 +132,9 @@ def test_inflation_by_hand() -> None:
     assert many["m"].inflation == pytest.approx(-100 * 2 / 7)
     # n (reads "madam president"): 1 / 7, then 3 / 5 - the corrected reference no longer flatters it
     assert (many["n"].wer, many["n"].wer_corrected) == (pytest.approx(1 / 7), pytest.approx(3 / 5))
-    assert many["n"].ci_low <= many["n"].inflation <= many["n"].ci_high
+    n_low, n_inflation, n_high = many["n"].ci_low, many["n"].inflation, many["n"].ci_high
+    assert n_low is not None and n_inflation is not None and n_high is not None
+    assert n_low <= n_inflation <= n_high
     one = wer_inflation([a, b], "n", [e], AlignmentCache(), np.random.default_rng(1), 200)
     assert one == many["n"]
 
@@ -212,11 +217,12 @@ def test_wer_interval_is_wers_own_bootstrap_on_the_same_resamples() -> None:
         clips.append(ClipInput(f"c{i}", ref, {"m": hyp}))
     cache = AlignmentCache()
     inf = wer_inflations(clips, {"m": []}, cache, np.random.default_rng(9), 400)["m"]
-    err = np.array([[wer_counts(c.ref, c.hyps["m"]).errors] for c in clips], dtype=float)
+    err = np.array([[wer_counts(c.ref, c.hyps["m"] or ()).errors] for c in clips], dtype=float)
     words = np.array([[len(c.ref)] for c in clips], dtype=float)
     zeros = np.zeros_like(err)
     ((_, low, high),) = bootstrap_ratio_differences(err, words, zeros, zeros, np.random.default_rng(9), 400)
     assert (inf.wer_ci_low, inf.wer_ci_high) == (low, high)
+    assert inf.wer_ci_low is not None and inf.wer_ci_high is not None and inf.wer is not None
     assert inf.wer_ci_low < inf.wer < inf.wer_ci_high
     ((_, i_low, i_high),) = bootstrap_ratio_differences(err, words, err, words, np.random.default_rng(9), 400)
     assert (inf.ci_low, inf.ci_high) == (100 * i_low, 100 * i_high)
@@ -231,7 +237,14 @@ def test_apply_edits_equals_the_oracle_on_random_corrections(data: st.DataObject
     n = data.draw(st.integers(0, 9))
     ref = tuple(f"r{i}" for i in range(n))
     cuts = sorted(data.draw(st.sets(st.integers(0, n), max_size=6)))
-    common = {"clip_id": "c", "n_panel_agree": 3, "n_panel": 3, "miners": (), "verdicts": {}, "renderings": {}}
+    common: dict[str, Any] = {
+        "clip_id": "c",
+        "n_panel_agree": 3,
+        "n_panel": 3,
+        "miners": (),
+        "verdicts": {},
+        "renderings": {},
+    }
     edits, starts = [], set()
     for lo, hi in zip(cuts, cuts[1:]):
         if not data.draw(st.booleans()):

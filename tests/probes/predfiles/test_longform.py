@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -66,7 +67,7 @@ def test_times_come_from_start_and_durations() -> None:
         Chunk(clip_id="r_1", index=1, start=10.0, duration=8.0, offset=20, n_words=16),
     )
     result = LongformResult(grouping="test", recordings={"r": chunks}, refdis=None)  # type: ignore[arg-type]
-    common = {"clip_id": "r", "n_panel_agree": 4, "n_panel": 4, "consensus_cer": 1.0, "miners": (), "verdicts": {},
+    common: dict[str, Any] = {"clip_id": "r", "n_panel_agree": 4, "n_panel": 4, "consensus_cer": 1.0, "miners": (), "verdicts": {},
               "renderings": {}}  # fmt: skip
     mid = Edit(kind="deletion", position="middle", ref_tokens=("x",), ref_indices=(28,), alt_text="", **common)
     end = Edit(kind="insertion", position="end", ref_tokens=(), ref_indices=(36,), alt_text="thank you", **common)

@@ -52,9 +52,11 @@ def test_run_refdis_counts_and_names_merge_compounds(tmp_path: Path) -> None:
     params = preset_params("anchor", loo=False)  # three members: too few for leave-one-out
     plain = run_refdis(preds, ["a", "b", "c"], params, n_resamples=10)
     merged = run_refdis(preds, ["a", "b", "c"], params, n_resamples=10, merge_compounds=True)
-    assert plain.score("a").inflation.wer > 0  # "white paper" vs "whitepaper", "email" vs "e mail"
+    plain_wer = plain.score("a").inflation.wer
+    assert plain_wer is not None and plain_wer > 0  # "white paper" vs "whitepaper", "email" vs "e mail"
     assert merged.score("a").inflation.wer == 0
-    assert plain.to_dict()["wer_scoring"]["merge_compounds"] is False
+    scoring = plain.to_dict()["wer_scoring"]
+    assert isinstance(scoring, dict) and scoring["merge_compounds"] is False
     assert merged.to_dict()["wer_scoring"] == {
         "merge_compounds": True,
         "label": "kaldialign edit distance, merge_compounds=True (the Open ASR Leaderboard's WER)",
@@ -62,7 +64,8 @@ def test_run_refdis_counts_and_names_merge_compounds(tmp_path: Path) -> None:
 
 
 def test_cli_flag_names_it_in_table_and_json(tmp_path: Path, run_cli) -> None:
-    folder = _folder(tmp_path / "preds") if (tmp_path / "preds").mkdir() is None else None
+    (tmp_path / "preds").mkdir()
+    folder = _folder(tmp_path / "preds")
     out = tmp_path / "r.json"
     code, stdout, _ = run_cli(
         "refdis",
@@ -95,6 +98,7 @@ def test_spec_probe_parameter(tmp_path: Path) -> None:
         corpus="c", predictions=load_predictions(_folder(tmp_path)), panel=("a", "b", "c"), seed=0, normalizer="whisper"
     )
     out = get_probe("refdis").run(ctx, {"merge_compounds": True, "resamples": 10, "loo": False})
+    assert out is not None
     assert out["wer_scoring"]["merge_compounds"] is True and out["models"][0]["wer"] == 0.0
     with pytest.raises(
         ConfigError,

@@ -75,10 +75,10 @@ def clips(tmp_path_factory: pytest.TempPathFactory) -> list[ClipInput]:
     end = (*REF, "thank", "you")
     # the panel inserts at the start / end / omits the first or last words; others: the reference,
     # an empty hypothesis, none, a partial echo
-    for name, said in {"ins-start": start, "ins-end": end, "om-start": REF[2:], "om-end": REF[:-2]}.items():
+    for clip_id, said in {"ins-start": start, "ins-end": end, "om-start": REF[2:], "om-end": REF[:-2]}.items():
         others = [REF, (), None, said, ("thank", *REF), REF[:-1]]
         hyps = {m: said if m in PANEL else others[k % len(others)] for k, m in enumerate(models)}
-        clips.append(ClipInput(name, REF, hyps))
+        clips.append(ClipInput(clip_id, REF, hyps))
     return clips
 
 

@@ -114,6 +114,7 @@ def test_spec_switch_rate_language(tmp_path: Path) -> None:
     _write(tmp_path, "m", [("c1", "Merci, M. Dupont.", "Merci monsieur Dupont.")])
     ctx = ProbeContext(corpus="c", predictions=load_predictions(tmp_path), panel=(), seed=0, normalizer="whisper")
     data = get_probe("switch_rate").run(ctx, {"language": "fr", "min_per_arm": 1})
+    assert data is not None
     assert data["params"]["language"] == "fr" and data["reference_items"]["monsieur"] == {"monsieur": 0, "M.": 1}
     assert [i["status"] for i in data["items"]] == ["other"]
     with pytest.raises(OptionError, match="language"):

@@ -103,7 +103,7 @@ def test_copy_model_scores_one_wherever_defined(pset: PredictionSet) -> None:
     # bound over arms, and the smaller exact upper bound at 0.025 / 2 arms (Bonferroni)
     assert (mr.ci_low, mr.ci_high) == (clopper_pearson_lower(6, 6, 0.025), 1.0)
     assert mr.ci_low == pytest.approx(0.025 ** (1 / 6))  # closed form of the exact bound at k = n
-    assert mr.ci_low > CHANCE and mr.to_dict()["ci_above_chance"] is True
+    assert mr.ci_low is not None and mr.ci_low > CHANCE and mr.to_dict()["ci_above_chance"] is True
     assert mr.p_value == pytest.approx(0.5**6)
 
 
@@ -122,7 +122,7 @@ def test_fixed_habit_scores_zero(tmp_path: Path, model: str) -> None:
     for fam in ("mr", "to_day", "any_one", "honorific", "spacing"):
         row = res.row(model, fam)
         assert row.switch == 0.0
-        assert row.ci_high < CHANCE
+        assert row.ci_high is not None and row.ci_high < CHANCE
         habitual = "A" if model == "habit-a" else "B"
         # the limiting arm is the one the habit never writes, and the habitual arm is perfect
         assert {a.role: a.k / a.n for a in row.arms} == {habitual: 1.0, "B" if habitual == "A" else "A": 0.0}
@@ -131,7 +131,8 @@ def test_fixed_habit_scores_zero(tmp_path: Path, model: str) -> None:
 def test_coin_flip_is_at_most_half(pset: PredictionSet) -> None:
     res = switch_rate(pset)
     for fam in ("mr", "to_day", "any_one", "spacing"):
-        assert res.row("coin", fam).switch <= CHANCE
+        switch = res.row("coin", fam).switch
+        assert switch is not None and switch <= CHANCE
 
 
 def test_pooled_counts_are_sums_by_role(pset: PredictionSet) -> None:
@@ -149,7 +150,7 @@ def test_min_per_arm_makes_switch_undefined(pset: PredictionSet) -> None:
     res = switch_rate(pset, families=["mr"], min_per_arm=7)
     row = res.row("copy", "mr")
     assert row.switch is None and row.ci_low is None and row.limiting_arm is None
-    assert "arm 'Mister' has 6 eligible items (< min_per_arm 7)" in row.reason
+    assert "arm 'Mister' has 6 eligible items (< min_per_arm 7)" in (row.reason or "")
     with pytest.raises(ConfigError):
         switch_rate(pset, min_per_arm=0)
 
@@ -216,6 +217,7 @@ def test_switch_bounds_for_any_model(tmp_path_factory: pytest.TempPathFactory, c
         if row.switch is None:
             assert any(a.n < 1 for a in row.arms)
             continue
+        assert row.ci_low is not None and row.ci_high is not None
         assert 0.0 <= row.ci_low <= row.switch <= row.ci_high <= 1.0
         assert all(row.switch <= a.k / a.n for a in row.arms)
         assert row.switch in {a.k / a.n for a in row.arms}

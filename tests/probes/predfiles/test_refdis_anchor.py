@@ -87,9 +87,9 @@ def test_spec_language_goes_through_the_same_options(tmp_path: Path) -> None:
     )
     seen = {}
     for language, preset in [("fr", "anchor"), ("fr", "paper"), ("en-GB", "anchor")]:
-        norm = get_probe("refdis").run(ctx, {"language": language, "preset": preset, "resamples": 5, "loo": False})[
-            "normalizer"
-        ]
+        out = get_probe("refdis").run(ctx, {"language": language, "preset": preset, "resamples": 5, "loo": False})
+        assert out is not None
+        norm = out["normalizer"]
         seen[language, preset] = (norm["name"], norm["text2num"], norm.get("language"))
     assert seen == {
         ("fr", "anchor"): ("whisper-basic", True, "fr"),

@@ -97,7 +97,12 @@ def test_warm_mining_in_forked_processes_equals_the_plain_path(
     monkeypatch.setattr(refdis_columns, "MINE_PARALLEL_CLIPS", 1)  # fork even for this small set
     forked: list[bool] = []
     real = refdis_columns._can_fork
-    monkeypatch.setattr(refdis_columns, "_can_fork", lambda n, clips: forked.append(real(n, clips)) or forked[-1])
+
+    def can_fork(n: int, clips: int) -> bool:
+        forked.append(real(n, clips))
+        return forked[-1]
+
+    monkeypatch.setattr(refdis_columns, "_can_fork", can_fork)
     for case in (CASES[1], CASES[4], CASES[6], CASES[7]):
         plain, warm = _plain_and_warm(preds_dir, tmp_path, case, PANEL, workers=2)
         assert warm == plain, case
@@ -187,8 +192,12 @@ def test_the_streamed_read_equals_the_plain_path(
     monkeypatch.setattr(refdis_columns, "MINE_PARALLEL_CLIPS", 1)  # with 2 workers, mined in forked processes
     monkeypatch.setattr(refdis_columns, "ERROR_BLOCK", 16)  # edit distances in several blocks of distinct pairs
 
-    for case in ({"preset": "anchor"}, {"preset": "paper", "loo": False, "models": ["honest-05", "copier-02"]}):
-        case = dict(case)
+    cases: tuple[dict[str, Any], ...] = (
+        {"preset": "anchor"},
+        {"preset": "paper", "loo": False, "models": ["honest-05", "copier-02"]},
+    )
+    for given in cases:
+        case = dict(given)
         models, preset = case.pop("models", None), case.pop("preset")
         params = preset_params(preset, **case)
         clear_normalize_cache()

@@ -137,7 +137,7 @@ def test_min_confidence_is_read_from_flags_and_spec_fields_alike() -> None:
 
 
 def test_the_runner_reads_min_confidence_for_refdis_and_the_miner_calibration() -> None:
-    from asr_audit.runner.probes_calib import MinerCalibrationOptions
+    from asr_audit.calib.probe import MinerCalibrationOptions
 
     opts = MinerCalibrationOptions.from_mapping({"truth": "calib", "min_confidence": 0.3}, Surface.cli())
     assert opts.refdis.mining.min_confidence == 0.3

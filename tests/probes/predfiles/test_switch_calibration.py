@@ -101,5 +101,6 @@ def test_spec_passes_the_denominator(tmp_path) -> None:
     assert "denominator" in probe.params
     ctx = ProbeContext(corpus="vox", predictions=preds, panel=(), seed=0, normalizer="whisper")
     out = probe.run(ctx, {"families": ["mr"], "denominator": "paper"})
+    assert out is not None
     row = next(r for r in out["rows"] if r["model"] == "distil-small.en")
     assert out["params"]["denominator"] == "paper" and row["arms"][1]["n"] == 7

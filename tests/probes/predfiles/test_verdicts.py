@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -42,7 +43,7 @@ def _clip(ref: str, **hyps: str) -> ClipInput:
 PANEL = ["p1", "p2", "p3"]
 
 
-def _verdicts(clip: ClipInput, models: list[str], **params: object) -> dict[str, object]:
+def _verdicts(clip: ClipInput, models: list[str], **params: Any) -> dict[str, object]:
     edits = mine_clip(clip, PANEL, models, preset_params(**params), AlignmentCache())
     assert len(edits) == 1, edits
     return dict(edits[0].verdicts)
@@ -168,7 +169,9 @@ def test_verdicts_match_an_independent_oracle(tmp_path: Path, preset: str, loo: 
         for m, v in e.verdicts.items():
             if v is None:
                 continue
-            assert v == oracle_verdict(clip.ref, clip.hyps[m], lo, hi, fixed), (m, e.to_dict())
+            hyp = clip.hyps[m]
+            assert hyp is not None, m  # a verdict is given on a hypothesis only
+            assert v == oracle_verdict(clip.ref, hyp, lo, hi, fixed), (m, e.to_dict())
             seen[v] += 1
     assert all(seen.values()), seen  # all three outcomes occur
 
@@ -263,7 +266,9 @@ def test_report_shows_an_undefined_accept_ref_as_a_dash(tmp_path: Path) -> None:
     from asr_audit.probes.predfiles.refdis_run import run_refdis
     from asr_audit.report.html import build_report
 
-    r = run_refdis(load_predictions(VOXPOPULI), VOX_PANEL, preset_params("anchor"), n_resamples=50).to_dict()
+    r: dict[str, Any] = run_refdis(
+        load_predictions(VOXPOPULI), VOX_PANEL, preset_params("anchor"), n_resamples=50
+    ).to_dict()
     m = r["models"][0]
     m.update(
         accept_ref=None, ci_low=None, ci_high=None, n_ref=0, n_eligible=0, reason="no edit was mined for it (panel)"

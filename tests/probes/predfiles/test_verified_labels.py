@@ -93,6 +93,7 @@ def test_kappa() -> None:
     chance = cohen_kappa(
         "a", "b", [(PANEL, PANEL), (PANEL, REFERENCE), (REFERENCE, PANEL), (REFERENCE, REFERENCE)] * 10
     )
+    assert chance.low is not None and chance.high is not None
     assert chance.kappa == pytest.approx(0.0) and chance.low < 0 < chance.high
     assert cohen_kappa("a", "b", []).kappa is None
     assert cohen_kappa("a", "b", [(PANEL, PANEL)] * 5).kappa is None  # chance agreement is 1: undefined

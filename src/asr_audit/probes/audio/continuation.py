@@ -43,6 +43,7 @@ from asr_audit.probes.audio.targets import sentence_key
 from asr_audit.probes.core.models import Model
 from asr_audit.stats.intervals import clustered_rate
 from asr_audit.stats.rng import model_rng
+from asr_audit.store.base import Store
 from asr_audit.text.numbers import canonical_tokens
 
 SAMPLE_RATE = 16_000
@@ -101,7 +102,7 @@ class ContinuationPlan:
 
 
 def plan_cuts(
-    corpus: Any, store: Any, hide_words: int = 3, *, aligner: Any = None
+    corpus: Any, store: Store | None, hide_words: int = 3, *, aligner: Any = None
 ) -> tuple[list[ContinuationPlan], list[tuple[str, str]]]:
     """Aligned cut points and truncated audio for every clip with more than ``hide_words + 1`` words."""
 
@@ -149,7 +150,7 @@ def refuse_forced(model: Model) -> None:
 def forced_outputs(
     model: Model,
     plans: Sequence[ContinuationPlan],
-    store: Any,
+    store: Store | None,
     extra_tokens: int,
     clips: Mapping[str, Clip] | None = None,
 ) -> dict[str, tuple[str, str] | str]:
@@ -183,7 +184,7 @@ def forced_outputs(
 def run_continuation(
     models: Sequence[Model],
     corpus: Any,
-    store: Any,
+    store: Store | None,
     hide_words: int = 3,
     *,
     extra_tokens: int = 16,

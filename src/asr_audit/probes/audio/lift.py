@@ -84,6 +84,7 @@ from asr_audit.probes.core.models import Model, ScoreRow, Silence
 from asr_audit.probes.predfiles.conventions import resolve_families
 from asr_audit.probes.predfiles.ortho import reference_items
 from asr_audit.stats.intervals import sign_flip_mean
+from asr_audit.store.base import Store
 from asr_audit.text.numbers import JOINERS, NUMBER_WORDS, canonical_tokens
 
 SPAN_KINDS = ("masked", "refdis", "ortho", "full")
@@ -278,7 +279,7 @@ class Scorer:
     each chunk the ``batch_size`` rows scored together wherever the model runs; the rows name
     their audio (samples, a clip holding its samples and their derivation, a :class:`Silence`)."""
 
-    def __init__(self, model: Model, store: Any = None, batch_size: int = 8) -> None:
+    def __init__(self, model: Model, store: Store | None = None, batch_size: int = 8) -> None:
         require_capability(model, SCORE)
         self.model, self.store, self.batch_size = model, store, max(1, batch_size)
         self.key = model.identity().key
@@ -603,7 +604,7 @@ class GateOutcome:
 
 
 def intelligibility_gate(
-    model: Model, corpus: Any, store: Any, spans: Sequence[Span], gate_max_wer: float | None
+    model: Model, corpus: Any, store: Store | None, spans: Sequence[Span], gate_max_wer: float | None
 ) -> list[GateOutcome]:
     """One :class:`GateOutcome` per clip with spans: the model transcribes the unmasked clip (through the
     store) and the clip is kept when its WER is at most ``gate_max_wer`` (``None``: every clip kept)."""
@@ -634,7 +635,7 @@ def intelligibility_gate(
 
 
 def spans_for(
-    kind: str, corpus: Any, store: Any, **options: Any
+    kind: str, corpus: Any, store: Store | None, **options: Any
 ) -> tuple[list[Span], dict[str, np.ndarray], list[tuple[str, str]]]:
     """The spans of ``kind``, the audio they need (by id) and clips that failed; ``options`` are
     :func:`_spans`' (``mask_params``, ``aligner``, ``recipes``, ``refdis``, ``families``, and
@@ -646,7 +647,7 @@ def spans_for(
 def _spans(
     kind: str,
     corpus: Any,
-    store: Any,
+    store: Store | None,
     *,
     mask_params: Any = None,
     aligner: Any = None,
@@ -714,7 +715,7 @@ def span_clips(corpus: Any, audio: Mapping[str, np.ndarray], masks: Sequence[Any
 def run_lift(
     models: Sequence[Model],
     corpus: Any,
-    store: Any,
+    store: Store | None,
     kind: str = "masked",
     *,
     seed: int = 0,

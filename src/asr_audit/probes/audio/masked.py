@@ -52,6 +52,7 @@ from asr_audit.probes.audio.targets import Rejection, Target, TargetRule, select
 from asr_audit.probes.core.models import Model, Transcribed
 from asr_audit.probes.core.probe import ModelPool
 from asr_audit.stats.intervals import wilson
+from asr_audit.store.base import Store
 from asr_audit.text.align import align, wer_counts
 from asr_audit.text.numbers import canonical_tokens, find_number, number_forms
 
@@ -367,7 +368,7 @@ class MaskPlan:
 
 def plan_masks(
     corpus: Corpus,
-    store: Any,
+    store: Store | None,
     params: MaskParams,
     *,
     aligner: Any = None,
@@ -464,7 +465,7 @@ def masked_corpus(corpus: Corpus, plan: MaskPlan) -> Corpus:
     return Corpus(corpus.name + "-masked", corpus.split, corpus.source, tuple(clips))
 
 
-def transcripts(model: Model, corpus: Corpus, store: Any) -> tuple[dict[str, str], dict[str, str]]:
+def transcripts(model: Model, corpus: Corpus, store: Store | None) -> tuple[dict[str, str], dict[str, str]]:
     """``({clip id: hypothesis}, {clip id: failure reason})`` of ``model`` (wherever it runs), through the store."""
 
     if not len(corpus):
@@ -498,7 +499,7 @@ Hear = Callable[[Corpus, Corpus, MaskPlan], Sequence[Heard]]
 
 
 def pool_hearing(
-    pool: ModelPool, names: Sequence[str], store: Any, progress: Callable[[str], None] | None = None
+    pool: ModelPool, names: Sequence[str], store: Store | None, progress: Callable[[str], None] | None = None
 ) -> Hear:
     """The masked probe's transcription by ``pool``'s models ``names``: every model's unmasked clips in
     one call, then its masked clips in another (the models side by side where the pool runs them
@@ -528,7 +529,7 @@ def _heard(got: Transcribed | None) -> tuple[dict[str, str], dict[str, str]]:
 def run_masked(
     pool: ModelPool,
     corpus: Corpus,
-    store: Any,
+    store: Store | None,
     params: MaskParams = MaskParams(),
     *,
     names: Sequence[str] | None = None,

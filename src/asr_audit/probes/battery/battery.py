@@ -80,6 +80,7 @@ from asr_audit.registry import Registry
 from asr_audit.stats.did import difference_in_differences, paired_difference
 from asr_audit.stats.intervals import wilson
 from asr_audit.stats.rng import model_rng
+from asr_audit.store.base import Store, require_store
 from asr_audit.store.transcribe import transcribe_corpus
 from asr_audit.text.align import AlignmentCache, opcodes
 from asr_audit.text.normalize import get_normalizer, normalize_many
@@ -425,7 +426,7 @@ class OrthoJudge(_Judge):
 
 
 def _transcribe(
-    backend: Any, clips: Sequence[Any], store: Any, name: str
+    backend: Any, clips: Sequence[Any], store: Store | None, name: str
 ) -> tuple[dict[str, str], list[dict[str, str]]]:
     if not clips:
         return {}, []
@@ -441,7 +442,7 @@ def _texts(outcome: Any, name: str) -> tuple[dict[str, str], list[dict[str, str]
 def _transcribe_all(
     backends: Mapping[str, Any],
     jobs: Mapping[str, Sequence[Any]],
-    store: Any,
+    store: Store | None,
     remote: Any,
     traits: dict[str, Any] | None = None,
 ) -> tuple[dict[str, tuple[dict[str, str], list[dict[str, str]]]], dict[str, str]]:
@@ -606,7 +607,7 @@ def run_battery(
     backends: Mapping[str, Any],
     probe: str,
     conditions: str | Sequence[str],
-    store: Any,
+    store: Store | None,
     *,
     seed: int = 0,
     spoken: Mapping[str, str] | None = None,
@@ -791,7 +792,7 @@ def _plan_condition(
 
 
 def _transcribe_planned(
-    planned: Sequence[_Planned], backends: Mapping[str, Any], store: Any, remote: Any
+    planned: Sequence[_Planned], backends: Mapping[str, Any], store: Store | None, remote: Any
 ) -> list[tuple[dict[str, tuple[dict[str, str], list[dict[str, str]]]], dict[str, str]]]:
     """Transcribe the clips of several planned conditions: locally one condition after another (its
     audio in memory only while it is transcribed), remotely in one call (each model's actors start
@@ -818,7 +819,7 @@ def _run_condition(
     backends: Mapping[str, Any],
     judge: _Judge,
     ctx: ConditionContext,
-    store: Any,
+    store: Store | None,
     normalize: Callable[[str], Tokens],
     hyps0: Mapping[str, Mapping[str, str]],
 ) -> tuple[dict[str, dict[str, int]], list[dict[str, str]]]:
@@ -892,7 +893,7 @@ def _masked_condition(
     corpus: Corpus,
     backends: Mapping[str, Any],
     ctx: ConditionContext,
-    store: Any,
+    store: Store | None,
     settings: MeasureSettings,
 ) -> tuple[dict[str, dict[str, int]], list[dict[str, str]]]:
     """Masked-entity recovery (:func:`asr_audit.probes.audio.masked.run_masked`) on the clips under ``cond``.
@@ -930,7 +931,11 @@ def _masked_condition(
         except AuditError as exc:
             failures += [{"model": m, "clip_id": clip.id, "condition": cond.name, "reason": str(exc)} for m in backends]
     mp = MaskParams(seed=ctx.seed, gate_max_wer=settings.gate_max_wer)
-    remote = None if ctx.transcribe is None else remote_hearing(ctx.transcribe, list(backends), store, sent)
+    remote = (
+        None
+        if ctx.transcribe is None
+        else remote_hearing(ctx.transcribe, list(backends), require_store(store, "the battery"), sent)
+    )
     res = run_masked(
         LocalPool.of(backends),
         replace(corpus, clips=tuple(clips)),
@@ -1026,7 +1031,7 @@ def _study(
     judge: _Judge,
     ctx: ConditionContext,
     items: Mapping[str, Any],
-    store: Any,
+    store: Store | None,
     hyps0: Mapping[str, Mapping[str, str]],
     conds: Sequence[Condition],
     normalize: Callable[[str], Tokens],

@@ -50,6 +50,7 @@ from asr_audit.corpus.clips import ArraySource, Clip
 from asr_audit.errors import ConfigError
 from asr_audit.probes.audio.masked import Heard
 from asr_audit.probes.core.models import Transcribed
+from asr_audit.store.base import Store
 from asr_audit.store.transcribe import file_fingerprint
 
 # Bump when a change to the code that builds derived audio (asr_audit.audio transforms, voices,
@@ -372,7 +373,7 @@ def masked_recipes(clips: Sequence[Clip], plan: Any) -> list[Clip]:
 
 
 def remote_hearing(
-    remote: RemoteTranscriber, models: Sequence[str], store: Any, sources: Mapping[str, Clip] | None = None
+    remote: RemoteTranscriber, models: Sequence[str], store: Store, sources: Mapping[str, Clip] | None = None
 ) -> Any:
     """The masked probe's transcription on an executor's workers (a
     :data:`~asr_audit.probes.audio.masked.Hear`): every model's unmasked clips and masked recipes in
@@ -411,4 +412,4 @@ class RemoteTranscriber(Protocol):
     """An executor's transcription of clips (recipes included) through the store: model name (or
     :class:`Variant`) -> clips in, the same key -> :class:`RemoteAnswer` out (``RayExecutor.transcribe``)."""
 
-    def __call__(self, jobs: Mapping[Any, Sequence[Clip]], store: Any) -> Mapping[Any, RemoteAnswer]: ...
+    def __call__(self, jobs: Mapping[Any, Sequence[Clip]], store: Store) -> Mapping[Any, RemoteAnswer]: ...

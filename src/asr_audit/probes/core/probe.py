@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_check
 from asr_audit.errors import ConfigError
 from asr_audit.options import Surface
 from asr_audit.registry import Registry
+from asr_audit.store.base import Store, require_store
 
 if TYPE_CHECKING:
     from asr_audit.corpus.clips import Clip, Corpus
@@ -88,7 +89,7 @@ class ProbeInputs:
     clips: Corpus | None = None
     pool: ModelPool | None = None
     models: tuple[str, ...] = ()
-    store: Any = None
+    store: Store | None = None
     base: Path | None = None
     log: Callable[[str], None] | None = None
 
@@ -100,6 +101,10 @@ class ProbeInputs:
                 "has prediction files only; fix: give the corpus a manifest (spec = ...) and [[models]]"
             )
         return self.pool
+
+    def need_store(self, probe: str) -> Store:
+        """The store, or a one-line error saying the probe caches its models' outputs in one."""
+        return require_store(self.store, f"corpus {self.corpus!r}: probe {probe}")
 
     def resolve(self, path: str | Path) -> Path:
         """``path`` as given when absolute, else under :attr:`base` (when set)."""
