@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from asr_audit.calib.probe import MINER_CALIBRATION
-from asr_audit.calib.score import CalibScore
+from asr_audit.calib.score import CalibScore, truth_verify
 from asr_audit.corpus.clips import Corpus
 from asr_audit.corpus.predfiles import PredictionSet
 from asr_audit.corpus.predfiles import load_predictions as _load_predictions
@@ -47,14 +47,12 @@ from asr_audit.options import Surface
 from asr_audit.probes.audio.lift import LiftResult
 from asr_audit.probes.audio.masked import MaskedResult
 from asr_audit.probes.audio.probes import evaluate_on
+from asr_audit.probes.audio.refdis_probe import REFDIS
 from asr_audit.probes.core.models import LocalPool
 from asr_audit.probes.core.probe import ModelPool, ProbeInputs, get_probe
-from asr_audit.probes.predfiles.ortho import DEFAULT_MIN_PER_ARM, OrthoResult, SwitchRateOptions
-from asr_audit.probes.predfiles.ortho import switch_rate as _switch_rate
-from asr_audit.probes.predfiles.refdis_options import RefdisOptions
+from asr_audit.probes.predfiles.ortho import DEFAULT_MIN_PER_ARM, SWITCH_RATE, OrthoResult
 from asr_audit.probes.predfiles.refdis_result import RefdisResult
-from asr_audit.probes.predfiles.refdis_run import isolated_panel_members, run_normalizer, run_refdis
-from asr_audit.runner.probes import refdis_verify
+from asr_audit.probes.predfiles.refdis_run import isolated_panel_members, run_normalizer
 from asr_audit.runner.run import LocalExecutor, RunOutcome, run_spec_file
 from asr_audit.runner.spec import ModelSpec
 from asr_audit.store.sqlite import open_store
@@ -121,24 +119,28 @@ def refdis(
         raise ConfigError(
             f"refdis({cli_only[0]}=...) is not in the Python API yet; fix: use asr-audit refdis or a spec"
         )
-    options = RefdisOptions.from_mapping(
-        {"preset": preset, "loo": loo, "resamples": resamples, "language": language, **params},
+    options = REFDIS.options_from(
+        {
+            "preset": preset,
+            "loo": loo,
+            "resamples": resamples,
+            "language": language,
+            "models": None if models is None else list(models),
+            "normalize_workers": workers,
+            **params,
+        },
         Surface.python("refdis"),
     )
-    verify = refdis_verify(options)  # read before the work: a bad folder or file fails now
-    pset = _as_set(preds)
+    inputs = ProbeInputs(
+        corpus="refdis", predictions=_as_set(preds), panel=tuple(panel), seed=seed, normalizer=normalizer,
+        verify_truth=truth_verify,
+    )  # fmt: skip
+    REFDIS.verification(inputs, options)  # read before the work: a bad folder or file fails now
+    pset = inputs.predictions
     for m in isolated_panel_members(pset, [p for p in panel if p in pset.models]):
         warnings.warn(f"panel model {m} shares no answered clip id with the other panel models", stacklevel=2)
-    return run_refdis(
-        pset,
-        list(panel),
-        options.mining,
-        models=None if models is None else list(models),
-        seed=seed,
-        normalize_workers=workers,
-        verify=verify,
-        **options.run_settings(normalizer),
-    )
+    REFDIS.check(options, inputs, Surface.python("refdis"))
+    return REFDIS.run(inputs, options).result
 
 
 def switch_rate(
@@ -151,23 +153,19 @@ def switch_rate(
     language: str = "en",
 ) -> OrthoResult:
     """Orthographic switch rate per model and convention family (``asr-audit switch-rate``)."""
-    options = SwitchRateOptions.from_mapping(
+    options = SWITCH_RATE.options_from(
         {
             "families": None if families is None else list(families),
             "min_per_arm": min_per_arm,
             "denominator": denominator,
             "language": language,
+            "models": None if models is None else list(models),
         },
         Surface.python("switch_rate"),
     )
-    return _switch_rate(
-        _as_set(preds),
-        options.families,
-        options.min_per_arm,
-        None if models is None else list(models),
-        options.denominator,
-        options.language,
-    )
+    result = SWITCH_RATE.run(ProbeInputs(corpus="switch_rate", predictions=_as_set(preds)), options)
+    assert result is not None  # the probe applies to every prediction set
+    return result
 
 
 def calib_score(

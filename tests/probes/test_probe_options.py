@@ -177,7 +177,7 @@ def test_unknown_field_lists_the_known_ones() -> None:
     with pytest.raises(
         ConfigError,
         match=r"^a\.toml: \[probes\.switch_rate\] colour = 1 is not an option of "
-        r"switch_rate; fix: use denominator, families, language, min_per_arm$",
+        r"switch_rate; fix: use denominator, families, language, min_per_arm, models$",
     ):
         SwitchRateOptions.from_mapping({"colour": 1}, Surface.toml("a.toml", "probes.switch_rate"))
 

@@ -76,6 +76,15 @@ def write_json(path: Path | None, data: Any, out: Console = err_console) -> None
     out.print(f"wrote {write_text(path, to_json(data))}", highlight=False)
 
 
+def truth_step(folder: Path) -> Any:
+    """The verification step of a calibration folder's planted truth
+    (:func:`asr_audit.calib.score.truth_verify`), the ``verify_truth`` the verbs hand their probes."""
+    # imported on use: calib.score and its sentence generator cost a warm refdis run a fifth of its time
+    from asr_audit.calib.score import truth_verify
+
+    return truth_verify(folder)
+
+
 FAILURES_SHOWN = 10  # failures listed one per line; the rest are summarized by reason
 
 
@@ -105,14 +114,3 @@ def _reason_kind(reason: str) -> str:
     import re
 
     return re.sub(r"\S*/\S*|\d+(\.\d+)?", "…", reason)
-
-
-def verify_step(truth: Path | None, labels: Path | None = None) -> Any:
-    """The verification step the flags name (``--truth``: a calibration folder's planted truth;
-    ``--labels``: a labels file of ``asr-audit annotate``), or ``None``: one step, whatever its
-    source, feeds ``run_refdis(..., verify=...)`` (:func:`asr_audit.runner.probes.verification_step`)."""
-    from asr_audit.runner.probes import verification_step
-
-    if truth is not None and labels is not None:
-        raise ConfigError("--truth and --labels each verify the edits; fix: pass one of them")
-    return verification_step(truth, labels)

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import typer
 
 from asr_audit.cli import app, console, split_list
-from asr_audit.cli.common import verify_step
+from asr_audit.cli.common import truth_step
 from asr_audit.cli.reading import reading_options, reference_normalizer, say_repairs
 from asr_audit.errors import ConfigError
+from asr_audit.options import Surface
 from asr_audit.outputs import check_output_file
+from asr_audit.probes.core.probe import ProbeInputs
+from asr_audit.probes.predfiles.gate import GATE, gate_inputs, parse_min_effect
+from asr_audit.report.gate import gate_markdown, gate_table
+from asr_audit.report.tables import to_json, write_text
 
 
 @app.command(
@@ -86,63 +92,57 @@ def gate(
     Paired, clip- (or cluster-) level bootstrap of candidate minus baseline; a one-sided test per
     measure against a minimum effect. Exit code 0: pass, 1: regression, 2: error or too little data.
     """
-    from asr_audit.corpus.groups import resolve_groups
-    from asr_audit.corpus.predfiles import load_references
-    from asr_audit.options import Surface
-    from asr_audit.probes.predfiles.gate import GateOptions, gate_inputs, parse_min_effect, run_gate
-    from asr_audit.probes.predfiles.refdis_options import RefdisOptions
-    from asr_audit.report.gate import gate_markdown, gate_table
-    from asr_audit.report.tables import to_json, write_text
-
     if panel is None and corrected is None:
         raise ConfigError("gate needs --panel a,b,c,d (consensus mode) or --corrected-refs FILE (two-reference mode)")
     inputs = (preds, corrected, cluster_file, candidate, baseline, labels)
     check_output_file(json_out, "--json", inputs)
     check_output_file(markdown_out, "--markdown", inputs)
-    verify = verify_step(truth, labels)  # read before the work: a bad folder or file fails now
-    refdis_options = RefdisOptions.from_mapping(
+    if truth is not None and labels is not None:
+        raise ConfigError("--truth and --labels each verify the edits; fix: pass one of them")
+    if candidate == baseline:
+        raise ConfigError(f"--candidate and --baseline are the same model {candidate!r}; fix: name two models")
+    options = GATE.options_from(
         {
+            "candidate": candidate,
+            "baseline": baseline,
+            "level": level,
+            "min_effect": parse_min_effect(min_effect),
+            "measures": split_list(measures, "--measures") or (),
+            "resamples": resamples,
             "preset": preset,
             "min_panel": min_panel,
             "loo": loo,
             "merge_compounds": merge_compounds,
             "language": language,
+            "truth": None if truth is None else str(truth),
+            "labels": None if labels is None else str(labels),
+            "corrected_refs": None if corrected is None else str(corrected),
+            "cluster_pattern": cluster_pattern,
+            "cluster_file": None if cluster_file is None else str(cluster_file),
         },
         Surface.cli(),
     )
-    options = GateOptions(
-        level=level,
-        min_effect=parse_min_effect(min_effect),
-        measures=tuple(split_list(measures, "--measures") or ()),
-        n_resamples=resamples,
-    )
-    pset, cand, base = gate_inputs(
+    pset, cand, base = gate_inputs(  # candidate and baseline: models of --preds, or files added to its set
         None if preds is None else str(preds),
         candidate,
         baseline,
         dataset,
         read=read,
-        normalize=reference_normalizer(read, refdis_options.normalizer_for(normalizer), preset),
+        normalize=reference_normalizer(read, options.refdis.normalizer_for(normalizer), preset),
     )
     say_repairs(pset)
-    groups, clustering = resolve_groups(pset.clip_ids, pattern=cluster_pattern, path=cluster_file, flag="--cluster")
-    result = run_gate(
-        pset,
-        cand,
-        base,
-        refdis_options.mining,
-        panel=split_list(panel, "--panel") or (),
-        corrected=load_references(corrected) if corrected is not None else None,
-        options=options,
-        clusters=None if groups is None else {c: m.group for c, m in groups.items()},
-        clustering=clustering,
-        normalizer=refdis_options.normalizer_for(normalizer),
-        text2num=refdis_options.text2num,
+    options = replace(options, candidate=cand, baseline=base)
+    probe_inputs = ProbeInputs(
+        corpus=pset.source,
+        predictions=pset,
+        panel=tuple(split_list(panel, "--panel") or ()),
         seed=seed,
-        merge_compounds=refdis_options.merge_compounds,
-        language=refdis_options.language,
-        verification=verify,
+        normalizer=normalizer,
+        verify_truth=truth_step,
     )
+    GATE.check(options, probe_inputs, Surface.cli())
+    result = GATE.run(probe_inputs, options)
+    assert result is not None  # the gate applies to every prediction set
     data = result.to_dict()
     summary = gate_markdown(data)
     console.print(gate_table(data))

@@ -1,6 +1,7 @@
 """Verb ``switch-rate``: the orthographic switch-rate probe over a folder of prediction files.
 
-The verb parses, calls :func:`~asr_audit.probes.predfiles.ortho.switch_rate` once, and writes through the
+The verb parses, runs the switch-rate probe (:data:`~asr_audit.probes.predfiles.ortho.SWITCH_RATE`, the same
+object ``[probes.switch_rate]`` and the API run) once, and writes through the
 renderers of :mod:`asr_audit.report.switch_rate` (the same table, CSV and JSON as the report).
 """
 
@@ -13,8 +14,10 @@ import typer
 
 from asr_audit.cli import app, console, examples, split_list
 from asr_audit.cli.reading import load_set, reading_options
+from asr_audit.options import Surface
 from asr_audit.outputs import check_output_file
-from asr_audit.probes.predfiles.ortho import DEFAULT_MIN_PER_ARM
+from asr_audit.probes.core.probe import ProbeInputs
+from asr_audit.probes.predfiles.ortho import DEFAULT_MIN_PER_ARM, SWITCH_RATE
 from asr_audit.report.switch_rate import switch_rate_csv, switch_rate_json, switch_rate_table
 from asr_audit.report.tables import write_text
 
@@ -58,31 +61,24 @@ def switch_rate_cmd(
     read: Any = None,
 ) -> None:
     """Orthographic switch rate: does a model write the reference's spelling of a sound-alike (Mr / Mister)?"""
-    from asr_audit.options import Surface
-    from asr_audit.probes.predfiles.ortho import SwitchRateOptions, switch_rate
-
     # fails on a bad family name, --min-per-arm or --denominator before reading any file
-    options = SwitchRateOptions.from_mapping(
+    options = SWITCH_RATE.options_from(
         {
             "families": split_list(families, "--families"),
             "min_per_arm": min_per_arm,
             "denominator": denominator,
             "language": language,
+            "models": split_list(models, "--models"),
         },
         Surface.cli(),
     )
     check_output_file(json_out, "--json")  # outputs checked before the work
     check_output_file(csv_out, "--csv")
-    pset = load_set(preds, dataset, read)
-    result = switch_rate(
-        pset,
-        options.families,
-        options.min_per_arm,
-        split_list(models, "--models"),
-        options.denominator,
-        options.language,
-    )
-    data = result.to_dict()
+    inputs = ProbeInputs(corpus=str(preds), predictions=load_set(preds, dataset, read))
+    SWITCH_RATE.check(options, inputs, Surface.cli())
+    result = SWITCH_RATE.run(inputs, options)
+    assert result is not None  # the probe applies to every prediction set
+    data = SWITCH_RATE.to_dict(result)
     console.print(switch_rate_table(data, show_empty))
     if json_out:
         console.print(f"wrote {write_text(json_out, switch_rate_json(data))}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -9,10 +10,16 @@ from typing import Any
 import typer
 
 from asr_audit.cli import app, console, err_console, examples, process_entry, split_list
-from asr_audit.cli.common import verify_step
+from asr_audit.cli.common import truth_step
 from asr_audit.cli.reading import load_set, reading_options
-from asr_audit.errors import ConfigError, InputFileError
+from asr_audit.corpus.predfiles import gc_paused
+from asr_audit.errors import ConfigError
+from asr_audit.options import Surface
 from asr_audit.outputs import check_output_file
+from asr_audit.probes.audio.refdis_probe import REFDIS
+from asr_audit.probes.core.probe import PredictionFiles, ProbeInputs
+from asr_audit.probes.predfiles.corrected import corrected_jsonl
+from asr_audit.report.tables import write_text
 
 
 @app.command(
@@ -138,14 +145,13 @@ def refdis(
     read: Any = None,
 ) -> None:
     """Mine reference errors with a consensus panel and score how often each model reproduces them."""
-    from asr_audit.corpus.predfiles import gc_paused, load_references
-    from asr_audit.options import Surface
-    from asr_audit.probes.predfiles.refdis_options import RefdisOptions
-    from asr_audit.probes.predfiles.refdis_run import isolated_panel_members, refdis_text_cache, run_refdis
-
     if panel is None and corrected is None:
         raise ConfigError("refdis needs --panel a,b,c (consensus mode) or --corrected-refs FILE (two-reference mode)")
-    options = RefdisOptions.from_mapping(
+    verifiers = split_list(verify_with, "--verify-with")
+    _refuse_combinations(verify_with, corrected, labels, audio_root, write_corrected, truth, verify_margin, verifiers)
+    if normalize_workers < 0:
+        raise ConfigError(f"--normalize-workers {normalize_workers} must be >= 0 (0 = one per core)")
+    options = REFDIS.options_from(
         {
             "preset": preset,
             "majority": majority,
@@ -159,14 +165,64 @@ def refdis(
             "resamples": resamples,
             "merge_compounds": merge_compounds,
             "language": language,
-            "labels": None if labels is None else str(labels),
+            "labels": _text(labels),
+            "truth": _text(truth),
+            "verify_with": verifiers,
+            "audio_root": _text(audio_root),
+            "verify_margin": verify_margin,
+            "models": split_list(models, "--models"),
+            "corrected_refs": _text(corrected),
+            "text_cache": text_cache,
+            "normalize_workers": normalize_workers,
         },
         Surface.cli(),
     )
     check_output_file(json_out, "--json", (preds, corrected))  # outputs checked before the work
     check_output_file(csv_out, "--csv", (preds, corrected))
     check_output_file(write_corrected, "--write-corrected", (preds, corrected))
-    verifiers = split_list(verify_with, "--verify-with") or []
+    panel_names = split_list(panel, "--panel") or []
+    reader = partial(load_set, preds, dataset, read, options.normalizer_for(normalizer), options.mining.preset)
+    inputs = ProbeInputs(
+        corpus=str(preds),
+        panel=tuple(panel_names),
+        seed=seed,
+        normalizer=normalizer,
+        files=PredictionFiles(preds, dataset, reader, plain=read.is_default),
+        verify_truth=truth_step,
+        log=_say,
+    )
+    REFDIS.check(options, inputs, Surface.cli())
+    # the columns and the result's dict are many acyclic objects: no collector passes over them (a
+    # tenth of a warm run's CPU went to them), nor one over the whole heap when the collector
+    # resumes: what is alive now stays alive until the process ends
+    with gc_paused():
+        run = REFDIS.run(inputs, options)
+        if process_entry():  # never in a caller's longer-lived process
+            gc.freeze()
+    note = _unscored_note(panel_names, options.mining) if corrected is None else None
+    _print_refdis(run.data, json_out, csv_out, note, options.labels)
+    if write_corrected:
+        clips, text_form = REFDIS.corrected(inputs, options, run)
+        changed = sum(bool(c.changes) for c in clips)
+        path = write_text(write_corrected, corrected_jsonl(clips, text_form))
+        console.print(f"wrote {path} ({len(clips)} clips, {changed} corrected)")
+
+
+def _text(path: Path | None) -> str | None:
+    return None if path is None else str(path)
+
+
+def _refuse_combinations(
+    verify_with: str | None,
+    corrected: Path | None,
+    labels: Path | None,
+    audio_root: Path | None,
+    write_corrected: Path | None,
+    truth: Path | None,
+    verify_margin: float | None,
+    verifiers: list[str] | None,
+) -> None:
+    """The refdis flags that cannot go together, each refused in one line naming the flags."""
     if verify_with is not None and corrected is not None:
         raise ConfigError("--verify-with verifies the panel's edits, but --corrected-refs gives them; fix: use --panel")
     if verify_with is not None and labels is not None:
@@ -175,7 +231,7 @@ def refdis(
         raise ConfigError(
             "--verify-with scores each edit on the clip's audio; fix: add --audio-root DIR (where the audio files are)"
         )
-    if write_corrected is not None and len(verifiers) > 1:
+    if write_corrected is not None and len(verifiers or ()) > 1:
         raise ConfigError(
             "--write-corrected records one backend's vote on each correction; fix: name one --verify-with backend"
         )
@@ -189,191 +245,12 @@ def refdis(
         raise ConfigError(
             "--write-corrected writes the panel's corrections, but --corrected-refs gives them; fix: use --panel"
         )
-    if normalize_workers < 0:
-        raise ConfigError(f"--normalize-workers {normalize_workers} must be >= 0 (0 = one per core)")
-    import os
-
-    verify = verify_step(truth, labels)  # read before the work: a bad folder or file fails now
-    workers = normalize_workers or (os.cpu_count() or 1)
-    panel_names = split_list(panel, "--panel") or []
-    model_names = split_list(models, "--models")
-    note = _unscored_note(panel_names, options.mining)
-    # files read with options (mapped columns, ids, repairs) take the plain path, uncached: the
-    # cache's columns are keyed by the files' bytes, not by how they were read
-    text_cache = text_cache and read.is_default
-    if text_cache and corrected is None and write_corrected is None:
-        # its imports, the columns and the result's dict are many acyclic objects: no collector
-        # passes over them (a tenth of a warm run's CPU went to them), nor one over the whole heap
-        # when the collector resumes: what is alive now stays alive until the process ends
-        with gc_paused():
-            result = _columns_run(
-                preds, dataset, normalizer, options, panel_names, model_names, seed=seed, workers=workers, verify=verify
-            )
-            data = None if result is None else result.to_dict()
-            if data is not None and process_entry():  # never in a caller's longer-lived process
-                import gc
-
-                gc.freeze()
-        if data is not None:
-            if verifiers:  # verified on the audio, then run again (warm) with the verification as its step
-                from asr_audit.probes.audio.verify_edits import with_audio_details
-
-                av = _audio_verification(result, verifiers, audio_root, verify_margin, model_names)
-                again = _columns_run(
-                    preds, dataset, normalizer, options, panel_names, model_names, seed=seed, workers=workers,
-                    verify=av.step(),
-                )  # fmt: skip
-                assert again is not None  # the same files and settings ran a moment ago
-                data = with_audio_details(again.to_dict(), av)
-            _print_refdis(data, json_out, csv_out, note, options.labels)
-            return
-    pset = load_set(preds, dataset, read, options.normalizer_for(normalizer), options.mining.preset)
-    refs = load_references(corrected) if corrected is not None else None
-    if refs is not None and corrected is not None and not any(c in pset.references for c in refs):
-        raise InputFileError(
-            corrected,
-            f"no clip id matches the prediction files of {preds} "
-            f"(here first {next(iter(refs))!r}, there first {next(iter(pset.references))!r})",
-            "use the clip ids of the prediction files",
-        )
-    _warn_isolated(isolated_panel_members(pset, [p for p in panel_names if p in pset.models]))
-    norm_name = options.normalizer_for(normalizer)
-    persist = (
-        refdis_text_cache(norm_name, options.mining.preset, text2num=options.text2num, language=options.language)
-        if text_cache
-        else None
-    )
-    run = partial(
-        run_refdis,
-        pset,
-        panel_names,
-        options.mining,
-        models=model_names,
-        corrected=refs,
-        seed=seed,
-        normalize_workers=workers,
-        text_cache=persist,
-        **options.run_settings(normalizer),
-    )
-    result = run(verify=verify)
-    av = None
-    if verifiers:  # verified on the audio, then run again with the verification as its step
-        av = _audio_verification(result, verifiers, audio_root, verify_margin, model_names)
-        result = run(verify=av.step())
-    if persist is not None:
-        err_console.print(persist.stats().describe(), highlight=False, soft_wrap=True)
-    data = result.to_dict()
-    if av is not None:
-        from asr_audit.probes.audio.verify_edits import with_audio_details
-
-        data = with_audio_details(data, av)
-    _print_refdis(data, json_out, csv_out, note if corrected is None else None, options.labels)
-    if write_corrected:
-        from asr_audit.probes.audio.verify import cleaned_benchmark
-        from asr_audit.probes.predfiles.corrected import corrected_jsonl
-        from asr_audit.report.tables import write_text
-
-        clips, text_form = cleaned_benchmark(
-            pset, result, verify_with=verify_with, audio_root=None if audio_root is None else str(audio_root)
-        )
-        changed = sum(bool(c.changes) for c in clips)
-        path = write_text(write_corrected, corrected_jsonl(clips, text_form))
-        console.print(f"wrote {path} ({len(clips)} clips, {changed} corrected)")
+    if truth is not None and labels is not None:
+        raise ConfigError("--truth and --labels each verify the edits; fix: pass one of them")
 
 
-def _columns_run(
-    preds: Path,
-    dataset: str | None,
-    normalizer: str,
-    options: Any,
-    panel: list[str],
-    models: list[str] | None,
-    *,
-    seed: int,
-    workers: int,
-    verify: Any = None,
-) -> Any:
-    """refdis on the set as columns: read back from the text cache (a warm run), else read file
-    by file (``refdis_run.run_refdis_streamed``). ``None`` when the plain path must run: the
-    settings or the files have an error it reports in its own words and order."""
-    from asr_audit.errors import AuditError
-    from asr_audit.probes.predfiles.refdis_columns import StreamMiss
-    from asr_audit.probes.predfiles.refdis_run import (
-        load_warm_set,
-        refdis_text_cache,
-        run_refdis_streamed,
-        run_refdis_warm,
-    )
-
-    try:
-        name = options.normalizer_for(normalizer)
-        persist = refdis_text_cache(name, options.mining.preset, text2num=options.text2num, language=options.language)
-        warm = load_warm_set(preds, dataset, persist, panel=panel, models=models)
-    except (AuditError, OSError):
-        return None
-    common = {
-        "normalizer": name,
-        "models": models,
-        "seed": seed,
-        "n_resamples": options.resamples,
-        "text2num": options.text2num,
-        "merge_compounds": options.merge_compounds,
-        "language": options.language,
-        "verify": verify,
-    }
-    if warm is not None:  # the files are unchanged since a run that stored them as columns
-        _warn_isolated(warm.isolated_panel_members([p for p in panel if p in warm.columns.models]))
-        result = run_refdis_warm(warm, panel, options.mining, **common)  # serial: forking measured no gain here
-    else:
-        try:
-            result = run_refdis_streamed(
-                preds,
-                dataset,
-                panel,
-                options.mining,
-                text_cache=persist,
-                workers=workers,
-                warn=_warn_isolated,
-                **common,
-            )
-        except StreamMiss:
-            return None
-    err_console.print(persist.stats().describe(), highlight=False, soft_wrap=True)
-    return result
-
-
-def _audio_verification(
-    result: Any,
-    verifiers: list[str],
-    audio_root: Path | None,
-    margin: float | None,
-    models: list[str] | None,
-) -> Any:
-    """The edits of ``result`` verified on the audio by ``verifiers`` (``probes/audio/verify_edits.py``);
-    the models under test are ``--models`` (else every scored model) outside the panel."""
-    from asr_audit.probes.audio.verify_edits import MARGIN, summary_line, verify_run
-
-    scored = models if models is not None else [s.model for s in result.scores]
-    av = verify_run(
-        result,
-        verifiers,
-        None if audio_root is None else str(audio_root),
-        result.references,
-        tested=[m for m in scored if m not in result.panel],
-        margin=MARGIN if margin is None else margin,
-    )
-    err_console.print(summary_line(av), highlight=False, soft_wrap=True)
-    return av
-
-
-def _warn_isolated(members: list[str]) -> None:
-    for m in members:
-        err_console.print(
-            f"warning: panel model {m} shares no answered clip id with the other panel models; "
-            "it never votes beside them (is its file from another corpus?)",
-            highlight=False,
-            soft_wrap=True,
-        )
+def _say(line: str) -> None:
+    err_console.print(line, highlight=False, soft_wrap=True)
 
 
 def _unscored_note(panel: list[str], mining: Any) -> str | None:
@@ -400,10 +277,6 @@ def _print_refdis(
 
     if note is not None:
         err_console.print(note, highlight=False, soft_wrap=True)
-    if labels is not None:
-        from asr_audit.probes.predfiles.verified_labels import with_labels_summary
-
-        data = with_labels_summary(data, labels)
     console.print(refdis_table(data))
     if labels is not None:
         from asr_audit.report.verified import verification_lines, verified_table

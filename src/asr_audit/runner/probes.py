@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from asr_audit.errors import ConfigError
@@ -84,10 +83,13 @@ class ProbeKind:
 
 # modules whose import registers more probes (audio probes, battery, ...)
 PROBE_MODULES: tuple[str, ...] = (
-    "asr_audit.calib.probe",
+    "asr_audit.probes.predfiles.ortho",
+    "asr_audit.probes.predfiles.wer",
+    "asr_audit.probes.predfiles.gate",
+    "asr_audit.probes.audio.refdis_probe",
     "asr_audit.probes.audio.probes",
     "asr_audit.runner.probes_battery",
-    "asr_audit.runner.probes_gate",
+    "asr_audit.calib.probe",
     "asr_audit.mechrun.probe",
 )
 PROBES: Registry[ProbeKind] = Registry(
@@ -173,187 +175,3 @@ def validate_probe_options(
     check_panel = getattr(options, "check_panel", None)
     if check_panel is not None and panel is not None and not params.get("skip"):
         check_panel(len(panel), surface, corpus)
-
-
-def _refdis_options(values: Mapping[str, Any], surface: Surface) -> Any:
-    from asr_audit.probes.predfiles.refdis_options import RefdisOptions
-
-    return RefdisOptions.from_mapping(values, surface)
-
-
-def _switch_rate_options(values: Mapping[str, Any], surface: Surface) -> Any:
-    from asr_audit.probes.predfiles.ortho import SwitchRateOptions
-
-    return SwitchRateOptions.from_mapping(values, surface)
-
-
-REFDIS_PARAMS = (
-    "preset",
-    "majority",
-    "include_middle",
-    "min_run_len",
-    "min_ref_match",
-    "min_consensus_cer",
-    "min_panel",
-    "loo",
-    "min_confidence",
-    "resamples",
-    "published",
-    "merge_compounds",
-    "language",
-    "truth",
-    "labels",
-    "verify_with",
-    "audio_root",
-    "verify_margin",
-)
-
-
-def refdis_verify(options: Any, base: Path | None = None) -> Any:
-    """The verification step a refdis run's options name (``truth``, ``labels``: see
-    :func:`verification_step`; a relative ``labels`` path is read from ``base``, the spec's
-    folder), or ``None``."""
-    labels = getattr(options, "labels", None)
-    if labels is not None and getattr(options, "truth", None) is not None:
-        raise ConfigError("[probes.refdis] truth and labels each verify the edits; fix: set one of them")
-    path = None if labels is None else Path(labels)
-    if path is not None and not path.is_absolute() and base is not None:
-        path = base / path
-    return verification_step(getattr(options, "truth", None), path)
-
-
-def verification_step(truth: str | Path | None, labels: str | Path | None) -> Any:
-    """The verification step of a calibration folder's planted truth
-    (:func:`asr_audit.calib.score.truth_verify`) or of a labels file of ``asr-audit annotate``
-    (:func:`asr_audit.probes.predfiles.verified_labels.labels_verify`), or ``None``: the one place
-    a source of verified edits is turned into a step for the probe (the probes layer cannot import
-    ``calib``); the spec (:func:`refdis_verify`), the verbs and the API call it. ``labels`` wins
-    when both are given: the callers refuse that first, in their own words."""
-    if labels is not None:
-        from asr_audit.probes.predfiles.verified_labels import labels_verify
-
-        return labels_verify(labels)
-    if truth is None:
-        return None
-    from asr_audit.calib.score import truth_verify
-
-    return truth_verify(truth)
-
-
-def run_refdis_with(ctx: ProbeContext, options: Any, surface: Surface, verify: Any = None) -> Any:
-    """``run_refdis`` on the context with a :class:`~asr_audit.probes.predfiles.refdis_options.RefdisOptions`
-    (``verify``: a verification step, :func:`refdis_verify`)."""
-    from asr_audit.probes.predfiles.refdis_run import run_refdis
-
-    if len(ctx.panel) < options.mining.min_panel:
-        raise ConfigError(
-            f"corpus {ctx.corpus!r}: the panel has {len(ctx.panel)} model(s) "
-            f"({', '.join(ctx.panel) or 'none'}) but min_panel is {options.mining.min_panel}; "
-            f"fix: list more [panel] models or set {surface.name('min_panel')} lower"
-        )
-    options.check_panel(len(ctx.panel), surface, ctx.corpus)
-    return run_refdis(
-        ctx.predictions,
-        ctx.panel,
-        options.mining,
-        seed=ctx.seed,
-        verify=verify,
-        **options.run_settings(ctx.normalizer),
-    )
-
-
-@register_probe(
-    "refdis", REFDIS_PARAMS, "reference disagreement with a consensus panel, and WER inflation", options=_refdis_options
-)
-def refdis_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
-    surface = ctx.surface("refdis")
-    options = _refdis_options(params, surface)
-    base = Path(ctx.spec_path).resolve().parent if Path(ctx.spec_path).is_file() else None
-    if options.verify_with:
-        from asr_audit.probes.audio.verify_edits import with_audio_details
-
-        # the audio verifiers need the run's edits and references: mine once, verify, then run with
-        # the verification as the run's step (its verified WER inflation too)
-        av = _audio_verification(ctx, options, run_refdis_with(ctx, options, surface), surface)
-        return with_audio_details(run_refdis_with(ctx, options, surface, av.step()).to_dict(), av)
-    result = run_refdis_with(ctx, options, surface, refdis_verify(options, base)).to_dict()
-    if options.labels is None:
-        return result
-    from asr_audit.probes.predfiles.verified_labels import with_labels_summary
-
-    labels = Path(options.labels)
-    return with_labels_summary(result, labels if labels.is_absolute() or base is None else base / labels)
-
-
-def _audio_verification(ctx: ProbeContext, options: Any, result: Any, surface: Surface) -> Any:
-    """The edits of ``result`` verified on the audio (``probes/audio/verify_edits.py``): the
-    corpus's own clips where it has audio, else ``audio_root``; the models under test are the
-    scored models outside the panel."""
-    from asr_audit.probes.audio.verify_edits import MARGIN, verify_run
-
-    load = None
-    if ctx.clips is not None and options.audio_root is None:
-        from asr_audit.audio.io import load_audio
-
-        by_id = {c.id: c for c in ctx.clips}
-
-        def load(cid: str) -> Any:
-            if cid not in by_id:
-                raise ConfigError(f"corpus {ctx.corpus!r}: clip {cid!r} has no audio in the corpus")
-            return load_audio(by_id[cid])
-
-    if options.audio_root is None and load is None:
-        raise ConfigError(
-            f"corpus {ctx.corpus!r}: {surface.name('verify_with')} scores each edit on its audio, and the corpus has "
-            f"none; fix: set {surface.name('audio_root')} to the folder of the clips' audio"
-        )
-    return verify_run(
-        result,
-        options.verify_with,
-        options.audio_root,
-        result.references,
-        tested=[s.model for s in result.scores if s.model not in result.panel],
-        margin=MARGIN if options.verify_margin is None else options.verify_margin,
-        load=load,
-    )
-
-
-@register_probe(
-    "switch_rate",
-    ("families", "min_per_arm", "denominator", "language"),
-    "orthographic switch rate on convention families",
-    options=_switch_rate_options,
-)
-def switch_rate_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
-    from asr_audit.probes.predfiles.ortho import switch_rate
-
-    options = _switch_rate_options(params, ctx.surface("switch_rate"))
-    return switch_rate(
-        ctx.predictions,
-        options.families,
-        options.min_per_arm,
-        denominator=options.denominator,
-        language=options.language,
-    ).to_dict()
-
-
-@register_probe("wer", ("language",), "plain corpus WER per model under the corpus language's normalizer")
-def wer_probe(ctx: ProbeContext, params: Mapping[str, Any]) -> dict[str, Any]:
-    """WER per model of a corpus (``language``: ISO 639-1 of the corpus; the spec's normalizer
-    becomes that language's, as for refdis), with the panel the corpus has: where it holds fewer
-    than two models, reference disagreement is undefined and the report says so."""
-    from asr_audit.probes.predfiles.wer import wer_by_model
-    from asr_audit.text.languages import scoring_normalizer
-
-    language = params.get("language", "en")
-    if not isinstance(language, str) or not language.strip():
-        raise ConfigError(
-            f'corpus {ctx.corpus!r}: probes.wer.language {language!r} must be a language code; fix: write e.g. "es"'
-        )
-    normalizer = scoring_normalizer(ctx.normalizer, language)
-    return {
-        "language": language,
-        "normalizer": normalizer,
-        "panel": list(ctx.panel),
-        "models": wer_by_model(ctx.predictions, normalizer),
-    }

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import asr_audit
+from asr_audit.calib.score import truth_verify
 from asr_audit.corpus.clips import Clip
 from asr_audit.corpus.predfiles import PredictionSet, load_predictions
 from asr_audit.corpus.records import PredictionFile, PredictionRow
@@ -33,7 +34,7 @@ from asr_audit.errors import AuditError, ConfigError
 from asr_audit.models.base import DecodeOptions, RuntimeOptions
 from asr_audit.outputs import check_output_dir, mark_output_dir
 from asr_audit.probes.core.models import LocalModel, LocalPool, Transcribed, Variant
-from asr_audit.probes.core.probe import ModelPool, ProbeInputs
+from asr_audit.probes.core.probe import ModelPool, PredictionFiles, ProbeInputs
 from asr_audit.probes.core.probe import get_probe as get_core_probe
 from asr_audit.probes.predfiles.refdis_run import isolated_panel_members
 from asr_audit.report.html import build_report
@@ -191,6 +192,12 @@ def _prediction_set(corpus: Any, results: Sequence[JobResult]) -> Any:
     return PredictionSet(tuple(files), refs, corpus.name, corpus.source, by_model)
 
 
+def _files_of(c: CorpusSpec, preds: PredictionSet, plain: bool) -> PredictionFiles:
+    """A prediction-file corpus's files (read already: ``preds``), for probes that read them
+    themselves (refdis's columns and text cache, where ``plain``)."""
+    return PredictionFiles(Path(c.predictions or preds.source), c.dataset, lambda: preds, plain=plain)
+
+
 def _versions() -> dict[str, str]:
     from importlib import metadata
 
@@ -323,6 +330,7 @@ def _run(
 
     timings: list[dict[str, Any]] = []  # run-dependent numbers go to run.json, not results.json
     for c in spec.corpora:
+        files = None  # an audio corpus's predictions are its transcripts
         if c.spec is not None:
             corpus = corpora[c.name]
             preds = _prediction_set(corpus, [r for r in job_results if r.corpus == c.name])
@@ -363,6 +371,7 @@ def _run(
                 read=read,
                 normalize=get_normalizer(spec.normalizer) if read.references == "normalized" else None,
             )
+            files = _files_of(c, preds, read.is_default)
             for repair in preds.repairs:
                 log(f"corpus {c.name!r}: repaired: {repair.describe()}")
             src = preds.source
@@ -411,6 +420,8 @@ def _run(
             models=ctx.models,
             store=store_handle,
             base=spec_file.resolve().parent if spec_file.is_file() else None,
+            files=files,
+            verify_truth=truth_verify,
         )
         for name, base_params in spec.probes.items():
             params = {**base_params, **c.probes.get(name, {})}

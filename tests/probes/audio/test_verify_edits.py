@@ -205,13 +205,15 @@ def wav_set(tmp_path: Path):
 
 
 def test_the_spec_probe_verifies_on_the_audio(wav_set) -> None:
+    from probe_calls import spec_probe
+
     from asr_audit.corpus.predfiles import load_predictions
-    from asr_audit.runner.probes import ProbeContext, refdis_probe
+    from asr_audit.probes.core.probe import ProbeInputs
 
     preds, audio = wav_set
-    ctx = ProbeContext(corpus="c", predictions=load_predictions(preds, None), panel=PANEL, seed=0, normalizer="whisper")
+    ctx = ProbeInputs(corpus="c", predictions=load_predictions(preds, None), panel=PANEL, seed=0, normalizer="whisper")
     params = {"preset": "paper", "loo": False, "verify_with": ["said-test:x"], "resamples": 20}
-    data = refdis_probe(ctx, {**params, "audio_root": str(audio)})
+    data = spec_probe("refdis", ctx, {**params, "audio_root": str(audio)})
     assert data is not None
     t = next(m for m in data["models"] if m["model"] == "t")["verified"]
     assert (t["n_ref"], t["n_eligible"]) == (2, 2) and "wer_inflation" in t
@@ -219,7 +221,7 @@ def test_the_spec_probe_verifies_on_the_audio(wav_set) -> None:
     from asr_audit.errors import ConfigError
 
     with pytest.raises(ConfigError, match="audio_root"):
-        refdis_probe(ctx, params)  # a prediction-file corpus has no audio of its own
+        spec_probe("refdis", ctx, params)  # a prediction-file corpus has no audio of its own
 
 
 def test_refdis_verify_with_feeds_the_verified_scores(wav_set, tmp_path: Path, run_cli) -> None:

@@ -89,15 +89,16 @@ def test_cli_flag_names_it_in_table_and_json(tmp_path: Path, run_cli) -> None:
 
 def test_spec_probe_parameter(tmp_path: Path) -> None:
     import pytest
+    from probe_calls import spec_probe
 
     from asr_audit.corpus.predfiles import load_predictions
     from asr_audit.errors import ConfigError
-    from asr_audit.runner.probes import ProbeContext, get_probe
+    from asr_audit.probes.core.probe import ProbeInputs
 
-    ctx = ProbeContext(
+    ctx = ProbeInputs(
         corpus="c", predictions=load_predictions(_folder(tmp_path)), panel=("a", "b", "c"), seed=0, normalizer="whisper"
     )
-    out = get_probe("refdis").run(ctx, {"merge_compounds": True, "resamples": 10, "loo": False})
+    out = spec_probe("refdis", ctx, {"merge_compounds": True, "resamples": 10, "loo": False})
     assert out is not None
     assert out["wer_scoring"]["merge_compounds"] is True and out["models"][0]["wer"] == 0.0
     with pytest.raises(
@@ -105,7 +106,7 @@ def test_spec_probe_parameter(tmp_path: Path) -> None:
         match=r'\[probes\.refdis\] merge_compounds = "yes" is a str, expected true or '
         r"false; fix: write merge_compounds as true or false",
     ):
-        get_probe("refdis").run(ctx, {"merge_compounds": "yes"})
+        spec_probe("refdis", ctx, {"merge_compounds": "yes"})
 
 
 def test_cli_and_spec_build_the_same_options() -> None:

@@ -108,14 +108,16 @@ def test_cli_spanish_switch_rate(tmp_path: Path, run_cli) -> None:
 
 def test_spec_switch_rate_language(tmp_path: Path) -> None:
     """``[probes.switch_rate] language = "fr"`` scores the French families through the same options."""
+    from probe_calls import spec_probe
+
     from asr_audit.corpus.predfiles import load_predictions
-    from asr_audit.runner.probes import ProbeContext, get_probe
+    from asr_audit.probes.core.probe import ProbeInputs
 
     _write(tmp_path, "m", [("c1", "Merci, M. Dupont.", "Merci monsieur Dupont.")])
-    ctx = ProbeContext(corpus="c", predictions=load_predictions(tmp_path), panel=(), seed=0, normalizer="whisper")
-    data = get_probe("switch_rate").run(ctx, {"language": "fr", "min_per_arm": 1})
+    ctx = ProbeInputs(corpus="c", predictions=load_predictions(tmp_path), panel=(), seed=0, normalizer="whisper")
+    data = spec_probe("switch_rate", ctx, {"language": "fr", "min_per_arm": 1})
     assert data is not None
     assert data["params"]["language"] == "fr" and data["reference_items"]["monsieur"] == {"monsieur": 0, "M.": 1}
     assert [i["status"] for i in data["items"]] == ["other"]
     with pytest.raises(OptionError, match="language"):
-        get_probe("switch_rate").run(ctx, {"language": "xx"})
+        spec_probe("switch_rate", ctx, {"language": "xx"})

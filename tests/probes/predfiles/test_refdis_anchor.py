@@ -77,19 +77,21 @@ def test_refdis_anchor_preset_uses_the_public_code_tokens(tmp_path: Path) -> Non
 
 def test_spec_language_goes_through_the_same_options(tmp_path: Path) -> None:
     """``probes.refdis.language`` picks the normalizer and text2num as ``--language`` does."""
+    from probe_calls import spec_probe
+
     from asr_audit.corpus.predfiles import load_predictions
-    from asr_audit.runner.probes import ProbeContext, get_probe
+    from asr_audit.probes.core.probe import ProbeInputs
 
     for model in "abc":
         _write(tmp_path, model, [("c1", "Vingt et un élèves sont là", "vingt et un élèves sont là")])
-    ctx = ProbeContext(
+    ctx = ProbeInputs(
         corpus="c", predictions=load_predictions(tmp_path), panel=("a", "b", "c"), seed=0, normalizer="whisper"
     )
     seen = {}
     for language, preset in [("fr", "anchor"), ("fr", "paper"), ("en-GB", "anchor")]:
-        out = get_probe("refdis").run(ctx, {"language": language, "preset": preset, "resamples": 5, "loo": False})
-        assert out is not None
-        norm = out["normalizer"]
+        norm = spec_probe("refdis", ctx, {"language": language, "preset": preset, "resamples": 5, "loo": False})[
+            "normalizer"
+        ]
         seen[language, preset] = (norm["name"], norm["text2num"], norm.get("language"))
     assert seen == {
         ("fr", "anchor"): ("whisper-basic", True, "fr"),

@@ -93,14 +93,17 @@ def test_paper_denominator_counts_items_where_the_model_wrote_neither_arm(run_cl
 def test_spec_passes_the_denominator(tmp_path) -> None:
     from pathlib import Path
 
+    from probe_calls import spec_probe
+
     from asr_audit.corpus.predfiles import load_predictions
-    from asr_audit.runner.probes import ProbeContext, get_probe
+    from asr_audit.probes.core.probe import ProbeInputs
 
     preds = load_predictions(Path(__file__).parents[2] / "fixtures" / "voxpopuli")
-    probe = get_probe("switch_rate")
-    assert "denominator" in probe.params
-    ctx = ProbeContext(corpus="vox", predictions=preds, panel=(), seed=0, normalizer="whisper")
-    out = probe.run(ctx, {"families": ["mr"], "denominator": "paper"})
+    from asr_audit.probes.predfiles.ortho import SWITCH_RATE
+
+    assert "denominator" in SWITCH_RATE.params
+    ctx = ProbeInputs(corpus="vox", predictions=preds, panel=(), seed=0, normalizer="whisper")
+    out = spec_probe("switch_rate", ctx, {"families": ["mr"], "denominator": "paper"})
     assert out is not None
     row = next(r for r in out["rows"] if r["model"] == "distil-small.en")
     assert out["params"]["denominator"] == "paper" and row["arms"][1]["n"] == 7

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast, runtime_checkable
 
 from asr_audit.errors import ConfigError
 from asr_audit.options import Surface
@@ -68,21 +68,40 @@ class ModelPool(Protocol):
     def transcribe(self, jobs: Mapping[Any, Iterable[Clip]], store: Any) -> Mapping[Any, Transcribed]: ...
 
 
+@dataclass(frozen=True, slots=True)
+class PredictionFiles:
+    """The prediction files a corpus's predictions are read from: the folder (or file) ``path``, the
+    ``dataset`` of a bucketed folder, and ``load``, the front door's reader of them (its reading
+    options, its normalizer for references, what it says of repairs). ``plain``: the files are read
+    as without reading options, so a probe may read them itself (refdis's columns and text cache,
+    whose entries are keyed by the files' bytes, not by how they were read)."""
+
+    path: Path
+    dataset: str | None
+    load: Callable[[], PredictionSet]
+    plain: bool = True
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ProbeInputs:
     """What a probe gets for one corpus, built the same way by every front door.
 
     ``predictions``: the corpus's prediction set (from the store's transcripts, or from prediction
-    files); ``panel``: the consensus panel; ``clips``: the corpus's clips (``None`` for a
-    prediction-file corpus); ``pool``: its models (``None`` when only predictions are at hand);
-    ``models``: the models under audit that have audio to run on (``()`` for prediction files);
-    ``store``: the results store every derived transcription is cached in; ``base``: the folder a
-    relative path in the options is read from (the spec's folder, or the working directory);
-    ``log``: where a probe says what it is doing, line by line (a CLI verb's stderr; ``None``: silent).
+    files); ``files``: those files, where the predictions are read from files (a front door that
+    gives ``files`` may leave ``predictions`` out: they are then read, by ``files.load``, when a probe
+    first asks for them, so refdis's columns can run without reading any row); ``panel``: the
+    consensus panel; ``clips``: the corpus's clips (``None`` for a prediction-file corpus); ``pool``:
+    its models (``None`` when only predictions are at hand); ``models``: the models under audit that
+    have audio to run on (``()`` for prediction files); ``store``: the results store every derived
+    transcription is cached in; ``base``: the folder a relative path in the options is read from
+    (the spec's folder, or the working directory); ``verify_truth``: turns a calibration folder's
+    planted truth into a verification step (``asr_audit.calib.score.truth_verify``: ``calib`` sits
+    above the probes, so the front door hands it in); ``log``: where a probe says what the user
+    should know while it runs (the verb's stderr; ``None``: nowhere).
     """
 
     corpus: str
-    predictions: PredictionSet
+    predictions: PredictionSet = cast("PredictionSet", None)  # None only with files: read on first use
     panel: tuple[str, ...] = ()
     seed: int = 0
     normalizer: str = "whisper"
@@ -91,7 +110,36 @@ class ProbeInputs:
     models: tuple[str, ...] = ()
     store: Store | None = None
     base: Path | None = None
+    files: PredictionFiles | None = None
+    # returns a verification step (``probes.predfiles.verified.Verify``; that module sits above this one)
+    verify_truth: Callable[[Path], Callable[[Sequence[Any]], Any]] | None = None
     log: Callable[[str], None] | None = None
+
+    def __post_init__(self) -> None:
+        if self.predictions is None and self.files is not None:
+            object.__delattr__(self, "predictions")  # unset: __getattr__ reads the files on first use
+
+    def __getattr__(self, name: str) -> Any:
+        """``predictions`` left out: read from :attr:`files` now, once."""
+        if name != "predictions" or self.files is None:
+            raise AttributeError(name)
+        loaded = self.files.load()
+        object.__setattr__(self, "predictions", loaded)
+        return loaded
+
+    @property
+    def predictions_read(self) -> bool:
+        """Whether :attr:`predictions` are at hand (given, or read from :attr:`files` already)."""
+        try:
+            object.__getattribute__(self, "predictions")
+        except AttributeError:
+            return False
+        return True
+
+    def say(self, line: str) -> None:
+        """``line`` to :attr:`log`, if any."""
+        if self.log is not None:
+            self.log(line)
 
     def need_pool(self, probe: str) -> ModelPool:
         """The pool, or a one-line error saying the probe runs models on audio."""

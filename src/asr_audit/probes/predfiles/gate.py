@@ -38,15 +38,18 @@ from types import MappingProxyType
 
 import numpy as np
 
-from asr_audit.corpus.predfiles import PredictionSet
+from asr_audit.corpus.groups import resolve_groups
+from asr_audit.corpus.predfiles import PredictionSet, load_references
 from asr_audit.corpus.reading import ReadOptions, Repairs
 from asr_audit.errors import ConfigError
-from asr_audit.options import Reader, Surface, build, check
+from asr_audit.options import TOML, Reader, Surface, build, check
+from asr_audit.probes.core.probe import FunctionProbe, ProbeInputs, probe
 from asr_audit.probes.predfiles.inflation import inflation_columns
 from asr_audit.probes.predfiles.refdis import CONSENSUS, REF, ClipInput, Edit, RefdisParams, loo_unscored
 from asr_audit.probes.predfiles.refdis_options import RefdisOptions
 from asr_audit.probes.predfiles.refdis_result import RefdisResult
 from asr_audit.probes.predfiles.verified import REFERENCE_WRONG, Verification, Verify, edit_key
+from asr_audit.probes.predfiles.verified_labels import edits_verify
 from asr_audit.stats.contrast import Contrast, cluster_sums, ratio_contrast
 from asr_audit.text.align import AlignmentCache
 
@@ -136,6 +139,9 @@ class GateOptions:
 
 
 GATE_KEYS = ("candidate", "baseline", "level", "min_effect", "measures", "resamples", "min_clusters", "min_edits")
+#: what the gate reads besides the two models: verified edits (a calibration folder's planted truth or a
+#: labels file), the corrected references of two-reference mode, and the bootstrap's clusters
+INPUT_KEYS = ("truth", "labels", "corrected_refs", "cluster_pattern", "cluster_file")
 REFDIS_KEYS = ("preset", "loo", "min_panel", "majority", "include_middle", "merge_compounds", "language")
 
 
@@ -147,6 +153,11 @@ class GateRunOptions:
     baseline: str
     gate: GateOptions
     refdis: RefdisOptions
+    truth: str | None = None  # a calibration folder whose planted truth verifies the mined edits
+    labels: str | None = None  # a labels file of asr-audit annotate that verifies them
+    corrected_refs: str | None = None  # two-reference mode: the corrected references
+    cluster_pattern: str | None = None  # regex over clip ids: its first (or 'group') group is the cluster
+    cluster_file: str | None = None  # clip id + group columns: the bootstrap's clusters
 
     def __post_init__(self) -> None:
         check(
@@ -156,15 +167,23 @@ class GateRunOptions:
             "is the candidate too",
             "name two different models of the run",
         )
+        check(
+            self.truth is None or self.labels is None,
+            "labels",
+            self.labels,
+            "verifies the edits, and truth does too",
+            "set one of truth and labels",
+        )
 
     def check_panel(self, n_panel: int, surface: Surface, corpus: str | None = None) -> None:
-        """The refdis options' leave-one-out quorum check (the gate mines with them)."""
-        self.refdis.check_panel(n_panel, surface, corpus)
+        """The refdis options' leave-one-out quorum check (the gate mines with them), in consensus mode."""
+        if self.corrected_refs is None:
+            self.refdis.check_panel(n_panel, surface, corpus)
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, object], surface: Surface) -> GateRunOptions:
         """Options from a spec table (``None`` = not given); ``candidate`` and ``baseline`` are required."""
-        r = Reader(values, surface, (*GATE_KEYS, *REFDIS_KEYS), "gate")
+        r = Reader(values, surface, (*GATE_KEYS, *REFDIS_KEYS, *INPUT_KEYS), "gate")
         for key in ("candidate", "baseline"):
             if not r.has(key):
                 raise surface.missing(key, f'name the {key} model, e.g. {key} = "my-model"')
@@ -197,7 +216,13 @@ class GateRunOptions:
         )
         refdis = RefdisOptions.from_mapping({k: values.get(k) for k in REFDIS_KEYS}, surface, "gate")
         return build(
-            cls, surface, candidate=r.text("candidate", ""), baseline=r.text("baseline", ""), gate=gate, refdis=refdis
+            cls,
+            surface,
+            candidate=r.text("candidate", ""),
+            baseline=r.text("baseline", ""),
+            gate=gate,
+            refdis=refdis,
+            **{key: r.text(key, None) for key in INPUT_KEYS},
         )
 
 
@@ -605,3 +630,56 @@ def gate_inputs(
     if pset is None:  # unreachable: without --preds both roles are files
         raise ConfigError("gate needs --preds or two prediction files; fix: pass --preds DIR")
     return pset, names[0], names[1]
+
+
+def _check_gate(options: GateRunOptions, inputs: ProbeInputs, surface: Surface) -> None:
+    """Both models in the corpus, and a spec's panel against leave-one-out's quorum (refdis's options)."""
+    for key in ("candidate", "baseline"):
+        name = getattr(options, key)
+        if name not in inputs.predictions.models:
+            raise ConfigError(
+                f"{surface.path or '<spec>'}: {surface.name(key)} = {name!r} is not a model of corpus "
+                f"{inputs.corpus!r} (models: {', '.join(inputs.predictions.models)}); fix: name one of them"
+            )
+    if surface.kind == TOML:  # the verb's panel: checked by the run, in its own words
+        options.check_panel(len(inputs.panel), surface, inputs.corpus)
+
+
+def _run_gate_probe(inputs: ProbeInputs, options: GateRunOptions) -> GateResult:
+    verification = edits_verify(inputs, options.truth, options.labels)
+    preds = inputs.predictions
+    groups, clustering = resolve_groups(
+        preds.clip_ids,
+        pattern=options.cluster_pattern,
+        path=None if options.cluster_file is None else inputs.resolve(options.cluster_file),
+        flag="--cluster",
+    )
+    refdis = options.refdis
+    return run_gate(
+        preds,
+        options.candidate,
+        options.baseline,
+        refdis.mining,
+        panel=inputs.panel,
+        corrected=None if options.corrected_refs is None else load_references(inputs.resolve(options.corrected_refs)),
+        options=options.gate,
+        clusters=None if groups is None else {c: m.group for c, m in groups.items()},
+        clustering=clustering,
+        normalizer=refdis.normalizer_for(inputs.normalizer),
+        text2num=refdis.text2num,
+        seed=inputs.seed,
+        merge_compounds=refdis.merge_compounds,
+        language=refdis.language,
+        verification=verification,
+    )
+
+
+#: the regression gate: ``asr-audit gate`` and ``[probes.gate]`` (candidate and baseline models of the corpus)
+GATE: FunctionProbe[GateRunOptions, GateResult] = probe(
+    "gate",
+    (*GATE_KEYS, *REFDIS_KEYS, *INPUT_KEYS),
+    "regression gate: candidate vs baseline on accept-ref, WER inflation and WER (one-sided, paired)",
+    GateRunOptions.from_mapping,
+    _run_gate_probe,
+    _check_gate,
+)

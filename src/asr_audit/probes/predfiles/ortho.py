@@ -54,6 +54,7 @@ from typing import Any
 from asr_audit.corpus.predfiles import PredictionSet
 from asr_audit.errors import ConfigError
 from asr_audit.options import Reader, Surface, build, check
+from asr_audit.probes.core.probe import FunctionProbe, ProbeInputs, probe
 from asr_audit.probes.predfiles.conventions import (
     NUMBER_GLUE,
     NUMBER_WORDS,
@@ -596,6 +597,9 @@ def switch_rate(
     )
 
 
+SWITCH_RATE_PARAMS = ("families", "min_per_arm", "denominator", "language", "models")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SwitchRateOptions:
     """The switch-rate probe's options, from ``asr-audit switch-rate`` flags or ``[probes.switch_rate]``."""
@@ -604,6 +608,7 @@ class SwitchRateOptions:
     min_per_arm: int = DEFAULT_MIN_PER_ARM
     denominator: str = "eligible"  # see the module docstring: eligible (asr-audit) or paper (the paper's code)
     language: str = "en"  # a primary subtag: whose convention families are scored
+    models: tuple[str, ...] | None = None  # the models scored; None: every model of the set
 
     def __post_init__(self) -> None:
         check(
@@ -649,7 +654,7 @@ class SwitchRateOptions:
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any], surface: Surface) -> SwitchRateOptions:
         """Options from flag or spec values (``None`` = not given)."""
-        r = Reader(values, surface, ("families", "min_per_arm", "denominator", "language"), "switch_rate")
+        r = Reader(values, surface, SWITCH_RATE_PARAMS, "switch_rate")
         return build(
             cls,
             surface,
@@ -657,4 +662,26 @@ class SwitchRateOptions:
             min_per_arm=r.integer("min_per_arm", DEFAULT_MIN_PER_ARM),
             denominator=r.text("denominator", "eligible"),
             language=primary_language(r.text("language", "en")),
+            models=r.names("models", None),
         )
+
+
+def _run_switch_rate(inputs: ProbeInputs, options: SwitchRateOptions) -> OrthoResult:
+    return switch_rate(
+        inputs.predictions,
+        options.families,
+        options.min_per_arm,
+        None if options.models is None else list(options.models),
+        options.denominator,
+        options.language,
+    )
+
+
+#: the switch-rate probe: ``asr-audit switch-rate``, ``[probes.switch_rate]`` and :func:`asr_audit.api.switch_rate`
+SWITCH_RATE: FunctionProbe[SwitchRateOptions, OrthoResult] = probe(
+    "switch_rate",
+    SWITCH_RATE_PARAMS,
+    "orthographic switch rate on convention families",
+    SwitchRateOptions.from_mapping,
+    _run_switch_rate,
+)

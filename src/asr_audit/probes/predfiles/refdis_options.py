@@ -27,6 +27,7 @@ __all__ = [
     "ENGLISH_ONLY",
     "FIELDS",
     "MINING_FIELDS",
+    "RUN_FIELDS",
     "RefdisOptions",
     "check_loo_panel",
     "check_panel",
@@ -48,6 +49,10 @@ FIELDS = ("preset", *MINING_FIELDS, "resamples", "published", "merge_compounds",
 #: audio verification of the edits (``probes/audio/verify_edits.py``): verifiers, where the audio
 #: is (prediction-file corpora; an audio corpus's clips carry their own paths), the margin
 VERIFY_FIELDS = ("verify_with", "audio_root", "verify_margin")
+#: what the run scores and how it reads: the models scored (default every model), the corrected
+#: references of two-reference mode (instead of a panel), the persistent text cache, the processes
+#: normalizing a large set (0: one per core)
+RUN_FIELDS = ("models", "corrected_refs", "text_cache", "normalize_workers")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,8 +85,19 @@ class RefdisOptions:
     verify_with: tuple[str, ...] = ()  # audio verifiers (scoring backends), none: no audio verification
     audio_root: str | None = None
     verify_margin: float | None = None  # None: the calibrated margin
+    models: tuple[str, ...] | None = None  # the models scored; None: every model of the set
+    corrected_refs: str | None = None  # two-reference mode: a file of corrected references (clip id + text)
+    text_cache: bool = True  # reuse the normalized texts and alignments of earlier runs (same results)
+    normalize_workers: int = 1  # processes normalizing a large set; 0: one per core
 
     def __post_init__(self) -> None:
+        check(
+            self.normalize_workers >= 0,
+            "normalize_workers",
+            self.normalize_workers,
+            "must be >= 0 (0 = one per core)",
+            "use 1 (serial) or more",
+        )
         check(self.resamples >= 1, "resamples", self.resamples, "must be >= 1", "use 1 or more bootstrap resamples")
         check(
             self.truth is None or Path(self.truth).is_dir(),
@@ -154,7 +170,9 @@ class RefdisOptions:
     ) -> RefdisOptions:
         """Options from flag or spec values (``None`` = not given); ``extra`` names keys another
         probe reads from the same table (ignored here)."""
-        r = Reader({k: v for k, v in values.items() if k not in extra}, surface, (*FIELDS, *VERIFY_FIELDS), probe)
+        r = Reader(
+            {k: v for k, v in values.items() if k not in extra}, surface, (*FIELDS, *VERIFY_FIELDS, *RUN_FIELDS), probe
+        )
         preset = r.choice("preset", tuple(PRESETS), "anchor")
         overrides = {
             "majority": r.number("majority", None),
@@ -180,6 +198,10 @@ class RefdisOptions:
             verify_with=r.names("verify_with", ()),
             audio_root=r.text("audio_root", None),
             verify_margin=r.number("verify_margin", None),
+            models=r.names("models", None),
+            corrected_refs=r.text("corrected_refs", None),
+            text_cache=r.flag("text_cache", True),
+            normalize_workers=r.integer("normalize_workers", 1),
         )
 
 

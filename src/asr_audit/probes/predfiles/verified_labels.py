@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from asr_audit.errors import ConfigError
+from asr_audit.probes.core.probe import ProbeInputs
 from asr_audit.probes.predfiles.refdis import Edit
 from asr_audit.probes.predfiles.verified import (
     LABELS_SOURCE,
@@ -406,3 +407,20 @@ def with_labels_summary(result: Mapping[str, Any], path: str | Path) -> dict[str
     out = dict(result)
     out["verification"] = {**out["verification"], **labels_summary(result, read_labels(path), str(path))}
     return out
+
+
+def edits_verify(inputs: ProbeInputs, truth: str | None, labels: str | None) -> Verify | None:
+    """The step that verifies a probe's mined edits (refdis, the gate): people's ``labels`` (a labels
+    file, read from :attr:`ProbeInputs.base` when relative) or a calibration folder's planted ``truth``
+    (through the front door's :attr:`ProbeInputs.verify_truth`: ``calib`` sits above the probes), or
+    ``None``. The files are read now, so a bad one fails before any work."""
+    if labels is not None:
+        return labels_verify(inputs.resolve(labels))
+    if truth is None:
+        return None
+    if inputs.verify_truth is None:
+        raise ConfigError(
+            f"corpus {inputs.corpus!r}: truth verifies the edits with a calibration folder, and this caller "
+            "cannot read one; fix: run the probe through asr-audit or asr_audit.api"
+        )
+    return inputs.verify_truth(Path(truth))
