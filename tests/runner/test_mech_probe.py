@@ -4,7 +4,9 @@ errors, and the report's mech section rendering it (a fake hooked backend keeps 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -14,12 +16,13 @@ sf = pytest.importorskip("soundfile")
 
 from gate_backend import REF, SPOKEN, Gate, ScoringGate, gate_clips  # noqa: E402 - tests/support, after the skips
 
-from asr_audit.corpus.clips import Corpus  # noqa: E402
+from asr_audit.corpus.clips import Clip, Corpus  # noqa: E402
 from asr_audit.corpus.predfiles import PredictionSet  # noqa: E402
 from asr_audit.errors import ConfigError  # noqa: E402
 from asr_audit.mech.directions import Direction, save_direction  # noqa: E402
 from asr_audit.mechrun.probe import MECH, MechOptions  # noqa: E402
 from asr_audit.options import OptionError, Surface  # noqa: E402
+from asr_audit.probes.core.models import LocalModel, Transcribed  # noqa: E402
 from asr_audit.probes.core.probe import ProbeInputs  # noqa: E402
 from asr_audit.store.sqlite import Store  # noqa: E402
 
@@ -64,6 +67,12 @@ class _Pool:
 
     def get(self, name: str) -> Gate:
         return self.backend
+
+    def model(self, name: str, store: Any) -> LocalModel:
+        return LocalModel(name, self.backend)
+
+    def transcribe(self, jobs: Mapping[Any, Iterable[Clip]], store: Any) -> dict[Any, Transcribed]:
+        return {}
 
 
 SURFACE = Surface.toml("audit.toml", "probes.mech")

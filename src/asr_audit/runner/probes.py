@@ -87,7 +87,7 @@ PROBE_MODULES: tuple[str, ...] = (
     "asr_audit.probes.predfiles.wer",
     "asr_audit.probes.predfiles.gate",
     "asr_audit.probes.audio.refdis_probe",
-    "asr_audit.runner.probes_audio",
+    "asr_audit.probes.audio.probes",
     "asr_audit.runner.probes_battery",
     "asr_audit.calib.probe",
     "asr_audit.mechrun.probe",

@@ -76,7 +76,7 @@ def _isolate(ctx: ProbeContext) -> Any:
     remote = ctx.remote
     if remote is None:
         return None
-    return lambda model, rows: remote(model, ctx.store).isolated_rows(rows)
+    return lambda model, rows: remote(model, ctx.store).isolated(rows)
 
 
 def _run(ctx: ProbeContext, options: Any) -> dict[str, Any]:
