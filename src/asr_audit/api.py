@@ -33,18 +33,23 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from asr_audit.corpus.clips import Corpus
 from asr_audit.corpus.predfiles import PredictionSet
 from asr_audit.corpus.predfiles import load_predictions as _load_predictions
 from asr_audit.corpus.reading import ReadOptions
+from asr_audit.corpus.spec import load_corpus
 from asr_audit.errors import ConfigError, require
 from asr_audit.options import Surface
+from asr_audit.probes.battery.battery import BatteryResult
+from asr_audit.probes.battery.probe import BATTERY, audio_inputs
 from asr_audit.probes.predfiles.ortho import DEFAULT_MIN_PER_ARM, OrthoResult, SwitchRateOptions
 from asr_audit.probes.predfiles.ortho import switch_rate as _switch_rate
 from asr_audit.probes.predfiles.refdis_options import RefdisOptions
 from asr_audit.probes.predfiles.refdis_result import RefdisResult
 from asr_audit.probes.predfiles.refdis_run import isolated_panel_members, run_normalizer, run_refdis
 from asr_audit.runner.probes import refdis_verify
-from asr_audit.runner.run import RunOutcome, run_spec_file
+from asr_audit.runner.run import RunOutcome, local_pool, run_spec_file
+from asr_audit.store.sqlite import open_store
 
 Predictions = PredictionSet | str | Path
 
@@ -155,6 +160,41 @@ def switch_rate(
         options.denominator,
         options.language,
     )
+
+
+def battery(
+    corpus: Corpus | str,
+    models: Sequence[str],
+    conditions: Sequence[str],
+    *,
+    store: str | Path | None = None,
+    limit: int | None = None,
+    seed: int = 0,
+    normalizer: str = "whisper",
+    **options: Any,
+) -> BatteryResult:
+    """The trigger battery (``asr-audit battery``): accept-ref of each model spec in ``models`` on
+    ``corpus`` (a :class:`~asr_audit.corpus.clips.Corpus`, or a corpus spec as ``--corpus`` takes
+    it, cut to its first ``limit`` clips) under each audio condition, paired against the original
+    audio; transcripts are cached in the result store at ``store`` (the default store when ``None``).
+
+    ``options`` takes the verb's other settings by their spec names: ``measure`` (refdis |
+    courtesy | ortho | masked), ``panel`` (model specs), ``spoken`` (a JSONL file), ``donor_conv``,
+    ``resamples``, ``study``, ``preset``, ``min_ref_match``, ``families`` (``docs/battery.md``).
+    """
+    values = {"models": list(models), "conditions": list(conditions), **options}
+    probe_options = BATTERY.options_from(values, Surface.python("battery"))
+    clips = corpus if isinstance(corpus, Corpus) else load_corpus(corpus)
+    pool = local_pool([*(probe_options.models or ()), *(probe_options.panel or ())])
+    handle = open_store(store)
+    try:
+        inputs = audio_inputs(
+            clips.limit(limit), pool, handle, models=probe_options.models or (), seed=seed, normalizer=normalizer
+        )
+        BATTERY.check(probe_options, inputs, Surface.python("battery"))
+        return BATTERY.run(inputs, probe_options)
+    finally:
+        handle.close()
 
 
 def run_spec(

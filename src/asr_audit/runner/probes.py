@@ -81,7 +81,7 @@ class ProbeKind:
 PROBE_MODULES: tuple[str, ...] = (
     "asr_audit.runner.probes_calib",
     "asr_audit.runner.probes_audio",
-    "asr_audit.runner.probes_battery",
+    "asr_audit.probes.battery.probe",
     "asr_audit.runner.probes_gate",
     "asr_audit.runner.probes_mech",
 )

@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import platform
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -50,6 +50,7 @@ __all__ = [
     "Job",
     "JobResult",
     "LocalExecutor",
+    "local_pool",
     "RunOutcome",
     "Shard",
     "make_executor",
@@ -145,6 +146,15 @@ class LocalExecutor:
                 )
                 results.append(JobResult(j.model.name, j.corpus.name, outcome))
         return results
+
+
+def local_pool(specs: Sequence[str] = (), loaded: Mapping[str, Any] | None = None) -> LocalExecutor:
+    """A :class:`~asr_audit.probes.core.probe.ModelPool` of the model specs a verb names (each its own
+    name, loaded here on first use): the pool a CLI verb or the API gives a probe, as a spec run
+    gives its executor. ``loaded`` adds backends loaded already, by name (a trained organism, a
+    test's doubles)."""
+    models = {s: ModelSpec(s, s) for s in [*specs, *(loaded or {})]}
+    return LocalExecutor(show_progress=False, backends=dict(loaded or {}), models=models)
 
 
 def _prediction_set(corpus: Any, results: Sequence[JobResult]) -> Any:

@@ -63,6 +63,7 @@ from asr_audit.probes.battery.conditions import (
 )
 from asr_audit.probes.battery.courtesy import courtesy_present, courtesy_study, eligible_clips
 from asr_audit.probes.battery.recipe import built, remote_hearing
+from asr_audit.probes.core.probe import ModelPool
 from asr_audit.probes.predfiles.inflation import apply_edits
 from asr_audit.probes.predfiles.ortho import SwitchRateOptions, switch_rate
 from asr_audit.probes.predfiles.refdis import (
@@ -600,52 +601,74 @@ def _consensus(
     return {c.id: apply_edits(refs[c.id], by_clip.get(c.id, [])) for c in clips}
 
 
+@dataclass(frozen=True, slots=True)
+class _OnDemand:
+    """A model's backend, loaded on its first use. Where the pool runs the battery on its workers
+    (transcription, and the courtesy study's attn-isolated arm), this process needs a backend
+    object only for a model whose workers reported no traits."""
+
+    _load: Callable[[str], Any]
+    _model: str
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self._load(self._model), attr)
+
+    @classmethod
+    def loader(cls, load: Callable[[str], Any]) -> Callable[[str], Any]:
+        return lambda model: cls(load, model)
+
+
+def _remote_parts(pool: ModelPool, store: Any) -> tuple[Any, Any]:
+    """The pool's transcriber and attn-isolated decoding where it runs its models elsewhere."""
+    transcribe = getattr(pool, "transcribe_clips", None)
+    remote_model = getattr(pool, "remote_model", None)
+    if transcribe is None or remote_model is None:
+        return None, None
+    return transcribe, lambda model, rows: remote_model(model, store).isolated_rows(rows)
+
+
 def run_battery(
+    pool: ModelPool,
     corpus: Corpus,
-    backends: Mapping[str, Any],
-    probe: str,
-    conditions: str | Sequence[str],
     store: Any,
+    options: BatteryOptions,
     *,
     seed: int = 0,
+    normalizer: str = "whisper",
     spoken: Mapping[str, str] | None = None,
     conv_donors: Sequence[Any] = (),
-    normalizer: str = "whisper",
-    panel: Mapping[str, Any] | None = None,
-    mining: RefdisParams | None = None,
-    families: Sequence[str] | None = None,
-    gate_max_wer: float = 0.3,
-    n_resamples: int = 1000,
     timings: Callable[[Any, str], Sequence[tuple[str, float, float]]] | None = None,
     progress: Callable[[str], None] | None = None,
-    study: bool = True,
-    remote: Any = None,
-    isolate: Any = None,
 ) -> BatteryResult:
-    """Run ``probe`` over ``corpus`` under every condition for every backend (name -> backend).
+    """The measure of ``options`` over ``corpus`` under every condition, for every tested model.
 
-    ``panel`` (name -> backend; members may be tested models too) says what the audio says when
-    ``spoken`` does not: the ``refdis`` and ``courtesy`` measures mine it from the panel's outputs
-    on the original audio, leaving a tested member out of its own items (:func:`panel_views`), and
-    refuse to run without either. ``mining`` configures the ``refdis`` measure (default: the
-    anchor preset), ``families`` the ``ortho`` measure (default: all), ``gate_max_wer`` the
-    ``masked`` measure; see :class:`BatteryOptions` for the options record the CLI and the runner
-    build them from.
+    The tested models are ``options.models`` and the panel ``options.panel``, all taken from
+    ``pool`` (the models wherever they run). The panel (members may be tested models too) says
+    what the audio says when ``spoken`` (clip id -> text) does not: the ``refdis`` and ``courtesy``
+    measures mine it from the panel's outputs on the original audio, leaving a tested member out
+    of its own items (:func:`panel_views`), and refuse to run without either. ``conv_donors`` are
+    conversational donor recordings (``donor:conv``); ``timings`` replaces the aligner's word
+    timings (tests); ``progress`` is told each condition's name as it starts.
 
-    ``remote`` (an executor's :class:`~asr_audit.probes.battery.recipe.RemoteTranscriber`, e.g. the
-    Ray executor's) transcribes on its workers instead of with ``backends``: the original audio as
-    it is, the realized clips of the judged conditions as recipes their workers build
-    (:func:`~asr_audit.probes.battery.conditions.realize` with ``lazy``); the result is the one
-    ``backends`` give. The masked measure transcribes there too (its degraded and masked clips as
-    recipes; the masks are planned here), and so does the courtesy study's translate arm. ``isolate``
-    (:data:`~asr_audit.probes.battery.courtesy.Isolate`, the executor's) runs the study's
-    attn-isolated arm of white-box models on the workers too; without it that arm runs here.
+    Where the pool runs its models elsewhere (an executor's
+    :class:`~asr_audit.probes.battery.recipe.RemoteTranscriber`, e.g. the Ray executor's), the
+    battery transcribes there instead: the original audio as it is, the realized clips of the
+    judged conditions as recipes the workers build
+    (:func:`~asr_audit.probes.battery.conditions.realize` with ``lazy``); the result is the one a
+    local pool gives. The masked measure transcribes there too (its degraded and masked clips as
+    recipes; the masks are planned here), and so do the courtesy study's translate and
+    attn-isolated arms.
     """
 
-    measure = MEASURES.get(probe)
-    if not backends:
+    measure = MEASURES.get(options.measure)
+    if not options.models:
         raise ConfigError("the battery needs at least one model; fix: --model whisper-tiny.en,...")
-    conds = parse_conditions(conditions)
+    remote, isolate = _remote_parts(pool, store)
+    load = pool.get if remote is None else _OnDemand.loader(pool.get)  # remotely: load only if used here
+    backends = {m: load(m) for m in options.models}
+    panel = {p: backends.get(p) or load(p) for p in options.panel or ()}
+    conds = options.conditions
+    probe = options.measure
     norm = with_text2num(get_normalizer(normalizer)) if measure.text2num else get_normalizer(normalizer)
 
     def normalize(text: str) -> Tokens:
@@ -654,7 +677,6 @@ def run_battery(
     ctx = ConditionContext(corpus.clips, seed, dict(spoken or {}), tuple(conv_donors), timings, remote, isolate=isolate)
     failures: list[dict[str, str]] = []
     hyps0: dict[str, dict[str, str]] = {}
-    panel = dict(panel or {})
     unknown = [c for c in corpus.clips if c.id not in ctx.spoken]
     if measure.spoken_or_panel and unknown and not panel:  # refuse before transcribing anything
         raise _no_panel(probe, len(unknown))
@@ -663,7 +685,7 @@ def run_battery(
     for name, (texts, f) in originals.items():
         hyps0[name] = texts
         failures += [{**x, "condition": "original"} for x in f]
-    settings = MeasureSettings(mining=mining or RefdisParams(), families=families, gate_max_wer=gate_max_wer)
+    settings = MeasureSettings(mining=options.mining, families=options.families, gate_max_wer=options.gate_max_wer)
     judge = (
         None
         if measure.judge is None
@@ -726,10 +748,10 @@ def run_battery(
             "by the same rule (baseline 'original (window rule)'); the original cell uses two-reference "
             "verdicts",
         )
-    diffs = _differences(conds, list(backends), items, baselines, clusters, seed, n_resamples)
-    dids = _dids(conds, list(backends), items, clusters, seed, n_resamples)
+    diffs = _differences(conds, list(backends), items, baselines, clusters, seed, options.resamples)
+    dids = _dids(conds, list(backends), items, clusters, seed, options.resamples)
     rows: tuple[dict[str, Any], ...] = ()
-    if measure.study is not None and study:
+    if measure.study is not None and options.study:
         rows = measure.study(backends, corpus, judge, ctx, items, store, hyps0, conds, normalize)
     return BatteryResult(
         probe=probe,
@@ -1126,17 +1148,20 @@ BATTERY_FIELDS = (
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BatteryOptions:
-    """The battery's options, from ``asr-audit battery`` flags or ``[probes.battery]`` /
-    ``[probes.courtesy]`` (the courtesy measure with its case study).
+    """The battery's options, from ``asr-audit battery`` flags, ``[probes.battery]`` /
+    ``[probes.courtesy]`` (the courtesy measure with its case study) or the API's keywords.
 
-    ``mining`` (built from ``preset`` and ``min_ref_match``) configures the refdis measure,
-    ``families`` the ortho measure; ``models`` is read by the runner only (the CLI's ``--model``
-    names its models). ``panel`` names the models whose original-audio outputs say what the audio
-    says when ``spoken`` does not (refdis, courtesy); the runner defaults it to the spec's ``[panel]``.
+    ``conditions`` are parsed once (:func:`~asr_audit.probes.battery.conditions.parse_conditions`:
+    ``original`` first); ``mining`` (built from ``preset`` and ``min_ref_match``) configures the
+    refdis measure, ``families`` the ortho measure, ``gate_max_wer`` the masked measure (not a
+    spec field). ``models`` names the tested models (default: the corpus's models, the spec's
+    ``[[models]]``; the CLI's ``--model``); ``panel`` the models whose original-audio outputs say
+    what the audio says when ``spoken`` does not (refdis, courtesy; default: the spec's ``[panel]``).
+    ``spoken`` and ``donor_conv`` are paths, read when the probe runs.
     """
 
     measure: str = "refdis"
-    conditions: tuple[str, ...]
+    conditions: tuple[Condition, ...]
     donor_conv: tuple[str, ...] = ()
     spoken: str | None = None
     models: tuple[str, ...] | None = None
@@ -1145,6 +1170,7 @@ class BatteryOptions:
     study: bool = True
     mining: RefdisParams = field(default_factory=RefdisParams)
     families: tuple[str, ...] | None = None
+    gate_max_wer: float = 0.3
 
     def __post_init__(self) -> None:
         check(
@@ -1155,28 +1181,24 @@ class BatteryOptions:
             f"use one of {', '.join(MEASURES.names())}",
         )
         check(
-            bool(self.conditions),
+            bool(self.conditions) and all(isinstance(c, Condition) for c in self.conditions),
             "conditions",
             self.conditions,
-            "names no condition",
-            'name at least one, e.g. ["noise:10db", "donor:conv8s"]',
+            "names no parsed condition",
+            "build them with parse_conditions, e.g. parse_conditions(['noise:10db', 'donor:conv8s'])",
         )
-        try:
-            parse_conditions(list(self.conditions))
-        except OptionError:
-            raise
-        except ConfigError as exc:
-            raise OptionError(
-                "conditions", self.conditions, f"does not parse ({exc})", "write each condition in the grammar above"
-            ) from None
         check(self.resamples >= 1, "resamples", self.resamples, "must be >= 1", "use 1 or more bootstrap resamples")
         if self.families is not None:
             SwitchRateOptions(families=self.families)  # checks the family names
 
+    @property
+    def condition_names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.conditions)
+
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any], surface: Surface, measure: str | None = None) -> BatteryOptions:
-        """Options from flag or spec values (``None`` = not given); ``measure`` fixes the measure
-        (``[probes.courtesy]``), which the values may then not name."""
+        """Options from flag, spec or keyword values (``None`` = not given); ``measure`` fixes the
+        measure (``[probes.courtesy]``), which the values may then not name."""
         known = BATTERY_FIELDS if measure is None else tuple(f for f in BATTERY_FIELDS if f != "measure")
         r = Reader(values, surface, known, "battery" if measure is None else measure)
         mining = build(
@@ -1187,11 +1209,15 @@ class BatteryOptions:
         )
         if not r.has("conditions"):
             raise surface.missing("conditions", 'e.g. conditions = ["noise:10db", "donor:conv8s"]')
+        try:
+            conditions = read_conditions(r.names("conditions", ()))
+        except OptionError as exc:
+            raise surface.reword(exc) from None
         return build(
             cls,
             surface,
             measure=measure or r.text("measure", "refdis"),
-            conditions=r.names("conditions", ()),
+            conditions=conditions,
             donor_conv=r.names("donor_conv", ()),
             spoken=r.text("spoken", None),
             models=r.names("models", None),
@@ -1201,3 +1227,25 @@ class BatteryOptions:
             mining=mining,
             families=r.names("families", None),
         )
+
+
+def read_conditions(names: Sequence[str]) -> tuple[Condition, ...]:
+    """The conditions as written (``original`` first, see :func:`parse_conditions`), or an
+    :class:`~asr_audit.options.OptionError` on the ``conditions`` field.
+
+    >>> [c.name for c in read_conditions(["noise:10.0db", "reverb:0.6"])]
+    ['original', 'noise:10db', 'reverb:0.6']
+    """
+    check(
+        bool(names),
+        "conditions",
+        tuple(names),
+        "names no condition",
+        'name at least one, e.g. ["noise:10db", "donor:conv8s"]',
+    )
+    try:
+        return parse_conditions(list(names))
+    except ConfigError as exc:
+        raise OptionError(
+            "conditions", tuple(names), f"does not parse ({exc})", "write each condition in the grammar above"
+        ) from None
