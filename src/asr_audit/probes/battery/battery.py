@@ -713,41 +713,8 @@ def run_battery(
             items[cond.name], f = _run_condition(cond, corpus, backends, judge, ctx, store, normalize, hyps0)
         failures += f
         n_items[cond.name] = len({k for per in items[cond.name].values() for k in per})
-    cells = []
-    for cond in conds:
-        for name in backends:
-            vals = list(items[cond.name].get(name, {}).values())
-            w = wilson(sum(vals), len(vals))
-            n_fail = sum(1 for x in failures if x["model"] == name and x["condition"] == cond.name)
-            cells.append(
-                Cell(
-                    model=name,
-                    condition=cond.name,
-                    k=w.k,
-                    n=w.n,
-                    accept_ref=w.rate if w.n else None,
-                    ci_low=w.low if w.n else None,
-                    ci_high=w.high if w.n else None,
-                    n_failed=n_fail,
-                )
-            )
-    notes: tuple[str, ...] = ()
-    baselines = {c.name: items["original"] for c in conds}
-    if isinstance(judge, RefdisJudge) and any(c.truncate is not None for c in conds):  # same rule in both arms
-        window = {
-            m: {
-                k: v
-                for c in corpus.clips
-                for k, v in judge.window_items(c.id, _norm_or_none(hyps0[m].get(c.id), normalize), m).items()
-            }
-            for m in backends
-        }
-        baselines.update({c.name: window for c in conds if c.truncate is not None})
-        notes = (
-            "truncation conditions are judged by the window rule and paired with the original audio judged "
-            "by the same rule (baseline 'original (window rule)'); the original cell uses two-reference "
-            "verdicts",
-        )
+    cells = _cells(conds, list(backends), items, failures)
+    baselines, notes = _baselines(judge, conds, corpus, list(backends), items, hyps0, normalize)
     diffs = _differences(conds, list(backends), items, baselines, clusters, seed, options.resamples)
     dids = _dids(conds, list(backends), items, clusters, seed, options.resamples)
     rows: tuple[dict[str, Any], ...] = ()
@@ -767,6 +734,63 @@ def run_battery(
         study=rows,
         notes=notes,
         items=items,
+    )
+
+
+def _cells(
+    conds: Sequence[Condition],
+    models: Sequence[str],
+    items: Mapping[str, Mapping[str, Mapping[str, int]]],
+    failures: Sequence[Mapping[str, str]],
+) -> list[Cell]:
+    """Accept-ref with its Wilson interval per condition and model, and the failures counted there."""
+    cells = []
+    for cond in conds:
+        for name in models:
+            vals = list(items[cond.name].get(name, {}).values())
+            w = wilson(sum(vals), len(vals))
+            cells.append(
+                Cell(
+                    model=name,
+                    condition=cond.name,
+                    k=w.k,
+                    n=w.n,
+                    accept_ref=w.rate if w.n else None,
+                    ci_low=w.low if w.n else None,
+                    ci_high=w.high if w.n else None,
+                    n_failed=sum(1 for x in failures if x["model"] == name and x["condition"] == cond.name),
+                )
+            )
+    return cells
+
+
+def _baselines(
+    judge: _Judge | None,
+    conds: Sequence[Condition],
+    corpus: Corpus,
+    models: Sequence[str],
+    items: Mapping[str, Any],
+    hyps0: Mapping[str, Mapping[str, str]],
+    normalize: Callable[[str], Tokens],
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """Per condition the items it is paired with (the original audio's; for a refdis truncation,
+    the original audio judged by the window rule, the same rule in both arms), and the note saying so."""
+    baselines = {c.name: items["original"] for c in conds}
+    if not isinstance(judge, RefdisJudge) or all(c.truncate is None for c in conds):
+        return baselines, ()
+    window = {
+        m: {
+            k: v
+            for c in corpus.clips
+            for k, v in judge.window_items(c.id, _norm_or_none(hyps0[m].get(c.id), normalize), m).items()
+        }
+        for m in models
+    }
+    baselines.update({c.name: window for c in conds if c.truncate is not None})
+    return baselines, (
+        "truncation conditions are judged by the window rule and paired with the original audio judged "
+        "by the same rule (baseline 'original (window rule)'); the original cell uses two-reference "
+        "verdicts",
     )
 
 
