@@ -189,3 +189,27 @@ def test_cli_without_spoken_or_panel_is_one_line_and_panel_runs(run_cli, tmp_pat
     assert code == 0, err
     (cell,) = json.loads(out.read_text())["cells"]
     assert cell["n"] == 6 and cell["accept_ref"] == 0.0  # the opener the other three panel members heard
+
+
+def test_cli_study_switch_and_normalizer_reach_the_probe(run_cli, tmp_path) -> None:
+    """``--no-study`` leaves the courtesy study out, as ``study = false`` does in a spec; ``--normalizer``
+    names the normalizer the spec's ``normalizer`` names (an unknown one is a one-line error)."""
+    import json
+
+    import asr_audit.cli as cli
+
+    if "asr_audit.cli.battery" not in cli.VERB_MODULES:
+        cli.VERB_MODULES.append("asr_audit.cli.battery")
+    man, preds = _preds_corpus(tmp_path)
+    common = ("--model", preds[0], "--corpus", man, "--probe", "courtesy", "--conditions", "original")
+    common += ("--panel", ",".join(preds[1:]), "--store", tmp_path / "s.sqlite", "--resamples", "20")
+    studies = []
+    for flag in ("--study", "--no-study"):
+        out = tmp_path / f"{flag}.json"
+        code, _, err = run_cli("battery", *common, flag, "--json", out)
+        assert code == 0, err
+        studies.append(json.loads(out.read_text())["study"])
+    assert [r["condition"] for r in studies[0]] == ["full", "truncated", "attn-isolated", "translate"]
+    assert studies[1] == []
+    code, _, err = run_cli("battery", *common, "--normalizer", "klingon")
+    assert code == 2 and "klingon" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
