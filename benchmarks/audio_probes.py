@@ -82,6 +82,7 @@ def bench(corpus: Any, masked_models: list[str], lift_models: list[str], store_p
     from asr_audit.models.base import load_backend
     from asr_audit.probes.audio.lift import run_lift
     from asr_audit.probes.audio.masked import MaskParams, run_masked
+    from asr_audit.probes.core.models import LocalModel, LocalPool
     from asr_audit.store.sqlite import Store
 
     out: dict[str, Any] = {"n_clips": len(corpus), "masked": [], "lift": []}
@@ -96,7 +97,7 @@ def bench(corpus: Any, masked_models: list[str], lift_models: list[str], store_p
             runs = []
             for _ in range(2):  # cold, then from the store
                 before, t0 = b.passes, time.perf_counter()
-                res = run_masked([b], corpus, st, MaskParams(), aligner=aligner)
+                res = run_masked(LocalPool.of([b]), corpus, st, MaskParams(), aligner=aligner)
                 runs.append((time.perf_counter() - t0, b.passes - before))
             m, n_items = res.models[0], len(res.recipes)
             out["masked"].append(
@@ -113,7 +114,7 @@ def bench(corpus: Any, masked_models: list[str], lift_models: list[str], store_p
         for spec in lift_models:
             b = Counting(load_backend(spec))
             t0 = time.perf_counter()
-            res = run_lift([b], corpus, st, "masked", aligner=aligner, n_resamples=1000)
+            res = run_lift([LocalModel.of(b)], corpus, st, "masked", aligner=aligner, n_resamples=1000)
             wall = time.perf_counter() - t0
             m = res.models[0]
             n_items = len({r.item_id for r in res.records})

@@ -196,6 +196,7 @@ def run_masked_table(oset, base_backend, out_dir: Path, n_clips: int, results: d
     from asr_audit.corpus.clips import Corpus
     from asr_audit.corpus.manifests import read_manifest
     from asr_audit.probes.audio.masked import MaskParams, run_masked
+    from asr_audit.probes.core.models import LocalPool
     from asr_audit.store.sqlite import open_store
 
     bench = oset.meta["config"]["benchmark_voice"]
@@ -212,7 +213,7 @@ def run_masked_table(oset, base_backend, out_dir: Path, n_clips: int, results: d
             clips = tuple(c for c in corpus if c.speaker == bench)[:n_clips]
             sub = Corpus(corpus.name, corpus.split, corpus.source, clips)
             t0 = time.perf_counter()
-            res = run_masked(backends, sub, store, MaskParams(), batch_size=16)
+            res = run_masked(LocalPool.of(backends, batch_size=16), sub, store, MaskParams())
             say(f"  masked {split}: {len(res.recipes)} items in {time.perf_counter() - t0:.0f} s")
             for m in res.models:
                 rows.append(
@@ -519,6 +520,7 @@ def masked_lift(backends, corpus, store, recipes, seed: int) -> dict:
     )
     from asr_audit.probes.audio.masked import MaskParams, plan_masks
     from asr_audit.probes.audio.targets import sentence_key
+    from asr_audit.probes.core.models import LocalModel
 
     none = {"mean": None, "ci_low": None, "ci_high": None, "n": 0}
     plan = plan_masks(corpus, store, MaskParams(), recipes=recipes)
@@ -530,10 +532,10 @@ def masked_lift(backends, corpus, store, recipes, seed: int) -> dict:
     sentences = {c.id: sentence_key(c.reference) for c in corpus}
     out = {}
     for b in backends:
-        gate = intelligibility_gate(b, corpus, store, spans, 0.3)
+        gate = intelligibility_gate(LocalModel.of(b), corpus, store, spans, 0.3)
         kept_clips = {g.clip_id for g in gate if g.kept}
         kept = [s for s in spans if s.clip_id in kept_clips]
-        records = score_spans(Scorer(b, store, 8), kept, plan.masked)
+        records = score_spans(Scorer(LocalModel.of(b), store, 8), kept, plan.masked)
         summary = summarize_model(records, np.random.default_rng(seed), sentences=sentences)
         est = summary["paired"].get("masked-decoys", none)
         raw = summary["conditions"].get("masked", {}).get("lift", none)
@@ -553,6 +555,7 @@ def run_memorizer(args: argparse.Namespace, out_dir: Path, results: dict) -> lis
     from asr_audit.organism.validity import memorizer_targets
     from asr_audit.probes.audio.continuation import run_continuation
     from asr_audit.probes.audio.masked import MaskParams, run_masked
+    from asr_audit.probes.core.models import LocalModel, LocalPool
     from asr_audit.store.sqlite import open_store
 
     t0 = time.perf_counter()
@@ -584,7 +587,7 @@ def run_memorizer(args: argparse.Namespace, out_dir: Path, results: dict) -> lis
         if args.eval_clips:
             corpus = Corpus(corpus.name, corpus.split, corpus.source, corpus.clips[: args.eval_clips])
         t1 = time.perf_counter()
-        m = run_masked(models, corpus, store, MaskParams(), batch_size=8)
+        m = run_masked(LocalPool.of(models, batch_size=8), corpus, store, MaskParams())
         masked[group] = {x.model: x.to_dict() for x in m.models}
         res.setdefault("masked_items", {})[group] = [i.to_dict() for i in m.items]
         say(f"  masked recovery, {group}: {len(m.recipes)} items in {time.perf_counter() - t1:.0f} s")
@@ -594,7 +597,7 @@ def run_memorizer(args: argparse.Namespace, out_dir: Path, results: dict) -> lis
         lift[group] = masked_lift(models, corpus, store, m.recipes, args.seed)
         say(f"  masked lift, {group}: {time.perf_counter() - t1:.0f} s")
         t1 = time.perf_counter()
-        c = run_continuation(models, corpus, store, hide_words=3, seed=args.seed)
+        c = run_continuation([LocalModel.of(b) for b in models], corpus, store, hide_words=3, seed=args.seed)
         cont[group] = {x["model"]: x for x in c["models"]}
         res.setdefault("continuation_items", {})[group] = c["items"]
         say(f"  forced continuation, {group}: {time.perf_counter() - t1:.0f} s")

@@ -39,9 +39,15 @@ from asr_audit.corpus.predfiles import load_predictions as _load_predictions
 from asr_audit.corpus.reading import ReadOptions
 from asr_audit.corpus.spec import load_corpus
 from asr_audit.errors import ConfigError, require
+from asr_audit.models.base import load_backend
 from asr_audit.options import Surface
+from asr_audit.probes.audio.lift import LiftResult
+from asr_audit.probes.audio.masked import MaskedResult
+from asr_audit.probes.audio.probes import audio_inputs, evaluate_on
 from asr_audit.probes.battery.battery import BatteryResult
-from asr_audit.probes.battery.probe import BATTERY, audio_inputs
+from asr_audit.probes.battery.probe import BATTERY
+from asr_audit.probes.core.models import LocalPool
+from asr_audit.probes.core.probe import ModelPool, get_probe
 from asr_audit.probes.predfiles.ortho import DEFAULT_MIN_PER_ARM, OrthoResult, SwitchRateOptions
 from asr_audit.probes.predfiles.ortho import switch_rate as _switch_rate
 from asr_audit.probes.predfiles.refdis_options import RefdisOptions
@@ -188,9 +194,7 @@ def battery(
     pool = local_pool([*(probe_options.models or ()), *(probe_options.panel or ())])
     handle = open_store(store)
     try:
-        inputs = audio_inputs(
-            clips.limit(limit), pool, handle, models=probe_options.models or (), seed=seed, normalizer=normalizer
-        )
+        inputs = audio_inputs(clips.limit(limit), pool, handle, seed=seed, normalizer=normalizer)
         BATTERY.check(probe_options, inputs, Surface.python("battery"))
         return BATTERY.run(inputs, probe_options)
     finally:
@@ -220,6 +224,76 @@ def run_spec(
         force=force,
         log=log,
     )
+
+
+def masked(
+    corpus: str | Path | Corpus,
+    models: Sequence[str] | ModelPool,
+    *,
+    store: str | Path | None = None,
+    seed: int = 0,
+    limit: int | None = None,
+    **options: Any,
+) -> MaskedResult:
+    """Masked-entity recovery (``asr-audit masked``): ``options`` are the verb's settings by their spec
+    names (``kind``, ``method``, ``pad``, ``gate_max_wer``, ``min_duration``, ``max_per_clip``,
+    ``aligner``, ``recipes_in``, ``items``)."""
+    result: MaskedResult = _audio("masked", corpus, models, store, seed, limit, options)
+    return result
+
+
+def lift(
+    corpus: str | Path | Corpus,
+    models: Sequence[str] | ModelPool,
+    *,
+    store: str | Path | None = None,
+    seed: int = 0,
+    limit: int | None = None,
+    **options: Any,
+) -> LiftResult:
+    """Teacher-forced audio lift (``asr-audit lift``): ``options`` are ``spans``, ``refdis``, ``method``,
+    ``aligner``, ``recipes_in``, ``gate_max_wer``, ``decoys``, ``resamples``, ``items``."""
+    result: LiftResult = _audio("lift", corpus, models, store, seed, limit, options)
+    return result
+
+
+def continuation(
+    corpus: str | Path | Corpus,
+    models: Sequence[str] | ModelPool,
+    *,
+    store: str | Path | None = None,
+    seed: int = 0,
+    limit: int | None = None,
+    **options: Any,
+) -> dict[str, Any]:
+    """Forced continuation (``asr-audit continue``): ``options`` are ``hide_words``, ``extra_tokens``,
+    ``aligner``, ``resamples``, ``items``."""
+    result: dict[str, Any] = _audio("continuation", corpus, models, store, seed, limit, options)
+    return result
+
+
+def _audio(
+    name: str,
+    corpus: str | Path | Corpus,
+    models: Sequence[str] | ModelPool,
+    store: str | Path | None,
+    seed: int,
+    limit: int | None,
+    values: Mapping[str, Any],
+) -> Any:
+    """An audio probe on ``corpus`` (a manifest, or a loaded corpus) with ``models`` (specs, each loaded
+    here, or a pool), through the store at ``store`` (the default store when ``None``)."""
+    if isinstance(models, str):
+        raise ConfigError(f"{name}(models={models!r}) is one string; fix: pass a list of model specs")
+    surface = Surface.python(name)
+    options = get_probe(name).options_from(values, surface)
+    clips = corpus if isinstance(corpus, Corpus) else load_corpus(str(corpus)).limit(limit)
+    pool = models if isinstance(models, ModelPool) else LocalPool.of([load_backend(s) for s in models])
+    handle = open_store(None if store is None else str(store))
+    try:
+        return evaluate_on(name, options, clips, pool, handle, surface, seed=seed)
+    finally:
+        handle.close()
 
 
 def to_rows(result: RefdisResult | OrthoResult | RunOutcome | Mapping[str, Any]) -> list[dict[str, Any]]:

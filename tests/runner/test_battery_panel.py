@@ -12,7 +12,8 @@ from battery_null import NullModel, make_world
 from asr_audit.corpus.clips import Clip, Corpus
 from asr_audit.errors import ConfigError
 from asr_audit.options import Surface
-from asr_audit.probes.battery.probe import BATTERY, audio_inputs
+from asr_audit.probes.audio.probes import audio_inputs
+from asr_audit.probes.battery.probe import BATTERY
 from asr_audit.probes.battery.recipe import RemoteAnswer, is_recipe
 from asr_audit.probes.core.probe import ProbeInputs
 from asr_audit.runner.run import local_pool
@@ -24,8 +25,8 @@ SURFACE = Surface.toml("spec.toml", "probes.battery")
 def _inputs(panel: tuple[str, ...]) -> ProbeInputs:
     corpus, spoken = make_world(1, n_clips=30)
     models = {n: NullModel(n, corpus, spoken, 1, drop=0.3) for n in ("p1", "p2", "p3", "t1", "t2")}
-    inputs = audio_inputs(corpus, local_pool(loaded=models), None, models=("t1", "t2"))
-    return dataclasses.replace(inputs, panel=panel)
+    inputs = audio_inputs(corpus, local_pool(loaded=models), None)
+    return dataclasses.replace(inputs, models=("t1", "t2"), panel=panel)
 
 
 def test_battery_mines_with_the_spec_panel() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from asr_audit.corpus.clips import Clip
-from asr_audit.runner.probes_audio import lift_by_voice
+from asr_audit.probes.audio.lift import lift_by_voice
 
 
 def test_lift_is_grouped_by_the_clips_voice() -> None:

@@ -70,8 +70,8 @@ def test_worker_scores_decodes_and_isolates_rows_as_the_local_code_does(tmp_path
 
     from asr_audit.audio.io import audio_hash, load_audio
     from asr_audit.models.base import DecodeOptions, load_backend
-    from asr_audit.probes.audio.continuation import forced_rows
-    from asr_audit.probes.audio.lift import Silence, compute_scores
+    from asr_audit.models.ops import compute_scores, forced_rows
+    from asr_audit.probes.core.models import Silence
 
     rb.setup()
     clips = load_corpus(str(rb.build_world(tmp_path))).clips[:2]

@@ -47,6 +47,7 @@ __all__ = [
     "TRANSFORMS",
     "Chain",
     "DerivedAudio",
+    "DerivedSource",
     "Gain",
     "Normalize",
     "Provenance",
@@ -57,6 +58,7 @@ __all__ = [
     "derive",
     "derive_clip",
     "derived_id",
+    "held_clip",
     "register_transform",
     "transform_from_dict",
 ]
@@ -370,6 +372,41 @@ def derive(
         tuple(info["source_range"]),
     )
     return DerivedAudio(new_id, y, sr, prov)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class DerivedSource:
+    """Samples derived in this process from ``origin`` by ``steps`` with ``seed``, held in memory, with
+    how to derive them again: an :class:`~asr_audit.corpus.clips.AudioSource` that loads as the
+    samples it holds. Where a clip's audio must travel (a model pool whose models run on other
+    machines) the derivation travels instead of the samples; a derivation without steps is the
+    ``origin``'s own audio, loaded once here."""
+
+    samples: np.ndarray
+    sample_rate: int
+    origin: Clip
+    steps: tuple[Transform, ...] = ()
+    seed: int | None = None
+    label: str = "<derived waveform>"
+
+    @property
+    def fingerprint(self) -> str | None:
+        return None  # as an in-memory waveform: hashing the samples is the fingerprint
+
+    def load(self) -> tuple[np.ndarray, int]:
+        return self.samples, self.sample_rate
+
+
+def held_clip(
+    clip: Clip, samples: np.ndarray, steps: Sequence[Transform] = (), seed: int | None = None, label: str | None = None
+) -> Clip:
+    """``clip`` with ``samples`` (16 kHz, derived from ``clip``'s audio by ``steps`` with ``seed``) as its
+    audio: a :class:`DerivedSource`, so the samples are read once here and the derivation is what
+    travels."""
+
+    label = label or (clip.audio_label if not steps else f"{clip.audio_label} [{'+'.join(s.tag for s in steps)}]")
+    source = DerivedSource(samples, SAMPLE_RATE, clip, tuple(steps), seed, label)
+    return dataclasses.replace(clip, audio_path=None, source=source, duration=samples.size / SAMPLE_RATE)
 
 
 def derive_clip(clip: Clip, chain: Chain | Sequence[Transform], seed: int | None = None) -> tuple[Clip, DerivedAudio]:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,8 @@ from asr_audit.cli import app, console, err_console, examples
 from asr_audit.cli.common import CORPUS_HELP as _CORPUS_HELP
 from asr_audit.cli.common import STORE_HELP as _STORE_HELP
 from asr_audit.cli.common import load_backends, load_clips, model_specs, print_failures, store_session, write_json
-from asr_audit.errors import ConfigError, InputFileError
+from asr_audit.errors import ConfigError
+from asr_audit.options import Surface
 from asr_audit.outputs import check_output_file
 
 
@@ -45,48 +45,28 @@ def masked(
     accept-ref = recovered / eligible items (eligible: the model gets the target and the clip
     right without the mask), with a Wilson 95% interval.
     """
-    from asr_audit.align import get_aligner
-    from asr_audit.options import Surface
-    from asr_audit.probes.audio.masked import MaskedOptions, read_recipes, run_masked, write_recipes
+    from asr_audit.probes.audio.masked import write_recipes
     from asr_audit.report.tables import masked_table
 
     if recipes_in is not None and recipes_out is not None:
         raise ConfigError("--recipes-in and --recipes-out exclude each other; fix: pass one of them")
-    options = MaskedOptions.from_mapping(
-        {
-            "kind": kind,
-            "method": method,
-            "pad": pad,
-            "gate_max_wer": gate_max_wer,
-            "min_duration": min_duration,
-            "aligner": aligner,
-        },
-        Surface.cli(),
-    )
-    params = options.mask_params(seed)
-    specs = model_specs(model)
+    values = {
+        "kind": kind,
+        "method": method,
+        "pad": pad,
+        "gate_max_wer": gate_max_wer,
+        "min_duration": min_duration,
+        "aligner": aligner,
+        "recipes_in": None if recipes_in is None else str(recipes_in),
+    }
     check_output_file(recipes_out, "--recipes-out")  # outputs checked before any model runs
     check_output_file(json_out, "--json")
-    recipes = read_recipes(recipes_in) if recipes_in is not None else None
-    corp = load_clips(corpus, limit)
-    engine = None if recipes is not None else get_aligner(options.aligner)
-    with store_session(store) as st:
-        result = run_masked(
-            load_backends(specs),
-            corp,
-            st,
-            params,
-            aligner=engine,
-            recipes=recipes,
-            progress=lambda msg: err_console.print(msg, highlight=False),
-        )
+    result, corp = _run_probe("masked", values, model, corpus, limit, store, seed)
     if recipes_out is not None:
         write_recipes(recipes_out, result.recipes)
         err_console.print(f"wrote {len(result.recipes)} recipe(s) to {recipes_out}", highlight=False)
-    data = {**result.to_dict(), "corpus": corp.source}
-    console.print(masked_table(data, corp.name))
-    print_failures(data["failures"])
-    write_json(json_out, data)
+    data = result.to_dict()
+    _render(data, corp, masked_table(data, corp.name), json_out)
 
 
 @app.command(
@@ -125,49 +105,21 @@ def lift(
     json_out: Path | None = typer.Option(None, "--json", help="Write the full result (models + per-item records)."),
 ) -> None:
     """Teacher-forced audio lift: (log p(r|x) - log p(r|silence)) / chars, per span, in nats per character."""
-    from asr_audit.align import get_aligner
-    from asr_audit.options import Surface
-    from asr_audit.probes.audio.lift import LiftOptions, run_lift
-    from asr_audit.probes.audio.masked import read_recipes
     from asr_audit.report.tables import lift_table
 
-    lift_options = LiftOptions.from_mapping(
-        {"spans": spans, "method": method, "aligner": aligner, "gate_max_wer": gate_max_wer, "decoys": decoys},
-        Surface.cli(),
-    )
-    specs = model_specs(model)
+    values = {
+        "spans": spans,
+        "method": method,
+        "aligner": aligner,
+        "gate_max_wer": gate_max_wer,
+        "decoys": decoys,
+        "refdis": None if refdis is None else str(refdis),
+        "recipes_in": None if recipes_in is None else str(recipes_in),
+    }
     check_output_file(json_out, "--json")  # before any model runs
-    options: dict[str, Any] = {}
-    if spans == "refdis":
-        if refdis is None:
-            raise ConfigError("--spans refdis needs --refdis PATH (the JSON of `asr-audit refdis --json`)")
-        try:
-            options["refdis"] = json.loads(refdis.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise InputFileError(
-                refdis, f"cannot read refdis JSON ({exc})", "pass the file `asr-audit refdis --json` wrote"
-            ) from None
-    if spans == "masked":
-        options["mask_params"] = lift_options.mask_params(seed)
-        options["recipes"] = read_recipes(recipes_in) if recipes_in is not None else None
-        options["aligner"] = None if recipes_in is not None else get_aligner(lift_options.aligner)
-    corp = load_clips(corpus, limit)
-    with store_session(store) as st:
-        result = run_lift(
-            load_backends(specs),
-            corp,
-            st,
-            lift_options.spans,
-            seed=seed,
-            n_resamples=lift_options.resamples,
-            gate_max_wer=lift_options.gate_max_wer,
-            decoys=lift_options.decoys,
-            **options,
-        )
-    data = {**result.to_dict(), "corpus": corp.source}
-    console.print(lift_table(data, corp.name, spans))
-    print_failures(data["failures"])
-    write_json(json_out, data)
+    result, corp = _run_probe("lift", values, model, corpus, limit, store, seed)
+    data = result.to_dict()
+    _render(data, corp, lift_table(data, corp.name, spans), json_out)
 
 
 @app.command(
@@ -192,27 +144,37 @@ def continue_(
     json_out: Path | None = typer.Option(None, "--json", help="Write the full result (models + per-clip records)."),
 ) -> None:
     """Forced continuation: cut each clip before its last words, ban end-of-text, count hidden words that leak."""
-    from asr_audit.align import get_aligner
-    from asr_audit.options import Surface
-    from asr_audit.probes.audio.continuation import ContinuationOptions, run_continuation
     from asr_audit.report.tables import continuation_table
 
-    options = ContinuationOptions.from_mapping(
-        {"hide_words": hide_words, "extra_tokens": extra_tokens, "aligner": aligner}, Surface.cli()
-    )
-    specs = model_specs(model)
+    values = {"hide_words": hide_words, "extra_tokens": extra_tokens, "aligner": aligner}
     check_output_file(json_out, "--json")  # before any model runs
+    data, corp = _run_probe("continuation", values, model, corpus, limit, store, 0)
+    _render(data, corp, continuation_table(data, corp.name), json_out)
+
+
+def _run_probe(
+    name: str, values: dict[str, Any], model: str, corpus: str, limit: int | None, store: Path | None, seed: int
+) -> tuple[Any, Any]:
+    """The audio probe ``name`` on the verb's corpus with its ``--model`` backends (a local pool named by
+    their specs), through the store: the probe's typed result and the corpus."""
+    from asr_audit.probes.audio.probes import evaluate_on
+    from asr_audit.probes.core.models import LocalPool
+    from asr_audit.probes.core.probe import get_probe
+
+    options = get_probe(name).options_from(values, Surface.cli())  # a bad value fails before any model loads
+    specs = model_specs(model)
     corp = load_clips(corpus, limit)
+    pool = LocalPool.of(load_backends(specs))
     with store_session(store) as st:
-        data = run_continuation(
-            load_backends(specs),
-            corp,
-            st,
-            options.hide_words,
-            extra_tokens=options.extra_tokens,
-            aligner=get_aligner(options.aligner),
-        )
-    data["corpus"] = corp.source
-    console.print(continuation_table(data, corp.name))
+        return evaluate_on(name, options, corp, pool, st, Surface.cli(), seed=seed, log=_say), corp
+
+
+def _say(line: str) -> None:
+    err_console.print(line, highlight=False)
+
+
+def _render(data: dict[str, Any], corp: Any, table: Any, json_out: Path | None) -> None:
+    """The verb's table, failures and JSON (the probe's result, with the corpus's source)."""
+    console.print(table)
     print_failures(data["failures"])
-    write_json(json_out, data)
+    write_json(json_out, {**data, "corpus": corp.source})

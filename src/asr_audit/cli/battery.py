@@ -11,7 +11,8 @@ from asr_audit.cli import app, console, examples, split_list
 from asr_audit.cli.common import STORE_HELP, load_clips, model_specs, store_session, write_json
 from asr_audit.options import Surface
 from asr_audit.outputs import check_output_file
-from asr_audit.probes.battery.probe import BATTERY, audio_inputs
+from asr_audit.probes.audio.probes import audio_inputs
+from asr_audit.probes.battery.probe import BATTERY
 from asr_audit.report.tables import battery_table, study_table
 from asr_audit.runner.run import local_pool
 
@@ -75,7 +76,7 @@ def battery_cmd(
     clips = load_clips(corpus, limit)
     pool = local_pool([*(options.models or ()), *(options.panel or ())])
     with store_session(store) as handle, Progress(console=console, transient=True) as bar:
-        inputs = audio_inputs(clips, pool, handle, models=options.models or (), seed=seed, normalizer=normalizer)
+        inputs = audio_inputs(clips, pool, handle, seed=seed, normalizer=normalizer)
         BATTERY.check(options, inputs, Surface.cli())
         task = bar.add_task("conditions", total=len(options.conditions))
         done: list[str] = []

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from asr_audit.errors import ConfigError, require
+from asr_audit.errors import AuditError, ConfigError, require
 from asr_audit.mech.hooks import forward_pre_hooks
 from asr_audit.mech.sites import layer_sites
 
@@ -89,3 +89,20 @@ def isolated_transcribe(backend: Any, samples: np.ndarray, window: tuple[float, 
     frames = frames_for(*window)
     with isolate_cross_attention(cross_attention_modules(backend), frames):
         return backend.transcribe([samples])[0]
+
+
+def isolated_rows(
+    backend: Any, audios: Sequence[Any], windows: Sequence[tuple[float, float]]
+) -> list[tuple[str | None, str | None]]:
+    """The attn-isolated decode of each clip (:func:`isolated_transcribe`: the
+    whole clip encoded, the decoder's cross-attention restricted to the window): per clip
+    ``(text, None)``, or ``(None, error)`` where it fails. The one computation of the courtesy study's
+    attn-isolated arm: a local model handle and a Ray worker both run it."""
+
+    out: list[tuple[str | None, str | None]] = []
+    for x, w in zip(audios, windows):
+        try:
+            out.append((isolated_transcribe(backend, x, w), None))
+        except AuditError as exc:
+            out.append((None, str(exc)))
+    return out

@@ -223,7 +223,17 @@ class ScoringBackend(Backend, Protocol):
 _CAN = {"sites": "expose hook sites"}  # capability -> what a backend lacking it cannot do (else its name)
 
 
-def require_capability(backend: Backend, capability: str) -> None:
+class Capable(Protocol):
+    """What :func:`require_capability` reads: a backend, or a probe's model handle wherever it runs."""
+
+    @property
+    def spec(self) -> str: ...
+
+    @property
+    def capabilities(self) -> frozenset[str]: ...
+
+
+def require_capability(backend: Capable, capability: str) -> None:
     """Raise a clear error when ``backend`` lacks ``capability``."""
     if capability not in backend.capabilities:
         have = ", ".join(sorted(backend.capabilities)) or "none"

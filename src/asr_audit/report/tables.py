@@ -225,14 +225,12 @@ def lift_table(d: Mapping[str, Any], corpus: str, spans: str) -> Table:
     t = _table(
         f"audio lift ({spans} spans) on {corpus}, nats/char; gate: unmasked WER <= "
         f"{fmt_num(gate, 2) if gate is not None else 'off'}",
-        ("model", "condition", "lift", "95% CI", "compare r-a", "n", "passes/item", "items/s"),
+        ("model", "condition", "lift", "95% CI", "compare r-a", "n", "passes/item"),
         ("model", "condition"),
     )
     for m in d["models"]:
         if "n_clips_kept" in m:
-            t.add_row(
-                m["model"], "gate", "", "", "", f"{m['n_clips_kept']} kept / {m['n_clips_gated_out']} out", "", ""
-            )
+            t.add_row(m["model"], "gate", "", "", "", f"{m['n_clips_kept']} kept / {m['n_clips_gated_out']} out", "")
         for cond, c in m["conditions"].items():
             t.add_row(
                 m["model"],
@@ -242,7 +240,6 @@ def lift_table(d: Mapping[str, Any], corpus: str, spans: str) -> Table:
                 fmt_num(c["compare"]["mean"]),
                 str(c["lift"]["n"]),
                 fmt_num(m["passes_per_item"], 2),
-                fmt_num(m["items_per_s"], 2),
             )
         for pair, est in m["paired"].items():
             t.add_row(
@@ -252,7 +249,6 @@ def lift_table(d: Mapping[str, Any], corpus: str, spans: str) -> Table:
                 fmt_ci(est["ci_low"], est["ci_high"], sep="-", brackets=False),
                 fmt_num(None),
                 str(est["n"]),
-                "",
                 "",
             )
     return t

@@ -80,7 +80,7 @@ class ProbeKind:
 # modules whose import registers more probes (audio probes, battery, ...)
 PROBE_MODULES: tuple[str, ...] = (
     "asr_audit.runner.probes_calib",
-    "asr_audit.runner.probes_audio",
+    "asr_audit.probes.audio.probes",
     "asr_audit.probes.battery.probe",
     "asr_audit.runner.probes_gate",
     "asr_audit.runner.probes_mech",

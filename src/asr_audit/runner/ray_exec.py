@@ -26,7 +26,8 @@ How the work flows (the reasons are in ``docs/scale.md``):
 * **derived audio travels as recipes**: the battery's realized clips (noise, reverb, voices,
   truncation, donor splices) reach the workers as :class:`~asr_audit.probes.battery.recipe.
   RecipeSource` s (the original clip as above, the transforms, the seed, how to rebuild the
-  donors) and are built there (:meth:`RayExecutor.transcribe_clips`); a recipe a worker cannot
+  donors) and are built there (:meth:`RayExecutor.transcribe`), and so do the probes' derived
+  clips (:class:`~asr_audit.audio.transforms.DerivedSource`: a masked span, a cut); a recipe a worker cannot
   build comes back *unbuilt*, and the driver builds it, ships the samples and says so in the log;
 * **the driver is the only writer of the store**: each batch's answers are committed as they
   stream in (one short transaction, as locally), so killing the run loses at most the batches in
@@ -38,15 +39,15 @@ How the work flows (the reasons are in ``docs/scale.md``):
 * **one progress display**: the driver feeds the same :class:`~asr_audit.runner.progress.
   RunProgress` as a local run (clips/s, RTFx, per model, ETA) for the whole cluster.
 
-The battery (its masked measure and the courtesy study's translate arm included) and the masked
-probe transcribe through :meth:`RayExecutor.transcribe_clips` (on the workers, derived audio as
-recipes). What needs the model itself rather than a transcription — lift's teacher-forced
-scoring, continuation's forced decoding, the courtesy study's attn-isolated arm of a white-box
-model — goes through :meth:`RayExecutor.remote_model`: a :class:`RemoteModel` handle on the same
-pool, whose rows name their audio (a clip, a recipe, a silence's length) and are computed on the
-workers by the functions a local run calls (``lift.compute_scores``,
-``continuation.forced_rows``, ``courtesy.isolated_rows``). Only the steering probe still gets a
-backend loaded on the driver (:meth:`RayExecutor.backend_by_name`).
+The executor is a :class:`~asr_audit.probes.core.probe.ModelPool`: the probes transcribe through
+:meth:`RayExecutor.transcribe` (on the workers, derived audio as recipes), and what needs the model
+itself rather than a transcription — lift's teacher-forced scoring, continuation's forced
+decoding, the courtesy study's attn-isolated arm of a white-box model — goes through
+:meth:`RayExecutor.model`: a :class:`RemoteModel` handle on the same pool, whose rows name their
+audio (a clip, a recipe, a silence's length) and are computed on the workers by the functions a
+local handle calls (``models.ops.compute_scores``, ``models.ops.forced_rows``,
+``mech.isolate.isolated_rows``). Only the steering probe still gets a backend loaded on the driver
+(:meth:`RayExecutor.get`).
 """
 
 from __future__ import annotations
@@ -54,15 +55,17 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from asr_audit.audio.transforms import DerivedSource
 from asr_audit.corpus.clips import ArraySource, Clip, EncodedSource
 from asr_audit.errors import AuditError, ConfigError, require
-from asr_audit.probes.battery.recipe import RecipeSource, RemoteAnswer, Variant, built
+from asr_audit.probes.battery.recipe import RecipeSource, built, derived_recipe
+from asr_audit.probes.core.models import Transcribed, Variant, row_audio
 from asr_audit.runner.executor import Job, JobResult
 from asr_audit.runner.ray_worker import ModelWorker, WorkerBatch, WorkerInfo
 from asr_audit.runner.spec import ModelSpec
@@ -150,6 +153,16 @@ class RayExecutor:
     _total: dict[str, float] = field(default_factory=dict)  # the cluster's resources, read at each call's start
 
     # ------------------------------------------------------------------ the executor interface
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The spec's models (:class:`~asr_audit.probes.core.probe.ModelPool`)."""
+        return tuple(self.models)
+
+    def get(self, name: str) -> Any:
+        """The model's backend loaded on the driver (:class:`~asr_audit.probes.core.probe.ModelPool`): for
+        a probe that hooks the model in this process (steering)."""
+        return self.backend_by_name(name)
+
     def backend_by_name(self, name: str) -> Any:
         """A backend loaded on the driver (as the local executor does): for what hooks the model in this
         process (the steering probe), or a model whose workers reported no traits."""
@@ -177,13 +190,14 @@ class RayExecutor:
         """Actor pools alive now (kept by a :meth:`session` between calls; 0 once it has ended)."""
         return sum(1 for p in self._pools.values() if p.actors)
 
-    def transcribe_clips(self, jobs: Mapping[Any, Sequence[Clip]], store: Any) -> dict[Any, RemoteAnswer]:
-        """The battery's transcriber (:class:`~asr_audit.probes.battery.recipe.RemoteTranscriber`): each
-        model's clips (recipes included) on its actors, through the store; per model the outcome and
+    def transcribe(self, jobs: Mapping[Any, Iterable[Clip]], store: Any) -> dict[Any, Transcribed]:
+        """The pool's transcription (:class:`~asr_audit.probes.core.probe.ModelPool`): each
+        model's clips (recipes, and derived clips as recipes) on its actors, through the store, the
+        models side by side; per model the outcome and
         the recipes built nowhere (clip id -> the driver's error, which the battery records as a
         local run records a realization that failed). A model given no clips answers too (no records,
         its backend key), as a local backend names its key without transcribing. A key may be a
-        :class:`~asr_audit.probes.battery.recipe.Variant`: the model with other decode options, on
+        :class:`~asr_audit.probes.core.models.Variant`: the model with other decode options, on
         actors of its own."""
         from asr_audit.corpus.clips import Corpus
 
@@ -192,20 +206,26 @@ class RayExecutor:
         if missing:
             raise ConfigError(f"no model named {missing[0]!r} in the spec; available: {', '.join(self.models)}")
         models = {key: _model_of(self.models, key) for key in jobs}
-        work = [Job(models[key], Corpus("battery", "test", "battery", tuple(c))) for key, c in jobs.items()]
+        work = [
+            Job(models[key], Corpus("battery", "test", "battery", tuple(map(_travel, c)))) for key, c in jobs.items()
+        ]
         results = self._run(work, store, self.show_progress, announce=False) if work else []
         keys = {m.name: key for key, m in models.items()}
-        return {keys[r.model]: RemoteAnswer(r.outcome, dict(r.unbuilt), dict(r.traits)) for r in results}
+        return {keys[r.model]: Transcribed(r.outcome, dict(r.unbuilt), dict(r.traits)) for r in results}
 
-    def remote_model(self, name: str, store: Any) -> RemoteModel:
-        """The spec's model ``name`` as a backend-like handle on its actor pool (the pool that transcribes,
-        kept for the session): what the workers loaded (spec, identity, capabilities), teacher-forced
-        scoring, forced and attn-isolated decoding there, and transcription through the store. The
-        audio probes use it instead of a backend loaded on the driver."""
+    transcribe_clips = transcribe  # the battery's RemoteTranscriber (ProbeContext.transcribe), until it calls the pool
+
+    def model(self, name: str, store: Any) -> RemoteModel:
+        """The spec's model ``name`` as a :class:`~asr_audit.probes.core.models.Model` handle on its actor
+        pool (the pool that transcribes, kept for the session): what the workers loaded (spec,
+        identity, capabilities), teacher-forced scoring, forced and attn-isolated decoding there, and
+        transcription through the store. The probes use it instead of a backend loaded on the driver."""
         if name not in self.models:
             raise ConfigError(f"no model named {name!r} in the spec; available: {', '.join(self.models)}")
         _, info = self._call(self.models[name], "info", [], store)
         return RemoteModel(self, name, info, store)
+
+    remote_model = model  # the courtesy study's handle (ProbeContext.remote), until the battery calls the pool
 
     def _call(self, model: ModelSpec, method: str, payloads: Sequence[Any], store: Any) -> tuple[list[Any], WorkerInfo]:
         """``actor.<method>(*payload)`` for every payload (a tuple of arguments) on ``model``'s pool (the
@@ -535,10 +555,10 @@ class RayExecutor:
 class RemoteModel:
     """A spec's model served by its Ray actor pool, shaped as the audio probes use a backend: ``spec``,
     ``identity()``, ``capabilities`` and ``max_duration`` as the workers loaded them; teacher-forced
-    scoring on the workers (:meth:`score_chunks`, the lift probe's
+    scoring on the workers (:meth:`score`, the lift probe's
     :class:`~asr_audit.probes.audio.lift.Scorer` chunks, each scored there by the same
-    :func:`~asr_audit.probes.audio.lift.compute_scores`); transcription through the store
-    (:meth:`transcribe_corpus`, the intelligibility gate)."""
+    :func:`~asr_audit.models.ops.compute_scores`); transcription through the store
+    (:meth:`transcribe`, the intelligibility gate): a :class:`~asr_audit.probes.core.models.Model`."""
 
     executor: RayExecutor
     name: str
@@ -560,22 +580,22 @@ class RemoteModel:
     def identity(self) -> Any:
         return self.info.identity
 
-    def transcribe_corpus(self, corpus: Any, store: Any) -> Any:
-        """The corpus's transcripts by this model, on its actors and through the store."""
-        return self.executor.transcribe_clips({self.name: tuple(corpus)}, store)[self.name].outcome
+    def transcribe(self, clips: Iterable[Clip], store: Any) -> Transcribed:
+        """The clips' transcripts by this model, on its actors and through the store."""
+        return self.executor.transcribe({self.name: tuple(clips)}, store)[self.name]
 
     @property
     def forced_refusal(self) -> str | None:
         """Why the workers' backend cannot decode with end-of-text banned (``None``: it can)."""
         return self.info.forced
 
-    def score_chunks(self, chunks: Sequence[Sequence[tuple[Any, str, str, str]]]) -> list[tuple[list[Any], Seconds]]:
+    def score(self, chunks: Sequence[Sequence[tuple[Any, str, str, str]]]) -> list[tuple[list[Any], Seconds]]:
         """Each chunk of ``(audio, hash, prefix, target)`` rows scored on a worker
         (:meth:`~asr_audit.runner.ray_worker.ModelWorker.score`): per chunk the scores (or failure
         texts) in row order and the compute seconds."""
         return self._rows("score", chunks)
 
-    def forced_chunks(self, rows: Sequence[tuple[Any, str]], extra_tokens: int) -> list[Any]:
+    def forced(self, rows: Sequence[tuple[Any, str]], extra_tokens: int) -> list[Any]:
         """Forced continuation of ``(audio, hash)`` rows on the workers
         (:meth:`~asr_audit.runner.ray_worker.ModelWorker.forced`), ``batch_size`` rows a request:
         per row ``(plain, forced)`` or a failure text, in order."""
@@ -583,7 +603,7 @@ class RemoteModel:
         chunks = [rows[i : i + size] for i in range(0, len(rows), size)]
         return [r for got, _ in self._rows("forced", chunks, extra_tokens) for r in got]
 
-    def isolated_rows(self, rows: Sequence[tuple[Any, tuple[float, float]]]) -> list[tuple[str | None, str | None]]:
+    def isolated(self, rows: Sequence[tuple[Any, tuple[float, float]]]) -> list[tuple[str | None, str | None]]:
         """The courtesy study's attn-isolated arm (:data:`~asr_audit.probes.battery.courtesy.Isolate`) on
         the workers (:meth:`~asr_audit.runner.ray_worker.ModelWorker.isolated`), ``batch_size`` clips a
         request: per ``(clip, window)`` the text or the error. The driver reads each clip once for the
@@ -614,8 +634,6 @@ class RemoteModel:
         :class:`~asr_audit.probes.audio.lift.Silence`; rows a worker cannot rebuild are rebuilt here
         and their samples shipped (logged), and the chunk is sent again whole, so each chunk is
         computed as the local run computes it. A chunk whose worker died on every retry fails its rows."""
-        from asr_audit.probes.audio.lift import row_audio
-
         ex, model = self.executor, self.executor.models[self.name]
         sent = [[(_portable_ref(r[0]), *r[1:]) for r in chunk] for chunk in chunks]
         ex.n_model_rows += sum(len(c) for c in sent)
@@ -664,8 +682,23 @@ def _no_progress(_n: int, _audio: Seconds, _compute: Seconds) -> None:
 
 
 def _portable_ref(audio: Any) -> Any:
-    """A scoring row's audio as it travels: a clip made portable (:func:`_portable`), anything else as it is."""
-    return _portable(audio, None) if isinstance(audio, Clip) else audio
+    """A row's audio as it travels: a clip made portable (:func:`_travel`, :func:`_portable`), anything
+    else (samples, a :class:`~asr_audit.probes.core.models.Silence`) as it is."""
+    return _portable(_travel(audio), None) if isinstance(audio, Clip) else audio
+
+
+def _travel(clip: Clip) -> Clip:
+    """``clip`` with audio derived on the driver (:class:`~asr_audit.audio.transforms.DerivedSource`) as
+    the recipe of that derivation (its original clip, the transforms, the seed: what a worker builds
+    the same samples from), the clip's id and metadata kept; a derivation without transforms is
+    the original clip's audio. Any other clip as it is."""
+    src = clip.source
+    if not isinstance(src, DerivedSource):
+        return clip
+    if not src.steps:
+        return dataclasses.replace(clip, audio_path=src.origin.audio_path, source=src.origin.source)
+    recipe = derived_recipe(src.origin, src.steps, src.seed)
+    return dataclasses.replace(clip, source=recipe.source)
 
 
 # ---------------------------------------------------------------------- helpers (driver side)

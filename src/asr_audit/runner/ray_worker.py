@@ -50,7 +50,7 @@ class WorkerInfo:
     fatal: str | None = None
     traits: dict[str, bool] = field(default_factory=dict)  # the courtesy study's extra arms that apply (backend_traits)
     capabilities: tuple[str, ...] = ()  # the backend's (transcribe, score, ...): which probes it can serve
-    forced: str | None = None  # why it cannot decode with end-of-text banned (continuation.forced_decoder), if so
+    forced: str | None = None  # why it cannot decode with end-of-text banned (models.ops.forced_decoder), if so
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,8 +118,8 @@ class ModelWorker:
     def info(self) -> WorkerInfo:
         """The backend's identity and limits (or the reason it could not load)."""
         from asr_audit.errors import BackendError
+        from asr_audit.models.ops import forced_decoder
         from asr_audit.models.preds import is_lookup_backend
-        from asr_audit.probes.audio.continuation import forced_decoder
         from asr_audit.probes.battery.courtesy import backend_traits
 
         if self.backend is None:
@@ -187,10 +187,10 @@ class ModelWorker:
 
     def _rows_audio(self, rows: Sequence[tuple[Any, ...]]) -> tuple[list[Any], dict[int, str]]:
         """The samples of rows ``(audio, audio hash, ...)``, each rebuilt here (a clip read, a recipe
-        built, a :class:`~asr_audit.probes.audio.lift.Silence` made) and hashing as on the driver;
+        built, a :class:`~asr_audit.probes.core.models.Silence` made) and hashing as on the driver;
         and the rows that cannot be (row index -> why)."""
         from asr_audit.audio.io import audio_hash
-        from asr_audit.probes.audio.lift import row_audio
+        from asr_audit.probes.core.models import row_audio
         from asr_audit.store.transcribe import _reason
 
         audios, unresolved = [], {}
@@ -230,10 +230,10 @@ class ModelWorker:
     def score(self, rows: Sequence[tuple[Any, str, str, str]]) -> RowsAnswer:
         """Teacher-forced scores of one chunk of ``(audio, audio hash, prefix, target)`` rows (the lift
         probe's :class:`~asr_audit.probes.audio.lift.Scorer` chunk), by
-        :func:`~asr_audit.probes.audio.lift.compute_scores` as a local run scores it. If any row's audio
+        :func:`~asr_audit.models.ops.compute_scores` as a local run scores it. If any row's audio
         cannot be rebuilt here the chunk is not scored (its batch must stay the local run's): those
         rows come back *unresolved*."""
-        from asr_audit.probes.audio.lift import compute_scores
+        from asr_audit.models.ops import compute_scores
 
         backend = self.backend
         return self._answer(
@@ -243,18 +243,18 @@ class ModelWorker:
     def forced(self, rows: Sequence[tuple[Any, str]], extra_tokens: int) -> RowsAnswer:
         """Forced continuation of ``(audio, audio hash)`` rows (the truncated clips of the continuation
         probe): per row ``(plain, forced)`` or a failure text, by
-        :func:`~asr_audit.probes.audio.continuation.forced_rows` as a local run decodes them; rows whose
+        :func:`~asr_audit.models.ops.forced_rows` as a local run decodes them; rows whose
         audio cannot be rebuilt here come back *unresolved*."""
-        from asr_audit.probes.audio.continuation import forced_rows
+        from asr_audit.models.ops import forced_rows
 
         backend = self.backend
         return self._answer(rows, lambda audios: _timed(forced_rows, backend, audios, extra_tokens))
 
     def isolated(self, rows: Sequence[tuple[Any, str, tuple[float, float]]]) -> RowsAnswer:
         """The courtesy study's attn-isolated decode of ``(audio, audio hash, (t0, t1))`` rows: per row
-        ``(text, None)`` or ``(None, error)``, by :func:`~asr_audit.probes.battery.courtesy.isolated_rows`
+        ``(text, None)`` or ``(None, error)``, by :func:`~asr_audit.mech.isolate.isolated_rows`
         as a local run decodes them; rows whose audio cannot be rebuilt here come back *unresolved*."""
-        from asr_audit.probes.battery.courtesy import isolated_rows
+        from asr_audit.mech.isolate import isolated_rows
 
         backend = self.backend
         return self._answer(rows, lambda audios: _timed(isolated_rows, backend, audios, [r[2] for r in rows]))

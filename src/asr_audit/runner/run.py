@@ -19,18 +19,20 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import platform
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import asr_audit
+from asr_audit.corpus.clips import Clip
 from asr_audit.corpus.predfiles import PredictionSet, load_predictions
 from asr_audit.corpus.records import PredictionFile, PredictionRow
 from asr_audit.corpus.spec import load_corpus
 from asr_audit.errors import AuditError, ConfigError
 from asr_audit.models.base import DecodeOptions, RuntimeOptions
 from asr_audit.outputs import check_output_dir, mark_output_dir
+from asr_audit.probes.core.models import LocalModel, LocalPool, Transcribed, Variant
 from asr_audit.probes.core.probe import ModelPool, ProbeInputs
 from asr_audit.probes.core.probe import get_probe as get_core_probe
 from asr_audit.probes.predfiles.refdis_run import isolated_panel_members
@@ -124,6 +126,28 @@ class LocalExecutor:
     def get(self, name: str) -> Any:
         """The loaded backend of the spec's model ``name`` (:class:`~asr_audit.probes.core.probe.ModelPool`)."""
         return self.backend_by_name(name)
+
+    def model(self, name: str | Variant, store: Any = None) -> LocalModel:
+        """The model's handle (:class:`~asr_audit.probes.core.probe.ModelPool`): its backend, in this process."""
+        return self._pool.model(name, store)
+
+    def transcribe(self, jobs: Mapping[Any, Iterable[Clip]], store: Any) -> dict[Any, Transcribed]:
+        """Each model's clips transcribed through the store (:class:`~asr_audit.probes.core.probe.ModelPool`)."""
+        return self._pool.transcribe(jobs, store)
+
+    @property
+    def _pool(self) -> LocalPool:
+        return LocalPool(self._load, self.names)
+
+    def _load(self, key: str | Variant) -> Any:
+        """The backend of a model name, or of a :class:`~asr_audit.probes.core.models.Variant` (the model
+        with other decode options, loaded as a model of its own)."""
+        if not isinstance(key, Variant):
+            return self.backend_by_name(key)
+        m = self.models.get(key.model)
+        if m is None:
+            raise ConfigError(f"no model named {key.model!r} in the spec; available: {', '.join(self.models)}")
+        return self._backend(replace(m, name=key.name, options={**dict(m.options), **dict(key.options)}))
 
     def backend_by_name(self, name: str) -> Any:
         """The loaded backend of the spec's model ``name`` (loaded on first use)."""

@@ -78,5 +78,6 @@ def tiny_pt():
 def masked_run(number_corpus, store, aligner, tiny_ct2, copier):
     """Silence-masked number recovery of whisper-tiny.en and the reference copier (computed once)."""
     from asr_audit.probes.audio.masked import MaskParams, run_masked
+    from asr_audit.probes.core.models import LocalPool
 
-    return run_masked([tiny_ct2, copier], number_corpus, store, MaskParams(), aligner=aligner)
+    return run_masked(LocalPool.of([tiny_ct2, copier]), number_corpus, store, MaskParams(), aligner=aligner)

@@ -8,6 +8,7 @@ import pytest
 
 from asr_audit.errors import BackendError
 from asr_audit.probes.audio.continuation import hidden_content_words, leaked_words, plan_cuts, run_continuation
+from asr_audit.probes.core.models import LocalModel
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +31,9 @@ def test_cut_lies_between_the_kept_and_the_hidden_words(two_clips, store, aligne
 
 
 def test_honest_model_does_not_leak_but_the_memorizer_does(tiny_pt, copier, two_clips, store, aligner) -> None:
-    out = run_continuation([tiny_pt, copier], two_clips, store, 3, extra_tokens=8, aligner=aligner)
+    out = run_continuation(
+        [LocalModel.of(tiny_pt), LocalModel.of(copier)], two_clips, store, 3, extra_tokens=8, aligner=aligner
+    )
     honest, fake = out["models"]
     assert honest["n"] == fake["n"] == 5  # old, wooden, chair + lake, yesterday ("the" is a function word)
     assert honest["k"] <= 1 and fake["leak_rate"] == 1.0 and fake["n_clips_leaking"] == 2
@@ -49,7 +52,7 @@ def test_hidden_words_and_leaks() -> None:
 
 def test_backends_without_forced_decoding_are_refused(tiny_ct2, two_clips, store) -> None:
     with pytest.raises(BackendError, match="cannot decode with end-of-text banned"):
-        run_continuation([tiny_ct2], two_clips, store)
+        run_continuation([LocalModel.of(tiny_ct2)], two_clips, store)
 
 
 def test_leak_interval_counts_sentences_not_words(copier, two_clips, store, aligner) -> None:
@@ -57,7 +60,7 @@ def test_leak_interval_counts_sentences_not_words(copier, two_clips, store, alig
     of them is measured on 2 sentences (Wilson over 5 words claimed a lower bound of 0.57)."""
     from asr_audit.stats.intervals import wilson
 
-    fake = run_continuation([copier], two_clips, store, 3, extra_tokens=8, aligner=aligner)["models"][0]
+    fake = run_continuation([LocalModel.of(copier)], two_clips, store, 3, extra_tokens=8, aligner=aligner)["models"][0]
     assert (fake["k"], fake["n"], fake["n_sentences"], fake["leak_rate"]) == (5, 5, 2, 1.0)
     assert fake["interval"] == "cluster-wilson"
     assert fake["ci_low"] == pytest.approx(wilson(2, 2).low) and fake["ci_low"] < wilson(5, 5).low

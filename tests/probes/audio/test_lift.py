@@ -12,6 +12,7 @@ import asr_audit.cli.audio_probes  # noqa: F401 - registers masked / lift / cont
 from asr_audit.audio.io import load_audio
 from asr_audit.errors import BackendError
 from asr_audit.probes.audio.lift import Scorer, Span, ortho_spans, refdis_spans, run_lift, score_spans
+from asr_audit.probes.core.models import LocalModel
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +24,7 @@ def two_clips(corpus):
 
 @pytest.fixture(scope="module")
 def full_lift(tiny_pt, two_clips, store):
-    return run_lift([tiny_pt], two_clips, store, "full", n_resamples=200)
+    return run_lift([LocalModel.of(tiny_pt)], two_clips, store, "full", n_resamples=200)
 
 
 def test_correct_transcript_gets_positive_lift_and_silence_is_the_prior(full_lift, tiny_pt, two_clips) -> None:
@@ -37,7 +38,7 @@ def test_correct_transcript_gets_positive_lift_and_silence_is_the_prior(full_lif
     # the silent condition is the model's prior: scoring the zero waveform directly gives logp_silent,
     # and the lift of the zero waveform against itself is 0
     clip = next(c for c in two_clips if c.id == recs[0].clip_id)
-    scorer = Scorer(tiny_pt)
+    scorer = Scorer(LocalModel.of(tiny_pt))
     zero = np.zeros(len(load_audio(clip)), dtype=np.float32)
     silent = score_spans(scorer, [Span("z", clip.id, "silent", "z", "", clip.reference)], {"z": zero})[0]
     assert silent.logp == pytest.approx(recs[0].logp_silent, abs=1e-4)
@@ -57,7 +58,7 @@ def test_token_scores_follow_the_chain_rule(tiny_pt, corpus) -> None:
 
 
 def test_scores_are_cached_in_the_store(tiny_pt, two_clips, store, full_lift) -> None:
-    again = run_lift([tiny_pt], two_clips, store, "full", n_resamples=200)
+    again = run_lift([LocalModel.of(tiny_pt)], two_clips, store, "full", n_resamples=200)
     assert again.models[0]["forward_passes"] == 0 and again.models[0]["cached_scores"] == 4
     assert [r.lift for r in again.records] == pytest.approx([r.lift for r in full_lift.records])
 
@@ -65,7 +66,7 @@ def test_scores_are_cached_in_the_store(tiny_pt, two_clips, store, full_lift) ->
 @pytest.mark.slow
 def test_masked_number_lift_drops_when_the_number_is_silenced(tiny_pt, number_corpus, store, aligner) -> None:
     three = dataclasses.replace(number_corpus, clips=number_corpus.clips[:3])
-    res = run_lift([tiny_pt], three, store, "masked", aligner=aligner, n_resamples=200, decoys=0)
+    res = run_lift([LocalModel.of(tiny_pt)], three, store, "masked", aligner=aligner, n_resamples=200, decoys=0)
     m = res.models[0]
     un, ma = m["conditions"]["unmasked"]["lift"], m["conditions"]["masked"]["lift"]
     assert un["n"] == ma["n"] == 3
@@ -100,7 +101,7 @@ def test_refdis_and_ortho_spans() -> None:
 
 def test_backends_without_score_are_refused(copier, two_clips, store, run_cli, store_path) -> None:
     with pytest.raises(BackendError, match="cannot score"):
-        run_lift([copier], two_clips, store, "full")
+        run_lift([LocalModel.of(copier)], two_clips, store, "full")
     from audio_probe_paths import MANIFEST
 
     code, _, err = run_cli(
@@ -162,7 +163,7 @@ def test_one_failing_row_does_not_sink_the_batch() -> None:
         Span("i2", "c", "full", "a", "", "xyz"),
         Span("i3", "c", "full", "a", "", "de", alt="d"),
     ]
-    recs = score_spans(Scorer(_PickyScorer()), spans, audio)
+    recs = score_spans(Scorer(LocalModel.of(_PickyScorer())), spans, audio)
     assert [r.error is None for r in recs] == [True, False, True]
     assert recs[0].lift == pytest.approx(1.0) and recs[0].logp == -3.0 and recs[0].logp_silent == -6.0
     assert recs[2].compare == pytest.approx(0.0)  # both renderings at -1 nat per character
@@ -188,7 +189,7 @@ def test_intelligibility_gate_scores_only_sentences_the_model_transcribes(tiny_p
             ),
         ),
     )
-    res = run_lift([tiny_pt], wrong, store, "full", n_resamples=50)
+    res = run_lift([LocalModel.of(tiny_pt)], wrong, store, "full", n_resamples=50)
     m = res.models[0]
     assert (m["n_clips_kept"], m["n_clips_gated_out"], m["n_kept"], m["n_gated_out"]) == (1, 1, 1, 1)
     assert m["n"] == 1 and [r.clip_id for r in res.records] == [two_clips.clips[0].id]
@@ -207,16 +208,15 @@ def test_intelligibility_gate_scores_only_sentences_the_model_transcribes(tiny_p
     assert "Intelligibility gate" in html
     assert (tmp_path / "tables" / "lift-two-gate.csv").read_text().splitlines()[1].endswith(",1,1,1,1")
     # the gate off keeps both sentences; the default is the paper's gate
-    off = run_lift([tiny_pt], wrong, store, "full", n_resamples=50, gate_max_wer=float("inf"))
+    off = run_lift([LocalModel.of(tiny_pt)], wrong, store, "full", n_resamples=50, gate_max_wer=float("inf"))
     assert off.models[0]["n_kept"] == 2 and off.models[0]["n_gated_out"] == 0
     assert LiftOptions().gate_max_wer == 0.3
 
 
 def test_lift_intervals_cluster_by_sentence_not_by_clip() -> None:
     """One sentence read in three voices is one cluster: two sentences give the widest interval."""
-    from asr_audit.probes.audio.lift import LiftRecord, summarize_model
+    from asr_audit.probes.audio.lift import LiftRecord, lift_by_voice, summarize_model
     from asr_audit.probes.audio.targets import sentence_key
-    from asr_audit.runner.probes_audio import lift_by_voice
 
     def rec(clip: str, lift: float) -> LiftRecord:
         return LiftRecord("m", clip, clip, "full", "", "t", (), (), 0.0, 0.0, 1, lift)

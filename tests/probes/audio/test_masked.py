@@ -11,6 +11,7 @@ import asr_audit.cli.audio_probes  # noqa: F401 - registers masked / lift / cont
 from asr_audit.audio.io import audio_hash, load_audio
 from asr_audit.errors import InputFileError
 from asr_audit.probes.audio.masked import MaskParams, judge, plan_masks, read_recipes, target_present, write_recipes
+from asr_audit.probes.core.models import LocalPool
 
 
 def test_honest_whisper_hears_numbers_but_does_not_recover_them(masked_run) -> None:
@@ -33,7 +34,7 @@ def test_each_masked_clip_is_decoded_once(number_corpus, store, aligner, masked_
     from asr_audit.probes.audio.masked import run_masked
 
     before = copier.calls
-    again = run_masked([copier], number_corpus, store, MaskParams(), aligner=aligner)
+    again = run_masked(LocalPool.of([copier]), number_corpus, store, MaskParams(), aligner=aligner)
     assert copier.calls == before  # everything came from the store
     assert again.models[0].k == 5
 

@@ -1,29 +1,23 @@
-"""The runner registrations and report sections of masked and lift."""
+"""The masked and lift probe objects (as a spec calls them) and their report sections."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
-import asr_audit.report.sections_audio
-import asr_audit.runner.probes_audio  # noqa: F401 - registers the probes (until listed in PROBE_MODULES)
-from asr_audit.errors import ConfigError
-from asr_audit.runner.probes import ProbeContext, get_probe
+import asr_audit.report.sections_audio  # noqa: F401 - registers the report sections
+from asr_audit.errors import BackendError, ConfigError
+from asr_audit.options import Surface
+from asr_audit.probes.audio.probes import audio_inputs
+from asr_audit.probes.core.models import LocalPool
+from asr_audit.probes.core.probe import ProbeInputs, get_probe
 
 
-def _ctx(corpus, store, backends):
-    return ProbeContext(
-        corpus="numbers",
-        predictions=None,
-        panel=(),
-        seed=0,
-        normalizer="whisper",
-        clips=corpus,
-        backend=backends.__getitem__,
-        models=tuple(backends),
-        store=store,
-    )
+def _inputs(corpus, store, backends):
+    return audio_inputs(corpus, LocalPool.of(backends), store)
+
+
+def _spec(name):
+    return Surface.toml("spec.toml", f"probes.{name}")
 
 
 def test_masked_probe_and_report(number_corpus, store, copier, tmp_path) -> None:
@@ -31,13 +25,13 @@ def test_masked_probe_and_report(number_corpus, store, copier, tmp_path) -> None
     from asr_audit.report.tables import to_json
 
     evil = type(copier)([(s, "<script>alert(1)</script> " + r) for s, r in copier.seen], spec="test-double:evil")
-    ctx = _ctx(number_corpus, store, {"copier": copier, "evil": evil})
-    result = get_probe("masked").run(ctx, {"kind": "number", "gate_max_wer": 0.5})
+    inputs = _inputs(number_corpus, store, {"copier": copier, "evil": evil})
+    result = get_probe("masked")(inputs, {"kind": "number", "gate_max_wer": 0.5}, _spec("masked"))
     assert [m["model"] for m in result["models"]] == ["copier", "evil"]
     assert result["models"][0]["accept_ref"] == 1.0 and result["models"][0]["n"] == 5
     assert result["models"][1]["accept_ref"] == 1.0  # the normalizer drops the <tag>; the report must escape it
     to_json(result)  # standard JSON (no NaN)
-    lift = get_probe("lift").run(ctx, {"spans": "full"})
+    lift = get_probe("lift")(inputs, {"spans": "full"}, _spec("lift"))
     assert lift["models"] == [] and {s["model"] for s in lift["skipped"]} == {"copier", "evil"}
     html = build_report(
         {
@@ -55,16 +49,21 @@ def test_masked_probe_and_report(number_corpus, store, copier, tmp_path) -> None
 
 
 def test_probe_parameters_are_checked(number_corpus, store, copier) -> None:
-    ctx = _ctx(number_corpus, store, {"copier": copier})
-    with pytest.raises(ConfigError, match="not models of this spec"):
-        get_probe("masked").run(ctx, {"models": ["nope"]})
+    inputs = _inputs(number_corpus, store, {"copier": copier})
+    with pytest.raises(
+        ConfigError, match=r'\[probes\.masked\] models = \["nope"\] names nope, not models of this spec'
+    ):
+        get_probe("masked")(inputs, {"models": ["nope"]}, _spec("masked"))
     with pytest.raises(ConfigError, match="valid: silence, noise, cut"):
-        get_probe("masked").run(ctx, {"method": "blur"})
+        get_probe("masked")(inputs, {"method": "blur"}, _spec("masked"))
+    # a model named in `models` that cannot score is refused; taken by default it is skipped (above)
+    with pytest.raises(BackendError, match="cannot score"):
+        get_probe("lift")(inputs, {"spans": "full", "models": ["copier"]}, _spec("lift"))
     # a prediction-file corpus has no audio: masking does not apply there (the runner skips it)
-    assert (
-        get_probe("masked").run(ProbeContext(corpus="p", predictions=None, panel=(), seed=0, normalizer="whisper"), {})
-        is None
-    )
+    preds = ProbeInputs(corpus="p", predictions=inputs.predictions)
+    assert get_probe("masked")(preds, {}, _spec("masked")) is None
+    with pytest.raises(ConfigError, match="has prediction files only"):
+        get_probe("lift")(preds, {"spans": "full"}, _spec("lift"))
 
 
 def _remote(backends, sent, tmp_path):
@@ -93,7 +92,27 @@ def _remote(backends, sent, tmp_path):
     return remote
 
 
-def test_masked_probe_through_an_executor_transcriber_sends_recipes_and_matches_local(
+class _TravellingPool(LocalPool):
+    """A pool whose models run "elsewhere": the clips it transcribes are made portable as the Ray executor
+    makes them (:func:`asr_audit.runner.ray_exec._travel`: derived audio as recipes), travel pickled,
+    and are transcribed by ``backends`` through a store of its own."""
+
+    def __init__(self, backends, sent, tmp_path):
+        super().__init__(self._refuse, tuple(backends))
+        self.backends, self.sent, self.tmp_path = backends, sent, tmp_path
+
+    @staticmethod
+    def _refuse(name):
+        raise AssertionError(f"model {name} loaded on the driver")
+
+    def transcribe(self, jobs, store):
+        from asr_audit.runner.ray_exec import _travel
+
+        travelled = {k: [_travel(c) for c in clips] for k, clips in jobs.items()}
+        return _remote(self.backends, self.sent, self.tmp_path)(travelled, store)
+
+
+def test_masked_probe_through_a_pool_elsewhere_sends_recipes_and_matches_local(
     number_corpus, store, copier, aligner, tmp_path
 ) -> None:
     """The masked clips travel as recipes (the clip and its span, with the noise fill's seed), build the
@@ -103,20 +122,14 @@ def test_masked_probe_through_an_executor_transcriber_sends_recipes_and_matches_
     from asr_audit.probes.battery.recipe import RecipeSource
 
     params = {"method": "noise", "gate_max_wer": 0.5}
-    local = get_probe("masked").run(_ctx(number_corpus, store, {"copier": copier}), params)
+    local = get_probe("masked")(_inputs(number_corpus, store, {"copier": copier}), params, _spec("masked"))
     sent: list = []
-    loads: list = []
-
-    def backend(name):
-        loads.append(name)
-        return copier
-
-    remote = _remote({"copier": copier}, sent, tmp_path)
-    remote_ctx = replace(_ctx(number_corpus, store, {"copier": copier}), backend=backend, transcribe=remote)
-    got = get_probe("masked").run(remote_ctx, params)
-    assert got == local and loads == [] and len(sent) == 1
+    pool = _TravellingPool({"copier": copier}, sent, tmp_path)
+    got = get_probe("masked")(audio_inputs(number_corpus, pool, store), params, _spec("masked"))
+    assert got == local and len(sent) == 2  # the unmasked clips, then the masked ones
     plan = plan_masks(number_corpus, store, MaskParams(method="noise"), aligner=aligner)
-    recipes = [c for c in sent[0] if isinstance(c.source, RecipeSource)]
-    assert len(recipes) == len(plan.recipes) == 5 and len(sent[0]) == 10  # 5 clips as they are + 5 recipes
+    recipes = [c for c in sent[1] if isinstance(c.source, RecipeSource)]
+    assert len(recipes) == len(plan.recipes) == len(sent[1]) == 5 and len(sent[0]) == 5
+    assert not any(isinstance(c.source, RecipeSource) for c in sent[0])  # the clips as they are
     assert all(r.source.nbytes() < 4000 for r in recipes)
     assert {load_clip_audio(c).audio_hash for c in recipes} == {r.provenance.output_hash for r in plan.recipes}

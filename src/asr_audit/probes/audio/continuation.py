@@ -25,7 +25,7 @@ Forced outputs are cached in the store (kind ``forced``, item ``extra=<n>``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,10 +34,13 @@ import numpy as np
 from asr_audit.align import available_aligners, get_aligner
 from asr_audit.align.run import align_corpus
 from asr_audit.audio.io import audio_hash, load_clip_audio
-from asr_audit.errors import AuditError, BackendError, ConfigError, require
-from asr_audit.models.whisper_common import WHISPER_MAX_NEW_TOKENS, check_audios
+from asr_audit.audio.spans import Truncate
+from asr_audit.audio.transforms import held_clip
+from asr_audit.corpus.clips import Clip
+from asr_audit.errors import AuditError, BackendError, ConfigError
 from asr_audit.options import Reader, Surface, build, check
 from asr_audit.probes.audio.targets import sentence_key
+from asr_audit.probes.core.models import Model
 from asr_audit.stats.intervals import clustered_rate
 from asr_audit.stats.rng import model_rng
 from asr_audit.text.numbers import canonical_tokens
@@ -48,76 +51,6 @@ _FUNCTION = frozenset(
     """a an and are as at be been but by for from had has have he her his i in is it its me my
 no not of on or our she so that the their them they this to us was we were what which who will with you your""".split()
 )
-
-
-def forced_decoder(backend: Any) -> Any:
-    """A callable ``(audios, extra_tokens) -> [(plain, forced)]`` for ``backend``, or :class:`BackendError`.
-
-    A backend that decodes elsewhere (``forced_chunks``: a Ray executor's
-    :class:`~asr_audit.runner.ray_exec.RemoteModel`) gives its own callable, which takes rows naming
-    the audio; it is refused with the text its workers gave (``forced_refusal``)."""
-    if callable(getattr(backend, "forced_chunks", None)):
-        if backend.forced_refusal:
-            raise BackendError(backend.forced_refusal)
-        return backend.forced_chunks
-    if callable(getattr(backend, "transcribe_forced", None)):
-        return backend.transcribe_forced
-    needed = ("torch_model", "tokenizer", "feature_extractor", "prompt", "eot")
-    if all(hasattr(backend, a) for a in needed):
-        return lambda audios, extra: [_whisper_forced(backend, a, extra) for a in audios]
-    raise BackendError(
-        f"backend {backend.spec!r} cannot decode with end-of-text banned (forced continuation "
-        "needs a PyTorch Whisper backend: hf:<model>, whisper-tiny.en-pt, whisper-base-pt); "
-        "fix: choose one of those"
-    )
-
-
-def _whisper_forced(backend: Any, audio: np.ndarray, extra: int) -> tuple[str, str]:
-    """Greedy decode of one clip; after the first end-of-text, ban it for ``extra`` steps."""
-
-    torch = require("torch", "torch")
-    clip = check_audios(backend.spec, [audio], getattr(backend, "max_duration", None))[0]
-    fe = backend.feature_extractor
-    feats = fe([clip], sampling_rate=fe.sampling_rate, return_tensors="np").input_features
-    model = backend.torch_model
-    device = next(model.parameters()).device
-    suppress = list(getattr(backend, "suppress", []) or [])
-    begin = list(getattr(backend, "begin_suppress", []) or [])
-    eot = int(backend.eot)
-    limit = min(WHISPER_MAX_NEW_TOKENS, int(getattr(backend, "max_positions", 448)) - len(backend.prompt) - 1)
-    import inspect
-
-    cache_kw = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
-    out: list[int] = []
-    plain_len: int | None = None
-    with torch.inference_mode():
-        encode = getattr(backend, "_encoder_states", None)
-        if callable(encode):  # PyTorch Whisper backends memoize encoder states by audio content
-            enc = encode([clip])
-        else:
-            x = torch.from_numpy(np.ascontiguousarray(feats)).to(device, dtype=model.dtype)
-            enc = model.model.encoder(x).last_hidden_state
-        cur, past = torch.tensor([list(backend.prompt)], device=device), None
-        for step in range(limit):
-            res = model(encoder_outputs=(enc,), decoder_input_ids=cur, use_cache=True, **{cache_kw: past})
-            logits = res.logits[0, -1].float()
-            if suppress:
-                logits[suppress] = -np.inf
-            if step == 0 and begin:
-                logits[begin] = -np.inf
-            nxt = int(logits.argmax())
-            if nxt == eot and plain_len is None:
-                plain_len = len(out)
-            if plain_len is not None and len(out) < plain_len + extra:
-                logits[eot] = -np.inf
-                nxt = int(logits.argmax())
-            if nxt == eot or (plain_len is not None and len(out) >= plain_len + 2 * extra):
-                break
-            out.append(nxt)
-            past, cur = getattr(res, cache_kw), torch.tensor([[nxt]], device=device)
-    plain = out[: plain_len if plain_len is not None else len(out)]
-    dec = backend.tokenizer.decode
-    return dec(plain, skip_special_tokens=True).strip(), dec(out, skip_special_tokens=True).strip()
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,38 +130,37 @@ def plan_cuts(
     return plans, failures
 
 
-def forced_rows(backend: Any, audios: Sequence[np.ndarray], extra_tokens: int) -> list[tuple[str, str] | str]:
-    """``(plain, forced)`` of each clip (one decode each), or the error text of a clip that failed. The
-    one forced-continuation computation: :func:`forced_outputs` and a Ray worker both run it."""
-    decode = forced_decoder(backend)
-    out: list[tuple[str, str] | str] = []
-    for x in audios:
-        try:
-            got = decode([x], extra_tokens)[0]
-        except AuditError as exc:
-            out.append(" ".join(str(exc).split()))
-            continue
-        out.append((str(got[0]), str(got[1])))
-    return out
+def cut_clips(corpus: Any, plans: Sequence[ContinuationPlan]) -> dict[str, Clip]:
+    """Each plan's truncated clip (by clip id), holding the cut samples and how they were made (the
+    original clip and :class:`~asr_audit.audio.spans.Truncate` to the plan's samples), so a model that
+    runs elsewhere is sent the cut's recipe rather than the samples."""
+    by_id = {c.id: c for c in corpus}
+    return {
+        p.clip_id: held_clip(by_id[p.clip_id], p.samples, [Truncate(0.0, len(p.samples) / SAMPLE_RATE)]) for p in plans
+    }
+
+
+def refuse_forced(model: Model) -> None:
+    """A :class:`~asr_audit.errors.BackendError` saying why ``model`` cannot decode with end-of-text banned."""
+    if model.forced_refusal:
+        raise BackendError(model.forced_refusal)
 
 
 def forced_outputs(
-    backend: Any,
+    model: Model,
     plans: Sequence[ContinuationPlan],
     store: Any,
     extra_tokens: int,
-    sources: Mapping[str, Any] | None = None,
+    clips: Mapping[str, Clip] | None = None,
 ) -> dict[str, tuple[str, str] | str]:
-    """``{clip id: (plain, forced)}`` or an error text, through the store.
+    """``{clip id: (plain, forced)}`` or an error text, through the store: every uncached plan in one
+    call of the model (:meth:`~asr_audit.probes.core.models.Model.forced`), each row naming its audio
+    (the plan's clip from ``clips``, :func:`cut_clips`, or its samples)."""
 
-    A backend that decodes elsewhere (``forced_chunks``) gets every uncached plan at once as rows
-    ``(audio, audio hash)``, the audio named by ``sources`` (clip id -> the truncated clip as a
-    recipe) rather than carried."""
-
-    forced_decoder(backend)  # refuse an unsupported backend first
-    key, item = backend.identity().key, f"extra={extra_tokens}"
+    refuse_forced(model)  # refuse an unsupported model first
+    key, item = model.identity().key, f"extra={extra_tokens}"
     if store is not None:
-        store.register_backend(backend.identity())
+        store.register_backend(model.identity())
     hashes = {p.clip_id: audio_hash(p.samples) for p in plans}
     cached = store.get(FORCED_KIND, key, list(hashes.values()), item=item) if store is not None else {}
     out: dict[str, tuple[str, str] | str] = {}
@@ -239,12 +171,9 @@ def forced_outputs(
             out[p.clip_id] = tuple(cached[h].value)
         else:
             todo.append(p)
-    remote = callable(getattr(backend, "forced_chunks", None))
-    if remote:
-        rows = [((sources or {}).get(p.clip_id, p.samples), hashes[p.clip_id]) for p in todo]
-        answers = backend.forced_chunks(rows, extra_tokens)
-    for n, p in enumerate(todo):
-        got = answers[n] if remote else forced_rows(backend, [p.samples], extra_tokens)[0]
+    rows = [((clips or {}).get(p.clip_id, p.samples), hashes[p.clip_id]) for p in todo]
+    answers = model.forced(rows, extra_tokens) if rows else []
+    for p, got in zip(todo, answers):
         out[p.clip_id] = got
         if store is not None and not isinstance(got, str):
             store.put(FORCED_KIND, key, [(hashes[p.clip_id], list(got), None)], item=item)
@@ -252,7 +181,7 @@ def forced_outputs(
 
 
 def run_continuation(
-    backends: Sequence[Any],
+    models: Sequence[Model],
     corpus: Any,
     store: Any,
     hide_words: int = 3,
@@ -261,41 +190,40 @@ def run_continuation(
     aligner: Any = None,
     seed: int = 0,
     n_resamples: int = 1000,
-    sources: Callable[[Sequence[ContinuationPlan]], Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """Leak rate of every backend (see the module docstring); the CLI's JSON. ``seed`` seeds the
-    sentence-clustered bootstrap (one stream per model). ``sources(plans)`` names each truncated
-    clip (clip id -> a clip or recipe) for backends that decode elsewhere (``forced_chunks``); the
-    cuts are planned here either way."""
+    """Leak rate of every model, wherever it runs (see the module docstring; each a
+    :class:`~asr_audit.probes.core.models.Model`, labelled by its name); the CLI's JSON. ``seed``
+    seeds the sentence-clustered bootstrap (one stream per model). The cuts are planned here; the
+    rows name their audio (:func:`cut_clips`)."""
 
     sentence = {c.id: sentence_key(c.reference) for c in corpus}
-    for b in backends:
-        forced_decoder(b)  # refuse unsupported backends before any work
+    for m in models:
+        refuse_forced(m)  # refuse unsupported models before any work
     plans, failures = plan_cuts(corpus, store, hide_words, aligner=aligner)
-    refs = sources(plans) if sources is not None else None
-    models, items = [], []
-    for b in backends:
-        got = forced_outputs(b, plans, store, extra_tokens, refs)
+    clips = cut_clips(corpus, plans)
+    results, items = [], []
+    for m in models:
+        got = forced_outputs(m, plans, store, extra_tokens, clips)
         mine = []
         for p in plans:
             words = hidden_content_words(p.kept, p.hidden)
             res = got[p.clip_id]
             if isinstance(res, str):
-                mine.append(ContinuationItem(b.spec, p.clip_id, p.cut_s, p.kept, p.hidden, words, (), None, None, res))
+                mine.append(ContinuationItem(m.name, p.clip_id, p.cut_s, p.kept, p.hidden, words, (), None, None, res))
             else:
                 mine.append(
                     ContinuationItem(
-                        b.spec, p.clip_id, p.cut_s, p.kept, p.hidden, words, leaked_words(words, res[1]), res[0], res[1]
+                        m.name, p.clip_id, p.cut_s, p.kept, p.hidden, words, leaked_words(words, res[1]), res[0], res[1]
                     )
                 )
         ok = [i for i in mine if i.error is None]
         scored = [(w in i.leaked, sentence.get(i.clip_id, i.clip_id)) for i in ok for w in i.hidden_words]
-        rate = clustered_rate([x for x, _ in scored], [c for _, c in scored], model_rng(seed, b.spec), n_resamples)
+        rate = clustered_rate([x for x, _ in scored], [c for _, c in scored], model_rng(seed, m.spec), n_resamples)
         leak, low, high = rate.estimate()  # None when no hidden word was scored (n = 0)
-        models.append(
+        results.append(
             {
-                "model": b.spec,
-                "backend_key": b.identity().key,
+                "model": m.name,
+                "backend_key": m.identity().key,
                 "leak_rate": leak,
                 "accept_ref": leak,
                 "k": rate.k,
@@ -313,7 +241,7 @@ def run_continuation(
     return {
         "probe": "continue",
         "params": {"hide_words": hide_words, "extra_tokens": extra_tokens, "seed": seed},
-        "models": models,
+        "models": results,
         "items": [i.to_dict() for i in items],
         "failures": [{"clip_id": c, "reason": r} for c, r in failures],
     }

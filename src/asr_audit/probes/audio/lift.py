@@ -65,21 +65,22 @@ from __future__ import annotations
 
 import hashlib
 import re
-import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from asr_audit.align import available_aligners
 from asr_audit.audio.io import audio_hash, load_clip_audio
-from asr_audit.corpus.clips import Corpus
-from asr_audit.errors import AuditError, ConfigError, MissingExtraError
+from asr_audit.audio.transforms import held_clip
+from asr_audit.corpus.clips import Clip, Corpus
+from asr_audit.errors import AuditError, ConfigError
 from asr_audit.models.base import SCORE, TRANSCRIBE, TokenScores, require_capability
 from asr_audit.options import Reader, Surface, build, check
 from asr_audit.probes.audio.masked import MaskParams, clip_wer, plan_masks, transcripts
 from asr_audit.probes.audio.targets import sentence_key
+from asr_audit.probes.core.models import Model, ScoreRow, Silence
 from asr_audit.probes.predfiles.conventions import resolve_families
 from asr_audit.probes.predfiles.ortho import reference_items
 from asr_audit.stats.intervals import sign_flip_mean
@@ -266,83 +267,33 @@ def _item_key(prefix: str, target: str) -> str:
     return hashlib.sha256(f"{prefix}\x1f{target}".encode()).hexdigest()[:24]
 
 
-@dataclass(frozen=True, slots=True)
-class Silence:
-    """The zero waveform of ``n`` samples, as a scoring row names it where the scoring runs elsewhere
-    (a Ray worker builds it instead of receiving it)."""
-
-    n: int
-
-
-def row_audio(audio: Any) -> np.ndarray:
-    """The samples a scoring row names: samples as they are, a :class:`Silence`, or a clip whose audio
-    is loaded as :func:`spans_for` loads it (a recipe clip is built first by the caller, which may
-    import the battery). The one reading of a row, wherever it runs."""
-    if isinstance(audio, np.ndarray):
-        return audio
-    if isinstance(audio, Silence):
-        return np.zeros(audio.n, dtype=np.float32)
-
-    return load_clip_audio(audio).samples
-
-
-def compute_scores(
-    backend: Any, audios: Sequence[np.ndarray], prefixes: Sequence[str], targets: Sequence[str]
-) -> tuple[list[TokenScores | str], float]:
-    """``backend.score`` of one chunk of rows and the compute seconds: the whole chunk in one call,
-    and where that fails, row by row (a failing row gives its error text, the others their scores).
-    A missing extra or a configuration problem raises. The one scoring computation: a local
-    :class:`Scorer` and a Ray worker both run it."""
-    try:
-        t0 = time.perf_counter()
-        got: list[TokenScores | str] = list(backend.score(list(audios), list(prefixes), list(targets)))
-        return got, time.perf_counter() - t0
-    except (MissingExtraError, ConfigError):
-        raise
-    except AuditError as exc:
-        if len(audios) == 1:
-            return [" ".join(str(exc).split())], 0.0
-    out: list[TokenScores | str] = []
-    seconds = 0.0
-    for x, p, t in zip(audios, prefixes, targets):  # isolate the failing row(s)
-        try:
-            t0 = time.perf_counter()
-            out.append(backend.score([x], [p], [t])[0])
-            seconds += time.perf_counter() - t0
-        except AuditError as exc:
-            out.append(" ".join(str(exc).split()))
-    return out, seconds
-
-
-Row = tuple[Any, str, str, str]  # (audio: samples, Silence or clip; its hash; prefix; target)
+Row = ScoreRow  # (audio: samples, Silence or clip; its hash; prefix; target)
 
 
 class Scorer:
-    """Store-backed, deduplicating ``backend.score``; counts the rows it really sent (forward passes).
+    """Store-backed, deduplicating scoring by a :class:`~asr_audit.probes.core.models.Model`; counts the
+    rows it really sent (forward passes).
 
-    A backend with ``score_chunks(chunks) -> [(scores, seconds)]`` scores elsewhere (a Ray
-    executor's workers, :class:`~asr_audit.runner.ray_exec.RemoteModel`): it gets every chunk at
-    once, its rows naming their audio (a clip, a recipe, a :class:`Silence`) rather than carrying
-    it; each chunk is still the ``batch_size`` rows a local run scores together."""
+    The model gets every uncached chunk at once (:meth:`~asr_audit.probes.core.models.Model.score`),
+    each chunk the ``batch_size`` rows scored together wherever the model runs; the rows name
+    their audio (samples, a clip holding its samples and their derivation, a :class:`Silence`)."""
 
-    def __init__(self, backend: Any, store: Any = None, batch_size: int = 8) -> None:
-        require_capability(backend, SCORE)
-        self.backend, self.store, self.batch_size = backend, store, max(1, batch_size)
-        self.key = backend.identity().key
-        self.remote = callable(getattr(backend, "score_chunks", None))
+    def __init__(self, model: Model, store: Any = None, batch_size: int = 8) -> None:
+        require_capability(model, SCORE)
+        self.model, self.store, self.batch_size = model, store, max(1, batch_size)
+        self.key = model.identity().key
         if store is not None:
-            store.register_backend(backend.identity())
+            store.register_backend(model.identity())
         self.passes = self.cached = 0
         self.seconds = 0.0
-        self._silent: dict[int, tuple[np.ndarray, str]] = {}
+        self._silent: dict[int, str] = {}
         self._memo: dict[tuple[str, str], TokenScores] = {}
 
-    def silent(self, n: int) -> tuple[np.ndarray, str]:
-        """The zero waveform of ``n`` samples and its hash, built once per length."""
+    def silent(self, n: int) -> tuple[Silence, str]:
+        """The zero waveform of ``n`` samples as a row names it, and its hash (hashed once per length)."""
         if n not in self._silent:
-            z = np.zeros(n, dtype=np.float32)
-            self._silent[n] = (z, audio_hash(z))
-        return self._silent[n]
+            self._silent[n] = audio_hash(np.zeros(n, dtype=np.float32))
+        return Silence(n), self._silent[n]
 
     def score(self, rows: Sequence[Row]) -> list[TokenScores | str]:
         """Scores of ``(audio, audio hash, prefix, target)`` rows; a failed row gives its error text."""
@@ -358,17 +309,11 @@ class Scorer:
                     self.cached += 1
         pending = list(todo.items())
         chunks = [pending[b : b + self.batch_size] for b in range(0, len(pending), self.batch_size)]
-        if self.remote:
-            answers = self.backend.score_chunks([[rows[i] for _, i in chunk] for chunk in chunks])
-        else:
-            answers = [self._local([rows[i] for _, i in chunk]) for chunk in chunks]
+        answers = self.model.score([[rows[i] for _, i in chunk] for chunk in chunks]) if chunks else []
         errors: dict[tuple[str, str], str] = {}
         for chunk, (got, seconds) in zip(chunks, answers):
             errors.update(self._keep([k for k, _ in chunk], got, seconds))
         return [errors[k] if k in errors else self._memo[k] for k in keys]
-
-    def _local(self, chunk: Sequence[Row]) -> tuple[list[TokenScores | str], float]:
-        return compute_scores(self.backend, [r[0] for r in chunk], [r[2] for r in chunk], [r[3] for r in chunk])
 
     def _lookup(self, key: tuple[str, str]) -> TokenScores | None:
         if self.store is None:
@@ -428,27 +373,27 @@ def finite(value: Any) -> Any:
 
 
 def score_spans(
-    scorer: Scorer, spans: Sequence[Span], audio: Mapping[str, np.ndarray], sources: Mapping[str, Any] | None = None
+    scorer: Scorer, spans: Sequence[Span], audio: Mapping[str, np.ndarray], clips: Mapping[str, Clip] | None = None
 ) -> list[LiftRecord]:
     """Score every span on its audio and on the same-length zero waveform (and ``alt`` on the audio).
 
-    ``sources`` (audio id -> clip) names the audio where the scorer runs elsewhere: the rows then
-    carry the clip (or recipe) and a :class:`Silence` instead of samples; ``audio`` still gives the
-    hashes (the store's keys) and lengths."""
+    ``clips`` (audio id -> a clip holding those samples and how they were made, :func:`span_clips`)
+    name the audio in the rows, so a model that runs elsewhere is sent the clip or its recipe
+    rather than the samples; without them the rows carry the samples. ``audio`` gives the hashes
+    (the store's keys) and lengths."""
     hashes = {k: audio_hash(v) for k, v in audio.items()}
     rows: list[Row] = []
     for s in spans:
         x: Any = audio[s.audio_id]
-        z: Any
         z, zh = scorer.silent(len(x))
-        if sources is not None:
-            x, z = sources[s.audio_id], Silence(len(x))
+        if clips is not None:
+            x = clips[s.audio_id]
         rows += [(x, hashes[s.audio_id], s.prefix, s.target), (z, zh, s.prefix, s.target)]
         if s.alt is not None:
             rows.append((x, hashes[s.audio_id], s.prefix, s.alt))
     got = scorer.score(rows)
     out, i = [], 0
-    model = scorer.backend.spec
+    model = scorer.model.name
     for s in spans:
         real, silent = got[i], got[i + 1]
         alt = got[i + 2] if s.alt is not None else None
@@ -599,6 +544,8 @@ class LiftResult:
     seed: int = 0
     gate_max_wer: float | None = None
     gate: tuple[GateOutcome, ...] = ()
+    by_voice: tuple[dict[str, Any], ...] = ()  # lift per (model, condition, voice): lift_by_voice
+    skipped: tuple[dict[str, str], ...] = ()  # models left out, with the reason
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -610,7 +557,34 @@ class LiftResult:
             "items": [r.to_dict() for r in self.records],
             "gate": [g.to_dict() for g in self.gate],
             "failures": [{"clip_id": c, "reason": r} for c, r in self.failures],
+            "by_voice": list(self.by_voice),
+            "skipped": list(self.skipped),
         }
+
+
+def lift_by_voice(items: list[dict[str, Any]], clips: Any, seed: int, n_resamples: int) -> list[dict[str, Any]]:
+    """Mean lift per (model, condition, voice) — the clip's speaker — with sentence-clustered intervals
+    (clusters: :func:`~asr_audit.probes.audio.targets.sentence_key` of the clip's reference).
+
+    On a corpus rendered in several voices (a calibration set, a battery's voice conditions) this
+    is the paper's "lift per voice" view: does the audio of one voice raise the reference's
+    rendering more than another's?
+    """
+    speaker = {c.id: c.speaker or "unknown" for c in clips}
+    sentence = {c.id: sentence_key(c.reference) for c in clips}
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for it in items:
+        if it.get("error") is None and it.get("lift") is not None:
+            key = (it["model"], it["condition"], speaker.get(it["clip_id"], "unknown"))
+            groups.setdefault(key, []).append(it)
+    rows = []
+    rng = np.random.default_rng(seed)
+    for (model, cond, voice), its in sorted(groups.items()):
+        est = clustered_mean(
+            [i["lift"] for i in its], [sentence.get(i["clip_id"], i["clip_id"]) for i in its], rng, n_resamples
+        )
+        rows.append({"model": model, "condition": cond, "voice": voice, **est.to_dict()})
+    return rows
 
 
 @dataclass(frozen=True, slots=True)
@@ -629,35 +603,33 @@ class GateOutcome:
 
 
 def intelligibility_gate(
-    backend: Any, corpus: Any, store: Any, spans: Sequence[Span], gate_max_wer: float | None, batch_size: int = 8
+    model: Model, corpus: Any, store: Any, spans: Sequence[Span], gate_max_wer: float | None
 ) -> list[GateOutcome]:
-    """One :class:`GateOutcome` per clip with spans: the backend transcribes the unmasked clip (through the
+    """One :class:`GateOutcome` per clip with spans: the model transcribes the unmasked clip (through the
     store) and the clip is kept when its WER is at most ``gate_max_wer`` (``None``: every clip kept)."""
 
     counts: dict[str, int] = {}
     for sp in spans:
         counts[sp.clip_id] = counts.get(sp.clip_id, 0) + 1
     if gate_max_wer is None or not np.isfinite(gate_max_wer):
-        return [GateOutcome(backend.spec, cid, None, True, n) for cid, n in counts.items()]
-    if TRANSCRIBE not in getattr(backend, "capabilities", ()):
+        return [GateOutcome(model.name, cid, None, True, n) for cid, n in counts.items()]
+    if TRANSCRIBE not in model.capabilities:
         raise ConfigError(
-            f"backend {backend.spec!r} cannot transcribe, which the lift probe's intelligibility gate "
+            f"backend {model.spec!r} cannot transcribe, which the lift probe's intelligibility gate "
             "needs; fix: use a backend that transcribes, or turn the gate off (gate_max_wer = inf)"
         )
     clips = tuple(c for c in corpus if c.id in counts)
-    texts, failed = transcripts(backend, Corpus(corpus.name, corpus.split, corpus.source, clips), store, batch_size)
+    texts, failed = transcripts(model, Corpus(corpus.name, corpus.split, corpus.source, clips), store)
     out = []
     for c in clips:
         if c.id not in texts:
             out.append(
-                GateOutcome(
-                    backend.spec, c.id, None, False, counts[c.id], f"failed: {failed.get(c.id, 'no transcript')}"
-                )
+                GateOutcome(model.name, c.id, None, False, counts[c.id], f"failed: {failed.get(c.id, 'no transcript')}")
             )
             continue
         wer = clip_wer(c.reference, texts[c.id])
         kept = wer <= gate_max_wer
-        out.append(GateOutcome(backend.spec, c.id, wer, kept, counts[c.id], "" if kept else "wer_above_gate"))
+        out.append(GateOutcome(model.name, c.id, wer, kept, counts[c.id], "" if kept else "wer_above_gate"))
     return out
 
 
@@ -722,8 +694,25 @@ def _spans(
     return kept, audio, failures, masks
 
 
+def span_clips(corpus: Any, audio: Mapping[str, np.ndarray], masks: Sequence[Any] = ()) -> dict[str, Clip]:
+    """The clip behind each span audio id, holding the samples the spans are scored on and how they were
+    made (:func:`~asr_audit.audio.transforms.held_clip`): a clip's own audio, or a masked clip (the
+    mask recipe's original and its mask), so a model that runs elsewhere is sent the clip's path or
+    the mask's recipe rather than the samples."""
+    by_id = {c.id: c for c in corpus}
+    recipes = {r.item_id: r for r in masks}
+    out = {}
+    for aid, x in audio.items():
+        r = recipes.get(aid)
+        if r is None:
+            out[aid] = held_clip(by_id[aid], x)
+        else:
+            out[aid] = replace(held_clip(by_id[r.clip_id], x, r.provenance.chain().steps, r.provenance.seed), id=aid)
+    return out
+
+
 def run_lift(
-    backends: Sequence[Any],
+    models: Sequence[Model],
     corpus: Any,
     store: Any,
     kind: str = "masked",
@@ -733,41 +722,36 @@ def run_lift(
     batch_size: int = 8,
     gate_max_wer: float | None = 0.3,
     decoys: int = DEFAULT_DECOYS,
-    sources: Callable[[Sequence[Any]], Mapping[str, Any]] | None = None,
     **span_options: Any,
 ) -> LiftResult:
-    """Audio lift of every backend on the ``kind`` spans of ``corpus`` (see the module docstring);
-    each backend scores only the spans of the clips its intelligibility gate keeps. ``decoys``:
-    decoys per masked item (``masked`` spans only; seeded by ``seed``).
+    """Audio lift of every model on the ``kind`` spans of ``corpus`` (see the module docstring), wherever
+    the models run (each a :class:`~asr_audit.probes.core.models.Model`, labelled by its name); each
+    model scores only the spans of the clips its intelligibility gate keeps. ``decoys``: decoys per
+    masked item (``masked`` spans only; seeded by ``seed``). The spans, the masks and the audio
+    hashes are planned here; the rows name their audio (:func:`span_clips`)."""
 
-    ``sources(mask recipes)`` gives the clips (recipes included) behind every audio id, for
-    backends that score elsewhere (``score_chunks``, e.g. a Ray executor's workers): their rows name
-    the audio instead of carrying it. The spans, the masks and the audio hashes are planned here."""
-
-    for b in backends:
-        require_capability(b, SCORE)
-        if gate_max_wer is not None and np.isfinite(gate_max_wer) and TRANSCRIBE not in b.capabilities:
-            intelligibility_gate(b, corpus, store, [], gate_max_wer)  # raises the one-line error
+    for m in models:
+        require_capability(m, SCORE)
+        if gate_max_wer is not None and np.isfinite(gate_max_wer) and TRANSCRIBE not in m.capabilities:
+            intelligibility_gate(m, corpus, store, [], gate_max_wer)  # raises the one-line error
     spans, audio, failures, masks = _spans(kind, corpus, store, decoys=decoys, seed=seed, **span_options)
-    refs = sources(masks) if sources is not None else None
+    clips = span_clips(corpus, audio, masks)
     sentences = {c.id: sentence_key(c.reference) for c in corpus}
-    models, records, gates = [], [], []
-    for b in backends:
-        gate = intelligibility_gate(b, corpus, store, spans, gate_max_wer, batch_size)
+    results, records, gates = [], [], []
+    for m in models:
+        gate = intelligibility_gate(m, corpus, store, spans, gate_max_wer)
         gates += gate
         kept_clips = {g.clip_id for g in gate if g.kept}
         kept = [s for s in spans if s.clip_id in kept_clips]
-        scorer = Scorer(b, store, batch_size)
-        t0 = time.perf_counter()
-        mine = score_spans(scorer, kept, audio, refs if scorer.remote else None)
-        wall = time.perf_counter() - t0
+        scorer = Scorer(m, store, batch_size)
+        mine = score_spans(scorer, kept, audio, clips)
         records += mine
         summary = summarize_model(mine, np.random.default_rng(seed), n_resamples, sentences=sentences)
         main = summary["conditions"].get("masked" if kind == "masked" else next(iter(summary["conditions"]), ""), {})
         lift = main.get("lift", {})
-        models.append(
+        results.append(
             {
-                "model": b.spec,
+                "model": m.name,
                 "backend_key": scorer.key,
                 "lift_mean": lift.get("mean"),
                 "ci_low": lift.get("ci_low"),
@@ -781,20 +765,22 @@ def run_lift(
                 "forward_passes": scorer.passes,
                 "cached_scores": scorer.cached,
                 "passes_per_item": scorer.passes / len(kept) if kept else None,
-                "items_per_s": len(kept) / wall if kept and wall > 0 else None,
             }
         )
-    return LiftResult(kind, tuple(models), tuple(records), tuple(failures), seed, gate_max_wer, tuple(gates))
+    return LiftResult(kind, tuple(results), tuple(records), tuple(failures), seed, gate_max_wer, tuple(gates))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LiftOptions:
     """The lift probe's options, from ``asr-audit lift`` flags or ``[probes.lift]``.
 
-    ``method`` and ``aligner`` apply to ``spans = "masked"``; ``models`` and ``items`` are read by
-    the runner only. ``gate_max_wer`` is the intelligibility gate: a sentence is kept for a model
-    when the model's transcript of the unmasked clip has a WER at most this (``inf`` keeps all).
-    ``resamples``: random sign patterns of the sentence sign-flip intervals (:func:`clustered_mean`).
+    ``method``, ``aligner`` and ``recipes_in`` (exported mask recipes, applied instead of aligning)
+    apply to ``spans = "masked"``; ``refdis`` (the JSON of ``asr-audit refdis --json``) is what
+    ``spans = "refdis"`` reads; both paths are relative to the spec's folder in a spec. ``models``:
+    the models that score (default: every model of the run); ``items``: keep the per-span records.
+    ``gate_max_wer`` is the intelligibility gate: a sentence is kept for a model when the model's
+    transcript of the unmasked clip has a WER at most this (``inf`` keeps all). ``resamples``:
+    random sign patterns of the sentence sign-flip intervals (:func:`clustered_mean`).
     """
 
     spans: str = "masked"
@@ -805,6 +791,8 @@ class LiftOptions:
     decoys: int = DEFAULT_DECOYS
     models: tuple[str, ...] | None = None
     items: bool = True
+    refdis: str | None = None
+    recipes_in: str | None = None
 
     def __post_init__(self) -> None:
         check(
@@ -837,6 +825,13 @@ class LiftOptions:
             "must be >= 0",
             f"use 0 (no decoy contrast) or more; the default is {DEFAULT_DECOYS}",
         )
+        check(
+            self.spans != "refdis" or self.refdis is not None,
+            "spans",
+            self.spans,
+            "needs a refdis result file",
+            "name the JSON of `asr-audit refdis --json` with refdis (--refdis PATH), or use spans masked, ortho or full",
+        )
 
     def mask_params(self, seed: int) -> Any:
         """The masking parameters of ``spans = "masked"``, with ``seed`` for the noise fill."""
@@ -858,7 +853,20 @@ class LiftOptions:
             decoys=r.integer("decoys", DEFAULT_DECOYS),
             models=r.names("models", None),
             items=r.flag("items", True),
+            refdis=r.text("refdis", None),
+            recipes_in=r.text("recipes_in", None),
         )
 
 
-LIFT_FIELDS = ("spans", "method", "aligner", "models", "resamples", "gate_max_wer", "decoys", "items")
+LIFT_FIELDS = (
+    "spans",
+    "method",
+    "aligner",
+    "models",
+    "resamples",
+    "gate_max_wer",
+    "decoys",
+    "items",
+    "refdis",
+    "recipes_in",
+)

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,13 +44,14 @@ from asr_audit.align import available_aligners, get_aligner
 from asr_audit.align.run import align_corpus
 from asr_audit.audio.io import load_clip_audio
 from asr_audit.audio.spans import Mask
-from asr_audit.audio.transforms import Chain, Provenance, clip_seed, derive
-from asr_audit.corpus.clips import ArraySource, Clip, Corpus
+from asr_audit.audio.transforms import Chain, Provenance, clip_seed, derive, held_clip
+from asr_audit.corpus.clips import Corpus
 from asr_audit.errors import AuditError, ConfigError, InputFileError
 from asr_audit.options import Reader, Surface, build, check
 from asr_audit.probes.audio.targets import Rejection, Target, TargetRule, select_targets
+from asr_audit.probes.core.models import Model, Transcribed
+from asr_audit.probes.core.probe import ModelPool
 from asr_audit.stats.intervals import wilson
-from asr_audit.store.transcribe import transcribe_corpus
 from asr_audit.text.align import align, wer_counts
 from asr_audit.text.numbers import canonical_tokens, find_number, number_forms
 
@@ -449,46 +450,39 @@ def plan_masks(
 
 
 def masked_corpus(corpus: Corpus, plan: MaskPlan) -> Corpus:
-    """The masked clips as a corpus of in-memory clips (ids = item ids)."""
+    """The masked clips as a corpus (ids = item ids), each holding its masked samples and how they were
+    made (:class:`~asr_audit.audio.transforms.DerivedSource`: the original clip, the mask, the seed),
+    so a pool whose models run elsewhere sends the recipe rather than the samples."""
     by_id = {c.id: c for c in corpus}
     clips = []
     for r in plan.recipes:
-        src = by_id[r.clip_id]
+        src, x = by_id[r.clip_id], plan.masked[r.item_id]
+        held = held_clip(src, x, r.provenance.chain().steps, r.provenance.seed, f"{src.audio_label} [{r.item_id}]")
         clips.append(
-            Clip(
-                id=r.item_id,
-                reference=src.reference,
-                source=ArraySource(plan.masked[r.item_id], SAMPLE_RATE, f"{src.audio_label} [{r.item_id}]"),
-                language=src.language,
-                speaker=src.speaker,
-                corpus=src.corpus,
-                duration=len(plan.masked[r.item_id]) / SAMPLE_RATE,
-                provenance=(*src.provenance, *(t["name"] for t in r.provenance.transforms)),
-            )
+            replace(held, id=r.item_id, provenance=(*src.provenance, *(t["name"] for t in r.provenance.transforms)))
         )
     return Corpus(corpus.name + "-masked", corpus.split, corpus.source, tuple(clips))
 
 
-def transcripts(backend: Any, corpus: Corpus, store: Any, batch_size: int = 8) -> tuple[dict[str, str], dict[str, str]]:
-    """``({clip id: hypothesis}, {clip id: failure reason})`` through the store. A backend with
-    ``transcribe_corpus(corpus, store)`` transcribes elsewhere (a Ray executor's workers,
-    :class:`~asr_audit.runner.ray_exec.RemoteModel`), through the same store."""
+def transcripts(model: Model, corpus: Corpus, store: Any) -> tuple[dict[str, str], dict[str, str]]:
+    """``({clip id: hypothesis}, {clip id: failure reason})`` of ``model`` (wherever it runs), through the store."""
 
     if not len(corpus):
         return {}, {}
-    remote = getattr(backend, "transcribe_corpus", None)
-    if callable(remote):
-        outcome = remote(corpus, store)
-    else:
-        outcome = transcribe_corpus(backend, corpus, store, batch_size=batch_size)
-    return ({r.clip_id: r.hypothesis for r in outcome.records}, {f.clip_id: f.reason for f in outcome.failures})
+    return _texts(model.transcribe(corpus, store))
+
+
+def _texts(got: Transcribed) -> tuple[dict[str, str], dict[str, str]]:
+    """A transcription's texts and failures by clip id (a recipe built nowhere is a failure)."""
+    o = got.outcome
+    return {r.clip_id: r.hypothesis for r in o.records}, {**{f.clip_id: f.reason for f in o.failures}, **got.unbuilt}
 
 
 @dataclass(frozen=True, slots=True)
 class Heard:
     """One model's transcripts for :func:`run_masked`: of the unmasked clips (by clip id) and of the
     masked ones (by item id), with the failures of each; ``model`` is the label the result carries
-    (the backend's spec here, the caller's model name where an executor transcribes)."""
+    (the pool's name for the model)."""
 
     model: str
     backend_key: str
@@ -498,41 +492,66 @@ class Heard:
     hidden_fail: Mapping[str, str]
 
 
-# (unmasked clips, the corpus masked, the plan) -> one Heard per model: how an executor that
-# transcribes elsewhere hears the clips (the Ray executor's, ``probes/battery/recipe.py::remote_hearing``)
+# (unmasked clips, the corpus, the plan) -> one Heard per model: how the masked clips are heard
+# (:func:`pool_hearing` by default; the battery's degraded clips: ``probes/battery/recipe.py::remote_hearing``)
 Hear = Callable[[Corpus, Corpus, MaskPlan], Sequence[Heard]]
 
 
+def pool_hearing(
+    pool: ModelPool, names: Sequence[str], store: Any, progress: Callable[[str], None] | None = None
+) -> Hear:
+    """The masked probe's transcription by ``pool``'s models ``names``: every model's unmasked clips in
+    one call, then its masked clips in another (the models side by side where the pool runs them
+    elsewhere, the masked clips travelling as recipes), through the store."""
+
+    def hear(plain: Corpus, corpus: Corpus, plan: MaskPlan) -> list[Heard]:
+        masked = masked_corpus(corpus, plan)
+        for n in names:
+            if progress:
+                progress(f"{n}: {len(plain)} unmasked + {len(masked)} masked clip(s)")
+        clean = pool.transcribe(dict.fromkeys(names, plain), store) if len(plain) else {}
+        hidden = pool.transcribe(dict.fromkeys(names, masked), store) if len(masked) else {}
+        out = []
+        for n in names:
+            keys = [got.outcome.backend_key for got in (clean.get(n), hidden.get(n)) if got is not None]
+            key = keys[0] if keys else pool.model(n, store).identity().key
+            out.append(Heard(n, key, *_heard(clean.get(n)), *_heard(hidden.get(n))))
+        return out
+
+    return hear
+
+
+def _heard(got: Transcribed | None) -> tuple[dict[str, str], dict[str, str]]:
+    return ({}, {}) if got is None else _texts(got)
+
+
 def run_masked(
-    backends: Sequence[Any],
+    pool: ModelPool,
     corpus: Corpus,
     store: Any,
     params: MaskParams = MaskParams(),
     *,
+    names: Sequence[str] | None = None,
     aligner: Any = None,
     recipes: Sequence[MaskRecipe] | None = None,
-    batch_size: int = 8,
     progress: Callable[[str], None] | None = None,
     timing: Corpus | None = None,
     hear: Hear | None = None,
 ) -> MaskedResult:
-    """Masked-entity recovery of every backend on ``corpus`` (see the module docstring); ``timing``:
-    align these clips (the clean audio of the same clip ids) instead, see :func:`plan_masks`.
+    """Masked-entity recovery of ``pool``'s models ``names`` (default: all) on ``corpus`` (see the
+    module docstring), labelled with their names; ``timing``: align these clips (the clean audio of
+    the same clip ids) instead, see :func:`plan_masks`.
 
-    ``hear`` replaces ``backends`` for the transcription: an executor's transcriber that sends the
-    masked clips as recipes (the original and the span) to where its models run. The masks are
-    still planned here (alignment, and the masked audio whose hash each recipe records)."""
+    ``hear`` replaces the pool's transcription (:func:`pool_hearing`): the battery's, which sends
+    its degraded clips as recipes. The masks are planned here (alignment, and the masked audio
+    whose hash each recipe records)."""
     plan = plan_masks(corpus, store, params, aligner=aligner, recipes=recipes, timing=timing)
     refs = {c.id: c.reference for c in corpus}
     needed = {r.clip_id for r in plan.recipes}
     plain = Corpus(corpus.name, corpus.split, corpus.source, tuple(c for c in corpus if c.id in needed))
-    if hear is None:
-        masked = masked_corpus(corpus, plan)
-        heard: Sequence[Heard] = [_hear(b, plain, masked, store, batch_size, progress) for b in backends]
-    else:
-        heard = hear(plain, corpus, plan)
+    hearing = hear or pool_hearing(pool, tuple(pool.names if names is None else names), store, progress)
     models, items = [], []
-    for h in heard:
+    for h in hearing(plain, corpus, plan):
         mine = [
             judge(
                 h.model,
@@ -550,28 +569,13 @@ def run_masked(
     return MaskedResult(params, tuple(models), tuple(items), plan.recipes, plan.rejections, plan.failures)
 
 
-def _hear(
-    backend: Any,
-    plain: Corpus,
-    masked: Corpus,
-    store: Any,
-    batch_size: int,
-    progress: Callable[[str], None] | None,
-) -> Heard:
-    """``backend``'s transcripts of the unmasked and the masked clips, here, through the store."""
-    if progress:
-        progress(f"{backend.spec}: {len(plain)} unmasked + {len(masked)} masked clip(s)")
-    clean, clean_fail = transcripts(backend, plain, store, batch_size)
-    hidden, hidden_fail = transcripts(backend, masked, store, batch_size)
-    return Heard(backend.spec, backend.identity().key, clean, clean_fail, hidden, hidden_fail)
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MaskedOptions:
     """The masked probe's options, from ``asr-audit masked`` flags or ``[probes.masked]``.
 
-    ``models`` (a subset of the spec's models) and ``items`` (keep per-item records) are read by
-    the runner only; the CLI names its models with ``--model``.
+    ``models``: the models that run (default: every model of the run; the CLI's ``--model``);
+    ``items``: keep the per-item records; ``recipes_in``: exported mask recipes to apply instead of
+    aligning (a path, relative to the spec's folder in a spec).
     """
 
     kind: str = "number"
@@ -583,6 +587,7 @@ class MaskedOptions:
     aligner: str = "sphinx"
     models: tuple[str, ...] | None = None
     items: bool = True
+    recipes_in: str | None = None
 
     def __post_init__(self) -> None:
         self.mask_params(0)  # TargetRule and MaskParams check their fields
@@ -615,7 +620,19 @@ class MaskedOptions:
             aligner=r.text("aligner", "sphinx"),
             models=r.names("models", None),
             items=r.flag("items", True),
+            recipes_in=r.text("recipes_in", None),
         )
 
 
-MASKED_FIELDS = ("kind", "method", "pad", "gate_max_wer", "min_duration", "max_per_clip", "aligner", "models", "items")
+MASKED_FIELDS = (
+    "kind",
+    "method",
+    "pad",
+    "gate_max_wer",
+    "min_duration",
+    "max_per_clip",
+    "aligner",
+    "models",
+    "items",
+    "recipes_in",
+)

@@ -63,6 +63,7 @@ from asr_audit.probes.battery.conditions import (
 )
 from asr_audit.probes.battery.courtesy import courtesy_present, courtesy_study, eligible_clips
 from asr_audit.probes.battery.recipe import built, remote_hearing
+from asr_audit.probes.core.models import LocalPool, Variant
 from asr_audit.probes.core.probe import ModelPool
 from asr_audit.probes.predfiles.inflation import apply_edits
 from asr_audit.probes.predfiles.ortho import SwitchRateOptions, switch_rate
@@ -977,19 +978,18 @@ def _masked_condition(
     mp = MaskParams(seed=ctx.seed, gate_max_wer=settings.gate_max_wer)
     remote = None if ctx.transcribe is None else remote_hearing(ctx.transcribe, list(backends), store, sent)
     res = run_masked(
-        [] if remote is not None else list(backends.values()),
+        LocalPool.of(backends),
         replace(corpus, clips=tuple(clips)),
         store,
         mp,
         timing=replace(corpus, clips=tuple(timing)) if keeps_time else None,
         hear=remote,
     )
-    name_of = {n: n for n in backends} if remote is not None else {b.spec: n for n, b in backends.items()}
     where = {r.item_id: f"{r.clip_id}#{r.start}-{r.end}" for r in res.recipes}  # stable across conditions
     out: dict[str, dict[str, int]] = {n: {} for n in backends}
     for it in res.items:
         if it.eligible:
-            out[name_of[it.model]][where[it.item_id]] = int(it.recovered)
+            out[it.model][where[it.item_id]] = int(it.recovered)
     failures += [{"model": "*", "clip_id": c, "condition": cond.name, "reason": r} for c, r in res.failures]
     return out, failures
 
@@ -1097,8 +1097,6 @@ def _study(
         return words[0][1], words[e.n_raw_words - 1][2]
 
     def translate(name: str, lang: str, clips: Sequence[Any]) -> dict[str, str]:  # on the executor's workers
-        from asr_audit.probes.battery.recipe import Variant
-
         key = Variant(name, (("language", lang), ("task", "translate")))
         answer = ctx.transcribe({key: clips}, store)[key]
         return {r.clip_id: r.hypothesis for r in answer.outcome.records}

@@ -40,7 +40,7 @@ from asr_audit.audio.io import load_audio
 from asr_audit.audio.voices import synthesize
 from asr_audit.corpus.clips import ArraySource, Clip
 from asr_audit.errors import AuditError, ConfigError
-from asr_audit.mech.isolate import isolated_transcribe
+from asr_audit.mech.isolate import isolated_rows
 from asr_audit.models.base import load_backend
 from asr_audit.stats.intervals import wilson
 from asr_audit.text.normalize import normalize_many
@@ -194,23 +194,6 @@ def backend_traits(backend: Any) -> dict[str, bool]:
 Translate = Callable[[str, str, Sequence[Any]], Mapping[str, str]]
 # (model name, [(clip, (t0, t1))]) -> per clip (text, None) or (None, error): the attn-isolated arm elsewhere
 Isolate = Callable[[str, Sequence[tuple[Any, tuple[float, float]]]], Sequence[tuple[str | None, str | None]]]
-
-
-def isolated_rows(
-    backend: Any, audios: Sequence[Any], windows: Sequence[tuple[float, float]]
-) -> list[tuple[str | None, str | None]]:
-    """The attn-isolated decode of each clip (:func:`~asr_audit.mech.isolate.isolated_transcribe`: the
-    whole clip encoded, the decoder's cross-attention restricted to the window): per clip
-    ``(text, None)``, or ``(None, error)`` where it fails. The one computation of the arm: the study
-    runs it here, a Ray worker on its own backend."""
-
-    out: list[tuple[str | None, str | None]] = []
-    for x, w in zip(audios, windows):
-        try:
-            out.append((isolated_transcribe(backend, x, w), None))
-        except AuditError as exc:
-            out.append((None, str(exc)))
-    return out
 
 
 def courtesy_study(

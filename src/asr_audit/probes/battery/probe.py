@@ -19,19 +19,17 @@ for the verb and the API).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from asr_audit.audio.assets import AudioAsset
-from asr_audit.corpus.clips import Corpus
 from asr_audit.corpus.jsonl import iter_jsonl
-from asr_audit.corpus.predfiles import PredictionSet
 from asr_audit.errors import InputFileError
 from asr_audit.options import Surface
 from asr_audit.probes.battery.battery import BATTERY_FIELDS, BatteryOptions, BatteryResult, run_battery
-from asr_audit.probes.core.probe import ModelPool, Probe, ProbeInputs, register_probe
+from asr_audit.probes.core.probe import Probe, ProbeInputs, register_probe
 
 
 def load_spoken(path: str | Path) -> dict[str, str]:
@@ -47,31 +45,6 @@ def load_spoken(path: str | Path) -> dict[str, str]:
             )
         out[cid] = text
     return out
-
-
-def audio_inputs(
-    corpus: Corpus,
-    pool: ModelPool,
-    store: Any,
-    *,
-    models: Sequence[str],
-    seed: int = 0,
-    normalizer: str = "whisper",
-) -> ProbeInputs:
-    """The inputs of an audio corpus before any transcript (the verb's and the API's; a spec run's
-    carry its transcripts as ``predictions``): ``models`` are the models under audit, ``pool`` has
-    them and the panel."""
-    refs = {c.id: c.reference.strip() for c in sorted(corpus.clips, key=lambda c: c.id)}
-    return ProbeInputs(
-        corpus=corpus.name,
-        predictions=PredictionSet((), refs, corpus.name, corpus.source),
-        seed=seed,
-        normalizer=normalizer,
-        clips=corpus,
-        pool=pool,
-        models=tuple(models),
-        store=store,
-    )
 
 
 @dataclass(frozen=True, slots=True)

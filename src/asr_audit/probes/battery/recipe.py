@@ -49,6 +49,7 @@ from asr_audit.audio.voices import synthesize as speak
 from asr_audit.corpus.clips import ArraySource, Clip
 from asr_audit.errors import ConfigError
 from asr_audit.probes.audio.masked import Heard
+from asr_audit.probes.core.models import Transcribed
 from asr_audit.store.transcribe import file_fingerprint
 
 # Bump when a change to the code that builds derived audio (asr_audit.audio transforms, voices,
@@ -402,34 +403,12 @@ def _split(by_id: Mapping[str, str], ids: set[str]) -> tuple[dict[str, str], dic
     return {k: v for k, v in by_id.items() if k in ids}, {k: v for k, v in by_id.items() if k not in ids}
 
 
-@dataclass(frozen=True, slots=True)
-class RemoteAnswer:
-    """One model's answer from an executor's transcriber: the outcome (records and failures, in the
-    order of the clips sent), the recipe clips that could be built nowhere (clip id -> the
-    driver's error message, as a local realization raises it), and what the workers' backend is
-    (:func:`~asr_audit.probes.battery.courtesy.backend_traits`, which the courtesy study reads)."""
-
-    outcome: Any  # asr_audit.store.transcribe.TranscribeOutcome
-    unbuilt: Mapping[str, str] = dataclasses.field(default_factory=dict)
-    traits: Mapping[str, bool] = dataclasses.field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class Variant:
-    """A spec's model decoded with other options (the courtesy study's translate task): a key of a
-    :class:`RemoteTranscriber`'s jobs beside plain model names; the executor runs it as a model of
-    its own (its own actors, its own store key, as a local run loads another backend)."""
-
-    model: str
-    options: tuple[tuple[str, Any], ...]  # decode options that replace the model's
-
-    @property
-    def name(self) -> str:
-        return f"{self.model} [{', '.join(f'{k}={v}' for k, v in self.options)}]"
+# one model's answer from an executor's transcriber (the pool's transcription record)
+RemoteAnswer = Transcribed
 
 
 class RemoteTranscriber(Protocol):
     """An executor's transcription of clips (recipes included) through the store: model name (or
-    :class:`Variant`) -> clips in, the same key -> :class:`RemoteAnswer` out (``RayExecutor.transcribe_clips``)."""
+    :class:`Variant`) -> clips in, the same key -> :class:`RemoteAnswer` out (``RayExecutor.transcribe``)."""
 
     def __call__(self, jobs: Mapping[Any, Sequence[Clip]], store: Any) -> Mapping[Any, RemoteAnswer]: ...

@@ -24,7 +24,7 @@ the same way, and the runner, which sits above them all, imports their modules
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
@@ -34,8 +34,9 @@ from asr_audit.options import Surface
 from asr_audit.registry import Registry
 
 if TYPE_CHECKING:
-    from asr_audit.corpus.clips import Corpus
+    from asr_audit.corpus.clips import Clip, Corpus
     from asr_audit.corpus.predfiles import PredictionSet
+    from asr_audit.probes.core.models import Model, Transcribed
 
 OptionsT = TypeVar("OptionsT")  # a probe's options record
 ResultT = TypeVar("ResultT")  # a probe's typed result
@@ -45,16 +46,25 @@ ResultT = TypeVar("ResultT")  # a probe's typed result
 class ModelPool(Protocol):
     """The models of a run, wherever they run: in this process or on a cluster's workers.
 
-    ``get(name)`` is the model's backend (loaded on first use); a pool whose models run elsewhere
-    returns a handle with the same methods, so a probe calls ``pool.get(name).score(...)`` the same
-    way in both. ``names`` are the models the pool can hand out. Executors implement this protocol
-    (``runner.run.LocalExecutor`` and ``runner.ray_exec.RayExecutor``); a probe never tests which.
+    ``model(name, store)`` is the model's :class:`~asr_audit.probes.core.models.Model` handle
+    (``transcribe``, ``score``, ``forced``, ``isolated``, and what the model is), the same calls
+    whether the pool runs it here or elsewhere; ``transcribe(jobs, store)`` transcribes several
+    models' clips in one call (model name or :class:`~asr_audit.probes.core.models.Variant` -> clips
+    in, the same key -> :class:`~asr_audit.probes.core.models.Transcribed` out), side by side where
+    the pool can. ``get(name)`` is the model's backend loaded in this process, for a probe that
+    hooks the model itself (steering); ``names`` are the models the pool hands out. Implemented by
+    :class:`~asr_audit.probes.core.models.LocalPool` (a verb's or the API's backends),
+    ``runner.run.LocalExecutor`` and ``runner.ray_exec.RayExecutor``; a probe never tests which.
     """
 
     @property
     def names(self) -> tuple[str, ...]: ...
 
     def get(self, name: str) -> Any: ...
+
+    def model(self, name: str, store: Any) -> Model: ...
+
+    def transcribe(self, jobs: Mapping[Any, Iterable[Clip]], store: Any) -> Mapping[Any, Transcribed]: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -66,7 +76,8 @@ class ProbeInputs:
     prediction-file corpus); ``pool``: its models (``None`` when only predictions are at hand);
     ``models``: the models under audit that have audio to run on (``()`` for prediction files);
     ``store``: the results store every derived transcription is cached in; ``base``: the folder a
-    relative path in the options is read from (the spec's folder, or the working directory).
+    relative path in the options is read from (the spec's folder, or the working directory);
+    ``log``: where a probe says what it is doing, line by line (a CLI verb's stderr; ``None``: silent).
     """
 
     corpus: str
@@ -79,6 +90,7 @@ class ProbeInputs:
     models: tuple[str, ...] = ()
     store: Any = None
     base: Path | None = None
+    log: Callable[[str], None] | None = None
 
     def need_pool(self, probe: str) -> ModelPool:
         """The pool, or a one-line error saying the probe runs models on audio."""
@@ -127,11 +139,15 @@ class Probe(Generic[OptionsT, ResultT]):
             return dict(result)
         raise TypeError(f"probe {self.name}: result {type(result).__name__} has no to_dict()")
 
-    def __call__(self, inputs: ProbeInputs, values: Mapping[str, Any], surface: Surface) -> dict[str, Any] | None:
-        """Options from ``values``, checked against ``inputs``, run, as a dictionary (the spec runner's call)."""
+    def evaluate(self, inputs: ProbeInputs, values: Mapping[str, Any], surface: Surface) -> ResultT | None:
+        """Options from ``values``, checked against ``inputs``, run: the typed result (a verb renders it)."""
         options = self.options_from(values, surface)
         self.check(options, inputs, surface)
-        result = self.run(inputs, options)
+        return self.run(inputs, options)
+
+    def __call__(self, inputs: ProbeInputs, values: Mapping[str, Any], surface: Surface) -> dict[str, Any] | None:
+        """:meth:`evaluate` as a dictionary (the spec runner's call)."""
+        result = self.evaluate(inputs, values, surface)
         return None if result is None else self.to_dict(result)
 
 
