@@ -14,7 +14,8 @@ from asr_audit.errors import ConfigError
 from asr_audit.options import Surface
 from asr_audit.probes.audio.probes import audio_inputs
 from asr_audit.probes.battery.probe import BATTERY
-from asr_audit.probes.battery.recipe import RemoteAnswer, is_recipe
+from asr_audit.probes.battery.recipe import is_recipe
+from asr_audit.probes.core.models import Transcribed
 from asr_audit.probes.core.probe import ProbeInputs
 from asr_audit.runner.run import local_pool
 from asr_audit.store.transcribe import transcribe_corpus
@@ -51,8 +52,8 @@ def test_battery_without_panel_or_spoken_names_the_fix() -> None:
 
 @dataclasses.dataclass
 class _Elsewhere:
-    """A pool whose models run elsewhere: transcription through ``transcribe_clips`` (here, with the
-    local doubles), and every model load recorded."""
+    """A pool whose models run elsewhere (a test double of the Ray executor's): every call recorded, a
+    backend loaded in this process (``get``) recorded, the transcription done by the local doubles."""
 
     local: Any
     calls: list[str] = dataclasses.field(default_factory=list)
@@ -66,16 +67,16 @@ class _Elsewhere:
         self.loads.append(name)
         return self.local.get(name)
 
-    def transcribe_clips(self, jobs: Mapping[str, Sequence[Clip]], store: Any) -> dict[str, RemoteAnswer]:
+    def model(self, name: str, store: Any) -> Any:
+        raise AssertionError("no model handle without the study")
+
+    def transcribe(self, jobs: Mapping[Any, Sequence[Clip]], store: Any) -> dict[Any, Transcribed]:
         self.calls.append(" ".join(c.id for clips in jobs.values() for c in clips))
         assert all(is_recipe(c) for clips in jobs.values() for c in clips if "__" in c.id)
         return {
-            n: RemoteAnswer(transcribe_corpus(self.local.get(n), Corpus("battery", "test", "battery", tuple(c)), store))
+            n: Transcribed(transcribe_corpus(self.local.get(n), Corpus("battery", "test", "battery", tuple(c)), store))
             for n, c in jobs.items()
         }
-
-    def remote_model(self, name: str, store: Any) -> Any:
-        raise AssertionError("no attn-isolated arm without the study")
 
 
 def test_the_battery_through_a_pool_that_runs_elsewhere_matches_the_local_battery() -> None:

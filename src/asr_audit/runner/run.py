@@ -402,8 +402,6 @@ def _run(
             normalizer=spec.normalizer,
             clips=corpora.get(c.name),
             backend=getattr(executor, "backend_by_name", None),
-            transcribe=getattr(executor, "transcribe_clips", None),
-            remote=getattr(executor, "remote_model", None),
             models=tuple(m.name for m in spec.models) if c.spec is not None else (),
             store=store_handle,
             spec_path=spec.path,

@@ -61,9 +61,8 @@ from asr_audit.probes.battery.conditions import (
     parse_conditions,
     realize,
 )
-from asr_audit.probes.battery.courtesy import courtesy_present, courtesy_study, eligible_clips
-from asr_audit.probes.battery.recipe import built, remote_hearing
-from asr_audit.probes.core.models import LocalPool, Variant
+from asr_audit.probes.battery.courtesy import Measured, courtesy_present, courtesy_study, eligible_clips
+from asr_audit.probes.battery.recipe import built, is_recipe, recipe_hearing
 from asr_audit.probes.core.probe import ModelPool
 from asr_audit.probes.predfiles.inflation import apply_edits
 from asr_audit.probes.predfiles.ortho import SwitchRateOptions, switch_rate
@@ -81,7 +80,6 @@ from asr_audit.registry import Registry
 from asr_audit.stats.did import difference_in_differences, paired_difference
 from asr_audit.stats.intervals import wilson
 from asr_audit.stats.rng import model_rng
-from asr_audit.store.transcribe import transcribe_corpus
 from asr_audit.text.align import AlignmentCache, opcodes
 from asr_audit.text.normalize import get_normalizer, normalize_many
 from asr_audit.text.text2num import with_text2num
@@ -425,45 +423,75 @@ class OrthoJudge(_Judge):
 # --- the grid -------------------------------------------------------------------------------------
 
 
-def _transcribe(
-    backend: Any, clips: Sequence[Any], store: Any, name: str
-) -> tuple[dict[str, str], list[dict[str, str]]]:
-    if not clips:
-        return {}, []
-    return _texts(transcribe_corpus(backend, Corpus("battery", "test", "battery", tuple(clips)), store), name)
-
-
 def _texts(outcome: Any, name: str) -> tuple[dict[str, str], list[dict[str, str]]]:
     """A transcription outcome as (clip id -> text, failure rows of model ``name``)."""
     fails = [{"model": name, "clip_id": f.clip_id, "reason": f.reason} for f in outcome.failures]
     return {r.clip_id: r.hypothesis for r in outcome.records}, fails
 
 
+Texts = tuple[dict[str, str], list[dict[str, str]]]  # clip id -> text, failure rows
+Scored = tuple[dict[str, dict[str, int]], list[dict[str, str]]]  # model -> item -> 0/1, failure rows
+
+
 def _transcribe_all(
-    backends: Mapping[str, Any],
-    jobs: Mapping[str, Sequence[Any]],
-    store: Any,
-    remote: Any,
-    traits: dict[str, Any] | None = None,
-) -> tuple[dict[str, tuple[dict[str, str], list[dict[str, str]]]], dict[str, str]]:
-    """Every model's clips (model name -> clips), here with its backend or, given ``remote`` (an
-    executor's :class:`~asr_audit.probes.battery.recipe.RemoteTranscriber`), on its workers: per
-    model (texts, failure rows), and the recipe clips that could be built nowhere (clip id -> why).
-    ``traits`` receives what the workers reported of each model's backend."""
-    if remote is None:
-        return {name: _transcribe(backends[name], clips, store, name) for name, clips in jobs.items()}, {}
-    answers = remote({name: clips for name, clips in jobs.items() if clips}, store)
+    pool: ModelPool, jobs: Mapping[str, Sequence[Any]], store: Any
+) -> tuple[dict[str, Texts], dict[str, str], dict[str, dict[str, bool]]]:
+    """Every model's clips (model name -> clips, recipes included) transcribed by the pool in one call:
+    per model (texts, failure rows); the recipe clips that could be built nowhere (clip id -> why,
+    as a realization raises it: see :func:`_unbuildable`); and what the pool reported of each
+    model's backend (:func:`~asr_audit.probes.battery.courtesy.backend_traits`, where it runs the
+    model elsewhere)."""
+    answers = pool.transcribe({name: clips for name, clips in jobs.items() if clips}, store)
     unbuilt: dict[str, str] = {}
-    out: dict[str, tuple[dict[str, str], list[dict[str, str]]]] = {}
+    traits: dict[str, dict[str, bool]] = {}
+    out: dict[str, Texts] = {}
     for name in jobs:
         if name not in answers:
             out[name] = ({}, [])
             continue
         out[name] = _texts(answers[name].outcome, name)
         unbuilt.update(answers[name].unbuilt)
-        if traits is not None and answers[name].traits:
+        if answers[name].traits:
             traits[name] = dict(answers[name].traits)
-    return out, unbuilt
+    unbuilt.update(_unbuildable(jobs, out, unbuilt))
+    return out, unbuilt, traits
+
+
+def _unbuildable(
+    jobs: Mapping[str, Sequence[Any]], out: Mapping[str, Texts], unbuilt: Mapping[str, str]
+) -> dict[str, str]:
+    """The recipe clips that failed and cannot be built here either (clip id -> the error building
+    raises): a realization that fails, told apart from a model that fails on audio that exists. A
+    pool that builds recipes where it reads them (a local pool) reports such a clip as a failed
+    transcription; one whose workers build them reports it as unbuilt already. Only failed clips are
+    built again."""
+    recipes = {c.id: c for clips in jobs.values() for c in clips if is_recipe(c)}
+    failed = {f["clip_id"] for _, fails in out.values() for f in fails} & set(recipes) - set(unbuilt)
+    found: dict[str, str] = {}
+    for cid in sorted(failed):
+        try:
+            built(recipes[cid])
+        except AuditError as exc:
+            found[cid] = str(exc)
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class _Grid:
+    """What every condition of one battery run reads: the pool and the store, the corpus, the tested
+    models, the realization context, the normalizer, the original-audio transcripts of every model
+    (tested and panel: model -> clip id -> text), what the pool reported of each backend, and the
+    measure's settings."""
+
+    pool: ModelPool
+    store: Any
+    corpus: Corpus
+    models: tuple[str, ...]
+    ctx: ConditionContext
+    normalize: Callable[[str], Tokens]
+    hyps0: Mapping[str, Mapping[str, str]]
+    traits: Mapping[str, Mapping[str, bool]]
+    settings: MeasureSettings
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -602,32 +630,6 @@ def _consensus(
     return {c.id: apply_edits(refs[c.id], by_clip.get(c.id, [])) for c in clips}
 
 
-@dataclass(frozen=True, slots=True)
-class _OnDemand:
-    """A model's backend, loaded on its first use. Where the pool runs the battery on its workers
-    (transcription, and the courtesy study's attn-isolated arm), this process needs a backend
-    object only for a model whose workers reported no traits."""
-
-    _load: Callable[[str], Any]
-    _model: str
-
-    def __getattr__(self, attr: str) -> Any:
-        return getattr(self._load(self._model), attr)
-
-    @classmethod
-    def loader(cls, load: Callable[[str], Any]) -> Callable[[str], Any]:
-        return lambda model: cls(load, model)
-
-
-def _remote_parts(pool: ModelPool, store: Any) -> tuple[Any, Any]:
-    """The pool's transcriber and attn-isolated decoding where it runs its models elsewhere."""
-    transcribe = getattr(pool, "transcribe_clips", None)
-    remote_model = getattr(pool, "remote_model", None)
-    if transcribe is None or remote_model is None:
-        return None, None
-    return transcribe, lambda model, rows: remote_model(model, store).isolated_rows(rows)
-
-
 def run_battery(
     pool: ModelPool,
     corpus: Corpus,
@@ -651,91 +653,88 @@ def run_battery(
     conversational donor recordings (``donor:conv``); ``timings`` replaces the aligner's word
     timings (tests); ``progress`` is told each condition's name as it starts.
 
-    Where the pool runs its models elsewhere (an executor's
-    :class:`~asr_audit.probes.battery.recipe.RemoteTranscriber`, e.g. the Ray executor's), the
-    battery transcribes there instead: the original audio as it is, the realized clips of the
-    judged conditions as recipes the workers build
-    (:func:`~asr_audit.probes.battery.conditions.realize` with ``lazy``); the result is the one a
-    local pool gives. The masked measure transcribes there too (its degraded and masked clips as
-    recipes; the masks are planned here), and so do the courtesy study's translate and
-    attn-isolated arms.
+    Every model runs through the pool, wherever it runs: the original audio as it is, every judged
+    condition's realized clips as recipes (:func:`~asr_audit.probes.battery.conditions.realize` with
+    ``lazy``), all conditions in one call, so a pool whose models run elsewhere builds them there (a
+    local pool builds each when it reads it: the same samples). The masked measure transcribes
+    through the pool too (its degraded and masked clips as recipes; the masks are planned here), and
+    so do the courtesy study's translate and attn-isolated arms.
     """
 
     measure = MEASURES.get(options.measure)
     if not options.models:
         raise ConfigError("the battery needs at least one model; fix: --model whisper-tiny.en,...")
-    remote, isolate = _remote_parts(pool, store)
-    load = pool.get if remote is None else _OnDemand.loader(pool.get)  # remotely: load only if used here
-    backends = {m: load(m) for m in options.models}
-    panel = {p: backends.get(p) or load(p) for p in options.panel or ()}
-    conds = options.conditions
-    probe = options.measure
+    models, panel = tuple(options.models), tuple(options.panel or ())
     norm = with_text2num(get_normalizer(normalizer)) if measure.text2num else get_normalizer(normalizer)
 
     def normalize(text: str) -> Tokens:
         return tuple(normalize_many(norm, [text])[0].split())
 
-    ctx = ConditionContext(corpus.clips, seed, dict(spoken or {}), tuple(conv_donors), timings, remote, isolate=isolate)
-    failures: list[dict[str, str]] = []
-    hyps0: dict[str, dict[str, str]] = {}
+    ctx = ConditionContext(corpus.clips, seed, dict(spoken or {}), tuple(conv_donors), timings)
     unknown = [c for c in corpus.clips if c.id not in ctx.spoken]
     if measure.spoken_or_panel and unknown and not panel:  # refuse before transcribing anything
-        raise _no_panel(probe, len(unknown))
-    everyone = {**backends, **{p: b for p, b in panel.items() if p not in backends}}
-    originals, _ = _transcribe_all(everyone, dict.fromkeys(everyone, corpus.clips), store, remote, ctx.traits)
-    for name, (texts, f) in originals.items():
-        hyps0[name] = texts
-        failures += [{**x, "condition": "original"} for x in f]
+        raise _no_panel(options.measure, len(unknown))
+    everyone = tuple(dict.fromkeys([*models, *panel]))
+    originals, _, traits = _transcribe_all(pool, dict.fromkeys(everyone, corpus.clips), store)
+    failures = [{**x, "condition": "original"} for _, f in originals.values() for x in f]
     settings = MeasureSettings(mining=options.mining, families=options.families, gate_max_wer=options.gate_max_wer)
-    judge = (
-        None
-        if measure.judge is None
-        else measure.judge(corpus, ctx, hyps0, normalize, settings, list(panel), list(backends))
-    )
-    items: dict[str, dict[str, dict[str, int]]] = {}
-    n_items: dict[str, int] = {}
+    g = _Grid(pool, store, corpus, models, ctx, normalize, {m: t for m, (t, _) in originals.items()}, traits, settings)
+    judge = None if measure.judge is None else measure.judge(corpus, ctx, g.hyps0, normalize, settings, panel, models)
+    items, f = _grid_items(g, measure, judge, options.conditions, progress)
+    failures += f
+    conds = options.conditions
+    baselines, notes = _baselines(judge, conds, corpus, models, items, g.hyps0, normalize)
     clusters = {c.id: " ".join(normalize(c.reference)) for c in corpus.clips}
-    ahead: dict[str, tuple[Any, ...]] = {}  # remotely: every condition planned, then transcribed in one call
-    if remote is not None and judge is not None:
-        plans = [(c, _plan_condition(c, corpus, backends, judge, ctx)) for c in conds]
-        done = _transcribe_planned([p for _, p in plans], backends, store, remote)
-        ahead = {c.name: (p, *t) for (c, p), t in zip(plans, done)}
-    for cond in conds:
-        if progress:
-            progress(cond.name)
-        if measure.condition is not None:
-            items[cond.name], f = measure.condition(cond, corpus, backends, ctx, store, settings)
-        elif judge is not None and cond.name in ahead:
-            planned, transcribed, unbuilt = ahead[cond.name]
-            items[cond.name], f = _judge_condition(
-                cond, corpus, backends, judge, ctx, normalize, hyps0, planned, transcribed, unbuilt
-            )
-        elif judge is not None:  # a measure has exactly one of condition and judge (Measure.__post_init__)
-            items[cond.name], f = _run_condition(cond, corpus, backends, judge, ctx, store, normalize, hyps0)
-        failures += f
-        n_items[cond.name] = len({k for per in items[cond.name].values() for k in per})
-    cells = _cells(conds, list(backends), items, failures)
-    baselines, notes = _baselines(judge, conds, corpus, list(backends), items, hyps0, normalize)
-    diffs = _differences(conds, list(backends), items, baselines, clusters, seed, options.resamples)
-    dids = _dids(conds, list(backends), items, clusters, seed, options.resamples)
     rows: tuple[dict[str, Any], ...] = ()
     if measure.study is not None and options.study:
-        rows = measure.study(backends, corpus, judge, ctx, items, store, hyps0, conds, normalize)
+        rows = measure.study(g, judge, items, conds)
     return BatteryResult(
-        probe=probe,
+        probe=options.measure,
         corpus=corpus.name,
         conditions=tuple(c.name for c in conds),
-        models=tuple(backends),
-        cells=tuple(cells),
-        differences=tuple(diffs),
-        did=tuple(dids),
+        models=models,
+        cells=tuple(_cells(conds, models, items, failures)),
+        differences=tuple(_differences(conds, models, items, baselines, clusters, seed, options.resamples)),
+        did=tuple(_dids(conds, models, items, clusters, seed, options.resamples)),
         seed=seed,
-        n_items=n_items,
+        n_items={c.name: len({k for per in items[c.name].values() for k in per}) for c in conds},
         failures=tuple(failures),
         study=rows,
         notes=notes,
         items=items,
     )
+
+
+def _grid_items(
+    g: _Grid,
+    measure: Measure,
+    judge: _Judge | None,
+    conds: Sequence[Condition],
+    progress: Callable[[str], None] | None,
+) -> tuple[dict[str, dict[str, dict[str, int]]], list[dict[str, str]]]:
+    """Every condition's items (condition -> model -> item -> 0/1) and failure rows: a judged measure
+    realizes every condition (``progress`` told each), then transcribes them all in one pool call;
+    a measure that scores a condition itself (``masked``) runs them one after another."""
+    items: dict[str, dict[str, dict[str, int]]] = {}
+    failures: list[dict[str, str]] = []
+    if judge is None:
+        score = measure.condition
+        assert score is not None  # a measure has exactly one of judge and condition (Measure.__post_init__)
+        for cond in conds:
+            if progress:
+                progress(cond.name)
+            items[cond.name], f = score(g, cond)
+            failures += f
+        return items, failures
+    plans = []
+    for cond in conds:
+        if progress:
+            progress(cond.name)
+        plans.append(_plan_condition(g, cond, judge))
+    for cond, planned, (transcribed, unbuilt) in zip(conds, plans, _transcribe_planned(g, plans)):
+        items[cond.name], f = _judge_condition(g, cond, judge, planned, transcribed, unbuilt)
+        failures += f
+    return items, failures
 
 
 def _cells(
@@ -809,46 +808,41 @@ class _Planned:
     jobs: dict[str, list[Any]]
 
 
-def _plan_condition(
-    cond: Condition, corpus: Corpus, backends: Mapping[str, Any], judge: _Judge, ctx: ConditionContext
-) -> _Planned:
-    """Realize every unit of ``cond`` (as recipes when ``ctx.transcribe`` runs the clips elsewhere)."""
+def _plan_condition(g: _Grid, cond: Condition, judge: _Judge) -> _Planned:
+    """Realize every unit of ``cond`` as recipes (built where the pool reads them), and list each
+    tested model's clips to transcribe."""
 
     unusable: list[tuple[int, str, str]] = []
     realized: list[tuple[int, Unit, Realized]] = []
-    for clip in corpus.clips:
+    for clip in g.corpus.clips:
         units = judge.span_units(clip.id) if cond.truncate is not None else judge.units(clip.id)
         if isinstance(judge, OrthoJudge) and cond.truncate is None:
             units = [Unit(clip.id, clip.id)]
         for u in units:
             at = len(realized) + len(unusable)
             try:
-                realized.append((at, u, realize(cond, clip, ctx, u.span, lazy=ctx.transcribe is not None)))
+                realized.append((at, u, realize(cond, clip, g.ctx, u.span, lazy=True)))
             except ConfigError:
                 raise
             except AuditError as exc:
                 unusable.append((at, u.key, str(exc)))
     jobs: dict[str, list[Any]] = {}
     if not cond.is_original:
-        for name in backends:
+        for name in g.models:
             mine = [r for _, u, r in realized if judge.applies(u, name)]
             jobs[name] = [r.clip for r in mine] + [r.donor for r in mine if r.donor]
     return _Planned(realized, unusable, jobs)
 
 
-def _transcribe_planned(
-    planned: Sequence[_Planned], backends: Mapping[str, Any], store: Any, remote: Any
-) -> list[tuple[dict[str, tuple[dict[str, str], list[dict[str, str]]]], dict[str, str]]]:
-    """Transcribe the clips of several planned conditions: locally one condition after another (its
-    audio in memory only while it is transcribed), remotely in one call (each model's actors start
-    once); per condition what :func:`_transcribe_all` returns."""
-    if remote is None or len(planned) < 2:
-        return [_transcribe_all(backends, p.jobs, store, remote) for p in planned]
-    merged = {name: [c for p in planned for c in p.jobs.get(name, [])] for name in backends}
-    every, unbuilt = _transcribe_all(backends, merged, store, remote)
+def _transcribe_planned(g: _Grid, planned: Sequence[_Planned]) -> list[tuple[dict[str, Texts], dict[str, str]]]:
+    """Transcribe the clips of several planned conditions in one pool call (a pool that runs its
+    models elsewhere starts each model's workers once); per condition the texts and failure rows of
+    each model, and the recipe clips built nowhere."""
+    merged = {name: [c for p in planned for c in p.jobs.get(name, [])] for name in g.models}
+    every, unbuilt, _ = _transcribe_all(g.pool, merged, g.store)
     out = []
     for p in planned:
-        per: dict[str, tuple[dict[str, str], list[dict[str, str]]]] = {}
+        per: dict[str, Texts] = {}
         for name, clips in p.jobs.items():
             ids = {c.id for c in clips}
             texts, fails = every[name]
@@ -858,34 +852,23 @@ def _transcribe_planned(
     return out
 
 
-def _run_condition(
-    cond: Condition,
-    corpus: Corpus,
-    backends: Mapping[str, Any],
-    judge: _Judge,
-    ctx: ConditionContext,
-    store: Any,
-    normalize: Callable[[str], Tokens],
-    hyps0: Mapping[str, Mapping[str, str]],
-) -> tuple[dict[str, dict[str, int]], list[dict[str, str]]]:
-    planned = _plan_condition(cond, corpus, backends, judge, ctx)
-    ((transcribed, unbuilt),) = _transcribe_planned([planned], backends, store, ctx.transcribe)
-    return _judge_condition(cond, corpus, backends, judge, ctx, normalize, hyps0, planned, transcribed, unbuilt)
+def _run_condition(g: _Grid, cond: Condition, judge: _Judge) -> Scored:
+    """One condition planned, transcribed and judged (the courtesy study's own truncation)."""
+    planned = _plan_condition(g, cond, judge)
+    ((transcribed, unbuilt),) = _transcribe_planned(g, [planned])
+    return _judge_condition(g, cond, judge, planned, transcribed, unbuilt)
 
 
 def _judge_condition(
+    g: _Grid,
     cond: Condition,
-    corpus: Corpus,
-    backends: Mapping[str, Any],
     judge: _Judge,
-    ctx: ConditionContext,
-    normalize: Callable[[str], Tokens],
-    hyps0: Mapping[str, Mapping[str, str]],
     planned: _Planned,
-    transcribed: dict[str, tuple[dict[str, str], list[dict[str, str]]]],
+    transcribed: dict[str, Texts],
     unbuilt: Mapping[str, str],
 ) -> tuple[dict[str, dict[str, int]], list[dict[str, str]]]:
     """Items and failure rows of one condition from its planned units and their transcripts."""
+    normalize = g.normalize
     realized, unusable = list(planned.realized), list(planned.unusable)
     if unbuilt:  # built nowhere (the driver raised what a local realization raises): as if it had failed here
         gone = [(at, u, r) for at, u, r in realized if r.clip.id in unbuilt or (r.donor and r.donor.id in unbuilt)]
@@ -896,12 +879,12 @@ def _judge_condition(
             transcribed[name] = (texts, [x for x in f if x["clip_id"] not in dropped])
     failures: list[dict[str, str]] = []
     for _, key, reason in sorted(unusable):
-        failures += [{"model": m, "clip_id": key, "condition": cond.name, "reason": reason} for m in backends]
+        failures += [{"model": m, "clip_id": key, "condition": cond.name, "reason": reason} for m in g.models]
     out: dict[str, dict[str, int]] = {}
-    for name in backends:
+    for name in g.models:
         mine = [(u, r) for _, u, r in realized if judge.applies(u, name)]
         if cond.is_original:
-            texts = dict(hyps0[name])
+            texts = dict(g.hyps0[name])
         else:
             texts, f = transcribed.get(name, ({}, []))
             failures += [{**x, "condition": cond.name} for x in f]
@@ -920,7 +903,7 @@ def _judge_condition(
                     judge.corrected[u.clip_id]
                     if isinstance(judge, RefdisJudge)
                     else normalize(
-                        ctx.spoken_text(u.clip_id, next(c.reference for c in corpus.clips if c.id == u.clip_id))
+                        g.ctx.spoken_text(u.clip_id, next(c.reference for c in g.corpus.clips if c.id == u.clip_id))
                     )
                 )
                 hyp = original_part(hyp, orig, normalize(donor_text), cond.donor.get("position"))
@@ -933,14 +916,7 @@ def _judge_condition(
     return out, failures
 
 
-def _masked_condition(
-    cond: Condition,
-    corpus: Corpus,
-    backends: Mapping[str, Any],
-    ctx: ConditionContext,
-    store: Any,
-    settings: MeasureSettings,
-) -> tuple[dict[str, dict[str, int]], list[dict[str, str]]]:
+def _masked_condition(g: _Grid, cond: Condition) -> Scored:
     """Masked-entity recovery (:func:`asr_audit.probes.audio.masked.run_masked`) on the clips under ``cond``.
 
     The condition is applied first (clip ids kept). Words are aligned on the audio before the
@@ -950,9 +926,9 @@ def _masked_condition(
     the condition. An item is 1 when an eligible masked target is recovered. Truncation and donors
     do not apply.
 
-    Where ``ctx.transcribe`` runs the clips elsewhere, the degraded and the masked clips travel as
-    recipes (the masked one: the degraded recipe and the span); the driver still builds the degraded
-    audio, to align and to plan the masks (whose recipes record the masked audio's hash).
+    The degraded and the masked clips reach the pool as recipes (the masked one: the degraded
+    recipe and the span); the degraded audio is also built here, to align and to plan the masks
+    (whose recipes record the masked audio's hash).
     """
 
     if cond.truncate is not None or cond.donor is not None:
@@ -963,30 +939,26 @@ def _masked_condition(
     timing_cond = cond.without("noise").without("reverb")
     keeps_time = timing_cond.name != cond.name
     clips, timing, failures = [], [], []
-    sent: dict[str, Any] = {}  # remotely: clip id -> its degraded clip as a recipe
-    for clip in corpus.clips:
-        try:
-            if ctx.transcribe is None:
-                clips.append(replace(realize(cond, clip, ctx).clip, id=clip.id))
-            else:  # the same code builds it here (raising what realize raises) and on the workers
-                sent[clip.id] = replace(realize(cond, clip, ctx, lazy=True).clip, id=clip.id)
-                clips.append(built(sent[clip.id]))
+    sent: dict[str, Any] = {}  # clip id -> its degraded clip as a recipe
+    for clip in g.corpus.clips:
+        try:  # the same code builds it here (raising what realize raises) and where the pool reads it
+            sent[clip.id] = replace(realize(cond, clip, g.ctx, lazy=True).clip, id=clip.id)
+            clips.append(built(sent[clip.id]))
             if keeps_time:
-                timing.append(replace(realize(timing_cond, clip, ctx).clip, id=clip.id))
+                timing.append(replace(realize(timing_cond, clip, g.ctx).clip, id=clip.id))
         except AuditError as exc:
-            failures += [{"model": m, "clip_id": clip.id, "condition": cond.name, "reason": str(exc)} for m in backends]
-    mp = MaskParams(seed=ctx.seed, gate_max_wer=settings.gate_max_wer)
-    remote = None if ctx.transcribe is None else remote_hearing(ctx.transcribe, list(backends), store, sent)
+            failures += [{"model": m, "clip_id": clip.id, "condition": cond.name, "reason": str(exc)} for m in g.models]
     res = run_masked(
-        LocalPool.of(backends),
-        replace(corpus, clips=tuple(clips)),
-        store,
-        mp,
-        timing=replace(corpus, clips=tuple(timing)) if keeps_time else None,
-        hear=remote,
+        g.pool,
+        replace(g.corpus, clips=tuple(clips)),
+        g.store,
+        MaskParams(seed=g.ctx.seed, gate_max_wer=g.settings.gate_max_wer),
+        names=g.models,
+        timing=replace(g.corpus, clips=tuple(timing)) if keeps_time else None,
+        hear=recipe_hearing(g.pool, g.models, g.store, sent),
     )
     where = {r.item_id: f"{r.clip_id}#{r.start}-{r.end}" for r in res.recipes}  # stable across conditions
-    out: dict[str, dict[str, int]] = {n: {} for n in backends}
+    out: dict[str, dict[str, int]] = {n: {} for n in g.models}
     for it in res.items:
         if it.eligible:
             out[it.model][where[it.item_id]] = int(it.recovered)
@@ -1067,15 +1039,7 @@ def _dids(
 
 
 def _study(
-    backends: Mapping[str, Any],
-    corpus: Corpus,
-    judge: _Judge,
-    ctx: ConditionContext,
-    items: Mapping[str, Any],
-    store: Any,
-    hyps0: Mapping[str, Mapping[str, str]],
-    conds: Sequence[Condition],
-    normalize: Callable[[str], Tokens],
+    g: _Grid, judge: _Judge | None, items: Mapping[str, Any], conds: Sequence[Condition]
 ) -> tuple[dict[str, Any], ...]:
     """The courtesy case study: full / truncated from the battery, attn-isolated and translate added."""
 
@@ -1085,35 +1049,23 @@ def _study(
     if trunc is not None:
         t_items = items[trunc.name]
     else:
-        t_items, _ = _run_condition(
-            parse_condition("truncate:1w0.25s"), corpus, backends, judge, ctx, store, normalize, hyps0
-        )
+        t_items, _ = _run_condition(g, parse_condition("truncate:1w0.25s"), judge)
 
     def presence(per: Mapping[str, Mapping[str, int]]) -> dict[str, dict[str, bool]]:
         return {m: {k: not v for k, v in vals.items()} for m, vals in per.items()}
 
     def window(clip: Any, e: Any) -> tuple[float, float]:
-        words = ctx.word_timings(clip, e.spoken)
+        words = g.ctx.word_timings(clip, e.spoken)
         return words[0][1], words[e.n_raw_words - 1][2]
 
-    def translate(name: str, lang: str, clips: Sequence[Any]) -> dict[str, str]:  # on the executor's workers
-        key = Variant(name, (("language", lang), ("task", "translate")))
-        answer = ctx.transcribe({key: clips}, store)[key]
-        return {r.clip_id: r.hypothesis for r in answer.outcome.records}
-
-    remote = ctx.transcribe is not None
-    rows = courtesy_study(
-        backends,
-        corpus.clips,
-        list(judge.by_id.values()),
-        window,
-        presence(items["original"]),
-        presence(t_items),
+    measured = Measured(
+        models=g.models,
+        full=presence(items["original"]),
+        truncated=presence(t_items),
         views=judge.views,
-        traits=ctx.traits if remote else None,
-        translate=translate if remote else None,
-        isolate=ctx.isolate,
+        traits=g.traits,
     )
+    rows = courtesy_study(g.pool, g.store, g.corpus.clips, list(judge.by_id.values()), window, measured)
     return tuple(r.to_dict() for r in rows)
 
 
@@ -1134,9 +1086,11 @@ class Measure:
 
     name: str
     judge: JudgeBuilder | None = None
-    condition: Callable[..., tuple[dict[str, dict[str, int]], list[dict[str, str]]]] | None = None
+    condition: Callable[[_Grid, Condition], Scored] | None = None
     text2num: bool = False
-    study: Callable[..., tuple[dict[str, Any], ...]] | None = None
+    study: (
+        Callable[[_Grid, _Judge | None, Mapping[str, Any], Sequence[Condition]], tuple[dict[str, Any], ...]] | None
+    ) = None
     spoken_or_panel: bool = False
 
     def __post_init__(self) -> None:
