@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ray_backends import build_courtesy_world
 
 import asr_audit
+from asr_audit.corpus.spec import load_corpus
 
 MODEL = "whisper-tiny.en"
 CASES = {
@@ -30,23 +32,12 @@ CASES = {
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """A two-clip manifest (``tts.jsonl``) whose audio opens with a courtesy, and the spoken texts."""
-    import soundfile as sf
-
+    """A two-clip manifest whose audio opens with a courtesy, and the spoken texts."""
     from asr_audit.audio.voices import available_voices
-    from asr_audit.probes.battery.courtesy import DEMO_SENTENCES, courtesy_clips
 
     if "flite-kal16" not in available_voices():
         pytest.skip("flite not installed")
-    root = tmp_path_factory.mktemp("parity")
-    clips, spoken = courtesy_clips(DEMO_SENTENCES[:2], "flite-kal16")
-    man, sp = root / "tts.jsonl", root / "spoken.jsonl"
-    with open(man, "w") as m, open(sp, "w") as s:
-        for c in clips:
-            sf.write(root / f"{c.id}.wav", c.source.samples, 16000)
-            m.write(json.dumps({"id": c.id, "audio_filepath": f"{c.id}.wav", "text": c.reference}) + "\n")
-            s.write(json.dumps({"id": c.id, "spoken": spoken[c.id]}) + "\n")
-    return man, sp
+    return build_courtesy_world(tmp_path_factory.mktemp("parity"), n=2)
 
 
 def _misheard(spoken: Path, out: Path) -> Path:
@@ -83,7 +74,7 @@ def _spec(run_cli: Any, tmp: Path, man: Path, sp: Path, store: Path, case: str) 
     spec.write_text(
         f'title = "parity"\nseed = 3\nnormalizer = "{extra.get("normalizer", "whisper")}"\n'
         f'output = "{tmp / (case + "-out")}"\n'
-        f'[[corpus]]\nname = "tts"\nspec = "{man}"\n[[model]]\nname = "{MODEL}"\nspec = "{MODEL}"\n'
+        f'[[corpus]]\nname = "{load_corpus(str(man)).name}"\nspec = "{man}"\n[[model]]\nname = "{MODEL}"\nspec = "{MODEL}"\n'
         f"[probes.{table}]\n"
         + ("" if table == "courtesy" else f'measure = "{measure}"\n')
         + f'conditions = {json.dumps(conditions)}\nspoken = "spoken.jsonl"\nresamples = {extra["resamples"]}\n'
