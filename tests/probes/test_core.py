@@ -18,6 +18,12 @@ class _Pool:
     def get(self, name: str) -> str:
         return f"backend {name}"
 
+    def model(self, name: str, store: Any) -> Any:
+        return f"handle {name}"
+
+    def transcribe(self, jobs: Mapping[Any, Any], store: Any) -> dict[Any, Any]:
+        return {}
+
 
 def test_a_function_probe_builds_checks_and_runs_in_order() -> None:
     calls: list[str] = []

@@ -273,7 +273,7 @@ def test_lift_and_continuation_run_on_the_actors_match_local_and_a_worker_killed
     assert marker.read_text() != "local"  # a worker did die while scoring
     assert got == expected
     probes = {e["probe"]: e["result"] for e in json.loads(got)["probes"]}
-    assert probes["lift"]["models"][0]["n"] == 4 and probes["lift"]["models"][0]["forward_passes"] == 8
+    assert probes["lift"]["models"][0]["n"] == 4 and probes["lift"]["models"][0]["scored_rows"] == 8
     cont = probes["continuation"]
     assert cont["models"][0]["n_clips"] == 4 and cont["items"][0]["forced"].endswith(" 3")
     # a model that cannot is skipped with the reason its workers gave, the local run's words

@@ -101,19 +101,15 @@ def test_good_probe_values_load(tmp_path: Path) -> None:
 
 
 def test_an_audio_probe_on_prediction_files_names_the_corpus_table() -> None:
-    from asr_audit.runner.probes import ProbeContext, get_probe
+    from asr_audit.corpus.predfiles import PredictionSet
+    from asr_audit.options import Surface
+    from asr_audit.probes.core.probe import ProbeInputs, get_probe
+    from asr_audit.runner.probes import load_probes
 
-    with pytest.raises(ConfigError, match=r"a \[\[corpus\]\] entry with spec") as info:
-        get_probe("lift").run(
-            ProbeContext(
-                corpus="preds",
-                predictions=None,
-                panel=(),
-                seed=0,  # type: ignore[arg-type]
-                normalizer="whisper",
-            ),
-            {},
-        )
+    load_probes()
+    preds = ProbeInputs(corpus="preds", predictions=PredictionSet((), {}, "preds", "p", {}))
+    with pytest.raises(ConfigError, match=r"has prediction files only; fix: give the corpus a manifest") as info:
+        get_probe("lift")(preds, {}, Surface.toml("s.toml", "probes.lift"))
     assert "[[corpora]]" not in str(info.value)
 
 

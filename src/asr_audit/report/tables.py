@@ -225,7 +225,7 @@ def lift_table(d: Mapping[str, Any], corpus: str, spans: str) -> Table:
     t = _table(
         f"audio lift ({spans} spans) on {corpus}, nats/char; gate: unmasked WER <= "
         f"{fmt_num(gate, 2) if gate is not None else 'off'}",
-        ("model", "condition", "lift", "95% CI", "compare r-a", "n", "passes/item"),
+        ("model", "condition", "lift", "95% CI", "compare r-a", "n", "rows/item"),
         ("model", "condition"),
     )
     for m in d["models"]:
@@ -239,7 +239,7 @@ def lift_table(d: Mapping[str, Any], corpus: str, spans: str) -> Table:
                 fmt_ci(c["lift"]["ci_low"], c["lift"]["ci_high"], sep="-", brackets=False),
                 fmt_num(c["compare"]["mean"]),
                 str(c["lift"]["n"]),
-                fmt_num(m["passes_per_item"], 2),
+                fmt_num(m["rows_per_item"], 2),
             )
         for pair, est in m["paired"].items():
             t.add_row(

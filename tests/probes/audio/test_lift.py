@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from typing import Any
 
 import numpy as np
 import pytest
@@ -46,7 +47,7 @@ def test_correct_transcript_gets_positive_lift_and_silence_is_the_prior(full_lif
     m = full_lift.models[0]
     assert m["lift_mean"] > 0 and m["n"] == 2
     assert (m["ci_low"], m["ci_high"]) == (None, None)  # 2 sentences: no sign-flip test can reject at 95%
-    assert m["forward_passes"] == 4 and m["passes_per_item"] == 2.0
+    assert m["scored_rows"] == 4 and m["rows_per_item"] == 2.0
 
 
 def test_token_scores_follow_the_chain_rule(tiny_pt, corpus) -> None:
@@ -57,9 +58,21 @@ def test_token_scores_follow_the_chain_rule(tiny_pt, corpus) -> None:
     assert len(whole.tokens) == len(head.tokens) + len(tail.tokens)
 
 
+@dataclasses.dataclass(frozen=True)
+class _Counted(LocalModel):
+    """A local model handle that counts the rows it is asked to score."""
+
+    asked: list[int] = dataclasses.field(default_factory=list)
+
+    def score(self, chunks: Any) -> Any:
+        self.asked.extend(len(c) for c in chunks)
+        return super().score(chunks)
+
+
 def test_scores_are_cached_in_the_store(tiny_pt, two_clips, store, full_lift) -> None:
-    again = run_lift([LocalModel.of(tiny_pt)], two_clips, store, "full", n_resamples=200)
-    assert again.models[0]["forward_passes"] == 0 and again.models[0]["cached_scores"] == 4
+    counted = _Counted(tiny_pt.spec, tiny_pt)
+    again = run_lift([counted], two_clips, store, "full", n_resamples=200)
+    assert counted.asked == [] and again.models[0]["scored_rows"] == 4  # every row read back, none computed
     assert [r.lift for r in again.records] == pytest.approx([r.lift for r in full_lift.records])
 
 
@@ -76,7 +89,7 @@ def test_masked_number_lift_drops_when_the_number_is_silenced(tiny_pt, number_co
     assert paired["mean"] > 0 and all(lifts[i, "unmasked"] > lifts[i, "masked"] for i, _ in lifts)
     # 3 sentences: 8 sign patterns, no test at 95% can reject, so the interval is undefined (no flag)
     assert (paired["ci_low"], paired["ci_high"]) == (None, None)
-    assert m["passes_per_item"] == pytest.approx(1.5)  # masked + unmasked + one shared silent pass per item
+    assert m["rows_per_item"] == pytest.approx(1.5)  # masked + unmasked + one shared silent row per item
 
 
 def test_refdis_and_ortho_spans() -> None:

@@ -27,11 +27,13 @@ def test_masked_probe_and_report(number_corpus, store, copier, tmp_path) -> None
     evil = type(copier)([(s, "<script>alert(1)</script> " + r) for s, r in copier.seen], spec="test-double:evil")
     inputs = _inputs(number_corpus, store, {"copier": copier, "evil": evil})
     result = get_probe("masked")(inputs, {"kind": "number", "gate_max_wer": 0.5}, _spec("masked"))
+    assert result is not None
     assert [m["model"] for m in result["models"]] == ["copier", "evil"]
     assert result["models"][0]["accept_ref"] == 1.0 and result["models"][0]["n"] == 5
     assert result["models"][1]["accept_ref"] == 1.0  # the normalizer drops the <tag>; the report must escape it
     to_json(result)  # standard JSON (no NaN)
     lift = get_probe("lift")(inputs, {"spans": "full"}, _spec("lift"))
+    assert lift is not None
     assert lift["models"] == [] and {s["model"] for s in lift["skipped"]} == {"copier", "evil"}
     html = build_report(
         {

@@ -762,9 +762,8 @@ def run_lift(
                 "n_gated_out": len(spans) - len(kept),
                 "n_clips_kept": len(kept_clips),
                 "n_clips_gated_out": len(gate) - len(kept_clips),
-                "forward_passes": scorer.passes,
-                "cached_scores": scorer.cached,
-                "passes_per_item": scorer.passes / len(kept) if kept else None,
+                "scored_rows": scorer.passes + scorer.cached,  # computed now or read back: the same every run
+                "rows_per_item": (scorer.passes + scorer.cached) / len(kept) if kept else None,
             }
         )
     return LiftResult(kind, tuple(results), tuple(records), tuple(failures), seed, gate_max_wer, tuple(gates))

@@ -91,7 +91,9 @@ def evaluate_on(
     return p.run(ready, options)
 
 
-def _check_models(names: tuple[str, ...] | None, inputs: ProbeInputs, surface: Surface) -> None:
+def _check_models(options: Any, inputs: ProbeInputs, surface: Surface) -> None:
+    """Refuse ``options.models`` naming a model the run does not have (each probe's check)."""
+    names = options.models
     unknown = sorted(set(names or ()) - set(inputs.models))
     if unknown:
         raise surface.error(
@@ -128,10 +130,6 @@ def _recipes(inputs: ProbeInputs, path: str | None) -> Any:
 # --------------------------------------------------------------------------- masked
 
 
-def _masked_check(options: MaskedOptions, inputs: ProbeInputs, surface: Surface) -> None:
-    _check_models(options.models, inputs, surface)
-
-
 def _masked_run(inputs: ProbeInputs, options: MaskedOptions) -> MaskedResult | None:
     if inputs.clips is None:
         return None  # a prediction-file corpus: no audio to mask
@@ -156,15 +154,11 @@ MASKED = probe(
     "masked-entity recovery (numbers silenced in the audio)",
     MaskedOptions.from_mapping,
     _masked_run,
-    _masked_check,
+    _check_models,
 )
 
 
 # --------------------------------------------------------------------------- lift
-
-
-def _lift_check(options: LiftOptions, inputs: ProbeInputs, surface: Surface) -> None:
-    _check_models(options.models, inputs, surface)
 
 
 def _refdis_result(inputs: ProbeInputs, path: str) -> Any:
@@ -219,15 +213,11 @@ LIFT = probe(
     "teacher-forced audio lift (nats per character)",
     LiftOptions.from_mapping,
     _lift_run,
-    _lift_check,
+    _check_models,
 )
 
 
 # --------------------------------------------------------------------------- continuation
-
-
-def _continuation_check(options: ContinuationOptions, inputs: ProbeInputs, surface: Surface) -> None:
-    _check_models(options.models, inputs, surface)
 
 
 def _continuation_run(inputs: ProbeInputs, options: ContinuationOptions) -> dict[str, Any]:
@@ -256,5 +246,5 @@ CONTINUATION = probe(
     "forced continuation: hidden tail words a model writes with end-of-text banned",
     ContinuationOptions.from_mapping,
     _continuation_run,
-    _continuation_check,
+    _check_models,
 )
