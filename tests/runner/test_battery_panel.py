@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import pytest
@@ -70,7 +70,7 @@ class _Elsewhere:
     def model(self, name: str, store: Any) -> Any:
         raise AssertionError("no model handle without the study")
 
-    def transcribe(self, jobs: Mapping[Any, Sequence[Clip]], store: Any) -> dict[Any, Transcribed]:
+    def transcribe(self, jobs: Mapping[Any, Iterable[Clip]], store: Any) -> dict[Any, Transcribed]:
         self.calls.append(" ".join(c.id for clips in jobs.values() for c in clips))
         assert all(is_recipe(c) for clips in jobs.values() for c in clips if "__" in c.id)
         return {

@@ -57,7 +57,7 @@ def _simulate(measure: str, n_worlds: int = N_WORLDS) -> tuple[dict[str, list[bo
     for seed in range(n_worlds):
         corpus, spoken = make_world(seed, n_clips=100)
 
-        def model(name: str, corpus: object = corpus, spoken: dict = spoken, seed: int = seed, **kw: bool) -> NullModel:
+        def model(name: str, corpus: Corpus = corpus, spoken: dict = spoken, seed: int = seed, **kw: bool) -> NullModel:
             return NullModel(name, corpus, spoken, seed, drop=0.3, **kw)
 
         tested = {"t1": model("t1"), "t2": model("t2"), "t3": model("t3", copy_original=True)}
@@ -201,8 +201,8 @@ def test_cli_study_switch_and_normalizer_reach_the_probe(run_cli, tmp_path) -> N
     if "asr_audit.cli.battery" not in cli.VERB_MODULES:
         cli.VERB_MODULES.append("asr_audit.cli.battery")
     man, preds = _preds_corpus(tmp_path)
-    common = ("--model", preds[0], "--corpus", man, "--probe", "courtesy", "--conditions", "original")
-    common += ("--panel", ",".join(preds[1:]), "--store", tmp_path / "s.sqlite", "--resamples", "20")
+    common = ["--model", preds[0], "--corpus", man, "--probe", "courtesy", "--conditions", "original"]
+    common += ["--panel", ",".join(preds[1:]), "--store", tmp_path / "s.sqlite", "--resamples", "20"]
     studies = []
     for flag in ("--study", "--no-study"):
         out = tmp_path / f"{flag}.json"

@@ -22,7 +22,7 @@ import asr_audit
 from asr_audit.corpus.spec import load_corpus
 
 MODEL = "whisper-tiny.en"
-CASES = {
+CASES: dict[str, tuple[str, list[str], dict[str, Any]]] = {
     # measure, conditions, other options as spec values (the verb's flags say the same); the refdis
     # case's spoken texts also change a word the audio does not (an item the model follows the reference on)
     "refdis": ("refdis", ["noise:10db", "reverb:0.6"], {"resamples": 50, "normalizer": "basic"}),
