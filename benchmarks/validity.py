@@ -641,7 +641,9 @@ def run_donor(args: argparse.Namespace, out_dir: Path, results: dict) -> tuple[l
     from asr_audit.organism.donor import donor_set_config
     from asr_audit.organism.pipeline import default_donor_dir, train_donor
     from asr_audit.organism.validity import donor_targets
-    from asr_audit.probes.battery.battery import run_battery
+    from asr_audit.probes.battery.battery import BatteryOptions, run_battery
+    from asr_audit.probes.battery.conditions import parse_conditions
+    from asr_audit.runner.run import local_pool
     from asr_audit.store.sqlite import open_store
 
     t0 = time.perf_counter()
@@ -672,11 +674,10 @@ def run_donor(args: argparse.Namespace, out_dir: Path, results: dict) -> tuple[l
     store = open_store(out_dir / "validity-store.sqlite3")
     t1 = time.perf_counter()
     battery = run_battery(
+        local_pool(loaded={"organism-donor": backend}),
         corpus,
-        {"organism-donor": backend},
-        "refdis",
-        conditions,
         store,
+        BatteryOptions(conditions=parse_conditions(conditions), models=("organism-donor",)),
         seed=args.seed,
         spoken={r["eval_id"]: r["spoken"] for r in rows},
         progress=lambda c: say(f"  battery condition {c}"),

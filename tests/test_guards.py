@@ -110,7 +110,6 @@ IMPORT_BASELINE: dict[str, int] = {
     "cli/align.py": 2,
     "cli/annotate.py": 3,
     "cli/audio_probes.py": 7,
-    "cli/battery.py": 6,
     "cli/calib.py": 8,
     "cli/common.py": 5,
     "cli/corpus.py": 5,

@@ -16,11 +16,13 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:  # the types of the lazy names below, for type checkers
     from asr_audit.api import (
+        BatteryResult,
         OrthoResult,
         PredictionSet,
         ReadOptions,
         RefdisResult,
         RunOutcome,
+        battery,
         calib_score,
         continuation,
         lift,
@@ -35,12 +37,14 @@ if TYPE_CHECKING:  # the types of the lazy names below, for type checkers
     )
 
 __all__ = [
+    "BatteryResult",
     "OrthoResult",
     "PredictionSet",
     "ReadOptions",
     "RefdisResult",
     "RunOutcome",
     "__version__",
+    "battery",
     "calib_score",
     "continuation",
     "lift",

@@ -46,14 +46,16 @@ from asr_audit.models.base import load_backend
 from asr_audit.options import Surface
 from asr_audit.probes.audio.lift import LiftResult
 from asr_audit.probes.audio.masked import MaskedResult
-from asr_audit.probes.audio.probes import evaluate_on
+from asr_audit.probes.audio.probes import audio_inputs, evaluate_on
 from asr_audit.probes.audio.refdis_probe import REFDIS
+from asr_audit.probes.battery.battery import BatteryResult
+from asr_audit.probes.battery.probe import BATTERY
 from asr_audit.probes.core.models import LocalPool
 from asr_audit.probes.core.probe import ModelPool, ProbeInputs, get_probe
 from asr_audit.probes.predfiles.ortho import DEFAULT_MIN_PER_ARM, SWITCH_RATE, OrthoResult
 from asr_audit.probes.predfiles.refdis_result import RefdisResult
 from asr_audit.probes.predfiles.refdis_run import isolated_panel_members, run_normalizer
-from asr_audit.runner.run import LocalExecutor, RunOutcome, run_spec_file
+from asr_audit.runner.run import LocalExecutor, RunOutcome, local_pool, run_spec_file
 from asr_audit.runner.spec import ModelSpec
 from asr_audit.store.sqlite import open_store
 
@@ -272,6 +274,39 @@ def mech_steer_from(
     if run is None:  # only a corpus without clips has nothing to steer, and one with clips was given
         raise ConfigError(f"corpus {clips.name!r} has no audio to steer; fix: give a manifest of audio clips")
     return run
+
+
+def battery(
+    corpus: Corpus | str,
+    models: Sequence[str],
+    conditions: Sequence[str],
+    *,
+    store: str | Path | None = None,
+    limit: int | None = None,
+    seed: int = 0,
+    normalizer: str = "whisper",
+    **options: Any,
+) -> BatteryResult:
+    """The trigger battery (``asr-audit battery``): accept-ref of each model spec in ``models`` on
+    ``corpus`` (a :class:`~asr_audit.corpus.clips.Corpus`, or a corpus spec as ``--corpus`` takes
+    it, cut to its first ``limit`` clips) under each audio condition, paired against the original
+    audio; transcripts are cached in the result store at ``store`` (the default store when ``None``).
+
+    ``options`` takes the verb's other settings by their spec names: ``measure`` (refdis |
+    courtesy | ortho | masked), ``panel`` (model specs), ``spoken`` (a JSONL file), ``donor_conv``,
+    ``resamples``, ``study``, ``preset``, ``min_ref_match``, ``families`` (``docs/battery.md``).
+    """
+    values = {"models": list(models), "conditions": list(conditions), **options}
+    probe_options = BATTERY.options_from(values, Surface.python("battery"))
+    clips = corpus if isinstance(corpus, Corpus) else load_corpus(corpus)
+    pool = local_pool([*(probe_options.models or ()), *(probe_options.panel or ())])
+    handle = open_store(store)
+    try:
+        inputs = audio_inputs(clips.limit(limit), pool, handle, seed=seed, normalizer=normalizer)
+        BATTERY.check(probe_options, inputs, Surface.python("battery"))
+        return BATTERY.run(inputs, probe_options)
+    finally:
+        handle.close()
 
 
 def run_spec(

@@ -160,13 +160,13 @@ def test_battery_audio_is_built_on_the_workers_from_recipes_and_matches_local(lo
         return out
 
     monkeypatch.setattr(RecipeSource, "load", counted)
-    calls, transcribe = [], RayExecutor.transcribe_clips
+    calls, transcribe = [], RayExecutor.transcribe
 
     def counted_calls(self, jobs, store):
         calls.append(sum(len(clips) for clips in jobs.values()))
         return transcribe(self, jobs, store)
 
-    monkeypatch.setattr(RayExecutor, "transcribe_clips", counted_calls)
+    monkeypatch.setattr(RayExecutor, "transcribe", counted_calls)
     ex = RayExecutor(show_progress=False, log=lambda _: None)
     _, got = rb.run_both(spec, ex, tmp_path / "ray.sqlite")
     assert got == expected  # results.json byte for byte

@@ -5,10 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.progress import Progress
 
 from asr_audit.cli import app, console, examples, split_list
-from asr_audit.cli.common import STORE_HELP, load_backends, load_clips, model_specs, store_session, write_json
+from asr_audit.cli.common import STORE_HELP, load_clips, model_specs, store_session, write_json
+from asr_audit.options import Surface
 from asr_audit.outputs import check_output_file
+from asr_audit.probes.audio.probes import audio_inputs
+from asr_audit.probes.battery.probe import BATTERY
+from asr_audit.report.tables import battery_table, study_table
+from asr_audit.runner.run import local_pool
 
 
 @app.command(
@@ -46,41 +52,33 @@ def battery_cmd(
     limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N clips."),
     seed: int = typer.Option(0, "--seed", help="Seed for noise, donors and bootstrap."),
     resamples: int = typer.Option(1000, "--resamples", min=1, help="Bootstrap resamples."),
+    normalizer: str = typer.Option("whisper", "--normalizer", help="Text normalizer (as for refdis)."),
+    study: bool = typer.Option(
+        True, "--study/--no-study", help="The courtesy measure's case study (attn-isolated, translate arms)."
+    ),
     json_out: Path | None = typer.Option(None, "--json", help="Write the result (cells, differences, DiD) as JSON."),
 ) -> None:
     """Accept-ref of each model under each audio condition, paired against the original audio."""
-    from rich.progress import Progress
-
-    from asr_audit.audio.assets import AudioAsset
-    from asr_audit.options import Surface
-    from asr_audit.probes.battery.battery import BatteryOptions, run_battery
-    from asr_audit.probes.battery.conditions import parse_conditions
-    from asr_audit.report.tables import battery_table, study_table
-    from asr_audit.runner.probes_battery import load_spoken
-
-    options = BatteryOptions.from_mapping(
+    options = BATTERY.options_from(
         {
             "measure": probe,
             "conditions": split_list(conditions, "--conditions") or [],
+            "models": model_specs(model),
             "donor_conv": split_list(donor_conv, "--donor-conv"),
             "spoken": None if spoken is None else str(spoken),
-            "panel": split_list(panel, "--panel"),
+            "panel": None if panel is None else model_specs(panel, "--panel"),
             "resamples": resamples,
+            "study": study,
         },
-        Surface.cli(measure="--probe"),
+        Surface.cli(measure="--probe", models="--model"),
     )
-    conds = parse_conditions(list(options.conditions))
-    specs = model_specs(model)
     check_output_file(json_out, "--json")  # before any model runs
-    donors = [AudioAsset.from_file(p) for p in options.donor_conv]
-    spoken_map = load_spoken(options.spoken) if options.spoken else {}
     clips = load_clips(corpus, limit)
-    backends = dict(zip(specs, load_backends(specs)))
-    extra = [p for p in options.panel or () if p not in backends]
-    panel_backends = {**backends, **dict(zip(extra, load_backends(extra)))} if extra else backends
-    panel_map = {p: panel_backends[p] for p in options.panel or ()}
+    pool = local_pool([*(options.models or ()), *(options.panel or ())])
     with store_session(store) as handle, Progress(console=console, transient=True) as bar:
-        task = bar.add_task("conditions", total=len(conds))
+        inputs = audio_inputs(clips, pool, handle, seed=seed, normalizer=normalizer)
+        BATTERY.check(options, inputs, Surface.cli())
+        task = bar.add_task("conditions", total=len(options.conditions))
         done: list[str] = []
 
         def step(name: str) -> None:
@@ -89,23 +87,8 @@ def battery_cmd(
             done.append(name)
             bar.update(task, description=f"condition {name}")
 
-        res = run_battery(
-            clips,
-            backends,
-            options.measure,
-            [c.name for c in conds],
-            handle,
-            seed=seed,
-            spoken=spoken_map,
-            conv_donors=donors,
-            n_resamples=options.resamples,
-            panel=panel_map,
-            mining=options.mining,
-            families=options.families,
-            progress=step,
-        )
+        out = BATTERY.to_dict(BATTERY.run(inputs, options, progress=step))
         bar.advance(task)
-    out = res.to_dict()
     console.print(battery_table(out))
     if out["study"]:
         console.print(study_table(out))

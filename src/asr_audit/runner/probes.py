@@ -38,12 +38,9 @@ class ProbeContext:
     Prediction-file probes read ``predictions``. Audio probes also get the corpus's clips
     (``clips``: an ``asr_audit.corpus.clips.Corpus``, ``None`` for prediction-file corpora), the
     loaded backends by model name (``backends``, loaded lazily by ``backend(name)``), and the
-    store, so every derived transcription is cached like the plain ones. ``transcribe`` is the
-    executor's transcriber where it runs clips elsewhere (the Ray executor's
-    ``transcribe_clips``: a :class:`~asr_audit.probes.battery.recipe.RemoteTranscriber`); the
-    battery then transcribes there, its derived audio sent as recipes. ``remote`` is the executor's
-    model handle where the model runs elsewhere (the Ray executor's ``remote_model(name, store)``: a
-    :class:`~asr_audit.runner.ray_exec.RemoteModel`); lift then scores on the model's workers.
+    store, so every derived transcription is cached like the plain ones. (Probe objects get a
+    :class:`~asr_audit.probes.core.probe.ProbeInputs` instead, whose pool runs the models wherever
+    they run.)
     """
 
     corpus: str
@@ -53,8 +50,6 @@ class ProbeContext:
     normalizer: str
     clips: Any = None
     backend: Callable[[str], Any] | None = None
-    transcribe: Any = None
-    remote: Callable[[str, Any], Any] | None = None
     models: tuple[str, ...] = ()
     store: Store | None = None
     spec_path: str = "<spec>"
@@ -88,7 +83,7 @@ PROBE_MODULES: tuple[str, ...] = (
     "asr_audit.probes.predfiles.gate",
     "asr_audit.probes.audio.refdis_probe",
     "asr_audit.probes.audio.probes",
-    "asr_audit.runner.probes_battery",
+    "asr_audit.probes.battery.probe",
     "asr_audit.calib.probe",
     "asr_audit.mechrun.probe",
 )

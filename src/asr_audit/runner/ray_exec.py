@@ -214,8 +214,6 @@ class RayExecutor:
         keys = {m.name: key for key, m in models.items()}
         return {keys[r.model]: Transcribed(r.outcome, dict(r.unbuilt), dict(r.traits)) for r in results}
 
-    transcribe_clips = transcribe  # the battery's RemoteTranscriber (ProbeContext.transcribe), until it calls the pool
-
     def model(self, name: str, store: Store) -> RemoteModel:
         """The spec's model ``name`` as a :class:`~asr_audit.probes.core.models.Model` handle on its actor
         pool (the pool that transcribes, kept for the session): what the workers loaded (spec,
@@ -225,8 +223,6 @@ class RayExecutor:
             raise ConfigError(f"no model named {name!r} in the spec; available: {', '.join(self.models)}")
         _, info = self._call(self.models[name], "info", [], store)
         return RemoteModel(self, name, info, store)
-
-    remote_model = model  # the courtesy study's handle (ProbeContext.remote), until the battery calls the pool
 
     def _call(
         self, model: ModelSpec, method: str, payloads: Sequence[Any], store: Store
@@ -288,7 +284,7 @@ class RayExecutor:
     @contextmanager
     def session(self) -> Iterator[RayExecutor]:
         """Keep a Ray this executor starts, and the models' actor pools, up across :meth:`run` and
-        :meth:`transcribe_clips` calls (a whole ``asr-audit run``: the plan, then the battery's
+        :meth:`transcribe` calls (a whole ``asr-audit run``: the plan, then the battery's
         original audio and conditions), so each model loads once; kill the pools and shut a Ray it
         started down at the end, however the session ends (an error, Ctrl-C)."""
         self._held = True

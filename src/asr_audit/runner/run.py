@@ -54,6 +54,7 @@ __all__ = [
     "Job",
     "JobResult",
     "LocalExecutor",
+    "local_pool",
     "RunOutcome",
     "Shard",
     "make_executor",
@@ -171,6 +172,15 @@ class LocalExecutor:
                 )
                 results.append(JobResult(j.model.name, j.corpus.name, outcome))
         return results
+
+
+def local_pool(specs: Sequence[str] = (), loaded: Mapping[str, Any] | None = None) -> LocalExecutor:
+    """A :class:`~asr_audit.probes.core.probe.ModelPool` of the model specs a verb names (each its own
+    name, loaded here on first use): the pool a CLI verb or the API gives a probe, as a spec run
+    gives its executor. ``loaded`` adds backends loaded already, by name (a trained organism, a
+    test's doubles)."""
+    models = {s: ModelSpec(s, s) for s in [*specs, *(loaded or {})]}
+    return LocalExecutor(show_progress=False, backends=dict(loaded or {}), models=models)
 
 
 def _prediction_set(corpus: Any, results: Sequence[JobResult]) -> Any:
@@ -403,8 +413,6 @@ def _run(
             normalizer=spec.normalizer,
             clips=corpora.get(c.name),
             backend=getattr(executor, "backend_by_name", None),
-            transcribe=getattr(executor, "transcribe_clips", None),
-            remote=getattr(executor, "remote_model", None),
             models=tuple(m.name for m in spec.models) if c.spec is not None else (),
             store=store_handle,
             spec_path=spec.path,

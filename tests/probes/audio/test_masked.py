@@ -223,44 +223,46 @@ def test_noisy_audio_is_masked_at_the_clean_audio_times(number_corpus, store, al
     assert not bad.recipes and "moved time" in bad.failures[0][1]
 
 
+def _masked_battery(corpus, pool, store, cond):
+    """The battery's masked measure under ``cond`` (and the original audio) with the pool's ``reader``."""
+    from asr_audit.probes.battery.battery import BatteryOptions, run_battery
+    from asr_audit.probes.battery.conditions import parse_conditions
+
+    options = BatteryOptions(measure="masked", conditions=parse_conditions([cond.name]), models=("reader",))
+    return run_battery(pool, corpus, store, options)
+
+
 def test_battery_masked_noise_condition_judges_items(number_corpus, store) -> None:
     """Defect 9 through the battery: under noise:10db the masked measure judged n = 0 items because
     PocketSphinx aligned the noisy audio; a model that reads the noisy clips is now judged on all five."""
     pytest.importorskip("pocketsphinx")
     from probe_fakes import ReferenceCopier
 
-    from asr_audit.probes.battery.battery import MeasureSettings, _masked_condition
-    from asr_audit.probes.predfiles.refdis import RefdisParams
-
-    noisy, ctx, cond = _noisy(number_corpus)
+    noisy, _, cond = _noisy(number_corpus)
     reader = ReferenceCopier([(load_audio(c), c.reference) for c in noisy], spec="test-double:noisy-reader")
-    settings = MeasureSettings(mining=RefdisParams(), families=None, gate_max_wer=0.3)
-    out, failures = _masked_condition(cond, number_corpus, {"reader": reader}, ctx, store, settings)
-    assert len(out["reader"]) == 5 and set(out["reader"].values()) == {1}, failures
+    res = _masked_battery(number_corpus, LocalPool.of({"reader": reader}), store, cond)
+    failures = [f for f in res.failures if f["condition"] == cond.name]
+    assert len(res.items[cond.name]["reader"]) == 5 and set(res.items[cond.name]["reader"].values()) == {1}, failures
     assert not failures
 
 
-def test_battery_masked_measure_through_an_executor_transcriber_matches_local(number_corpus, store, tmp_path) -> None:
-    """Remotely, the degraded clips and the masked ones travel as recipes (a mask over a noise recipe);
-    the judged items are the local ones, and no backend is touched on the driver."""
+def test_battery_masked_measure_through_a_pool_elsewhere_matches_local(number_corpus, store, tmp_path) -> None:
+    """Where the pool runs its models elsewhere, the degraded clips and the masked ones travel as
+    recipes (a mask over a noise recipe); the judged items are the local ones, and no model is loaded
+    on the driver."""
     pytest.importorskip("pocketsphinx")
-    import dataclasses
-
     from probe_fakes import ReferenceCopier
-    from test_runner_report import _remote
+    from test_runner_report import _TravellingPool
 
-    from asr_audit.probes.battery.battery import MeasureSettings, _masked_condition
     from asr_audit.probes.battery.recipe import is_recipe
-    from asr_audit.probes.predfiles.refdis import RefdisParams
 
-    noisy, ctx, cond = _noisy(number_corpus)
+    noisy, _, cond = _noisy(number_corpus)
     reader = ReferenceCopier([(load_audio(c), c.reference) for c in noisy], spec="test-double:noisy-reader")
-    settings = MeasureSettings(mining=RefdisParams(), families=None, gate_max_wer=0.3)
-    local = _masked_condition(cond, number_corpus, {"reader": reader}, ctx, store, settings)
+    local = _masked_battery(number_corpus, LocalPool.of({"reader": reader}), store, cond)
     sent: list = []
-    remote = dataclasses.replace(ctx, transcribe=_remote({"reader": reader}, sent, tmp_path))
-    got = _masked_condition(cond, number_corpus, {"reader": object()}, remote, store, settings)
-    assert got == local and len(local[0]["reader"]) == 5
-    assert len(sent) == 1 and len(sent[0]) == 10 and all(is_recipe(c) for c in sent[0])
-    masks = [c for c in sent[0] if "__mask-" in c.id]
+    got = _masked_battery(number_corpus, _TravellingPool({"reader": reader}, sent, tmp_path), store, cond)
+    assert got == local and len(local.items[cond.name]["reader"]) == 5
+    # the original audio, the original condition's masked clips, then the noise condition's in one call
+    assert len(sent) == 3 and len(sent[-1]) == 10 and all(is_recipe(c) for c in sent[-1])
+    masks = [c for c in sent[-1] if "__mask-" in c.id]
     assert len(masks) == 5 and all(is_recipe(c.source.clip) for c in masks)  # the mask's source: the noise recipe

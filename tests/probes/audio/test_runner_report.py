@@ -69,12 +69,12 @@ def test_probe_parameters_are_checked(number_corpus, store, copier) -> None:
 
 
 def _remote(backends, sent, tmp_path):
-    """An executor's transcriber (as the Ray executor's ``transcribe_clips``): what it is sent travels
+    """An executor's transcription (as the Ray executor's ``transcribe``): what it is sent travels
     pickled, and is transcribed by ``backends`` through a store of its own."""
     import pickle
 
     from asr_audit.corpus.clips import Corpus
-    from asr_audit.probes.battery.recipe import RemoteAnswer
+    from asr_audit.probes.core.models import Transcribed
     from asr_audit.store.sqlite import Store
     from asr_audit.store.transcribe import transcribe_corpus
 
@@ -86,7 +86,7 @@ def _remote(backends, sent, tmp_path):
                 clips = pickle.loads(pickle.dumps(tuple(clips), protocol=5))
                 sent.append(clips)
                 outcome = transcribe_corpus(backends[name], Corpus("battery", "test", "battery", clips), own)
-                answers[name] = RemoteAnswer(outcome)
+                answers[name] = Transcribed(outcome)
             return answers
         finally:
             own.close()

@@ -100,7 +100,9 @@ def setup():
 @needs_flite
 @pytest.mark.parametrize("probe", ["courtesy", "refdis"])
 def test_fake_voice_drops_under_other_voice_and_conversational_donor(setup, tmp_path, probe: str) -> None:
-    from asr_audit.probes.battery.battery import run_battery
+    from asr_audit.probes.battery.battery import BatteryOptions, run_battery
+    from asr_audit.probes.battery.conditions import parse_conditions
+    from asr_audit.runner.run import local_pool
     from asr_audit.store.sqlite import open_store
 
     corpus, spoken, fake, tone = setup
@@ -113,9 +115,10 @@ def test_fake_voice_drops_under_other_voice_and_conversational_donor(setup, tmp_
     ]
     store = open_store(tmp_path / "s.sqlite")
     try:
-        res = run_battery(
-            corpus, {"fake": fake}, probe, conds, store, spoken=spoken, conv_donors=[tone], n_resamples=200, study=False
+        options = BatteryOptions(
+            measure=probe, conditions=parse_conditions(conds), models=("fake",), resamples=200, study=False
         )
+        res = run_battery(local_pool(loaded={"fake": fake}), corpus, store, options, spoken=spoken, conv_donors=[tone])
     finally:
         store.close()
     rate = {c.condition: c.accept_ref for c in res.cells}
@@ -141,10 +144,11 @@ def test_fake_voice_drops_under_other_voice_and_conversational_donor(setup, tmp_
 
 
 def test_runner_registers_battery_and_courtesy() -> None:
+    from asr_audit.probes.core.probe import get_probe
     from asr_audit.runner import probes
 
-    if "asr_audit.runner.probes_battery" not in probes.PROBE_MODULES:
-        import asr_audit.runner.probes_battery  # noqa: F401
+    assert "asr_audit.probes.battery.probe" in probes.PROBE_MODULES
     names = probes.available_probes()
     assert {"battery", "courtesy"} <= set(names)
-    assert "conditions" in probes.get_probe("battery").params
+    assert probes.is_core_probe("battery") and probes.is_core_probe("courtesy")
+    assert "conditions" in get_probe("battery").params and "measure" not in get_probe("courtesy").params

@@ -16,12 +16,34 @@ from battery_null import NullModel, make_world
 
 from asr_audit.corpus.clips import Corpus
 from asr_audit.errors import ConfigError
-from asr_audit.probes.battery.battery import run_battery
+from asr_audit.probes.battery.battery import BatteryOptions, BatteryResult, run_battery
+from asr_audit.probes.battery.conditions import parse_conditions
+from asr_audit.runner.run import local_pool
 
 N_WORLDS = 60
 NOMINAL = 0.05
 # flags allowed per honest model: nominal + 2.5 Monte-Carlo standard errors over N_WORLDS worlds
 MAX_FLAG_RATE = NOMINAL + 2.5 * (NOMINAL * (1 - NOMINAL) / N_WORLDS) ** 0.5
+
+
+def _noise(
+    corpus: Corpus,
+    measure: str,
+    tested: dict[str, NullModel],
+    panel: dict[str, NullModel] | None = None,
+    seed: int = 0,
+    resamples: int = 1000,
+) -> BatteryResult:
+    """The battery's ``measure`` under ``noise:10db`` (no case study)."""
+    options = BatteryOptions(
+        measure=measure,
+        conditions=parse_conditions(["noise:10db"]),
+        models=tuple(tested),
+        panel=None if panel is None else tuple(panel),
+        resamples=resamples,
+        study=False,
+    )
+    return run_battery(local_pool(loaded={**(panel or {}), **tested}), corpus, None, options, seed=seed)
 
 
 def _simulate(measure: str, n_worlds: int = N_WORLDS) -> tuple[dict[str, list[bool]], dict[str, list[float]]]:
@@ -40,9 +62,7 @@ def _simulate(measure: str, n_worlds: int = N_WORLDS) -> tuple[dict[str, list[bo
 
         tested = {"t1": model("t1"), "t2": model("t2"), "t3": model("t3", copy_original=True)}
         panel = {"p1": model("p1"), "p2": model("p2"), "p3": model("p3"), "t1": tested["t1"]}
-        res = run_battery(
-            corpus, tested, measure, ["noise:10db"], None, seed=seed, panel=panel, n_resamples=300, study=False
-        )
+        res = _noise(corpus, measure, tested, panel, seed=seed, resamples=300)
         for d in res.differences:
             assert d["n_items"] > 0
             flags.setdefault(d["model"], []).append(d["ci_low"] > 0 or d["ci_high"] < 0)
@@ -64,7 +84,7 @@ def test_without_spoken_text_or_panel_the_measure_refuses_in_one_line(measure: s
     corpus, spoken = make_world(0, n_clips=5)
     tested = {"t1": NullModel("t1", corpus, spoken, 0)}
     with pytest.raises(ConfigError) as err:
-        run_battery(corpus, tested, measure, ["noise:10db"], None)
+        _noise(corpus, measure, tested)
     msg = str(err.value)
     assert "\n" not in msg and "--panel" in msg and "--spoken" in msg
 
@@ -74,7 +94,7 @@ def test_a_panel_member_alone_cannot_be_left_out() -> None:
     t1 = NullModel("t1", corpus, spoken, 0)
     panel = {"p1": NullModel("p1", corpus, spoken, 0), "p2": NullModel("p2", corpus, spoken, 0), "t1": t1}
     with pytest.raises(ConfigError, match=r"got 2 after leaving out the tested model 't1'; fix: .*--panel"):
-        run_battery(corpus, {"t1": t1}, "refdis", ["noise:10db"], None, panel=panel)
+        _noise(corpus, "refdis", {"t1": t1}, panel)
 
 
 def test_panel_members_are_scored_without_their_own_outputs() -> None:
@@ -90,26 +110,18 @@ def test_panel_members_are_scored_without_their_own_outputs() -> None:
 
     # the panel members other than t1 always drop the opener: only t1 (never dropping) says it
     panel = {"p1": model("p1", 1.0), "p2": model("p2", 1.0), "p3": model("p3", 1.0), "t1": model("t1", 0.0)}
-    res = run_battery(
-        corpus,
-        {"t1": panel["t1"]},
-        "refdis",
-        ["noise:10db"],
-        None,
-        panel=panel,
-        n_resamples=50,
-        study=False,
-        mining=None,
-    )
+    res = _noise(corpus, "refdis", {"t1": panel["t1"]}, panel, resamples=50)
     assert res.cell("t1", "original").n == 0  # t1's own outputs never make its items
 
 
 def test_spec_and_cli_name_the_panel() -> None:
     from asr_audit.options import Surface
     from asr_audit.probes.battery.battery import BatteryOptions
-    from asr_audit.runner.probes_battery import BATTERY_PARAMS
+    from asr_audit.probes.core.probe import get_probe
+    from asr_audit.runner.probes import load_probes
 
-    assert "panel" in BATTERY_PARAMS
+    load_probes()
+    assert "panel" in get_probe("battery").params
     opts = BatteryOptions.from_mapping({"conditions": ["noise:10db"], "panel": "a,b,c"}, Surface.cli())
     assert opts.panel == ("a", "b", "c")
     assert BatteryOptions.from_mapping({"conditions": ["noise:10db"]}, Surface.cli()).panel is None
@@ -177,3 +189,27 @@ def test_cli_without_spoken_or_panel_is_one_line_and_panel_runs(run_cli, tmp_pat
     assert code == 0, err
     (cell,) = json.loads(out.read_text())["cells"]
     assert cell["n"] == 6 and cell["accept_ref"] == 0.0  # the opener the other three panel members heard
+
+
+def test_cli_study_switch_and_normalizer_reach_the_probe(run_cli, tmp_path) -> None:
+    """``--no-study`` leaves the courtesy study out, as ``study = false`` does in a spec; ``--normalizer``
+    names the normalizer the spec's ``normalizer`` names (an unknown one is a one-line error)."""
+    import json
+
+    import asr_audit.cli as cli
+
+    if "asr_audit.cli.battery" not in cli.VERB_MODULES:
+        cli.VERB_MODULES.append("asr_audit.cli.battery")
+    man, preds = _preds_corpus(tmp_path)
+    common = ["--model", preds[0], "--corpus", man, "--probe", "courtesy", "--conditions", "original"]
+    common += ["--panel", ",".join(preds[1:]), "--store", tmp_path / "s.sqlite", "--resamples", "20"]
+    studies = []
+    for flag in ("--study", "--no-study"):
+        out = tmp_path / f"{flag}.json"
+        code, _, err = run_cli("battery", *common, flag, "--json", out)
+        assert code == 0, err
+        studies.append(json.loads(out.read_text())["study"])
+    assert [r["condition"] for r in studies[0]] == ["full", "truncated", "attn-isolated", "translate"]
+    assert studies[1] == []
+    code, _, err = run_cli("battery", *common, "--normalizer", "klingon")
+    assert code == 2 and "klingon" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1

@@ -64,8 +64,10 @@ def test_truncation_difference_pairs_arms_judged_by_one_rule() -> None:
     import numpy as np
 
     from asr_audit.corpus.clips import ArraySource, Clip, Corpus
-    from asr_audit.probes.battery.battery import run_battery
+    from asr_audit.probes.battery.battery import BatteryOptions, run_battery
+    from asr_audit.probes.battery.conditions import parse_conditions
     from asr_audit.probes.predfiles.refdis import preset_params
+    from asr_audit.runner.run import local_pool
 
     spoken = "Thank you, Mr President. The committee approved."
     x = (0.1 * np.sin(2 * np.pi * 220 * np.arange(32000) / 16000)).astype(np.float32)
@@ -73,18 +75,21 @@ def test_truncation_difference_pairs_arms_judged_by_one_rule() -> None:
         "t", "test", "t", (Clip("c", "The committee approved.", source=ArraySource(x, 16000), duration=2.0),)
     )
     words = [(w, 0.1 + 0.25 * i, 0.3 + 0.25 * i) for i, w in enumerate(spoken.split())]
+    options = BatteryOptions(
+        conditions=parse_conditions(["truncate:1w0.25s"]),
+        models=("m",),
+        resamples=50,
+        study=False,
+        mining=preset_params("anchor", loo=False),  # the public code's exact verdicts
+    )
     res = run_battery(
+        local_pool(loaded={"m": _SameWords()}),
         corpus,
-        {"m": _SameWords()},
-        "refdis",
-        ["truncate:1w0.25s"],
         None,
+        options,
         spoken={"c": spoken},
         timings=lambda clip, text: words,
-        n_resamples=50,
-        study=False,
-        mining=preset_params("anchor", loo=False),
-    )  # the public code's exact verdicts
+    )
     assert res.cell("m", "original").accept_ref == 1.0  # two-reference verdict on the whole clip
     assert res.cell("m", "truncate:1w0.25s").accept_ref == 0.0  # window rule on the cut clip
     (d,) = res.differences

@@ -494,7 +494,7 @@ class Heard:
 
 
 # (unmasked clips, the corpus, the plan) -> one Heard per model: how the masked clips are heard
-# (:func:`pool_hearing` by default; the battery's degraded clips: ``probes/battery/recipe.py::remote_hearing``)
+# (:func:`pool_hearing` by default; the battery's degraded clips: ``probes/battery/recipe.py::recipe_hearing``)
 Hear = Callable[[Corpus, Corpus, MaskPlan], Sequence[Heard]]
 
 

@@ -52,14 +52,28 @@ from asr_audit.probes.core.probe import ModelPool, ProbeInputs, get_probe, probe
 
 
 def audio_inputs(
-    clips: Corpus, pool: ModelPool, store: Any, *, seed: int = 0, log: Callable[[str], None] | None = None
+    clips: Corpus,
+    pool: ModelPool,
+    store: Any,
+    *,
+    seed: int = 0,
+    normalizer: str = "whisper",
+    log: Callable[[str], None] | None = None,
 ) -> ProbeInputs:
     """The inputs of an audio probe on ``clips`` with every model of ``pool`` (a CLI verb's, the API's):
     the references as the prediction set (no model's predictions yet)."""
     refs = {c.id: c.reference.strip() for c in sorted(clips.clips, key=lambda c: c.id)}
     preds = PredictionSet((), refs, clips.name, clips.source, {})
     return ProbeInputs(
-        corpus=clips.name, predictions=preds, seed=seed, clips=clips, pool=pool, models=pool.names, store=store, log=log
+        corpus=clips.name,
+        predictions=preds,
+        seed=seed,
+        normalizer=normalizer,
+        clips=clips,
+        pool=pool,
+        models=pool.names,
+        store=store,
+        log=log,
     )
 
 

@@ -45,7 +45,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import partial
 from typing import Any
 
 from asr_audit.corpus.clips import Corpus
@@ -62,9 +61,9 @@ from asr_audit.probes.battery.conditions import (
     parse_conditions,
     realize,
 )
-from asr_audit.probes.battery.courtesy import courtesy_present, courtesy_study, eligible_clips
-from asr_audit.probes.battery.recipe import built, realize_once, remote_hearing
-from asr_audit.probes.core.models import LocalPool, Variant
+from asr_audit.probes.battery.courtesy import Measured, courtesy_present, courtesy_study, eligible_clips
+from asr_audit.probes.battery.recipe import built, is_recipe, recipe_hearing
+from asr_audit.probes.core.probe import ModelPool
 from asr_audit.probes.predfiles.inflation import apply_edits
 from asr_audit.probes.predfiles.ortho import SwitchRateOptions, switch_rate
 from asr_audit.probes.predfiles.refdis import (
@@ -81,8 +80,7 @@ from asr_audit.registry import Registry
 from asr_audit.stats.did import difference_in_differences, paired_difference
 from asr_audit.stats.intervals import wilson
 from asr_audit.stats.rng import model_rng
-from asr_audit.store.base import Store, require_store
-from asr_audit.store.transcribe import transcribe_corpus
+from asr_audit.store.base import Store
 from asr_audit.text.align import AlignmentCache, opcodes
 from asr_audit.text.normalize import get_normalizer, normalize_many
 from asr_audit.text.text2num import with_text2num
@@ -426,45 +424,75 @@ class OrthoJudge(_Judge):
 # --- the grid -------------------------------------------------------------------------------------
 
 
-def _transcribe(
-    backend: Any, clips: Sequence[Any], store: Store | None, name: str
-) -> tuple[dict[str, str], list[dict[str, str]]]:
-    if not clips:
-        return {}, []
-    return _texts(transcribe_corpus(backend, Corpus("battery", "test", "battery", tuple(clips)), store), name)
-
-
 def _texts(outcome: Any, name: str) -> tuple[dict[str, str], list[dict[str, str]]]:
     """A transcription outcome as (clip id -> text, failure rows of model ``name``)."""
     fails = [{"model": name, "clip_id": f.clip_id, "reason": f.reason} for f in outcome.failures]
     return {r.clip_id: r.hypothesis for r in outcome.records}, fails
 
 
+Texts = tuple[dict[str, str], list[dict[str, str]]]  # clip id -> text, failure rows
+Scored = tuple[dict[str, dict[str, int]], list[dict[str, str]]]  # model -> item -> 0/1, failure rows
+
+
 def _transcribe_all(
-    backends: Mapping[str, Any],
-    jobs: Mapping[str, Sequence[Any]],
-    store: Store | None,
-    remote: Any,
-    traits: dict[str, Any] | None = None,
-) -> tuple[dict[str, tuple[dict[str, str], list[dict[str, str]]]], dict[str, str]]:
-    """Every model's clips (model name -> clips), here with its backend or, given ``remote`` (an
-    executor's :class:`~asr_audit.probes.battery.recipe.RemoteTranscriber`), on its workers: per
-    model (texts, failure rows), and the recipe clips that could be built nowhere (clip id -> why).
-    ``traits`` receives what the workers reported of each model's backend."""
-    if remote is None:
-        return {name: _transcribe(backends[name], clips, store, name) for name, clips in jobs.items()}, {}
-    answers = remote({name: clips for name, clips in jobs.items() if clips}, store)
+    pool: ModelPool, jobs: Mapping[str, Sequence[Any]], store: Store | None
+) -> tuple[dict[str, Texts], dict[str, str], dict[str, dict[str, bool]]]:
+    """Every model's clips (model name -> clips, recipes included) transcribed by the pool in one call:
+    per model (texts, failure rows); the recipe clips that could be built nowhere (clip id -> why,
+    as a realization raises it: see :func:`_unbuildable`); and what the pool reported of each
+    model's backend (:func:`~asr_audit.probes.battery.courtesy.backend_traits`, where it runs the
+    model elsewhere)."""
+    answers = pool.transcribe({name: clips for name, clips in jobs.items() if clips}, store)
     unbuilt: dict[str, str] = {}
-    out: dict[str, tuple[dict[str, str], list[dict[str, str]]]] = {}
+    traits: dict[str, dict[str, bool]] = {}
+    out: dict[str, Texts] = {}
     for name in jobs:
         if name not in answers:
             out[name] = ({}, [])
             continue
         out[name] = _texts(answers[name].outcome, name)
         unbuilt.update(answers[name].unbuilt)
-        if traits is not None and answers[name].traits:
+        if answers[name].traits:
             traits[name] = dict(answers[name].traits)
-    return out, unbuilt
+    unbuilt.update(_unbuildable(jobs, out, unbuilt))
+    return out, unbuilt, traits
+
+
+def _unbuildable(
+    jobs: Mapping[str, Sequence[Any]], out: Mapping[str, Texts], unbuilt: Mapping[str, str]
+) -> dict[str, str]:
+    """The recipe clips that failed and cannot be built here either (clip id -> the error building
+    raises): a realization that fails, told apart from a model that fails on audio that exists. A
+    pool that builds recipes where it reads them (a local pool) reports such a clip as a failed
+    transcription; one whose workers build them reports it as unbuilt already. Only failed clips are
+    built again."""
+    recipes = {c.id: c for clips in jobs.values() for c in clips if is_recipe(c)}
+    failed = {f["clip_id"] for _, fails in out.values() for f in fails} & set(recipes) - set(unbuilt)
+    found: dict[str, str] = {}
+    for cid in sorted(failed):
+        try:
+            built(recipes[cid])
+        except AuditError as exc:
+            found[cid] = str(exc)
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class _Grid:
+    """What every condition of one battery run reads: the pool and the store, the corpus, the tested
+    models, the realization context, the normalizer, the original-audio transcripts of every model
+    (tested and panel: model -> clip id -> text), what the pool reported of each backend, and the
+    measure's settings."""
+
+    pool: ModelPool
+    store: Store | None
+    corpus: Corpus
+    models: tuple[str, ...]
+    ctx: ConditionContext
+    normalize: Callable[[str], Tokens]
+    hyps0: Mapping[str, Mapping[str, str]]
+    traits: Mapping[str, Mapping[str, bool]]
+    settings: MeasureSettings
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -604,102 +632,124 @@ def _consensus(
 
 
 def run_battery(
+    pool: ModelPool,
     corpus: Corpus,
-    backends: Mapping[str, Any],
-    probe: str,
-    conditions: str | Sequence[str],
     store: Store | None,
+    options: BatteryOptions,
     *,
     seed: int = 0,
+    normalizer: str = "whisper",
     spoken: Mapping[str, str] | None = None,
     conv_donors: Sequence[Any] = (),
-    normalizer: str = "whisper",
-    panel: Mapping[str, Any] | None = None,
-    mining: RefdisParams | None = None,
-    families: Sequence[str] | None = None,
-    gate_max_wer: float = 0.3,
-    n_resamples: int = 1000,
     timings: Callable[[Any, str], Sequence[tuple[str, float, float]]] | None = None,
     progress: Callable[[str], None] | None = None,
-    study: bool = True,
-    remote: Any = None,
-    isolate: Any = None,
 ) -> BatteryResult:
-    """Run ``probe`` over ``corpus`` under every condition for every backend (name -> backend).
+    """The measure of ``options`` over ``corpus`` under every condition, for every tested model.
 
-    ``panel`` (name -> backend; members may be tested models too) says what the audio says when
-    ``spoken`` does not: the ``refdis`` and ``courtesy`` measures mine it from the panel's outputs
-    on the original audio, leaving a tested member out of its own items (:func:`panel_views`), and
-    refuse to run without either. ``mining`` configures the ``refdis`` measure (default: the
-    anchor preset), ``families`` the ``ortho`` measure (default: all), ``gate_max_wer`` the
-    ``masked`` measure; see :class:`BatteryOptions` for the options record the CLI and the runner
-    build them from.
+    The tested models are ``options.models`` and the panel ``options.panel``, all taken from
+    ``pool`` (the models wherever they run). The panel (members may be tested models too) says
+    what the audio says when ``spoken`` (clip id -> text) does not: the ``refdis`` and ``courtesy``
+    measures mine it from the panel's outputs on the original audio, leaving a tested member out
+    of its own items (:func:`panel_views`), and refuse to run without either. ``conv_donors`` are
+    conversational donor recordings (``donor:conv``); ``timings`` replaces the aligner's word
+    timings (tests); ``progress`` is told each condition's name as it starts.
 
-    ``remote`` (an executor's :class:`~asr_audit.probes.battery.recipe.RemoteTranscriber`, e.g. the
-    Ray executor's) transcribes on its workers instead of with ``backends``: the original audio as
-    it is, the realized clips of the judged conditions as recipes their workers build
-    (:func:`~asr_audit.probes.battery.conditions.realize` with ``lazy``); the result is the one
-    ``backends`` give. The masked measure transcribes there too (its degraded and masked clips as
-    recipes; the masks are planned here), and so does the courtesy study's translate arm. ``isolate``
-    (:data:`~asr_audit.probes.battery.courtesy.Isolate`, the executor's) runs the study's
-    attn-isolated arm of white-box models on the workers too; without it that arm runs here.
+    Every model runs through the pool, wherever it runs: the original audio as it is, every judged
+    condition's realized clips as recipes (:func:`~asr_audit.probes.battery.conditions.realize` with
+    ``lazy``), all conditions in one call, so a pool whose models run elsewhere builds them there (a
+    local pool builds each when it reads it: the same samples). The masked measure transcribes
+    through the pool too (its degraded and masked clips as recipes; the masks are planned here), and
+    so do the courtesy study's translate and attn-isolated arms.
     """
 
-    measure = MEASURES.get(probe)
-    if not backends:
+    measure = MEASURES.get(options.measure)
+    if not options.models:
         raise ConfigError("the battery needs at least one model; fix: --model whisper-tiny.en,...")
-    conds = parse_conditions(conditions)
+    models, panel = tuple(options.models), tuple(options.panel or ())
     norm = with_text2num(get_normalizer(normalizer)) if measure.text2num else get_normalizer(normalizer)
 
     def normalize(text: str) -> Tokens:
         return tuple(normalize_many(norm, [text])[0].split())
 
-    ctx = ConditionContext(corpus.clips, seed, dict(spoken or {}), tuple(conv_donors), timings, remote, isolate=isolate)
-    failures: list[dict[str, str]] = []
-    hyps0: dict[str, dict[str, str]] = {}
-    panel = dict(panel or {})
+    ctx = ConditionContext(corpus.clips, seed, dict(spoken or {}), tuple(conv_donors), timings)
     unknown = [c for c in corpus.clips if c.id not in ctx.spoken]
     if measure.spoken_or_panel and unknown and not panel:  # refuse before transcribing anything
-        raise _no_panel(probe, len(unknown))
-    everyone = {**backends, **{p: b for p, b in panel.items() if p not in backends}}
-    originals, _ = _transcribe_all(everyone, dict.fromkeys(everyone, corpus.clips), store, remote, ctx.traits)
-    for name, (texts, f) in originals.items():
-        hyps0[name] = texts
-        failures += [{**x, "condition": "original"} for x in f]
-    settings = MeasureSettings(mining=mining or RefdisParams(), families=families, gate_max_wer=gate_max_wer)
-    judge = (
-        None
-        if measure.judge is None
-        else measure.judge(corpus, ctx, hyps0, normalize, settings, list(panel), list(backends))
-    )
-    items: dict[str, dict[str, dict[str, int]]] = {}
-    n_items: dict[str, int] = {}
+        raise _no_panel(options.measure, len(unknown))
+    everyone = tuple(dict.fromkeys([*models, *panel]))
+    originals, _, traits = _transcribe_all(pool, dict.fromkeys(everyone, corpus.clips), store)
+    failures = [{**x, "condition": "original"} for _, f in originals.values() for x in f]
+    settings = MeasureSettings(mining=options.mining, families=options.families, gate_max_wer=options.gate_max_wer)
+    g = _Grid(pool, store, corpus, models, ctx, normalize, {m: t for m, (t, _) in originals.items()}, traits, settings)
+    judge = None if measure.judge is None else measure.judge(corpus, ctx, g.hyps0, normalize, settings, panel, models)
+    items, f = _grid_items(g, measure, judge, options.conditions, progress)
+    failures += f
+    conds = options.conditions
+    baselines, notes = _baselines(judge, conds, corpus, models, items, g.hyps0, normalize)
     clusters = {c.id: " ".join(normalize(c.reference)) for c in corpus.clips}
-    ahead: dict[str, tuple[Any, ...]] = {}  # remotely: every condition planned, then transcribed in one call
-    if remote is not None and judge is not None:
-        plans = [(c, _plan_condition(c, corpus, backends, judge, ctx)) for c in conds]
-        done = _transcribe_planned([p for _, p in plans], backends, store, remote)
-        ahead = {c.name: (p, *t) for (c, p), t in zip(plans, done)}
+    rows: tuple[dict[str, Any], ...] = ()
+    if measure.study is not None and options.study:
+        rows = measure.study(g, judge, items, conds)
+    return BatteryResult(
+        probe=options.measure,
+        corpus=corpus.name,
+        conditions=tuple(c.name for c in conds),
+        models=models,
+        cells=tuple(_cells(conds, models, items, failures)),
+        differences=tuple(_differences(conds, models, items, baselines, clusters, seed, options.resamples)),
+        did=tuple(_dids(conds, models, items, clusters, seed, options.resamples)),
+        seed=seed,
+        n_items={c.name: len({k for per in items[c.name].values() for k in per}) for c in conds},
+        failures=tuple(failures),
+        study=rows,
+        notes=notes,
+        items=items,
+    )
+
+
+def _grid_items(
+    g: _Grid,
+    measure: Measure,
+    judge: _Judge | None,
+    conds: Sequence[Condition],
+    progress: Callable[[str], None] | None,
+) -> tuple[dict[str, dict[str, dict[str, int]]], list[dict[str, str]]]:
+    """Every condition's items (condition -> model -> item -> 0/1) and failure rows: a judged measure
+    realizes every condition (``progress`` told each), then transcribes them all in one pool call;
+    a measure that scores a condition itself (``masked``) runs them one after another."""
+    items: dict[str, dict[str, dict[str, int]]] = {}
+    failures: list[dict[str, str]] = []
+    if judge is None:
+        score = measure.condition
+        assert score is not None  # a measure has exactly one of judge and condition (Measure.__post_init__)
+        for cond in conds:
+            if progress:
+                progress(cond.name)
+            items[cond.name], f = score(g, cond)
+            failures += f
+        return items, failures
+    plans = []
     for cond in conds:
         if progress:
             progress(cond.name)
-        if measure.condition is not None:
-            items[cond.name], f = measure.condition(cond, corpus, backends, ctx, store, settings)
-        elif judge is not None and cond.name in ahead:
-            planned, transcribed, unbuilt = ahead[cond.name]
-            items[cond.name], f = _judge_condition(
-                cond, corpus, backends, judge, ctx, normalize, hyps0, planned, transcribed, unbuilt
-            )
-        elif judge is not None:  # a measure has exactly one of condition and judge (Measure.__post_init__)
-            items[cond.name], f = _run_condition(cond, corpus, backends, judge, ctx, store, normalize, hyps0)
+        plans.append(_plan_condition(g, cond, judge))
+    for cond, planned, (transcribed, unbuilt) in zip(conds, plans, _transcribe_planned(g, plans)):
+        items[cond.name], f = _judge_condition(g, cond, judge, planned, transcribed, unbuilt)
         failures += f
-        n_items[cond.name] = len({k for per in items[cond.name].values() for k in per})
+    return items, failures
+
+
+def _cells(
+    conds: Sequence[Condition],
+    models: Sequence[str],
+    items: Mapping[str, Mapping[str, Mapping[str, int]]],
+    failures: Sequence[Mapping[str, str]],
+) -> list[Cell]:
+    """Accept-ref with its Wilson interval per condition and model, and the failures counted there."""
     cells = []
     for cond in conds:
-        for name in backends:
+        for name in models:
             vals = list(items[cond.name].get(name, {}).values())
             w = wilson(sum(vals), len(vals))
-            n_fail = sum(1 for x in failures if x["model"] == name and x["condition"] == cond.name)
             cells.append(
                 Cell(
                     model=name,
@@ -709,45 +759,39 @@ def run_battery(
                     accept_ref=w.rate if w.n else None,
                     ci_low=w.low if w.n else None,
                     ci_high=w.high if w.n else None,
-                    n_failed=n_fail,
+                    n_failed=sum(1 for x in failures if x["model"] == name and x["condition"] == cond.name),
                 )
             )
-    notes: tuple[str, ...] = ()
+    return cells
+
+
+def _baselines(
+    judge: _Judge | None,
+    conds: Sequence[Condition],
+    corpus: Corpus,
+    models: Sequence[str],
+    items: Mapping[str, Any],
+    hyps0: Mapping[str, Mapping[str, str]],
+    normalize: Callable[[str], Tokens],
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """Per condition the items it is paired with (the original audio's; for a refdis truncation,
+    the original audio judged by the window rule, the same rule in both arms), and the note saying so."""
     baselines = {c.name: items["original"] for c in conds}
-    if isinstance(judge, RefdisJudge) and any(c.truncate is not None for c in conds):  # same rule in both arms
-        window = {
-            m: {
-                k: v
-                for c in corpus.clips
-                for k, v in judge.window_items(c.id, _norm_or_none(hyps0[m].get(c.id), normalize), m).items()
-            }
-            for m in backends
+    if not isinstance(judge, RefdisJudge) or all(c.truncate is None for c in conds):
+        return baselines, ()
+    window = {
+        m: {
+            k: v
+            for c in corpus.clips
+            for k, v in judge.window_items(c.id, _norm_or_none(hyps0[m].get(c.id), normalize), m).items()
         }
-        baselines.update({c.name: window for c in conds if c.truncate is not None})
-        notes = (
-            "truncation conditions are judged by the window rule and paired with the original audio judged "
-            "by the same rule (baseline 'original (window rule)'); the original cell uses two-reference "
-            "verdicts",
-        )
-    diffs = _differences(conds, list(backends), items, baselines, clusters, seed, n_resamples)
-    dids = _dids(conds, list(backends), items, clusters, seed, n_resamples)
-    rows: tuple[dict[str, Any], ...] = ()
-    if measure.study is not None and study:
-        rows = measure.study(backends, corpus, judge, ctx, items, store, hyps0, conds, normalize)
-    return BatteryResult(
-        probe=probe,
-        corpus=corpus.name,
-        conditions=tuple(c.name for c in conds),
-        models=tuple(backends),
-        cells=tuple(cells),
-        differences=tuple(diffs),
-        did=tuple(dids),
-        seed=seed,
-        n_items=n_items,
-        failures=tuple(failures),
-        study=rows,
-        notes=notes,
-        items=items,
+        for m in models
+    }
+    baselines.update({c.name: window for c in conds if c.truncate is not None})
+    return baselines, (
+        "truncation conditions are judged by the window rule and paired with the original audio judged "
+        "by the same rule (baseline 'original (window rule)'); the original cell uses two-reference "
+        "verdicts",
     )
 
 
@@ -765,52 +809,41 @@ class _Planned:
     jobs: dict[str, list[Any]]
 
 
-def _plan_condition(
-    cond: Condition,
-    corpus: Corpus,
-    backends: Mapping[str, Any],
-    judge: _Judge,
-    ctx: ConditionContext,
-    store: Store | None = None,
-) -> _Planned:
-    """Realize every unit of ``cond`` (as recipes when ``ctx.transcribe`` runs the clips elsewhere, or
-    when ``store`` already holds every model's transcript of them: :func:`~asr_audit.probes.battery.recipe.realize_once`)."""
+def _plan_condition(g: _Grid, cond: Condition, judge: _Judge) -> _Planned:
+    """Realize every unit of ``cond`` as recipes (built where the pool reads them), and list each
+    tested model's clips to transcribe."""
 
     unusable: list[tuple[int, str, str]] = []
     realized: list[tuple[int, Unit, Realized]] = []
-    for clip in corpus.clips:
+    for clip in g.corpus.clips:
         units = judge.span_units(clip.id) if cond.truncate is not None else judge.units(clip.id)
         if isinstance(judge, OrthoJudge) and cond.truncate is None:
             units = [Unit(clip.id, clip.id)]
         for u in units:
             at = len(realized) + len(unusable)
             try:
-                realized.append((at, u, realize_once(partial(realize, cond, clip, ctx, u.span), ctx, store, backends)))
+                realized.append((at, u, realize(cond, clip, g.ctx, u.span, lazy=True)))
             except ConfigError:
                 raise
             except AuditError as exc:
                 unusable.append((at, u.key, str(exc)))
     jobs: dict[str, list[Any]] = {}
     if not cond.is_original:
-        for name in backends:
+        for name in g.models:
             mine = [r for _, u, r in realized if judge.applies(u, name)]
             jobs[name] = [r.clip for r in mine] + [r.donor for r in mine if r.donor]
     return _Planned(realized, unusable, jobs)
 
 
-def _transcribe_planned(
-    planned: Sequence[_Planned], backends: Mapping[str, Any], store: Store | None, remote: Any
-) -> list[tuple[dict[str, tuple[dict[str, str], list[dict[str, str]]]], dict[str, str]]]:
-    """Transcribe the clips of several planned conditions: locally one condition after another (its
-    audio in memory only while it is transcribed), remotely in one call (each model's actors start
-    once); per condition what :func:`_transcribe_all` returns."""
-    if remote is None or len(planned) < 2:
-        return [_transcribe_all(backends, p.jobs, store, remote) for p in planned]
-    merged = {name: [c for p in planned for c in p.jobs.get(name, [])] for name in backends}
-    every, unbuilt = _transcribe_all(backends, merged, store, remote)
+def _transcribe_planned(g: _Grid, planned: Sequence[_Planned]) -> list[tuple[dict[str, Texts], dict[str, str]]]:
+    """Transcribe the clips of several planned conditions in one pool call (a pool that runs its
+    models elsewhere starts each model's workers once); per condition the texts and failure rows of
+    each model, and the recipe clips built nowhere."""
+    merged = {name: [c for p in planned for c in p.jobs.get(name, [])] for name in g.models}
+    every, unbuilt, _ = _transcribe_all(g.pool, merged, g.store)
     out = []
     for p in planned:
-        per: dict[str, tuple[dict[str, str], list[dict[str, str]]]] = {}
+        per: dict[str, Texts] = {}
         for name, clips in p.jobs.items():
             ids = {c.id for c in clips}
             texts, fails = every[name]
@@ -820,34 +853,23 @@ def _transcribe_planned(
     return out
 
 
-def _run_condition(
-    cond: Condition,
-    corpus: Corpus,
-    backends: Mapping[str, Any],
-    judge: _Judge,
-    ctx: ConditionContext,
-    store: Store | None,
-    normalize: Callable[[str], Tokens],
-    hyps0: Mapping[str, Mapping[str, str]],
-) -> tuple[dict[str, dict[str, int]], list[dict[str, str]]]:
-    planned = _plan_condition(cond, corpus, backends, judge, ctx, store)
-    ((transcribed, unbuilt),) = _transcribe_planned([planned], backends, store, ctx.transcribe)
-    return _judge_condition(cond, corpus, backends, judge, ctx, normalize, hyps0, planned, transcribed, unbuilt)
+def _run_condition(g: _Grid, cond: Condition, judge: _Judge) -> Scored:
+    """One condition planned, transcribed and judged (the courtesy study's own truncation)."""
+    planned = _plan_condition(g, cond, judge)
+    ((transcribed, unbuilt),) = _transcribe_planned(g, [planned])
+    return _judge_condition(g, cond, judge, planned, transcribed, unbuilt)
 
 
 def _judge_condition(
+    g: _Grid,
     cond: Condition,
-    corpus: Corpus,
-    backends: Mapping[str, Any],
     judge: _Judge,
-    ctx: ConditionContext,
-    normalize: Callable[[str], Tokens],
-    hyps0: Mapping[str, Mapping[str, str]],
     planned: _Planned,
-    transcribed: dict[str, tuple[dict[str, str], list[dict[str, str]]]],
+    transcribed: dict[str, Texts],
     unbuilt: Mapping[str, str],
 ) -> tuple[dict[str, dict[str, int]], list[dict[str, str]]]:
     """Items and failure rows of one condition from its planned units and their transcripts."""
+    normalize = g.normalize
     realized, unusable = list(planned.realized), list(planned.unusable)
     if unbuilt:  # built nowhere (the driver raised what a local realization raises): as if it had failed here
         gone = [(at, u, r) for at, u, r in realized if r.clip.id in unbuilt or (r.donor and r.donor.id in unbuilt)]
@@ -858,12 +880,12 @@ def _judge_condition(
             transcribed[name] = (texts, [x for x in f if x["clip_id"] not in dropped])
     failures: list[dict[str, str]] = []
     for _, key, reason in sorted(unusable):
-        failures += [{"model": m, "clip_id": key, "condition": cond.name, "reason": reason} for m in backends]
+        failures += [{"model": m, "clip_id": key, "condition": cond.name, "reason": reason} for m in g.models]
     out: dict[str, dict[str, int]] = {}
-    for name in backends:
+    for name in g.models:
         mine = [(u, r) for _, u, r in realized if judge.applies(u, name)]
         if cond.is_original:
-            texts = dict(hyps0[name])
+            texts = dict(g.hyps0[name])
         else:
             texts, f = transcribed.get(name, ({}, []))
             failures += [{**x, "condition": cond.name} for x in f]
@@ -882,7 +904,7 @@ def _judge_condition(
                     judge.corrected[u.clip_id]
                     if isinstance(judge, RefdisJudge)
                     else normalize(
-                        ctx.spoken_text(u.clip_id, next(c.reference for c in corpus.clips if c.id == u.clip_id))
+                        g.ctx.spoken_text(u.clip_id, next(c.reference for c in g.corpus.clips if c.id == u.clip_id))
                     )
                 )
                 hyp = original_part(hyp, orig, normalize(donor_text), cond.donor.get("position"))
@@ -895,14 +917,7 @@ def _judge_condition(
     return out, failures
 
 
-def _masked_condition(
-    cond: Condition,
-    corpus: Corpus,
-    backends: Mapping[str, Any],
-    ctx: ConditionContext,
-    store: Store | None,
-    settings: MeasureSettings,
-) -> tuple[dict[str, dict[str, int]], list[dict[str, str]]]:
+def _masked_condition(g: _Grid, cond: Condition) -> Scored:
     """Masked-entity recovery (:func:`asr_audit.probes.audio.masked.run_masked`) on the clips under ``cond``.
 
     The condition is applied first (clip ids kept). Words are aligned on the audio before the
@@ -912,9 +927,9 @@ def _masked_condition(
     the condition. An item is 1 when an eligible masked target is recovered. Truncation and donors
     do not apply.
 
-    Where ``ctx.transcribe`` runs the clips elsewhere, the degraded and the masked clips travel as
-    recipes (the masked one: the degraded recipe and the span); the driver still builds the degraded
-    audio, to align and to plan the masks (whose recipes record the masked audio's hash).
+    The degraded and the masked clips reach the pool as recipes (the masked one: the degraded
+    recipe and the span); the degraded audio is also built here, to align and to plan the masks
+    (whose recipes record the masked audio's hash).
     """
 
     if cond.truncate is not None or cond.donor is not None:
@@ -925,34 +940,26 @@ def _masked_condition(
     timing_cond = cond.without("noise").without("reverb")
     keeps_time = timing_cond.name != cond.name
     clips, timing, failures = [], [], []
-    sent: dict[str, Any] = {}  # remotely: clip id -> its degraded clip as a recipe
-    for clip in corpus.clips:
-        try:
-            if ctx.transcribe is None:
-                clips.append(replace(realize(cond, clip, ctx).clip, id=clip.id))
-            else:  # the same code builds it here (raising what realize raises) and on the workers
-                sent[clip.id] = replace(realize(cond, clip, ctx, lazy=True).clip, id=clip.id)
-                clips.append(built(sent[clip.id]))
+    sent: dict[str, Any] = {}  # clip id -> its degraded clip as a recipe
+    for clip in g.corpus.clips:
+        try:  # the same code builds it here (raising what realize raises) and where the pool reads it
+            sent[clip.id] = replace(realize(cond, clip, g.ctx, lazy=True).clip, id=clip.id)
+            clips.append(built(sent[clip.id]))
             if keeps_time:
-                timing.append(replace(realize(timing_cond, clip, ctx).clip, id=clip.id))
+                timing.append(replace(realize(timing_cond, clip, g.ctx).clip, id=clip.id))
         except AuditError as exc:
-            failures += [{"model": m, "clip_id": clip.id, "condition": cond.name, "reason": str(exc)} for m in backends]
-    mp = MaskParams(seed=ctx.seed, gate_max_wer=settings.gate_max_wer)
-    remote = (
-        None
-        if ctx.transcribe is None
-        else remote_hearing(ctx.transcribe, list(backends), require_store(store, "the battery"), sent)
-    )
+            failures += [{"model": m, "clip_id": clip.id, "condition": cond.name, "reason": str(exc)} for m in g.models]
     res = run_masked(
-        LocalPool.of(backends),
-        replace(corpus, clips=tuple(clips)),
-        store,
-        mp,
-        timing=replace(corpus, clips=tuple(timing)) if keeps_time else None,
-        hear=remote,
+        g.pool,
+        replace(g.corpus, clips=tuple(clips)),
+        g.store,
+        MaskParams(seed=g.ctx.seed, gate_max_wer=g.settings.gate_max_wer),
+        names=g.models,
+        timing=replace(g.corpus, clips=tuple(timing)) if keeps_time else None,
+        hear=recipe_hearing(g.pool, g.models, g.store, sent),
     )
     where = {r.item_id: f"{r.clip_id}#{r.start}-{r.end}" for r in res.recipes}  # stable across conditions
-    out: dict[str, dict[str, int]] = {n: {} for n in backends}
+    out: dict[str, dict[str, int]] = {n: {} for n in g.models}
     for it in res.items:
         if it.eligible:
             out[it.model][where[it.item_id]] = int(it.recovered)
@@ -1033,15 +1040,7 @@ def _dids(
 
 
 def _study(
-    backends: Mapping[str, Any],
-    corpus: Corpus,
-    judge: _Judge,
-    ctx: ConditionContext,
-    items: Mapping[str, Any],
-    store: Store | None,
-    hyps0: Mapping[str, Mapping[str, str]],
-    conds: Sequence[Condition],
-    normalize: Callable[[str], Tokens],
+    g: _Grid, judge: _Judge | None, items: Mapping[str, Any], conds: Sequence[Condition]
 ) -> tuple[dict[str, Any], ...]:
     """The courtesy case study: full / truncated from the battery, attn-isolated and translate added."""
 
@@ -1051,35 +1050,23 @@ def _study(
     if trunc is not None:
         t_items = items[trunc.name]
     else:
-        t_items, _ = _run_condition(
-            parse_condition("truncate:1w0.25s"), corpus, backends, judge, ctx, store, normalize, hyps0
-        )
+        t_items, _ = _run_condition(g, parse_condition("truncate:1w0.25s"), judge)
 
     def presence(per: Mapping[str, Mapping[str, int]]) -> dict[str, dict[str, bool]]:
         return {m: {k: not v for k, v in vals.items()} for m, vals in per.items()}
 
     def window(clip: Any, e: Any) -> tuple[float, float]:
-        words = ctx.word_timings(clip, e.spoken)
+        words = g.ctx.word_timings(clip, e.spoken)
         return words[0][1], words[e.n_raw_words - 1][2]
 
-    def translate(name: str, lang: str, clips: Sequence[Any]) -> dict[str, str]:  # on the executor's workers
-        key = Variant(name, (("language", lang), ("task", "translate")))
-        answer = ctx.transcribe({key: clips}, store)[key]
-        return {r.clip_id: r.hypothesis for r in answer.outcome.records}
-
-    remote = ctx.transcribe is not None
-    rows = courtesy_study(
-        backends,
-        corpus.clips,
-        list(judge.by_id.values()),
-        window,
-        presence(items["original"]),
-        presence(t_items),
+    measured = Measured(
+        models=g.models,
+        full=presence(items["original"]),
+        truncated=presence(t_items),
         views=judge.views,
-        traits=ctx.traits if remote else None,
-        translate=translate if remote else None,
-        isolate=ctx.isolate,
+        traits=g.traits,
     )
+    rows = courtesy_study(g.pool, g.store, g.corpus.clips, list(judge.by_id.values()), window, measured)
     return tuple(r.to_dict() for r in rows)
 
 
@@ -1100,9 +1087,11 @@ class Measure:
 
     name: str
     judge: JudgeBuilder | None = None
-    condition: Callable[..., tuple[dict[str, dict[str, int]], list[dict[str, str]]]] | None = None
+    condition: Callable[[_Grid, Condition], Scored] | None = None
     text2num: bool = False
-    study: Callable[..., tuple[dict[str, Any], ...]] | None = None
+    study: (
+        Callable[[_Grid, _Judge | None, Mapping[str, Any], Sequence[Condition]], tuple[dict[str, Any], ...]] | None
+    ) = None
     spoken_or_panel: bool = False
 
     def __post_init__(self) -> None:
@@ -1136,17 +1125,20 @@ BATTERY_FIELDS = (
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BatteryOptions:
-    """The battery's options, from ``asr-audit battery`` flags or ``[probes.battery]`` /
-    ``[probes.courtesy]`` (the courtesy measure with its case study).
+    """The battery's options, from ``asr-audit battery`` flags, ``[probes.battery]`` /
+    ``[probes.courtesy]`` (the courtesy measure with its case study) or the API's keywords.
 
-    ``mining`` (built from ``preset`` and ``min_ref_match``) configures the refdis measure,
-    ``families`` the ortho measure; ``models`` is read by the runner only (the CLI's ``--model``
-    names its models). ``panel`` names the models whose original-audio outputs say what the audio
-    says when ``spoken`` does not (refdis, courtesy); the runner defaults it to the spec's ``[panel]``.
+    ``conditions`` are parsed once (:func:`~asr_audit.probes.battery.conditions.parse_conditions`:
+    ``original`` first); ``mining`` (built from ``preset`` and ``min_ref_match``) configures the
+    refdis measure, ``families`` the ortho measure, ``gate_max_wer`` the masked measure (not a
+    spec field). ``models`` names the tested models (default: the corpus's models, the spec's
+    ``[[models]]``; the CLI's ``--model``); ``panel`` the models whose original-audio outputs say
+    what the audio says when ``spoken`` does not (refdis, courtesy; default: the spec's ``[panel]``).
+    ``spoken`` and ``donor_conv`` are paths, read when the probe runs.
     """
 
     measure: str = "refdis"
-    conditions: tuple[str, ...]
+    conditions: tuple[Condition, ...]
     donor_conv: tuple[str, ...] = ()
     spoken: str | None = None
     models: tuple[str, ...] | None = None
@@ -1155,6 +1147,7 @@ class BatteryOptions:
     study: bool = True
     mining: RefdisParams = field(default_factory=RefdisParams)
     families: tuple[str, ...] | None = None
+    gate_max_wer: float = 0.3
 
     def __post_init__(self) -> None:
         check(
@@ -1165,28 +1158,24 @@ class BatteryOptions:
             f"use one of {', '.join(MEASURES.names())}",
         )
         check(
-            bool(self.conditions),
+            bool(self.conditions) and all(isinstance(c, Condition) for c in self.conditions),
             "conditions",
             self.conditions,
-            "names no condition",
-            'name at least one, e.g. ["noise:10db", "donor:conv8s"]',
+            "names no parsed condition",
+            "build them with parse_conditions, e.g. parse_conditions(['noise:10db', 'donor:conv8s'])",
         )
-        try:
-            parse_conditions(list(self.conditions))
-        except OptionError:
-            raise
-        except ConfigError as exc:
-            raise OptionError(
-                "conditions", self.conditions, f"does not parse ({exc})", "write each condition in the grammar above"
-            ) from None
         check(self.resamples >= 1, "resamples", self.resamples, "must be >= 1", "use 1 or more bootstrap resamples")
         if self.families is not None:
             SwitchRateOptions(families=self.families)  # checks the family names
 
+    @property
+    def condition_names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.conditions)
+
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any], surface: Surface, measure: str | None = None) -> BatteryOptions:
-        """Options from flag or spec values (``None`` = not given); ``measure`` fixes the measure
-        (``[probes.courtesy]``), which the values may then not name."""
+        """Options from flag, spec or keyword values (``None`` = not given); ``measure`` fixes the
+        measure (``[probes.courtesy]``), which the values may then not name."""
         known = BATTERY_FIELDS if measure is None else tuple(f for f in BATTERY_FIELDS if f != "measure")
         r = Reader(values, surface, known, "battery" if measure is None else measure)
         mining = build(
@@ -1197,11 +1186,15 @@ class BatteryOptions:
         )
         if not r.has("conditions"):
             raise surface.missing("conditions", 'e.g. conditions = ["noise:10db", "donor:conv8s"]')
+        try:
+            conditions = read_conditions(r.names("conditions", ()))
+        except OptionError as exc:
+            raise surface.reword(exc) from None
         return build(
             cls,
             surface,
             measure=measure or r.text("measure", "refdis"),
-            conditions=r.names("conditions", ()),
+            conditions=conditions,
             donor_conv=r.names("donor_conv", ()),
             spoken=r.text("spoken", None),
             models=r.names("models", None),
@@ -1211,3 +1204,25 @@ class BatteryOptions:
             mining=mining,
             families=r.names("families", None),
         )
+
+
+def read_conditions(names: Sequence[str]) -> tuple[Condition, ...]:
+    """The conditions as written (``original`` first, see :func:`parse_conditions`), or an
+    :class:`~asr_audit.options.OptionError` on the ``conditions`` field.
+
+    >>> [c.name for c in read_conditions(["noise:10.0db", "reverb:0.6"])]
+    ['original', 'noise:10db', 'reverb:0.6']
+    """
+    check(
+        bool(names),
+        "conditions",
+        tuple(names),
+        "names no condition",
+        'name at least one, e.g. ["noise:10db", "donor:conv8s"]',
+    )
+    try:
+        return parse_conditions(list(names))
+    except ConfigError as exc:
+        raise OptionError(
+            "conditions", tuple(names), f"does not parse ({exc})", "write each condition in the grammar above"
+        ) from None

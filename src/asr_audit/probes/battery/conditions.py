@@ -222,9 +222,8 @@ class ConditionContext:
     opener). ``timings(clip, text)`` returns word timings ``(word, start, end)`` for ``text`` on the
     clip's audio (default: the PocketSphinx aligner). ``conv_donors`` are conversational donor
     recordings; without them a synthesized stand-in is used (see :data:`CONVERSATION_TEXT`).
-    ``transcribe`` (an executor's transcriber, :class:`~asr_audit.probes.battery.recipe.RemoteTranscriber`)
-    makes the battery realize clips lazily, as recipes its workers build; every in-memory asset it
-    builds is recorded in ``recipes`` (sha256 -> how to rebuild it) for them.
+    Every in-memory asset it builds is recorded in ``recipes`` (sha256 -> how to rebuild it), so
+    that a lazily realized clip (a recipe) can be rebuilt wherever it is read.
     """
 
     clips: Sequence[Clip]
@@ -232,11 +231,8 @@ class ConditionContext:
     spoken: Mapping[str, str] = field(default_factory=dict)
     conv_donors: Sequence[Any] = ()  # AudioAsset
     timings: Callable[[Clip, str], Sequence[tuple[str, float, float]]] | None = None
-    transcribe: Any = None  # an executor's remote transcriber (RemoteTranscriber): realized clips travel as recipes
     _cache: dict[str, Any] = field(default_factory=dict)
     recipes: dict[str, Any] = field(default_factory=dict)  # asset sha256 -> the AssetRecipe that rebuilds it
-    traits: dict[str, Any] = field(default_factory=dict)  # model -> what its workers' backend is (backend_traits)
-    isolate: Any = None  # an executor's attn-isolated decoding (courtesy.Isolate): the study's arm on its workers
 
     def spoken_text(self, clip_id: str, reference: str) -> str:
         return self.spoken.get(clip_id, reference)

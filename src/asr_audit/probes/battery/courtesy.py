@@ -33,16 +33,16 @@ False
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from asr_audit.audio.io import load_audio
 from asr_audit.audio.voices import synthesize
 from asr_audit.corpus.clips import ArraySource, Clip
 from asr_audit.errors import AuditError, ConfigError
-from asr_audit.mech.isolate import isolated_rows
-from asr_audit.models.base import load_backend
+from asr_audit.probes.core.models import Variant
+from asr_audit.probes.core.probe import ModelPool
 from asr_audit.stats.intervals import wilson
+from asr_audit.store.base import Store
 from asr_audit.text.normalize import normalize_many
 
 # longest first: the longest matching phrase is the opener
@@ -190,121 +190,118 @@ def backend_traits(backend: Any) -> dict[str, bool]:
     }
 
 
-# (model name, language, clips) -> clip id -> translate-task text: the translate arm on an executor's workers
-Translate = Callable[[str, str, Sequence[Any]], Mapping[str, str]]
-# (model name, [(clip, (t0, t1))]) -> per clip (text, None) or (None, error): the attn-isolated arm elsewhere
-Isolate = Callable[[str, Sequence[tuple[Any, tuple[float, float]]]], Sequence[tuple[str | None, str | None]]]
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Measured:
+    """What the battery measured already, for the study of ``models``: ``full`` / ``truncated`` are
+    model -> clip id -> courtesy present, from its transcription of the full and the truncated
+    audio; ``views`` (model -> clip ids) restricts a model to the clips eligible without its own
+    outputs (leave-one-out panel members); ``traits`` (model -> :func:`backend_traits`) is what a
+    pool whose models run elsewhere reported of their backends (a model without an entry is asked
+    here)."""
+
+    models: tuple[str, ...]
+    full: Mapping[str, Mapping[str, bool]]
+    truncated: Mapping[str, Mapping[str, bool]]
+    views: Mapping[str, frozenset[str]] | None = None
+    traits: Mapping[str, Mapping[str, bool]] = field(default_factory=dict)
 
 
 def courtesy_study(
-    backends: Mapping[str, Any],
+    pool: ModelPool,
+    store: Store | None,
     clips: Sequence[Any],
     eligible: Sequence[CourtesyClip],
     window: Callable[[Any, CourtesyClip], tuple[float, float]],
-    full: Mapping[str, Mapping[str, bool]],
-    truncated: Mapping[str, Mapping[str, bool]],
+    measured: Measured,
     normalizer: str = "whisper",
     log: Callable[[str], None] | None = None,
-    views: Mapping[str, frozenset[str]] | None = None,
-    *,
-    traits: Mapping[str, Mapping[str, bool]] | None = None,
-    translate: Translate | None = None,
-    isolate: Isolate | None = None,
 ) -> list[StudyRow]:
     """Presence rates per model under full / truncated / attn-isolated / translate.
 
-    ``window(clip, item)`` gives the opener's ``(t0, t1)`` seconds in the clip audio (aligned);
-    ``full`` / ``truncated`` are model -> clip id -> courtesy present, from the battery's cached
-    transcription of the full and the truncated audio. ``views`` (model -> clip ids) restricts a
-    model to the clips eligible without its own outputs (leave-one-out panel members).
-
-    Where an executor runs the models elsewhere, ``traits`` (model -> :func:`backend_traits`, as its
-    workers reported them) decides which arms apply without touching ``backends``, ``translate``
-    runs the translate arm there (through the store) and ``isolate`` the attn-isolated arm (on the
-    model's workers, :func:`isolated_rows` there; the windows are aligned here). Without
-    ``isolate`` the attn-isolated arm runs here, with the backend loaded on this machine.
+    ``window(clip, item)`` gives the opener's ``(t0, t1)`` seconds in the clip audio (aligned here);
+    ``measured`` holds the full and truncated arms. The attn-isolated arm (white-box models) runs
+    on the model's handle (``pool.model(name, store).isolated``), the translate arm (multilingual
+    Whisper models) as a variant of the model with the translate task
+    (``pool.transcribe({Variant(...): clips}, store)``, through the store), wherever the pool runs them.
     """
 
     by_id = {c.id: c for c in clips}
     rows: list[StudyRow] = []
-    all_eligible = eligible
-    for name, backend in backends.items():
-        eligible = [e for e in all_eligible if views is None or name not in views or e.clip_id in views[name]]
+    views = measured.views
+    for name in measured.models:
+        mine = [e for e in eligible if views is None or name not in views or e.clip_id in views[name]]
         rows += [
-            _row(name, cond, [flags[e.clip_id] for e in eligible if e.clip_id in flags])
-            for cond, flags in (("full", full.get(name, {})), ("truncated", truncated.get(name, {})))
+            _row(name, cond, [flags[e.clip_id] for e in mine if e.clip_id in flags])
+            for cond, flags in (("full", measured.full.get(name, {})), ("truncated", measured.truncated.get(name, {})))
         ]
-        can = traits[name] if traits is not None and name in traits else backend_traits(backend)
+        can = measured.traits.get(name) or backend_traits(pool.get(name))
         if can["white_box"]:
-            jobs = []  # (item, clip, window, samples here or None)
-            for e in eligible:
-                clip = by_id[e.clip_id]
-                try:
-                    jobs.append((e, clip, window(clip, e), None if isolate is not None else load_audio(clip)))
-                except AuditError as exc:
-                    if log:
-                        log(f"{name} {e.clip_id}: attn-isolated skipped ({exc})")
-            if isolate is not None:
-                got = isolate(name, [(clip, w) for _, clip, w, _ in jobs])
-            else:
-                got = isolated_rows(backend, [x for *_, x in jobs], [w for _, _, w, _ in jobs])
-            flags = []
-            for (e, *_), (text, error) in zip(jobs, got):
-                if text is None:
-                    if log:
-                        log(f"{name} {e.clip_id}: attn-isolated skipped ({error})")
-                    continue
-                flags.append(courtesy_present(e.opener, text, normalizer))
-            rows.append(_row(name, "attn-isolated", flags))
+            rows.append(_isolated_row(pool.model(name, store), mine, by_id, window, normalizer, log))
         else:
             rows.append(_row(name, "attn-isolated", [], "not a white-box seq2seq backend"))
         if not can["translates"]:
             rows.append(_row(name, "translate", [], "English-only or not a Whisper backend (no translate task)"))
-        elif translate is not None:
-            rows.append(_translate_elsewhere(name, translate, eligible, by_id, normalizer))
         else:
-            rows.append(_translate_row(name, backend, eligible, by_id, normalizer))
+            rows.append(_translate_row(pool, store, name, mine, by_id, normalizer))
     return rows
 
 
-def _translate_elsewhere(
-    name: str, translate: Translate, eligible: Sequence[CourtesyClip], by_id: Mapping[str, Any], normalizer: str
+def _isolated_row(
+    model: Any,
+    eligible: Sequence[CourtesyClip],
+    by_id: Mapping[str, Any],
+    window: Callable[[Any, CourtesyClip], tuple[float, float]],
+    normalizer: str,
+    log: Callable[[str], None] | None,
 ) -> StudyRow:
-    """The translate arm through an executor: the eligible clips of each language in one call each."""
+    """The attn-isolated arm of one model (its handle): each eligible clip decoded with the decoder's
+    cross-attention restricted to the opener's window; a clip that cannot be aligned or decoded is
+    left out (and logged)."""
+    jobs = []  # (item, clip, window)
+    for e in eligible:
+        clip = by_id[e.clip_id]
+        try:
+            jobs.append((e, clip, window(clip, e)))
+        except AuditError as exc:
+            if log:
+                log(f"{model.name} {e.clip_id}: attn-isolated skipped ({exc})")
+    got = model.isolated([(clip, w) for _, clip, w in jobs])
+    flags = []
+    for (e, *_), (text, error) in zip(jobs, got):
+        if text is None:
+            if log:
+                log(f"{model.name} {e.clip_id}: attn-isolated skipped ({error})")
+            continue
+        flags.append(courtesy_present(e.opener, text, normalizer))
+    return _row(model.name, "attn-isolated", flags)
+
+
+def _translate_row(
+    pool: ModelPool,
+    store: Store | None,
+    name: str,
+    eligible: Sequence[CourtesyClip],
+    by_id: Mapping[str, Any],
+    normalizer: str,
+) -> StudyRow:
+    """The translate arm: the eligible clips of each language (``en`` when unknown) transcribed by the
+    model with the translate task (a :class:`~asr_audit.probes.core.models.Variant`), one call each."""
     langs: dict[str, list[Any]] = {}
     for e in eligible:
         langs.setdefault(by_id[e.clip_id].language or "en", []).append(by_id[e.clip_id])
     texts: dict[str, str] = {}
     for lang, clips in langs.items():
+        key = Variant(name, (("language", lang), ("task", "translate")))
         try:
-            texts.update(translate(name, lang, clips))
+            answer = pool.transcribe({key: clips}, store)[key]
         except (ConfigError, AuditError) as exc:
             return _row(name, "translate", [], f"translate unavailable: {exc}")
+        texts.update({r.clip_id: r.hypothesis for r in answer.outcome.records})
     return _row(
         name,
         "translate",
         [courtesy_present(e.opener, texts[e.clip_id], normalizer) for e in eligible if e.clip_id in texts],
     )
-
-
-def _translate_row(
-    name: str, backend: Any, eligible: Sequence[CourtesyClip], by_id: Mapping[str, Any], normalizer: str
-) -> StudyRow:
-    from dataclasses import replace
-
-    opts = backend.options
-    flags = []
-    cache: dict[str, Any] = {}
-    for e in eligible:
-        clip = by_id[e.clip_id]
-        lang = clip.language or "en"
-        if lang not in cache:
-            try:
-                cache[lang] = load_backend(backend.spec, replace(opts, task="translate", language=lang))
-            except (ConfigError, AuditError) as exc:
-                return _row(name, "translate", [], f"translate unavailable: {exc}")
-        flags.append(courtesy_present(e.opener, cache[lang].transcribe([load_audio(clip)])[0], normalizer))
-    return _row(name, "translate", flags)
 
 
 def _multilingual(backend: Any) -> bool:

@@ -36,7 +36,7 @@ import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -49,7 +49,7 @@ from asr_audit.audio.voices import synthesize as speak
 from asr_audit.corpus.clips import ArraySource, Clip
 from asr_audit.errors import ConfigError
 from asr_audit.probes.audio.masked import Heard
-from asr_audit.probes.core.models import Transcribed
+from asr_audit.probes.core.probe import ModelPool
 from asr_audit.store.base import Store
 from asr_audit.store.sqlite import RECIPE_PREFIX
 from asr_audit.store.transcribe import file_fingerprint
@@ -441,20 +441,21 @@ def masked_recipes(clips: Sequence[Clip], plan: Any) -> list[Clip]:
     return out
 
 
-def remote_hearing(
-    remote: RemoteTranscriber, models: Sequence[str], store: Store, sources: Mapping[str, Clip] | None = None
+def recipe_hearing(
+    pool: ModelPool, models: Sequence[str], store: Store, sources: Mapping[str, Clip] | None = None
 ) -> Any:
-    """The masked probe's transcription on an executor's workers (a
+    """The masked probe's transcription by the pool's ``models`` with the masked clips as recipes (a
     :data:`~asr_audit.probes.audio.masked.Hear`): every model's unmasked clips and masked recipes in
     one call, its results labelled with the model names. ``sources`` (clip id -> clip) replaces the
-    corpus's clips in what is sent (the battery's degraded clips as recipes, whose samples the
-    driver built to plan the masks). A recipe built nowhere fails its clip with the driver's error."""
+    corpus's clips in what is sent (the battery's degraded clips as recipes, whose samples were
+    built here to plan the masks): a pool that runs its models elsewhere builds them there, a local
+    pool where it reads them. A recipe built nowhere fails its clip with the driver's error."""
 
     def hear(plain: Any, corpus: Any, plan: Any) -> list[Heard]:
         send = [(sources or {}).get(c.id, c) for c in corpus]
         plain_ids = {c.id for c in plain}
         clips = [c for c in send if c.id in plain_ids] + masked_recipes(send, plan)
-        answers = remote(dict.fromkeys(models, clips), store)
+        answers = pool.transcribe(dict.fromkeys(models, clips), store)
         out = []
         for m in models:
             o = answers[m].outcome
@@ -471,14 +472,3 @@ def remote_hearing(
 def _split(by_id: Mapping[str, str], ids: set[str]) -> tuple[dict[str, str], dict[str, str]]:
     """``by_id`` as (the entries of ``ids``, the others)."""
     return {k: v for k, v in by_id.items() if k in ids}, {k: v for k, v in by_id.items() if k not in ids}
-
-
-# one model's answer from an executor's transcriber (the pool's transcription record)
-RemoteAnswer = Transcribed
-
-
-class RemoteTranscriber(Protocol):
-    """An executor's transcription of clips (recipes included) through the store: model name (or
-    :class:`Variant`) -> clips in, the same key -> :class:`RemoteAnswer` out (``RayExecutor.transcribe``)."""
-
-    def __call__(self, jobs: Mapping[Any, Sequence[Clip]], store: Store) -> Mapping[Any, RemoteAnswer]: ...
