@@ -129,11 +129,11 @@ class LocalExecutor:
         """The loaded backend of the spec's model ``name`` (:class:`~asr_audit.probes.core.probe.ModelPool`)."""
         return self.backend_by_name(name)
 
-    def model(self, name: str | Variant, store: Any = None) -> LocalModel:
+    def model(self, name: str | Variant, store: Store | None = None) -> LocalModel:
         """The model's handle (:class:`~asr_audit.probes.core.probe.ModelPool`): its backend, in this process."""
         return self._pool.model(name, store)
 
-    def transcribe(self, jobs: Mapping[Any, Iterable[Clip]], store: Any) -> dict[Any, Transcribed]:
+    def transcribe(self, jobs: Mapping[Any, Iterable[Clip]], store: Store | None) -> dict[Any, Transcribed]:
         """Each model's clips transcribed through the store (:class:`~asr_audit.probes.core.probe.ModelPool`)."""
         return self._pool.transcribe(jobs, store)
 

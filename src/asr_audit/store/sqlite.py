@@ -361,10 +361,14 @@ class Store:
 
     def remember_audio(self, rows: Iterable[tuple[str, str, float]]) -> None:
         """Record ``(fingerprint, audio_hash, duration)`` rows: a file's in the fingerprint index
-        (last write wins: a file can change), a recipe key's in the recipe index (write-once)."""
+        (last write wins: a file can change), a recipe key's in the recipe index (write-once). A
+        recipe remembered here was built in this run (a clip whose recipe the index knew is never
+        built: its audio hash is looked up), so it counts as ``derived_built`` in :attr:`decodes`."""
         data = list(rows)
         files = [r for r in data if not is_recipe_key(r[0])]
-        self.remember_recipes([r for r in data if is_recipe_key(r[0])])
+        recipes = [r for r in data if is_recipe_key(r[0])]
+        self.decodes.built(r[0] for r in recipes)
+        self.remember_recipes(recipes)
         if files:
             with self._write() as db:
                 db.executemany("INSERT OR REPLACE INTO audio_files VALUES (?, ?, ?)", files)

@@ -1,20 +1,16 @@
-"""Derived audio keyed by its recipe: distinct recipes never share a key, and a unit whose every
-transcript the store holds is not built (:func:`~asr_audit.probes.battery.recipe.realize_once`)."""
+"""Derived audio keyed by its recipe: distinct recipes never share a key (a rerun that finds a
+recipe in the store's index builds nothing: tests/runner/test_decode_once_e2e.py)."""
 
 from __future__ import annotations
 
 import shutil
-from functools import partial
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from asr_audit.audio.io import load_clip_audio
 from asr_audit.corpus.clips import Clip
 from asr_audit.probes.battery.conditions import ConditionContext, parse_condition, realize
-from asr_audit.probes.battery.recipe import KeyedSource, RecipeSource, realize_once
-from asr_audit.store import Store
+from asr_audit.probes.battery.recipe import RecipeSource
 from asr_audit.store.sqlite import is_recipe_key
 
 WORDS = [("we", 0.1, 0.3), ("paid", 0.35, 0.6), ("forty", 0.7, 1.0), ("euros", 1.05, 1.5)]
@@ -77,36 +73,3 @@ def test_voiced_keys_follow_the_voice_and_the_spoken_text(clips) -> None:
         _key(clips, "noise:10db"),
     ]
     assert len({slt, *others}) == 5
-
-
-class _Keyed:
-    """The one thing realize_once reads of a backend: its identity key."""
-
-    def __init__(self, key: str) -> None:
-        self.key = key
-
-    def identity(self) -> _Keyed:
-        return self
-
-
-def test_a_unit_is_built_until_every_model_has_its_transcript(clips, tmp_path: Path) -> None:
-    ctx = ConditionContext(clips, seed=7, timings=lambda c, t: WORDS)
-    models = {"a": _Keyed("ka"), "b": _Keyed("kb")}
-    once = partial(realize, parse_condition("noise:10db+donor:bench2s"), clips[0], ctx, None)
-    with Store(tmp_path / "s.sqlite") as st:
-        first = realize_once(once, ctx, st, models)
-        parts = [first.clip, first.donor]
-        assert all(p is not None and isinstance(p.source, KeyedSource) for p in parts)  # built, with its key
-        audio = [load_clip_audio(p) for p in parts if p is not None]
-        keys = [k for p in parts if p is not None and p.source is not None and (k := p.source.fingerprint)]
-        st.remember_audio([(k, a.audio_hash, a.duration) for k, a in zip(keys, audio)])
-        st.put_transcripts("ka", [(a.audio_hash, "text", None) for a in audio])
-        assert isinstance(realize_once(once, ctx, st, models).clip.source, KeyedSource)  # model b still needs it
-        st.put_transcripts("kb", [(a.audio_hash, "text", None) for a in audio])
-        again = realize_once(once, ctx, st, models)
-        assert again.donor is not None and first.donor is not None
-        assert isinstance(again.clip.source, RecipeSource) and isinstance(again.donor.source, RecipeSource)
-        assert (again.clip.id, again.donor.id) == (first.clip.id, first.donor.id)
-        assert st.decodes.to_dict()["derived_built"] == 2
-    bare = realize_once(once, ctx, None, models).clip.source  # no store: built, as before, without a key
-    assert not isinstance(bare, (KeyedSource, RecipeSource))

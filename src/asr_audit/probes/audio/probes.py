@@ -49,12 +49,13 @@ from asr_audit.probes.audio.lift import LIFT_FIELDS, LiftOptions, LiftResult, li
 from asr_audit.probes.audio.masked import MASKED_FIELDS, MaskedOptions, MaskedResult, read_recipes, run_masked
 from asr_audit.probes.core.models import Model
 from asr_audit.probes.core.probe import ModelPool, ProbeInputs, get_probe, probe
+from asr_audit.store.base import Store
 
 
 def audio_inputs(
     clips: Corpus,
     pool: ModelPool,
-    store: Any,
+    store: Store | None,
     *,
     seed: int = 0,
     normalizer: str = "whisper",
@@ -78,7 +79,7 @@ def audio_inputs(
 
 
 def evaluate_on(
-    name: str, options: Any, clips: Corpus, pool: ModelPool, store: Any, surface: Surface, **inputs: Any
+    name: str, options: Any, clips: Corpus, pool: ModelPool, store: Store | None, surface: Surface, **inputs: Any
 ) -> Any:
     """The audio probe ``name`` with parsed ``options`` on ``clips`` with every model of ``pool`` (a
     verb's ``--model`` list, the API's ``models``: each named to the probe, so one that cannot do its

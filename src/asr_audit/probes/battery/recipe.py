@@ -348,63 +348,6 @@ def built(clip: Clip) -> Clip:
     return dataclasses.replace(clip, source=ArraySource(samples, sr, clip.source.label))
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class KeyedSource:
-    """Derived audio built here that keeps its recipe key as its ``fingerprint`` (an
-    :class:`~asr_audit.corpus.clips.AudioSource`): transcribing it records recipe key -> audio hash
-    in the store's recipe index, so a later request of the same recipe finds its transcripts
-    without building it (:func:`realize_once`)."""
-
-    samples: np.ndarray
-    sample_rate: int
-    label: str
-    fingerprint: str | None
-
-    def load(self) -> tuple[np.ndarray, int]:
-        return self.samples, self.sample_rate
-
-
-def _keyed(clip: Clip, key: str) -> Clip:
-    if clip.source is None:
-        return clip
-    samples, sr = clip.source.load()
-    return dataclasses.replace(clip, source=KeyedSource(samples, sr, clip.source.label, key))
-
-
-def realize_once(
-    realize: Callable[[bool], Realized], ctx: Any, store: Store | None, backends: Mapping[str, Any]
-) -> Realized:
-    """One realized unit, built only when some model still needs its audio. Where ``ctx.transcribe``
-    (the :class:`~asr_audit.probes.battery.conditions.ConditionContext`'s) runs the clips elsewhere it
-    is the recipe ``realize(True)``, as always. Here ``realize(lazy)`` (a
-    :func:`~asr_audit.probes.battery.conditions.realize` call) realizes it as a recipe first, and
-    when the store maps its recipe keys (clip and donor part) to audio whose transcript every
-    backend of ``backends`` already has, that recipe is returned (transcribing it reads the store,
-    nothing is built). Otherwise it is built here as before (``realize(False)``), its parts carrying
-    their recipe keys (:class:`KeyedSource`) so the store learns them, and counted as built in
-    ``store.decodes``. Without a store (or keys) it is simply built."""
-
-    lazy = realize(True)
-    if ctx.transcribe is not None:
-        return lazy
-    parts = [c for c in (lazy.clip, lazy.donor) if c is not None]
-    if not parts or not all(isinstance(c.source, RecipeSource) for c in parts):
-        return realize(False)  # the original audio: nothing derived
-    keys = [k for k in (file_fingerprint(c) for c in parts) if k is not None]
-    if store is None or len(keys) != len(parts):
-        return realize(False)
-    index = store.lookup_recipes(keys)
-    hashes = [index[k].audio_hash for k in keys if k in index]
-    if len(hashes) == len(keys) and all(
-        len(store.get_transcripts(b.identity().key, hashes)) == len(set(hashes)) for b in backends.values()
-    ):
-        return lazy
-    eager = realize(False)
-    store.decodes.built(keys)
-    donor = None if eager.donor is None else _keyed(eager.donor, keys[-1])
-    return dataclasses.replace(eager, clip=_keyed(eager.clip, keys[0]), donor=donor)
-
-
 @dataclass(frozen=True, slots=True)
 class Steps:
     """The condition of a recipe that only applies transforms (no voice, no donor, no truncation):
@@ -442,7 +385,7 @@ def masked_recipes(clips: Sequence[Clip], plan: Any) -> list[Clip]:
 
 
 def recipe_hearing(
-    pool: ModelPool, models: Sequence[str], store: Store, sources: Mapping[str, Clip] | None = None
+    pool: ModelPool, models: Sequence[str], store: Store | None, sources: Mapping[str, Clip] | None = None
 ) -> Any:
     """The masked probe's transcription by the pool's ``models`` with the masked clips as recipes (a
     :data:`~asr_audit.probes.audio.masked.Hear`): every model's unmasked clips and masked recipes in

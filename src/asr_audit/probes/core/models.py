@@ -40,6 +40,7 @@ from asr_audit.errors import AuditError, BackendError
 from asr_audit.mech.isolate import isolated_rows
 from asr_audit.models.base import TokenScores
 from asr_audit.models.ops import compute_scores, forced_decoder, forced_rows
+from asr_audit.store.base import Store
 from asr_audit.store.transcribe import TranscribeOutcome, transcribe_corpus
 
 Seconds = float
@@ -119,7 +120,7 @@ class Model(Protocol):
 
     def identity(self) -> Any: ...
 
-    def transcribe(self, clips: Iterable[Clip], store: Any) -> Transcribed:
+    def transcribe(self, clips: Iterable[Clip], store: Store | None) -> Transcribed:
         """The clips' transcripts by this model, through the store."""
         ...
 
@@ -174,7 +175,7 @@ class LocalModel:
     def identity(self) -> Any:
         return self.backend.identity()
 
-    def transcribe(self, clips: Iterable[Clip], store: Any) -> Transcribed:
+    def transcribe(self, clips: Iterable[Clip], store: Store | None) -> Transcribed:
         corpus = clips if isinstance(clips, Corpus) else Corpus(self.name, "test", "probe", tuple(clips))
         return Transcribed(transcribe_corpus(self.backend, corpus, store, batch_size=self.batch_size))
 
@@ -225,12 +226,12 @@ class LocalPool:
             self._loaded[name] = self.load(name)
         return self._loaded[name]
 
-    def model(self, name: Any, store: Any = None) -> LocalModel:
+    def model(self, name: Any, store: Store | None = None) -> LocalModel:
         """The :class:`Model` handle of ``name`` (``store`` is the caller's; a local backend needs none)."""
         label = name.name if isinstance(name, Variant) else name
         return LocalModel(label, self.get(name), self.batch_size)
 
-    def transcribe(self, jobs: Mapping[Any, Iterable[Clip]], store: Any) -> dict[Any, Transcribed]:
+    def transcribe(self, jobs: Mapping[Any, Iterable[Clip]], store: Store | None) -> dict[Any, Transcribed]:
         """Each model's clips (model name or :class:`Variant` -> clips) transcribed through the store, one
         model after another."""
         return {key: self.model(key).transcribe(clips, store) for key, clips in jobs.items()}
