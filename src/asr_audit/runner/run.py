@@ -32,15 +32,15 @@ from asr_audit.corpus.records import PredictionFile, PredictionRow
 from asr_audit.corpus.spec import load_corpus
 from asr_audit.errors import AuditError, ConfigError
 from asr_audit.models.base import DecodeOptions, RuntimeOptions
+from asr_audit.options import Surface
 from asr_audit.outputs import check_output_dir, mark_output_dir
 from asr_audit.probes.core.models import LocalModel, LocalPool, Transcribed, Variant
-from asr_audit.probes.core.probe import ModelPool, PredictionFiles, ProbeInputs
-from asr_audit.probes.core.probe import get_probe as get_core_probe
+from asr_audit.probes.core.probe import ModelPool, PredictionFiles, ProbeInputs, get_probe
 from asr_audit.probes.predfiles.refdis_run import isolated_panel_members
 from asr_audit.report.html import build_report
 from asr_audit.report.tables import to_json, write_text
 from asr_audit.runner.executor import Executor, Job, JobResult
-from asr_audit.runner.probes import ProbeContext, get_probe, is_core_probe
+from asr_audit.runner.probes import load_probes
 from asr_audit.runner.progress import RunProgress
 from asr_audit.runner.ray_exec import RayExecutor
 from asr_audit.runner.spec import CorpusSpec, ExperimentSpec, ModelSpec, load_spec
@@ -405,18 +405,6 @@ def _run(
                 f"warning: corpus {c.name!r}: panel model {member} shares no answered clip id with the other panel "
                 "models; it never votes beside them (is its file from another corpus?)"
             )
-        ctx = ProbeContext(
-            corpus=c.name,
-            predictions=preds,
-            panel=panel,
-            seed=spec.seed,
-            normalizer=spec.normalizer,
-            clips=corpora.get(c.name),
-            backend=getattr(executor, "backend_by_name", None),
-            models=tuple(m.name for m in spec.models) if c.spec is not None else (),
-            store=store_handle,
-            spec_path=spec.path,
-        )
         spec_file = Path(spec.path)
         inputs = ProbeInputs(
             corpus=c.name,
@@ -426,22 +414,20 @@ def _run(
             normalizer=spec.normalizer,
             clips=corpora.get(c.name),
             pool=executor if isinstance(executor, ModelPool) else None,
-            models=ctx.models,
+            models=tuple(m.name for m in spec.models) if c.spec is not None else (),
             store=store_handle,
             base=spec_file.resolve().parent if spec_file.is_file() else None,
             files=files,
             verify_truth=truth_verify,
         )
+        load_probes()
         for name, base_params in spec.probes.items():
             params = {**base_params, **c.probes.get(name, {})}
             if params.pop("skip", False):
                 continue
             log(f"probe {name} on {c.name}")
             try:
-                if is_core_probe(name):
-                    result = get_core_probe(name)(inputs, params, ctx.surface(name))
-                else:
-                    result = get_probe(name).run(ctx, params)
+                result = get_probe(name)(inputs, params, Surface.toml(spec.path, f"probes.{name}"))
             except AuditError as exc:
                 if isinstance(exc, ConfigError):
                     config_errors.append(f"probe {name} on corpus {c.name!r}: {exc}")

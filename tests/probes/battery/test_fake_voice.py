@@ -150,5 +150,5 @@ def test_runner_registers_battery_and_courtesy() -> None:
     assert "asr_audit.probes.battery.probe" in probes.PROBE_MODULES
     names = probes.available_probes()
     assert {"battery", "courtesy"} <= set(names)
-    assert probes.is_core_probe("battery") and probes.is_core_probe("courtesy")
+    assert get_probe("battery").name == "battery" and get_probe("courtesy").name == "courtesy"
     assert "conditions" in get_probe("battery").params and "measure" not in get_probe("courtesy").params
