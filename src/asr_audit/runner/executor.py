@@ -2,9 +2,9 @@
 
 A :class:`Job` is one model over one audio corpus; an :class:`Executor` turns jobs into
 :class:`JobResult` s through the store. :class:`~asr_audit.runner.run.LocalExecutor` runs them in
-this process, :class:`~asr_audit.runner.ray_exec.RayExecutor` on a Ray cluster. An executor may
-also hand the audio probes a backend by model name (``backend_by_name``) and name a model's
-backend identity (``identity``); ``run_experiment`` uses both when present.
+this process, :class:`~asr_audit.runner.ray_exec.RayExecutor` on a Ray cluster. Both are also the
+probes' :class:`~asr_audit.probes.core.probe.ModelPool` (``get``, ``model``, ``transcribe``) and
+name a model's backend identity (``identity``), which ``run_experiment`` records when present.
 """
 
 from __future__ import annotations

@@ -160,13 +160,9 @@ class RayExecutor:
         return tuple(self.models)
 
     def get(self, name: str) -> Any:
-        """The model's backend loaded on the driver (:class:`~asr_audit.probes.core.probe.ModelPool`): for
-        a probe that hooks the model in this process (steering)."""
-        return self.backend_by_name(name)
-
-    def backend_by_name(self, name: str) -> Any:
-        """A backend loaded on the driver (as the local executor does): for what hooks the model in this
-        process (the steering probe), or a model whose workers reported no traits."""
+        """The model's backend loaded on the driver, as the local executor does
+        (:class:`~asr_audit.probes.core.probe.ModelPool`): for what hooks the model in this process (the
+        steering probe), or a model whose workers reported no traits."""
         from asr_audit.models.base import DecodeOptions, RuntimeOptions, load_backend
 
         m = self.models.get(name)

@@ -125,10 +125,6 @@ class LocalExecutor:
         """The spec's models (:class:`~asr_audit.probes.core.probe.ModelPool`)."""
         return tuple(self.models)
 
-    def get(self, name: str) -> Any:
-        """The loaded backend of the spec's model ``name`` (:class:`~asr_audit.probes.core.probe.ModelPool`)."""
-        return self.backend_by_name(name)
-
     def model(self, name: str | Variant, store: Store | None = None) -> LocalModel:
         """The model's handle (:class:`~asr_audit.probes.core.probe.ModelPool`): its backend, in this process."""
         return self._pool.model(name, store)
@@ -145,14 +141,15 @@ class LocalExecutor:
         """The backend of a model name, or of a :class:`~asr_audit.probes.core.models.Variant` (the model
         with other decode options, loaded as a model of its own)."""
         if not isinstance(key, Variant):
-            return self.backend_by_name(key)
+            return self.get(key)
         m = self.models.get(key.model)
         if m is None:
             raise ConfigError(f"no model named {key.model!r} in the spec; available: {', '.join(self.models)}")
         return self._backend(replace(m, name=key.name, options={**dict(m.options), **dict(key.options)}))
 
-    def backend_by_name(self, name: str) -> Any:
-        """The loaded backend of the spec's model ``name`` (loaded on first use)."""
+    def get(self, name: str) -> Any:
+        """The loaded backend of the spec's model ``name``, loaded on first use
+        (:class:`~asr_audit.probes.core.probe.ModelPool`)."""
         m = self.models.get(name)
         if m is None:
             raise ConfigError(f"no model named {name!r} in the spec; available: {', '.join(self.models)}")
