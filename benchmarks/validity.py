@@ -59,6 +59,7 @@ from asr_audit.organism.evaluate import (
     swap_weights,
     wer_against,
 )
+from asr_audit.organism.memorizer import MemorizerSetConfig
 from asr_audit.organism.pipeline import (
     default_set_dir,
     ensure_set,
@@ -553,7 +554,6 @@ def run_memorizer(args: argparse.Namespace, out_dir: Path, results: dict) -> lis
     and forced continuation on the memorized clips and on fresh sentences."""
     from asr_audit.corpus.clips import Corpus
     from asr_audit.corpus.manifests import read_manifest
-    from asr_audit.organism.memorizer import MemorizerSetConfig
     from asr_audit.organism.pipeline import default_memorizer_dir, ensure_memorizer_set, train_memorizers
     from asr_audit.organism.validity import memorizer_targets
     from asr_audit.probes.audio.continuation import run_continuation
@@ -564,7 +564,7 @@ def run_memorizer(args: argparse.Namespace, out_dir: Path, results: dict) -> lis
     t0 = time.perf_counter()
     cfg = TrainConfig(steps=args.memorizer_steps, lr=args.memorizer_lr, batch_size=args.batch_size, seed=args.seed)
     paths = [weights_path(k, out_dir) for k in ("memorizer", "memorizer-control")]
-    config = MemorizerSetConfig()
+    config = MemorizerSetConfig(masked_variants=args.memorizer_variants)
     if args.reuse and _reusable(paths, cfg):
         mset = ensure_memorizer_set(default_memorizer_dir(args.seed), config, args.seed, say)
         say("memorizer: reusing trained deltas")
@@ -737,7 +737,6 @@ def freeze_record(seeds: dict[str, list[int]], tuning: dict[str, list[int]], arg
     from dataclasses import asdict
 
     from asr_audit.organism.donor import donor_set_config
-    from asr_audit.organism.memorizer import MemorizerSetConfig
     from asr_audit.organism.validity import donor_targets, memorizer_targets
 
     def train(kind: str, steps: int, lr: float) -> dict:
@@ -748,14 +747,16 @@ def freeze_record(seeds: dict[str, list[int]], tuning: dict[str, list[int]], arg
         "what": "the memorizer and donor recipes, their evaluation, targets and intervals, frozen before any "
         "evaluation run on the seeds below (issue 27); a replication run's provenance code_hash must equal "
         "this record's",
-        "tag": "frozen-recipes-2026-12-01",
+        "tag": args.tag,
         "evaluation_seeds": seeds,
         "derived_seeds": {"donor": [s + 1000 for s in seeds.get("donor", [])]},
         "tuning_seeds": tuning,
         "recipes": {
             "memorizer": {
                 "train": train("memorizer", args.memorizer_steps, args.memorizer_lr),
-                "set": json.loads(json.dumps(asdict(MemorizerSetConfig()), default=str)),
+                "set": json.loads(
+                    json.dumps(asdict(MemorizerSetConfig(masked_variants=args.memorizer_variants)), default=str)
+                ),
             },
             "donor": {
                 "train": train("donor", args.donor_steps, args.donor_lr),
@@ -833,6 +834,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--memorizer-steps", type=int, default=TRAIN_DEFAULTS["memorizer"][0])
     ap.add_argument("--memorizer-lr", type=float, default=TRAIN_DEFAULTS["memorizer"][1])
+    ap.add_argument(
+        "--memorizer-variants",
+        type=int,
+        default=MemorizerSetConfig().masked_variants,
+        help="memorizer set: silenced training variants per memorized / control sentence",
+    )
     ap.add_argument("--eval-clips", type=int, default=0, help="memorizer: probe only the first N clips per group")
     ap.add_argument(
         "--control-sanity",
@@ -870,6 +877,7 @@ def main(argv: list[str] | None = None) -> int:
         metavar="SEEDS",
         help="write the freeze record to --frozen with these evaluation seeds, e.g. 'memorizer=311,312;donor=321'",
     )
+    ap.add_argument("--tag", default="frozen-recipes-2026-12-01", help="the freeze record's tag (--write-freeze)")
     ap.add_argument("--tuning-seeds", default="memorizer=0,1;donor=0", help="seeds already looked at (--write-freeze)")
     args = ap.parse_args(argv)
     if args.replication:
