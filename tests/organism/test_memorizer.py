@@ -35,6 +35,21 @@ def test_sentences_are_seeded_distinct_and_hold_numbers():
     assert all(any(ch.isdigit() for ch in s.text) for s in a)
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_fresh_sentences_share_no_template_and_number_with_memorized_ones(seed):
+    """A fresh sentence recalled from a memorized one of the same template and number would read as a
+    false recovery (the seed-0 defect, docs/validity.md); the set builder keeps the groups apart."""
+    from asr_audit.organism.memorizer import numbers_of
+
+    ss = generate_memorizer_sentences(MemorizerSetConfig(), np.random.default_rng(seed))
+
+    def pairs(group):
+        return {(t, n) for s in ss if s.group == group for t in s.templates for n in numbers_of(s.text)}
+
+    assert all(s.templates for s in ss)
+    assert not pairs("memorized") & pairs("fresh")
+
+
 @pytest.mark.parametrize("duration", [1.0, 3.5, 9.0])
 def test_mask_spans_stay_inside_the_clip(duration):
     rng = np.random.default_rng(0)

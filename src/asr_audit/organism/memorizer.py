@@ -121,6 +121,7 @@ class MemorizerSentence:
     group: str
     spoken: str
     text: str  # the record (faithful, written conventions)
+    templates: tuple[int, ...] = ()  # the calibration templates it was drawn from
 
 
 def has_number(text: str) -> bool:
@@ -146,9 +147,26 @@ def template_number(units: Sequence[G.Unit]) -> bool:
     return bool(number_spans(G.render(masked, "written").split()))
 
 
+SEPARATE = {"memorized": "fresh", "fresh": "memorized"}  # groups that share no (template, number) pair
+
+
+def numbers_of(text: str) -> set[str]:
+    """The number tokens of a record, punctuation stripped.
+
+    >>> sorted(numbers_of("The vote was postponed until 1999, at 27% of €4 million."))
+    ['1999', '27%', '€4']
+    """
+    return {t.strip(".,;:!?") for t in text.split() if any(ch.isdigit() for ch in t)}
+
+
 def generate_memorizer_sentences(config: MemorizerSetConfig, rng: np.random.Generator) -> list[MemorizerSentence]:
     """Distinct sentences with a number each, every number a drawn slot value (no template-fixed
     number, :func:`template_number`), in groups ordered by a seeded permutation.
+
+    A fresh sentence never shares a template *and* a number with a memorized one (and the other way
+    round): "the vote was postponed until 1999 at the request of Dr Parker" beside a memorized "...
+    until 1999 at the request of Commissioner Ward" is recalled from memory, so its "recovery" on the
+    fresh group would not be a probe error but a set defect (found by a seed-0 run, docs/validity.md).
 
     Within a group no two sentences share a template: a real benchmark's sentences are unique,
     while two memorized sentences of one template ("we cannot accept a cut of {amount} in defence
@@ -163,6 +181,7 @@ def generate_memorizer_sentences(config: MemorizerSetConfig, rng: np.random.Gene
     order = [int(i) for i in rng.permutation(total)]
     groups = [g for g in GROUPS for _ in range(config.sizes[g])]
     used: dict[str, set[int]] = {g: set() for g in GROUPS}
+    pairs: dict[str, set[tuple[int, str]]] = {g: set() for g in GROUPS}  # (template, number) per group
     seen: set[str] = set()
     out: list[MemorizerSentence] = []
     tries = 0
@@ -178,12 +197,16 @@ def generate_memorizer_sentences(config: MemorizerSetConfig, rng: np.random.Gene
             tids, units = G.clean_sentence(rng, config.calib)
             clean = G.strip_sites(units)
             spoken, text = G.render(clean, "spoken"), G.render(clean, "written")
+            own = {(t, n) for t in tids for n in numbers_of(text)}
             if spoken in seen or not has_number(text) or template_number(clean) or used[group] & set(tids):
+                continue
+            if group in SEPARATE and own & pairs[SEPARATE[group]]:
                 continue
             break
         seen.add(spoken)
         used[group].update(tids)
-        out.append(MemorizerSentence(f"m{i:04d}", group, spoken, text))
+        pairs[group].update(own)
+        out.append(MemorizerSentence(f"m{i:04d}", group, spoken, text, tuple(tids)))
     return sorted(out, key=lambda s: (GROUPS.index(s.group), s.sentence_id))
 
 
