@@ -739,6 +739,11 @@ def freeze_record(seeds: dict[str, list[int]], tuning: dict[str, list[int]], arg
     from asr_audit.organism.donor import donor_set_config
     from asr_audit.organism.validity import donor_targets, memorizer_targets
 
+    mem_config = MemorizerSetConfig(masked_variants=args.memorizer_variants)
+    results = _rel(args.results_dir)
+    mem_flags = f"--memorizer-steps {args.memorizer_steps} --memorizer-lr {args.memorizer_lr} "
+    mem_flags += f"--memorizer-variants {args.memorizer_variants}"
+
     def train(kind: str, steps: int, lr: float) -> dict:
         cfg = TrainConfig(steps=steps, lr=lr, batch_size=args.batch_size, seed=0).to_dict()
         return {**cfg, "seed": "the evaluation seed", "defaults": list(TRAIN_DEFAULTS[kind])}
@@ -751,12 +756,12 @@ def freeze_record(seeds: dict[str, list[int]], tuning: dict[str, list[int]], arg
         "evaluation_seeds": seeds,
         "derived_seeds": {"donor": [s + 1000 for s in seeds.get("donor", [])]},
         "tuning_seeds": tuning,
+        "results_dir": results,
         "recipes": {
             "memorizer": {
                 "train": train("memorizer", args.memorizer_steps, args.memorizer_lr),
-                "set": json.loads(
-                    json.dumps(asdict(MemorizerSetConfig(masked_variants=args.memorizer_variants)), default=str)
-                ),
+                "set": json.loads(json.dumps(asdict(mem_config), default=str)),
+                "set_config": mem_config.to_dict(),
             },
             "donor": {
                 "train": train("donor", args.donor_steps, args.donor_lr),
@@ -779,9 +784,9 @@ def freeze_record(seeds: dict[str, list[int]], tuning: dict[str, list[int]], arg
         "pass_rule": "a seed passes a section when every target of that section is met; every planned seed is "
         "reported (pass, miss, not run, other code) with the rate passed / run",
         "commands": {
-            "memorizer": "asr-audit organism train --kind memorizer --which memorizer --seed S; the same with "
-            "--which memorizer-control; python benchmarks/validity.py --parts memorizer --reuse --seed S --json "
-            "benchmarks/results/replication/memorizer-seedS.json",
+            "memorizer": f"ASR_AUDIT_ORGANISM_DIR=<empty folder> OMP_NUM_THREADS=1 python benchmarks/validity.py "
+            f"--parts memorizer --seed S {mem_flags} --out <that folder>/out --json {results}/memorizer-seedS.json "
+            "(trains the memorizer and its control with this recipe, then evaluates)",
             "donor": "asr-audit organism train --kind donor --seed S; python benchmarks/validity.py --parts donor "
             "--reuse --seed S --json benchmarks/results/replication/donor-seedS.json",
         },
@@ -794,8 +799,20 @@ def freeze_record(seeds: dict[str, list[int]], tuning: dict[str, list[int]], arg
     }
 
 
+def print_replications(frozen_path: Path | None, results: Path | None) -> int:
+    """``--replication``: the table of the freeze record named by ``--frozen``, or of every
+    ``frozen-recipes-*.json`` in benchmarks/results (oldest first), each read from its own results
+    folder (the record's ``results_dir``; ``--results-dir`` overrides); 0 only when all passed."""
+    paths = [frozen_path] if frozen_path else sorted(FROZEN.parent.glob("frozen-recipes-*.json"))
+    codes = []
+    for path in paths:
+        record = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        codes.append(print_replication(path, results or ROOT / record.get("results_dir", _rel(REPLICATION_DIR))))
+    return max(codes, default=1)
+
+
 def print_replication(frozen_path: Path, results: Path) -> int:
-    """The replication table of every planned seed (``--replication``); 0 only when all passed."""
+    """The replication table of every planned seed of one freeze record; 0 only when all passed."""
     from asr_audit.organism.replication import replication_table, seed_rows
 
     if not frozen_path.is_file():
@@ -869,8 +886,19 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="print the replication table: every evaluation seed of --frozen, read from --results-dir",
     )
-    ap.add_argument("--frozen", type=Path, default=FROZEN, help="the freeze record (--replication, --write-freeze)")
-    ap.add_argument("--results-dir", type=Path, default=REPLICATION_DIR, help="<part>-seed<S>.json files")
+    ap.add_argument(
+        "--frozen",
+        type=Path,
+        default=None,
+        help="the freeze record (--write-freeze: where it goes; --replication: default every "
+        "benchmarks/results/frozen-recipes-*.json)",
+    )
+    ap.add_argument(
+        "--results-dir",
+        type=Path,
+        default=None,
+        help="<part>-seed<S>.json files (default: the freeze record's results_dir, else benchmarks/results/replication)",
+    )
     ap.add_argument(
         "--write-freeze",
         default=None,
@@ -881,8 +909,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tuning-seeds", default="memorizer=0,1;donor=0", help="seeds already looked at (--write-freeze)")
     args = ap.parse_args(argv)
     if args.replication:
-        return print_replication(args.frozen, args.results_dir)
+        return print_replications(args.frozen, args.results_dir)
     if args.write_freeze:
+        args.frozen = args.frozen or FROZEN
+        args.results_dir = args.results_dir or REPLICATION_DIR
         record = freeze_record(_seed_map(args.write_freeze), _seed_map(args.tuning_seeds), args)
         args.frozen.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
         say(f"wrote {args.frozen}")

@@ -41,3 +41,26 @@ def test_every_planned_seed_is_a_row():
 def test_a_record_without_targets_of_its_section_is_a_miss():
     rows = seed_rows(FROZEN, {("donor", 321): _rec(["met"], section="1 memorizer")})
     assert rows[-1].outcome == "miss" and rows[-1].n_targets == 0
+
+
+def test_frozen_code_with_another_recipe_is_not_a_replication():
+    """The code hash cannot see a command-line setting: a run with other steps or set settings is
+    'other recipe', not a pass, and says how it differs."""
+    frozen = {
+        **FROZEN,
+        "recipes": {"memorizer": {"train": {"steps": 200, "lr": 5e-4}, "set_config": {"masked_variants": 16}}},
+    }
+
+    def run(steps, variants):
+        rec = _rec(["met", "met"])
+        trained = {"train": {"steps": steps, "lr": 5e-4, "seed": 311}}
+        rec["memorizer"] = {"train": {"memorizer": trained}, "set": {"config": {"masked_variants": variants}}}
+        return rec
+
+    rows = seed_rows(
+        frozen, {("memorizer", 311): run(200, 16), ("memorizer", 312): run(112, 16), ("memorizer", 313): run(200, 8)}
+    )
+    assert [r.outcome for r in rows[:3]] == ["pass", "other recipe", "other recipe"]
+    assert rows[1].missed == ("memorizer: steps 112, frozen 200",)
+    assert rows[2].missed == ("set configuration differs from the frozen set_config",)
+    assert replication_rate(rows, "memorizer") == (1, 1, 3)

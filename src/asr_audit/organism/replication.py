@@ -33,7 +33,9 @@ SECTIONS = {"memorizer": "1 memorizer", "donor": "2 donor"}
 class SeedRow:
     """One planned evaluation seed of one section: ``outcome`` is ``pass`` (every target of the
     section met), ``miss`` (some target not met, undefined or not run), ``not run`` (no result
-    file) or ``other code`` (the run's code hash is not the frozen one: not a replication)."""
+    file), ``other code`` (the run's code hash is not the frozen one: not a replication) or
+    ``other recipe`` (frozen code run with other training or set settings: not a replication;
+    ``missed`` then says how it differs)."""
 
     part: str
     seed: int
@@ -45,6 +47,35 @@ class SeedRow:
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+TRAIN_KEYS = ("steps", "lr", "batch_size", "warmup", "clip_norm")
+"""The training settings a run must share with its freeze record (the seed is the run's own)."""
+
+
+def recipe_differences(recipe: Mapping[str, Any] | None, result: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """How a run's recipe differs from the frozen one: each trained model's settings
+    (:data:`TRAIN_KEYS`, ``result["train"][model]["train"]``) against ``recipe["train"]``, and the
+    run's set configuration against ``recipe["set_config"]`` where the record states one (the code
+    hash alone does not see a command-line setting). Empty when they agree or nothing is stated.
+
+    >>> recipe = {"train": {"steps": 200, "lr": 0.0005}, "set_config": {"masked_variants": 16}}
+    >>> run = {"train": {"m": {"train": {"steps": 112, "lr": 0.0005}}}, "set": {"config": {"masked_variants": 16}}}
+    >>> recipe_differences(recipe, run)
+    ('m: steps 112, frozen 200',)
+    """
+    if not recipe or not result:
+        return ()
+    out = []
+    want = recipe.get("train") or {}
+    for model, meta in sorted((result.get("train") or {}).items()):
+        got = (meta or {}).get("train") or {}
+        out += [
+            f"{model}: {k} {got.get(k)}, frozen {want[k]}" for k in TRAIN_KEYS if k in want and got.get(k) != want[k]
+        ]
+    if "set_config" in recipe and ((result.get("set") or {}).get("config")) != recipe["set_config"]:
+        out.append("set configuration differs from the frozen set_config")
+    return tuple(out)
 
 
 def seed_rows(frozen: Mapping[str, Any], records: Mapping[tuple[str, int], Mapping[str, Any] | None]) -> list[SeedRow]:
@@ -65,7 +96,13 @@ def seed_rows(frozen: Mapping[str, Any], records: Mapping[tuple[str, int], Mappi
             prov = rec.get("provenance") or {}
             same = bool(want) and prov.get("code_hash") == want
             code = "frozen" if same else str(prov.get("commit") or prov.get("code_hash") or "no provenance")[:12]
-            outcome = "other code" if not same else ("pass" if targets and not missed else "miss")
+            differs = recipe_differences(frozen.get("recipes", {}).get(part), rec.get(part))
+            if not same:
+                outcome = "other code"
+            elif differs:
+                outcome, missed = "other recipe", differs
+            else:
+                outcome = "pass" if targets and not missed else "miss"
             rows.append(SeedRow(part, int(seed), outcome, n_met, len(targets), missed, code))
     return rows
 
@@ -103,4 +140,12 @@ def replication_table(rows: Sequence[SeedRow]) -> str:
     return "\n".join(out)
 
 
-__all__ = ["SECTIONS", "SeedRow", "replication_rate", "replication_table", "seed_rows"]
+__all__ = [
+    "SECTIONS",
+    "TRAIN_KEYS",
+    "SeedRow",
+    "recipe_differences",
+    "replication_rate",
+    "replication_table",
+    "seed_rows",
+]
