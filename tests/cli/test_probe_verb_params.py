@@ -1,4 +1,4 @@
-"""The probe verbs keep every flag (issue 28): each verb's parameters — name, flags, default, type,
+"""The probe verbs keep every flag (issue 28): each verb's parameters — flags, default, type,
 required — equal a committed snapshot taken before the verbs were built from the options' flag
 declarations (``tests/cli/probe_verb_params.json``). A flag renamed, dropped, re-defaulted or
 re-typed fails here; the help wording is free to change (CHANGELOG says where it did).
@@ -35,7 +35,8 @@ def _type(param: Any) -> str:
 
 
 def verb_params() -> dict[str, list[dict[str, Any]]]:
-    """Each probe verb's click parameters, sorted by name (the order of --help is free)."""
+    """Each probe verb's click parameters, sorted by flag (the order of --help and the Python
+    parameter names are free)."""
     import typer
 
     from asr_audit.cli import _register, app
@@ -49,7 +50,6 @@ def verb_params() -> dict[str, list[dict[str, Any]]]:
             command = command.commands[word]
         params = [
             {
-                "name": p.name,
                 "flags": sorted(p.opts),
                 "negative": sorted(getattr(p, "secondary_opts", [])),
                 "default": _default(p.default),
@@ -60,7 +60,7 @@ def verb_params() -> dict[str, list[dict[str, Any]]]:
             }
             for p in command.params
         ]
-        out[" ".join(path)] = sorted(params, key=lambda d: d["name"])
+        out[" ".join(path)] = sorted(params, key=lambda d: d["flags"])
     return out
 
 
