@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ class Args:
     values: Mapping[str, Any]
     options: Any = None
     surface: Surface = Surface.cli()  # names the options' fields by their flags
+    given: Mapping[str, Any] = field(default_factory=dict)  # the options' values, as options_from reads them
 
     def __getitem__(self, name: str) -> Any:
         return self.values[name]
@@ -72,15 +73,15 @@ def verb(
         def command(**values: Any) -> Any:
             if check is not None:
                 check(values)
-            parsed, surface = None, Surface.cli(**renamed(option_flags))
-            if probe is not None:
-                parsed = probe.options_from({f.field: f.value(values[f.field]) for f in option_flags}, surface)
+            surface = Surface.cli(**renamed(option_flags))
+            given = {f.field: f.value(values[f.field]) for f in option_flags}
+            parsed = None if probe is None else probe.options_from(given, surface)
             sources = [values[f.field] for f in every if f.type is Path and not f.output]
             sources += [values[n] for n in inputs]
             for f in every:
                 if f.output:
                     check_output_file(values[f.field], f.flag, sources)
-            return body(Args(values, parsed, surface))
+            return body(Args(values, parsed, surface, given))
 
         params = [_parameter(f) for f in every]
         command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]  # read by typer
