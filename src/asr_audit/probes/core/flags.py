@@ -27,6 +27,16 @@ NORMALIZER = Flag(
     "whisper (OpenAI Whisper's) | whisper-normalizer-0.1.15 | oal | basic | whisper-basic | "
     "basic-es | basic-fr | basic-de | basic-chars (see docs/normalizers.md)",
 )
+LANGUAGE = Flag(
+    "language",
+    str,
+    "en",
+    "Language of the corpus, its primary subtag decides (en-GB is English). Scoring: non-English text uses "
+    "basic-es / basic-fr / basic-de for those languages, basic for others (under --preset anchor: whisper-basic, as "
+    "the paper's code); Chinese, Japanese, Korean, Thai, Lao, Khmer and Myanmar are scored by character "
+    "(basic-chars; anchor: the paper's CJK spacing). switch-rate: the convention families of en, es, fr, de "
+    "(percent only: it, nl, pl, pt).",
+)
 CORPUS = Flag(
     "corpus",
     str,

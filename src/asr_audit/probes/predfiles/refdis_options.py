@@ -20,7 +20,7 @@ from typing import Any
 
 from asr_audit.errors import ConfigError
 from asr_audit.options import CLI, Flag, Reader, Surface, build, check, flag_table, split_names
-from asr_audit.probes.core.flags import MODELS, RESAMPLES
+from asr_audit.probes.core.flags import LANGUAGE, MODELS, RESAMPLES
 from asr_audit.probes.predfiles.refdis import PRESETS, RefdisParams, loo_quorum, preset_params
 from asr_audit.text.languages import ENGLISH_ONLY, primary_language, scoring_normalizer
 
@@ -97,15 +97,7 @@ FLAGS = flag_table(
         "error (kaldialign merge_compounds).",
         ("--merge-compounds/--no-merge-compounds",),
     ),
-    Flag(
-        "language",
-        str,
-        "en",
-        "Language of the corpus, its primary subtag decides (en-GB is English). Non-English text uses basic-es / "
-        "basic-fr / basic-de for those languages, basic for others (under --preset anchor: whisper-basic, as the "
-        "paper's code); Chinese, Japanese, Korean, Thai, Lao, Khmer and Myanmar are scored by character "
-        "(basic-chars; anchor: the paper's CJK spacing).",
-    ),
+    LANGUAGE,
     Flag(
         "truth",
         Path,
