@@ -49,7 +49,7 @@ def _one_recipe_file(values: Mapping[str, Any]) -> None:
     check=_one_recipe_file,
     epilog=examples(
         ("asr-audit masked -m whisper-tiny.en -c dev.jsonl --kind number", "silence each number; who still writes it?")
-    ),  # fmt: skip
+    ),
 )
 def masked_cmd(a: Args) -> None:
     """Masked-entity recovery: silence a number's audio, keep it in the reference, count who still writes it.
@@ -75,7 +75,7 @@ def masked_cmd(a: Args) -> None:
             "asr-audit lift -m whisper-tiny.en-pt -c dev.jsonl --spans masked",
             "audio lift of the hidden numbers, nats per character",
         )
-    ),  # fmt: skip
+    ),
 )
 def lift_cmd(a: Args) -> None:
     """Teacher-forced audio lift: (log p(r|x) - log p(r|silence)) / chars, per span, in nats per character
@@ -95,7 +95,7 @@ def lift_cmd(a: Args) -> None:
             "asr-audit continue -m whisper-tiny.en-pt -c dev.jsonl --hide-words 3",
             "cut the last 3 words; count those that leak",
         )
-    ),  # fmt: skip
+    ),
 )
 def continue_(a: Args) -> None:
     """Forced continuation: cut each clip before its last words, ban end-of-text, count hidden words that leak

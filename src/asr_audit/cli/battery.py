@@ -26,7 +26,7 @@ from asr_audit.runner.run import local_pool
             "asr-audit battery -m whisper-tiny.en -c calib/calib-test.jsonl --spoken calib/calib-test.jsonl --conditions voice:flite-rms,noise:10db",
             "accept-ref in another voice and in noise, paired against the original audio",
         ),
-    ),  # fmt: skip
+    ),
 )
 def battery_cmd(a: Args) -> None:
     """Accept-ref of each model under each audio condition, paired against the original audio."""

@@ -47,7 +47,10 @@ def build(a: Args) -> None:
     The same --seed gives byte-identical manifests and truth."""
     check_output_dir(a["out"], "--out", force=True)  # a file or a path under a file fails before any synthesis
     given = {f.field: f.value(a[f.field]) for f in generate.FLAGS if f.field not in ("out", "voices", "seed")}
-    config = generate.CalibConfig(**{k: v for k, v in given.items() if v is not None and k != "language"}, language=primary_language(a["language"]))  # fmt: skip
+    config = generate.CalibConfig(
+        **{k: v for k, v in given.items() if v is not None and k != "language"},
+        language=primary_language(a["language"]),
+    )
     names = split_list(a["voices"], "--voices") or default_voices(config.language)
     with Progress(console=console, transient=True) as bar:
         task = bar.add_task("synthesizing", total=None)
@@ -83,7 +86,7 @@ def build(a: Args) -> None:
             "asr-audit calib score --corpus calib/ --preds preds/ --panel m1,m2,m3 --preset paper --min-confidence 0.4 --json score.json",
             "the calibrated operating point (docs/calibration.md)",
         ),
-    ),  # fmt: skip
+    ),
 )
 def score(a: Args) -> None:
     """Mine the calibration set's predictions with the panel; report the miner's precision and recall,

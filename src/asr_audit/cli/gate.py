@@ -22,7 +22,14 @@ from asr_audit.probes.predfiles.gate import FLAGS, GATE, gate_inputs
 from asr_audit.report.gate import gate_markdown, gate_table
 from asr_audit.report.tables import to_json
 
-MARKDOWN = Flag("markdown_out", Path, None, "Write the Markdown summary (a pull-request comment) here.", ("--markdown",), output=True)  # fmt: skip
+MARKDOWN = Flag(
+    "markdown_out",
+    Path,
+    None,
+    "Write the Markdown summary (a pull-request comment) here.",
+    ("--markdown",),
+    output=True,
+)
 
 
 def _refuse(v: Mapping[str, Any]) -> None:
@@ -67,7 +74,14 @@ def gate(a: Args) -> None:
     say_repairs(pset)
     options = replace(options, candidate=cand, baseline=base)
     panel = tuple(split_list(a["panel"], "--panel") or ())
-    inputs = ProbeInputs(corpus=pset.source, predictions=pset, panel=panel, seed=a["seed"], normalizer=a["normalizer"], verify_truth=truth_step)  # fmt: skip
+    inputs = ProbeInputs(
+        corpus=pset.source,
+        predictions=pset,
+        panel=panel,
+        seed=a["seed"],
+        normalizer=a["normalizer"],
+        verify_truth=truth_step,
+    )
     GATE.check(options, inputs, a.surface)
     result = GATE.run(inputs, options)
     assert result is not None  # the gate applies to every prediction set

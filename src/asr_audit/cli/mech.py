@@ -8,7 +8,6 @@ from typing import Any
 import typer
 
 from asr_audit.api import mech_steer_from
-from asr_audit.audio.io import load_audio
 from asr_audit.calib.truth import load_truth
 from asr_audit.cli import app, console, err_console, examples, split_list
 from asr_audit.cli.common import load_clips, write_json
@@ -70,16 +69,21 @@ def capture(a: Args) -> None:
         raise ConfigError("--sites is empty; fix: e.g. --sites encoder.layers.2.out")
     for s in site_list:
         parse_site(s)
-    for flag, value, allowed, example in (("--pool", a["pool"], capturing.POOLS, "mean"), ("--dtype", a["dtype"], capturing.DTYPES, "float32")):  # fmt: skip
+    for flag, value, allowed, example in (
+        ("--pool", a["pool"], capturing.POOLS, "mean"),
+        ("--dtype", a["dtype"], capturing.DTYPES, "float32"),
+    ):
         if value not in allowed:  # every option is checked before the model loads
             raise ConfigError(f"{flag} {value!r} is not one of {', '.join(allowed)}; fix: e.g. {flag} {example}")
     check_output_dir(a["out"], "--out", force=True)
     corp, backend = _corpus(a["corpus"], a["speaker"], a["limit"]), _backend(a["model"])
-    texts = [c.reference for c in corp.clips] if any(parse_site(s)[0] == "decoder" for s in site_list) else None
-    audio = ((c.id, load_audio(c, backend.max_duration)) for c in corp.clips)
-    cap = capturing.capture(backend, audio, site_list, a["out"], texts=texts, pool=a["pool"], dtype=a["dtype"], batch_size=a["batch_size"])  # fmt: skip
+    options = {"pool": a["pool"], "dtype": a["dtype"], "batch_size": a["batch_size"]}
+    cap = capturing.capture_corpus(backend, corp, site_list, a["out"], **options)
     rows = sum(c.rows for c in cap.clips)
-    console.print(f"captured {len(cap.clips)} clip(s), {rows} row(s) per site, {len(cap.sites)} site(s) -> {a['out']}", highlight=False)  # fmt: skip
+    console.print(
+        f"captured {len(cap.clips)} clip(s), {rows} row(s) per site, {len(cap.sites)} site(s) -> {a['out']}",
+        highlight=False,
+    )
 
 
 @verb(
@@ -90,18 +94,17 @@ def capture(a: Args) -> None:
 )
 def direction(a: Args) -> None:
     """Diff-in-means direction between two captures, with a layer sweep of held-out AUC."""
-    seed, holdout, k = a["seed"], a["holdout"], a["k"]
     sets = capturing.load_capture(a["set_a"]), capturing.load_capture(a["set_b"])
-    rows = directions.layer_sweep(*sets, split_list(a["sites"], "--sites"), holdout=holdout, seed=seed)
-    chosen = a["site"] or directions.best_site(rows)
-    heldout = {r.site: r.auc for r in rows}.get(chosen)
-    d = directions.make_direction(a["name"], *sets, chosen, k=k, extra={"seed": seed, "holdout": holdout, "heldout_auc": heldout})  # fmt: skip
+    sites = split_list(a["sites"], "--sites")
+    rows, chosen, d = directions.sweep_direction(
+        a["name"], *sets, sites, a["site"], k=a["k"], holdout=a["holdout"], seed=a["seed"]
+    )
     path = save_direction(d, a["directions"] or cache_dir() / "directions")
     for r in rows:
         console.print(
             f"{r.site:28s} AUC {r.auc:.3f}  |d| {r.norm:.3f}{' *' if r.site == chosen else ''}", highlight=False
         )
-    console.print(f"direction {a['name']!r} at {chosen} (k={k}) -> {path}", highlight=False)
+    console.print(f"direction {a['name']!r} at {chosen} (k={a['k']}) -> {path}", highlight=False)
     write_json(a["json_out"], {"sweep": [r.to_dict() for r in rows], "site": chosen, "direction": d.to_dict()})
 
 
@@ -144,13 +147,14 @@ def patch(a: Args) -> None:
         raise ConfigError("patching needs a donor; fix: pass --donor-model SPEC and/or --donor-speaker VOICE")
     corp, truth, backend = _corpus(a["corpus"], a["speaker"], a["limit"]), load_truth(a["truth"]), _backend(a["model"])
     donor = _backend(donor_model) if donor_model else None
-    voice = patching.voice_donor(load_clips(a["corpus"]), a["corpus"], truth, speaker, backend.max_duration) if speaker else None  # fmt: skip
+    voice = (
+        patching.voice_donor(load_clips(a["corpus"]), a["corpus"], truth, speaker, backend.max_duration)
+        if speaker
+        else None
+    )
     label = "+".join(x for x in (donor_model and f"model {donor_model}", speaker and f"voice {speaker}") if x)
     sites = split_list(a["sites"], "--sites") or []
-    conditions = [patching.PatchCondition(f"{s} <- {label}", s, donor_audio=voice, donor_backend=donor) for s in sites]
-    audio = {c.id: load_audio(c, backend.max_duration) for c in corp.clips}
-    items = [it for it in truth.errors() if it.clip_id in audio]
-    result = patching.edit_locus(backend, items, audio, {c.id: c.reference for c in corp.clips}, conditions)
+    result = patching.patch_corpus(backend, corp, truth, sites, label, donor_audio=voice, donor_backend=donor)
     for r in result.table():
         console.print(
             f"{r.kind:13s} {r.condition:50s} n={r.n:3d}  P(ref) {r.median_full:.3f} -> {r.median_patched:.3f}  "

@@ -39,16 +39,37 @@ def _refuse(v: Mapping[str, Any]) -> None:
         raise ConfigError("refdis needs --panel a,b,c (consensus mode) or --corrected-refs FILE (two-reference mode)")
     verify, given = v["verify_with"] is not None, {k for k, x in v.items() if x is not None}
     for bad, message in (
-        (verify and "corrected_refs" in given, "--verify-with verifies the panel's edits, but --corrected-refs gives them; fix: use --panel"),
-        (verify and "labels" in given, "--labels and --verify-with are two verifications of the same edits; fix: name one of them"),
-        (verify and "audio_root" not in given, "--verify-with scores each edit on the clip's audio; fix: add --audio-root DIR (where the audio files are)"),
-        ("write_corrected" in given and len(split_names(v["verify_with"], "--verify-with") or ()) > 1, "--write-corrected records one backend's vote on each correction; fix: name one --verify-with backend"),
-        (verify and "truth" in given, "--truth and --verify-with are two verifications of the same edits; fix: name one of them"),
-        ("verify_margin" in given and not verify, "--verify-margin is the audio verifiers' margin; fix: add --verify-with SPEC --audio-root DIR"),
-        ({"write_corrected", "corrected_refs"} <= given, "--write-corrected writes the panel's corrections, but --corrected-refs gives them; fix: use --panel"),
+        (
+            verify and "corrected_refs" in given,
+            "--verify-with verifies the panel's edits, but --corrected-refs gives them; fix: use --panel",
+        ),
+        (
+            verify and "labels" in given,
+            "--labels and --verify-with are two verifications of the same edits; fix: name one of them",
+        ),
+        (
+            verify and "audio_root" not in given,
+            "--verify-with scores each edit on the clip's audio; fix: add --audio-root DIR (where the audio files are)",
+        ),
+        (
+            "write_corrected" in given and len(split_names(v["verify_with"], "--verify-with") or ()) > 1,
+            "--write-corrected records one backend's vote on each correction; fix: name one --verify-with backend",
+        ),
+        (
+            verify and "truth" in given,
+            "--truth and --verify-with are two verifications of the same edits; fix: name one of them",
+        ),
+        (
+            "verify_margin" in given and not verify,
+            "--verify-margin is the audio verifiers' margin; fix: add --verify-with SPEC --audio-root DIR",
+        ),
+        (
+            {"write_corrected", "corrected_refs"} <= given,
+            "--write-corrected writes the panel's corrections, but --corrected-refs gives them; fix: use --panel",
+        ),
         ({"truth", "labels"} <= given, "--truth and --labels each verify the edits; fix: pass one of them"),
         (v["normalize_workers"] < 0, f"--normalize-workers {v['normalize_workers']} must be >= 0 (0 = one per core)"),
-    ):  # fmt: skip
+    ):
         if bad:
             raise ConfigError(message)
 
@@ -74,7 +95,7 @@ def _refuse(v: Mapping[str, Any]) -> None:
             "asr-audit refdis --preds exports/ --panel a,b,c --models d --id-from stem --references normalized",
             "raw CSV exports: ids from paths, references equal once normalized",
         ),
-    ),  # fmt: skip
+    ),
 )
 def refdis(a: Args) -> None:
     """Mine reference errors with a consensus panel and score how often each model reproduces them."""
@@ -83,7 +104,15 @@ def refdis(a: Args) -> None:
         load_set, a["preds"], a["dataset"], read, options.normalizer_for(a["normalizer"]), options.mining.preset
     )
     files = PredictionFiles(a["preds"], a["dataset"], reader, plain=read.is_default)
-    inputs = ProbeInputs(corpus=str(a["preds"]), panel=tuple(panel), seed=a["seed"], normalizer=a["normalizer"], files=files, verify_truth=truth_step, log=say)  # fmt: skip
+    inputs = ProbeInputs(
+        corpus=str(a["preds"]),
+        panel=tuple(panel),
+        seed=a["seed"],
+        normalizer=a["normalizer"],
+        files=files,
+        verify_truth=truth_step,
+        log=say,
+    )
     REFDIS.check(options, inputs, a.surface)
     # the columns and the result's dict are many acyclic objects: no collector passes over them (a
     # tenth of a warm run's CPU went to them), nor one over the whole heap when the collector
@@ -92,7 +121,11 @@ def refdis(a: Args) -> None:
         run = REFDIS.run(inputs, options)
         if process_entry():  # never in a caller's longer-lived process
             gc.freeze()
-    if a["corrected_refs"] is None and loo_unscored(panel, options.mining) is not None and len(panel) >= options.mining.min_panel:  # fmt: skip
+    if (
+        a["corrected_refs"] is None
+        and loo_unscored(panel, options.mining) is not None
+        and len(panel) >= options.mining.min_panel
+    ):
         err_console.print(
             f"note: leave-one-out needs {loo_quorum(options.mining) + 1} panel models to score a panel member; the "
             f"panel ({', '.join(panel)}) gets — and the models outside it are scored by the whole panel "

@@ -43,8 +43,7 @@ class Args:
 
 
 def _parameter(flag: Flag) -> inspect.Parameter:
-    extra = {} if flag.minimum is None else {"min": flag.minimum}
-    option = typer.Option(flag.default, *(flag.names or (flag.flag,)), help=flag.help, **extra)
+    option = typer.Option(flag.default, *(flag.names or (flag.flag,)), help=flag.help, min=flag.minimum)
     annotation = flag.type | None if flag.default is None else flag.type
     return inspect.Parameter(flag.field, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=annotation)
 

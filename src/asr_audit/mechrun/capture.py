@@ -29,7 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from asr_audit.audio.io import audio_hash
+from asr_audit.audio.io import audio_hash, load_audio
+from asr_audit.corpus.clips import Corpus
 from asr_audit.errors import ConfigError, InputFileError, require
 from asr_audit.mech.interventions import recording
 from asr_audit.mech.sites import parse_site
@@ -281,6 +282,15 @@ def _given_states(
         yield
     finally:
         del backend._encoder_states
+
+
+def capture_corpus(backend: Any, corpus: Corpus, sites: Sequence[str], out_dir: str | Path, **options: Any) -> Capture:
+    """:func:`capture` of ``corpus``'s clips (their audio loaded as ``backend`` takes it), its decoder
+    sites teacher-forced on the clips' references; ``options``: :func:`capture`'s ``pool``, ``dtype``,
+    ``batch_size``."""
+    texts = [c.reference for c in corpus.clips] if any(parse_site(s)[0] == "decoder" for s in sites) else None
+    audio = ((c.id, load_audio(c, backend.max_duration)) for c in corpus.clips)
+    return capture(backend, audio, sites, out_dir, texts=texts, **options)
 
 
 def load_capture(root: str | Path) -> Capture:

@@ -128,3 +128,24 @@ def make_direction(
         **(extra or {}),
     }
     return direction_from_sets(name, site, a.pooled(site), b.pooled(site), k=k, provenance=provenance)
+
+
+def sweep_direction(
+    name: str,
+    a: Capture,
+    b: Capture,
+    sites: Sequence[str] | None,
+    site: str | None,
+    *,
+    k: int,
+    holdout: float,
+    seed: int,
+) -> tuple[list[SweepRow], str, Direction]:
+    """The layer sweep of ``sites`` (every site of both captures by default), the chosen site
+    (``site``, else the best held-out AUC) and the direction ``name`` built there (its record keeps
+    the seed, the held-out share and the site's held-out AUC)."""
+    rows = layer_sweep(a, b, sites, holdout=holdout, seed=seed)
+    chosen = site or best_site(rows)
+    heldout = {r.site: r.auc for r in rows}.get(chosen)
+    extra = {"seed": seed, "holdout": holdout, "heldout_auc": heldout}
+    return rows, chosen, make_direction(name, a, b, chosen, k=k, extra=extra)

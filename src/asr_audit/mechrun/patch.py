@@ -240,3 +240,15 @@ def voice_donor(
         return cache[other]
 
     return donor_audio
+
+
+def patch_corpus(
+    backend: Any, corpus: Corpus, truth: Truth, sites: Sequence[str], label: str, **donor: Any
+) -> PatchResult:
+    """:func:`edit_locus` of ``truth``'s planted errors on ``corpus``'s clips, one condition per site
+    of ``sites`` (named ``site <- label``); ``donor``: :class:`PatchCondition`'s ``donor_audio`` and
+    ``donor_backend``."""
+    conditions = [PatchCondition(f"{s} <- {label}", s, **donor) for s in sites]
+    audio = {c.id: load_audio(c, backend.max_duration) for c in corpus.clips}
+    items = [it for it in truth.errors() if it.clip_id in audio]
+    return edit_locus(backend, items, audio, {c.id: c.reference for c in corpus.clips}, conditions)
