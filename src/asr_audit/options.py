@@ -207,7 +207,7 @@ REQUIRED: Any = ...  # a flag's default when the user must give it
 
 
 @dataclass(frozen=True, slots=True)
-class Flag:
+class CliFlag:
     """One command-line flag, declared once next to the option (or input) it sets, for every verb
     that takes it (``cli/probe_verbs.py`` builds the verbs from these; the spec docs may read them).
 
@@ -217,7 +217,7 @@ class Flag:
     the command line accepts; ``parse(value, flag)``: turns the typed text into the option's value
     (e.g. :func:`split_names`); ``output``: a file the verb writes (checked before the work).
 
-    >>> Flag("min_panel", int).flag, Flag("loo", bool, True, names=("--loo/--no-loo",)).flag
+    >>> CliFlag("min_panel", int).flag, CliFlag("loo", bool, True, names=("--loo/--no-loo",)).flag
     ('--min-panel', '--loo')
     """
 
@@ -244,7 +244,7 @@ class Flag:
         return str(given) if self.type.__name__ == "Path" else given
 
 
-def flag_table(*flags: Flag) -> dict[str, Flag]:
+def flag_table(*flags: CliFlag) -> dict[str, CliFlag]:
     """Flags by field (one declaration per field)."""
     table = {f.field: f for f in flags}
     if len(table) != len(flags):
@@ -252,7 +252,7 @@ def flag_table(*flags: Flag) -> dict[str, Flag]:
     return table
 
 
-def renamed(flags: Iterable[Flag]) -> dict[str, str]:
+def renamed(flags: Iterable[CliFlag]) -> dict[str, str]:
     """The fields whose flag is not ``--field-name``, for :meth:`Surface.cli`."""
     return {f.field: f.flag for f in flags if f.flag != _flag(f.field)}
 

@@ -29,7 +29,7 @@ import numpy as np
 from asr_audit.calib import templates as T
 from asr_audit.calib.languages import vocabulary
 from asr_audit.errors import ConfigError
-from asr_audit.options import REQUIRED, Flag, split_names
+from asr_audit.options import REQUIRED, CliFlag, split_names
 from asr_audit.probes.core.flags import SEED
 
 SPURIOUS = "spurious_insertion_in_reference"
@@ -120,30 +120,30 @@ def parse_weights(value: str | None, flag: str) -> tuple[tuple[str, float], ...]
 
 #: ``asr-audit calib build``'s flags: the :class:`CalibConfig` fields a user sets, the voices, the seed
 FLAGS = (
-    Flag("out", Path, REQUIRED, "Folder to write the set into.", ("--out", "-o")),
-    Flag("n_sentences", int, 200, "Distinct sentences (each rendered by every voice)."),
-    Flag(
+    CliFlag("out", Path, REQUIRED, "Folder to write the set into.", ("--out", "-o")),
+    CliFlag("n_sentences", int, 200, "Distinct sentences (each rendered by every voice)."),
+    CliFlag(
         "voices",
         str,
         None,
         "TTS voices (short flite names or any registered voice); default slt,rms,awb,kal in English, "
         "the installed voices of --language otherwise (espeak-ng: espeak-es, espeak-fr, espeak-de, ...).",
     ),
-    Flag("language", str, "en", "Language of the set: en, es, fr or de (templates, numbers, conventions, voices)."),
+    CliFlag("language", str, "en", "Language of the set: en, es, fr or de (templates, numbers, conventions, voices)."),
     SEED,
-    Flag("error_rate", float, 0.4, "Share of sentences with planted reference errors."),
-    Flag("word_error_rate", float, 0.03, "Target share of reference words in error."),
-    Flag(
+    CliFlag("error_rate", float, 0.4, "Share of sentences with planted reference errors."),
+    CliFlag("word_error_rate", float, 0.03, "Target share of reference words in error."),
+    CliFlag(
         "kinds",
         str,
         None,
         "Error kinds and weights, e.g. spurious_insertion_in_reference=2,substitution",
         parse=parse_weights,
     ),
-    Flag("positions", str, None, "Position weights, e.g. start=0.4,middle=0.2,end=0.4", parse=parse_weights),
-    Flag("test_fraction", float, 0.2, "Share held out as the test split."),
-    Flag("split_by", str, "sentence", "sentence | template (hold out whole templates)."),
-    Flag("convention_rate", float, 1.0, "Share of convention sites the record rewrites."),
+    CliFlag("positions", str, None, "Position weights, e.g. start=0.4,middle=0.2,end=0.4", parse=parse_weights),
+    CliFlag("test_fraction", float, 0.2, "Share held out as the test split."),
+    CliFlag("split_by", str, "sentence", "sentence | template (hold out whole templates)."),
+    CliFlag("convention_rate", float, 1.0, "Share of convention sites the record rewrites."),
 )
 
 

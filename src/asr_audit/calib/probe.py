@@ -21,7 +21,7 @@ from asr_audit.calib.languages import calib_normalizer
 from asr_audit.calib.score import CalibScore, check_references, score_miner
 from asr_audit.calib.truth import load_truth, set_language
 from asr_audit.errors import ConfigError
-from asr_audit.options import REQUIRED, Flag, Reader, Surface, flag_table
+from asr_audit.options import REQUIRED, CliFlag, Reader, Surface, flag_table
 from asr_audit.probes.core.probe import FunctionProbe, ProbeInputs, probe
 from asr_audit.probes.predfiles.refdis_options import FIELDS, VERIFY_FIELDS, RefdisOptions
 from asr_audit.probes.predfiles.refdis_options import FLAGS as REFDIS_FLAGS
@@ -34,7 +34,7 @@ PARAMS = ("truth", "split", *(p for p in (*FIELDS, *VERIFY_FIELDS) if p not in (
 
 #: ``asr-audit calib score``'s flag of every option (the calibration folder is ``--corpus``)
 FLAGS = flag_table(
-    Flag("truth", Path, REQUIRED, "Folder written by `asr-audit calib build`.", ("--corpus",)),
+    CliFlag("truth", Path, REQUIRED, "Folder written by `asr-audit calib build`.", ("--corpus",)),
     REFDIS_FLAGS["preset"],
     REFDIS_FLAGS["min_confidence"],
 )

@@ -15,14 +15,14 @@ from asr_audit.cli.common import truth_step
 from asr_audit.cli.probe_verbs import Args, verb
 from asr_audit.cli.reading import reference_normalizer, say_repairs
 from asr_audit.errors import ConfigError
-from asr_audit.options import Flag
+from asr_audit.options import CliFlag
 from asr_audit.probes.core.flags import DATASET, JSON, NORMALIZER, PANEL, PREDS, SEED
 from asr_audit.probes.core.probe import ProbeInputs
 from asr_audit.probes.predfiles.gate import FLAGS, GATE, gate_inputs
 from asr_audit.report.gate import gate_markdown, gate_table
 from asr_audit.report.tables import to_json
 
-MARKDOWN = Flag(
+MARKDOWN = CliFlag(
     "markdown_out",
     Path,
     None,

@@ -11,13 +11,13 @@ from __future__ import annotations
 from asr_audit.cli import app, console, examples
 from asr_audit.cli.probe_verbs import Args, verb
 from asr_audit.cli.reading import load_set
-from asr_audit.options import Flag
+from asr_audit.options import CliFlag
 from asr_audit.probes.core.flags import CSV, DATASET, JSON, PREDS
 from asr_audit.probes.core.probe import ProbeInputs
 from asr_audit.probes.predfiles.ortho import FLAGS, SWITCH_RATE
 from asr_audit.report.switch_rate import switch_rate_csv, switch_rate_json, switch_rate_table
 
-SHOW_EMPTY = Flag("show_empty", bool, False, "Also list families with no reference items.", ("--show-empty",))
+SHOW_EMPTY = CliFlag("show_empty", bool, False, "Also list families with no reference items.", ("--show-empty",))
 
 
 @verb(

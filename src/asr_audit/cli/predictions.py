@@ -14,7 +14,7 @@ from asr_audit.cli.probe_verbs import Args, say, verb
 from asr_audit.cli.reading import load_set
 from asr_audit.corpus.predfiles import gc_paused
 from asr_audit.errors import ConfigError
-from asr_audit.options import Flag, split_names
+from asr_audit.options import CliFlag, split_names
 from asr_audit.probes.audio.refdis_probe import REFDIS
 from asr_audit.probes.core.flags import CSV, DATASET, JSON, NORMALIZER, PANEL, PREDS, SEED
 from asr_audit.probes.core.probe import PredictionFiles, ProbeInputs
@@ -24,7 +24,7 @@ from asr_audit.probes.predfiles.refdis_options import FLAGS
 from asr_audit.report.tables import coverage_table, refdis_csv, refdis_table, to_json, write_text
 from asr_audit.report.verified import verification_lines, verified_table
 
-WRITE_CORRECTED = Flag(
+WRITE_CORRECTED = CliFlag(
     "write_corrected",
     Path,
     None,

@@ -1,5 +1,5 @@
 """Verbs built from flag declarations (issue 28): each flag is declared once, next to the option it
-sets (:class:`~asr_audit.options.Flag`), and :func:`verb` turns a list of them into a typer command.
+sets (:class:`~asr_audit.options.CliFlag`), and :func:`verb` turns a list of them into a typer command.
 
 A probe verb is then: its flags -> ``probe.options_from(values, Surface.cli())`` -> the verb's body
 (the same inputs builder as the spec runner, ``probe.run``, a renderer). What only the verb does
@@ -18,7 +18,7 @@ import typer
 
 from asr_audit.cli import console, err_console
 from asr_audit.cli.reading import reading_options
-from asr_audit.options import Flag, Surface, renamed
+from asr_audit.options import CliFlag, Surface, renamed
 from asr_audit.outputs import check_output_file
 from asr_audit.report.tables import write_text
 
@@ -42,7 +42,7 @@ class Args:
             out.print(f"wrote {write_text(self.values[field], text)}", highlight=False)
 
 
-def _parameter(flag: Flag) -> inspect.Parameter:
+def _parameter(flag: CliFlag) -> inspect.Parameter:
     option = typer.Option(flag.default, *(flag.names or (flag.flag,)), help=flag.help, min=flag.minimum)
     annotation = flag.type | None if flag.default is None else flag.type
     return inspect.Parameter(flag.field, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=annotation)
@@ -51,11 +51,11 @@ def _parameter(flag: Flag) -> inspect.Parameter:
 def verb(
     group: typer.Typer,
     name: str,
-    flags: Iterable[Flag],
+    flags: Iterable[CliFlag],
     *,
     epilog: str,
     probe: Any = None,
-    options: Iterable[Flag] = (),
+    options: Iterable[CliFlag] = (),
     read: bool = False,
     check: Callable[[Mapping[str, Any]], None] | None = None,
     inputs: tuple[str, ...] = (),

@@ -34,7 +34,7 @@ from asr_audit.corpus.clips import Corpus
 from asr_audit.errors import ConfigError, InputFileError, require
 from asr_audit.mech.interventions import recording
 from asr_audit.mech.sites import parse_site
-from asr_audit.options import REQUIRED, Flag
+from asr_audit.options import REQUIRED, CliFlag
 from asr_audit.probes.core.flags import CORPUS, LIMIT, MODEL, SPEAKER
 
 FORMAT = "asr-audit-capture"
@@ -45,13 +45,13 @@ DTYPES = ("float32", "float16")
 FLAGS = (
     MODEL,
     CORPUS,
-    Flag("sites", str, REQUIRED, "Hook sites, comma-separated (e.g. encoder.layers.2.out)."),
-    Flag("out", Path, REQUIRED, "Folder for the per-site arrays and manifest.json.", ("--out", "-o")),
-    Flag("pool", str, "none", "none (a row per frame / token) | mean (a row per clip)."),
-    Flag("dtype", str, "float32", "float32 | float16 on disk."),
+    CliFlag("sites", str, REQUIRED, "Hook sites, comma-separated (e.g. encoder.layers.2.out)."),
+    CliFlag("out", Path, REQUIRED, "Folder for the per-site arrays and manifest.json.", ("--out", "-o")),
+    CliFlag("pool", str, "none", "none (a row per frame / token) | mean (a row per clip)."),
+    CliFlag("dtype", str, "float32", "float32 | float16 on disk."),
     SPEAKER,
     LIMIT,
-    Flag("batch_size", int, 8, "Clips per forward pass.", minimum=1),
+    CliFlag("batch_size", int, 8, "Clips per forward pass.", minimum=1),
 )
 FRAME_SECONDS = 0.02
 SAMPLE_RATE = 16_000

@@ -25,18 +25,18 @@ from asr_audit.errors import ConfigError
 from asr_audit.mech.directions import Direction, auc, diff_in_means, direction_from_sets, heldout_auc, split_pairs, unit
 from asr_audit.mechrun.capture import Capture
 from asr_audit.mechrun.probe import DIRECTIONS
-from asr_audit.options import REQUIRED, Flag
+from asr_audit.options import REQUIRED, CliFlag
 from asr_audit.probes.core.flags import JSON, SEED
 
 #: ``asr-audit mech direction``'s flags
 FLAGS = (
-    Flag("set_a", Path, REQUIRED, "Capture folder of set A (e.g. benchmark voice / benchmark donor).", ("--a",)),
-    Flag("set_b", Path, REQUIRED, "Capture folder of set B (e.g. other voice / conversational donor).", ("--b",)),
-    Flag("name", str, REQUIRED, "Save the direction under this name."),
-    Flag("site", str, None, "Build it at this site (default: the best held-out AUC)."),
-    Flag("sites", str, None, "Sites to sweep (default: every site of both captures)."),
-    Flag("k", int, 1, "Rank: k > 1 keeps the top-k SVD subspace of paired differences.", minimum=1),
-    Flag("holdout", float, 0.5, "Share of pairs held out to score each layer."),
+    CliFlag("set_a", Path, REQUIRED, "Capture folder of set A (e.g. benchmark voice / benchmark donor).", ("--a",)),
+    CliFlag("set_b", Path, REQUIRED, "Capture folder of set B (e.g. other voice / conversational donor).", ("--b",)),
+    CliFlag("name", str, REQUIRED, "Save the direction under this name."),
+    CliFlag("site", str, None, "Build it at this site (default: the best held-out AUC)."),
+    CliFlag("sites", str, None, "Sites to sweep (default: every site of both captures)."),
+    CliFlag("k", int, 1, "Rank: k > 1 keeps the top-k SVD subspace of paired differences.", minimum=1),
+    CliFlag("holdout", float, 0.5, "Share of pairs held out to score each layer."),
     SEED,
     DIRECTIONS,
     JSON,

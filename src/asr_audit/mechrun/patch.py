@@ -34,7 +34,7 @@ from asr_audit.errors import ConfigError, require
 from asr_audit.mech.interventions import recording, replacing
 from asr_audit.mech.sites import parse_site
 from asr_audit.mechrun.probe import TRUTH
-from asr_audit.options import Flag
+from asr_audit.options import CliFlag
 from asr_audit.probes.core.flags import CORPUS, JSON, LIMIT, MODEL, SPEAKER
 from asr_audit.text.normalize import get_normalizer
 
@@ -210,9 +210,9 @@ FLAGS = (
     MODEL,
     CORPUS,
     TRUTH,
-    Flag("sites", str, "encoder.out", "Sites to patch, comma-separated."),
-    Flag("donor_model", str, None, "Patch from this model's run (same architecture)."),
-    Flag("donor_speaker", str, None, "Patch from the same sentence said by this speaker (truth set's clips)."),
+    CliFlag("sites", str, "encoder.out", "Sites to patch, comma-separated."),
+    CliFlag("donor_model", str, None, "Patch from this model's run (same architecture)."),
+    CliFlag("donor_speaker", str, None, "Patch from the same sentence said by this speaker (truth set's clips)."),
     SPEAKER,
     LIMIT,
     JSON,

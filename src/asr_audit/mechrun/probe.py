@@ -52,7 +52,7 @@ from asr_audit.mech.interventions import parse_positions
 from asr_audit.mech.sites import parse_site
 from asr_audit.mechrun.steer import MODES, SteerResult, control_arms, direction_gate, gated_arms, run_steer
 from asr_audit.models.base import SITES, require_capability
-from asr_audit.options import PYTHON, REQUIRED, TOML, Flag, OptionError, Reader, Surface, build, check, flag_table
+from asr_audit.options import PYTHON, REQUIRED, TOML, CliFlag, OptionError, Reader, Surface, build, check, flag_table
 from asr_audit.paths import cache_dir
 from asr_audit.probes.core.flags import LIMIT, MODEL, SPEAKER
 from asr_audit.probes.core.probe import FunctionProbe, ProbeInputs, probe
@@ -79,55 +79,55 @@ MECH_PARAMS = (
 #: the verb's flags that are not ``--<field-name>`` (``Surface.cli(**CLI_FLAGS)``)
 CLI_FLAGS = {"model": "--model", "speakers": "--speaker"}
 #: the flags the mech verbs share: the saved directions' folder, the planted truth
-DIRECTIONS = Flag("directions", Path, None, "Folder of saved directions (default: <cache>/directions).")
-TRUTH = Flag("truth", Path, REQUIRED, "Folder with truth.jsonl (calibration or organism set).")
+DIRECTIONS = CliFlag("directions", Path, None, "Folder of saved directions (default: <cache>/directions).")
+TRUTH = CliFlag("truth", Path, REQUIRED, "Folder with truth.jsonl (calibration or organism set).")
 #: ``asr-audit mech steer``'s flag of every option
 FLAGS = flag_table(
     MODEL,
-    Flag(
+    CliFlag(
         "direction",
         str,
         REQUIRED,
         "Name of a saved direction; several, comma-separated: each at its own site, applied together.",
     ),
     DIRECTIONS,
-    Flag("site", str, None, "Apply at these sites (default: the direction's site)."),
-    Flag(
+    CliFlag("site", str, None, "Apply at these sites (default: the direction's site)."),
+    CliFlag(
         "mode",
         str,
         "ablate",
         "ablate (project out: h.d -> 0) | mean-ablate (h.d -> set B's mean) | induce (add alpha * d) | "
         "clamp (h.d capped at set B's mean + clamp-at * |d|; positions at or below untouched).",
     ),
-    Flag("alpha", float, 1.0, "Induction strength (multiples of the direction)."),
-    Flag("clamp_at", float, 0.0, "Clamp: the cap above set B's mean, in multiples of |d| (0: B's mean, 1: A's)."),
-    Flag(
+    CliFlag("alpha", float, 1.0, "Induction strength (multiples of the direction)."),
+    CliFlag("clamp_at", float, 0.0, "Clamp: the cap above set B's mean, in multiples of |d| (0: B's mean, 1: A's)."),
+    CliFlag(
         "trigger_at",
         float,
         None,
         "Clamp: move only projections beyond B's mean + this * |d|, down to the cap (default: the cap).",
     ),
-    Flag("k", int, 1, "Ablation rank (needs a direction saved with k or more).", minimum=1),
-    Flag(
+    CliFlag("k", int, 1, "Ablation rank (needs a direction saved with k or more).", minimum=1),
+    CliFlag(
         "positions",
         str,
         None,
         "Decoder sites: edit only absolute token positions P0:P1 (prompt included; len(prompt)-1 predicts "
         "the first text token). Default: every position.",
     ),
-    Flag(
+    CliFlag(
         "gate",
         str,
         None,
         "Gate every arm on this saved decoder-site direction: edit only the clips whose unedited activation "
         "at the prompt end projects above --gate-at (the others decode clean; controls keep the same gate).",
     ),
-    Flag("gate_at", float, 0.5, "Gate threshold above set B's mean, in multiples of |d| (0.5: midway to set A's)."),
-    Flag("n_random", int, 3, "Random-direction controls (one per seed).", minimum=0),
+    CliFlag("gate_at", float, 0.5, "Gate threshold above set B's mean, in multiples of |d| (0.5: midway to set A's)."),
+    CliFlag("n_random", int, 3, "Random-direction controls (one per seed).", minimum=0),
     TRUTH,
-    Flag("speakers", str, None, SPEAKER.help, ("--speaker",)),
+    CliFlag("speakers", str, None, SPEAKER.help, ("--speaker",)),
     LIMIT,
-    Flag("wer_field", str, "faithful", "Manifest field the WER is measured against."),
+    CliFlag("wer_field", str, "faithful", "Manifest field the WER is measured against."),
 )
 
 

@@ -78,7 +78,7 @@ from asr_audit.audio.transforms import held_clip
 from asr_audit.corpus.clips import Clip, Corpus
 from asr_audit.errors import AuditError, ConfigError
 from asr_audit.models.base import SCORE, TRANSCRIBE, TokenScores, require_capability
-from asr_audit.options import Flag, Reader, Surface, build, check, flag_table
+from asr_audit.options import CliFlag, Reader, Surface, build, check, flag_table
 from asr_audit.probes.audio.masked import (
     ALIGNER,
     GATE_MAX_WER,
@@ -782,13 +782,13 @@ def run_lift(
 
 #: ``asr-audit lift``'s flag of every option it takes (the gate accepts any value: inf keeps all)
 FLAGS = flag_table(
-    Flag("spans", str, "masked", "Which spans: masked | refdis | ortho | full."),
-    Flag("refdis", Path, None, "For --spans refdis: the JSON of `asr-audit refdis --json`."),
+    CliFlag("spans", str, "masked", "Which spans: masked | refdis | ortho | full."),
+    CliFlag("refdis", Path, None, "For --spans refdis: the JSON of `asr-audit refdis --json`."),
     RECIPES_IN,
     METHOD,
     ALIGNER,
     replace(GATE_MAX_WER, minimum=None),
-    Flag(
+    CliFlag(
         "decoys",
         int,
         DEFAULT_DECOYS,

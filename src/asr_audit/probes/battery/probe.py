@@ -28,15 +28,15 @@ from asr_audit.audio.assets import AudioAsset
 from asr_audit.corpus.jsonl import iter_jsonl
 from asr_audit.errors import InputFileError
 from asr_audit.models.base import model_specs
-from asr_audit.options import REQUIRED, Flag, Surface, flag_table, split_names
+from asr_audit.options import REQUIRED, CliFlag, Surface, flag_table, split_names
 from asr_audit.probes.battery.battery import BATTERY_FIELDS, BatteryOptions, BatteryResult, run_battery
 from asr_audit.probes.core.flags import MODEL, RESAMPLES
 from asr_audit.probes.core.probe import Probe, ProbeInputs, register_probe
 
 #: ``asr-audit battery``'s flag of every option (the measure is ``--probe``, the tested models ``--model``)
 FLAGS = flag_table(
-    Flag("measure", str, "refdis", "Measure: refdis | courtesy | ortho | masked.", ("--probe",)),
-    Flag(
+    CliFlag("measure", str, "refdis", "Measure: refdis | courtesy | ortho | masked.", ("--probe",)),
+    CliFlag(
         "conditions",
         str,
         REQUIRED,
@@ -44,9 +44,9 @@ FLAGS = flag_table(
         parse=split_names,
     ),
     replace(MODEL, field="models", parse=model_specs),
-    Flag("donor_conv", str, None, "Conversational donor audio file(s), comma-separated.", parse=split_names),
-    Flag("spoken", Path, None, "JSONL {id, spoken}: what the audio says, when it differs from the reference."),
-    Flag(
+    CliFlag("donor_conv", str, None, "Conversational donor audio file(s), comma-separated.", parse=split_names),
+    CliFlag("spoken", Path, None, "JSONL {id, spoken}: what the audio says, when it differs from the reference."),
+    CliFlag(
         "panel",
         str,
         None,
@@ -55,7 +55,7 @@ FLAGS = flag_table(
         parse=model_specs,
     ),
     replace(RESAMPLES, minimum=1),
-    Flag(
+    CliFlag(
         "study",
         bool,
         True,

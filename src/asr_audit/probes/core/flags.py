@@ -12,22 +12,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from asr_audit.options import REQUIRED, Flag, split_names
+from asr_audit.options import REQUIRED, CliFlag, split_names
 
-PREDS = Flag("preds", Path, REQUIRED, "Folder (or file) of per-model prediction files.")
-DATASET = Flag("dataset", str, None, "Pick one dataset in a folder holding several (e.g. calib-test).")
-PANEL = Flag("panel", str, None, "Comma-separated panel models (consensus miners).")
-MODELS = Flag("models", str, None, "Models to score (default: every file).", parse=split_names)
-SEED = Flag("seed", int, 0, "Seed of the run's random draws (bootstrap, noise, controls): same seed, same result.")
-RESAMPLES = Flag("resamples", int, 1000, "Bootstrap resamples.")
-NORMALIZER = Flag(
+PREDS = CliFlag("preds", Path, REQUIRED, "Folder (or file) of per-model prediction files.")
+DATASET = CliFlag("dataset", str, None, "Pick one dataset in a folder holding several (e.g. calib-test).")
+PANEL = CliFlag("panel", str, None, "Comma-separated panel models (consensus miners).")
+MODELS = CliFlag("models", str, None, "Models to score (default: every file).", parse=split_names)
+SEED = CliFlag("seed", int, 0, "Seed of the run's random draws (bootstrap, noise, controls): same seed, same result.")
+RESAMPLES = CliFlag("resamples", int, 1000, "Bootstrap resamples.")
+NORMALIZER = CliFlag(
     "normalizer",
     str,
     "whisper",
     "whisper (OpenAI Whisper's) | whisper-normalizer-0.1.15 | oal | basic | whisper-basic | "
     "basic-es | basic-fr | basic-de | basic-chars (see docs/normalizers.md)",
 )
-LANGUAGE = Flag(
+LANGUAGE = CliFlag(
     "language",
     str,
     "en",
@@ -37,16 +37,16 @@ LANGUAGE = Flag(
     "(basic-chars; anchor: the paper's CJK spacing). switch-rate: the convention families of en, es, fr, de "
     "(percent only: it, nl, pl, pt).",
 )
-CORPUS = Flag(
+CORPUS = CliFlag(
     "corpus",
     str,
     REQUIRED,
     "Manifest JSONL, LibriSpeech folder, Kaldi data dir, or hf-dataset:<id>/<config>/<split>.",
     ("--corpus", "-c"),
 )
-MODEL = Flag("model", str, REQUIRED, "Model spec(s), comma-separated.", ("--model", "-m"))
-LIMIT = Flag("limit", int, None, "Only the first N clips of the corpus.", minimum=1)
-STORE = Flag("store", Path, None, "Result store (SQLite); default: user cache dir or $ASR_AUDIT_STORE.")
-SPEAKER = Flag("speaker", str, None, "Only clips of these speakers, comma-separated.")
-JSON = Flag("json_out", Path, None, "Write the full result as JSON.", ("--json",), output=True)
-CSV = Flag("csv_out", Path, None, "Write the result's table as CSV.", ("--csv",), output=True)
+MODEL = CliFlag("model", str, REQUIRED, "Model spec(s), comma-separated.", ("--model", "-m"))
+LIMIT = CliFlag("limit", int, None, "Only the first N clips of the corpus.", minimum=1)
+STORE = CliFlag("store", Path, None, "Result store (SQLite); default: user cache dir or $ASR_AUDIT_STORE.")
+SPEAKER = CliFlag("speaker", str, None, "Only clips of these speakers, comma-separated.")
+JSON = CliFlag("json_out", Path, None, "Write the full result as JSON.", ("--json",), output=True)
+CSV = CliFlag("csv_out", Path, None, "Write the result's table as CSV.", ("--csv",), output=True)

@@ -43,7 +43,7 @@ from asr_audit.corpus.groups import resolve_groups
 from asr_audit.corpus.predfiles import PredictionSet, load_references
 from asr_audit.corpus.reading import ReadOptions, Repairs
 from asr_audit.errors import ConfigError
-from asr_audit.options import REQUIRED, TOML, Flag, Reader, Surface, build, check, flag_table, split_names
+from asr_audit.options import REQUIRED, TOML, CliFlag, Reader, Surface, build, check, flag_table, split_names
 from asr_audit.probes.core.flags import RESAMPLES
 from asr_audit.probes.core.probe import FunctionProbe, ProbeInputs, probe
 from asr_audit.probes.predfiles.inflation import inflation_columns
@@ -257,10 +257,10 @@ def parse_min_effect(text: str | None) -> dict[str, float]:
 
 #: ``asr-audit gate``'s flag of every option (the mining options as refdis declares them)
 FLAGS = flag_table(
-    Flag("candidate", str, REQUIRED, "Candidate: a model of --preds, or its prediction file."),
-    Flag("baseline", str, REQUIRED, "Baseline: a model of --preds, or its prediction file."),
-    Flag("level", float, 0.025, "One-sided level of the whole gate (split over the tested measures)."),
-    Flag(
+    CliFlag("candidate", str, REQUIRED, "Candidate: a model of --preds, or its prediction file."),
+    CliFlag("baseline", str, REQUIRED, "Baseline: a model of --preds, or its prediction file."),
+    CliFlag("level", float, 0.025, "One-sided level of the whole gate (split over the tested measures)."),
+    CliFlag(
         "min_effect",
         str,
         None,
@@ -268,12 +268,16 @@ FLAGS = flag_table(
         "(default accept_ref=2,wer_inflation=0.5,wer=0.5).",
         parse=lambda text, flag: parse_min_effect(text),
     ),
-    Flag(
+    CliFlag(
         "measures", str, ",".join(MEASURES), "Measures to gate on: accept_ref, wer_inflation, wer.", parse=split_names
     ),
     replace(RESAMPLES, default=2000),
-    Flag("cluster_pattern", str, None, "Regex over clip ids whose first (or 'group') group is the bootstrap cluster."),
-    Flag("cluster_file", Path, None, "File of clip id + group (sentence, recording) columns: the bootstrap clusters."),
+    CliFlag(
+        "cluster_pattern", str, None, "Regex over clip ids whose first (or 'group') group is the bootstrap cluster."
+    ),
+    CliFlag(
+        "cluster_file", Path, None, "File of clip id + group (sentence, recording) columns: the bootstrap clusters."
+    ),
     *(REFDIS_FLAGS[k] for k in ("preset", "min_panel", "loo", "merge_compounds", "language")),
     *(REFDIS_FLAGS[k] for k in INPUT_KEYS[:3]),
 )

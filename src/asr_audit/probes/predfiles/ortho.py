@@ -53,7 +53,7 @@ from typing import Any
 
 from asr_audit.corpus.predfiles import PredictionSet
 from asr_audit.errors import ConfigError
-from asr_audit.options import Flag, Reader, Surface, build, check, flag_table, split_names
+from asr_audit.options import CliFlag, Reader, Surface, build, check, flag_table, split_names
 from asr_audit.probes.core.flags import LANGUAGE, MODELS
 from asr_audit.probes.core.probe import FunctionProbe, ProbeInputs, probe
 from asr_audit.probes.predfiles.conventions import (
@@ -603,7 +603,7 @@ SWITCH_RATE_PARAMS = ("families", "min_per_arm", "denominator", "language", "mod
 
 #: ``asr-audit switch-rate``'s flag of every option
 FLAGS = flag_table(
-    Flag(
+    CliFlag(
         "families",
         str,
         None,
@@ -611,8 +611,8 @@ FLAGS = flag_table(
         "es/fr/de: honorific, abbreviation, symbol); default all of the language's.",
         parse=split_names,
     ),
-    Flag("min_per_arm", int, DEFAULT_MIN_PER_ARM, "Eligible items an arm needs for the switch rate to be defined."),
-    Flag(
+    CliFlag("min_per_arm", int, DEFAULT_MIN_PER_ARM, "Eligible items an arm needs for the switch rate to be defined."),
+    CliFlag(
         "denominator",
         str,
         "eligible",

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from asr_audit.errors import ConfigError
-from asr_audit.options import CLI, Flag, Reader, Surface, build, check, flag_table, split_names
+from asr_audit.options import CLI, CliFlag, Reader, Surface, build, check, flag_table, split_names
 from asr_audit.probes.core.flags import LANGUAGE, MODELS, RESAMPLES
 from asr_audit.probes.predfiles.refdis import PRESETS, RefdisParams, loo_quorum, preset_params
 from asr_audit.text.languages import ENGLISH_ONLY, primary_language, scoring_normalizer
@@ -60,28 +60,28 @@ RUN_FIELDS = ("models", "corrected_refs", "text_cache", "normalize_workers")
 #: the command-line flag of every option (``asr-audit refdis``; ``gate`` and ``calib score`` take
 #: some of them): one declaration, one help text
 FLAGS = flag_table(
-    Flag(
+    CliFlag(
         "preset",
         str,
         "anchor",
         "anchor (the public code's defaults: boundary edits, 0.8) | paper (0.75, interior edits).",
     ),
-    Flag("majority", float, None, "Panel supermajority share."),
-    Flag(
+    CliFlag("majority", float, None, "Panel supermajority share."),
+    CliFlag(
         "include_middle", bool, None, "Keep interior deletion/substitution runs.", ("--include-middle/--boundary-only",)
     ),
-    Flag("min_run_len", int, None, "Shortest edit run mined, in tokens (default: the preset's)."),
-    Flag("min_ref_match", float, None, "Competence gate: share of reference tokens a model must reproduce."),
-    Flag("min_consensus_cer", float, None, "Drop edits whose panel rendering is this close (CER) to the reference."),
-    Flag("min_panel", int, None, "Smallest panel that mines (default: the preset's)."),
-    Flag(
+    CliFlag("min_run_len", int, None, "Shortest edit run mined, in tokens (default: the preset's)."),
+    CliFlag("min_ref_match", float, None, "Competence gate: share of reference tokens a model must reproduce."),
+    CliFlag("min_consensus_cer", float, None, "Drop edits whose panel rendering is this close (CER) to the reference."),
+    CliFlag("min_panel", int, None, "Smallest panel that mines (default: the preset's)."),
+    CliFlag(
         "min_confidence",
         float,
         None,
         "Keep only edits whose confidence (0-1: panel votes, rendering agreement, distance from the reference) is at "
         "least this; default: keep all (calibrated operating point: 0.4, docs/calibration.md).",
     ),
-    Flag(
+    CliFlag(
         "loo",
         bool,
         True,
@@ -89,7 +89,7 @@ FLAGS = flag_table(
         ("--loo/--no-loo",),
     ),
     RESAMPLES,
-    Flag(
+    CliFlag(
         "merge_compounds",
         bool,
         False,
@@ -98,20 +98,20 @@ FLAGS = flag_table(
         ("--merge-compounds/--no-merge-compounds",),
     ),
     LANGUAGE,
-    Flag(
+    CliFlag(
         "truth",
         Path,
         None,
         "A calibration folder (asr-audit calib build) whose planted truth verifies the mined edits: copying is then "
         "judged on verified reference errors (docs/refdis.md).",
     ),
-    Flag(
+    CliFlag(
         "labels",
         Path,
         None,
         "Labels file of asr-audit annotate: the miner's precision and accept-ref on verified edits (docs/annotate.md).",
     ),
-    Flag(
+    CliFlag(
         "verify_with",
         str,
         None,
@@ -120,8 +120,8 @@ FLAGS = flag_table(
         "with --write-corrected (one backend) each correction also gets its audio's vote.",
         parse=split_names,
     ),
-    Flag("audio_root", Path, None, "Folder of the clips' audio (clip id = path under it), for --verify-with."),
-    Flag(
+    CliFlag("audio_root", Path, None, "Folder of the clips' audio (clip id = path under it), for --verify-with."),
+    CliFlag(
         "verify_margin",
         float,
         None,
@@ -129,14 +129,14 @@ FLAGS = flag_table(
         "has no measured precision).",
     ),
     MODELS,
-    Flag(
+    CliFlag(
         "corrected_refs",
         Path,
         None,
         "Two-reference mode: file of corrected references (clip id + text, e.g. from refdis --write-corrected) "
         "instead of a panel.",
     ),
-    Flag(
+    CliFlag(
         "text_cache",
         bool,
         True,
@@ -144,7 +144,7 @@ FLAGS = flag_table(
         "results are identical either way).",
         ("--text-cache/--no-text-cache",),
     ),
-    Flag(
+    CliFlag(
         "normalize_workers",
         int,
         0,
