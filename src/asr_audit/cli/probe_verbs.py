@@ -18,7 +18,7 @@ import typer
 
 from asr_audit.cli import console, err_console
 from asr_audit.cli.reading import reading_options
-from asr_audit.options import CliFlag, Surface, renamed
+from asr_audit.options import REQUIRED, CliFlag, Surface, renamed
 from asr_audit.outputs import check_output_file
 from asr_audit.report.tables import write_text
 
@@ -65,8 +65,8 @@ def verb(
     then the probe's options from the ``options`` flags, then every output flag checked (not a
     folder, not one of the verb's input paths nor the ``inputs`` flags' values). The body's
     docstring is the verb's help."""
-    own, option_flags = list(flags), list(options)
-    every = [*own, *option_flags]
+    option_flags = list(options)
+    every = sorted([*flags, *option_flags], key=lambda f: f.default is not REQUIRED)  # --help: required first
 
     def decorate(body: Callable[[Args], Any]) -> Callable[..., Any]:
         def command(**values: Any) -> Any:
