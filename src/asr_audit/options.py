@@ -26,7 +26,7 @@ the CLI's flags.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -201,3 +201,71 @@ class Reader:
                 key, v, f"is unknown (valid: {', '.join(choices)})", f"use one of {', '.join(choices)}"
             )
         return v
+
+
+REQUIRED: Any = ...  # a flag's default when the user must give it
+
+
+@dataclass(frozen=True, slots=True)
+class CliFlag:
+    """One command-line flag, declared once next to the option (or input) it sets, for every verb
+    that takes it (``cli/probe_verbs.py`` builds the verbs from these; the spec docs may read them).
+
+    ``field``: the option's name; ``type``: ``str``, ``int``, ``float``, ``bool`` or ``Path``;
+    ``default`` (:data:`REQUIRED`: the user must give it); ``help``; ``names``: the flag and its
+    short form (default ``--field-name``; a switch ``--x/--no-x``); ``minimum``: the smallest value
+    the command line accepts; ``parse(value, flag)``: turns the typed text into the option's value
+    (e.g. :func:`split_names`); ``output``: a file the verb writes (checked before the work).
+
+    >>> CliFlag("min_panel", int).flag, CliFlag("loo", bool, True, names=("--loo/--no-loo",)).flag
+    ('--min-panel', '--loo')
+    """
+
+    field: str
+    type: type = str
+    default: Any = None
+    help: str = ""
+    names: tuple[str, ...] = ()
+    minimum: float | None = None
+    parse: Callable[[Any, str], Any] | None = None
+    output: bool = False
+
+    @property
+    def flag(self) -> str:
+        """The long flag the user types (the first of a ``--x/--no-x`` pair)."""
+        return self.names[0].split("/")[0] if self.names else _flag(self.field)
+
+    def value(self, given: Any) -> Any:
+        """``given`` as the option's value: parsed, a path as text (``None`` stays ``None``)."""
+        if given is None:
+            return None
+        if self.parse is not None:
+            return self.parse(given, self.flag)
+        return str(given) if self.type.__name__ == "Path" else given
+
+
+def flag_table(*flags: CliFlag) -> dict[str, CliFlag]:
+    """Flags by field (one declaration per field)."""
+    table = {f.field: f for f in flags}
+    if len(table) != len(flags):
+        raise ValueError("a field is declared twice")
+    return table
+
+
+def renamed(flags: Iterable[CliFlag]) -> dict[str, str]:
+    """The fields whose flag is not ``--field-name``, for :meth:`Surface.cli`."""
+    return {f.field: f.flag for f in flags if f.flag != _flag(f.field)}
+
+
+def split_names(value: str | None, flag: str) -> list[str] | None:
+    """A comma-separated list (``None`` stays ``None``); an empty item is an error naming ``flag``.
+
+    >>> split_names("a, b", "--models")
+    ['a', 'b']
+    """
+    if value is None:
+        return None
+    items = [v.strip() for v in value.split(",")]
+    if not all(items):
+        raise ConfigError(f"{flag} {value!r} has an empty item; fix: e.g. {flag} a,b,c")
+    return items

@@ -118,6 +118,20 @@ def realized_rates(sentences: Sentences, normalizer: str = NORMALIZER) -> dict[s
     }
 
 
+def default_voices(language: str) -> list[str]:
+    """The voices ``calib build`` uses without ``--voices``: four flite voices in English, the
+    installed voices of ``language`` otherwise (an error naming the fix when there are none)."""
+    if language == "en":
+        return ["slt", "rms", "awb", "kal"]
+    found = voices_for_language(language)
+    if not found:
+        raise ConfigError(
+            f"no installed TTS voice speaks {language!r}; fix: apt-get install espeak-ng, or register one "
+            f"with language = {language!r} and pass it with --voices"
+        )
+    return found
+
+
 def check_voice_languages(voices: Sequence[str], language: str) -> None:
     """Refuse a voice that speaks another language than the set's (a voice without a declared
     language, such as a registered clone, is trusted)."""

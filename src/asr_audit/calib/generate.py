@@ -22,12 +22,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
 
 from asr_audit.calib import templates as T
 from asr_audit.calib.languages import vocabulary
 from asr_audit.errors import ConfigError
+from asr_audit.options import REQUIRED, CliFlag, split_names
+from asr_audit.probes.core.flags import SEED
 
 SPURIOUS = "spurious_insertion_in_reference"
 OMITTED = "omitted_in_reference"
@@ -92,6 +95,56 @@ def _pairs(
     if not items or sum(w for _, w in items) <= 0:
         raise ConfigError(f"{flag}: needs at least one positive weight (valid names: {', '.join(valid)})")
     return tuple((n, float(w)) for n, w in items)
+
+
+def parse_weights(value: str | None, flag: str) -> tuple[tuple[str, float], ...] | None:
+    """``a,b`` or ``a=2,b=1`` as (name, weight) pairs; a bare name weighs 1.
+
+    >>> parse_weights("start=0.5,end", "--positions")
+    (('start', 0.5), ('end', 1.0))
+    """
+    items = split_names(value, flag)
+    if items is None:
+        return None
+    out = []
+    for item in items:
+        name, _, weight = item.partition("=")
+        try:
+            out.append((name.strip(), float(weight) if weight else 1.0))
+        except ValueError:
+            raise ConfigError(
+                f"{flag}: weight {weight!r} of {name!r} is not a number; fix: e.g. {flag} a=2,b=1"
+            ) from None
+    return tuple(out)
+
+
+#: ``asr-audit calib build``'s flags: the :class:`CalibConfig` fields a user sets, the voices, the seed
+FLAGS = (
+    CliFlag("out", Path, REQUIRED, "Folder to write the set into.", ("--out", "-o")),
+    CliFlag("n_sentences", int, 200, "Distinct sentences (each rendered by every voice)."),
+    CliFlag(
+        "voices",
+        str,
+        None,
+        "TTS voices (short flite names or any registered voice); default slt,rms,awb,kal in English, "
+        "the installed voices of --language otherwise (espeak-ng: espeak-es, espeak-fr, espeak-de, ...).",
+    ),
+    CliFlag("language", str, "en", "Language of the set: en, es, fr or de (templates, numbers, conventions, voices)."),
+    SEED,
+    CliFlag("error_rate", float, 0.4, "Share of sentences with planted reference errors."),
+    CliFlag("word_error_rate", float, 0.03, "Target share of reference words in error."),
+    CliFlag(
+        "kinds",
+        str,
+        None,
+        "Error kinds and weights, e.g. spurious_insertion_in_reference=2,substitution",
+        parse=parse_weights,
+    ),
+    CliFlag("positions", str, None, "Position weights, e.g. start=0.4,middle=0.2,end=0.4", parse=parse_weights),
+    CliFlag("test_fraction", float, 0.2, "Share held out as the test split."),
+    CliFlag("split_by", str, "sentence", "sentence | template (hold out whole templates)."),
+    CliFlag("convention_rate", float, 1.0, "Share of convention sites the record rewrites."),
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,20 +14,30 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from asr_audit.calib.languages import calib_normalizer
 from asr_audit.calib.score import CalibScore, check_references, score_miner
 from asr_audit.calib.truth import load_truth, set_language
 from asr_audit.errors import ConfigError
-from asr_audit.options import Reader, Surface
+from asr_audit.options import REQUIRED, CliFlag, Reader, Surface, flag_table
 from asr_audit.probes.core.probe import FunctionProbe, ProbeInputs, probe
 from asr_audit.probes.predfiles.refdis_options import FIELDS, VERIFY_FIELDS, RefdisOptions
+from asr_audit.probes.predfiles.refdis_options import FLAGS as REFDIS_FLAGS
 from asr_audit.probes.predfiles.refdis_run import run_refdis
 
 # the refdis probe's fields; ``truth`` is this probe's own (the folder it scores the miner against);
 # planted truth is the calibration's own verification (no labels file), and the set names its language
 PARAMS = ("truth", "split", *(p for p in (*FIELDS, *VERIFY_FIELDS) if p not in ("truth", "labels", "language")))
+
+
+#: ``asr-audit calib score``'s flag of every option (the calibration folder is ``--corpus``)
+FLAGS = flag_table(
+    CliFlag("truth", Path, REQUIRED, "Folder written by `asr-audit calib build`.", ("--corpus",)),
+    REFDIS_FLAGS["preset"],
+    REFDIS_FLAGS["min_confidence"],
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

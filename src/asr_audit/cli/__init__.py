@@ -27,6 +27,7 @@ from rich.text import Text
 from typer.core import TyperGroup
 
 from asr_audit.errors import AuditError
+from asr_audit.options import split_names
 
 # what a value option's help shows instead of typer's internal `<str>`-style type names (click's words)
 TYPE_WORDS = {"str": "TEXT", "int": "INTEGER", "float": "FLOAT", "path": "PATH", "bool": ""}
@@ -266,16 +267,7 @@ def _register(verb: str | None = None) -> None:
                 raise
 
 
-def split_list(value: str | None, flag: str) -> list[str] | None:
-    """A comma-separated CLI list (``None`` stays ``None``); empty items are an error."""
-    from asr_audit.errors import ConfigError
-
-    if value is None:
-        return None
-    items = [v.strip() for v in value.split(",")]
-    if not all(items):
-        raise ConfigError(f"{flag} {value!r} has an empty item; fix: e.g. {flag} a,b,c")
-    return items
+split_list = split_names  # a comma-separated CLI list (``None`` stays ``None``); empty items are an error
 
 
 def _exception_types(name: str, *also: type[BaseException]) -> tuple[type[BaseException], ...]:

@@ -16,29 +16,15 @@ from rich.console import Console
 from rich.text import Text
 
 from asr_audit.cli import err_console
-from asr_audit.errors import ConfigError
+from asr_audit.models.base import model_specs as model_specs  # re-exported: the verbs parse --model with it
+from asr_audit.probes.core.flags import CORPUS, STORE
 
 if TYPE_CHECKING:
     from asr_audit.corpus.clips import Corpus
     from asr_audit.models.base import Backend, DecodeOptions
     from asr_audit.store.sqlite import Store
 
-CORPUS_HELP = "Manifest JSONL, LibriSpeech folder, Kaldi data dir, or hf-dataset:<id>/<config>/<split>."
-STORE_HELP = "Result store (SQLite); default: user cache dir or $ASR_AUDIT_STORE."
-
-
-def model_specs(value: str, flag: str = "--model") -> list[str]:
-    """The comma-separated model specs of ``--model``, each parsed once so a typo fails before any work."""
-    from asr_audit.models.base import parse_spec
-
-    items = [v.strip() for v in value.split(",")]
-    if not all(items):
-        raise ConfigError(f"{flag} {value!r} has an empty item; fix: e.g. {flag} sphinx:en-us,whisper-tiny.en")
-    if len(set(items)) != len(items):
-        raise ConfigError(f"{flag} {value!r} names a model twice; fix: list each model once")
-    for spec in items:
-        parse_spec(spec)
-    return items
+CORPUS_HELP, STORE_HELP = CORPUS.help, STORE.help  # the flags' one help text, for the verbs not built from flags
 
 
 def load_clips(corpus: str, limit: int | None = None) -> Corpus:

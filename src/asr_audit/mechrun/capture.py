@@ -29,15 +29,30 @@ from typing import Any
 
 import numpy as np
 
-from asr_audit.audio.io import audio_hash
+from asr_audit.audio.io import audio_hash, load_audio
+from asr_audit.corpus.clips import Corpus
 from asr_audit.errors import ConfigError, InputFileError, require
 from asr_audit.mech.interventions import recording
 from asr_audit.mech.sites import parse_site
+from asr_audit.options import REQUIRED, CliFlag
+from asr_audit.probes.core.flags import CORPUS, LIMIT, MODEL, SPEAKER
 
 FORMAT = "asr-audit-capture"
 MANIFEST = "manifest.json"
 POOLS = ("none", "mean")
 DTYPES = ("float32", "float16")
+#: ``asr-audit mech capture``'s flags
+FLAGS = (
+    MODEL,
+    CORPUS,
+    CliFlag("sites", str, REQUIRED, "Hook sites, comma-separated (e.g. encoder.layers.2.out)."),
+    CliFlag("out", Path, REQUIRED, "Folder for the per-site arrays and manifest.json.", ("--out", "-o")),
+    CliFlag("pool", str, "none", "none (a row per frame / token) | mean (a row per clip)."),
+    CliFlag("dtype", str, "float32", "float32 | float16 on disk."),
+    SPEAKER,
+    LIMIT,
+    CliFlag("batch_size", int, 8, "Clips per forward pass.", minimum=1),
+)
 FRAME_SECONDS = 0.02
 SAMPLE_RATE = 16_000
 
@@ -267,6 +282,15 @@ def _given_states(
         yield
     finally:
         del backend._encoder_states
+
+
+def capture_corpus(backend: Any, corpus: Corpus, sites: Sequence[str], out_dir: str | Path, **options: Any) -> Capture:
+    """:func:`capture` of ``corpus``'s clips (their audio loaded as ``backend`` takes it), its decoder
+    sites teacher-forced on the clips' references; ``options``: :func:`capture`'s ``pool``, ``dtype``,
+    ``batch_size``."""
+    texts = [c.reference for c in corpus.clips] if any(parse_site(s)[0] == "decoder" for s in sites) else None
+    audio = ((c.id, load_audio(c, backend.max_duration)) for c in corpus.clips)
+    return capture(backend, audio, sites, out_dir, texts=texts, **options)
 
 
 def load_capture(root: str | Path) -> Capture:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,23 @@ import numpy as np
 from asr_audit.errors import ConfigError
 from asr_audit.mech.directions import Direction, auc, diff_in_means, direction_from_sets, heldout_auc, split_pairs, unit
 from asr_audit.mechrun.capture import Capture
+from asr_audit.mechrun.probe import DIRECTIONS
+from asr_audit.options import REQUIRED, CliFlag
+from asr_audit.probes.core.flags import JSON, SEED
+
+#: ``asr-audit mech direction``'s flags
+FLAGS = (
+    CliFlag("set_a", Path, REQUIRED, "Capture folder of set A (e.g. benchmark voice / benchmark donor).", ("--a",)),
+    CliFlag("set_b", Path, REQUIRED, "Capture folder of set B (e.g. other voice / conversational donor).", ("--b",)),
+    CliFlag("name", str, REQUIRED, "Save the direction under this name."),
+    CliFlag("site", str, None, "Build it at this site (default: the best held-out AUC)."),
+    CliFlag("sites", str, None, "Sites to sweep (default: every site of both captures)."),
+    CliFlag("k", int, 1, "Rank: k > 1 keeps the top-k SVD subspace of paired differences.", minimum=1),
+    CliFlag("holdout", float, 0.5, "Share of pairs held out to score each layer."),
+    SEED,
+    DIRECTIONS,
+    JSON,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,3 +128,24 @@ def make_direction(
         **(extra or {}),
     }
     return direction_from_sets(name, site, a.pooled(site), b.pooled(site), k=k, provenance=provenance)
+
+
+def sweep_direction(
+    name: str,
+    a: Capture,
+    b: Capture,
+    sites: Sequence[str] | None,
+    site: str | None,
+    *,
+    k: int,
+    holdout: float,
+    seed: int,
+) -> tuple[list[SweepRow], str, Direction]:
+    """The layer sweep of ``sites`` (every site of both captures by default), the chosen site
+    (``site``, else the best held-out AUC) and the direction ``name`` built there (its record keeps
+    the seed, the held-out share and the site's held-out AUC)."""
+    rows = layer_sweep(a, b, sites, holdout=holdout, seed=seed)
+    chosen = site or best_site(rows)
+    heldout = {r.site: r.auc for r in rows}.get(chosen)
+    extra = {"seed": seed, "holdout": holdout, "heldout_auc": heldout}
+    return rows, chosen, make_direction(name, a, b, chosen, k=k, extra=extra)

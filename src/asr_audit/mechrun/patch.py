@@ -27,10 +27,15 @@ from typing import Any
 
 import numpy as np
 
-from asr_audit.calib.truth import NORMALIZER, TruthItem
+from asr_audit.audio.io import load_audio
+from asr_audit.calib.truth import NORMALIZER, Truth, TruthItem
+from asr_audit.corpus.clips import Corpus
 from asr_audit.errors import ConfigError, require
 from asr_audit.mech.interventions import recording, replacing
 from asr_audit.mech.sites import parse_site
+from asr_audit.mechrun.probe import TRUTH
+from asr_audit.options import CliFlag
+from asr_audit.probes.core.flags import CORPUS, JSON, LIMIT, MODEL, SPEAKER
 from asr_audit.text.normalize import get_normalizer
 
 KIND_LABELS = {
@@ -198,3 +203,52 @@ def edit_locus(
         }
         edits.append(EditPatch(it.clip_id, it.item, KIND_LABELS.get(it.kind, it.kind), it.detail, full, patched))
     return PatchResult(backend.identity().to_dict(), tuple(labels), tuple(edits))
+
+
+#: ``asr-audit mech patch``'s flags
+FLAGS = (
+    MODEL,
+    CORPUS,
+    TRUTH,
+    CliFlag("sites", str, "encoder.out", "Sites to patch, comma-separated."),
+    CliFlag("donor_model", str, None, "Patch from this model's run (same architecture)."),
+    CliFlag("donor_speaker", str, None, "Patch from the same sentence said by this speaker (truth set's clips)."),
+    SPEAKER,
+    LIMIT,
+    JSON,
+)
+
+
+def voice_donor(
+    corpus: Corpus, spec: str, truth: Truth, speaker: str, max_duration: float | None
+) -> Callable[[str, Any], Any]:
+    """The donor audio of a clip: the same sentence said by ``speaker`` (a clip of ``corpus``, read
+    from ``spec``, per ``truth``), loaded once; a clip without one is a one-line error."""
+    by_id = {c.id: c for c in corpus.clips}
+    by_sentence = {info.sentence_id: info.clip_id for info in truth.clips.values() if info.speaker == speaker}
+    cache: dict[str, Any] = {}
+
+    def donor_audio(clip_id: str, samples: Any) -> Any:
+        info = truth.clips.get(clip_id)
+        other = by_sentence.get(info.sentence_id) if info else None
+        if other is None or other not in by_id:
+            raise ConfigError(
+                f"clip {clip_id}: no clip of the same sentence by {speaker} in {spec}; fix: check --donor-speaker"
+            )
+        if other not in cache:
+            cache[other] = load_audio(by_id[other], max_duration)
+        return cache[other]
+
+    return donor_audio
+
+
+def patch_corpus(
+    backend: Any, corpus: Corpus, truth: Truth, sites: Sequence[str], label: str, **donor: Any
+) -> PatchResult:
+    """:func:`edit_locus` of ``truth``'s planted errors on ``corpus``'s clips, one condition per site
+    of ``sites`` (named ``site <- label``); ``donor``: :class:`PatchCondition`'s ``donor_audio`` and
+    ``donor_backend``."""
+    conditions = [PatchCondition(f"{s} <- {label}", s, **donor) for s in sites]
+    audio = {c.id: load_audio(c, backend.max_duration) for c in corpus.clips}
+    items = [it for it in truth.errors() if it.clip_id in audio]
+    return edit_locus(backend, items, audio, {c.id: c.reference for c in corpus.clips}, conditions)

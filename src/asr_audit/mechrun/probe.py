@@ -52,8 +52,9 @@ from asr_audit.mech.interventions import parse_positions
 from asr_audit.mech.sites import parse_site
 from asr_audit.mechrun.steer import MODES, SteerResult, control_arms, direction_gate, gated_arms, run_steer
 from asr_audit.models.base import SITES, require_capability
-from asr_audit.options import PYTHON, TOML, OptionError, Reader, Surface, build, check
+from asr_audit.options import PYTHON, REQUIRED, TOML, CliFlag, OptionError, Reader, Surface, build, check, flag_table
 from asr_audit.paths import cache_dir
+from asr_audit.probes.core.flags import LIMIT, MODEL, SPEAKER
 from asr_audit.probes.core.probe import FunctionProbe, ProbeInputs, probe
 
 MECH_PARAMS = (
@@ -77,6 +78,57 @@ MECH_PARAMS = (
 )
 #: the verb's flags that are not ``--<field-name>`` (``Surface.cli(**CLI_FLAGS)``)
 CLI_FLAGS = {"model": "--model", "speakers": "--speaker"}
+#: the flags the mech verbs share: the saved directions' folder, the planted truth
+DIRECTIONS = CliFlag("directions", Path, None, "Folder of saved directions (default: <cache>/directions).")
+TRUTH = CliFlag("truth", Path, REQUIRED, "Folder with truth.jsonl (calibration or organism set).")
+#: ``asr-audit mech steer``'s flag of every option
+FLAGS = flag_table(
+    MODEL,
+    CliFlag(
+        "direction",
+        str,
+        REQUIRED,
+        "Name of a saved direction; several, comma-separated: each at its own site, applied together.",
+    ),
+    DIRECTIONS,
+    CliFlag("site", str, None, "Apply at these sites (default: the direction's site)."),
+    CliFlag(
+        "mode",
+        str,
+        "ablate",
+        "ablate (project out: h.d -> 0) | mean-ablate (h.d -> set B's mean) | induce (add alpha * d) | "
+        "clamp (h.d capped at set B's mean + clamp-at * |d|; positions at or below untouched).",
+    ),
+    CliFlag("alpha", float, 1.0, "Induction strength (multiples of the direction)."),
+    CliFlag("clamp_at", float, 0.0, "Clamp: the cap above set B's mean, in multiples of |d| (0: B's mean, 1: A's)."),
+    CliFlag(
+        "trigger_at",
+        float,
+        None,
+        "Clamp: move only projections beyond B's mean + this * |d|, down to the cap (default: the cap).",
+    ),
+    CliFlag("k", int, 1, "Ablation rank (needs a direction saved with k or more).", minimum=1),
+    CliFlag(
+        "positions",
+        str,
+        None,
+        "Decoder sites: edit only absolute token positions P0:P1 (prompt included; len(prompt)-1 predicts "
+        "the first text token). Default: every position.",
+    ),
+    CliFlag(
+        "gate",
+        str,
+        None,
+        "Gate every arm on this saved decoder-site direction: edit only the clips whose unedited activation "
+        "at the prompt end projects above --gate-at (the others decode clean; controls keep the same gate).",
+    ),
+    CliFlag("gate_at", float, 0.5, "Gate threshold above set B's mean, in multiples of |d| (0.5: midway to set A's)."),
+    CliFlag("n_random", int, 3, "Random-direction controls (one per seed).", minimum=0),
+    TRUTH,
+    CliFlag("speakers", str, None, SPEAKER.help, ("--speaker",)),
+    LIMIT,
+    CliFlag("wer_field", str, "faithful", "Manifest field the WER is measured against."),
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -398,4 +450,4 @@ MECH: FunctionProbe[MechOptions, MechRun] = probe(
     _check,
 )
 
-__all__ = ["CLI_FLAGS", "MECH", "MECH_PARAMS", "MechOptions", "MechRun"]
+__all__ = ["CLI_FLAGS", "DIRECTIONS", "FLAGS", "MECH", "MECH_PARAMS", "MechOptions", "MechRun", "TRUTH"]

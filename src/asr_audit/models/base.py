@@ -313,6 +313,18 @@ def available_backends() -> list[BackendKind]:
     return sorted((kind for _, kind in BACKENDS.items()), key=lambda k: (k.bundled, k.name))
 
 
+def model_specs(value: str, flag: str = "--model") -> list[str]:
+    """Comma-separated model specs (a ``--model`` flag), each parsed once so a typo fails before any work."""
+    items = [v.strip() for v in value.split(",")]
+    if not all(items):
+        raise ConfigError(f"{flag} {value!r} has an empty item; fix: e.g. {flag} sphinx:en-us,whisper-tiny.en")
+    if len(set(items)) != len(items):
+        raise ConfigError(f"{flag} {value!r} names a model twice; fix: list each model once")
+    for spec in items:
+        parse_spec(spec)
+    return items
+
+
 def parse_spec(spec: str) -> tuple[str, str]:
     """Split a spec string into (kind, argument).
 

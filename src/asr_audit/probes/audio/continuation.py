@@ -38,7 +38,8 @@ from asr_audit.audio.spans import Truncate
 from asr_audit.audio.transforms import held_clip
 from asr_audit.corpus.clips import Clip
 from asr_audit.errors import AuditError, BackendError, ConfigError
-from asr_audit.options import Reader, Surface, build, check
+from asr_audit.options import CliFlag, Reader, Surface, build, check, flag_table
+from asr_audit.probes.audio.masked import ALIGNER
 from asr_audit.probes.audio.targets import sentence_key
 from asr_audit.probes.core.models import Model
 from asr_audit.stats.intervals import clustered_rate
@@ -246,6 +247,14 @@ def run_continuation(
         "items": [i.to_dict() for i in items],
         "failures": [{"clip_id": c, "reason": r} for c, r in failures],
     }
+
+
+#: ``asr-audit continue``'s flag of every option it takes
+FLAGS = flag_table(
+    CliFlag("hide_words", int, 3, "Reference words cut off the end of each clip.", minimum=1),
+    CliFlag("extra_tokens", int, 16, "Steps with end-of-text banned after the plain transcript.", minimum=1),
+    ALIGNER,
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -67,6 +67,7 @@ import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -77,8 +78,17 @@ from asr_audit.audio.transforms import held_clip
 from asr_audit.corpus.clips import Clip, Corpus
 from asr_audit.errors import AuditError, ConfigError
 from asr_audit.models.base import SCORE, TRANSCRIBE, TokenScores, require_capability
-from asr_audit.options import Reader, Surface, build, check
-from asr_audit.probes.audio.masked import MaskParams, clip_wer, plan_masks, transcripts
+from asr_audit.options import CliFlag, Reader, Surface, build, check, flag_table
+from asr_audit.probes.audio.masked import (
+    ALIGNER,
+    GATE_MAX_WER,
+    METHOD,
+    RECIPES_IN,
+    MaskParams,
+    clip_wer,
+    plan_masks,
+    transcripts,
+)
 from asr_audit.probes.audio.targets import sentence_key
 from asr_audit.probes.core.models import Model, ScoreRow, Silence
 from asr_audit.probes.predfiles.conventions import resolve_families
@@ -768,6 +778,24 @@ def run_lift(
             }
         )
     return LiftResult(kind, tuple(results), tuple(records), tuple(failures), seed, gate_max_wer, tuple(gates))
+
+
+#: ``asr-audit lift``'s flag of every option it takes (the gate accepts any value: inf keeps all)
+FLAGS = flag_table(
+    CliFlag("spans", str, "masked", "Which spans: masked | refdis | ortho | full."),
+    CliFlag("refdis", Path, None, "For --spans refdis: the JSON of `asr-audit refdis --json`."),
+    RECIPES_IN,
+    METHOD,
+    ALIGNER,
+    replace(GATE_MAX_WER, minimum=None),
+    CliFlag(
+        "decoys",
+        int,
+        DEFAULT_DECOYS,
+        "For --spans masked: decoy numbers scored per item (other sentences' hidden numbers of the same form), "
+        "for the masked-decoys contrast; 0 scores none.",
+    ),
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -47,7 +47,7 @@ from asr_audit.audio.spans import Mask
 from asr_audit.audio.transforms import Chain, Provenance, clip_seed, derive, held_clip
 from asr_audit.corpus.clips import Corpus
 from asr_audit.errors import AuditError, ConfigError, InputFileError
-from asr_audit.options import Reader, Surface, build, check
+from asr_audit.options import CliFlag, Reader, Surface, build, check, flag_table
 from asr_audit.probes.audio.targets import Rejection, Target, TargetRule, select_targets
 from asr_audit.probes.core.models import Model, Transcribed
 from asr_audit.probes.core.probe import ModelPool
@@ -568,6 +568,32 @@ def run_masked(
         items += mine
         models.append(summarize(h.model, h.backend_key, mine))
     return MaskedResult(params, tuple(models), tuple(items), plan.recipes, plan.rejections, plan.failures)
+
+
+#: the flags the audio probes share (``masked``, ``lift``, ``continue``)
+METHOD = CliFlag(
+    "method", str, "silence", "How the target's audio is hidden: silence | noise | cut (lift: for --spans masked)."
+)
+ALIGNER = CliFlag("aligner", str, "sphinx", "Forced aligner: sphinx | whisper.")
+GATE_MAX_WER = CliFlag(
+    "gate_max_wer",
+    float,
+    0.3,
+    "Intelligibility gate: keep a clip for a model only when its unmasked WER is at most this (inf keeps all).",
+    minimum=0.0,
+)
+RECIPES_IN = CliFlag("recipes_in", Path, None, "Re-apply exported masking recipes instead of aligning.")
+#: ``asr-audit masked``'s flag of every option it takes
+FLAGS = flag_table(
+    CliFlag("kind", str, "number", "What to hide: number | name | word."),
+    METHOD,
+    CliFlag("pad", float, 0.05, "Seconds added on each side (never into the next word).", minimum=0.0),
+    GATE_MAX_WER,
+    CliFlag("min_duration", float, 0.15, "Shortest aligned target, seconds.", minimum=0.0),
+    ALIGNER,
+    RECIPES_IN,
+)
+RECIPES_OUT = CliFlag("recipes_out", Path, None, "Write the masking recipes (JSONL).", output=True)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -27,9 +27,42 @@ from typing import Any
 from asr_audit.audio.assets import AudioAsset
 from asr_audit.corpus.jsonl import iter_jsonl
 from asr_audit.errors import InputFileError
-from asr_audit.options import Surface
+from asr_audit.models.base import model_specs
+from asr_audit.options import REQUIRED, CliFlag, Surface, flag_table, split_names
 from asr_audit.probes.battery.battery import BATTERY_FIELDS, BatteryOptions, BatteryResult, run_battery
+from asr_audit.probes.core.flags import MODEL, RESAMPLES
 from asr_audit.probes.core.probe import Probe, ProbeInputs, register_probe
+
+#: ``asr-audit battery``'s flag of every option (the measure is ``--probe``, the tested models ``--model``)
+FLAGS = flag_table(
+    CliFlag("measure", str, "refdis", "Measure: refdis | courtesy | ortho | masked.", ("--probe",)),
+    CliFlag(
+        "conditions",
+        str,
+        REQUIRED,
+        "Comma-separated: noise:10db,reverb:0.6,truncate:1w0.25s,donor:conv8s,donor:bench8s,voice:flite-slt",
+        parse=split_names,
+    ),
+    replace(MODEL, field="models", parse=model_specs),
+    CliFlag("donor_conv", str, None, "Conversational donor audio file(s), comma-separated.", parse=split_names),
+    CliFlag("spoken", Path, None, "JSONL {id, spoken}: what the audio says, when it differs from the reference."),
+    CliFlag(
+        "panel",
+        str,
+        None,
+        "Panel model spec(s), comma-separated: their outputs on the original audio say what it says when --spoken "
+        "does not (refdis, courtesy); a tested member is left out of its own items.",
+        parse=model_specs,
+    ),
+    replace(RESAMPLES, minimum=1),
+    CliFlag(
+        "study",
+        bool,
+        True,
+        "The courtesy measure's case study (attn-isolated, translate arms).",
+        ("--study/--no-study",),
+    ),
+)
 
 
 def load_spoken(path: str | Path) -> dict[str, str]:

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from types import MappingProxyType
 
 import numpy as np
@@ -42,10 +43,12 @@ from asr_audit.corpus.groups import resolve_groups
 from asr_audit.corpus.predfiles import PredictionSet, load_references
 from asr_audit.corpus.reading import ReadOptions, Repairs
 from asr_audit.errors import ConfigError
-from asr_audit.options import TOML, Reader, Surface, build, check
+from asr_audit.options import REQUIRED, TOML, CliFlag, Reader, Surface, build, check, flag_table, split_names
+from asr_audit.probes.core.flags import RESAMPLES
 from asr_audit.probes.core.probe import FunctionProbe, ProbeInputs, probe
 from asr_audit.probes.predfiles.inflation import inflation_columns
 from asr_audit.probes.predfiles.refdis import CONSENSUS, REF, ClipInput, Edit, RefdisParams, loo_unscored
+from asr_audit.probes.predfiles.refdis_options import FLAGS as REFDIS_FLAGS
 from asr_audit.probes.predfiles.refdis_options import RefdisOptions
 from asr_audit.probes.predfiles.refdis_result import RefdisResult
 from asr_audit.probes.predfiles.verified import REFERENCE_WRONG, Verification, Verify, edit_key
@@ -250,6 +253,34 @@ def parse_min_effect(text: str | None) -> dict[str, float]:
         return out
     except ValueError:
         raise ConfigError(f"--min-effect {text!r} is not a number or measure=number list; {fix}") from None
+
+
+#: ``asr-audit gate``'s flag of every option (the mining options as refdis declares them)
+FLAGS = flag_table(
+    CliFlag("candidate", str, REQUIRED, "Candidate: a model of --preds, or its prediction file."),
+    CliFlag("baseline", str, REQUIRED, "Baseline: a model of --preds, or its prediction file."),
+    CliFlag("level", float, 0.025, "One-sided level of the whole gate (split over the tested measures)."),
+    CliFlag(
+        "min_effect",
+        str,
+        None,
+        "Smallest regression that fails, in points: one number or measure=points pairs "
+        "(default accept_ref=2,wer_inflation=0.5,wer=0.5).",
+        parse=lambda text, flag: parse_min_effect(text),
+    ),
+    CliFlag(
+        "measures", str, ",".join(MEASURES), "Measures to gate on: accept_ref, wer_inflation, wer.", parse=split_names
+    ),
+    replace(RESAMPLES, default=2000),
+    CliFlag(
+        "cluster_pattern", str, None, "Regex over clip ids whose first (or 'group') group is the bootstrap cluster."
+    ),
+    CliFlag(
+        "cluster_file", Path, None, "File of clip id + group (sentence, recording) columns: the bootstrap clusters."
+    ),
+    *(REFDIS_FLAGS[k] for k in ("preset", "min_panel", "loo", "merge_compounds", "language")),
+    *(REFDIS_FLAGS[k] for k in INPUT_KEYS[:3]),
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

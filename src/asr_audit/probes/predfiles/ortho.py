@@ -53,7 +53,8 @@ from typing import Any
 
 from asr_audit.corpus.predfiles import PredictionSet
 from asr_audit.errors import ConfigError
-from asr_audit.options import Reader, Surface, build, check
+from asr_audit.options import CliFlag, Reader, Surface, build, check, flag_table, split_names
+from asr_audit.probes.core.flags import LANGUAGE, MODELS
 from asr_audit.probes.core.probe import FunctionProbe, ProbeInputs, probe
 from asr_audit.probes.predfiles.conventions import (
     NUMBER_GLUE,
@@ -598,6 +599,28 @@ def switch_rate(
 
 
 SWITCH_RATE_PARAMS = ("families", "min_per_arm", "denominator", "language", "models")
+
+
+#: ``asr-audit switch-rate``'s flag of every option
+FLAGS = flag_table(
+    CliFlag(
+        "families",
+        str,
+        None,
+        "Comma-separated families and/or groups (English: honorific, spacing, modern, symbol; "
+        "es/fr/de: honorific, abbreviation, symbol); default all of the language's.",
+        parse=split_names,
+    ),
+    CliFlag("min_per_arm", int, DEFAULT_MIN_PER_ARM, "Eligible items an arm needs for the switch rate to be defined."),
+    CliFlag(
+        "denominator",
+        str,
+        "eligible",
+        "eligible: items where the model wrote either arm; paper: also those where it wrote neither (the paper's code).",
+    ),
+    LANGUAGE,
+    MODELS,
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -19,13 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from asr_audit.errors import ConfigError
-from asr_audit.options import CLI, Reader, Surface, build, check
+from asr_audit.options import CLI, CliFlag, Reader, Surface, build, check, flag_table, split_names
+from asr_audit.probes.core.flags import LANGUAGE, MODELS, RESAMPLES
 from asr_audit.probes.predfiles.refdis import PRESETS, RefdisParams, loo_quorum, preset_params
 from asr_audit.text.languages import ENGLISH_ONLY, primary_language, scoring_normalizer
 
 __all__ = [
     "ENGLISH_ONLY",
     "FIELDS",
+    "FLAGS",
     "MINING_FIELDS",
     "RUN_FIELDS",
     "RefdisOptions",
@@ -53,6 +55,103 @@ VERIFY_FIELDS = ("verify_with", "audio_root", "verify_margin")
 #: references of two-reference mode (instead of a panel), the persistent text cache, the processes
 #: normalizing a large set (0: one per core)
 RUN_FIELDS = ("models", "corrected_refs", "text_cache", "normalize_workers")
+
+
+#: the command-line flag of every option (``asr-audit refdis``; ``gate`` and ``calib score`` take
+#: some of them): one declaration, one help text
+FLAGS = flag_table(
+    CliFlag(
+        "preset",
+        str,
+        "anchor",
+        "anchor (the public code's defaults: boundary edits, 0.8) | paper (0.75, interior edits).",
+    ),
+    CliFlag("majority", float, None, "Panel supermajority share."),
+    CliFlag(
+        "include_middle", bool, None, "Keep interior deletion/substitution runs.", ("--include-middle/--boundary-only",)
+    ),
+    CliFlag("min_run_len", int, None, "Shortest edit run mined, in tokens (default: the preset's)."),
+    CliFlag("min_ref_match", float, None, "Competence gate: share of reference tokens a model must reproduce."),
+    CliFlag("min_consensus_cer", float, None, "Drop edits whose panel rendering is this close (CER) to the reference."),
+    CliFlag("min_panel", int, None, "Smallest panel that mines (default: the preset's)."),
+    CliFlag(
+        "min_confidence",
+        float,
+        None,
+        "Keep only edits whose confidence (0-1: panel votes, rendering agreement, distance from the reference) is at "
+        "least this; default: keep all (calibrated operating point: 0.4, docs/calibration.md).",
+    ),
+    CliFlag(
+        "loo",
+        bool,
+        True,
+        "Score panel members leave-one-out (the paper's rule; --no-loo: the public code's).",
+        ("--loo/--no-loo",),
+    ),
+    RESAMPLES,
+    CliFlag(
+        "merge_compounds",
+        bool,
+        False,
+        "Count WER as the Open ASR Leaderboard does: a compound split on one side and joined on the other is no "
+        "error (kaldialign merge_compounds).",
+        ("--merge-compounds/--no-merge-compounds",),
+    ),
+    LANGUAGE,
+    CliFlag(
+        "truth",
+        Path,
+        None,
+        "A calibration folder (asr-audit calib build) whose planted truth verifies the mined edits: copying is then "
+        "judged on verified reference errors (docs/refdis.md).",
+    ),
+    CliFlag(
+        "labels",
+        Path,
+        None,
+        "Labels file of asr-audit annotate: the miner's precision and accept-ref on verified edits (docs/annotate.md).",
+    ),
+    CliFlag(
+        "verify_with",
+        str,
+        None,
+        "Comma-separated scoring backends (never a tested model) that verify each edit on the audio (needs "
+        "--audio-root): edits labelled reference-wrong / reference-right, accept-ref on verified edits per model; "
+        "with --write-corrected (one backend) each correction also gets its audio's vote.",
+        parse=split_names,
+    ),
+    CliFlag("audio_root", Path, None, "Folder of the clips' audio (clip id = path under it), for --verify-with."),
+    CliFlag(
+        "verify_margin",
+        float,
+        None,
+        "Nats per token every verifier must clear (default: the calibrated margin, docs/refdis.md; another margin "
+        "has no measured precision).",
+    ),
+    MODELS,
+    CliFlag(
+        "corrected_refs",
+        Path,
+        None,
+        "Two-reference mode: file of corrected references (clip id + text, e.g. from refdis --write-corrected) "
+        "instead of a panel.",
+    ),
+    CliFlag(
+        "text_cache",
+        bool,
+        True,
+        "Reuse the normalized texts and alignments of earlier runs on the same files ($ASR_AUDIT_CACHE_DIR/text; "
+        "results are identical either way).",
+        ("--text-cache/--no-text-cache",),
+    ),
+    CliFlag(
+        "normalize_workers",
+        int,
+        0,
+        "Processes normalizing (and, in a cold cached run, aligning and mining) a large prediction set; 0 = one "
+        "per core, 1 = serial.",
+    ),
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
