@@ -143,8 +143,10 @@ if [ -n "$UV" ] && [ "$DRY" -eq 0 ]; then
     esac
   done < <("${PIP[@]}" config list 2>/dev/null | "$BASE_EXE" "$ROOT/scripts/_pip_config_for_uv.py" || true)
 fi
-# uv_install ARGS...: uv pip install into $PY with pip's configuration (ARGS may set --index-url)
-uv_install() { "$UV" pip install -q --python "$PY" --index-strategy unsafe-best-match "${UV_CFG[@]}" "$@"; }
+# uv_install ARGS...: uv pip install into $PY with pip's configuration (ARGS may set --index-url).
+# Bytecode is compiled at install, as pip does (in parallel here): where none can be written on
+# import (PYTHONDONTWRITEBYTECODE, a read-only environment) every run would compile its imports again.
+uv_install() { "$UV" pip install -q --compile-bytecode --python "$PY" --index-strategy unsafe-best-match "${UV_CFG[@]}" "$@"; }
 # install ARGS...: uv, or pip where there is no uv or uv failed (then pip is used from here on)
 install() {
   if [ -n "$UV" ]; then

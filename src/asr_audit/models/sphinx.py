@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import multiprocessing
 import os
+import signal
 from collections.abc import Sequence
 from concurrent.futures import BrokenExecutor, Future, ProcessPoolExecutor
 from pathlib import Path
@@ -164,6 +165,9 @@ _WORKER_DECODER: Any = None  # a worker process's decoder
 
 def _worker_init(model: str) -> None:
     global _WORKER_DECODER
+    # Ctrl-C reaches the whole process group: the parent handles it (and stops its workers), a
+    # worker printing its own KeyboardInterrupt traceback would only add noise
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _WORKER_DECODER = _new_decoder(model)
 
 
