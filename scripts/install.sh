@@ -143,10 +143,15 @@ if [ -n "$UV" ] && [ "$DRY" -eq 0 ]; then
     esac
   done < <("${PIP[@]}" config list 2>/dev/null | "$BASE_EXE" "$ROOT/scripts/_pip_config_for_uv.py" || true)
 fi
+# Bytecode: uv compiles none ahead (each module is compiled on its first import and kept), unless
+# Python keeps nothing it compiles on import (PYTHONDONTWRITEBYTECODE set): then every run would
+# compile its imports again (6 CPU s for the demo's), so uv compiles everything at install, as pip does.
+UV_COMPILE=()
+if [ -n "$UV" ] && [ -n "${PYTHONDONTWRITEBYTECODE:-}" ]; then
+  UV_COMPILE=(--compile-bytecode); plan "PYTHONDONTWRITEBYTECODE is set: bytecode compiled at install"
+fi
 # uv_install ARGS...: uv pip install into $PY with pip's configuration (ARGS may set --index-url).
-# Bytecode is compiled at install, as pip does (in parallel here): where none can be written on
-# import (PYTHONDONTWRITEBYTECODE, a read-only environment) every run would compile its imports again.
-uv_install() { "$UV" pip install -q --compile-bytecode --python "$PY" --index-strategy unsafe-best-match "${UV_CFG[@]}" "$@"; }
+uv_install() { "$UV" pip install -q "${UV_COMPILE[@]}" --python "$PY" --index-strategy unsafe-best-match "${UV_CFG[@]}" "$@"; }
 # install ARGS...: uv, or pip where there is no uv or uv failed (then pip is used from here on)
 install() {
   if [ -n "$UV" ]; then

@@ -50,7 +50,7 @@ def test_a_batch_shared_with_worker_processes_gives_the_serial_transcripts(monke
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     names = ["0870", "0880", "0890", "0920", "0930"]
     audios = [_audio(n) for n in names] * 2  # 49 s: above PARALLEL_MIN_SECONDS
-    backend = load_backend("sphinx:en-us")
+    backend = sphinx_module.SphinxBackend("en-us", DecodeOptions())
     shared = backend.transcribe(audios)
     assert backend._pool is not None and backend._pool[1] == 2  # the workers did take part
     alone = [backend.transcribe([a])[0] for a in audios[:5]]  # one clip: this process only
