@@ -67,10 +67,10 @@ def test_base_transcribes_librivox(base_ct2, librivox, wer) -> None:
 def test_threads_follow_the_affinity_mask_not_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
     """A process limited to one core (taskset, a container) gets one CTranslate2 thread, not one
     per core of the machine."""
-    from asr_audit.models import ct2
+    from asr_audit.models import base
 
-    monkeypatch.setattr(ct2.os, "sched_getaffinity", lambda pid: {3}, raising=False)
-    monkeypatch.setattr(ct2.os, "cpu_count", lambda: 64)
-    assert ct2._usable_cpus() == 1
-    monkeypatch.delattr(ct2.os, "sched_getaffinity")
-    assert ct2._usable_cpus() == 64
+    monkeypatch.setattr(base.os, "sched_getaffinity", lambda pid: {3}, raising=False)
+    monkeypatch.setattr(base.os, "cpu_count", lambda: 64)
+    assert base.usable_cpus() == 1
+    monkeypatch.delattr(base.os, "sched_getaffinity")
+    assert base.usable_cpus() == 64

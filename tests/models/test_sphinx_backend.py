@@ -41,6 +41,22 @@ def test_transcribes_and_is_order_independent(sphinx) -> None:
     assert "might even have been made" in forward[1]
 
 
+def test_a_batch_shared_with_worker_processes_gives_the_serial_transcripts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PocketSphinx holds the GIL, so a batch with enough audio is shared out to worker processes: the
+    transcripts are bit-identical to decoding each clip alone in this process."""
+    from asr_audit.models import sphinx as sphinx_module
+
+    monkeypatch.setattr(sphinx_module, "usable_cpus", lambda: 3)  # two workers, wherever this runs
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    names = ["0870", "0880", "0890", "0920", "0930"]
+    audios = [_audio(n) for n in names] * 2  # 49 s: above PARALLEL_MIN_SECONDS
+    backend = sphinx_module.SphinxBackend("en-us", DecodeOptions())
+    shared = backend.transcribe(audios)
+    assert backend._pool is not None and backend._pool[1] == 2  # the workers did take part
+    alone = [backend.transcribe([a])[0] for a in audios[:5]]  # one clip: this process only
+    assert shared == alone * 2 and all(shared)
+
+
 def test_identity_is_stable_and_has_weights_hash(sphinx) -> None:
     ident = sphinx.identity()
     assert ident.spec == "sphinx:en-us" and len(ident.weights_hash) == 16

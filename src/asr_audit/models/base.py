@@ -33,6 +33,7 @@ import dataclasses
 import hashlib
 import inspect
 import json
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
@@ -401,6 +402,16 @@ class BaseBackend:
 
     def transcribe(self, audios: Sequence[np.ndarray]) -> list[str]:  # pragma: no cover - abstract
         raise NotImplementedError
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on: its affinity mask where the OS has one (a container or
+    ``taskset`` limits it; ``os.cpu_count()`` counts the whole machine's, and more threads than
+    cores only contend)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
 
 
 def hash_files(paths: Sequence[str], chunk: int = 1 << 20) -> str:

@@ -13,14 +13,20 @@ cap OpenAI's decoder and CTranslate2 both apply).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from asr_audit.errors import BackendError, ConfigError, InputFileError, require
-from asr_audit.models.base import TRANSCRIBE, BaseBackend, DecodeOptions, RuntimeOptions, register_backend
+from asr_audit.models.base import (
+    TRANSCRIBE,
+    BaseBackend,
+    DecodeOptions,
+    RuntimeOptions,
+    register_backend,
+    usable_cpus,
+)
 from asr_audit.models.bundled import BUNDLED_MODELS, bundled_model_dir
 from asr_audit.models.cache import weights_hash
 from asr_audit.models.whisper_common import (
@@ -48,16 +54,6 @@ def ct2_weight_files(model_dir: Path) -> list[Path]:
     """The files whose bytes define a CTranslate2 Whisper model's outputs."""
     names = ("model.bin", "config.json", "tokenizer.json", "preprocessor_config.json")
     return [model_dir / n for n in names if (model_dir / n).is_file()]
-
-
-def _usable_cpus() -> int:
-    """The CPUs this process may run on: its affinity mask where the OS has one (a container or
-    ``taskset`` limits it; ``os.cpu_count()`` counts the whole machine's, and more CTranslate2
-    threads than cores only contend)."""
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except AttributeError:  # macOS, Windows
-        return os.cpu_count() or 1
 
 
 def mel_settings_for(model_dir: Path) -> MelSettings:
@@ -118,7 +114,7 @@ class CT2WhisperBackend(BaseBackend):
                 device=kind,
                 device_index=int(index or 0),
                 compute_type=compute_type,
-                intra_threads=cpu_threads or _usable_cpus(),
+                intra_threads=cpu_threads or usable_cpus(),
             )
         except (RuntimeError, ValueError) as exc:
             raise BackendError(
