@@ -205,3 +205,26 @@ def test_the_demo_pair_is_reused_shipped_or_trained_here(tmp_path: Path, monkeyp
     assert ensure(train_here=True) == "trained here" and trained == [0]
     assert ensure() == "trained here" and trained == [0]  # a pair trained here is kept
     assert ensure(seed=1) == "trained here" and trained == [0, 1]
+
+
+def test_the_package_ships_the_demo_pair_for_the_demo_settings() -> None:
+    """The shipped file is the demo's: its recipe is what ``asr-audit demo`` (seed 0) would train,
+    its base the bundled tiny.en, its checksum intact, and its provenance names how to remake it.
+    A recipe change without regenerating the file fails here (the demo would quietly train again)."""
+    from asr_audit.cli.demo import DEMO_ORGANISM as d
+    from asr_audit.data import DEMO_ORGANISM_MANIFEST
+    from asr_audit.models.bundled import bundled_model_dir
+    from asr_audit.models.cache import weights_hash
+    from asr_audit.models.ct2 import ct2_weight_files
+
+    pair = S.load_shipped(DEMO_ORGANISM_MANIFEST)
+    train = TrainConfig(steps=d.steps, lr=d.lr, batch_size=d.batch_size, seed=0)
+    assert pair.manifest["recipe"] == S.recipe(0, OrganismSetConfig(n_sentences=d.n_sentences), train, d.control_steps)
+    assert pair.manifest["base_weights_hash"] == weights_hash(ct2_weight_files(bundled_model_dir("whisper-tiny.en")))
+    prov = pair.manifest["provenance"]
+    assert prov["command"].startswith(S.WRITE_COMMAND) and prov["seeds"] == [0]
+    assert {"code_hash", "date", "torch", "inputs"} <= set(prov) and prov["inputs"]["set"] == pair.manifest["set_hash"]
+    assert pair.path.stat().st_size < 10_000_000  # megabytes, not the 2 x 33 MB of the float32 deltas
+    assert {k.rsplit("::", 1)[0] for k in pair.packed["benchmark"]} == {
+        k.rsplit("::", 1)[0] for k in pair.packed["control"]
+    }
