@@ -44,9 +44,9 @@ def _meta(kind: str, base_hash: str = "BASE") -> dict:
     }
 
 
-def _write(tmp_path: Path, rank: int = 2) -> tuple[Path, dict]:
+def _write(tmp_path: Path, rank: int = 2, base_hash: str = "BASE") -> tuple[Path, dict]:
     base = _base()
-    deltas = {k: Delta(_trained(base, i + 1), _meta(k)) for i, k in enumerate(S.KINDS)}
+    deltas = {k: Delta(_trained(base, i + 1), _meta(k, base_hash)) for i, k in enumerate(S.KINDS)}
     manifest = tmp_path / "pack" / "pair.json"
     S.write_shipped(
         manifest.with_suffix(".safetensors"),
@@ -156,19 +156,8 @@ def test_the_demo_pair_is_reused_shipped_or_trained_here(tmp_path: Path, monkeyp
     from asr_audit.models.ct2 import ct2_weight_files
 
     base_hash = weights_hash(ct2_weight_files(bundled_model_dir("whisper-tiny.en")))
-    base = _base()
-    deltas = {k: Delta(_trained(base, i + 1), _meta(k, base_hash)) for i, k in enumerate(S.KINDS)}
-    manifest = tmp_path / "pack" / "pair.json"
-    S.write_shipped(
-        manifest.with_suffix(".safetensors"),
-        manifest,
-        deltas,
-        base,
-        2,
-        recipe_=S.recipe(0, CONFIG, TRAIN, CONTROL_STEPS),
-        set_sha="SET",
-        provenance={"command": S.WRITE_COMMAND},
-    )
+    manifest, made = _write(tmp_path, base_hash=base_hash)
+    base, deltas = made["base"], made["deltas"]
     monkeypatch.setattr(S, "base_tensors", lambda names: {n: base[n] for n in names})
     monkeypatch.setattr(S, "set_hash", lambda oset: "SET")
     monkeypatch.setattr(data, "load_organism_set", lambda root: None)

@@ -247,13 +247,13 @@ def ensure_pair(
     """The organism and control deltas in ``out_dir`` for these settings, and where they came
     from (:func:`origin`): the pair already there when it matches (a pair from the shipped file
     only without ``train_here``), else the shipped pair when it matches (:func:`shipped_for`,
-    never with ``train_here``), else trained here (:func:`~asr_audit.organism.pipeline.train_organisms`)."""
+    never with ``train_here``), else trained here (:func:`~asr_audit.organism.pipeline.ensure_organisms`)."""
     from asr_audit.models.bundled import bundled_model_dir
     from asr_audit.models.cache import weights_hash
     from asr_audit.models.ct2 import ct2_weight_files
     from asr_audit.organism.backend import BASE_MODEL
     from asr_audit.organism.data import load_organism_set
-    from asr_audit.organism.pipeline import matching_deltas, train_organisms
+    from asr_audit.organism.pipeline import ensure_organisms, matching_deltas
     from asr_audit.organism.weights import load_delta
 
     found = matching_deltas(out_dir, seed, config, train_config, control_steps)
@@ -261,6 +261,8 @@ def ensure_pair(
         where = origin(load_delta(found["benchmark"]).meta)
         if not (train_here and where != "trained here"):
             return found, where
+        for path in found.values():  # the shipped pair, in the demo's own folder: trained over below
+            path.unlink()
     if not train_here:
         recipe_ = recipe(seed, config, train_config, control_steps)
         base_hash = weights_hash(ct2_weight_files(bundled_model_dir(BASE_MODEL)))
@@ -269,17 +271,16 @@ def ensure_pair(
             return materialize(pair, out_dir), pair.describe()
         if say:
             say(f"{why}: training the pair here")
-    result = train_organisms(
+    paths, _ = ensure_organisms(
         set_dir,
         out_dir,
-        steps=train_config.steps,
-        control_steps=control_steps,
         seed=seed,
         config=config,
         train_config=train_config,
+        control_steps=control_steps,
         say=say,
     )
-    return dict(result.weights), "trained here"
+    return paths, "trained here"
 
 
 __all__ = [
