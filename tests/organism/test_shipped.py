@@ -149,7 +149,6 @@ def test_set_hash_covers_the_training_audio_and_targets(tmp_path: Path) -> None:
 def test_the_demo_pair_is_reused_shipped_or_trained_here(tmp_path: Path, monkeypatch) -> None:
     """ensure_pair: the shipped pair when it matches; a rerun reuses the folder; ``train_here``
     trains even where the shipped pair matches; another seed trains (the shipped pair is seed 0)."""
-    import asr_audit.organism.data as data
     import asr_audit.organism.pipeline as pipeline
     from asr_audit.models.bundled import bundled_model_dir
     from asr_audit.models.cache import weights_hash
@@ -160,7 +159,7 @@ def test_the_demo_pair_is_reused_shipped_or_trained_here(tmp_path: Path, monkeyp
     base, deltas = made["base"], made["deltas"]
     monkeypatch.setattr(S, "base_tensors", lambda names: {n: base[n] for n in names})
     monkeypatch.setattr(S, "set_hash", lambda oset: "SET")
-    monkeypatch.setattr(data, "load_organism_set", lambda root: None)
+    monkeypatch.setattr(S, "load_organism_set", lambda root: None)
     trained: list[int] = []
 
     def train(set_dir, out_dir, *, seed, train_config, control_steps, **_):

@@ -39,6 +39,7 @@ import typer
 from rich.text import Text
 
 from asr_audit.cli import app, console, examples
+from asr_audit.data import DEMO_ORGANISM_MANIFEST
 from asr_audit.store.counts import describe
 
 DEMO_MODELS = (("whisper-tiny.en", "whisper-tiny.en"), ("whisper-base", "whisper-base"), ("sphinx", "sphinx:en-us"))
@@ -255,7 +256,6 @@ def _organisms(
     ``out/organism`` when made with the demo's settings, else the shipped pair when it matches
     what the demo would train (:func:`asr_audit.organism.shipped.ensure_pair`), else trained now
     (always trained now with ``train_here``). ``None`` (and a note) when they cannot be had here."""
-    from asr_audit.data import DEMO_ORGANISM_MANIFEST
     from asr_audit.errors import AuditError
     from asr_audit.models.base import DecodeOptions
     from asr_audit.organism.backend import load_organism

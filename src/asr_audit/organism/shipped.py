@@ -32,9 +32,15 @@ from typing import Any
 import numpy as np
 
 from asr_audit.errors import InputFileError, require
-from asr_audit.organism.data import OrganismSet, OrganismSetConfig, training_mix
+from asr_audit.models.bundled import bundled_model_dir
+from asr_audit.models.cache import weights_hash
+from asr_audit.models.ct2 import ct2_weight_files
+from asr_audit.models.whisper_convert import read_ct2_index, whisper_state_dict
+from asr_audit.organism.backend import BASE_MODEL, weights_path
+from asr_audit.organism.data import OrganismSet, OrganismSetConfig, load_organism_set, training_mix
+from asr_audit.organism.pipeline import ensure_organisms, matching_deltas
 from asr_audit.organism.train import TRAINABLE, TrainConfig
-from asr_audit.organism.weights import Delta, save_delta
+from asr_audit.organism.weights import Delta, load_delta, save_delta
 from asr_audit.provenance import file_hash
 
 FORMAT = "asr-audit-organism-shipped"
@@ -65,9 +71,6 @@ def set_hash(oset: OrganismSet) -> str:
 def base_tensors(names: Sequence[str]) -> dict[str, np.ndarray]:
     """The bundled base model's float32 tensors ``names``, read from its CTranslate2 file (no
     conversion, no PyTorch); the same values the converted PyTorch model starts from."""
-    from asr_audit.models.bundled import bundled_model_dir
-    from asr_audit.models.whisper_convert import read_ct2_index, whisper_state_dict
-    from asr_audit.organism.backend import BASE_MODEL
 
     state = whisper_state_dict(read_ct2_index(bundled_model_dir(BASE_MODEL) / "model.bin"))
     return {n: np.asarray(state[n], dtype=np.float32) for n in names}
@@ -207,7 +210,6 @@ def shipped_for(
 def materialize(pair: ShippedPair, out_dir: Path) -> dict[str, Path]:
     """Write the pair as ordinary delta files ``<out_dir>/<kind>.safetensors`` (float32, the
     kind's training metadata plus ``shipped``: sha256, rank, command) and return their paths."""
-    from asr_audit.organism.backend import weights_path
 
     names = sorted({k.rsplit("::", 1)[0] for kind in KINDS for k in pair.packed[kind]})
     base = base_tensors(names)
@@ -248,13 +250,6 @@ def ensure_pair(
     from (:func:`origin`): the pair already there when it matches (a pair from the shipped file
     only without ``train_here``), else the shipped pair when it matches (:func:`shipped_for`,
     never with ``train_here``), else trained here (:func:`~asr_audit.organism.pipeline.ensure_organisms`)."""
-    from asr_audit.models.bundled import bundled_model_dir
-    from asr_audit.models.cache import weights_hash
-    from asr_audit.models.ct2 import ct2_weight_files
-    from asr_audit.organism.backend import BASE_MODEL
-    from asr_audit.organism.data import load_organism_set
-    from asr_audit.organism.pipeline import ensure_organisms, matching_deltas
-    from asr_audit.organism.weights import load_delta
 
     found = matching_deltas(out_dir, seed, config, train_config, control_steps)
     if found is not None:
