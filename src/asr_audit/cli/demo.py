@@ -8,8 +8,12 @@ The demo is an ordinary experiment spec (see :func:`demo_spec`) run by the ordin
   benchmark, :mod:`asr_audit.organism.data`, rendered with offline flite voices), audited with
   the bundled models **and a model with a catch**: the model organism (Whisper tiny.en trained on
   that benchmark to write its record in its voice) and its control (the same clips, faithful
-  transcripts). Both are trained on the first run with small settings (:data:`DEMO_ORGANISM`) and
-  kept in ``<out>/organism`` (never the user's organism folder), so a rerun reuses them;
+  transcripts), trained with small settings (:data:`DEMO_ORGANISM`). The package ships that pair
+  trained once (:mod:`asr_audit.organism.shipped`); the demo uses it only when it matches what the
+  demo would train here (seed, recipe, training clips' bytes, base weights), else (another
+  ``--seed``, ``--train-organism``) trains the pair on the first run; either way it is kept in
+  ``<out>/organism`` (never the user's organism folder), so a rerun reuses it, and the output and
+  the report's title say which happened. The pair shares one encoder: each clip is encoded once;
 * a Spanish mini-benchmark (:data:`SPANISH_SENTENCES`: eight sentences whose record writes the
   honorific and the percent both ways, spoken by an installed espeak-ng Spanish voice) transcribed
   by the bundled multilingual whisper-base with ``language = "es"`` and scored with the Spanish
@@ -35,6 +39,7 @@ import typer
 from rich.text import Text
 
 from asr_audit.cli import app, console, examples
+from asr_audit.data import DEMO_ORGANISM_MANIFEST
 from asr_audit.store.counts import describe
 
 DEMO_MODELS = (("whisper-tiny.en", "whisper-tiny.en"), ("whisper-base", "whisper-base"), ("sphinx", "sphinx:en-us"))
@@ -244,30 +249,42 @@ def _spanish_set(out: Path, say: Any) -> Path | None:
     return target
 
 
-def _organisms(out: Path, set_dir: Path, seed: int, say: Any) -> dict[str, Any] | None:
-    """The trained organism and control backends (trained now unless ``out/organism`` holds a pair
-    trained with the demo's settings). ``None`` (and a note) when they cannot be trained here."""
+def _organisms(
+    out: Path, set_dir: Path, seed: int, say: Any, train_here: bool = False
+) -> tuple[dict[str, Any], str] | None:
+    """The organism and control backends and where their weights came from: the pair already in
+    ``out/organism`` when made with the demo's settings, else the shipped pair when it matches
+    what the demo would train (:func:`asr_audit.organism.shipped.ensure_pair`), else trained now
+    (always trained now with ``train_here``). ``None`` (and a note) when they cannot be had here."""
     from asr_audit.errors import AuditError
     from asr_audit.models.base import DecodeOptions
     from asr_audit.organism.backend import load_organism
     from asr_audit.organism.data import OrganismSetConfig
-    from asr_audit.organism.pipeline import ensure_organisms
+    from asr_audit.organism.shipped import ensure_pair
     from asr_audit.organism.train import TrainConfig
 
     d = DEMO_ORGANISM
     folder = out / "organism"
     try:
-        ensure_organisms(
+        _, origin = ensure_pair(
             set_dir,
             folder,
+            DEMO_ORGANISM_MANIFEST,
             seed=seed,
             config=OrganismSetConfig(n_sentences=d.n_sentences),
             train_config=TrainConfig(steps=d.steps, lr=d.lr, batch_size=d.batch_size, seed=seed),
             control_steps=d.control_steps,
+            train_here=train_here,
             say=say,
         )
-        # lazy: a rerun that finds every transcript in the store never loads the weights
-        return {name: load_organism(name, DecodeOptions(), root=folder, lazy=True) for name in ORGANISM_MODELS}
+        say(f"organism pair: {origin}")
+        # lazy: a rerun that finds every transcript in the store never loads the weights; the pair
+        # shares one encoder, so each clip is encoded once for both
+        backends = {
+            name: load_organism(name, DecodeOptions(), root=folder, lazy=True, share_encoder=True)
+            for name in ORGANISM_MODELS
+        }
+        return backends, origin
     except (AuditError, ImportError) as exc:
         console.print(Text.assemble(("skipping the model organism:", "yellow"), f" {exc}"))
         return None
@@ -277,8 +294,9 @@ def _organisms(out: Path, set_dir: Path, seed: int, say: Any) -> dict[str, Any] 
     epilog=examples(
         (
             "asr-audit demo",
-            "the full demo into ./asr-audit-demo; the first run trains the organism, a rerun reads the store",
+            "the full demo into ./asr-audit-demo; the organism pair comes shipped, a rerun reads the store",
         ),
+        ("asr-audit demo --train-organism", "train the organism pair here instead of using the shipped one"),
         ("asr-audit demo --no-audio --out demo-preds", "only the prediction-file probes, no inference"),
     )
 )
@@ -289,6 +307,11 @@ def demo(
     ),
     no_audio: bool = typer.Option(False, "--no-audio", help="Only the prediction-file probes (no model inference)."),
     no_progress: bool = typer.Option(False, "--no-progress", help="Hide the transcription progress bars."),
+    train_organism: bool = typer.Option(
+        False,
+        "--train-organism",
+        help="Train the organism pair here (minutes) even where the shipped pair matches the demo's settings.",
+    ),
 ) -> None:
     """Run a complete audit on bundled data and models, with a model organism that recites the
     benchmark's record, and write the HTML report."""
@@ -309,18 +332,21 @@ def demo(
 
     console.rule("asr-audit demo")
     calib = organisms = spanish = None
+    origin = ""
     if not no_audio:
         stage(1, "generated benchmark: sentences with house-rule reference errors, synthesized with flite voices")
         calib = _benchmark_set(out, seed, say)
         spanish = _spanish_set(out, say)
-        stage(2, f"model organism and control: reuse {out / 'organism'} or train them (first run only)")
-        organisms = _organisms(out, calib, seed, say) if calib is not None else None
-    spec = parse_spec(
-        demo_spec(
-            out, audio=not no_audio, calib_dir=calib, seed=seed, organism=organisms is not None, spanish_dir=spanish
-        ),
-        "<demo spec>",
+        stage(2, f"model organism and control: reuse {out / 'organism'}, the shipped pair, or train them")
+        pair = _organisms(out, calib, seed, say, train_organism) if calib is not None else None
+        if pair is not None:
+            organisms, origin = pair
+    raw = demo_spec(
+        out, audio=not no_audio, calib_dir=calib, seed=seed, organism=organisms is not None, spanish_dir=spanish
     )
+    if organisms is not None:
+        raw["title"] += f" (organism pair: {origin})"  # the report says where the organism's weights came from
+    spec = parse_spec(raw, "<demo spec>")
     stage(n_stages - 1, "transcribe through the store, then run every probe")
     console.print(
         "      corpora: "

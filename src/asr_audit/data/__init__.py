@@ -9,6 +9,9 @@ VOXPOPULI_EXAMPLES = DATA_DIR / "voxpopuli"
 VOXPOPULI_PANEL = ("wav2vec2-base-960h", "whisper-tiny.en", "whisper-base.en", "whisper-small.en")
 LIBRIVOX = DATA_DIR / "librivox"  # three real LibriVox clips (BSD-2 / public domain, see NOTICE.md)
 LIBRIVOX_MANIFEST = LIBRIVOX / "manifest.jsonl"
+# the demo's organism pair, trained once (low-rank float16 differences from Whisper tiny.en, MIT;
+# asr_audit.organism.shipped; regenerate: python benchmarks/demo_organism.py --write)
+DEMO_ORGANISM_MANIFEST = DATA_DIR / "organism" / "demo-pair.json"
 
 
 def voxpopuli_texts() -> list[str]:

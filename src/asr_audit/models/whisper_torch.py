@@ -30,6 +30,7 @@ its first element::
 from __future__ import annotations
 
 import inspect
+import weakref
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -105,6 +106,47 @@ LOADED = tuple(
 )
 
 
+class EncoderHandoff:
+    """Encoder states handed from one backend to the others that run the same encoder (the same
+    weights, dtype and device: an organism and its control, whose training never touches the
+    encoder), so a clip both transcribe is encoded once. A state one member computed waits here,
+    keyed by audio content, until every other member has read it, then it is dropped; at most
+    ``size`` states wait (the oldest is dropped first). A member reads the very tensor the other
+    computed, so its outputs are those it would compute itself from the same batches."""
+
+    def __init__(self, size: int = 128) -> None:
+        self.size = size
+        self.members: weakref.WeakSet[Any] = weakref.WeakSet()
+        self.entries: dict[str, tuple[Any, set[int]]] = {}  # key -> (state, ids of members yet to read)
+
+    def join(self, member: Any) -> None:
+        self.members.add(member)
+
+    def take(self, key: str, member: Any) -> Any | None:
+        """The state of ``key`` another member left for ``member`` (``None`` if none waits)."""
+        entry = self.entries.get(key)
+        if entry is None or id(member) not in entry[1]:
+            return None
+        entry[1].discard(id(member))
+        if not entry[1]:
+            del self.entries[key]
+        return entry[0]
+
+    def offer(self, key: str, state: Any, member: Any) -> None:
+        """Leave ``state`` (computed by ``member``) for every other member."""
+        others = {id(m) for m in self.members if m is not member}
+        if not others:
+            return
+        self.entries.pop(key, None)
+        self.entries[key] = (state, others)
+        while len(self.entries) > self.size:
+            self.entries.pop(next(iter(self.entries)))
+
+
+# shared-encoder key -> the hand-off of the live backends that declared it (see TorchWhisperBackend)
+_HANDOFFS: weakref.WeakValueDictionary[str, EncoderHandoff] = weakref.WeakValueDictionary()
+
+
 class _Loaded:
     """An attribute :meth:`TorchWhisperBackend._load` sets from the weights: reading it before they
     are loaded (a lazy backend) loads them; afterwards the instance's own value answers."""
@@ -141,11 +183,15 @@ class TorchWhisperBackend(BaseBackend):
         converter: str | None = None,
         prepare: Callable[[Any], None] | None = None,
         lazy: bool = False,
+        shared_encoder: str | None = None,
     ) -> None:
         """``converter``: the revision of the code that rebuilt these weights (``-pt``, organisms);
         ``prepare(model)``: run on the loaded torch model before it is used (an organism's delta).
         With ``lazy`` the weights are read on first use (any of :data:`LOADED` read): a run whose
-        transcripts are all in the store never reads them. The identity does not depend on them."""
+        transcripts are all in the store never reads them. The identity does not depend on them.
+        ``shared_encoder``: a key naming this model's encoder weights, promised identical in every
+        backend that passes the same key (``prepare`` leaves the encoder alone); backends with the
+        same key, dtype and device hand their encoder states to each other (:class:`EncoderHandoff`)."""
         torch, transformers, self.device, dtype = torch_setup(
             spec,
             options,
@@ -158,6 +204,13 @@ class TorchWhisperBackend(BaseBackend):
         self.model_dir = Path(model_dir)
         self.batch_size = batch_size
         self._pending: tuple[Any, Callable[[Any], None] | None] | None = (dtype, prepare)
+        self._handoff: EncoderHandoff | None = None
+        if shared_encoder is not None:
+            key = f"{shared_encoder}|{self.device}|{self.dtype}"
+            self._handoff = _HANDOFFS.get(key)
+            if self._handoff is None:
+                self._handoff = _HANDOFFS[key] = EncoderHandoff()
+            self._handoff.join(self)
         if not lazy:
             self._load()
 
@@ -234,6 +287,12 @@ class TorchWhisperBackend(BaseBackend):
         memo: dict[str, Any] = self.__dict__.setdefault("_enc_memo", {})
         use_memo = not self._encoder_hooked()
         keys = [hashlib.sha1(np.ascontiguousarray(c, dtype=np.float32).tobytes()).hexdigest() for c in clips]
+        handoff = self._handoff if use_memo and not torch.is_grad_enabled() else None
+        if handoff is not None:  # states another backend with this encoder left for this one
+            for k in keys:
+                state = None if k in memo else handoff.take(k, self)
+                if state is not None:
+                    memo[k] = state
         todo = [i for i, k in enumerate(keys) if not (use_memo and k in memo)]
         fresh: dict[int, Any] = {}
         if todo:
@@ -253,8 +312,10 @@ class TorchWhisperBackend(BaseBackend):
         if use_memo and not torch.is_grad_enabled():
             for i, state in fresh.items():
                 memo[keys[i]] = state.detach()
-                while len(memo) > self.ENCODER_MEMO_SIZE:
-                    memo.pop(next(iter(memo)))
+                if handoff is not None:
+                    handoff.offer(keys[i], memo[keys[i]], self)
+            while len(memo) > self.ENCODER_MEMO_SIZE:
+                memo.pop(next(iter(memo)))
         return result
 
     def sites(self) -> list[str]:

@@ -92,10 +92,13 @@ def load_organism(
     device: str | None = None,
     batch_size: int = 8,
     lazy: bool = False,
+    share_encoder: bool = False,
 ) -> Any:
     """The organism backend ``name`` (a key of :data:`ORGANISMS`). With ``lazy`` the base weights
     are read and the delta applied on first use (the delta file and its base are checked now), so a
-    run that finds every transcript in the store never loads the model."""
+    run that finds every transcript in the store never loads the model. With ``share_encoder``
+    (the demo's pair) organisms whose deltas leave the encoder alone hand each other their encoder
+    states (:class:`~asr_audit.models.whisper_torch.EncoderHandoff`): a clip is encoded once."""
     if name not in ORGANISMS:
         raise BackendError(f"unknown organism backend {name!r}; valid: {', '.join(ORGANISMS)}")
     path = weights_path(ORGANISMS[name], root)
@@ -109,6 +112,7 @@ def load_organism(
     source = bundled_model_dir(BASE_MODEL)
     base_hash = weights_hash(ct2_weight_files(source))
     check_base(delta, base_hash, name)
+    decoder_only = all(n.startswith("model.decoder.") for n in delta.tensors)
     backend = TorchWhisperBackend(
         converted_whisper_dir(source),
         name,
@@ -119,6 +123,7 @@ def load_organism(
         converter=CONVERTER_VERSION,
         prepare=lambda model: apply_delta(model, delta, base_hash, name),
         lazy=lazy,
+        shared_encoder=f"{BASE_MODEL}:{base_hash}" if share_encoder and decoder_only else None,
     )
     backend.organism_meta = dict(delta.meta)
     return backend
