@@ -263,5 +263,5 @@ else
   plan "dry run: the console script is $SCRIPT"
 fi
 if [ "$DRY" -eq 1 ]; then printf '\nDry run: nothing was changed.\n'
-else printf '\nInstalled into %s. Next: asr-audit demo (the first run trains the demo organism: see README).\n' "$PY"
+else printf '\nInstalled into %s. Next: asr-audit demo (about 8 minutes the first time on 2 cores: see README).\n' "$PY"
 fi
