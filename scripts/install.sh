@@ -170,8 +170,10 @@ torch_installed() { "$PY" -c 'import torch, sys; print(torch.__version__, "cuda"
 default_torch_is_cpu() {
   local pins="$1" report
   if [ -n "$UV" ]; then
-    echo "torch==$TORCH_VERSION" | "$UV" pip compile -q --python "$PY" --index-strategy unsafe-best-match \
-      "${UV_CFG[@]}" "${UV_INDEX[@]}" --no-header --no-annotate -o "$pins" - >/dev/null 2>&1 || return 1
+    # the requirement on stdin as a here-string, not a pipe: under pipefail a pipe's writer can die of
+    # SIGPIPE when the reader exits first, failing the resolve at random (seen in the test suite)
+    "$UV" pip compile -q --python "$PY" --index-strategy unsafe-best-match "${UV_CFG[@]}" "${UV_INDEX[@]}" \
+      --no-header --no-annotate -o "$pins" - <<<"torch==$TORCH_VERSION" >/dev/null 2>&1 || return 1
     ! grep -qiE '^(nvidia-|triton)' "$pins"
     return
   fi
