@@ -16,7 +16,7 @@ evaluation seeds (201-205, the default here); see ``docs/calibration.md``.
     python benchmarks/miner_precision.py [--seeds 201,202,203,204,205] [--work /tmp/miner-calib] \\
         [--min-confidence 0.5] [--out miner_precision.json]
 
-Runtime on 2 busy cores: 30-60 min per new seed (TTS 20 s-3 min, the panel's transcription the
+Runtime: about 8 CPU-min per new seed (2 h 10 min wall for all five from scratch on 2 cores shared with three training jobs, 2026-12-01); 30-60 min wall per seed on 2 busy cores (TTS 20 s-3 min, the panel's transcription the
 rest; PocketSphinx is the slowest), seconds for all seeds once the transcripts are in the store. ``--out`` writes the JSON the validity table reads:
 ``{"benchmark": "miner_precision", "target": ..., "pooled": {"precision", "recall", "met"},
 "per_seed": [...], "curve": [...], "baselines": {...}, "points": {...}, "provenance": {...}}``;
