@@ -806,18 +806,19 @@ def print_replications(frozen_path: Path | None, results: Path | None) -> int:
     paths = [frozen_path] if frozen_path else sorted(FROZEN.parent.glob("frozen-recipes-*.json"))
     codes = []
     for path in paths:
-        record = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-        codes.append(print_replication(path, results or ROOT / record.get("results_dir", _rel(REPLICATION_DIR))))
+        if not path.is_file():
+            raise SystemExit(f"{path}: no freeze record; fix: name it with --frozen")
+        frozen = json.loads(path.read_text(encoding="utf-8"))
+        folder = results or ROOT / frozen.get("results_dir", _rel(REPLICATION_DIR))
+        codes.append(print_replication(path, frozen, folder))
     return max(codes, default=1)
 
 
-def print_replication(frozen_path: Path, results: Path) -> int:
-    """The replication table of every planned seed of one freeze record; 0 only when all passed."""
+def print_replication(frozen_path: Path, frozen: dict, results: Path) -> int:
+    """The replication table of every planned seed of one freeze record (``frozen``, read from
+    ``frozen_path``); 0 only when all passed."""
     from asr_audit.organism.replication import replication_table, seed_rows
 
-    if not frozen_path.is_file():
-        raise SystemExit(f"{frozen_path}: no freeze record; fix: name it with --frozen")
-    frozen = json.loads(frozen_path.read_text(encoding="utf-8"))
     records = {}
     for part, seeds in frozen["evaluation_seeds"].items():
         for seed in seeds:
