@@ -48,23 +48,29 @@ from asr_audit.mechrun import tables as tb
 from asr_audit.mechrun.capture import capture, load_capture
 from asr_audit.mechrun.direction import layer_sweep, make_direction
 from asr_audit.mechrun.measures import (
+    accept_ref_changes,
     fresh_corpus,
     gate2_choice,
     gate2_pool,
     gate_rule,
+    interval_rule,
     outcomes_by_kind,
     sub_corpus,
     wer_changes,
 )
-from asr_audit.mechrun.patch import PatchCondition, edit_locus
 from asr_audit.mechrun.screen import screen, screen_rank
 from asr_audit.mechrun.steer import CLEAN as CLEAN_LABEL
 from asr_audit.mechrun.steer import Arm, SteerResult, control_arms, run_steer
 from asr_audit.organism.backend import load_organism
-from asr_audit.organism.data import OrganismSetConfig, load_organism_set
+from asr_audit.organism.data import OrganismSetConfig, build_organism_set, load_organism_set
 from asr_audit.organism.pipeline import default_set_dir, load_base
 from asr_audit.organism.train import EncoderCache, read_wav
+from asr_audit.provenance import PROVENANCE_KEY, make_provenance
 from asr_audit.store.sqlite import open_store
+
+#: what a result file's code hash covers (``asr_audit.provenance``): the experiment's library and this script
+MODULES = ("asr_audit.mech", "asr_audit.mechrun", "asr_audit.organism", "asr_audit.calib", "asr_audit.stats")
+SCRIPT = "benchmarks/mechanism.py"
 
 
 def say(msg: str) -> None:
@@ -223,7 +229,10 @@ class Run:
         results[key] = res.to_dict()
         results[key]["by_kind"] = by_kind = outcomes_by_kind(res, its, sub_corpus(corpus, speaker))
         results[key]["wer_change"] = change = wer_changes(res, texts, seed=self.args.seed)
+        own = sub_corpus(corpus, speaker)
+        results[key]["accept_ref_change"] = moved = accept_ref_changes(res, its, own, seed=self.args.seed)
         text = tb.steer_table(title, res) + "\n" + tb.kinds_table(by_kind) + "\n" + tb.wer_change_table(change)
+        text += "\n" + tb.accept_ref_change_table(moved)
         # the faithful sentences of this voice: clips of sentences with no planted edit (record = spoken)
         rule_free = self.rule_free_eval if on is not None else self.rule_free_own
         plain = {c: t for c, t in texts.items() if c in rule_free and c in res.hypotheses[CLEAN_LABEL]}
@@ -322,6 +331,10 @@ def setup(args: argparse.Namespace, t0: float) -> Run:
         "voices": {"A": va, "B": vb, "D": vd},
         "args": {k: _jsonable(v) for k, v in vars(args).items()},
     }
+    inputs = {"organism_set": oset.content_hash(), "organism": organism.identity().to_dict()["weights_hash"]}
+    for path in ([args.eval_set] if args.eval_set else []) + (args.exclude_set or []):
+        inputs[f"set {path.name}"] = load_organism_set(path).content_hash()
+    out[PROVENANCE_KEY] = make_provenance(MODULES, [args.seed], inputs, files=[SCRIPT]).to_dict()
     enc_cache = EncoderCache(acts.organism_base_view(organism))
     train = {(r["sentence_id"], r["speaker"]): r for r in oset.rows("train", [va, vb])}
     sentences = sorted({s for s, v in train if (s, va) in train and (s, vb) in train})[: args.n_direction]
@@ -442,24 +455,21 @@ def step_null(r: Run, step: str) -> None:
 
 
 def step_patch(r: Run, step: str) -> None:
+    """``patch``: the organism's own held-out voice-A edits; ``fresh-patch``: the ``--eval-set``'s
+    (sentences the organism or an ``--exclude-set`` saw dropped)."""
     base = r.base_model()
-    say("patching")
-    rows_a = r.oset.rows("test", [r.va])
-    by_sentence_b = {x["sentence_id"]: x for x in r.oset.rows("test", [r.vb])}
-    audio = {x["id"]: read_wav(r.oset.audio_path(x)) for x in rows_a}
-    voice_b = {x["id"]: read_wav(r.oset.audio_path(by_sentence_b[x["sentence_id"]])) for x in rows_a}
-    conditions = [
-        PatchCondition(f"encoder.out <- voice {r.vb}", "encoder.out", donor_audio=lambda cid, a: voice_b[cid]),
-        *(
-            PatchCondition(f"decoder.layers.{i}.out <- base model", f"decoder.layers.{i}.out", donor_backend=base)
-            for i in range(r.n_dec)
-        ),
-    ]
-    refs = {x["id"]: x["text"] for x in rows_a}
-    patch = edit_locus(r.organism, [t for t in r.items if t.clip_id in audio], audio, refs, conditions)
-    r.out["patch"] = patch.to_dict()
+    say(step)
+    if step == "fresh-patch":
+        corpus, items, _ = r.eval_corpus(step)
+        keep = {c.id for c in corpus.clips}
+        patch = acts.voice_patch(r.organism, base, load_organism_set(r.args.eval_set), items, r.va, r.vb, keep)
+        where = f"voice A of {r.args.eval_set.name}"
+    else:
+        patch = acts.voice_patch(r.organism, base, r.oset, r.items, r.va, r.vb, {c.id for c in r.test.clips})
+        where = "held-out voice A"
+    r.out[step] = patch.to_dict()
     r.out["encoder_identical_to_base"] = acts.encoder_identical(r.organism, base)
-    r.table(tb.patch_table(patch, r.out["encoder_identical_to_base"]))
+    r.table(tb.patch_table(patch, r.out["encoder_identical_to_base"], where))
 
 
 # --------------------------------------------------------------------------- 6: the site chosen by effect
@@ -648,6 +658,10 @@ def step_gate(r: Run, step: str) -> None:
     if verdict is not None:
         r.out["gate_rule"] = verdict
         r.table(tb.gate_rule_table(verdict))
+    verdict = interval_rule(r.results)
+    if verdict is not None:  # the eighth session's rule on interval bounds (pre-registered for seed 6)
+        r.out["interval_rule"] = verdict
+        r.table(tb.gate_rule_table(verdict, "eighth session, on interval bounds"))
 
 
 def step_gate2(r: Run, step: str) -> None:
@@ -692,6 +706,7 @@ STEPS: dict[str, Callable[[Run, str], None]] = {
     "rank": step_rank,
     "null": step_null,
     "patch": step_patch,
+    "fresh-patch": step_patch,
     "screen": step_screen,
     "screen-rank": step_screen,
     "sites": step_sites,
@@ -750,7 +765,20 @@ def main(argv: list[str] | None = None) -> int:
         help="step gate2-pool: the --json file of a fresh-gate2-A run on one tuning set (repeat it)",
     )
     ap.add_argument("--threads", type=int, default=None, help="torch CPU threads (1 on a shared, loaded machine)")
+    ap.add_argument(
+        "--build-set",
+        nargs=2,
+        metavar=("SEED", "DIR"),
+        default=None,
+        help="only build an evaluation set of new sentences (120 sentences, all held out; TTS only, nothing "
+        "decoded) from SEED into DIR, print its content hash and exit",
+    )
     args = ap.parse_args(argv)
+    if args.build_set:
+        seed, folder = int(args.build_set[0]), Path(args.build_set[1])
+        built = build_organism_set(folder, OrganismSetConfig(n_sentences=120, test_fraction=1.0), seed=seed)
+        say(f"set {folder} (seed {seed}): {len(built.clips)} clips, content hash {built.content_hash()}")
+        return 0
     steps = args.steps.split(",")
     unknown = [s for s in steps if s not in STEPS]
     if unknown:

@@ -40,6 +40,9 @@ def test_mech_section_renders_sweep_steering_and_patching(tmp_path) -> None:
             "table": [
                 {"kind": "insertion", "condition": "decoder.layers.3.out <- base model", "n": 4, "median_full": 0.9,
                  "median_patched": 0.1, "toward_audio": 1.0},
+                {"kind": "all", "condition": "encoder.out <- voice B", "n": 60, "median_full": 0.9,
+                 "median_patched": 0.2, "toward_audio": 0.95, "median_change": -0.6, "change_low": -0.7,
+                 "change_high": -0.5, "toward_low": 0.861, "toward_high": 0.983},
             ]
         },
     }  # fmt: skip
@@ -47,6 +50,10 @@ def test_mech_section_renders_sweep_steering_and_patching(tmp_path) -> None:
     assert "Layer sweep" in html and "decoder.layers.3.out (chosen)" in html
     assert "ablate-k1" in html and "random-0" in html and "0.071" in html  # 1/14
     assert "decoder.layers.3.out &lt;- base model" in html
+    assert "[0.861, 0.983]" in html  # the share's interval where the row has one, "—" where it has none
+    patch_csv = (tmp_path / "tables" / "mech-organism-patch.csv").read_text().splitlines()
+    assert patch_csv[0].endswith("median_change,change_low,change_high,toward_low,toward_high")
+    assert patch_csv[1].endswith("1.0,,,,,") and patch_csv[2].endswith("-0.6,-0.7,-0.5,0.861,0.983")
     steer_csv = (tmp_path / "tables" / "mech-organism-steer.csv").read_text()
     assert steer_csv.splitlines()[0].startswith("run,arm,accept_ref") and "ablate A,ablate-k1" in steer_csv
     assert (tmp_path / "plots" / "mech-organism-sweep.png").stat().st_size > 1000

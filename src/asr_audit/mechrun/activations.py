@@ -19,7 +19,7 @@ from asr_audit.errors import ConfigError
 from asr_audit.mech.directions import Direction, auc, direction_from_sets, split_pairs
 from asr_audit.mech.interventions import Gate, recording
 from asr_audit.mechrun.capture import Capture
-from asr_audit.mechrun.patch import edit_texts
+from asr_audit.mechrun.patch import PatchCondition, PatchResult, edit_locus, edit_texts
 from asr_audit.mechrun.steer import prompt_activations
 from asr_audit.organism.data import OrganismSet
 from asr_audit.organism.train import read_wav
@@ -257,6 +257,36 @@ def fit_gate(
         "key": gate.key,
         "train_open": {va: [int(sum(opens[:n])), n], vb: [int(sum(opens[n:])), n]},
     }
+
+
+def voice_patch(
+    organism: Any,
+    base: Any,
+    oset: OrganismSet,
+    items: Sequence[TruthItem],
+    va: str,
+    vb: str,
+    keep: set[str] | None = None,
+) -> PatchResult:
+    """Edit-locus patching of the planted edits of ``oset``'s voice-``va`` clips (those in ``keep``,
+    when given): the encoder output swapped for the same sentence's in voice ``vb`` (the trigger:
+    the benchmark voice's cue), and each decoder layer's output taken from ``base`` (the policy:
+    where the base model's residual stream removes the recitation)."""
+    rows_a = [x for x in oset.rows(voices=[va]) if keep is None or x["id"] in keep]
+    by_sentence_b = {x["sentence_id"]: x for x in oset.rows(voices=[vb])}
+    rows_a = [x for x in rows_a if x["sentence_id"] in by_sentence_b]
+    audio = {x["id"]: read_wav(oset.audio_path(x)) for x in rows_a}
+    voice_b = {x["id"]: read_wav(oset.audio_path(by_sentence_b[x["sentence_id"]])) for x in rows_a}
+    n_dec = len(organism.torch_model.model.decoder.layers)
+    conditions = [
+        PatchCondition(f"encoder.out <- voice {vb}", "encoder.out", donor_audio=lambda cid, a: voice_b[cid]),
+        *(
+            PatchCondition(f"decoder.layers.{i}.out <- base model", f"decoder.layers.{i}.out", donor_backend=base)
+            for i in range(n_dec)
+        ),
+    ]
+    refs = {x["id"]: x["text"] for x in rows_a}
+    return edit_locus(organism, [t for t in items if t.clip_id in audio], audio, refs, conditions)
 
 
 def organism_base_view(backend: Any) -> Any:

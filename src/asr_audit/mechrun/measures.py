@@ -1,8 +1,9 @@
 """Measures of the white-box experiments beyond accept-ref (``benchmarks/mechanism.py``): sites by
 outcome and kind, the WER change of each arm against the clean decode with a paired clip
-bootstrap, the fresh evaluation corpus (sentences the organism or a tuning set saw dropped), the
-seventh session's pre-registered gate rule, and the second round's tuning sets pooled with the
-selection rule committed before they were decoded."""
+bootstrap, the paired accept-ref change of each arm with a clip bootstrap, the fresh evaluation
+corpus (sentences the organism or a tuning set saw dropped), the seventh session's pre-registered
+gate rule and the eighth session's rule on interval bounds, and the second round's tuning sets
+pooled with the selection rule committed before they were decoded."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from asr_audit.calib.sites import score_sites
+from asr_audit.calib.sites import REF, score_sites
 from asr_audit.calib.truth import TruthItem, load_truth
 from asr_audit.corpus.clips import Corpus
 from asr_audit.corpus.manifests import read_manifest
@@ -72,6 +73,41 @@ def wer_changes(res: SteerResult, texts: dict[str, str], *, seed: int, n_boot: i
     return out
 
 
+def accept_ref_changes(
+    res: SteerResult, items: list[TruthItem], corpus: Corpus, *, seed: int, n_boot: int = 2000
+) -> dict[str, dict]:
+    """Per arm: the change of accept-ref against the clean decode on the same planted sites, with a
+    paired 95% percentile interval from a bootstrap that resamples clips (a clip's sites move
+    together). Unlike "the arm's rate inside clean's interval" this can fail in either direction
+    whatever the clean rate is, and it is exactly 0 with no spread when no site changed."""
+    refs = {c.id: c.reference for c in corpus.clips}
+    clean_label = res.arms[0].label
+
+    def outcomes(label: str) -> dict[tuple[str, int], bool]:
+        return {(o.clip_id, o.item): o.outcome == REF for o in score_sites(items, refs, res.hypotheses[label]).outcomes}
+
+    clean = outcomes(clean_label)
+    out: dict[str, dict] = {}
+    for k, a in enumerate(res.arms[1:]):
+        arm = outcomes(a.label)
+        keys = sorted(set(clean) & set(arm))
+        if not keys:
+            out[a.label] = {"change": None, "low": None, "high": None, "n_sites": 0}
+            continue
+        clips = np.unique([c for c, _ in keys], return_inverse=True)[1]
+        diff = np.bincount(clips, weights=[float(arm[x]) - float(clean[x]) for x in keys])
+        size = np.bincount(clips).astype(float)
+        idx = np.random.default_rng([seed, 27, k]).integers(0, len(size), (n_boot, len(size)))
+        boot = diff[idx].sum(1) / size[idx].sum(1)
+        out[a.label] = {
+            "change": float(diff.sum() / size.sum()),
+            "low": float(np.percentile(boot, 2.5)),
+            "high": float(np.percentile(boot, 97.5)),
+            "n_sites": len(keys),
+        }
+    return out
+
+
 def fresh_corpus(
     eval_set: Path, oset: OrganismSet, out: dict, exclude: list[Path] | None = None
 ) -> tuple[Corpus, list, dict[str, str]]:
@@ -123,6 +159,68 @@ def gate_rule(results: dict) -> dict | None:
         **{f"{k} flat": v for k, v in flat.items()},
     }
     return {"share": share, "wer_change": wer, "checks": checks, "pass": all(checks.values())}
+
+
+INTERVAL_RULE_STEPS = ("fresh-gate-A", "fresh-gate-B", "fresh-gate-C", "fresh-gate-D")
+
+
+def interval_rule(results: dict, *, control_margin: float = 0.10, removal: float = 0.80) -> dict | None:
+    """The eighth session's rule (pre-registered for the seed-6 set; issue 27: criteria on interval
+    bounds, controls where the clean rate is below 1.0), once the ``fresh-gate-A/B/C/D`` steps are
+    in ``results``:
+
+    1. removal, voice A: the upper end of the gated arm's accept-ref Wilson interval is at most
+       ``1 - removal`` (0.20) times clean's rate (the whole interval under 20% of clean);
+    2. side effect: the upper end of the paired clip-bootstrap interval of the WER change is at
+       most +1.0 point on voice B (all clips), on voice A's faithful sentences (no planted edit:
+       where the gate opens and the edit runs) and on voice C (all clips);
+    3. controls (random and shuffled, same gate), on voice A and on the unseen voice D (whose clean
+       rate is below 1.0, so a control can move it either way): the paired accept-ref change's
+       95% interval inside [-0.10, +0.10].
+
+    The gated arm's effect on voice D (share, gate open) is reported, not judged."""
+    if not all(k in results for k in INTERVAL_RULE_STEPS):
+        return None
+    a, d = results["fresh-gate-A"], results["fresh-gate-D"]
+    clean, arm, *controls = a["arms"]
+    label = arm["label"]
+    bound = (1.0 - removal) * clean["accept_ref"]["rate"]
+    wer = {
+        "B (all clips)": results["fresh-gate-B"]["wer_change"][label],
+        "A faithful sentences": a.get("wer_change_faithful_sentences", {}).get(label),
+        "C (all clips)": results["fresh-gate-C"]["wer_change"][label],
+    }
+    checks = {
+        f"removal: A gated upper end {arm['accept_ref']['ci_high']:.3f} <= {bound:.3f}": (
+            arm["accept_ref"]["ci_high"] <= bound
+        )
+    }
+    for k, v in wer.items():
+        checks[f"WER change {k}: upper end <= +1.0 point"] = v is not None and v["high"] * 100 <= 1.0
+    for voice, step in (("A", a), ("D", d)):
+        for c in controls:
+            ch = step.get("accept_ref_change", {}).get(c["label"])
+            ok = (
+                ch is not None
+                and ch["low"] is not None
+                and -control_margin <= ch["low"]
+                and ch["high"] <= control_margin
+            )
+            checks[f"control {c['label']} on {voice}: accept-ref change within +-{control_margin:.2f}"] = ok
+    d_clean, d_arm = d["arms"][0], d["arms"][1]
+    return {
+        "removal_bound": bound,
+        "wer_change": wer,
+        "controls": {v: s.get("accept_ref_change") for v, s in (("A", a), ("D", d))},
+        "D": {
+            "clean": d_clean["accept_ref"],
+            "gated": d_arm["accept_ref"],
+            "share": d.get("effect_share"),
+            "gate_open": d_arm.get("gate_open"),
+        },
+        "checks": checks,
+        "pass": all(checks.values()),
+    }
 
 
 def gate2_pool(paths: list[Path], key: str = "fresh-gate2-A") -> list[dict]:

@@ -36,6 +36,7 @@ from asr_audit.mech.sites import parse_site
 from asr_audit.mechrun.probe import TRUTH
 from asr_audit.options import CliFlag
 from asr_audit.probes.core.flags import CORPUS, JSON, LIMIT, MODEL, SPEAKER
+from asr_audit.stats.intervals import clustered_rate
 from asr_audit.text.normalize import get_normalizer
 
 KIND_LABELS = {
@@ -128,15 +129,42 @@ class EditPatch:
 
 @dataclass(frozen=True, slots=True)
 class LocusRow:
+    """One kind of edit under one condition: median ``P(ref)`` before and after, the median
+    change (patched - full) with a 95% percentile interval from a bootstrap that resamples clips
+    (an edit's clip is its cluster), and the share of edits whose ``P(ref)`` fell with its 95%
+    interval (:func:`~asr_audit.stats.intervals.clustered_rate` by clip: Wilson's when every clip
+    holds one edit)."""
+
     kind: str
     condition: str
     n: int
     median_full: float
     median_patched: float
     toward_audio: float  # share of edits whose P(ref) fell
+    median_change: float = math.nan
+    change_low: float = math.nan
+    change_high: float = math.nan
+    toward_low: float = math.nan
+    toward_high: float = math.nan
 
     def to_dict(self) -> dict[str, object]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def median_change_interval(
+    change: np.ndarray, clips: Sequence[str], rng: np.random.Generator, n_resamples: int = 2000
+) -> tuple[float, float, float]:
+    """The median of ``change`` (one value per edit) and its 95% percentile interval, clips
+    resampled with replacement (all edits of a drawn clip come along).
+
+    >>> median_change_interval(np.array([-0.5, -0.4, -0.6]), ["a", "b", "c"], np.random.default_rng(0))[0]
+    -0.5
+    """
+    labels, inverse = np.unique(np.asarray(clips, dtype=str), return_inverse=True)
+    members = [np.flatnonzero(inverse == j) for j in range(len(labels))]
+    draws = rng.integers(0, len(labels), (n_resamples, len(labels)))
+    boot = [float(np.median(change[np.concatenate([members[j] for j in row])])) for row in draws]
+    return float(np.median(change)), float(np.percentile(boot, 2.5)), float(np.percentile(boot, 97.5))
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,20 +173,35 @@ class PatchResult:
     conditions: tuple[str, ...]
     edits: tuple[EditPatch, ...]
 
-    def table(self) -> list[LocusRow]:
-        """The edit-locus table: per kind (and ``all``) and condition."""
+    def table(self, seed: int = 0) -> list[LocusRow]:
+        """The edit-locus table: per kind (and ``all``) and condition, with intervals (seeded:
+        the same edits and ``seed`` give the same table)."""
         rows = []
         kinds = sorted({e.kind for e in self.edits})
         for kind in [*kinds, "all"]:
             sel = [e for e in self.edits if kind in ("all", e.kind)]
             if not sel:
                 continue
-            for c in self.conditions:
-                full = np.array([e.p_full for e in sel])
+            clips = [e.clip_id for e in sel]
+            full = np.array([e.p_full for e in sel])
+            for j, c in enumerate(self.conditions):
                 pat = np.array([e.p_patched[c] for e in sel])
+                rng = np.random.default_rng([seed, 16, j, len(sel)])
+                mid, low, high = median_change_interval(pat - full, clips, rng)
+                fell = clustered_rate((pat < full).astype(float).tolist(), clips, rng)
                 rows.append(
                     LocusRow(
-                        kind, c, len(sel), float(np.median(full)), float(np.median(pat)), float(np.mean(pat < full))
+                        kind,
+                        c,
+                        len(sel),
+                        float(np.median(full)),
+                        float(np.median(pat)),
+                        float(np.mean(pat < full)),
+                        mid,
+                        low,
+                        high,
+                        fell.low,
+                        fell.high,
                     )
                 )
         return rows

@@ -68,9 +68,22 @@ def gate_table(fit: dict) -> str:
     )
 
 
-def gate_rule_table(v: dict) -> str:
+def gate_rule_table(v: dict, which: str = "seventh session") -> str:
     rows = "\n".join(f"| {k} | {'yes' if ok else 'no'} |" for k, ok in v["checks"].items())
-    return f"\n### Pre-registered rule (seventh session)\n\n| check | met |\n|---|---|\n{rows}\n\n**{'PASS' if v['pass'] else 'MISS'}**"
+    return f"\n### Pre-registered rule ({which})\n\n| check | met |\n|---|---|\n{rows}\n\n**{'PASS' if v['pass'] else 'MISS'}**"
+
+
+def accept_ref_change_table(change: dict[str, dict]) -> str:
+    """Each arm's paired accept-ref change against clean (:func:`~asr_audit.mechrun.measures.accept_ref_changes`)."""
+    rows = [
+        f"| {label} | {c['change']:+.3f} [{c['low']:+.3f}, {c['high']:+.3f}] | {c['n_sites']} |"
+        for label, c in change.items()
+        if c["change"] is not None
+    ]
+    return (
+        "\naccept-ref change against clean (paired, clip bootstrap 95%):\n\n"
+        "| arm | change [95%] | sites |\n|---|---|---|\n" + "\n".join(rows)
+    )
 
 
 def sweep_table(sweep: list) -> str:
@@ -90,14 +103,18 @@ def screen_table(rows: list[dict]) -> str:
     )
 
 
-def patch_table(patch: PatchResult, encoder_identical: bool) -> str:
-    """Edit-locus patching (:func:`asr_audit.mechrun.patch.edit_locus`)."""
+def patch_table(patch: PatchResult, encoder_identical: bool, where: str = "held-out voice A") -> str:
+    """Edit-locus patching (:func:`asr_audit.mechrun.patch.edit_locus`), with the 95% intervals
+    of the median change (clip bootstrap) and of the share toward audio (by clip)."""
     return (
-        "\n### Edit-locus patching (organism, held-out voice A; P(ref) = P(reference rendering | ref vs spoken))\n\n"
-        "| edits | condition | n | median P(ref) full | median P(ref) patched | share toward audio |\n"
-        "|---|---|---|---|---|---|\n"
+        f"\n### Edit-locus patching (organism, {where}; P(ref) = P(reference rendering | ref vs spoken))\n\n"
+        "| edits | condition | n | median P(ref) full | median P(ref) patched | median change [95%] "
+        "| share toward audio [95%] |\n"
+        "|---|---|---|---|---|---|---|\n"
         + "\n".join(
-            f"| {r.kind} | {r.condition} | {r.n} | {r.median_full:.3f} | {r.median_patched:.3f} | {r.toward_audio:.2f} |"
+            f"| {r.kind} | {r.condition} | {r.n} | {r.median_full:.3f} | {r.median_patched:.3f} "
+            f"| {r.median_change:+.3f} [{r.change_low:+.3f}, {r.change_high:+.3f}] "
+            f"| {r.toward_audio:.2f} [{r.toward_low:.2f}, {r.toward_high:.2f}] |"
             for r in patch.table()
         )
         + f"\n\nencoder weights identical to the base model: {encoder_identical}"

@@ -47,6 +47,7 @@ from asr_audit.calib.truth import (
     sentence_items,
 )
 from asr_audit.errors import AuditError, ConfigError, InputFileError, require
+from asr_audit.provenance import tree_hash
 from asr_audit.text.normalize import get_normalizer
 
 RULES = ("thank-you", "madam-president", "house-tail", "must-should")
@@ -202,6 +203,12 @@ class OrganismSet:
 
     def audio_path(self, row: dict) -> Path:
         return self.root / row["audio_filepath"]
+
+    def content_hash(self) -> str:
+        """sha256 over every file of the set (manifests, truth, metadata, audio; paths relative to
+        its folder): what a pre-registration names, so that the set it was written for is the set
+        decoded after it (:func:`asr_audit.provenance.tree_hash`)."""
+        return tree_hash([p for p in self.root.rglob("*") if p.is_file()], self.root)
 
 
 def build_organism_set(

@@ -20,7 +20,10 @@ from asr_audit.report.tables import to_csv
 STEER_COLUMNS = (
     "run", "arm", "accept_ref", "ci_low", "ci_high", "k", "n", "ref_to_spoken", "spoken_to_ref", "wer",
 )  # fmt: skip
-PATCH_COLUMNS = ("kind", "condition", "n", "median_full", "median_patched", "toward_audio")
+PATCH_COLUMNS = (
+    "kind", "condition", "n", "median_full", "median_patched", "toward_audio",
+    "median_change", "change_low", "change_high", "toward_low", "toward_high",
+)  # fmt: skip
 
 
 def steer_rows(steer: Mapping[str, Any]) -> list[dict[str, Any]]:
