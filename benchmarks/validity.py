@@ -719,6 +719,36 @@ def run_miner(path: Path, results: dict) -> list:
     return miner_target(data, _rel(path), None if fresh is None else (fresh.status, fresh.detail))
 
 
+MECH_DIR = ROOT / "benchmarks" / "results" / "mechanism"
+
+
+def run_mechanism(folder: Path, results: dict) -> list:
+    """Section 4 is ``benchmarks/mechanism.py``'s work: the pre-registered seed-6 confirmation and
+    its patching, read from their result files, each checked against the code at hand."""
+    from asr_audit.organism.validity import mechanism_targets
+    from asr_audit.provenance import PROVENANCE_KEY, freshness
+
+    def read(name: str) -> dict | None:
+        path = folder / name
+        if not path.is_file():
+            return None
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise SystemExit(f"{path}: not JSON ({exc}); fix: rerun the command the pre-registration names") from None
+
+    confirm, patch, prereg = read("confirm-seed6.json"), read("patch-seed6.json"), read("preregistration-seed6.json")
+    fresh = {
+        k: (f.status, f.detail)
+        for k, data in (("confirm", confirm), ("patch", patch))
+        if data is not None
+        for f in [freshness(data.get(PROVENANCE_KEY), ROOT)]
+    }
+    results["mechanism"] = {"source": str(folder), "freshness": fresh}
+    code = (prereg or {}).get("code", {}).get("code_hash")
+    return mechanism_targets(confirm, patch, _rel(folder), fresh, code)
+
+
 def _rel(path: Path) -> str:
     try:
         return str(path.resolve().relative_to(ROOT))
@@ -944,6 +974,7 @@ def main(argv: list[str] | None = None) -> int:
 
         targets += donor_targets(None)
     targets += run_miner(args.miner_json, results)
+    targets += run_mechanism(MECH_DIR, results)
     from asr_audit.organism.validity import targets_table
 
     results["seconds"] = round(time.perf_counter() - t_start, 1)

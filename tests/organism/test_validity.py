@@ -157,3 +157,45 @@ def test_table_and_report_section(tmp_path):
     html = build_report({"title": "t", "probes": [entry]}, tmp_path).read_text()
     assert "Validity: positive controls" in html and "8 met, 0 not met, 5 not run" in html
     assert (tmp_path / "tables" / "validity-organisms.csv").is_file()
+
+
+def _mech_files(arm_high=0.08, control_low=-0.02, toward_low=0.8, n_edits=90):
+    from asr_audit.mechrun.measures import interval_rule
+
+    wer = {"gated x": {"change": 0.0, "low": 0.0, "high": 0.004, "clips_changed": 0, "n_clips": 51}}
+    moved = {"gated random-0 x": {"change": 0.0, "low": control_low, "high": 0.02, "n_sites": 92}}
+    arms = [
+        {"label": "clean", "accept_ref": {"rate": 1.0, "ci_low": 0.96, "ci_high": 1.0, "n": 92}},
+        {"label": "gated x", "accept_ref": {"rate": 0.05, "ci_low": 0.02, "ci_high": arm_high, "n": 92}},
+        {"label": "gated random-0 x", "accept_ref": {"rate": 1.0, "ci_low": 0.96, "ci_high": 1.0, "n": 92}},
+    ]
+    a = {"arms": arms, "wer_change_faithful_sentences": wer, "accept_ref_change": moved}
+    steer = {"fresh-gate-A": a, "fresh-gate-B": {"wer_change": wer}, "fresh-gate-C": {"wer_change": wer}}
+    steer["fresh-gate-D"] = {**a, "effect_share": 0.9}
+    confirm = {"steer": steer, "interval_rule": interval_rule(steer), "provenance": {"code_hash": "abc"}}
+    row = {"kind": "all", "n": n_edits, "median_full": 0.9, "median_patched": 0.1, "toward_audio": 0.95,
+           "median_change": -0.7, "change_low": -0.8, "change_high": -0.6, "toward_low": toward_low,
+           "toward_high": 0.98}  # fmt: skip
+    table = [
+        {**row, "condition": "encoder.out <- voice flite-rms"},
+        {**row, "condition": "decoder.layers.3.out <- base model"},
+    ]
+    return confirm, {"fresh-patch": {"table": table}}
+
+
+def test_mechanism_targets_judge_interval_bounds_and_freshness():
+    from asr_audit.organism.validity import mechanism_targets
+
+    fresh = {"confirm": ("fresh", ""), "patch": ("fresh", "")}
+    rows = mechanism_targets(*_mech_files(), "results", fresh, "abc")
+    assert [t.section for t in rows] == ["4 mechanism"] * len(rows) and len(rows) == 1 + 3 + 2 + 2
+    assert all(t.met for t in rows) and "run on the pre-registered code" in rows[0].detail
+    missed = mechanism_targets(*_mech_files(arm_high=0.25, control_low=-0.12, n_edits=40), "results", fresh, "abc")
+    assert [t.met for t in missed] == [False, True, True, True, False, False, False, False]
+    # a stale file keeps its values but is never met; absent files are "not run"
+    stale = mechanism_targets(*_mech_files(), "results", {"confirm": ("stale", "code changed"), "patch": ("fresh", "")})
+    assert [t.status for t in stale][:6] == ["stale"] * 6 and stale[-1].status == "met"
+    rerun = mechanism_targets(*_mech_files(), "results", fresh, "other")
+    assert "rerun on code later than the pre-registration" in rerun[0].detail
+    (none,) = mechanism_targets(None, None, "results")
+    assert none.status == "not run" and none.met is None

@@ -33,6 +33,13 @@ Section 3, the miner (:func:`miner_target`): read from the miner's result file w
 one precision and one recall row per operating point (the tool's default, the demo's, the
 recommended one), judged on the pooled interval's lower end; a file whose code hash no longer
 matches (:func:`asr_audit.provenance.freshness`) is "stale", one without provenance "unverified".
+
+Section 4, the mechanism (:func:`mechanism_targets`): the pre-registered confirmation of the gated
+removal arm on the policy organism, read from ``benchmarks/mechanism.py``'s result files: each
+check of :func:`asr_audit.mechrun.measures.interval_rule` as a row (removal, three WER changes,
+each control on voices A and D, all on interval bounds), and the two pre-registered patching
+expectations (share of >= 50 edits moved toward the audio, lower end above 0.5, with the median
+change's upper end below 0), with the same freshness rule.
 """
 
 from __future__ import annotations
@@ -337,6 +344,119 @@ def miner_target(
     return out
 
 
+MECH_MIN_EDITS = 50
+#: the pre-registered patching expectations: (claim, condition label prefix)
+MECH_PATCH = (
+    ("P1 trigger in the encoder", "encoder.out <- voice"),
+    ("P2 policy decoder-side", "decoder.layers.3.out <- base model"),
+)
+
+
+def _mech_rule_rows(rule: Mapping[str, Any], confirm: Mapping[str, Any]) -> list[Target]:
+    s = "4 mechanism"
+    a = confirm["steer"]["fresh-gate-A"]
+    clean, arm = a["arms"][0], a["arms"][1]
+    v, lo, hi, n = _rate(arm["accept_ref"], "rate")
+    bound = float(rule["removal_bound"])
+    rows = [
+        Target(
+            s,
+            f"removal: gated arm's accept-ref upper end <= 0.20 x clean ({clean['accept_ref']['rate']:.2f}), voice A",
+            v,
+            lo,
+            hi,
+            n,
+            hi is not None and hi <= bound,
+            f"bound {bound:.3f}; {arm['label']}",
+        )
+    ]
+    for where, c in rule["wer_change"].items():
+        if c is None:
+            rows.append(
+                Target(s, f"WER change difference {where}: upper end <= +1.0 point", None, None, None, None, None)
+            )
+            continue
+        pts = [100 * float(c[k]) for k in ("change", "low", "high")]
+        detail = f"points; {c['clips_changed']}/{c['n_clips']} clips changed"
+        rows.append(
+            Target(
+                s, f"WER change difference {where}: upper end <= +1.0 point", *pts, c["n_clips"], pts[2] <= 1.0, detail
+            )
+        )
+    for voice, changes in rule["controls"].items():
+        for label, c in (changes or {}).items():
+            if label == arm["label"]:
+                continue
+            ok = c["low"] is not None and -0.10 <= c["low"] and c["high"] <= 0.10
+            claim = f"control accept-ref difference within +-0.10, voice {voice}: {label}"
+            rows.append(Target(s, claim, c["change"], c["low"], c["high"], c["n_sites"], ok))
+    return rows
+
+
+def _mech_patch_rows(patch: Mapping[str, Any] | None) -> list[Target]:
+    s = "4 mechanism"
+    table = list(((patch or {}).get("fresh-patch") or {}).get("table") or [])
+    rows = []
+    for claim, prefix in MECH_PATCH:
+        full = f"{claim}: >= {MECH_MIN_EDITS} edits moved toward the audio, share's lower end > 0.5, median change < 0"
+        row = next((r for r in table if r["kind"] == "all" and r["condition"].startswith(prefix)), None)
+        if row is None or row.get("toward_low") is None:
+            rows.append(Target(s, full, None, None, None, None, None, "no fresh-patch result with intervals"))
+            continue
+        ok = row["n"] >= MECH_MIN_EDITS and row["toward_low"] > 0.5 and row["change_high"] < 0
+        detail = (
+            f"{row['condition']}; median P(ref) {row['median_full']:.3f} -> {row['median_patched']:.3f}, change "
+            f"{row['median_change']:+.3f} [{row['change_low']:+.3f}, {row['change_high']:+.3f}]"
+        )
+        rows.append(Target(s, full, row["toward_audio"], row["toward_low"], row["toward_high"], row["n"], ok, detail))
+    return rows
+
+
+def mechanism_targets(
+    confirm: Mapping[str, Any] | None,
+    patch: Mapping[str, Any] | None,
+    source: str,
+    fresh: Mapping[str, tuple[str, str]] | None = None,
+    preregistered: str | None = None,
+) -> list[Target]:
+    """Section 4 from the confirmation's and the patching's result files (``None``: absent, "not
+    run"). ``fresh`` maps ``"confirm"`` / ``"patch"`` to :func:`asr_audit.provenance.freshness`'s
+    ``(status, detail)``: a stale or unverified file's rows keep their values, never "met".
+    ``preregistered`` is the pre-registration's code hash: the detail says whether the
+    confirmation ran on that code or was rerun on later code."""
+    s = "4 mechanism"
+    rule = (confirm or {}).get("interval_rule")
+    if confirm is None or rule is None:
+        why = (
+            f"no result file at {source}"
+            if confirm is None
+            else f"no interval_rule in {source} (steps A-D not all run)"
+        )
+        return [
+            Target(
+                s, "pre-registered confirmation of the gated removal (interval rule)", None, None, None, None, None, why
+            )
+        ]
+    rows = _mech_rule_rows(rule, confirm) + _mech_patch_rows(patch)
+    code = (confirm.get("provenance") or {}).get("code_hash")
+    note = (
+        ""
+        if preregistered is None
+        else "run on the pre-registered code"
+        if code == preregistered
+        else "rerun on code later than the pre-registration (same set, same arm)"
+    )
+    out = []
+    for i, t in enumerate(rows):
+        status, why = (fresh or {}).get("patch" if i >= len(rows) - len(MECH_PATCH) else "confirm", ("fresh", ""))
+        detail = "; ".join(x for x in (t.detail, note, why, f"({source})") if x)
+        met = t.met if status == "fresh" and t.n is not None else None
+        out.append(
+            Target(t.section, t.claim, t.value, t.low, t.high, t.n, met, detail, "" if status == "fresh" else status)
+        )
+    return out
+
+
 def fmt_target_value(t: Target) -> str:
     if t.value is None:
         return "-"
@@ -364,6 +484,7 @@ __all__ = [
     "battery_cell",
     "donor_targets",
     "fmt_target_value",
+    "mechanism_targets",
     "memorizer_targets",
     "miner_points",
     "miner_target",
