@@ -376,13 +376,10 @@ def _mech_rule_rows(rule: Mapping[str, Any], confirm: Mapping[str, Any]) -> list
                 Target(s, f"WER change difference {where}: upper end <= +1.0 point", None, None, None, None, None)
             )
             continue
-        pts = [100 * float(c[k]) for k in ("change", "low", "high")]
+        mid, low, high = (100 * float(c[k]) for k in ("change", "low", "high"))
         detail = f"points; {c['clips_changed']}/{c['n_clips']} clips changed"
-        rows.append(
-            Target(
-                s, f"WER change difference {where}: upper end <= +1.0 point", *pts, c["n_clips"], pts[2] <= 1.0, detail
-            )
-        )
+        claim = f"WER change difference {where}: upper end <= +1.0 point"
+        rows.append(Target(s, claim, mid, low, high, c["n_clips"], high <= 1.0, detail))
     for voice, changes in rule["controls"].items():
         for label, c in (changes or {}).items():
             if label == arm["label"]:
