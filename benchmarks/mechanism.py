@@ -68,8 +68,23 @@ from asr_audit.organism.train import EncoderCache, read_wav
 from asr_audit.provenance import PROVENANCE_KEY, make_provenance
 from asr_audit.store.sqlite import open_store
 
-#: what a result file's code hash covers (``asr_audit.provenance``): the experiment's library and this script
-MODULES = ("asr_audit.mech", "asr_audit.mechrun", "asr_audit.organism", "asr_audit.calib", "asr_audit.stats")
+#: what a result file's code hash covers (``asr_audit.provenance``): the modules the experiment runs
+#: (the hooks and interventions, the experiment's library, the organism's data, training and backend, the
+#: PyTorch Whisper it rebuilds, planted sites and truth, intervals, transcription through the store,
+#: alignment and normalization) and this script; not the CLI's probe object or the validity targets, so
+#: that an edit there does not mark these results stale
+MODULES = (
+    "asr_audit.mech",
+    *(f"asr_audit.mechrun.{m}" for m in ("activations", "arms", "capture", "direction", "measures", "patch")),
+    *(f"asr_audit.mechrun.{m}" for m in ("removal", "screen", "steer", "tables")),
+    *(f"asr_audit.organism.{m}" for m in ("backend", "data", "pipeline", "train", "weights")),
+    *(f"asr_audit.calib.{m}" for m in ("build", "generate", "sites", "truth")),
+    *(f"asr_audit.models.{m}" for m in ("whisper_torch", "whisper_common", "whisper_features")),
+    "asr_audit.stats.intervals",
+    "asr_audit.store.transcribe",
+    "asr_audit.text.align",
+    "asr_audit.text.normalize",
+)
 SCRIPT = "benchmarks/mechanism.py"
 
 
