@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from asr_audit.cli import app, console, err_console, examples
+from asr_audit.cli import app, console, err_console
 from asr_audit.cli.common import load_backends, load_clips, model_specs, print_failures, store_session, write_json
 from asr_audit.cli.probe_verbs import Args, say, verb
 from asr_audit.errors import ConfigError
@@ -47,9 +47,9 @@ def _one_recipe_file(values: Mapping[str, Any]) -> None:
     probe=MASKED,
     options=masked.FLAGS.values(),
     check=_one_recipe_file,
-    epilog=examples(
+    examples=[
         ("asr-audit masked -m whisper-tiny.en -c dev.jsonl --kind number", "silence each number; who still writes it?")
-    ),
+    ],
 )
 def masked_cmd(a: Args) -> None:
     """Masked-entity recovery: silence a number's audio, keep it in the reference, count who still writes it.
@@ -70,12 +70,12 @@ def masked_cmd(a: Args) -> None:
     (*CORPUS_FLAGS, SEED),
     probe=LIFT,
     options=lift.FLAGS.values(),
-    epilog=examples(
+    examples=[
         (
             "asr-audit lift -m whisper-tiny.en-pt -c dev.jsonl --spans masked",
             "audio lift of the hidden numbers, nats per character",
         )
-    ),
+    ],
 )
 def lift_cmd(a: Args) -> None:
     """Teacher-forced audio lift: (log p(r|x) - log p(r|silence)) / chars, per span, in nats per character
@@ -90,12 +90,12 @@ def lift_cmd(a: Args) -> None:
     CORPUS_FLAGS,
     probe=CONTINUATION,
     options=continuation.FLAGS.values(),
-    epilog=examples(
+    examples=[
         (
             "asr-audit continue -m whisper-tiny.en-pt -c dev.jsonl --hide-words 3",
             "cut the last 3 words; count those that leak",
         )
-    ),
+    ],
 )
 def continue_(a: Args) -> None:
     """Forced continuation: cut each clip before its last words, ban end-of-text, count hidden words that leak

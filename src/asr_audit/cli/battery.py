@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rich.progress import Progress
 
-from asr_audit.cli import app, console, examples
+from asr_audit.cli import app, console
 from asr_audit.cli.common import load_clips, store_session, write_json
 from asr_audit.cli.probe_verbs import Args, verb
 from asr_audit.probes.audio.probes import audio_inputs
@@ -21,12 +21,12 @@ from asr_audit.runner.run import local_pool
     (CORPUS, STORE, LIMIT, SEED, NORMALIZER, JSON),
     probe=BATTERY,
     options=FLAGS.values(),
-    epilog=examples(
+    examples=[
         (
             "asr-audit battery -m whisper-tiny.en -c calib/calib-test.jsonl --spoken calib/calib-test.jsonl --conditions voice:flite-rms,noise:10db",
             "accept-ref in another voice and in noise, paired against the original audio",
         ),
-    ),
+    ],
 )
 def battery_cmd(a: Args) -> None:
     """Accept-ref of each model under each audio condition, paired against the original audio."""

@@ -37,9 +37,7 @@ app.add_typer(calib_app, name="calib")
     calib_app,
     "build",
     generate.FLAGS,
-    epilog=examples(
-        ("asr-audit calib build -o calib/ --n-sentences 100", "100 sentences, planted errors, every voice")
-    ),
+    examples=[("asr-audit calib build -o calib/ --n-sentences 100", "100 sentences, planted errors, every voice")],
 )
 def build(a: Args) -> None:
     """Generate sentences, plant labelled reference errors, synthesize every voice, write manifests + truth.
@@ -77,7 +75,7 @@ def build(a: Args) -> None:
     "score",
     (PREDS, replace(PANEL, default=REQUIRED), DATASET, JSON),
     options=FLAGS.values(),
-    epilog=examples(
+    examples=[
         (
             "asr-audit calib score --corpus calib/ --preds preds/ --panel m1,m2,m3",
             "the miner's precision and recall against the planted truth, and its precision-recall curve",
@@ -86,7 +84,7 @@ def build(a: Args) -> None:
             "asr-audit calib score --corpus calib/ --preds preds/ --panel m1,m2,m3 --preset paper --min-confidence 0.4 --json score.json",
             "the calibrated operating point (docs/calibration.md)",
         ),
-    ),
+    ],
 )
 def score(a: Args) -> None:
     """Mine the calibration set's predictions with the panel; report the miner's precision and recall,

@@ -50,7 +50,7 @@ def _refuse(v: Mapping[str, Any]) -> None:
     read=True,
     check=_refuse,
     inputs=("candidate", "baseline"),
-    epilog="Examples:\n\n"
+    examples="Examples:\n\n"
     "  asr-audit gate --preds preds/ --candidate my-model-v2 --baseline my-model-v1 "
     "--panel whisper-small.en,whisper-base.en,distil-small.en,wav2vec2-base-960h --markdown gate.md\n\n"
     "  asr-audit gate --preds panel/ --candidate new.jsonl --baseline main.jsonl "

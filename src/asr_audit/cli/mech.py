@@ -59,7 +59,7 @@ def _backend(spec: str) -> Any:
     mech_app,
     "capture",
     capturing.FLAGS,
-    epilog="Examples:\n\nasr-audit mech capture -m whisper-tiny.en-pt -c calib/calib-test.jsonl --sites encoder.layers.2.out,decoder.layers.2.out --pool mean -o caps/slt --speaker flite-slt",
+    examples="Examples:\n\nasr-audit mech capture -m whisper-tiny.en-pt -c calib/calib-test.jsonl --sites encoder.layers.2.out,decoder.layers.2.out --pool mean -o caps/slt --speaker flite-slt",
 )
 def capture(a: Args) -> None:
     """Capture activations at hook sites of a PyTorch model with hook sites, streamed to disk (decoder
@@ -90,7 +90,7 @@ def capture(a: Args) -> None:
     mech_app,
     "direction",
     directions.FLAGS,
-    epilog="Examples:\n\nasr-audit mech direction --a caps/slt --b caps/rms --name voice-slt --json sweep.json",
+    examples="Examples:\n\nasr-audit mech direction --a caps/slt --b caps/rms --name voice-slt --json sweep.json",
 )
 def direction(a: Args) -> None:
     """Diff-in-means direction between two captures, with a layer sweep of held-out AUC."""
@@ -113,7 +113,7 @@ def direction(a: Args) -> None:
     "steer",
     (CORPUS, SEED, STORE, JSON),
     options=FLAGS.values(),
-    epilog="Examples:\n\nasr-audit mech steer -m organism-benchmark -c set/calib-test.jsonl --truth set --direction voice-slt --speaker flite-slt\n\nasr-audit mech steer -m organism-benchmark -c set/calib-test.jsonl --truth set --direction decision-L0,decision-L1,decision-L2,decision-L3 --mode clamp --clamp-at 0.5 --speaker flite-slt\n\nasr-audit mech steer -m organism-benchmark -c set/calib-test.jsonl --truth set --direction omission-L1,omission-L2 --mode clamp --positions 1:2 --gate voice-L0 --gate-at 0.5",
+    examples="Examples:\n\nasr-audit mech steer -m organism-benchmark -c set/calib-test.jsonl --truth set --direction voice-slt --speaker flite-slt\n\nasr-audit mech steer -m organism-benchmark -c set/calib-test.jsonl --truth set --direction decision-L0,decision-L1,decision-L2,decision-L3 --mode clamp --clamp-at 0.5 --speaker flite-slt\n\nasr-audit mech steer -m organism-benchmark -c set/calib-test.jsonl --truth set --direction omission-L1,omission-L2 --mode clamp --positions 1:2 --gate voice-L0 --gate-at 0.5",
 )
 def steer(a: Args) -> None:
     """Run under an intervention and its controls; accept-ref on planted sites, flips, WER (the mech
@@ -137,7 +137,7 @@ def steer(a: Args) -> None:
     mech_app,
     "patch",
     patching.FLAGS,
-    epilog="Examples:\n\nasr-audit mech patch -m organism-benchmark -c set/calib-test.jsonl --truth set --speaker flite-slt --donor-model whisper-tiny.en-pt --sites encoder.out,decoder.layers.3.out",
+    examples="Examples:\n\nasr-audit mech patch -m organism-benchmark -c set/calib-test.jsonl --truth set --speaker flite-slt --donor-model whisper-tiny.en-pt --sites encoder.out,decoder.layers.3.out",
 )
 def patch(a: Args) -> None:
     """Activation patching: P(reference rendering) per planted edit, before and after a site swap (a

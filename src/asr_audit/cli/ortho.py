@@ -8,7 +8,7 @@ table, CSV and JSON as the report).
 
 from __future__ import annotations
 
-from asr_audit.cli import app, console, examples
+from asr_audit.cli import app, console
 from asr_audit.cli.probe_verbs import Args, verb
 from asr_audit.cli.reading import load_set
 from asr_audit.options import CliFlag
@@ -27,10 +27,10 @@ SHOW_EMPTY = CliFlag("show_empty", bool, False, "Also list families with no refe
     probe=SWITCH_RATE,
     options=FLAGS.values(),
     read=True,
-    epilog=examples(
+    examples=[
         ("asr-audit switch-rate --preds preds/", "switch rate per model and convention family"),
         ("asr-audit switch-rate --preds preds/ --families honorific --csv switch.csv", "one family, as CSV"),
-    ),
+    ],
 )
 def switch_rate_cmd(a: Args) -> None:
     """Orthographic switch rate: does a model write the reference's spelling of a sound-alike (Mr / Mister)?"""

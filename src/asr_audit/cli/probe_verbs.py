@@ -9,7 +9,7 @@ A probe verb is then: its flags -> ``probe.options_from(values, Surface.cli())``
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from typing import Any
 import typer
 
 from asr_audit.cli import console, err_console
+from asr_audit.cli import examples as worked
 from asr_audit.cli.reading import reading_options
 from asr_audit.options import REQUIRED, CliFlag, Surface, renamed
 from asr_audit.outputs import check_output_file
@@ -53,7 +54,7 @@ def verb(
     name: str,
     flags: Iterable[CliFlag],
     *,
-    epilog: str,
+    examples: str | Sequence[tuple[str, str]],
     probe: Any = None,
     options: Iterable[CliFlag] = (),
     read: bool = False,
@@ -61,7 +62,9 @@ def verb(
     inputs: tuple[str, ...] = (),
 ) -> Callable[[Callable[[Args], Any]], Callable[..., Any]]:
     """Register the body decorated as the verb ``name`` of ``group``, with ``flags`` and the probe's
-    ``options`` flags (``read``: the reading flags too). Before the body runs: ``check(values)``,
+    ``options`` flags (``read``: the reading flags too), and its ``--help`` ending in ``examples``
+    (``(command line, what it does)`` pairs, declared beside the flags; or the epilog's text).
+    Before the body runs: ``check(values)``,
     then the probe's options from the ``options`` flags, then every output flag checked (not a
     folder, not one of the verb's input paths nor the ``inputs`` flags' values). The body's
     docstring is the verb's help."""
@@ -87,6 +90,7 @@ def verb(
         command.__annotations__ = {p.name: p.annotation for p in params}
         command.__doc__ = body.__doc__
         command.__name__ = body.__name__
+        epilog = examples if isinstance(examples, str) else worked(*examples)
         group.command(name, epilog=epilog)(reading_options(command) if read else command)
         return body
 

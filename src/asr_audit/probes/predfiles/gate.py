@@ -43,13 +43,13 @@ from asr_audit.corpus.groups import resolve_groups
 from asr_audit.corpus.predfiles import PredictionSet, load_references
 from asr_audit.corpus.reading import ReadOptions, Repairs
 from asr_audit.errors import ConfigError
-from asr_audit.options import REQUIRED, TOML, CliFlag, Reader, Surface, build, check, flag_table, split_names
+from asr_audit.options import REQUIRED, TOML, CliFlag, Reader, Surface, build, check, flag_table, refuse, split_names
 from asr_audit.probes.core.flags import RESAMPLES
 from asr_audit.probes.core.probe import FunctionProbe, ProbeInputs, probe
 from asr_audit.probes.predfiles.inflation import inflation_columns
 from asr_audit.probes.predfiles.refdis import CONSENSUS, REF, ClipInput, Edit, RefdisParams, loo_unscored
 from asr_audit.probes.predfiles.refdis_options import FLAGS as REFDIS_FLAGS
-from asr_audit.probes.predfiles.refdis_options import RefdisOptions
+from asr_audit.probes.predfiles.refdis_options import RefdisOptions, check_verifications
 from asr_audit.probes.predfiles.refdis_result import RefdisResult
 from asr_audit.probes.predfiles.verified import REFERENCE_WRONG, Verification, Verify, edit_key
 from asr_audit.probes.predfiles.verified_labels import edits_verify
@@ -163,20 +163,13 @@ class GateRunOptions:
     cluster_file: str | None = None  # clip id + group columns: the bootstrap's clusters
 
     def __post_init__(self) -> None:
-        check(
-            self.candidate != self.baseline,
-            "baseline",
-            self.baseline,
-            "is the candidate too",
-            "name two different models of the run",
+        refuse(
+            self.candidate == self.baseline,
+            ("candidate", "baseline"),
+            f"{{candidate}} and {{baseline}} are the same model {self.candidate!r}",
+            "name two models",
         )
-        check(
-            self.truth is None or self.labels is None,
-            "labels",
-            self.labels,
-            "verifies the edits, and truth does too",
-            "set one of truth and labels",
-        )
+        check_verifications([n for n in ("truth", "labels") if getattr(self, n) is not None])
 
     def check_panel(self, n_panel: int, surface: Surface, corpus: str | None = None) -> None:
         """The refdis options' leave-one-out quorum check (the gate mines with them), in consensus mode."""
