@@ -130,6 +130,25 @@ FLAGS = flag_table(
     CliFlag("wer_field", str, "faithful", "Manifest field the WER is measured against."),
 )
 
+#: ``asr-audit mech steer --help``'s worked examples: (command line, what it does)
+EXAMPLES = (
+    (
+        "asr-audit mech steer -m organism-benchmark -c set/calib-test.jsonl --truth set --direction voice-slt "
+        "--speaker flite-slt",
+        "ablate a saved direction, with random and shuffled controls",
+    ),
+    (
+        "asr-audit mech steer -m organism-benchmark -c set/calib-test.jsonl --truth set --direction "
+        "decision-L0,decision-L1,decision-L2,decision-L3 --mode clamp --clamp-at 0.5 --speaker flite-slt",
+        "four directions clamped together, each at its own site",
+    ),
+    (
+        "asr-audit mech steer -m organism-benchmark -c set/calib-test.jsonl --truth set --direction "
+        "omission-L1,omission-L2 --mode clamp --positions 1:2 --gate voice-L0 --gate-at 0.5",
+        "clamped at one token position, on the clips a voice gate opens for",
+    ),
+)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MechOptions:
@@ -450,4 +469,4 @@ MECH: FunctionProbe[MechOptions, MechRun] = probe(
     _check,
 )
 
-__all__ = ["CLI_FLAGS", "DIRECTIONS", "FLAGS", "MECH", "MECH_PARAMS", "MechOptions", "MechRun", "TRUTH"]
+__all__ = ["CLI_FLAGS", "DIRECTIONS", "EXAMPLES", "FLAGS", "MECH", "MECH_PARAMS", "MechOptions", "MechRun", "TRUTH"]
