@@ -3,29 +3,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
+from asr_audit.api import audio_probe_run
 from asr_audit.cli import app, console, err_console
-from asr_audit.cli.common import load_backends, load_clips, model_specs, print_failures, store_session, write_json
+from asr_audit.cli.common import load_clips, model_specs, print_failures, write_json
 from asr_audit.cli.probe_verbs import Args, say, verb
-from asr_audit.errors import ConfigError
-from asr_audit.probes.audio import continuation, lift, masked
-from asr_audit.probes.audio.probes import CONTINUATION, LIFT, MASKED, evaluate_on
+from asr_audit.probes.audio import masked
+from asr_audit.probes.audio.probes import CONTINUATION, LIFT, MASKED
 from asr_audit.probes.core.flags import CORPUS, JSON, LIMIT, MODEL, SEED, STORE
-from asr_audit.probes.core.models import LocalPool
 from asr_audit.report.tables import continuation_table, lift_table, masked_table
 
 CORPUS_FLAGS = (MODEL, CORPUS, LIMIT, STORE, JSON)
 
 
 def _run(a: Args, probe: Any, seed: int = 0) -> tuple[Any, Any]:
-    """The audio probe on the verb's corpus with its ``--model`` backends (a local pool named by their
-    specs), through the store: the typed result and the corpus."""
+    """The audio probe on the verb's corpus with its ``--model`` backends, through the store (the
+    API's path): the typed result and the corpus."""
     specs, corp = model_specs(a["model"]), load_clips(a["corpus"], a["limit"])
-    with store_session(a["store"]) as st:
-        pool = LocalPool.of(load_backends(specs))
-        return evaluate_on(probe.name, a.options, corp, pool, st, a.surface, seed=seed, log=say), corp
+    return audio_probe_run(probe.name, corp, specs, a.options, a.surface, a["store"], seed, say), corp
 
 
 def _render(a: Args, data: dict[str, Any], corp: Any, table: Any) -> None:
@@ -35,22 +31,7 @@ def _render(a: Args, data: dict[str, Any], corp: Any, table: Any) -> None:
     write_json(a["json_out"], {**data, "corpus": corp.source})
 
 
-def _one_recipe_file(values: Mapping[str, Any]) -> None:
-    if values["recipes_in"] is not None and values["recipes_out"] is not None:
-        raise ConfigError("--recipes-in and --recipes-out exclude each other; fix: pass one of them")
-
-
-@verb(
-    app,
-    "masked",
-    (*CORPUS_FLAGS, SEED, masked.RECIPES_OUT),
-    probe=MASKED,
-    options=masked.FLAGS.values(),
-    check=_one_recipe_file,
-    examples=[
-        ("asr-audit masked -m whisper-tiny.en -c dev.jsonl --kind number", "silence each number; who still writes it?")
-    ],
-)
+@verb(app, "masked", (*CORPUS_FLAGS, SEED, masked.RECIPES_OUT), probe=MASKED, check=masked.one_recipe_file)
 def masked_cmd(a: Args) -> None:
     """Masked-entity recovery: silence a number's audio, keep it in the reference, count who still writes it.
 
@@ -64,19 +45,7 @@ def masked_cmd(a: Args) -> None:
     _render(a, MASKED.to_dict(result), corp, masked_table)
 
 
-@verb(
-    app,
-    "lift",
-    (*CORPUS_FLAGS, SEED),
-    probe=LIFT,
-    options=lift.FLAGS.values(),
-    examples=[
-        (
-            "asr-audit lift -m whisper-tiny.en-pt -c dev.jsonl --spans masked",
-            "audio lift of the hidden numbers, nats per character",
-        )
-    ],
-)
+@verb(app, "lift", (*CORPUS_FLAGS, SEED), probe=LIFT)
 def lift_cmd(a: Args) -> None:
     """Teacher-forced audio lift: (log p(r|x) - log p(r|silence)) / chars, per span, in nats per character
     (models with the score capability)."""
@@ -84,19 +53,7 @@ def lift_cmd(a: Args) -> None:
     _render(a, LIFT.to_dict(result), corp, lambda data, name: lift_table(data, name, a["spans"]))
 
 
-@verb(
-    app,
-    "continue",
-    CORPUS_FLAGS,
-    probe=CONTINUATION,
-    options=continuation.FLAGS.values(),
-    examples=[
-        (
-            "asr-audit continue -m whisper-tiny.en-pt -c dev.jsonl --hide-words 3",
-            "cut the last 3 words; count those that leak",
-        )
-    ],
-)
+@verb(app, "continue", CORPUS_FLAGS, probe=CONTINUATION)
 def continue_(a: Args) -> None:
     """Forced continuation: cut each clip before its last words, ban end-of-text, count hidden words that leak
     (PyTorch Whisper models: hf:..., whisper-tiny.en-pt)."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import typer
@@ -15,30 +14,16 @@ from asr_audit.cli.common import truth_step
 from asr_audit.cli.probe_verbs import Args, verb
 from asr_audit.cli.reading import reference_normalizer, say_repairs
 from asr_audit.errors import ConfigError
-from asr_audit.options import CliFlag
 from asr_audit.probes.core.flags import DATASET, JSON, NORMALIZER, PANEL, PREDS, SEED
 from asr_audit.probes.core.probe import ProbeInputs
-from asr_audit.probes.predfiles.gate import FLAGS, GATE, gate_inputs
+from asr_audit.probes.predfiles.gate import GATE, MARKDOWN, gate_inputs
 from asr_audit.report.gate import gate_markdown, gate_table
 from asr_audit.report.tables import to_json
-
-MARKDOWN = CliFlag(
-    "markdown_out",
-    Path,
-    None,
-    "Write the Markdown summary (a pull-request comment) here.",
-    ("--markdown",),
-    output=True,
-)
 
 
 def _refuse(v: Mapping[str, Any]) -> None:
     if v["panel"] is None and v["corrected_refs"] is None:
         raise ConfigError("gate needs --panel a,b,c,d (consensus mode) or --corrected-refs FILE (two-reference mode)")
-    if v["truth"] is not None and v["labels"] is not None:
-        raise ConfigError("--truth and --labels each verify the edits; fix: pass one of them")
-    if v["candidate"] == v["baseline"]:
-        raise ConfigError(f"--candidate and --baseline are the same model {v['candidate']!r}; fix: name two models")
 
 
 @verb(
@@ -46,15 +31,9 @@ def _refuse(v: Mapping[str, Any]) -> None:
     "gate",
     (replace(PREDS, default=None), PANEL, NORMALIZER, DATASET, SEED, JSON, MARKDOWN),
     probe=GATE,
-    options=FLAGS.values(),
     read=True,
     check=_refuse,
     inputs=("candidate", "baseline"),
-    examples="Examples:\n\n"
-    "  asr-audit gate --preds preds/ --candidate my-model-v2 --baseline my-model-v1 "
-    "--panel whisper-small.en,whisper-base.en,distil-small.en,wav2vec2-base-960h --markdown gate.md\n\n"
-    "  asr-audit gate --preds panel/ --candidate new.jsonl --baseline main.jsonl "
-    "--panel a,b,c,d --min-effect wer=0.25,accept_ref=2 --level 0.05",
 )
 def gate(a: Args) -> None:
     """Is the candidate worse than the baseline beyond noise? accept-ref, WER inflation, WER.

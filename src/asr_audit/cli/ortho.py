@@ -11,27 +11,13 @@ from __future__ import annotations
 from asr_audit.cli import app, console
 from asr_audit.cli.probe_verbs import Args, verb
 from asr_audit.cli.reading import load_set
-from asr_audit.options import CliFlag
 from asr_audit.probes.core.flags import CSV, DATASET, JSON, PREDS
 from asr_audit.probes.core.probe import ProbeInputs
-from asr_audit.probes.predfiles.ortho import FLAGS, SWITCH_RATE
+from asr_audit.probes.predfiles.ortho import SHOW_EMPTY, SWITCH_RATE
 from asr_audit.report.switch_rate import switch_rate_csv, switch_rate_json, switch_rate_table
 
-SHOW_EMPTY = CliFlag("show_empty", bool, False, "Also list families with no reference items.", ("--show-empty",))
 
-
-@verb(
-    app,
-    "switch-rate",
-    (PREDS, DATASET, SHOW_EMPTY, JSON, CSV),
-    probe=SWITCH_RATE,
-    options=FLAGS.values(),
-    read=True,
-    examples=[
-        ("asr-audit switch-rate --preds preds/", "switch rate per model and convention family"),
-        ("asr-audit switch-rate --preds preds/ --families honorific --csv switch.csv", "one family, as CSV"),
-    ],
-)
+@verb(app, "switch-rate", (PREDS, DATASET, SHOW_EMPTY, JSON, CSV), probe=SWITCH_RATE, read=True)
 def switch_rate_cmd(a: Args) -> None:
     """Orthographic switch rate: does a model write the reference's spelling of a sound-alike (Mr / Mister)?"""
     inputs = ProbeInputs(corpus=str(a["preds"]), predictions=load_set(a["preds"], a["dataset"], a["read"]))

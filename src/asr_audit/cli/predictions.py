@@ -1,11 +1,10 @@
-"""Verbs over prediction files: ``refdis`` and ``coverage`` (flags: ``refdis_options.FLAGS``)."""
+"""Verbs over prediction files: ``refdis`` and ``coverage`` (flags: ``refdis_options.FLAGS``, the probe's)."""
 
 from __future__ import annotations
 
 import gc
 from collections.abc import Mapping
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 from asr_audit.cli import app, console, process_entry
@@ -14,23 +13,15 @@ from asr_audit.cli.probe_verbs import Args, say, verb
 from asr_audit.cli.reading import load_set
 from asr_audit.corpus.predfiles import gc_paused
 from asr_audit.errors import ConfigError
-from asr_audit.options import CliFlag, split_names
+from asr_audit.options import split_names
 from asr_audit.probes.audio.refdis_probe import REFDIS
 from asr_audit.probes.core.flags import CSV, DATASET, JSON, NORMALIZER, PANEL, PREDS, SEED
 from asr_audit.probes.core.probe import PredictionFiles, ProbeInputs
 from asr_audit.probes.predfiles.corrected import corrected_jsonl
 from asr_audit.probes.predfiles.refdis import loo_note
-from asr_audit.probes.predfiles.refdis_options import EXAMPLES, FLAGS
+from asr_audit.probes.predfiles.refdis_options import WRITE_CORRECTED
 from asr_audit.report.tables import coverage_table, refdis_csv, refdis_table, to_json, write_text
 from asr_audit.report.verified import verification_lines, verified_table
-
-WRITE_CORRECTED = CliFlag(
-    "write_corrected",
-    Path,
-    None,
-    "Write the consensus-corrected references (a cleaned benchmark, manifest JSONL) with every change.",
-    output=True,
-)
 
 
 def _write_corrected(v: Mapping[str, Any]) -> None:
@@ -50,10 +41,8 @@ def _write_corrected(v: Mapping[str, Any]) -> None:
     "refdis",
     (PREDS, PANEL, DATASET, SEED, NORMALIZER, JSON, CSV, WRITE_CORRECTED),
     probe=REFDIS,
-    options=FLAGS.values(),
     read=True,
     check=_write_corrected,
-    examples=EXAMPLES,
 )
 def refdis(a: Args) -> None:
     """Mine reference errors with a consensus panel and score how often each model reproduces them."""

@@ -54,22 +54,26 @@ def verb(
     name: str,
     flags: Iterable[CliFlag],
     *,
-    examples: str | Sequence[tuple[str, str]],
     probe: Any = None,
-    options: Iterable[CliFlag] = (),
+    options: Iterable[CliFlag] | None = None,
+    examples: str | Sequence[tuple[str, str]] | None = None,
     read: bool = False,
     check: Callable[[Mapping[str, Any]], None] | None = None,
     inputs: tuple[str, ...] = (),
 ) -> Callable[[Callable[[Args], Any]], Callable[..., Any]]:
-    """Register the body decorated as the verb ``name`` of ``group``, with ``flags`` and the probe's
-    ``options`` flags (``read``: the reading flags too), and its ``--help`` ending in ``examples``
-    (``(command line, what it does)`` pairs, declared beside the flags; or the epilog's text).
-    Before the body runs: ``check(values)``,
-    then the probe's options from the ``options`` flags, then every output flag checked (not a
-    folder, not one of the verb's input paths nor the ``inputs`` flags' values). The body's
-    docstring is the verb's help."""
+    """Register the body decorated as the verb ``name`` of ``group``, with ``flags`` and the
+    ``options`` flags (default: the probe's :attr:`~asr_audit.probes.core.probe.Probe.flags`;
+    ``read``: the reading flags too), its ``--help`` ending in ``examples`` (default: the probe's;
+    ``(command line, what it does)`` pairs, or the epilog's text). Before the body runs:
+    ``check(values)``, then the probe's options from the ``options`` flags, then every output flag
+    checked (not a folder, not one of the verb's input paths nor the ``inputs`` flags' values). The
+    body's docstring is the verb's help."""
+    if options is None:
+        options = () if probe is None else probe.flags.values()
     option_flags = list(options)
     every = sorted([*flags, *option_flags], key=lambda f: f.default is not REQUIRED)  # --help: required first
+    shown = examples if examples is not None else probe.examples
+    epilog = shown if isinstance(shown, str) else worked(*shown)
 
     def decorate(body: Callable[[Args], Any]) -> Callable[..., Any]:
         def command(**values: Any) -> Any:
@@ -90,7 +94,6 @@ def verb(
         command.__annotations__ = {p.name: p.annotation for p in params}
         command.__doc__ = body.__doc__
         command.__name__ = body.__name__
-        epilog = examples if isinstance(examples, str) else worked(*examples)
         group.command(name, epilog=epilog)(reading_options(command) if read else command)
         return body
 

@@ -457,6 +457,8 @@ MECH: FunctionProbe[MechOptions, MechRun] = probe(
     MechOptions.from_mapping,
     _run,
     _check,
+    flags=FLAGS,
+    examples=EXAMPLES,
 )
 
 __all__ = ["CLI_FLAGS", "DIRECTIONS", "EXAMPLES", "FLAGS", "MECH", "MECH_PARAMS", "MechOptions", "MechRun", "TRUTH"]

@@ -28,7 +28,7 @@ from asr_audit.errors import AuditError, ConfigError, InputFileError
 from asr_audit.options import CLI, TOML, Surface
 from asr_audit.probes.core.probe import Probe, ProbeInputs, register_probe
 from asr_audit.probes.predfiles.refdis_columns import StreamMiss
-from asr_audit.probes.predfiles.refdis_options import FIELDS, RUN_FIELDS, VERIFY_FIELDS, RefdisOptions
+from asr_audit.probes.predfiles.refdis_options import EXAMPLES, FIELDS, FLAGS, RUN_FIELDS, VERIFY_FIELDS, RefdisOptions
 from asr_audit.probes.predfiles.refdis_result import RefdisResult
 from asr_audit.probes.predfiles.refdis_run import (
     isolated_panel_members,
@@ -72,6 +72,8 @@ class RefdisProbe(Probe[RefdisOptions, RefdisRun]):
     name = "refdis"
     params = REFDIS_PARAMS
     description = "reference disagreement with a consensus panel, and WER inflation"
+    flags = FLAGS
+    examples = EXAMPLES
 
     def options_from(self, values: Mapping[str, Any], surface: Surface) -> RefdisOptions:
         return RefdisOptions.from_mapping(values, surface)

@@ -274,6 +274,28 @@ FLAGS = flag_table(
     *(REFDIS_FLAGS[k] for k in ("preset", "min_panel", "loo", "merge_compounds", "language")),
     *(REFDIS_FLAGS[k] for k in INPUT_KEYS[:3]),
 )
+#: ``asr-audit gate``'s own output: the pull-request comment
+MARKDOWN = CliFlag(
+    "markdown_out",
+    Path,
+    None,
+    "Write the Markdown summary (a pull-request comment) here.",
+    ("--markdown",),
+    output=True,
+)
+#: ``asr-audit gate --help``'s worked examples: (command line, what it does)
+EXAMPLES = (
+    (
+        "asr-audit gate --preds preds/ --candidate my-model-v2 --baseline my-model-v1 "
+        "--panel whisper-small.en,whisper-base.en,distil-small.en,wav2vec2-base-960h --markdown gate.md",
+        "two models of one folder, with a pull-request comment",
+    ),
+    (
+        "asr-audit gate --preds panel/ --candidate new.jsonl --baseline main.jsonl "
+        "--panel a,b,c,d --min-effect wer=0.25,accept_ref=2 --level 0.05",
+        "two result files against a panel's folder, with other thresholds",
+    ),
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -706,4 +728,6 @@ GATE: FunctionProbe[GateRunOptions, GateResult] = probe(
     GateRunOptions.from_mapping,
     _run_gate_probe,
     _check_gate,
+    flags=FLAGS,
+    examples=EXAMPLES,
 )

@@ -32,6 +32,7 @@ __all__ = [
     "FLAGS",
     "MINING_FIELDS",
     "RUN_FIELDS",
+    "WRITE_CORRECTED",
     "RefdisOptions",
     "check_loo_panel",
     "check_panel",
@@ -157,6 +158,14 @@ FLAGS = flag_table(
 )
 
 
+#: ``asr-audit refdis``'s own output: the cleaned benchmark
+WRITE_CORRECTED = CliFlag(
+    "write_corrected",
+    Path,
+    None,
+    "Write the consensus-corrected references (a cleaned benchmark, manifest JSONL) with every change.",
+    output=True,
+)
 #: ``asr-audit refdis --help``'s worked examples: (command line, what it does)
 EXAMPLES = (
     (
