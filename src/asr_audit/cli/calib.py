@@ -23,10 +23,7 @@ from asr_audit.report.tables import calib_curve_table, calib_score_table, to_jso
 
 calib_app = typer.Typer(
     help="Calibration benchmark with planted ground truth: build it, score the miner on it.",
-    epilog=examples(
-        ("asr-audit calib build -o calib/", "the seeded benchmark with planted reference errors"),
-        ("asr-audit calib score --corpus calib/ --preds preds/ --panel m1,m2,m3", "the miner's precision and recall"),
-    ),
+    epilog=examples(*generate.EXAMPLES, MINER_CALIBRATION.examples[0]),
     no_args_is_help=True,
 )
 app.add_typer(calib_app, name="calib")
@@ -42,13 +39,11 @@ def build(a: Args) -> None:
     names = split_list(a["voices"], "--voices") or default_voices(config.language)
     with Progress(console=console, transient=True) as bar:
         task = bar.add_task("synthesizing", total=None)
-        result = build_calibration(
-            a["out"],
-            config,
-            names,
-            a["seed"],
-            progress=lambda done, total: bar.update(task, completed=done, total=total),
-        )
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        result = build_calibration(a["out"], config, names, a["seed"], progress=progress)
     for line in result.summary(len(names)):
         console.print(line)
     for clip_id, reason in result.failures:

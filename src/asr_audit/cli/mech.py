@@ -20,12 +20,7 @@ from asr_audit.probes.core.flags import CORPUS, JSON, SEED, STORE
 
 mech_app = typer.Typer(
     help="White-box mechanism: capture activations, find directions, steer, patch.",
-    epilog=examples(
-        (
-            "asr-audit mech direction --a caps/slt --b caps/rms --name voice-slt",
-            "a diff-in-means direction, layer sweep",
-        ),
-    ),
+    epilog=examples(*directions.EXAMPLES),
     no_args_is_help=True,
 )
 app.add_typer(mech_app, name="mech")
@@ -46,9 +41,8 @@ def capture(a: Args) -> None:
 def direction(a: Args) -> None:
     """Diff-in-means direction between two captures, with a layer sweep of held-out AUC."""
     sets = capturing.load_capture(a["set_a"]), capturing.load_capture(a["set_b"])
-    sites = split_list(a["sites"], "--sites")
     rows, chosen, d = directions.sweep_direction(
-        a["name"], *sets, sites, a["site"], k=a["k"], holdout=a["holdout"], seed=a["seed"]
+        a["name"], *sets, split_list(a["sites"], "--sites"), a["site"], k=a["k"], holdout=a["holdout"], seed=a["seed"]
     )
     path = save_direction(d, a["directions"] or cache_dir() / "directions")
     for line in directions.sweep_lines(rows, chosen, a["name"], a["k"], path):

@@ -3,37 +3,22 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Mapping
 from functools import partial
-from typing import Any
 
 from asr_audit.cli import app, console, process_entry
 from asr_audit.cli.common import truth_step
 from asr_audit.cli.probe_verbs import Args, say, verb
 from asr_audit.cli.reading import load_set
 from asr_audit.corpus.predfiles import gc_paused
-from asr_audit.errors import ConfigError
 from asr_audit.options import split_names
 from asr_audit.probes.audio.refdis_probe import REFDIS
 from asr_audit.probes.core.flags import CSV, DATASET, JSON, NORMALIZER, PANEL, PREDS, SEED
 from asr_audit.probes.core.probe import PredictionFiles, ProbeInputs
 from asr_audit.probes.predfiles.corrected import corrected_jsonl
 from asr_audit.probes.predfiles.refdis import loo_note
-from asr_audit.probes.predfiles.refdis_options import WRITE_CORRECTED
-from asr_audit.report.tables import coverage_table, refdis_csv, refdis_table, to_json, write_text
+from asr_audit.probes.predfiles.refdis_options import WRITE_CORRECTED, check_write_corrected
+from asr_audit.report.tables import columns_lines, coverage_table, refdis_csv, refdis_table, to_json, write_text
 from asr_audit.report.verified import verification_lines, verified_table
-
-
-def _write_corrected(v: Mapping[str, Any]) -> None:
-    """``--write-corrected`` (the verb's own output) with the options it cannot go with."""
-    if v["write_corrected"] is not None and v["corrected_refs"] is not None:
-        raise ConfigError(
-            "--write-corrected writes the panel's corrections, but --corrected-refs gives them; fix: use --panel"
-        )
-    if v["write_corrected"] is not None and len(split_names(v["verify_with"], "--verify-with") or ()) > 1:
-        raise ConfigError(
-            "--write-corrected records one backend's vote on each correction; fix: name one --verify-with backend"
-        )
 
 
 @verb(
@@ -42,7 +27,7 @@ def _write_corrected(v: Mapping[str, Any]) -> None:
     (PREDS, PANEL, DATASET, SEED, NORMALIZER, JSON, CSV, WRITE_CORRECTED),
     probe=REFDIS,
     read=True,
-    check=_write_corrected,
+    check=check_write_corrected,
 )
 def refdis(a: Args) -> None:
     """Mine reference errors with a consensus panel and score how often each model reproduces them."""
@@ -60,12 +45,11 @@ def refdis(a: Args) -> None:
         verify_truth=truth_step,
         log=say,
     )
-    REFDIS.check(options, inputs, a.surface)
     # the columns and the result's dict are many acyclic objects: no collector passes over them (a
     # tenth of a warm run's CPU went to them), nor one over the whole heap when the collector
     # resumes: what is alive now stays alive until the process ends
     with gc_paused():
-        run = REFDIS.run(inputs, options)
+        run = REFDIS.run_checked(inputs, options, a.surface)
         if process_entry():  # never in a caller's longer-lived process
             gc.freeze()
     note = None if a["corrected_refs"] is not None else loo_note(panel, options.mining)
@@ -98,6 +82,5 @@ def coverage(a: Args) -> None:
     """Clips per model, missing and empty hypotheses, and the columns read; fails on reference conflicts."""
     pset = load_set(a["preds"], a["dataset"], a["read"])
     console.print(coverage_table(pset.source, len(pset.references), len(pset.models), pset.coverage()))
-    for f in pset.files:
-        mapping = ", ".join(f"{role}={col or '(blank)'}" for role, col in f.columns.items())
-        console.print(f"columns of {f.path.name}: {mapping}", highlight=False, soft_wrap=True)
+    for line in columns_lines(pset.files):
+        console.print(line, highlight=False, soft_wrap=True)

@@ -198,11 +198,14 @@ class Probe(Generic[OptionsT, ResultT]):
             return dict(result)
         raise TypeError(f"probe {self.name}: result {type(result).__name__} has no to_dict()")
 
-    def evaluate(self, inputs: ProbeInputs, values: Mapping[str, Any], surface: Surface) -> ResultT | None:
-        """Options from ``values``, checked against ``inputs``, run: the typed result (a verb renders it)."""
-        options = self.options_from(values, surface)
+    def run_checked(self, inputs: ProbeInputs, options: OptionsT, surface: Surface) -> ResultT | None:
+        """``options`` (read on ``surface``) checked against ``inputs``, then run: the typed result."""
         self.check(options, inputs, surface)
         return self.run(inputs, options)
+
+    def evaluate(self, inputs: ProbeInputs, values: Mapping[str, Any], surface: Surface) -> ResultT | None:
+        """Options from ``values``, checked against ``inputs``, run: the typed result (a verb renders it)."""
+        return self.run_checked(inputs, self.options_from(values, surface), surface)
 
     def __call__(self, inputs: ProbeInputs, values: Mapping[str, Any], surface: Surface) -> dict[str, Any] | None:
         """:meth:`evaluate` as a dictionary (the spec runner's call)."""

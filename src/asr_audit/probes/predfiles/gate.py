@@ -36,6 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 
@@ -283,6 +284,14 @@ MARKDOWN = CliFlag(
     ("--markdown",),
     output=True,
 )
+
+
+def check_panel_given(values: Mapping[str, Any]) -> None:
+    """``asr-audit gate``'s ``--panel`` or ``--corrected-refs`` (``values``: its flags by field): one of them."""
+    if values["panel"] is None and values["corrected_refs"] is None:
+        raise ConfigError("gate needs --panel a,b,c,d (consensus mode) or --corrected-refs FILE (two-reference mode)")
+
+
 #: ``asr-audit gate --help``'s worked examples: (command line, what it does)
 EXAMPLES = (
     (
@@ -625,7 +634,7 @@ def _unshared(preds: PredictionSet, candidate: str, baseline: str) -> str | None
 
 
 def gate_inputs(
-    preds: str | None,
+    preds: str | Path | None,
     candidate: str,
     baseline: str,
     dataset: str | None = None,

@@ -38,6 +38,7 @@ __all__ = [
     "check_panel",
     "check_unique_panel",
     "check_verifications",
+    "check_write_corrected",
     "primary_language",
 ]
 
@@ -166,6 +167,21 @@ WRITE_CORRECTED = CliFlag(
     "Write the consensus-corrected references (a cleaned benchmark, manifest JSONL) with every change.",
     output=True,
 )
+
+
+def check_write_corrected(values: Mapping[str, Any]) -> None:
+    """``--write-corrected`` (the verb's own output, ``values``: its flags by field) with the options it
+    cannot go with."""
+    if values["write_corrected"] is not None and values["corrected_refs"] is not None:
+        raise ConfigError(
+            "--write-corrected writes the panel's corrections, but --corrected-refs gives them; fix: use --panel"
+        )
+    if values["write_corrected"] is not None and len(split_names(values["verify_with"], "--verify-with") or ()) > 1:
+        raise ConfigError(
+            "--write-corrected records one backend's vote on each correction; fix: name one --verify-with backend"
+        )
+
+
 #: ``asr-audit refdis --help``'s worked examples: (command line, what it does)
 EXAMPLES = (
     (
