@@ -45,11 +45,12 @@ def refdis(a: Args) -> None:
         verify_truth=truth_step,
         log=say,
     )
+    REFDIS.check(options, inputs, a.surface)
     # the columns and the result's dict are many acyclic objects: no collector passes over them (a
     # tenth of a warm run's CPU went to them), nor one over the whole heap when the collector
     # resumes: what is alive now stays alive until the process ends
     with gc_paused():
-        run = REFDIS.run_checked(inputs, options, a.surface)
+        run = REFDIS.run(inputs, options)
         if process_entry():  # never in a caller's longer-lived process
             gc.freeze()
     note = None if a["corrected_refs"] is not None else loo_note(panel, options.mining)
