@@ -32,17 +32,20 @@ def capture(a: Args) -> None:
     sites teacher-forced on the reference)."""
     sites = capturing.check_capture(a["sites"], a["pool"], a["dtype"])  # every option before the model loads
     check_output_dir(a["out"], "--out", force=True)
-    corp, backend = capturing.speaker_clips(a["corpus"], a["speaker"], a["limit"]), capturing.sites_backend(a["model"])
+    corp = capturing.speaker_clips(a["corpus"], a["speaker"], a["limit"])
+    backend = capturing.sites_backend(a["model"])
     options = {"pool": a["pool"], "dtype": a["dtype"], "batch_size": a["batch_size"]}
-    console.print(capturing.capture_corpus(backend, corp, sites, a["out"], **options).summary(), highlight=False)
+    cap = capturing.capture_corpus(backend, corp, sites, a["out"], **options)
+    console.print(cap.summary(), highlight=False)
 
 
 @verb(mech_app, "direction", directions.FLAGS, examples=directions.EXAMPLES)
 def direction(a: Args) -> None:
     """Diff-in-means direction between two captures, with a layer sweep of held-out AUC."""
     sets = capturing.load_capture(a["set_a"]), capturing.load_capture(a["set_b"])
+    sites = split_list(a["sites"], "--sites")
     rows, chosen, d = directions.sweep_direction(
-        a["name"], *sets, split_list(a["sites"], "--sites"), a["site"], k=a["k"], holdout=a["holdout"], seed=a["seed"]
+        a["name"], *sets, sites, a["site"], k=a["k"], holdout=a["holdout"], seed=a["seed"]
     )
     path = save_direction(d, a["directions"] or cache_dir() / "directions")
     for line in directions.sweep_lines(rows, chosen, a["name"], a["k"], path):
@@ -50,7 +53,7 @@ def direction(a: Args) -> None:
     write_json(a["json_out"], {"sweep": [r.to_dict() for r in rows], "site": chosen, "direction": d.to_dict()})
 
 
-@verb(mech_app, "steer", (CORPUS, SEED, STORE, JSON), options=steering.FLAGS.values(), examples=steering.EXAMPLES)
+@verb(mech_app, "steer", (CORPUS, SEED, STORE, JSON), probe=steering.MECH)
 def steer(a: Args) -> None:
     """Run under an intervention and its controls; accept-ref on planted sites, flips, WER (the mech
     probe of asr-audit run, on one PyTorch model with hook sites)."""
