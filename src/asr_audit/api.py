@@ -48,7 +48,7 @@ from asr_audit.probes.audio.lift import LiftResult
 from asr_audit.probes.audio.masked import MaskedResult
 from asr_audit.probes.audio.probes import audio_inputs, evaluate_on
 from asr_audit.probes.audio.refdis_probe import REFDIS
-from asr_audit.probes.battery.battery import BatteryResult
+from asr_audit.probes.battery.battery import BatteryOptions, BatteryResult
 from asr_audit.probes.battery.probe import BATTERY
 from asr_audit.probes.core.models import LocalPool
 from asr_audit.probes.core.probe import ModelPool, ProbeInputs, get_probe
@@ -299,12 +299,27 @@ def battery(
     values = {"models": list(models), "conditions": list(conditions), **options}
     probe_options = BATTERY.options_from(values, Surface.python("battery"))
     clips = corpus if isinstance(corpus, Corpus) else load_corpus(corpus)
-    pool = local_pool([*(probe_options.models or ()), *(probe_options.panel or ())])
+    return battery_run(clips.limit(limit), probe_options, Surface.python("battery"), store, seed, normalizer)
+
+
+def battery_run(
+    clips: Corpus,
+    options: BatteryOptions,
+    surface: Surface,
+    store: str | Path | None = None,
+    seed: int = 0,
+    normalizer: str = "whisper",
+    progress: Callable[[str], None] | None = None,
+) -> BatteryResult:
+    """The battery with parsed ``options`` (read on ``surface``) on ``clips``, its models and panel
+    loaded here, through the store at ``store``: the one path of :func:`battery` and ``asr-audit
+    battery`` (``progress`` is told each condition as it starts)."""
+    pool = local_pool([*(options.models or ()), *(options.panel or ())])
     handle = open_store(store)
     try:
-        inputs = audio_inputs(clips.limit(limit), pool, handle, seed=seed, normalizer=normalizer)
-        BATTERY.check(probe_options, inputs, Surface.python("battery"))
-        return BATTERY.run(inputs, probe_options)
+        inputs = audio_inputs(clips, pool, handle, seed=seed, normalizer=normalizer)
+        BATTERY.check(options, inputs, surface)
+        return BATTERY.run(inputs, options, progress=progress)
     finally:
         handle.close()
 
@@ -396,10 +411,27 @@ def _audio(
     surface = Surface.python(name)
     options = get_probe(name).options_from(values, surface)
     clips = corpus if isinstance(corpus, Corpus) else load_corpus(str(corpus)).limit(limit)
+    return audio_probe_run(name, clips, models, options, surface, store, seed)
+
+
+def audio_probe_run(
+    name: str,
+    clips: Corpus,
+    models: Sequence[str] | ModelPool,
+    options: Any,
+    surface: Surface,
+    store: str | Path | None = None,
+    seed: int = 0,
+    log: Callable[[str], None] | None = None,
+) -> Any:
+    """The audio probe ``name`` with parsed ``options`` (read on ``surface``) on ``clips`` with
+    ``models`` (specs, each loaded here, or a pool), through the store at ``store`` (the default
+    store when ``None``): the one path of :func:`masked`, :func:`lift`, :func:`continuation` and
+    their verbs (``log``: the probe's progress lines)."""
     pool = models if isinstance(models, ModelPool) else LocalPool.of([load_backend(s) for s in models])
     handle = open_store(None if store is None else str(store))
     try:
-        return evaluate_on(name, options, clips, pool, handle, surface, seed=seed)
+        return evaluate_on(name, options, clips, pool, handle, surface, seed=seed, log=log)
     finally:
         handle.close()
 

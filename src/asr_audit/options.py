@@ -22,6 +22,12 @@ the CLI's flags.
 '--majority 2.0 must be in (0, 1]; fix: use 0.8'
 >>> str(Surface.python("refdis").error("majority", 2.0, "must be in (0, 1]", "use 0.8"))
 'refdis(majority=2.0) must be in (0, 1]; fix: use 0.8'
+
+Options that cannot go together are one :class:`OptionConflict` (raised by :func:`refuse` in a
+record's ``__post_init__``), worded for the surface the same way:
+
+>>> str(Surface.toml("a.toml", "probes.refdis").conflict(("truth", "labels"), "{truth} and {labels} clash", "drop one"))
+'a.toml: [probes.refdis] truth and [probes.refdis] labels clash; fix: drop one'
 """
 
 from __future__ import annotations
@@ -42,6 +48,27 @@ class OptionError(ConfigError):
     def __init__(self, field: str, value: object, problem: str, fix: str, message: str | None = None) -> None:
         self.field, self.value, self.problem, self.fix = field, value, problem, fix
         super().__init__(message or f"{_flag(field)} {_cli_value(value)} {problem}; fix: {fix}")
+
+
+class OptionConflict(OptionError):
+    """Options that cannot go together: ``problem`` and ``fix`` name each of ``fields`` as
+    ``{field}``, filled in for the surface by :meth:`Surface.conflict`."""
+
+    def __init__(self, fields: tuple[str, ...], problem: str, fix: str, message: str | None = None) -> None:
+        self.fields = fields
+        super().__init__(
+            fields[0], None, problem, fix, message or _conflict_message(Surface.cli(), fields, problem, fix)
+        )
+
+
+def _conflict_message(surface: Surface, fields: tuple[str, ...], problem: str, fix: str) -> str:
+    def fill(text: str) -> str:
+        for f in fields:
+            text = text.replace("{" + f + "}", surface.name(f))
+        return text
+
+    where = f"{surface.path or '<spec>'}: " if surface.kind == TOML else ""
+    return f"{where}{fill(problem)}; fix: {fill(fix)}"
 
 
 def _flag(name: str) -> str:
@@ -105,14 +132,21 @@ class Surface:
         return f"[{self.tables.get(name, self.table)}] {name}"
 
     def error(self, name: str, value: object, problem: str, fix: str) -> OptionError:
-        """A one-line error about ``name`` = ``value``, worded for this surface."""
+        """A one-line error about ``name`` = ``value``, worded for this surface (``fix`` empty: the
+        problem, e.g. a quoted error, says its own fix)."""
+        rest = f"{problem}; fix: {fix}" if fix else problem
         if self.kind == CLI:
-            message = f"{self.name(name)} {_cli_value(value)} {problem}; fix: {fix}"
+            message = f"{self.name(name)} {_cli_value(value)} {rest}"
         elif self.kind == PYTHON:
-            message = f"{self.table}({name}={value!r}) {problem}; fix: {fix}"
+            message = f"{self.table}({name}={value!r}) {rest}"
         else:
-            message = f"{self.path or '<spec>'}: {self.name(name)} = {_toml_value(value)} {problem}; fix: {fix}"
+            message = f"{self.path or '<spec>'}: {self.name(name)} = {_toml_value(value)} {rest}"
         return OptionError(name, value, problem, fix, message)
+
+    def conflict(self, fields: tuple[str, ...], problem: str, fix: str) -> OptionConflict:
+        """A one-line error about ``fields`` that cannot go together (``{field}`` in ``problem`` and
+        ``fix``: the field as the user wrote it on this surface)."""
+        return OptionConflict(fields, problem, fix, _conflict_message(self, fields, problem, fix))
 
     def missing(self, name: str, fix: str) -> OptionError:
         """A one-line error: the required field ``name`` was not given."""
@@ -120,6 +154,8 @@ class Surface:
         return OptionError(name, None, "is missing", fix, f"{where}{self.name(name)} is missing; fix: {fix}")
 
     def reword(self, exc: OptionError) -> OptionError:
+        if isinstance(exc, OptionConflict):
+            return self.conflict(exc.fields, exc.problem, exc.fix)
         return self.error(exc.field, exc.value, exc.problem, exc.fix)
 
 
@@ -135,6 +171,13 @@ def check(ok: bool, name: str, value: object, problem: str, fix: str) -> None:
     """Raise :class:`OptionError` for ``name`` unless ``ok`` (the validators' one idiom)."""
     if not ok:
         raise OptionError(name, value, problem, fix)
+
+
+def refuse(bad: bool, fields: tuple[str, ...], problem: str, fix: str) -> None:
+    """Raise :class:`OptionConflict` when ``bad``: ``fields`` cannot go together (``problem`` and
+    ``fix`` name each as ``{field}``; :func:`build` words them for the surface)."""
+    if bad:
+        raise OptionConflict(fields, problem, fix)
 
 
 class Reader:

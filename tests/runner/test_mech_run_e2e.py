@@ -141,8 +141,8 @@ def test_run_steers_on_a_real_model_and_a_rerun_is_served_from_the_store(tmp_pat
     # bad [probes.mech] values: one line on stderr naming the field and the fix, exit 2
     text = spec.read_text()  # [probes.mech] is its last table: a line appended lands there
     bad = [
-        (text.replace('direction = "voice"', 'direction = "nope"'), "[probes.mech] direction = 'nope'", "saved: voice"),
-        (text + 'site = "decoder.layers.9.out"\n', "[probes.mech] site = 'decoder.layers.9.out'", "not a hook site"),
+        (text.replace('direction = "voice"', 'direction = "nope"'), '[probes.mech] direction = "nope"', "saved: voice"),
+        (text + 'site = "decoder.layers.9.out"\n', '[probes.mech] site = "decoder.layers.9.out"', "not a hook site"),
         (text + 'site = "decoder.layer3"\n', "[probes.mech] site", "not a hook-site name"),
         (text + 'alpha = "big"\n', "[probes.mech] alpha", "expected a number"),
         (text + "alpha = nan\n", "[probes.mech] alpha = nan", "not a finite number"),

@@ -229,3 +229,53 @@ def test_leave_one_out_quorum_passes_where_it_holds_or_does_not_apply(
     tmp_path: Path, probes: str, override: str
 ) -> None:
     load(tmp_path, probes, override)
+
+
+@pytest.mark.parametrize(
+    ("table", "expected"),
+    [
+        (
+            'verify_with = ["hf:v"]\ncorrected_refs = "fixed.jsonl"',
+            "[probes.refdis] verify_with verifies the panel's edits, but [probes.refdis] corrected_refs gives "
+            "them; fix: mine with a panel (drop [probes.refdis] corrected_refs)",
+        ),
+        (
+            'verify_with = ["hf:v"]\nlabels = "labels.sqlite"',
+            "[probes.refdis] labels and [probes.refdis] verify_with are two verifications of the same edits; "
+            "fix: name one of them",
+        ),
+        (
+            "verify_margin = 0.5",
+            "[probes.refdis] verify_margin is the audio verifiers' margin, and [probes.refdis] verify_with names "
+            "none; fix: add [probes.refdis] verify_with or drop [probes.refdis] verify_margin",
+        ),
+    ],
+)
+def test_refdis_option_combinations_the_verb_refuses_are_refused_by_the_spec(
+    tmp_path: Path, table: str, expected: str
+) -> None:
+    """The combinations ``asr-audit refdis`` refuses are refused when a spec loads, by the same rule
+    (``RefdisOptions``), in the spec's words: file, table and key."""
+    with pytest.raises(ConfigError) as info:
+        load(tmp_path, f"[probes.refdis]\nloo = false\n{table}")
+    assert str(info.value) == f"{tmp_path / 'audit.toml'}: {expected}"
+
+
+def test_refdis_option_combinations_are_refused_on_the_command_line_in_its_words(run_cli, vox_dir: Path) -> None:
+    """The same rules as the spec's, naming the flags."""
+    for more, expected in (
+        (["--verify-with", "hf:v", "--corrected-refs", "f.jsonl"], "--verify-with verifies the panel's edits, but "),
+        (["--verify-with", "hf:v", "--labels", "l.sqlite"], "--labels and --verify-with are two verifications"),
+        (["--verify-margin", "0.5"], "--verify-margin is the audio verifiers' margin, and --verify-with names none"),
+    ):
+        code, _, err = run_cli("refdis", "--preds", vox_dir, "--panel", "a,b,c", *more)
+        assert code == 2 and f"error: {expected}" in err, err
+
+
+def test_gate_refuses_two_verifications_in_a_spec(tmp_path: Path) -> None:
+    (tmp_path / "calib").mkdir()
+    with pytest.raises(ConfigError, match=r"\[probes\.gate\] truth and \[probes\.gate\] labels are two verifications"):
+        load(
+            tmp_path,
+            '[probes.gate]\ncandidate = "a"\nbaseline = "b"\nloo = false\ntruth = "calib"\nlabels = "l.sqlite"',
+        )

@@ -167,6 +167,16 @@ class BuildResult:
     failures: tuple[tuple[str, str], ...]  # (clip id, reason) for clips that could not be synthesized
     rates: dict
 
+    def summary(self, n_voices: int) -> list[str]:
+        """What ``asr-audit calib build`` prints: the clips written, and the planted errors' realized rates."""
+        r = self.rates
+        return [
+            f"wrote {self.n_clips} clips ({self.n_sentences} sentences x {n_voices} voices) to {self.out_dir}",
+            f"planted errors on {r['sentences_with_error']}/{r['sentences']} sentences "
+            f"({r['error_rate']:.1%}), {r['error_words']}/{r['reference_words']} reference words "
+            f"({r['word_error_rate']:.2%}); items by kind: {r['items_by_kind']}",
+        ]
+
 
 def write_text_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file, so a reader never sees half of it."""

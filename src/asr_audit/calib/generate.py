@@ -23,6 +23,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -31,6 +32,7 @@ from asr_audit.calib.languages import vocabulary
 from asr_audit.errors import ConfigError
 from asr_audit.options import REQUIRED, CliFlag, split_names
 from asr_audit.probes.core.flags import SEED
+from asr_audit.text.languages import primary_language
 
 SPURIOUS = "spurious_insertion_in_reference"
 OMITTED = "omitted_in_reference"
@@ -145,6 +147,17 @@ FLAGS = (
     CliFlag("split_by", str, "sentence", "sentence | template (hold out whole templates)."),
     CliFlag("convention_rate", float, 1.0, "Share of convention sites the record rewrites."),
 )
+#: ``asr-audit calib build --help``'s worked example: (command line, what it does)
+EXAMPLES = (("asr-audit calib build -o calib/ --n-sentences 100", "100 sentences, planted errors, every voice"),)
+
+
+def config_from(values: Mapping[str, Any]) -> CalibConfig:
+    """The :class:`CalibConfig` of ``asr-audit calib build``'s flag values (by field; the output
+    folder, the voices and the seed are not the config's, and the language is kept as its primary subtag)."""
+    given = {f.field: f.value(values[f.field]) for f in FLAGS if f.field not in ("out", "voices", "seed", "language")}
+    return CalibConfig(
+        **{k: v for k, v in given.items() if v is not None}, language=primary_language(values["language"])
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,6 +38,18 @@ FLAGS = flag_table(
     REFDIS_FLAGS["preset"],
     REFDIS_FLAGS["min_confidence"],
 )
+#: ``asr-audit calib score --help``'s worked examples: (command line, what it does)
+EXAMPLES = (
+    (
+        "asr-audit calib score --corpus calib/ --preds preds/ --panel m1,m2,m3",
+        "the miner's precision and recall against the planted truth, and its precision-recall curve",
+    ),
+    (
+        "asr-audit calib score --corpus calib/ --preds preds/ --panel m1,m2,m3 --preset paper --min-confidence 0.4 "
+        "--json score.json",
+        "the calibrated operating point (docs/calibration.md)",
+    ),
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -115,6 +127,8 @@ MINER_CALIBRATION: FunctionProbe[MinerCalibrationOptions, CalibScore] = probe(
     MinerCalibrationOptions.from_mapping,
     _run,
     _check,
+    flags=FLAGS,
+    examples=EXAMPLES,
 )
 
 __all__ = ["MINER_CALIBRATION", "PARAMS", "MinerCalibrationOptions"]

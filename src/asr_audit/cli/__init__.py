@@ -229,14 +229,12 @@ EXIT_USAGE, EXIT_INTERRUPTED = 2, 130
 # one module per verb group; importing it registers its commands on `app`
 VERB_MODULES = [
     "asr_audit.cli.predictions",
-    "asr_audit.cli.ortho",
     "asr_audit.cli.normalize",
     "asr_audit.cli.inference",
     "asr_audit.cli.align",
     "asr_audit.cli.run",
     "asr_audit.cli.calib",
     "asr_audit.cli.audio_probes",
-    "asr_audit.cli.battery",
     "asr_audit.cli.organism",
     "asr_audit.cli.mech",
     "asr_audit.cli.demo",

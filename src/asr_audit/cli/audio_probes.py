@@ -1,104 +1,82 @@
-"""Audio probes: ``masked`` (masked-entity recovery), ``lift`` (teacher-forced audio lift) and
-``continue`` (forced continuation with end-of-text banned); flags: the probes' ``FLAGS``."""
+"""Audio probes: ``masked`` (masked-entity recovery), ``lift`` (teacher-forced audio lift),
+``continue`` (forced continuation with end-of-text banned) and ``battery`` (the trigger battery over
+a corpus: one accept-ref measure, a grid of conditions); flags: the probes' ``FLAGS``."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from asr_audit.cli import app, console, err_console, examples
-from asr_audit.cli.common import load_backends, load_clips, model_specs, print_failures, store_session, write_json
+from rich.progress import Progress
+
+from asr_audit.api import audio_probe_run, battery_run
+from asr_audit.cli import app, console, err_console
+from asr_audit.cli.common import load_clips, model_specs, print_failures, write_json
 from asr_audit.cli.probe_verbs import Args, say, verb
-from asr_audit.errors import ConfigError
-from asr_audit.probes.audio import continuation, lift, masked
-from asr_audit.probes.audio.probes import CONTINUATION, LIFT, MASKED, evaluate_on
-from asr_audit.probes.core.flags import CORPUS, JSON, LIMIT, MODEL, SEED, STORE
-from asr_audit.probes.core.models import LocalPool
-from asr_audit.report.tables import continuation_table, lift_table, masked_table
+from asr_audit.probes.audio import masked
+from asr_audit.probes.audio.probes import CONTINUATION, LIFT, MASKED
+from asr_audit.probes.battery.probe import BATTERY
+from asr_audit.probes.core.flags import CORPUS, JSON, LIMIT, MODEL, NORMALIZER, SEED, STORE
+from asr_audit.report.tables import battery_screen, continuation_table, lift_table, masked_table
 
 CORPUS_FLAGS = (MODEL, CORPUS, LIMIT, STORE, JSON)
 
 
-def _run(a: Args, probe: Any, seed: int = 0) -> tuple[Any, Any]:
-    """The audio probe on the verb's corpus with its ``--model`` backends (a local pool named by their
-    specs), through the store: the typed result and the corpus."""
+def _run(a: Args, probe: Any, table: Any, seed: int = 0) -> Any:
+    """The audio probe on the verb's corpus with its ``--model`` backends, through the store (the
+    API's path), then its table, failures and JSON (with the corpus's source): the typed result."""
     specs, corp = model_specs(a["model"]), load_clips(a["corpus"], a["limit"])
-    with store_session(a["store"]) as st:
-        pool = LocalPool.of(load_backends(specs))
-        return evaluate_on(probe.name, a.options, corp, pool, st, a.surface, seed=seed, log=say), corp
-
-
-def _render(a: Args, data: dict[str, Any], corp: Any, table: Any) -> None:
-    """The verb's table, failures and JSON (the probe's result, with the corpus's source)."""
+    result = audio_probe_run(probe.name, corp, specs, a.options, a.surface, a["store"], seed, say)
+    data = probe.to_dict(result)
     console.print(table(data, corp.name))
     print_failures(data["failures"])
     write_json(a["json_out"], {**data, "corpus": corp.source})
+    return result
 
 
-def _one_recipe_file(values: Mapping[str, Any]) -> None:
-    if values["recipes_in"] is not None and values["recipes_out"] is not None:
-        raise ConfigError("--recipes-in and --recipes-out exclude each other; fix: pass one of them")
-
-
-@verb(
-    app,
-    "masked",
-    (*CORPUS_FLAGS, SEED, masked.RECIPES_OUT),
-    probe=MASKED,
-    options=masked.FLAGS.values(),
-    check=_one_recipe_file,
-    epilog=examples(
-        ("asr-audit masked -m whisper-tiny.en -c dev.jsonl --kind number", "silence each number; who still writes it?")
-    ),
-)
+@verb(app, "masked", (*CORPUS_FLAGS, SEED, masked.RECIPES_OUT), probe=MASKED, check=masked.one_recipe_file)
 def masked_cmd(a: Args) -> None:
     """Masked-entity recovery: silence a number's audio, keep it in the reference, count who still writes it.
 
     accept-ref = recovered / eligible items (eligible: the model gets the target and the clip
     right without the mask), with a Wilson 95% interval.
     """
-    result, corp = _run(a, MASKED, a["seed"])
+    result = _run(a, MASKED, masked_table, a["seed"])
     if a["recipes_out"] is not None:
         masked.write_recipes(a["recipes_out"], result.recipes)
         err_console.print(f"wrote {len(result.recipes)} recipe(s) to {a['recipes_out']}", highlight=False)
-    _render(a, MASKED.to_dict(result), corp, masked_table)
 
 
-@verb(
-    app,
-    "lift",
-    (*CORPUS_FLAGS, SEED),
-    probe=LIFT,
-    options=lift.FLAGS.values(),
-    epilog=examples(
-        (
-            "asr-audit lift -m whisper-tiny.en-pt -c dev.jsonl --spans masked",
-            "audio lift of the hidden numbers, nats per character",
-        )
-    ),
-)
+@verb(app, "lift", (*CORPUS_FLAGS, SEED), probe=LIFT)
 def lift_cmd(a: Args) -> None:
     """Teacher-forced audio lift: (log p(r|x) - log p(r|silence)) / chars, per span, in nats per character
     (models with the score capability)."""
-    result, corp = _run(a, LIFT, a["seed"])
-    _render(a, LIFT.to_dict(result), corp, lambda data, name: lift_table(data, name, a["spans"]))
+    _run(a, LIFT, lambda data, name: lift_table(data, name, a["spans"]), a["seed"])
 
 
-@verb(
-    app,
-    "continue",
-    CORPUS_FLAGS,
-    probe=CONTINUATION,
-    options=continuation.FLAGS.values(),
-    epilog=examples(
-        (
-            "asr-audit continue -m whisper-tiny.en-pt -c dev.jsonl --hide-words 3",
-            "cut the last 3 words; count those that leak",
-        )
-    ),
-)
+@verb(app, "continue", CORPUS_FLAGS, probe=CONTINUATION)
 def continue_(a: Args) -> None:
     """Forced continuation: cut each clip before its last words, ban end-of-text, count hidden words that leak
     (PyTorch Whisper models: hf:..., whisper-tiny.en-pt)."""
-    result, corp = _run(a, CONTINUATION)
-    _render(a, CONTINUATION.to_dict(result), corp, continuation_table)
+    _run(a, CONTINUATION, continuation_table)
+
+
+@verb(app, "battery", (CORPUS, STORE, LIMIT, SEED, NORMALIZER, JSON), probe=BATTERY)
+def battery_cmd(a: Args) -> None:
+    """Accept-ref of each model under each audio condition, paired against the original audio."""
+    options, clips = a.options, load_clips(a["corpus"], a["limit"])
+    with Progress(console=console, transient=True) as bar:
+        task = bar.add_task("conditions", total=len(options.conditions))
+        done: list[str] = []
+
+        def step(name: str) -> None:
+            if done:
+                bar.advance(task)
+            done.append(name)
+            bar.update(task, description=f"condition {name}")
+
+        result = battery_run(clips, options, a.surface, a["store"], a["seed"], a["normalizer"], step)
+        bar.advance(task)
+    out = BATTERY.to_dict(result)
+    for shown in battery_screen(out):
+        console.print(shown)
+    write_json(a["json_out"], out, console)

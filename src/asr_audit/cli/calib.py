@@ -12,7 +12,7 @@ from rich.text import Text
 from asr_audit.api import calib_score_from
 from asr_audit.calib import generate
 from asr_audit.calib.build import build_calibration, default_voices
-from asr_audit.calib.probe import FLAGS
+from asr_audit.calib.probe import MINER_CALIBRATION
 from asr_audit.cli import app, console, examples, split_list
 from asr_audit.cli.probe_verbs import Args, verb
 from asr_audit.corpus.predfiles import load_predictions
@@ -20,74 +20,37 @@ from asr_audit.options import REQUIRED
 from asr_audit.outputs import check_output_dir
 from asr_audit.probes.core.flags import DATASET, JSON, PANEL, PREDS
 from asr_audit.report.tables import calib_curve_table, calib_score_table, to_json
-from asr_audit.text.languages import primary_language
 
 calib_app = typer.Typer(
     help="Calibration benchmark with planted ground truth: build it, score the miner on it.",
-    epilog=examples(
-        ("asr-audit calib build -o calib/", "the seeded benchmark with planted reference errors"),
-        ("asr-audit calib score --corpus calib/ --preds preds/ --panel m1,m2,m3", "the miner's precision and recall"),
-    ),
+    epilog=examples(*generate.EXAMPLES, MINER_CALIBRATION.examples[0]),
     no_args_is_help=True,
 )
 app.add_typer(calib_app, name="calib")
 
 
-@verb(
-    calib_app,
-    "build",
-    generate.FLAGS,
-    epilog=examples(
-        ("asr-audit calib build -o calib/ --n-sentences 100", "100 sentences, planted errors, every voice")
-    ),
-)
+@verb(calib_app, "build", generate.FLAGS, examples=generate.EXAMPLES)
 def build(a: Args) -> None:
     """Generate sentences, plant labelled reference errors, synthesize every voice, write manifests + truth.
 
     The same --seed gives byte-identical manifests and truth."""
     check_output_dir(a["out"], "--out", force=True)  # a file or a path under a file fails before any synthesis
-    given = {f.field: f.value(a[f.field]) for f in generate.FLAGS if f.field not in ("out", "voices", "seed")}
-    config = generate.CalibConfig(
-        **{k: v for k, v in given.items() if v is not None and k != "language"},
-        language=primary_language(a["language"]),
-    )
+    config = generate.config_from(a.values)
     names = split_list(a["voices"], "--voices") or default_voices(config.language)
     with Progress(console=console, transient=True) as bar:
         task = bar.add_task("synthesizing", total=None)
-        result = build_calibration(
-            a["out"],
-            config,
-            names,
-            a["seed"],
-            progress=lambda done, total: bar.update(task, completed=done, total=total),
-        )
-    r = result.rates
-    console.print(f"wrote {result.n_clips} clips ({result.n_sentences} sentences x {len(names)} voices) to {a['out']}")
-    console.print(
-        f"planted errors on {r['sentences_with_error']}/{r['sentences']} sentences "
-        f"({r['error_rate']:.1%}), {r['error_words']}/{r['reference_words']} reference words "
-        f"({r['word_error_rate']:.2%}); items by kind: {r['items_by_kind']}"
-    )
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        result = build_calibration(a["out"], config, names, a["seed"], progress=progress)
+    for line in result.summary(len(names)):
+        console.print(line)
     for clip_id, reason in result.failures:
         console.print(Text.assemble(("skipped", "yellow"), f" {clip_id}: {reason}"), highlight=False)
 
 
-@verb(
-    calib_app,
-    "score",
-    (PREDS, replace(PANEL, default=REQUIRED), DATASET, JSON),
-    options=FLAGS.values(),
-    epilog=examples(
-        (
-            "asr-audit calib score --corpus calib/ --preds preds/ --panel m1,m2,m3",
-            "the miner's precision and recall against the planted truth, and its precision-recall curve",
-        ),
-        (
-            "asr-audit calib score --corpus calib/ --preds preds/ --panel m1,m2,m3 --preset paper --min-confidence 0.4 --json score.json",
-            "the calibrated operating point (docs/calibration.md)",
-        ),
-    ),
-)
+@verb(calib_app, "score", (PREDS, replace(PANEL, default=REQUIRED), DATASET, JSON), probe=MINER_CALIBRATION)
 def score(a: Args) -> None:
     """Mine the calibration set's predictions with the panel; report the miner's precision and recall,
     and its precision-recall curve over the edits' confidence (the miner_calibration probe of asr-audit run).

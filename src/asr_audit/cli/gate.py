@@ -1,44 +1,30 @@
-"""``asr-audit gate``: a regression gate for CI (exit 0 pass, 1 regression, 2 error or undecided);
-flags: ``probes.predfiles.gate.FLAGS``."""
+"""Verbs over prediction files besides refdis and coverage (whose module, ``predictions.py``, stays
+small for a warm refdis run): ``gate``, a regression gate for CI (exit 0 pass, 1 regression, 2 error
+or undecided; flags: ``probes.predfiles.gate.FLAGS``), and ``switch-rate``, the orthographic switch rate.
+
+``switch-rate`` parses (flags: ``probes.predfiles.ortho.FLAGS``), runs the switch-rate probe
+(:data:`~asr_audit.probes.predfiles.ortho.SWITCH_RATE`, the same object ``[probes.switch_rate]`` and
+the API run) once, and writes through the renderers of :mod:`asr_audit.report.switch_rate` (the same
+table, CSV and JSON as the report).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import replace
-from pathlib import Path
-from typing import Any
 
 import typer
 
 from asr_audit.cli import app, console, split_list
 from asr_audit.cli.common import truth_step
 from asr_audit.cli.probe_verbs import Args, verb
-from asr_audit.cli.reading import reference_normalizer, say_repairs
-from asr_audit.errors import ConfigError
-from asr_audit.options import CliFlag
-from asr_audit.probes.core.flags import DATASET, JSON, NORMALIZER, PANEL, PREDS, SEED
+from asr_audit.cli.reading import load_set, reference_normalizer, say_repairs
+from asr_audit.probes.core.flags import CSV, DATASET, JSON, NORMALIZER, PANEL, PREDS, SEED
 from asr_audit.probes.core.probe import ProbeInputs
-from asr_audit.probes.predfiles.gate import FLAGS, GATE, gate_inputs
+from asr_audit.probes.predfiles.gate import GATE, MARKDOWN, check_panel_given, gate_inputs
+from asr_audit.probes.predfiles.ortho import SHOW_EMPTY, SWITCH_RATE
 from asr_audit.report.gate import gate_markdown, gate_table
+from asr_audit.report.switch_rate import switch_rate_csv, switch_rate_json, switch_rate_table
 from asr_audit.report.tables import to_json
-
-MARKDOWN = CliFlag(
-    "markdown_out",
-    Path,
-    None,
-    "Write the Markdown summary (a pull-request comment) here.",
-    ("--markdown",),
-    output=True,
-)
-
-
-def _refuse(v: Mapping[str, Any]) -> None:
-    if v["panel"] is None and v["corrected_refs"] is None:
-        raise ConfigError("gate needs --panel a,b,c,d (consensus mode) or --corrected-refs FILE (two-reference mode)")
-    if v["truth"] is not None and v["labels"] is not None:
-        raise ConfigError("--truth and --labels each verify the edits; fix: pass one of them")
-    if v["candidate"] == v["baseline"]:
-        raise ConfigError(f"--candidate and --baseline are the same model {v['candidate']!r}; fix: name two models")
 
 
 @verb(
@@ -46,15 +32,9 @@ def _refuse(v: Mapping[str, Any]) -> None:
     "gate",
     (replace(PREDS, default=None), PANEL, NORMALIZER, DATASET, SEED, JSON, MARKDOWN),
     probe=GATE,
-    options=FLAGS.values(),
     read=True,
-    check=_refuse,
+    check=check_panel_given,
     inputs=("candidate", "baseline"),
-    epilog="Examples:\n\n"
-    "  asr-audit gate --preds preds/ --candidate my-model-v2 --baseline my-model-v1 "
-    "--panel whisper-small.en,whisper-base.en,distil-small.en,wav2vec2-base-960h --markdown gate.md\n\n"
-    "  asr-audit gate --preds panel/ --candidate new.jsonl --baseline main.jsonl "
-    "--panel a,b,c,d --min-effect wer=0.25,accept_ref=2 --level 0.05",
 )
 def gate(a: Args) -> None:
     """Is the candidate worse than the baseline beyond noise? accept-ref, WER inflation, WER.
@@ -68,22 +48,21 @@ def gate(a: Args) -> None:
     """
     options, read = a.options, a["read"]
     normalize = reference_normalizer(read, options.refdis.normalizer_for(a["normalizer"]), a["preset"])
-    preds = None if a["preds"] is None else str(a["preds"])
     # candidate and baseline: models of --preds, or files added to its set
-    pset, cand, base = gate_inputs(preds, a["candidate"], a["baseline"], a["dataset"], read=read, normalize=normalize)
+    pset, cand, base = gate_inputs(
+        a["preds"], a["candidate"], a["baseline"], a["dataset"], read=read, normalize=normalize
+    )
     say_repairs(pset)
     options = replace(options, candidate=cand, baseline=base)
-    panel = tuple(split_list(a["panel"], "--panel") or ())
     inputs = ProbeInputs(
         corpus=pset.source,
         predictions=pset,
-        panel=panel,
+        panel=tuple(split_list(a["panel"], "--panel") or ()),
         seed=a["seed"],
         normalizer=a["normalizer"],
         verify_truth=truth_step,
     )
-    GATE.check(options, inputs, a.surface)
-    result = GATE.run(inputs, options)
+    result = GATE.run_checked(inputs, options, a.surface)
     assert result is not None  # the gate applies to every prediction set
     data = result.to_dict()
     summary = gate_markdown(data)
@@ -92,3 +71,15 @@ def gate(a: Args) -> None:
     a.write("json_out", to_json(data))
     a.write("markdown_out", summary)
     raise typer.Exit(result.exit_code)
+
+
+@verb(app, "switch-rate", (PREDS, DATASET, SHOW_EMPTY, JSON, CSV), probe=SWITCH_RATE, read=True)
+def switch_rate_cmd(a: Args) -> None:
+    """Orthographic switch rate: does a model write the reference's spelling of a sound-alike (Mr / Mister)?"""
+    inputs = ProbeInputs(corpus=str(a["preds"]), predictions=load_set(a["preds"], a["dataset"], a["read"]))
+    result = SWITCH_RATE.run_checked(inputs, a.options, a.surface)
+    assert result is not None  # the probe applies to every prediction set
+    data = SWITCH_RATE.to_dict(result)
+    console.print(switch_rate_table(data, a["show_empty"]))
+    a.write("json_out", switch_rate_json(data))
+    a.write("csv_out", switch_rate_csv(data))

@@ -1,77 +1,24 @@
-"""Verbs over prediction files: ``refdis`` and ``coverage`` (flags: ``refdis_options.FLAGS``)."""
+"""Verbs over prediction files: ``refdis`` and ``coverage`` (flags: ``refdis_options.FLAGS``, the probe's)."""
 
 from __future__ import annotations
 
 import gc
-from collections.abc import Mapping
 from functools import partial
-from pathlib import Path
-from typing import Any
 
-from asr_audit.cli import app, console, err_console, examples, process_entry
+from asr_audit.cli import app, console, process_entry
 from asr_audit.cli.common import truth_step
 from asr_audit.cli.probe_verbs import Args, say, verb
 from asr_audit.cli.reading import load_set
 from asr_audit.corpus.predfiles import gc_paused
-from asr_audit.errors import ConfigError
-from asr_audit.options import CliFlag, split_names
+from asr_audit.options import split_names
 from asr_audit.probes.audio.refdis_probe import REFDIS
 from asr_audit.probes.core.flags import CSV, DATASET, JSON, NORMALIZER, PANEL, PREDS, SEED
 from asr_audit.probes.core.probe import PredictionFiles, ProbeInputs
 from asr_audit.probes.predfiles.corrected import corrected_jsonl
-from asr_audit.probes.predfiles.refdis import loo_quorum, loo_unscored
-from asr_audit.probes.predfiles.refdis_options import FLAGS
-from asr_audit.report.tables import coverage_table, refdis_csv, refdis_table, to_json, write_text
+from asr_audit.probes.predfiles.refdis import loo_note
+from asr_audit.probes.predfiles.refdis_options import WRITE_CORRECTED, check_write_corrected
+from asr_audit.report.tables import columns_lines, coverage_table, refdis_csv, refdis_table, to_json, write_text
 from asr_audit.report.verified import verification_lines, verified_table
-
-WRITE_CORRECTED = CliFlag(
-    "write_corrected",
-    Path,
-    None,
-    "Write the consensus-corrected references (a cleaned benchmark, manifest JSONL) with every change.",
-    output=True,
-)
-
-
-def _refuse(v: Mapping[str, Any]) -> None:
-    """The refdis flags that cannot go together, each refused in one line naming the flags."""
-    if v["panel"] is None and v["corrected_refs"] is None:
-        raise ConfigError("refdis needs --panel a,b,c (consensus mode) or --corrected-refs FILE (two-reference mode)")
-    verify, given = v["verify_with"] is not None, {k for k, x in v.items() if x is not None}
-    for bad, message in (
-        (
-            verify and "corrected_refs" in given,
-            "--verify-with verifies the panel's edits, but --corrected-refs gives them; fix: use --panel",
-        ),
-        (
-            verify and "labels" in given,
-            "--labels and --verify-with are two verifications of the same edits; fix: name one of them",
-        ),
-        (
-            verify and "audio_root" not in given,
-            "--verify-with scores each edit on the clip's audio; fix: add --audio-root DIR (where the audio files are)",
-        ),
-        (
-            "write_corrected" in given and len(split_names(v["verify_with"], "--verify-with") or ()) > 1,
-            "--write-corrected records one backend's vote on each correction; fix: name one --verify-with backend",
-        ),
-        (
-            verify and "truth" in given,
-            "--truth and --verify-with are two verifications of the same edits; fix: name one of them",
-        ),
-        (
-            "verify_margin" in given and not verify,
-            "--verify-margin is the audio verifiers' margin; fix: add --verify-with SPEC --audio-root DIR",
-        ),
-        (
-            {"write_corrected", "corrected_refs"} <= given,
-            "--write-corrected writes the panel's corrections, but --corrected-refs gives them; fix: use --panel",
-        ),
-        ({"truth", "labels"} <= given, "--truth and --labels each verify the edits; fix: pass one of them"),
-        (v["normalize_workers"] < 0, f"--normalize-workers {v['normalize_workers']} must be >= 0 (0 = one per core)"),
-    ):
-        if bad:
-            raise ConfigError(message)
 
 
 @verb(
@@ -79,23 +26,8 @@ def _refuse(v: Mapping[str, Any]) -> None:
     "refdis",
     (PREDS, PANEL, DATASET, SEED, NORMALIZER, JSON, CSV, WRITE_CORRECTED),
     probe=REFDIS,
-    options=FLAGS.values(),
     read=True,
-    check=_refuse,
-    epilog=examples(
-        (
-            "asr-audit refdis --preds preds/ --panel m1,m2,m3,m4 --json refdis.json",
-            "accept-ref per model, panel members scored leave-one-out",
-        ),
-        (
-            "asr-audit refdis --preds preds/ --panel m1,m2,m3 --preset anchor --no-loo",
-            "the paper's public-code semantics",
-        ),
-        (
-            "asr-audit refdis --preds exports/ --panel a,b,c --models d --id-from stem --references normalized",
-            "raw CSV exports: ids from paths, references equal once normalized",
-        ),
-    ),
+    check=check_write_corrected,
 )
 def refdis(a: Args) -> None:
     """Mine reference errors with a consensus panel and score how often each model reproduces them."""
@@ -121,18 +53,9 @@ def refdis(a: Args) -> None:
         run = REFDIS.run(inputs, options)
         if process_entry():  # never in a caller's longer-lived process
             gc.freeze()
-    if (
-        a["corrected_refs"] is None
-        and loo_unscored(panel, options.mining) is not None
-        and len(panel) >= options.mining.min_panel
-    ):
-        err_console.print(
-            f"note: leave-one-out needs {loo_quorum(options.mining) + 1} panel models to score a panel member; the "
-            f"panel ({', '.join(panel)}) gets — and the models outside it are scored by the whole panel "
-            "(add a panel model to score the members, or --no-loo for the public code's rule)",
-            highlight=False,
-            soft_wrap=True,
-        )
+    note = None if a["corrected_refs"] is not None else loo_note(panel, options.mining)
+    if note is not None:
+        say(note)
     console.print(refdis_table(run.data))
     if options.labels is not None:
         for line in verification_lines(run.data):
@@ -151,15 +74,14 @@ def refdis(a: Args) -> None:
     "coverage",
     (PREDS, DATASET),
     read=True,
-    epilog=examples(
+    examples=[
         ("asr-audit coverage --preds preds/", "clips, missing and empty hypotheses per model file"),
         ("asr-audit coverage --preds exports/ --id-from stem", "the same for files that name clips by path"),
-    ),
+    ],
 )
 def coverage(a: Args) -> None:
     """Clips per model, missing and empty hypotheses, and the columns read; fails on reference conflicts."""
     pset = load_set(a["preds"], a["dataset"], a["read"])
     console.print(coverage_table(pset.source, len(pset.references), len(pset.models), pset.coverage()))
-    for f in pset.files:
-        mapping = ", ".join(f"{role}={col or '(blank)'}" for role, col in f.columns.items())
-        console.print(f"columns of {f.path.name}: {mapping}", highlight=False, soft_wrap=True)
+    for line in columns_lines(pset.files):
+        console.print(line, highlight=False, soft_wrap=True)

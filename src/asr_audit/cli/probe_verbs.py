@@ -9,7 +9,7 @@ A probe verb is then: its flags -> ``probe.options_from(values, Surface.cli())``
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from typing import Any
 import typer
 
 from asr_audit.cli import console, err_console
+from asr_audit.cli import examples as worked
 from asr_audit.cli.reading import reading_options
 from asr_audit.options import REQUIRED, CliFlag, Surface, renamed
 from asr_audit.outputs import check_output_file
@@ -53,20 +54,26 @@ def verb(
     name: str,
     flags: Iterable[CliFlag],
     *,
-    epilog: str,
     probe: Any = None,
-    options: Iterable[CliFlag] = (),
+    options: Iterable[CliFlag] | None = None,
+    examples: str | Sequence[tuple[str, str]] | None = None,
     read: bool = False,
     check: Callable[[Mapping[str, Any]], None] | None = None,
     inputs: tuple[str, ...] = (),
 ) -> Callable[[Callable[[Args], Any]], Callable[..., Any]]:
-    """Register the body decorated as the verb ``name`` of ``group``, with ``flags`` and the probe's
-    ``options`` flags (``read``: the reading flags too). Before the body runs: ``check(values)``,
-    then the probe's options from the ``options`` flags, then every output flag checked (not a
-    folder, not one of the verb's input paths nor the ``inputs`` flags' values). The body's
-    docstring is the verb's help."""
+    """Register the body decorated as the verb ``name`` of ``group``, with ``flags`` and the
+    ``options`` flags (default: the probe's :attr:`~asr_audit.probes.core.probe.Probe.flags`;
+    ``read``: the reading flags too), its ``--help`` ending in ``examples`` (default: the probe's;
+    ``(command line, what it does)`` pairs, or the epilog's text). Before the body runs:
+    ``check(values)``, then the probe's options from the ``options`` flags, then every output flag
+    checked (not a folder, not one of the verb's input paths nor the ``inputs`` flags' values). The
+    body's docstring is the verb's help."""
+    if options is None:
+        options = () if probe is None else probe.flags.values()
     option_flags = list(options)
     every = sorted([*flags, *option_flags], key=lambda f: f.default is not REQUIRED)  # --help: required first
+    shown = examples if examples is not None else probe.examples
+    epilog = shown if isinstance(shown, str) else worked(*shown)
 
     def decorate(body: Callable[[Args], Any]) -> Callable[..., Any]:
         def command(**values: Any) -> Any:

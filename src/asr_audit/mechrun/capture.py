@@ -31,10 +31,12 @@ import numpy as np
 
 from asr_audit.audio.io import audio_hash, load_audio
 from asr_audit.corpus.clips import Corpus
+from asr_audit.corpus.spec import load_corpus
 from asr_audit.errors import ConfigError, InputFileError, require
 from asr_audit.mech.interventions import recording
 from asr_audit.mech.sites import parse_site
-from asr_audit.options import REQUIRED, CliFlag
+from asr_audit.models.base import SITES, load_backend, require_capability
+from asr_audit.options import REQUIRED, CliFlag, split_names
 from asr_audit.probes.core.flags import CORPUS, LIMIT, MODEL, SPEAKER
 
 FORMAT = "asr-audit-capture"
@@ -52,6 +54,14 @@ FLAGS = (
     SPEAKER,
     LIMIT,
     CliFlag("batch_size", int, 8, "Clips per forward pass.", minimum=1),
+)
+#: ``asr-audit mech capture --help``'s worked example: (command line, what it does)
+EXAMPLES = (
+    (
+        "asr-audit mech capture -m whisper-tiny.en-pt -c calib/calib-test.jsonl --sites "
+        "encoder.layers.2.out,decoder.layers.2.out --pool mean -o caps/slt --speaker flite-slt",
+        "one mean row per clip at two sites, one speaker's clips",
+    ),
 )
 FRAME_SECONDS = 0.02
 SAMPLE_RATE = 16_000
@@ -106,6 +116,11 @@ class Capture:
 
     def ids(self) -> list[str]:
         return [c.clip_id for c in self.clips]
+
+    def summary(self) -> str:
+        """One line: what was captured, and where."""
+        rows = sum(c.rows for c in self.clips)
+        return f"captured {len(self.clips)} clip(s), {rows} row(s) per site, {len(self.sites)} site(s) -> {self.root}"
 
 
 class _SiteWriter:
@@ -291,6 +306,40 @@ def capture_corpus(backend: Any, corpus: Corpus, sites: Sequence[str], out_dir: 
     texts = [c.reference for c in corpus.clips] if any(parse_site(s)[0] == "decoder" for s in sites) else None
     audio = ((c.id, load_audio(c, backend.max_duration)) for c in corpus.clips)
     return capture(backend, audio, sites, out_dir, texts=texts, **options)
+
+
+def check_capture(sites: str, pool: str, dtype: str) -> list[str]:
+    """``--sites`` (comma-separated hook-site names) as a list, after every option of a capture is
+    checked (before any model loads): one-line errors naming the flag and the fix."""
+    site_list = split_names(sites, "--sites") or []
+    if not site_list:
+        raise ConfigError("--sites is empty; fix: e.g. --sites encoder.layers.2.out")
+    for s in site_list:
+        parse_site(s)
+    for flag, value, allowed, example in (("--pool", pool, POOLS, "mean"), ("--dtype", dtype, DTYPES, "float32")):
+        if value not in allowed:
+            raise ConfigError(f"{flag} {value!r} is not one of {', '.join(allowed)}; fix: e.g. {flag} {example}")
+    return site_list
+
+
+def speaker_clips(spec: str, speaker: str | None, limit: int | None) -> Corpus:
+    """The clips of the corpus ``spec`` said by the ``--speaker`` voices (comma-separated; default:
+    every clip), cut to the first ``limit``."""
+    corpus = load_corpus(spec)
+    if speaker:
+        keep = set(split_names(speaker, "--speaker") or [])
+        clips = tuple(c for c in corpus.clips if c.speaker in keep)
+        if not clips:
+            raise ConfigError(f"--speaker {speaker}: no clip of {spec} has that speaker; fix: check the manifest")
+        corpus = Corpus(corpus.name, corpus.split, corpus.source, clips)
+    return Corpus(corpus.name, corpus.split, corpus.source, corpus.clips[:limit]) if limit else corpus
+
+
+def sites_backend(spec: str) -> Any:
+    """The backend ``spec``, refused unless it exposes hook sites."""
+    backend = load_backend(spec)
+    require_capability(backend, SITES)
+    return backend
 
 
 def load_capture(root: str | Path) -> Capture:

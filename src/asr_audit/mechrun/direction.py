@@ -42,6 +42,14 @@ FLAGS = (
     JSON,
 )
 
+#: ``asr-audit mech direction --help``'s worked example: (command line, what it does)
+EXAMPLES = (
+    (
+        "asr-audit mech direction --a caps/slt --b caps/rms --name voice-slt --json sweep.json",
+        "a diff-in-means direction at the best held-out layer",
+    ),
+)
+
 
 @dataclass(frozen=True, slots=True)
 class SweepRow:
@@ -149,3 +157,10 @@ def sweep_direction(
     heldout = {r.site: r.auc for r in rows}.get(chosen)
     extra = {"seed": seed, "holdout": holdout, "heldout_auc": heldout}
     return rows, chosen, make_direction(name, a, b, chosen, k=k, extra=extra)
+
+
+def sweep_lines(rows: Sequence[SweepRow], chosen: str, name: str, k: int, path: Path) -> list[str]:
+    """The sweep as ``asr-audit mech direction`` prints it: a line per site (``*``: the chosen one),
+    then the direction ``name`` (rank ``k``) saved at ``path``."""
+    lines = [f"{r.site:28s} AUC {r.auc:.3f}  |d| {r.norm:.3f}{' *' if r.site == chosen else ''}" for r in rows]
+    return [*lines, f"direction {name!r} at {chosen} (k={k}) -> {path}"]

@@ -28,11 +28,13 @@ from typing import Any
 import numpy as np
 
 from asr_audit.audio.io import load_audio
-from asr_audit.calib.truth import NORMALIZER, Truth, TruthItem
+from asr_audit.calib.truth import NORMALIZER, Truth, TruthItem, load_truth
 from asr_audit.corpus.clips import Corpus
+from asr_audit.corpus.spec import load_corpus
 from asr_audit.errors import ConfigError, require
 from asr_audit.mech.interventions import recording, replacing
 from asr_audit.mech.sites import parse_site
+from asr_audit.mechrun.capture import sites_backend, speaker_clips
 from asr_audit.mechrun.probe import TRUTH
 from asr_audit.options import CliFlag
 from asr_audit.probes.core.flags import CORPUS, JSON, LIMIT, MODEL, SPEAKER
@@ -206,6 +208,14 @@ class PatchResult:
                 )
         return rows
 
+    def lines(self) -> list[str]:
+        """The edit-locus table as ``asr-audit mech patch`` prints it."""
+        return [
+            f"{r.kind:13s} {r.condition:50s} n={r.n:3d}  P(ref) {r.median_full:.3f} -> {r.median_patched:.3f}  "
+            f"toward audio {r.toward_audio:.2f} [{r.toward_low:.2f}, {r.toward_high:.2f}]"
+            for r in self.table()
+        ]
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "model": dict(self.model),
@@ -262,6 +272,16 @@ FLAGS = (
 )
 
 
+#: ``asr-audit mech patch --help``'s worked example: (command line, what it does)
+EXAMPLES = (
+    (
+        "asr-audit mech patch -m organism-benchmark -c set/calib-test.jsonl --truth set --speaker flite-slt "
+        "--donor-model whisper-tiny.en-pt --sites encoder.out,decoder.layers.3.out",
+        "P(reference rendering) per planted edit, before and after each site is swapped for the donor's",
+    ),
+)
+
+
 def voice_donor(
     corpus: Corpus, spec: str, truth: Truth, speaker: str, max_duration: float | None
 ) -> Callable[[str, Any], Any]:
@@ -295,3 +315,32 @@ def patch_corpus(
     audio = {c.id: load_audio(c, backend.max_duration) for c in corpus.clips}
     items = [it for it in truth.errors() if it.clip_id in audio]
     return edit_locus(backend, items, audio, {c.id: c.reference for c in corpus.clips}, conditions)
+
+
+def patch_with_donors(
+    model: str,
+    corpus: str,
+    truth: str,
+    sites: Sequence[str],
+    donor_model: str | None,
+    donor_speaker: str | None,
+    speakers: str | None = None,
+    limit: int | None = None,
+) -> PatchResult:
+    """``asr-audit mech patch``: :func:`patch_corpus` of the clips of the corpus spec ``corpus`` (of
+    ``speakers``, the first ``limit``; :func:`~asr_audit.mechrun.capture.speaker_clips`) on the model
+    ``model``, from the ``donor_model``'s run, the ``donor_speaker``'s clip of the same sentence, or
+    both (at least one)."""
+    if donor_model is None and donor_speaker is None:
+        raise ConfigError("patching needs a donor; fix: pass --donor-model SPEC and/or --donor-speaker VOICE")
+    clips, planted, backend = speaker_clips(corpus, speakers, limit), load_truth(truth), sites_backend(model)
+    donor = sites_backend(donor_model) if donor_model else None
+    voice = (
+        voice_donor(load_corpus(corpus), corpus, planted, donor_speaker, backend.max_duration)
+        if donor_speaker
+        else None
+    )
+    label = "+".join(
+        x for x in (donor_model and f"model {donor_model}", donor_speaker and f"voice {donor_speaker}") if x
+    )
+    return patch_corpus(backend, clips, planted, sites, label, donor_audio=voice, donor_backend=donor)

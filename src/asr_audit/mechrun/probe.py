@@ -52,7 +52,7 @@ from asr_audit.mech.interventions import parse_positions
 from asr_audit.mech.sites import parse_site
 from asr_audit.mechrun.steer import MODES, SteerResult, control_arms, direction_gate, gated_arms, run_steer
 from asr_audit.models.base import SITES, require_capability
-from asr_audit.options import PYTHON, REQUIRED, TOML, CliFlag, OptionError, Reader, Surface, build, check, flag_table
+from asr_audit.options import REQUIRED, CliFlag, OptionError, Reader, Surface, build, check, flag_table
 from asr_audit.paths import cache_dir
 from asr_audit.probes.core.flags import LIMIT, MODEL, SPEAKER
 from asr_audit.probes.core.probe import FunctionProbe, ProbeInputs, probe
@@ -128,6 +128,25 @@ FLAGS = flag_table(
     CliFlag("speakers", str, None, SPEAKER.help, ("--speaker",)),
     LIMIT,
     CliFlag("wer_field", str, "faithful", "Manifest field the WER is measured against."),
+)
+
+#: ``asr-audit mech steer --help``'s worked examples: (command line, what it does)
+EXAMPLES = (
+    (
+        "asr-audit mech steer -m organism-benchmark -c set/calib-test.jsonl --truth set --direction voice-slt "
+        "--speaker flite-slt",
+        "ablate a saved direction, with random and shuffled controls",
+    ),
+    (
+        "asr-audit mech steer -m organism-benchmark -c set/calib-test.jsonl --truth set --direction "
+        "decision-L0,decision-L1,decision-L2,decision-L3 --mode clamp --clamp-at 0.5 --speaker flite-slt",
+        "four directions clamped together, each at its own site",
+    ),
+    (
+        "asr-audit mech steer -m organism-benchmark -c set/calib-test.jsonl --truth set --direction "
+        "omission-L1,omission-L2 --mode clamp --positions 1:2 --gate voice-L0 --gate-at 0.5",
+        "clamped at one token position, on the clips a voice gate opens for",
+    ),
 )
 
 
@@ -223,29 +242,17 @@ class MechOptions:
         except OptionError as exc:
             raise surface.reword(exc) from None
 
-    def fail(self, name: str, value: object, rest: str) -> ConfigError:
-        """A one-line error about the field ``name`` = ``value`` (what the files or the model made of
-        it), the field named as the user wrote it on the surface the options came from; ``rest``
-        (the problem and the fix) follows the field and its value."""
-        s = self.origin
-        if s.kind == TOML:
-            head = f"{s.path or '<spec>'}: {s.name(name)} = {value!r}"
-        elif s.kind == PYTHON:
-            head = f"{s.table}({name}={value!r})"
-        else:
-            head = f"{s.name(name)} {value!r}"
-        return ConfigError(head + rest)
-
     def directions_root(self) -> Path:
         """The folder of saved directions (``directions``, default ``<cache>/directions``)."""
         if self.directions is None:
             return cache_dir() / "directions"
         root = Path(self.directions)
         if not root.is_dir():
-            raise self.fail(
+            raise self.origin.error(
                 "directions",
                 self.directions,
-                " is not a folder; fix: point it at the folder asr-audit mech direction --directions wrote",
+                "is not a folder",
+                "point it at the folder asr-audit mech direction --directions wrote",
             )
         return root
 
@@ -297,18 +304,18 @@ def _load(options: MechOptions, field_name: str, names: Sequence[str]) -> list[D
     for name in names:
         if not (root / f"{name}.json").is_file():
             have = sorted(p.stem for p in root.glob("*.json")) if root.is_dir() else []
-            raise options.fail(
+            raise options.origin.error(
                 field_name,
                 name,
-                f": no saved direction of that name in {root} (no {name}.json)"
-                + (f" (saved: {', '.join(have)})" if have else "")
-                + f"; fix: make it with asr-audit mech direction --name {name} --directions {root}, "
+                f"names no saved direction in {root} (no {name}.json)"
+                + (f" (saved: {', '.join(have)})" if have else ""),
+                f"make it with asr-audit mech direction --name {name} --directions {root}, "
                 f"or set {options.origin.name('directions')} to the folder that holds it",
             )
         try:
             out.append(load_direction(name, root))
         except AuditError as exc:
-            raise options.fail(field_name, name, f": {exc}") from None
+            raise options.origin.error(field_name, name, f"cannot be loaded: {exc}", "") from None
     return out
 
 
@@ -334,7 +341,7 @@ def _arms(options: MechOptions, seed: int) -> tuple[Direction | list[Direction],
     try:
         return picked, gated_arms(arms, direction_gate(gate, options.gate_at)), gate
     except ConfigError as exc:
-        raise options.fail("gate", options.gate, f": {exc}") from None
+        raise options.origin.error("gate", options.gate, f"cannot gate: {exc}", "") from None
 
 
 def _clips(options: MechOptions, corpus: Corpus) -> Corpus:
@@ -343,10 +350,11 @@ def _clips(options: MechOptions, corpus: Corpus) -> Corpus:
     if options.speakers:
         clips = tuple(c for c in clips if c.speaker in set(options.speakers))
         if not clips:
-            raise options.fail(
+            raise options.origin.error(
                 "speakers",
-                ",".join(options.speakers),
-                f": no clip of corpus {corpus.name!r} has those speakers; fix: check the manifest's speaker field",
+                options.speakers,
+                f"match no clip of corpus {corpus.name!r}",
+                "check the manifest's speaker field",
             )
     return Corpus(corpus.name, corpus.split, corpus.source, clips[: options.limit])
 
@@ -359,7 +367,7 @@ def _items(options: MechOptions, clips: Corpus) -> list[TruthItem]:
     try:
         return [t for t in load_truth(options.truth).errors() if t.clip_id in ids]
     except AuditError as exc:
-        raise options.fail("truth", options.truth, f": {exc}") from None
+        raise options.origin.error("truth", options.truth, f"cannot be read: {exc}", "") from None
 
 
 def _backend(options: MechOptions, inputs: ProbeInputs, loaded: Sequence[Direction], gate: Direction | None) -> Any:
@@ -369,38 +377,39 @@ def _backend(options: MechOptions, inputs: ProbeInputs, loaded: Sequence[Directi
     try:
         require_capability(backend, SITES)
     except BackendError as exc:  # a configuration error of the options: exit 2 (docs/mechanism.md)
-        raise options.fail("model", options.model, f": {exc}") from None
+        raise options.origin.error("model", options.model, f"cannot be steered: {exc}", "") from None
     if options.positions is not None and getattr(backend, "decoder_position_module", None) is None:
-        raise options.fail(
+        raise options.origin.error(
             "positions",
             "{}:{}".format(*options.positions),
-            f": {options.model} has no decoder position embedding to read token positions from; "
-            "fix: drop positions, or steer a Whisper PyTorch model",
+            f"needs a decoder position embedding to read token positions from, and {options.model} has none",
+            "drop positions, or steer a Whisper PyTorch model",
         )
     have = list(backend.sites())
     example = f"{len(have)} sites, e.g. {', '.join(have[:3])}"
     for name in options.site:
         if name not in have:
-            raise options.fail(
+            raise options.origin.error(
                 "site",
                 name,
-                f" is not a hook site of {options.model} ({example}); "
-                "fix: use one of its sites, or drop site to use the direction's own",
+                f"is not a hook site of {options.model} ({example})",
+                "use one of its sites, or drop site to use the direction's own",
             )
     for d in () if options.site else loaded:
         if d.site not in have:
-            raise options.fail(
+            raise options.origin.error(
                 "direction",
                 d.name,
-                f" was made at site {d.site!r}, which {options.model} does not have ({example}); fix: capture and "
-                f"make the direction on this model (asr-audit mech capture -m ...), or set {options.origin.name('site')}",
+                f"was made at site {d.site!r}, which {options.model} does not have ({example})",
+                "capture and make the direction on this model (asr-audit mech capture -m ...), or set "
+                + options.origin.name("site"),
             )
     if gate is not None and (gate.site not in have or not callable(getattr(backend, "score", None))):
-        raise options.fail(
+        raise options.origin.error(
             "gate",
             options.gate,
-            f": {options.model} has no site {gate.site!r} or cannot teacher-force the prompt (score); "
-            "fix: gate a Whisper PyTorch model on a direction made at one of its decoder sites",
+            f"cannot gate {options.model}: it has no site {gate.site!r} or cannot teacher-force the prompt (score)",
+            "gate a Whisper PyTorch model on a direction made at one of its decoder sites",
         )
     return backend
 
@@ -413,8 +422,8 @@ def _wer_texts(options: MechOptions, clips: Corpus) -> dict[str, str]:
 
 def _check(options: MechOptions, inputs: ProbeInputs, surface: Surface) -> None:
     if inputs.clips is not None and options.model not in inputs.models:
-        raise options.fail(
-            "model", options.model, f" is not a model of this spec; fix: use one of {', '.join(inputs.models)}"
+        raise options.origin.error(
+            "model", options.model, "is not a model of this spec", f"use one of {', '.join(inputs.models)}"
         )
 
 
@@ -448,6 +457,8 @@ MECH: FunctionProbe[MechOptions, MechRun] = probe(
     MechOptions.from_mapping,
     _run,
     _check,
+    flags=FLAGS,
+    examples=EXAMPLES,
 )
 
-__all__ = ["CLI_FLAGS", "DIRECTIONS", "FLAGS", "MECH", "MECH_PARAMS", "MechOptions", "MechRun", "TRUTH"]
+__all__ = ["CLI_FLAGS", "DIRECTIONS", "EXAMPLES", "FLAGS", "MECH", "MECH_PARAMS", "MechOptions", "MechRun", "TRUTH"]

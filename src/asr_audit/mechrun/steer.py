@@ -310,6 +310,20 @@ class SteerResult:
             return None
         return 1.0 - main.rate / clean.rate
 
+    def lines(self) -> list[str]:
+        """The table as ``asr-audit mech steer`` prints it: a line per arm, then the effect share."""
+        out = []
+        for arm in self.arms:
+            r, wer = arm.accept_ref, "-" if arm.wer is None else f"{arm.wer:.3f}"
+            rate = f"{r.rate:.3f} [{r.low:.3f}, {r.high:.3f}]" if r.n else "undefined (no sites)"
+            opened = f"  gate open {arm.n_open}/{arm.n_clips}" if arm.n_open is not None else ""
+            out.append(
+                f"{arm.label:12s} accept-ref {rate} ({r.k}/{r.n})  flips ref->spoken {arm.ref_to_spoken}, "
+                f"spoken->ref {arm.spoken_to_ref}  WER {wer}{opened}"
+            )
+        share = self.effect_share()
+        return [*out, "effect share: " + ("undefined (clean rate 0)" if share is None else f"{share:.3f}")]
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "model": dict(self.model),

@@ -19,12 +19,15 @@ if TYPE_CHECKING:
     from rich.console import JustifyMethod
 
     from asr_audit.corpus.predfiles import ModelCoverage
+    from asr_audit.corpus.records import PredictionFile
 
 __all__ = [
     "REFDIS_COLUMNS",
+    "battery_screen",
     "battery_table",
     "calib_curve_table",
     "calib_score_table",
+    "columns_lines",
     "continuation_table",
     "coverage_table",
     "fmt_ci",
@@ -308,6 +311,17 @@ def study_table(d: Mapping[str, Any]) -> Table:
     return t
 
 
+def battery_screen(d: Mapping[str, Any]) -> list[Table | str]:
+    """What ``asr-audit battery`` prints: :func:`battery_table`, the courtesy study's
+    :func:`study_table` when it ran, and how many clip/condition cells failed, if any."""
+    out: list[Table | str] = [battery_table(d)]
+    if d["study"]:
+        out.append(study_table(d))
+    if d["failures"]:
+        out.append(f"{len(d['failures'])} clip/condition failure(s); see --json")
+    return out
+
+
 TRANSCRIBE_SUMMARY_COLUMNS = ("model", "ok", "cached", "computed", "failed", "WER", "coverage", "RTFx", "file")
 
 
@@ -347,6 +361,14 @@ def coverage_table(source: str, n_clips: int, n_models: int, coverage: Sequence[
     for c in coverage:
         t.add_row(c.model, c.path, str(c.n_rows), str(c.n_hyp), str(c.n_empty), str(c.n_missing))
     return t
+
+
+def columns_lines(files: Sequence[PredictionFile]) -> list[str]:
+    """What ``asr-audit coverage`` says under its table: the column each role was read from, per file."""
+    return [
+        f"columns of {f.path.name}: " + ", ".join(f"{role}={col or '(blank)'}" for role, col in f.columns.items())
+        for f in files
+    ]
 
 
 def _rate_cell(x: Mapping[str, Any]) -> str:

@@ -137,7 +137,7 @@ def test_refdis_refuses_a_verifier_under_test(tmp_path: Path, run_cli) -> None:
     for args, message in (
         (["--models", "t", "--verify-with", "t", "--audio-root", tmp_path], "--verify-with t is the model under test"),
         (["--verify-with", "t,t", "--audio-root", tmp_path], "names a verifier twice"),
-        (["--verify-margin", "0.1"], "add --verify-with SPEC"),
+        (["--verify-margin", "0.1"], "fix: add --verify-with or drop --verify-margin"),
         (["--verify-with", "a", "--audio-root", tmp_path / "no"], "--audio-root"),
     ):
         code, _, err = run_cli(*base, *args)

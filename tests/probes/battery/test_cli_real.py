@@ -25,10 +25,6 @@ def _corpus(tmp: Path, n: int) -> tuple[Path, Path]:
 
 
 def test_bad_condition_is_one_line(run_cli, tmp_path) -> None:
-    import asr_audit.cli as cli
-
-    if "asr_audit.cli.battery" not in cli.VERB_MODULES:
-        cli.VERB_MODULES.append("asr_audit.cli.battery")
     code, _, err = run_cli(
         "battery", "--model", "whisper-tiny.en", "--corpus", str(tmp_path / "x.jsonl"), "--conditions", "noise:loud"
     )
@@ -37,13 +33,10 @@ def test_bad_condition_is_one_line(run_cli, tmp_path) -> None:
 
 @pytest.mark.slow
 def test_battery_cli_on_bundled_model(run_cli, tmp_path) -> None:
-    import asr_audit.cli as cli
     from asr_audit.audio.voices import available_voices
 
     if "flite-kal16" not in available_voices():
         pytest.skip("flite not installed")
-    if "asr_audit.cli.battery" not in cli.VERB_MODULES:
-        cli.VERB_MODULES.append("asr_audit.cli.battery")
     man, sp = _corpus(tmp_path, 2)
     out = tmp_path / "battery.json"
     code, stdout, err = run_cli(

@@ -159,10 +159,6 @@ def _preds_corpus(tmp_path):
 def test_cli_without_spoken_or_panel_is_one_line_and_panel_runs(run_cli, tmp_path) -> None:
     import json
 
-    import asr_audit.cli as cli
-
-    if "asr_audit.cli.battery" not in cli.VERB_MODULES:
-        cli.VERB_MODULES.append("asr_audit.cli.battery")
     man, preds = _preds_corpus(tmp_path)
     code, _, err = run_cli(
         "battery", "--model", preds[0], "--corpus", man, "--conditions", "original", "--store", tmp_path / "s.sqlite"
@@ -196,10 +192,6 @@ def test_cli_study_switch_and_normalizer_reach_the_probe(run_cli, tmp_path) -> N
     names the normalizer the spec's ``normalizer`` names (an unknown one is a one-line error)."""
     import json
 
-    import asr_audit.cli as cli
-
-    if "asr_audit.cli.battery" not in cli.VERB_MODULES:
-        cli.VERB_MODULES.append("asr_audit.cli.battery")
     man, preds = _preds_corpus(tmp_path)
     common = ["--model", preds[0], "--corpus", man, "--probe", "courtesy", "--conditions", "original"]
     common += ["--panel", ",".join(preds[1:]), "--store", tmp_path / "s.sqlite", "--resamples", "20"]

@@ -50,10 +50,6 @@ def _misheard(spoken: Path, out: Path) -> Path:
 
 
 def _verb(run_cli: Any, tmp: Path, man: Path, sp: Path, store: Path, case: str) -> dict[str, Any]:
-    import asr_audit.cli as cli
-
-    if "asr_audit.cli.battery" not in cli.VERB_MODULES:
-        cli.VERB_MODULES.append("asr_audit.cli.battery")
     measure, conditions, extra = CASES[case]
     out = tmp / f"{case}-verb.json"
     code, _, err = run_cli(

@@ -7,8 +7,6 @@ import io
 import json
 from pathlib import Path
 
-import asr_audit.cli.ortho  # noqa: F401 - registers the verb until it is listed in VERB_MODULES
-
 
 def test_voxpopuli_end_to_end(run_cli, vox_dir: Path, tmp_path: Path) -> None:
     outs = []

@@ -255,6 +255,13 @@ FLAGS = flag_table(
     CliFlag("extra_tokens", int, 16, "Steps with end-of-text banned after the plain transcript.", minimum=1),
     ALIGNER,
 )
+#: ``asr-audit continue --help``'s worked example: (command line, what it does)
+EXAMPLES = (
+    (
+        "asr-audit continue -m whisper-tiny.en-pt -c dev.jsonl --hide-words 3",
+        "cut the last 3 words; count those that leak",
+    ),
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

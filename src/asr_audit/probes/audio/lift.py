@@ -796,6 +796,13 @@ FLAGS = flag_table(
         "for the masked-decoys contrast; 0 scores none.",
     ),
 )
+#: ``asr-audit lift --help``'s worked example: (command line, what it does)
+EXAMPLES = (
+    (
+        "asr-audit lift -m whisper-tiny.en-pt -c dev.jsonl --spans masked",
+        "audio lift of the hidden numbers, nats per character",
+    ),
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -594,6 +594,16 @@ FLAGS = flag_table(
     RECIPES_IN,
 )
 RECIPES_OUT = CliFlag("recipes_out", Path, None, "Write the masking recipes (JSONL).", output=True)
+#: ``asr-audit masked --help``'s worked example: (command line, what it does)
+EXAMPLES = (
+    ("asr-audit masked -m whisper-tiny.en -c dev.jsonl --kind number", "silence each number; who still writes it?"),
+)
+
+
+def one_recipe_file(values: Mapping[str, Any]) -> None:
+    """``--recipes-in`` (an option) and ``--recipes-out`` (the verb's output) exclude each other."""
+    if values["recipes_in"] is not None and values["recipes_out"] is not None:
+        raise ConfigError("--recipes-in and --recipes-out exclude each other; fix: pass one of them")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -40,6 +40,7 @@ from asr_audit.corpus.predfiles import PredictionSet
 from asr_audit.errors import InputFileError
 from asr_audit.models.base import SCORE
 from asr_audit.options import Surface
+from asr_audit.probes.audio import continuation, lift, masked
 from asr_audit.probes.audio.continuation import (
     CONTINUATION_FIELDS,
     ContinuationOptions,
@@ -156,6 +157,8 @@ MASKED = probe(
     MaskedOptions.from_mapping,
     _masked_run,
     _check_models,
+    flags=masked.FLAGS,
+    examples=masked.EXAMPLES,
 )
 
 
@@ -215,6 +218,8 @@ LIFT = probe(
     LiftOptions.from_mapping,
     _lift_run,
     _check_models,
+    flags=lift.FLAGS,
+    examples=lift.EXAMPLES,
 )
 
 
@@ -248,4 +253,6 @@ CONTINUATION = probe(
     ContinuationOptions.from_mapping,
     _continuation_run,
     _check_models,
+    flags=continuation.FLAGS,
+    examples=continuation.EXAMPLES,
 )

@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 from asr_audit.corpus.predfiles import PredictionSet, load_references
 from asr_audit.errors import AuditError, ConfigError, InputFileError
-from asr_audit.options import TOML, Surface
+from asr_audit.options import CLI, TOML, Surface
 from asr_audit.probes.core.probe import Probe, ProbeInputs, register_probe
 from asr_audit.probes.predfiles.refdis_columns import StreamMiss
-from asr_audit.probes.predfiles.refdis_options import FIELDS, RUN_FIELDS, VERIFY_FIELDS, RefdisOptions
+from asr_audit.probes.predfiles.refdis_options import EXAMPLES, FIELDS, FLAGS, RUN_FIELDS, VERIFY_FIELDS, RefdisOptions
 from asr_audit.probes.predfiles.refdis_result import RefdisResult
 from asr_audit.probes.predfiles.refdis_run import (
     isolated_panel_members,
@@ -72,13 +72,21 @@ class RefdisProbe(Probe[RefdisOptions, RefdisRun]):
     name = "refdis"
     params = REFDIS_PARAMS
     description = "reference disagreement with a consensus panel, and WER inflation"
+    flags = FLAGS
+    examples = EXAMPLES
 
     def options_from(self, values: Mapping[str, Any], surface: Surface) -> RefdisOptions:
         return RefdisOptions.from_mapping(values, surface)
 
     def check(self, options: RefdisOptions, inputs: ProbeInputs, surface: Surface) -> None:
         """A spec's panel against ``min_panel`` and leave-one-out's quorum (the verb's and the API's
-        panel is checked by the run, in its own words), and audio for ``verify_with``."""
+        panel is checked by the run, in its own words), the verb's panel or corrected references,
+        and audio for ``verify_with``."""
+        if surface.kind == CLI and not inputs.panel and options.corrected_refs is None:
+            raise ConfigError(
+                f"refdis needs {surface.name('panel')} a,b,c (consensus mode) or {surface.name('corrected_refs')} "
+                "FILE (two-reference mode)"
+            )
         if surface.kind == TOML:
             panel = inputs.panel
             if len(panel) < options.mining.min_panel:

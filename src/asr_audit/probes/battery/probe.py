@@ -20,7 +20,7 @@ for the verb and the API).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +63,14 @@ FLAGS = flag_table(
         ("--study/--no-study",),
     ),
 )
+#: ``asr-audit battery --help``'s worked example: (command line, what it does)
+EXAMPLES = (
+    (
+        "asr-audit battery -m whisper-tiny.en -c calib/calib-test.jsonl --spoken calib/calib-test.jsonl "
+        "--conditions voice:flite-rms,noise:10db",
+        "accept-ref in another voice and in noise, paired against the original audio",
+    ),
+)
 
 
 def load_spoken(path: str | Path) -> dict[str, str]:
@@ -93,6 +101,8 @@ class BatteryProbe(Probe[BatteryOptions, BatteryResult]):
     params: tuple[str, ...]
     description: str
     measure: str | None = None
+    flags: Mapping[str, CliFlag] = field(default_factory=dict)
+    examples: tuple[tuple[str, str], ...] = ()
 
     def options_from(self, values: Mapping[str, Any], surface: Surface) -> BatteryOptions:
         return BatteryOptions.from_mapping(values, surface, measure=self.measure)
@@ -129,7 +139,11 @@ class BatteryProbe(Probe[BatteryOptions, BatteryResult]):
 
 BATTERY = register_probe(
     BatteryProbe(
-        "battery", BATTERY_FIELDS, "trigger battery: accept-ref under audio conditions, paired differences, DiD"
+        "battery",
+        BATTERY_FIELDS,
+        "trigger battery: accept-ref under audio conditions, paired differences, DiD",
+        flags=FLAGS,
+        examples=EXAMPLES,
     )
 )
 COURTESY = register_probe(

@@ -25,12 +25,13 @@ the same way, and the runner, which sits above them all, imports their modules
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast, runtime_checkable
 
 from asr_audit.errors import ConfigError
-from asr_audit.options import Surface
+from asr_audit.options import CliFlag, Surface
 from asr_audit.registry import Registry
 from asr_audit.store.base import Store, require_store
 
@@ -173,6 +174,11 @@ class Probe(Generic[OptionsT, ResultT]):
     name: str
     params: tuple[str, ...]
     description: str
+    #: its verb's command-line flag of each option (by field, declared beside the options record) and
+    #: the verb's worked examples, ``(command line, what it does)``: ``cli/probe_verbs.py`` builds the
+    #: verb from them
+    flags: Mapping[str, CliFlag] = MappingProxyType({})
+    examples: tuple[tuple[str, str], ...] = ()
 
     def options_from(self, values: Mapping[str, Any], surface: Surface) -> OptionsT:
         raise NotImplementedError
@@ -192,11 +198,14 @@ class Probe(Generic[OptionsT, ResultT]):
             return dict(result)
         raise TypeError(f"probe {self.name}: result {type(result).__name__} has no to_dict()")
 
-    def evaluate(self, inputs: ProbeInputs, values: Mapping[str, Any], surface: Surface) -> ResultT | None:
-        """Options from ``values``, checked against ``inputs``, run: the typed result (a verb renders it)."""
-        options = self.options_from(values, surface)
+    def run_checked(self, inputs: ProbeInputs, options: OptionsT, surface: Surface) -> ResultT | None:
+        """``options`` (read on ``surface``) checked against ``inputs``, then run: the typed result."""
         self.check(options, inputs, surface)
         return self.run(inputs, options)
+
+    def evaluate(self, inputs: ProbeInputs, values: Mapping[str, Any], surface: Surface) -> ResultT | None:
+        """Options from ``values``, checked against ``inputs``, run: the typed result (a verb renders it)."""
+        return self.run_checked(inputs, self.options_from(values, surface), surface)
 
     def __call__(self, inputs: ProbeInputs, values: Mapping[str, Any], surface: Surface) -> dict[str, Any] | None:
         """:meth:`evaluate` as a dictionary (the spec runner's call)."""
@@ -214,6 +223,8 @@ class FunctionProbe(Probe[OptionsT, ResultT]):
     options_fn: Callable[[Mapping[str, Any], Surface], OptionsT]
     run_fn: Callable[[ProbeInputs, OptionsT], ResultT | None]
     check_fn: Callable[[OptionsT, ProbeInputs, Surface], None] | None = None
+    flags: Mapping[str, CliFlag] = field(default_factory=dict)
+    examples: tuple[tuple[str, str], ...] = ()
 
     def options_from(self, values: Mapping[str, Any], surface: Surface) -> OptionsT:
         return self.options_fn(values, surface)
@@ -233,9 +244,15 @@ def probe(
     options: Callable[[Mapping[str, Any], Surface], OptionsT],
     run: Callable[[ProbeInputs, OptionsT], ResultT | None],
     check: Callable[[OptionsT, ProbeInputs, Surface], None] | None = None,
+    *,
+    flags: Mapping[str, CliFlag] | None = None,
+    examples: tuple[tuple[str, str], ...] = (),
 ) -> FunctionProbe[OptionsT, ResultT]:
-    """A :class:`FunctionProbe`, registered under ``name``."""
-    return register_probe(FunctionProbe(name, tuple(params), description, options, run, check))
+    """A :class:`FunctionProbe`, registered under ``name`` (``flags``, ``examples``: its verb's, see
+    :attr:`Probe.flags`)."""
+    return register_probe(
+        FunctionProbe(name, tuple(params), description, options, run, check, dict(flags or {}), examples)
+    )
 
 
 PROBES: Registry[Probe[Any, Any]] = Registry("probe", fix="name one of them in a [probes.<name>] table")

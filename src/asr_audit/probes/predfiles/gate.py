@@ -36,6 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 
@@ -43,13 +44,13 @@ from asr_audit.corpus.groups import resolve_groups
 from asr_audit.corpus.predfiles import PredictionSet, load_references
 from asr_audit.corpus.reading import ReadOptions, Repairs
 from asr_audit.errors import ConfigError
-from asr_audit.options import REQUIRED, TOML, CliFlag, Reader, Surface, build, check, flag_table, split_names
+from asr_audit.options import REQUIRED, TOML, CliFlag, Reader, Surface, build, check, flag_table, refuse, split_names
 from asr_audit.probes.core.flags import RESAMPLES
 from asr_audit.probes.core.probe import FunctionProbe, ProbeInputs, probe
 from asr_audit.probes.predfiles.inflation import inflation_columns
 from asr_audit.probes.predfiles.refdis import CONSENSUS, REF, ClipInput, Edit, RefdisParams, loo_unscored
 from asr_audit.probes.predfiles.refdis_options import FLAGS as REFDIS_FLAGS
-from asr_audit.probes.predfiles.refdis_options import RefdisOptions
+from asr_audit.probes.predfiles.refdis_options import RefdisOptions, check_verifications
 from asr_audit.probes.predfiles.refdis_result import RefdisResult
 from asr_audit.probes.predfiles.verified import REFERENCE_WRONG, Verification, Verify, edit_key
 from asr_audit.probes.predfiles.verified_labels import edits_verify
@@ -163,20 +164,13 @@ class GateRunOptions:
     cluster_file: str | None = None  # clip id + group columns: the bootstrap's clusters
 
     def __post_init__(self) -> None:
-        check(
-            self.candidate != self.baseline,
-            "baseline",
-            self.baseline,
-            "is the candidate too",
-            "name two different models of the run",
+        refuse(
+            self.candidate == self.baseline,
+            ("candidate", "baseline"),
+            f"{{candidate}} and {{baseline}} are the same model {self.candidate!r}",
+            "name two models",
         )
-        check(
-            self.truth is None or self.labels is None,
-            "labels",
-            self.labels,
-            "verifies the edits, and truth does too",
-            "set one of truth and labels",
-        )
+        check_verifications([n for n in ("truth", "labels") if getattr(self, n) is not None])
 
     def check_panel(self, n_panel: int, surface: Surface, corpus: str | None = None) -> None:
         """The refdis options' leave-one-out quorum check (the gate mines with them), in consensus mode."""
@@ -280,6 +274,36 @@ FLAGS = flag_table(
     ),
     *(REFDIS_FLAGS[k] for k in ("preset", "min_panel", "loo", "merge_compounds", "language")),
     *(REFDIS_FLAGS[k] for k in INPUT_KEYS[:3]),
+)
+#: ``asr-audit gate``'s own output: the pull-request comment
+MARKDOWN = CliFlag(
+    "markdown_out",
+    Path,
+    None,
+    "Write the Markdown summary (a pull-request comment) here.",
+    ("--markdown",),
+    output=True,
+)
+
+
+def check_panel_given(values: Mapping[str, Any]) -> None:
+    """``asr-audit gate``'s ``--panel`` or ``--corrected-refs`` (``values``: its flags by field): one of them."""
+    if values["panel"] is None and values["corrected_refs"] is None:
+        raise ConfigError("gate needs --panel a,b,c,d (consensus mode) or --corrected-refs FILE (two-reference mode)")
+
+
+#: ``asr-audit gate --help``'s worked examples: (command line, what it does)
+EXAMPLES = (
+    (
+        "asr-audit gate --preds preds/ --candidate my-model-v2 --baseline my-model-v1 "
+        "--panel whisper-small.en,whisper-base.en,distil-small.en,wav2vec2-base-960h --markdown gate.md",
+        "two models of one folder, with a pull-request comment",
+    ),
+    (
+        "asr-audit gate --preds panel/ --candidate new.jsonl --baseline main.jsonl "
+        "--panel a,b,c,d --min-effect wer=0.25,accept_ref=2 --level 0.05",
+        "two result files against a panel's folder, with other thresholds",
+    ),
 )
 
 
@@ -610,7 +634,7 @@ def _unshared(preds: PredictionSet, candidate: str, baseline: str) -> str | None
 
 
 def gate_inputs(
-    preds: str | None,
+    preds: str | Path | None,
     candidate: str,
     baseline: str,
     dataset: str | None = None,
@@ -713,4 +737,6 @@ GATE: FunctionProbe[GateRunOptions, GateResult] = probe(
     GateRunOptions.from_mapping,
     _run_gate_probe,
     _check_gate,
+    flags=FLAGS,
+    examples=EXAMPLES,
 )

@@ -621,6 +621,13 @@ FLAGS = flag_table(
     LANGUAGE,
     MODELS,
 )
+#: ``asr-audit switch-rate``'s own flag (how its table is printed)
+SHOW_EMPTY = CliFlag("show_empty", bool, False, "Also list families with no reference items.", ("--show-empty",))
+#: ``asr-audit switch-rate --help``'s worked examples: (command line, what it does)
+EXAMPLES = (
+    ("asr-audit switch-rate --preds preds/", "switch rate per model and convention family"),
+    ("asr-audit switch-rate --preds preds/ --families honorific --csv switch.csv", "one family, as CSV"),
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -707,4 +714,6 @@ SWITCH_RATE: FunctionProbe[SwitchRateOptions, OrthoResult] = probe(
     "orthographic switch rate on convention families",
     SwitchRateOptions.from_mapping,
     _run_switch_rate,
+    flags=FLAGS,
+    examples=EXAMPLES,
 )

@@ -781,6 +781,18 @@ def loo_unscored(panel: Sequence[str], params: RefdisParams) -> str | None:
     return f"not scored: leave-one-out would mine its edits with the other {len(panel) - 1} panel models, fewer than {quorum}"
 
 
+def loo_note(panel: Sequence[str], params: RefdisParams) -> str | None:
+    """The note a run prints when leave-one-out scores no member of ``panel`` (:func:`loo_unscored`)
+    while the panel mines: who is scored, and what would score the members (``None``: nothing to say)."""
+    if loo_unscored(panel, params) is None or len(panel) < params.min_panel:
+        return None
+    return (
+        f"note: leave-one-out needs {loo_quorum(params) + 1} panel models to score a panel member; the "
+        f"panel ({', '.join(panel)}) gets — and the models outside it are scored by the whole panel "
+        "(add a panel model to score the members, or --no-loo for the public code's rule)"
+    )
+
+
 def mine(
     clips: Sequence[ClipInput],
     panel: Sequence[str],

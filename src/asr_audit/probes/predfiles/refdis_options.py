@@ -13,27 +13,32 @@ normalizer and the ``text2num`` step (:meth:`RefdisOptions.normalizer_for`,
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import combinations
 from pathlib import Path
 from typing import Any
 
 from asr_audit.errors import ConfigError
-from asr_audit.options import CLI, CliFlag, Reader, Surface, build, check, flag_table, split_names
+from asr_audit.options import CLI, CliFlag, Reader, Surface, build, check, flag_table, refuse, split_names
 from asr_audit.probes.core.flags import LANGUAGE, MODELS, RESAMPLES
 from asr_audit.probes.predfiles.refdis import PRESETS, RefdisParams, loo_quorum, preset_params
 from asr_audit.text.languages import ENGLISH_ONLY, primary_language, scoring_normalizer
 
 __all__ = [
     "ENGLISH_ONLY",
+    "EXAMPLES",
     "FIELDS",
     "FLAGS",
     "MINING_FIELDS",
     "RUN_FIELDS",
+    "WRITE_CORRECTED",
     "RefdisOptions",
     "check_loo_panel",
     "check_panel",
     "check_unique_panel",
+    "check_verifications",
+    "check_write_corrected",
     "primary_language",
 ]
 
@@ -154,6 +159,51 @@ FLAGS = flag_table(
 )
 
 
+#: ``asr-audit refdis``'s own output: the cleaned benchmark
+WRITE_CORRECTED = CliFlag(
+    "write_corrected",
+    Path,
+    None,
+    "Write the consensus-corrected references (a cleaned benchmark, manifest JSONL) with every change.",
+    output=True,
+)
+
+
+def check_write_corrected(values: Mapping[str, Any]) -> None:
+    """``--write-corrected`` (the verb's own output, ``values``: its flags by field) with the options it
+    cannot go with."""
+    if values["write_corrected"] is not None and values["corrected_refs"] is not None:
+        raise ConfigError(
+            "--write-corrected writes the panel's corrections, but --corrected-refs gives them; fix: use --panel"
+        )
+    if values["write_corrected"] is not None and len(split_names(values["verify_with"], "--verify-with") or ()) > 1:
+        raise ConfigError(
+            "--write-corrected records one backend's vote on each correction; fix: name one --verify-with backend"
+        )
+
+
+#: ``asr-audit refdis --help``'s worked examples: (command line, what it does)
+EXAMPLES = (
+    (
+        "asr-audit refdis --preds preds/ --panel m1,m2,m3,m4 --json refdis.json",
+        "accept-ref per model, panel members scored leave-one-out",
+    ),
+    ("asr-audit refdis --preds preds/ --panel m1,m2,m3 --preset anchor --no-loo", "the paper's public-code semantics"),
+    (
+        "asr-audit refdis --preds exports/ --panel a,b,c --models d --id-from stem --references normalized",
+        "raw CSV exports: ids from paths, references equal once normalized",
+    ),
+)
+
+
+def check_verifications(given: Collection[str]) -> None:
+    """At most one verification of the mined edits: ``given`` names those set (``truth``, ``labels``,
+    ``verify_with``); two are refused on every surface in its words (:func:`~asr_audit.options.refuse`)."""
+    for a, b in combinations(("truth", "labels", "verify_with"), 2):
+        problem = f"{{{a}}} and {{{b}}} are two verifications of the same edits"
+        refuse({a, b} <= set(given), (a, b), problem, "name one of them")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RefdisOptions:
     """What a refdis run is configured with: the mining parameters, the bootstrap size, the report's
@@ -205,13 +255,18 @@ class RefdisOptions:
             "is not a folder",
             "name the folder `asr-audit calib build` wrote",
         )
-        given = [n for n, v in (("truth", self.truth), ("labels", self.labels), ("verify_with", self.verify_with)) if v]
-        check(
-            len(given) <= 1,
-            given[-1] if given else "truth",
-            ", ".join(given),
-            "are several verifications of the same edits",
-            "name one of truth, labels, verify_with",
+        check_verifications([n for n in ("truth", "labels", "verify_with") if getattr(self, n)])
+        refuse(
+            bool(self.verify_with) and self.corrected_refs is not None,
+            ("verify_with", "corrected_refs"),
+            "{verify_with} verifies the panel's edits, but {corrected_refs} gives them",
+            "mine with a panel (drop {corrected_refs})",
+        )
+        refuse(
+            self.verify_margin is not None and not self.verify_with,
+            ("verify_margin", "verify_with"),
+            "{verify_margin} is the audio verifiers' margin, and {verify_with} names none",
+            "add {verify_with} or drop {verify_margin}",
         )
         check(
             self.language == primary_language(self.language),
