@@ -471,14 +471,17 @@ def step_null(r: Run, step: str) -> None:
 
 def step_patch(r: Run, step: str) -> None:
     """``patch``: the organism's own held-out voice-A edits; ``fresh-patch``: the ``--eval-set``'s
-    (sentences the organism or an ``--exclude-set`` saw dropped)."""
+    (sentences the organism or an ``--exclude-set`` saw dropped); ``fresh-patch-written``: the same
+    on the written record against the faithful text, one-edit clips (``activations.voice_patch``)."""
     base = r.base_model()
     say(step)
-    if step == "fresh-patch":
+    if step in ("fresh-patch", "fresh-patch-written"):
         corpus, items, _ = r.eval_corpus(step)
         keep = {c.id for c in corpus.clips}
-        patch = acts.voice_patch(r.organism, base, load_organism_set(r.args.eval_set), items, r.va, r.vb, keep)
-        where = f"voice A of {r.args.eval_set.name}"
+        written = step == "fresh-patch-written"
+        eset = load_organism_set(r.args.eval_set)
+        patch = acts.voice_patch(r.organism, base, eset, items, r.va, r.vb, keep, written=written)
+        where = f"voice A of {r.args.eval_set.name}" + (", written texts, one-edit clips" if written else "")
     else:
         patch = acts.voice_patch(r.organism, base, r.oset, r.items, r.va, r.vb, {c.id for c in r.test.clips})
         where = "held-out voice A"
@@ -722,6 +725,7 @@ STEPS: dict[str, Callable[[Run, str], None]] = {
     "null": step_null,
     "patch": step_patch,
     "fresh-patch": step_patch,
+    "fresh-patch-written": step_patch,
     "screen": step_screen,
     "screen-rank": step_screen,
     "sites": step_sites,

@@ -267,12 +267,32 @@ def voice_patch(
     va: str,
     vb: str,
     keep: set[str] | None = None,
+    *,
+    written: bool = False,
 ) -> PatchResult:
     """Edit-locus patching of the planted edits of ``oset``'s voice-``va`` clips (those in ``keep``,
     when given): the encoder output swapped for the same sentence's in voice ``vb`` (the trigger:
     the benchmark voice's cue), and each decoder layer's output taken from ``base`` (the policy:
-    where the base model's residual stream removes the recitation)."""
+    where the base model's residual stream removes the recitation).
+
+    By default the two renderings scored are normalized (:func:`~asr_audit.mechrun.patch.edit_texts`:
+    lower case, no punctuation, which the organism never wrote: an inserted phrase then costs its
+    extra tokens' improbable lower-case spelling, and its ``P(ref)`` sits near 0 before any patch).
+    ``written=True`` scores the set's own written texts instead — the record against the faithful
+    text (what was said, in the record's conventions) — on the clips with exactly one planted edit,
+    where the two differ by that edit alone."""
     rows_a = [x for x in oset.rows(voices=[va]) if keep is None or x["id"] in keep]
+    texts = None
+    if written:
+        per_clip: dict[str, int] = {}
+        for t in items:
+            per_clip[t.clip_id] = per_clip.get(t.clip_id, 0) + t.is_error
+        rows_a = [x for x in rows_a if per_clip.get(x["id"]) == 1]
+        row_of = {x["id"]: x for x in rows_a}
+
+        def texts(it: TruthItem) -> tuple[str, str]:
+            return row_of[it.clip_id]["text"], row_of[it.clip_id]["faithful"]
+
     by_sentence_b = {x["sentence_id"]: x for x in oset.rows(voices=[vb])}
     rows_a = [x for x in rows_a if x["sentence_id"] in by_sentence_b]
     audio = {x["id"]: read_wav(oset.audio_path(x)) for x in rows_a}
@@ -286,7 +306,7 @@ def voice_patch(
         ),
     ]
     refs = {x["id"]: x["text"] for x in rows_a}
-    return edit_locus(organism, [t for t in items if t.clip_id in audio], audio, refs, conditions)
+    return edit_locus(organism, [t for t in items if t.clip_id in audio], audio, refs, conditions, texts)
 
 
 def organism_base_view(backend: Any) -> Any:

@@ -231,8 +231,11 @@ def edit_locus(
     audio: Mapping[str, np.ndarray],
     references: Mapping[str, str],
     conditions: Sequence[PatchCondition],
+    texts: Callable[[TruthItem], tuple[str, str]] | None = None,
 ) -> PatchResult:
-    """``P(ref)`` of every planted edit with a clip in ``audio``, clean and under each condition."""
+    """``P(ref)`` of every planted edit with a clip in ``audio``, clean and under each condition.
+    ``texts(item) -> (R, S)`` gives the two renderings scored (default :func:`edit_texts`: the
+    normalized reference and the same with the edit reverted)."""
     labels = [c.label for c in conditions]
     if len(set(labels)) != len(labels) or not labels:
         raise ConfigError(f"patch conditions need unique labels, got {', '.join(labels) or '(none)'}")
@@ -246,7 +249,7 @@ def edit_locus(
         if memo and next(iter(memo))[0] != it.clip_id:
             memo.clear()  # donor values of one clip at a time: memory stays bounded
         a = audio[it.clip_id]
-        r, s = edit_texts(it, references[it.clip_id])
+        r, s = texts(it) if texts is not None else edit_texts(it, references[it.clip_id])
         full = p_ref(logprob(backend, a, r), logprob(backend, a, s))
         patched = {
             c.label: p_ref(
