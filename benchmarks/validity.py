@@ -738,15 +738,16 @@ def run_mechanism(folder: Path, results: dict) -> list:
             raise SystemExit(f"{path}: not JSON ({exc}); fix: rerun the command the pre-registration names") from None
 
     confirm, patch, prereg = read("confirm-seed6.json"), read("patch-seed6.json"), read("preregistration-seed6.json")
+    written = read("patch-written-seed6.json")
     fresh = {
         k: (f.status, f.detail)
-        for k, data in (("confirm", confirm), ("patch", patch))
+        for k, data in (("confirm", confirm), ("patch", patch), ("written", written))
         if data is not None
         for f in [freshness(data.get(PROVENANCE_KEY), ROOT)]
     }
     results["mechanism"] = {"source": str(folder), "freshness": fresh}
     code = (prereg or {}).get("code", {}).get("code_hash")
-    return mechanism_targets(confirm, patch, _rel(folder), fresh, code)
+    return mechanism_targets(confirm, patch, _rel(folder), fresh, code, written)
 
 
 def _rel(path: Path) -> str:

@@ -199,3 +199,16 @@ def test_mechanism_targets_judge_interval_bounds_and_freshness():
     assert "rerun on code later than the pre-registration" in rerun[0].detail
     (none,) = mechanism_targets(None, None, "results")
     assert none.status == "not run" and none.met is None
+
+
+def test_mechanism_targets_mark_the_follow_up_and_edits_with_nothing_to_move():
+    from asr_audit.organism.validity import mechanism_targets
+
+    confirm, patch = _mech_files()
+    patch["fresh-patch"]["edits"] = [{"p_full": 0.0}, {"p_full": 0.0}, {"p_full": 0.9}]
+    written = {"fresh-patch-written": {"table": patch["fresh-patch"]["table"], "edits": [{"p_full": 0.9}]}}
+    fresh = {"confirm": ("fresh", ""), "patch": ("fresh", ""), "written": ("stale", "code changed")}
+    rows = mechanism_targets(confirm, patch, "results", fresh, "abc", written)
+    assert len(rows) == 10 and "2 of 3 edits had P(ref) < 0.01 before patching" in rows[6].detail
+    assert all("not pre-registered" in t.claim for t in rows[8:]) and [t.status for t in rows[8:]] == ["stale"] * 2
+    assert "nothing to move" not in rows[8].detail

@@ -390,12 +390,15 @@ def _mech_rule_rows(rule: Mapping[str, Any], confirm: Mapping[str, Any]) -> list
     return rows
 
 
-def _mech_patch_rows(patch: Mapping[str, Any] | None) -> list[Target]:
+def _mech_patch_rows(patch: Mapping[str, Any] | None, step: str = "fresh-patch", tag: str = "") -> list[Target]:
     s = "4 mechanism"
-    table = list(((patch or {}).get("fresh-patch") or {}).get("table") or [])
+    result = (patch or {}).get(step) or {}
+    table = list(result.get("table") or [])
+    edits = list(result.get("edits") or [])
+    flat = sum(float(e["p_full"]) < 0.01 for e in edits)
     rows = []
     for claim, prefix in MECH_PATCH:
-        full = f"{claim}: >= {MECH_MIN_EDITS} edits moved toward the audio, share's lower end > 0.5, median change < 0"
+        full = f"{claim}{tag}: >= {MECH_MIN_EDITS} edits moved toward the audio, share's lower end > 0.5, median change < 0"
         row = next((r for r in table if r["kind"] == "all" and r["condition"].startswith(prefix)), None)
         if row is None or row.get("toward_low") is None:
             rows.append(Target(s, full, None, None, None, None, None, "no fresh-patch result with intervals"))
@@ -404,6 +407,7 @@ def _mech_patch_rows(patch: Mapping[str, Any] | None) -> list[Target]:
         detail = (
             f"{row['condition']}; median P(ref) {row['median_full']:.3f} -> {row['median_patched']:.3f}, change "
             f"{row['median_change']:+.3f} [{row['change_low']:+.3f}, {row['change_high']:+.3f}]"
+            + (f"; {flat} of {len(edits)} edits had P(ref) < 0.01 before patching (nothing to move)" if flat else "")
         )
         rows.append(Target(s, full, row["toward_audio"], row["toward_low"], row["toward_high"], row["n"], ok, detail))
     return rows
@@ -415,12 +419,14 @@ def mechanism_targets(
     source: str,
     fresh: Mapping[str, tuple[str, str]] | None = None,
     preregistered: str | None = None,
+    written: Mapping[str, Any] | None = None,
 ) -> list[Target]:
     """Section 4 from the confirmation's and the patching's result files (``None``: absent, "not
     run"). ``fresh`` maps ``"confirm"`` / ``"patch"`` to :func:`asr_audit.provenance.freshness`'s
     ``(status, detail)``: a stale or unverified file's rows keep their values, never "met".
     ``preregistered`` is the pre-registration's code hash: the detail says whether the
-    confirmation ran on that code or was rerun on later code."""
+    confirmation ran on that code or was rerun on later code. ``written``: the follow-up patching
+    on the written texts (``fresh-patch-written``, not pre-registered), two more rows so marked."""
     s = "4 mechanism"
     rule = (confirm or {}).get("interval_rule")
     if confirm is None or rule is None:
@@ -435,6 +441,15 @@ def mechanism_targets(
             )
         ]
     rows = _mech_rule_rows(rule, confirm) + _mech_patch_rows(patch)
+    extra = (
+        _mech_patch_rows(
+            written, "fresh-patch-written", " (follow-up, not pre-registered: written texts, one-edit clips)"
+        )
+        if written is not None
+        else []
+    )
+    n_rule = len(rows) - len(MECH_PATCH)
+    rows += extra
     code = (confirm.get("provenance") or {}).get("code_hash")
     note = (
         ""
@@ -445,7 +460,8 @@ def mechanism_targets(
     )
     out = []
     for i, t in enumerate(rows):
-        status, why = (fresh or {}).get("patch" if i >= len(rows) - len(MECH_PATCH) else "confirm", ("fresh", ""))
+        part = "confirm" if i < n_rule else "patch" if i < n_rule + len(MECH_PATCH) else "written"
+        status, why = (fresh or {}).get(part, ("fresh", ""))
         detail = "; ".join(x for x in (t.detail, note, why, f"({source})") if x)
         met = t.met if status == "fresh" and t.n is not None else None
         out.append(
