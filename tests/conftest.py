@@ -30,13 +30,9 @@ def _xdist_worker_cache(tmp_path_factory: pytest.TempPathFactory):
     if not _XDIST_WORKER:
         yield
         return
-    old = os.environ.get("ASR_AUDIT_CACHE_DIR")
-    os.environ["ASR_AUDIT_CACHE_DIR"] = str(tmp_path_factory.mktemp("asr-audit-cache"))
-    yield
-    if old is None:
-        os.environ.pop("ASR_AUDIT_CACHE_DIR", None)
-    else:
-        os.environ["ASR_AUDIT_CACHE_DIR"] = old
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ASR_AUDIT_CACHE_DIR", str(tmp_path_factory.mktemp("asr-audit-cache")))
+        yield
 
 
 FIXTURES = Path(__file__).parent / "fixtures"
