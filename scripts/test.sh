@@ -6,7 +6,9 @@ cd "$(dirname "$0")/.."
 bash scripts/install.sh
 . scripts/_python.sh  # PY: the interpreter the install used
 "$PY" -m pip install -q --disable-pip-version-check -e ".[all,test,lint]"
-rc_main=0; "$PY" -m pytest -q "$@" || rc_main=$?
+# two pytest-xdist workers, each on one core with one math thread and its own cache folder
+# (tests/conftest.py); an -n given in the arguments wins (-n 0: one process)
+rc_main=0; "$PY" -m pytest -q -n 2 "$@" || rc_main=$?
 # The Ray tests (marker `ray`) start Ray, which binds this machine's own address unless it has
 # none, so tests/conftest.py skips them above (on a machine with a network) and they run here, in a
 # loopback-only network namespace (unshare from util-linux, ip from iproute2). Exit code 5 = no

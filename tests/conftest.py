@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -10,6 +11,29 @@ import pytest
 SUPPORT = Path(__file__).resolve().parent / "support"
 if str(SUPPORT) not in sys.path:
     sys.path.insert(0, str(SUPPORT))
+
+# Under pytest-xdist (``-n N``) each worker process keeps to one core with one math thread, so N
+# workers never run more threads than cores (CTranslate2 takes one thread per usable core and torch
+# one per physical core, and oversubscribed they spin and stall). Run plainly, nothing changes.
+_XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")  # gw0, gw1, ...
+if _XDIST_WORKER[2:].isdigit() and hasattr(os, "sched_setaffinity"):
+    _cpus = sorted(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, {_cpus[int(_XDIST_WORKER[2:]) % len(_cpus)]})
+    os.environ["OMP_NUM_THREADS"] = "1"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _xdist_worker_cache(tmp_path_factory: pytest.TempPathFactory):
+    """Under pytest-xdist each worker converts and caches models, voices and room responses in its
+    own cache folder: two processes filling one cache entry at once would race (the cache's writes
+    are atomic renames, but a second writer replaces an entry the first may be reading)."""
+    if not _XDIST_WORKER:
+        yield
+        return
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ASR_AUDIT_CACHE_DIR", str(tmp_path_factory.mktemp("asr-audit-cache")))
+        yield
+
 
 FIXTURES = Path(__file__).parent / "fixtures"
 VOXPOPULI = FIXTURES / "voxpopuli"

@@ -214,12 +214,15 @@ def test_only_http_urls_are_followed_from_an_answer(tmp_path: Path) -> None:
     assert f.get(secret.as_uri()) == b"secret"  # typed by the user: read
 
 
-def test_downloads_have_a_deadline_a_size_cap_and_a_progress_line() -> None:
+def test_downloads_have_a_deadline_a_size_cap_and_a_progress_line(monkeypatch: pytest.MonkeyPatch) -> None:
     from hostile_http import hostile  # tests/support
 
+    from asr_audit.fresh import fetch
+
+    monkeypatch.setattr(fetch, "_PROGRESS_EVERY", 0.5)  # a progress line every 0.5 s, not every 5 s
     said: list[str] = []
-    f = Fetcher(retries=0, deadline=6, progress=said.append)  # a progress line every 5 s
-    with pytest.raises(FetchError, match=r"/drip/x: not downloaded within 6 s \(\d+ bytes received"):
+    f = Fetcher(retries=0, deadline=1.5, progress=said.append)
+    with pytest.raises(FetchError, match=r"/drip/x: not downloaded within 1\.5 s \(\d+ bytes received"):
         f.get(f"{hostile().base}/drip/x")
     assert said and said[0].startswith(f"downloading {hostile().base}/drip/x: ")
     with pytest.raises(FetchError, match="larger than 2 MB"):

@@ -84,3 +84,25 @@ def base_ct2():
     from asr_audit.models.base import load_backend
 
     return load_backend("whisper-base")
+
+
+# A greedy decode is a pure function of the backend and the audio: the tests that need the same
+# decode share it (one Whisper encoder pass costs seconds on a CPU) instead of repeating it.
+
+
+@pytest.fixture(scope="session")
+def tiny_ct2_librivox(tiny_ct2, librivox) -> list[str]:
+    """whisper-tiny.en (CTranslate2) on the five LibriVox clips, in one call."""
+    return tiny_ct2.transcribe(librivox[0])
+
+
+@pytest.fixture(scope="session")
+def tiny_ct2_alone(tiny_ct2, librivox) -> list[str]:
+    """whisper-tiny.en (CTranslate2) on each of the first three LibriVox clips alone (a batch of one)."""
+    return [tiny_ct2.transcribe([a])[0] for a in librivox[0][:3]]
+
+
+@pytest.fixture(scope="session")
+def base_ct2_librivox(base_ct2, librivox) -> list[str]:
+    """whisper-base (CTranslate2) on the five LibriVox clips, in one call."""
+    return base_ct2.transcribe(librivox[0])

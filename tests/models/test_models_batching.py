@@ -40,12 +40,14 @@ def test_a_backend_without_placement_refuses_a_gpu() -> None:
         load_backend("sphinx:en-us", runtime=RuntimeOptions(device="cuda"))
 
 
-def test_ct2_length_sorted_batches_equal_unbatched(tiny_ct2, librivox, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ct2_length_sorted_batches_equal_unbatched(
+    tiny_ct2, librivox, tiny_ct2_alone, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pytest.importorskip("ctranslate2")
     audios = librivox[0][:3]  # 7.1, 3.0, 5.3 s: batches [0, 2] and [1]
     monkeypatch.setattr(tiny_ct2, "batch_size", 2)
     batched = tiny_ct2.transcribe(audios)
-    assert batched == [tiny_ct2.transcribe([a])[0] for a in audios]
+    assert batched == tiny_ct2_alone  # each clip decoded alone (models/conftest.py)
     # the runtime reaches the backend; the batch size does not change the key, the device kind would
     from asr_audit.models.ct2 import CT2WhisperBackend
 

@@ -17,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cases import CASES, ERROR, Case
 from cases_verbs import DEADLINE, VERB_CASES
+from hostile_http import skip_retry_waits
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -39,6 +40,7 @@ def _marks(c: Case, deadline: float | None) -> list[pytest.MarkDecorator]:
 def test_cli_contract(case: Case, tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ASR_AUDIT_STORE", str(tmp_path / "default-store.sqlite"))
     monkeypatch.chdir(tmp_path)
+    skip_retry_waits(monkeypatch)  # the fresh-* cases' failing downloads: 3 s of back-off each
     work = tmp_path / "case"
     work.mkdir()
     argv = case.build(work)

@@ -130,3 +130,14 @@ def hostile() -> HostileServer:
         if _SERVER is None:
             _SERVER = HostileServer()
         return _SERVER
+
+
+def skip_retry_waits(monkeypatch: Any) -> None:
+    """Downloads that fail on purpose are retried after 1 s and then 2 s
+    (:class:`asr_audit.fresh.fetch.Fetcher`'s back-off): with this (a pytest ``monkeypatch``) the
+    fetchers the CLI builds still retry, without the waits, which no robustness case is about."""
+    import functools
+
+    from asr_audit.fresh import fetch
+
+    monkeypatch.setattr(fetch, "Fetcher", functools.partial(fetch.Fetcher, backoff=0.0))

@@ -58,8 +58,11 @@ def test_independent_world_has_no_shared_errors() -> None:
     assert 0.7 <= _mean(ratios) <= 1.3
     out = {m: np.asarray(w.outputs[m])[heard] for m in wrong}
     subst = {m: wrong[m] & (out[m] != "") for m in wrong}
-    same = [(out[a] == out[b])[subst[a] & subst[b]].mean() for a in wrong for b in wrong if a < b]
-    assert _mean(x for x in same if x == x) <= 0.05  # (nan where two models never both substitute)
+    # a pair's same-word rate is over the words both models substitute; under independent errors
+    # that is a few words per pair and some pairs have none (no rate), so those pairs are left out
+    joint = [(a, b, subst[a] & subst[b]) for a in wrong for b in wrong if a < b]
+    same = [(out[a] == out[b])[both].mean() for a, b, both in joint if both.any()]
+    assert len(same) >= len(joint) // 2 and _mean(same) <= 0.05
 
 
 def test_the_tested_model_is_more_accurate_than_the_panel_where_the_spec_says_so() -> None:
