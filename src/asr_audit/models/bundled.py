@@ -29,7 +29,7 @@ from pathlib import Path
 
 from asr_audit.errors import BackendError
 from asr_audit.models.whisper_convert import read_ct2_index
-from asr_audit.paths import cache_dir
+from asr_audit.paths import cache_dir, publish_dir
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,8 +143,7 @@ def whisper_base_dir() -> Path:
                 shutil.copy(data1 / f, tmp / f)
 
         read_ct2_index(tmp / "model.bin")  # raises if the join is not a whole model
-        shutil.rmtree(target, ignore_errors=True)
-        os.replace(tmp, target)
+        publish_dir(tmp, target, lambda d: (d / "model.bin").is_file())
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return target

@@ -32,7 +32,7 @@ import numpy as np
 
 from asr_audit.errors import BackendError, InputFileError, require
 from asr_audit.models.cache import weights_hash
-from asr_audit.paths import cache_dir
+from asr_audit.paths import cache_dir, publish_dir
 
 _DTYPES = (np.float32, np.int8, np.int16, np.int32, np.float16, None)  # None: bfloat16
 _SUPPORTED_VERSIONS = (5, 6)
@@ -323,8 +323,7 @@ def converted_whisper_dir(ct2_dir: str | Path) -> Path:
     shutil.rmtree(tmp, ignore_errors=True)
     try:
         export_hf_whisper(ct2_dir, tmp)
-        shutil.rmtree(target, ignore_errors=True)
-        os.replace(tmp, target)
+        publish_dir(tmp, target, lambda d: (d / "model.safetensors").is_file() and (d / "config.json").is_file())
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return target
