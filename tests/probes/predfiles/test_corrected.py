@@ -118,13 +118,13 @@ def test_verification_records_what_the_audio_prefers() -> None:
 def test_write_corrected_errors(tmp_path: Path, run_cli) -> None:
     base = ["refdis", "--preds", VOXPOPULI_EXAMPLES]
     for args, message in (
-        (["--panel", ",".join(VOXPOPULI_PANEL), "--verify-with", "whisper-tiny.en-pt"], "add --audio-root DIR"),
+        (["--panel", ",".join(VOXPOPULI_PANEL), "--verify-with", "whisper-tiny.en-pt"], "fix: set --audio-root"),
         (["--panel", ",".join(VOXPOPULI_PANEL), "--write-corrected", tmp_path / "c.jsonl", "--verify-with",
           "whisper-tiny.en-pt,whisper-base-pt", "--audio-root", tmp_path], "name one --verify-with backend"),
         (["--corrected-refs", VOXPOPULI_EXAMPLES / "whisper-tiny.en.jsonl", "--write-corrected", tmp_path / "c.jsonl"],
          "--write-corrected writes the panel's corrections"),
         (["--panel", ",".join(VOXPOPULI_PANEL), "--write-corrected", tmp_path / "c.jsonl", "--verify-with",
-          "whisper-tiny.en-pt"], "add --audio-root DIR"),
+          "whisper-tiny.en-pt"], "fix: set --audio-root"),
     ):  # fmt: skip
         code, _, err = run_cli(*base, *args)
         assert code == 2 and message in err and "fix:" in err, (args, err)
