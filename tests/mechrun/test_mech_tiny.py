@@ -5,6 +5,7 @@ patching with the same run is the identity, capture streams the forward pass's a
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -215,3 +216,21 @@ def test_the_gate_pre_pass_reads_the_prompt_end_of_an_unedited_pass(tiny, clip) 
     steered = SteeredBackend(tiny, [Intervention.ablation([site], u[None, :])])
     gate = Gate(site, tuple(u), (), 0.0)
     assert gate_scores(steered, [clip], gate)[0] == pytest.approx(float(h[0] @ u)) and _n_hooks(tiny) == 0
+
+
+def test_edit_locus_scores_the_renderings_it_is_given(tiny, clip) -> None:
+    from asr_audit.calib.truth import TruthItem
+    from asr_audit.mechrun.patch import edit_locus, p_ref
+
+    # the record says "then" where the speaker said nothing (spurious insertion at token 2)
+    item = TruthItem("c", "s", 0, "spurious_insertion_in_reference", "adverb", "middle", 2, 3, 4, "then", "",
+                     ("then",), ())  # fmt: skip
+    cond = [PatchCondition("self", DEC)]
+    record, faithful = "He had then leisure.", "He had leisure."
+    written = edit_locus(tiny, [item], {"c": clip}, {"c": record}, cond, lambda it: (record, faithful))
+    normalized = edit_locus(tiny, [item], {"c": clip}, {"c": record}, cond)
+    want = p_ref(logprob(tiny, clip, record), logprob(tiny, clip, faithful))
+    assert written.edits[0].p_full == pytest.approx(want, rel=1e-4)
+    lower = p_ref(logprob(tiny, clip, "he had then leisure"), logprob(tiny, clip, "he had leisure"))
+    assert normalized.edits[0].p_full == pytest.approx(lower, rel=1e-4)
+    assert abs(math.log(lower) - math.log(want)) > 0.1  # the written renderings are another measurement
