@@ -695,21 +695,25 @@ def run_donor(args: argparse.Namespace, out_dir: Path, results: dict) -> tuple[l
     return donor_targets(bd), bd
 
 
+def read_result(path: Path, fix: str) -> dict | None:
+    """A committed result file, or ``None`` when it is absent; a file that is not JSON is a one-line
+    error naming it and ``fix``."""
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise SystemExit(f"{path}: not JSON ({exc}); fix: {fix}") from None
+
+
 def run_miner(path: Path, results: dict) -> list:
     """Section 3 is another benchmark's work: read its result file when present, and check its
     provenance against the code at hand (a file without one, or written by other code, is never
     "met")."""
-    import json as _json
-
     from asr_audit.organism.validity import miner_target
     from asr_audit.provenance import PROVENANCE_KEY, freshness
 
-    data = None
-    if path.is_file():
-        try:
-            data = _json.loads(path.read_text(encoding="utf-8"))
-        except ValueError as exc:
-            raise SystemExit(f"{path}: not JSON ({exc}); fix: rewrite it with the miner's benchmark") from None
+    data = read_result(path, "rewrite it with the miner's benchmark")
     fresh = None if data is None else freshness(data.get(PROVENANCE_KEY), ROOT)
     results["miner"] = {
         "source": str(path),
@@ -729,13 +733,7 @@ def run_mechanism(folder: Path, results: dict) -> list:
     from asr_audit.provenance import PROVENANCE_KEY, freshness
 
     def read(name: str) -> dict | None:
-        path = folder / name
-        if not path.is_file():
-            return None
-        try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except ValueError as exc:
-            raise SystemExit(f"{path}: not JSON ({exc}); fix: rerun the command the pre-registration names") from None
+        return read_result(folder / name, "rerun the command the pre-registration names")
 
     confirm, patch, prereg = read("confirm-seed6.json"), read("patch-seed6.json"), read("preregistration-seed6.json")
     written = read("patch-written-seed6.json")
