@@ -16,8 +16,8 @@ below 1.5x the nominal level (else "inconclusive"). Documented in ``docs/validit
 
 Seeds: the worlds, statistics and thresholds were tuned only on
 :data:`asr_audit.testing.null_worlds.TUNING_SEEDS` (900-909); the shipped rates come from
-:data:`~asr_audit.testing.null_worlds.EVALUATION_SEED` (7717; the first evaluation seed, 2026, is in
-docs/validity.md), both fixed in the commit before the evaluation run. ``--write-data`` (one full run: every probe) stores every row with its provenance
+:data:`~asr_audit.testing.null_worlds.EVALUATION_SEED` (7718; the earlier evaluation seeds, 2026 and
+7717, are in docs/validity.md), both fixed in the commit before the evaluation run. ``--write-data`` (one full run: every probe) stores every row with its provenance
 (the hash of :data:`~asr_audit.testing.null_worlds.CODE_FILES`, date, command, seeds) and a small
 check run in ``src/asr_audit/data/null_calibration.json``
 (:data:`asr_audit.stats.flags.MEASURED_FPR_FILE`), which the report cites and
